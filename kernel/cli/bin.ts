@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+/**
+ * The `plinth` executable. `--version` is answered here, before any kernel
+ * module loads, so it stays instant and loads no plugin code.
+ */
+import { readFileSync } from 'node:fs';
+
+const argv = process.argv.slice(2);
+const beforeDashes = argv.indexOf('--') === -1 ? argv : argv.slice(0, argv.indexOf('--'));
+
+if (beforeDashes.includes('--version') || beforeDashes.includes('-V')) {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const { KERNEL_API_VERSION } = await import('../version.js');
+  if (beforeDashes.includes('--json')) {
+    process.stdout.write(`${JSON.stringify({ name: 'plinth', version: pkg.version, kernelApi: KERNEL_API_VERSION, node: process.version })}\n`);
+  } else {
+    process.stdout.write(`plinth ${pkg.version} (kernel API ${KERNEL_API_VERSION}, node ${process.version})\n`);
+  }
+} else {
+  const { main } = await import('./main.js');
+  process.exitCode = await main(argv);
+}

@@ -1,0 +1,214 @@
+/**
+ * The command line: global options, then a command. `up` is the kernel's own;
+ * every other command is declared in a plugin's manifest (so `--help` needs no
+ * plugin code) and registered through the kernel's `commands` hook.
+ */
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { EXIT, type CommandSpec } from '../../sdk/commands.js';
+import { PlinthError, isPlinthError } from '../errors.js';
+import { type Kernel, createKernel } from '../kernel.js';
+import { packageVersion } from '../paths.js';
+import { createOutput, printError, processStreams, type Streams } from './output.js';
+import { upCommand } from './up.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+const GLOBAL_OPTIONS = {
+  profile: { type: 'string', description: 'Overlay a settings profile (env PLINTH_PROFILE)', value: '<name>' },
+  home: { type: 'string', description: 'User folder (env PLINTH_HOME, default ~/.plinth)', value: '<dir>' },
+  workspace: { type: 'string', description: 'Project folder whose .plinth/ holds settings and plugins (default: current directory)', value: '<dir>' },
+  'plugin-dir': { type: 'string', multiple: true, description: 'Also load plugins from <dir>; repeatable', value: '<dir>' },
+  json: { type: 'boolean', description: 'Print one JSON document, for scripts' },
+  verbose: { type: 'boolean', short: 'v', description: 'Log what the kernel does (or set PLINTH_LOG=debug|info|warn|error)' },
+  help: { type: 'boolean', short: 'h', description: 'Show help; `plinth <command> --help` for one command' },
+  version: { type: 'boolean', short: 'V', description: 'Print the version' },
+} as const satisfies Record<string, Options[string] & { description: string; value?: string }>;
+
+/** A command ready to run, from the kernel or from a plugin. */
+interface Resolved {
+  readonly name: string;
+  readonly summary: string;
+  readonly usage?: string;
+  /** The plugin that declares it; undefined for the kernel's own. */
+  readonly plugin?: string;
+}
+
+/** Runs the CLI; returns the exit code. */
+export async function main(argv: readonly string[], streams: Streams = processStreams): Promise<number> {
+  const first = parseArgs({ args: [...argv], options: GLOBAL_OPTIONS, strict: false, allowPositionals: true });
+  const globals = first.values;
+  const json = globals.json === true;
+  const kernel = createKernel({
+    ...(typeof globals.home === 'string' && { home: globals.home }),
+    ...(typeof globals.workspace === 'string' && { workspace: globals.workspace }),
+    ...(typeof globals.profile === 'string' && { profile: globals.profile }),
+    pluginDirs: (globals['plugin-dir'] as string[] | undefined) ?? [],
+    ...(globals.verbose === true && { logLevel: 'debug' as const }),
+  });
+  try {
+    await kernel.prepare();
+  } catch (error) {
+    printError(error, json, streams, kernel.redactor);
+    return isPlinthError(error) && /^PLN_E_(CONFIG|PROFILE)_/.test(error.code) ? EXIT.CONFIG : EXIT.FAILURE;
+  }
+
+  const commands = knownCommands(kernel);
+  const words = first.positionals;
+  const command = findCommand(commands, words);
+  if (!command) {
+    if (words.length === 0) {
+      streams.stdout(`${helpText(commands)}\n`);
+      return globals.help === true ? EXIT.OK : EXIT.USAGE;
+    }
+    const error = unknownCommand(words, commands);
+    printError(error, json, streams, kernel.redactor);
+    return EXIT.USAGE;
+  }
+
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (controller.signal.aborted) {
+      streams.stderr(`plinth: ${signal} again, exiting now\n`);
+      process.exit(EXIT.INTERRUPTED);
+    }
+    controller.abort(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const out = createOutput(streams, kernel.redactor);
+  try {
+    const spec = command.plugin === undefined ? upCommand(kernel) : await pluginCommand(kernel, command);
+    if (globals.help === true) {
+      streams.stdout(`${commandHelp(command, spec)}\n`);
+      return EXIT.OK;
+    }
+    const parsed = parseCommandLine(argv, command, spec);
+    const code = await spec.run({ args: parsed.args, options: parsed.options, json, out, signal: controller.signal });
+    return code ?? EXIT.OK;
+  } catch (error) {
+    printError(error, json, streams, kernel.redactor);
+    return isPlinthError(error) && error.code === 'PLN_E_CLI_USAGE' ? EXIT.USAGE : EXIT.FAILURE;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    const report = await kernel.shutdown();
+    for (const error of report.errors) streams.stderr(`plinth: warning: ${kernel.redactor.text(`${error.code}: ${error.message}`)}\n`);
+  }
+}
+
+function knownCommands(kernel: Kernel): Resolved[] {
+  return [{ name: 'up', summary: UP_SUMMARY, usage: 'up [--once]' }, ...kernel.declaredCommands()];
+}
+
+const UP_SUMMARY = 'Boot every plugin, print their status and stay up until Ctrl-C (--once: print and exit)';
+
+/** The longest run of leading words that names a command. */
+function findCommand(commands: readonly Resolved[], words: readonly string[]): Resolved | undefined {
+  for (let n = Math.min(words.length, 4); n > 0; n--) {
+    const name = words.slice(0, n).join(' ');
+    const found = commands.find((c) => c.name === name);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+async function pluginCommand(kernel: Kernel, command: Resolved): Promise<CommandSpec> {
+  await kernel.boot();
+  let registered;
+  try {
+    registered = await kernel.commands(command.plugin);
+  } catch (cause) {
+    throw new PlinthError('PLN_E_COMMAND_UNAVAILABLE', `"${command.name}" is unavailable: plugin "${command.plugin}" did not load`, {
+      ...(command.plugin && { plugin: command.plugin }),
+      cause,
+      hint: `\`plinth plugins why ${command.plugin}\` explains why`,
+    });
+  }
+  const spec = registered.get(command.name);
+  if (!spec) {
+    throw new PlinthError('PLN_E_COMMAND_UNAVAILABLE', `plugin "${command.plugin}" declares "${command.name}" but did not register it`, {
+      ...(command.plugin && { plugin: command.plugin }),
+      hint: 'the plugin must add the command through kernel.hooks.commands in its setup',
+    });
+  }
+  return spec;
+}
+
+function parseCommandLine(argv: readonly string[], command: Resolved, spec: CommandSpec) {
+  const options: Options = { ...GLOBAL_OPTIONS };
+  for (const [name, option] of Object.entries(spec.options ?? {})) {
+    options[name] = { type: option.type, ...(option.short && { short: option.short }), ...(option.multiple && { multiple: true }) };
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
+  } catch (error) {
+    throw new PlinthError('PLN_E_CLI_USAGE', `${(error as Error).message.split('\n')[0]}`, {
+      hint: `see \`plinth ${command.name} --help\``,
+    });
+  }
+  const args = parsed.positionals.slice(command.name.split(' ').length);
+  const expected = spec.args ?? [];
+  const missing = expected.filter((a, i) => a.required && args[i] === undefined);
+  if (missing.length > 0) {
+    throw new PlinthError('PLN_E_CLI_USAGE', `"${command.name}" needs ${missing.map((a) => `<${a.name}>`).join(' ')}`, {
+      hint: `usage: plinth ${usageLine(command, spec)}`,
+    });
+  }
+  if (args.length > expected.length) {
+    throw new PlinthError('PLN_E_CLI_USAGE', `"${command.name}" takes ${expected.length} argument(s), got ${args.length}: ${args.join(' ')}`, {
+      hint: `usage: plinth ${usageLine(command, spec)}`,
+    });
+  }
+  return { args, options: parsed.values as Record<string, string | boolean | string[] | undefined> };
+}
+
+function unknownCommand(words: readonly string[], commands: readonly Resolved[]): PlinthError {
+  const near = commands.filter((c) => c.name.startsWith(words[0] ?? '')).map((c) => c.name);
+  return new PlinthError('PLN_E_CLI_UNKNOWN_COMMAND', `unknown command "${words.join(' ')}"`, {
+    hint: near.length > 0 ? `did you mean: ${near.join(', ')}?` : 'run `plinth --help` for the list of commands',
+  });
+}
+
+function usageLine(command: Resolved, spec: CommandSpec): string {
+  if (command.usage) return command.usage;
+  const args = (spec.args ?? []).map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`));
+  return [command.name, ...args, ...(spec.options && Object.keys(spec.options).length > 0 ? ['[options]'] : [])].join(' ');
+}
+
+function optionLines(options: Readonly<Record<string, { type: string; short?: string; description: string; value?: string }>>): string[] {
+  const rows = Object.entries(options).map(([name, o]) => {
+    const flag = `${o.short ? `-${o.short}, ` : '    '}--${name}${o.type === 'string' ? ` ${o.value ?? '<value>'}` : ''}`;
+    return [flag, o.description] as const;
+  });
+  const width = Math.max(...rows.map(([f]) => f.length));
+  return rows.map(([f, d]) => `  ${f.padEnd(width)}  ${d}`);
+}
+
+function helpText(commands: readonly Resolved[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    `plinth ${packageVersion()}: the plugin microkernel of an LLM command-line tool`,
+    '',
+    'Usage: plinth <command> [options]',
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}${c.plugin ? `  (${c.plugin})` : ''}`),
+    '',
+    'Global options:',
+    ...optionLines(GLOBAL_OPTIONS),
+    '',
+    `Exit codes: ${EXIT.OK} ok, ${EXIT.FAILURE} failed, ${EXIT.USAGE} usage, ${EXIT.CONFIG} invalid settings, ${EXIT.PLUGINS} some plugins did not load, ${EXIT.INTERRUPTED} interrupted`,
+  ].join('\n');
+}
+
+function commandHelp(command: Resolved, spec: CommandSpec): string {
+  const lines = [`Usage: plinth ${usageLine(command, spec)}`, '', command.summary];
+  if (command.plugin) lines.push(`From plugin: ${command.plugin}`);
+  if (spec.args && spec.args.length > 0) {
+    lines.push('', 'Arguments:', ...spec.args.map((a) => `  ${a.name}${a.description ? `  ${a.description}` : ''}`));
+  }
+  if (spec.options && Object.keys(spec.options).length > 0) lines.push('', 'Options:', ...optionLines(spec.options));
+  lines.push('', 'Global options:', ...optionLines(GLOBAL_OPTIONS));
+  return lines.join('\n');
+}

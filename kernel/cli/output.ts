@@ -1,0 +1,52 @@
+/** What commands print: human text or JSON on stdout, notes on stderr, always redacted. */
+import type { CommandOutput } from '../../sdk/commands.js';
+import { type PlinthError, describeCause, isPlinthError } from '../errors.js';
+import type { Redactor } from '../redact.js';
+
+export interface Streams {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+export const processStreams: Streams = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+};
+
+export function createOutput(streams: Streams, redactor: Redactor): CommandOutput {
+  return {
+    print: (text) => streams.stdout(`${redactor.text(text)}\n`),
+    json: (value) => streams.stdout(`${redactor.text(JSON.stringify(redactor.value(value), null, 2))}\n`),
+    note: (text) => streams.stderr(`${redactor.text(text)}\n`),
+  };
+}
+
+/** An error as a person reads it: code and message, then the plugin, hook and fix. */
+export function formatError(error: unknown): string {
+  if (!isPlinthError(error)) return `plinth: ${describeCause(error)}`;
+  const lines = [`plinth: ${error.code}: ${error.message}`];
+  if (error.plugin) lines.push(`  plugin: ${error.plugin}${error.hook ? ` (in ${error.hook})` : ''}`);
+  if (error.hint) lines.push(`  fix: ${error.hint}`);
+  return lines.join('\n');
+}
+
+/** Prints an error for a person (stderr) or a script (`--json`, stdout). */
+export function printError(error: unknown, json: boolean, streams: Streams, redactor: Redactor): void {
+  if (json) {
+    const body = isPlinthError(error) ? (error as PlinthError).toJSON() : { message: describeCause(error) };
+    streams.stdout(`${redactor.text(JSON.stringify({ error: redactor.value(body) }, null, 2))}\n`);
+  } else {
+    streams.stderr(`${redactor.text(formatError(error))}\n`);
+  }
+}
+
+/** A plain-text table: columns padded to their widest cell. */
+export function table(head: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(head), ...rows.map(line)].join('\n');
+}

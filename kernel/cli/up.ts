@@ -1,0 +1,95 @@
+/**
+ * `plinth up`: boot everything the configuration asks for, print a status
+ * table, stay up until SIGINT/SIGTERM, then shut down cleanly.
+ */
+import { type CommandOutput, type CommandSpec, EXIT } from '../../sdk/commands.js';
+import type { PluginStatus } from '../../sdk/plugin.js';
+import type { BootReport, Kernel, ShutdownReport } from '../kernel.js';
+import { table } from './output.js';
+
+export function upCommand(kernel: Kernel): CommandSpec {
+  return {
+    name: 'up',
+    options: { once: { type: 'boolean', description: 'Print the status and exit instead of staying up' } },
+    async run({ options, json, out, signal }) {
+      const report = await kernel.boot();
+      const problems = countProblems(report);
+      if (json) out.json(bootJson(report));
+      else printBoot(out, report);
+
+      if (options.once !== true) {
+        if (!json) out.note('plinth is up; press Ctrl-C to stop');
+        await new Promise<void>((resolve) => {
+          if (signal.aborted) resolve();
+          else signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+        if (!json) out.note('shutting down…');
+      }
+      const shutdown = await kernel.shutdown();
+      if (!json) printShutdown(out, shutdown);
+      return problems > 0 ? EXIT.PLUGINS : EXIT.OK;
+    },
+  };
+}
+
+/** Plugins that should have loaded and did not, plus unreadable manifests. Disabled plugins are not problems. */
+function countProblems(report: BootReport): number {
+  const broken = report.plugins.filter(
+    (p) => p.state === 'failed' || p.state === 'skipped' || (p.state === 'excluded' && !isDisabled(p)),
+  );
+  return broken.length + report.invalid.length;
+}
+
+function isDisabled(p: PluginStatus): boolean {
+  return p.error?.code === 'PLN_E_PLUGIN_DISABLED' || p.error?.code === 'PLN_E_DEP_DISABLED';
+}
+
+function bootJson(report: BootReport) {
+  return {
+    ready: true,
+    durationMs: round(report.durationMs),
+    profile: report.config.profile ?? null,
+    settings: report.config.files,
+    plugins: report.plugins.map((p) => ({ ...p, ...(p.loadMs !== undefined && { loadMs: round(p.loadMs) }) })),
+    invalid: report.invalid.map((e) => e.toJSON()),
+  };
+}
+
+function printBoot(out: CommandOutput, report: BootReport): void {
+  const rows = report.plugins.map((p) => [
+    p.name,
+    p.version,
+    p.source,
+    p.state,
+    p.loadMs === undefined ? '-' : `${round(p.loadMs)} ms`,
+    p.error ? p.error.code : p.provides.join(', '),
+  ]);
+  if (rows.length === 0) out.print('No plugins found.');
+  else out.print(table(['PLUGIN', 'VERSION', 'SOURCE', 'STATE', 'LOAD', 'PROVIDES / REASON'], rows));
+
+  const count = (state: string) => report.plugins.filter((p) => p.state === state).length;
+  const parts = [`${count('active')} active`, `${count('lazy')} lazy`];
+  for (const state of ['failed', 'skipped', 'excluded']) if (count(state) > 0) parts.push(`${count(state)} ${state}`);
+  if (report.invalid.length > 0) parts.push(`${report.invalid.length} invalid manifest(s)`);
+  out.print('');
+  out.print(`Ready in ${round(report.durationMs)} ms: ${parts.join(', ')}.`);
+  const settings = report.config.files.filter((f) => f.exists).map((f) => `${f.scope} ${f.file}`);
+  out.print(`Settings: ${settings.length > 0 ? settings.join('; ') : 'none (embedded default)'}${report.config.profile ? `; profile ${report.config.profile}` : ''}.`);
+
+  const reasons = report.plugins.filter((p) => p.error);
+  if (reasons.length > 0 || report.invalid.length > 0) {
+    out.print('');
+    for (const p of reasons) out.print(`${p.name}: ${p.error!.code}: ${p.error!.message}`);
+    for (const e of report.invalid) out.print(`${e.code}: ${e.message}`);
+  }
+}
+
+function printShutdown(out: CommandOutput, report: ShutdownReport): void {
+  const errors = report.errors.length > 0 ? `, ${report.errors.length} problem(s)` : '';
+  out.note(`Stopped ${report.stopped.length} plugin(s) in ${round(report.durationMs)} ms${errors}.`);
+  for (const error of report.errors) out.note(`  ${error.code}: ${error.message}`);
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

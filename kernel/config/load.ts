@@ -1,0 +1,288 @@
+/**
+ * Loads the user and workspace `settings.json`, validates each on its own so
+ * that an error names the file it is in, merges them (workspace over user)
+ * and overlays the selected profile.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { jsonPath } from '../../sdk/manifest.js';
+import { PlinthError } from '../errors.js';
+import { DEFAULT_TIMEOUTS, settingsSchema, type Settings, type Timeouts } from './schema.js';
+
+/** Which settings file: `<home>/settings.json` or `<workspace>/.plinth/settings.json`. */
+export type ConfigScope = 'user' | 'workspace';
+
+/** One settings file plinth looked for. */
+export interface ConfigFile {
+  scope: ConfigScope;
+  /** Absolute path. */
+  file: string;
+  exists: boolean;
+}
+
+/** The effective configuration. */
+export interface Config {
+  /** Merged settings, the profile applied, `pluginDirs` absolute. `profiles` keeps every merged profile. */
+  settings: Settings;
+  /** The files looked for, user first. */
+  files: ConfigFile[];
+  /** The profile applied, if any. */
+  profile: string | undefined;
+  /**
+   * Plugin name → the layer whose `enabled` value won: `user settings`,
+   * `workspace settings` or `profile <name>`. Absent from hand-built configs.
+   */
+  enabledFrom?: ReadonlyMap<string, string>;
+}
+
+/** What {@link loadConfig} needs to know. */
+export interface LoadConfigOptions {
+  /** The user home, `$PLINTH_HOME` or `~/.plinth`. */
+  home: string;
+  /** The project folder; its settings are in `.plinth/settings.json`. */
+  workspace: string;
+  /** Profile to apply; defaults to `env.PLINTH_PROFILE`. */
+  profile?: string;
+  /** Defaults to `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+/** Reads, validates, merges and applies the profile. Throws a PlinthError on any problem. */
+export async function loadConfig(options: LoadConfigOptions): Promise<Config> {
+  const env = options.env ?? process.env;
+  const user = await readSettingsFile('user', path.resolve(options.home, 'settings.json'));
+  const workspace = await readSettingsFile('workspace', path.resolve(options.workspace, '.plinth', 'settings.json'));
+
+  const layers: Array<{ label: string; settings: Settings }> = [
+    { label: 'user settings', settings: user.settings },
+    { label: 'workspace settings', settings: workspace.settings },
+  ];
+  let settings = mergeLayer(user.settings, workspace.settings);
+
+  // An empty name (`PLINTH_PROFILE=`) means "no profile", as unset variables do in shells.
+  const profile = (options.profile ?? env.PLINTH_PROFILE) || undefined;
+  if (profile !== undefined) {
+    const profiles = settings.profiles ?? {};
+    const overlay = Object.hasOwn(profiles, profile) ? profiles[profile] : undefined;
+    if (overlay === undefined) throw unknownProfile(profile, Object.keys(profiles), [user.file, workspace.file]);
+    layers.push({ label: `profile ${profile}`, settings: overlay });
+    settings = mergeLayer(settings, overlay);
+  }
+
+  return {
+    settings,
+    files: [user.file, workspace.file],
+    profile,
+    enabledFrom: enabledProvenance(layers),
+  };
+}
+
+/**
+ * Plugins switched off by settings: name → where the winning `enabled: false`
+ * came from (`user settings`, `workspace settings`, `profile <name>`).
+ */
+export function disabledPlugins(config: Config): Map<string, string> {
+  const disabled = new Map<string, string>();
+  for (const [name, entry] of Object.entries(config.settings.plugins ?? {})) {
+    if (entry.enabled === false) disabled.set(name, config.enabledFrom?.get(name) ?? 'settings');
+  }
+  return disabled;
+}
+
+/** The time limits in force: {@link DEFAULT_TIMEOUTS} with whatever settings override. */
+export function timeouts(config: Pick<Config, 'settings'>): Timeouts {
+  return { ...DEFAULT_TIMEOUTS, ...config.settings.timeouts };
+}
+
+async function readSettingsFile(scope: ConfigScope, file: string): Promise<{ file: ConfigFile; settings: Settings }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // ENOTDIR: a folder on the way is a file, so this settings file cannot exist either.
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { file: { scope, file, exists: false }, settings: {} };
+    throw new PlinthError('PLN_E_CONFIG_READ', `cannot read ${scope} settings ${file}: ${code ?? 'unknown error'}`, {
+      cause: error,
+      hint: 'check that the file is a readable file, not a folder',
+      details: { file },
+    });
+  }
+
+  const data = parseJson(text, file);
+  const result = settingsSchema.safeParse(data);
+  if (!result.success) {
+    const issues = result.error.issues.map((issue) => {
+      // A bad record key carries the useful message one level down.
+      const inner = issue.code === 'invalid_key' ? issue.issues.map((i) => i.message).join('; ') : '';
+      return { path: jsonPath(issue.path), message: inner ? `invalid name: ${inner}` : issue.message };
+    });
+    const lines = issues.map((i) => `  ${i.path || '(top level)'}: ${i.message}`).join('\n');
+    throw new PlinthError('PLN_E_CONFIG_INVALID', `invalid ${scope} settings ${file}:\n${lines}`, {
+      hint: 'fix the keys listed, or remove them',
+      details: { file, issues },
+    });
+  }
+  return { file: { scope, file, exists: true }, settings: resolveDirs(result.data, path.dirname(file)) };
+}
+
+function parseJson(text: string, file: string): unknown {
+  const body = text.replace(/^\uFEFF/, '');
+  // An empty file is what `touch settings.json` leaves: treat it as no settings.
+  if (body.trim() === '') return {};
+  try {
+    return JSON.parse(body);
+  } catch {
+    // V8's message quotes the surrounding text, which may hold a secret: locate the error ourselves.
+    const { offset, problem } = locateJsonError(body);
+    const before = body.slice(0, offset).split('\n');
+    const line = before.length;
+    const column = (before.at(-1)?.length ?? 0) + 1;
+    throw new PlinthError('PLN_E_CONFIG_PARSE', `invalid JSON in ${file}:${line}:${column}: ${problem}`, {
+      hint: 'settings files are strict JSON: double-quoted names, no comments, no trailing commas',
+      details: { file, line, column },
+    });
+  }
+}
+
+/** Makes relative plugin folders absolute against the folder of the file that names them. */
+function resolveDirs(settings: Settings, base: string): Settings {
+  const out: Settings = { ...settings };
+  if (settings.pluginDirs) out.pluginDirs = settings.pluginDirs.map((dir) => path.resolve(base, dir));
+  if (settings.profiles) {
+    out.profiles = {};
+    for (const [name, profile] of Object.entries(settings.profiles)) {
+      setOwn(out.profiles, name, profile.pluginDirs ? { ...profile, pluginDirs: profile.pluginDirs.map((dir) => path.resolve(base, dir)) } : profile);
+    }
+  }
+  return out;
+}
+
+/** One layer over another: deep for objects, arrays replaced, except `pluginDirs`, which add up. */
+function mergeLayer<T extends Settings>(base: T, over: Settings): T {
+  const out = deepMerge(base, over) as T;
+  if (base.pluginDirs && over.pluginDirs) out.pluginDirs = [...new Set([...base.pluginDirs, ...over.pluginDirs])];
+  if (base.profiles && over.profiles) {
+    const profiles = { ...base.profiles };
+    for (const [name, profile] of Object.entries(over.profiles)) {
+      const under = Object.hasOwn(base.profiles, name) ? base.profiles[name] : undefined;
+      setOwn(profiles, name, under ? mergeLayer(under, profile) : profile);
+    }
+    out.profiles = profiles;
+  }
+  return out;
+}
+
+function deepMerge(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    setOwn(out, key, Object.hasOwn(base, key) ? deepMerge(base[key], value) : value);
+  }
+  return out;
+}
+
+/** Assigns without letting a `"__proto__"` key from a JSON file replace the prototype. */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function enabledProvenance(layers: ReadonlyArray<{ label: string; settings: Settings }>): Map<string, string> {
+  const from = new Map<string, string>();
+  for (const { label, settings } of layers) {
+    for (const [name, entry] of Object.entries(settings.plugins ?? {})) {
+      if (entry.enabled !== undefined) from.set(name, label);
+    }
+  }
+  return from;
+}
+
+function unknownProfile(profile: string, defined: string[], files: ConfigFile[]): PlinthError {
+  const known = defined.length > 0 ? `defined profiles: ${defined.sort().join(', ')}` : 'no profiles are defined';
+  return new PlinthError('PLN_E_PROFILE_UNKNOWN', `unknown profile "${profile}" (${known})`, {
+    hint: `use one of the defined profiles, or add "${profile}" under "profiles" in ${files.map((f) => f.file).join(' or ')}`,
+    details: { profile, defined },
+  });
+}
+
+/**
+ * Finds where strict JSON goes wrong, with a message that never quotes the
+ * text. Called only after JSON.parse has failed.
+ */
+function locateJsonError(text: string): { offset: number; problem: string } {
+  let i = 0;
+  const fail = (problem: string): never => {
+    throw { offset: i, problem };
+  };
+  const ws = (): void => {
+    while (i < text.length && ' \t\n\r'.includes(text[i] as string)) i++;
+  };
+  const describe = (): string => {
+    const ch = text[i];
+    if (ch === undefined) return 'unexpected end of file';
+    if (ch === '/') return 'comments are not allowed in JSON';
+    if (ch === "'") return 'strings must use double quotes';
+    return `unexpected character ${JSON.stringify(ch)}`;
+  };
+  const string = (): void => {
+    i++; // opening quote
+    for (;;) {
+      const ch = text[i];
+      if (ch === undefined) fail('unterminated string');
+      if (ch === '"') return void i++;
+      if (ch === '\\') {
+        const esc = text[i + 1] ?? '';
+        if (esc === 'u' && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) i += 6;
+        else if (esc !== '' && '"\\/bfnrt'.includes(esc)) i += 2;
+        else fail('invalid escape in string');
+      } else if ((ch as string) < ' ') fail('line break or control character inside a string');
+      else i++;
+    }
+  };
+  const value = (): void => {
+    ws();
+    const ch = text[i];
+    if (ch === '{') return members('}', () => {
+      if (text[i] !== '"') fail(`expected a property name in double quotes: ${describe()}`);
+      string();
+      ws();
+      if (text[i] !== ':') fail(`expected ':' after a property name: ${describe()}`);
+      i++;
+      value();
+    });
+    if (ch === '[') return members(']', value);
+    if (ch === '"') return string();
+    const literal = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(text.slice(i, i + 400));
+    if (literal) return void (i += literal[0].length);
+    fail(`expected a value: ${describe()}`);
+  };
+  const members = (close: string, member: () => void): void => {
+    i++;
+    ws();
+    if (text[i] === close) return void i++;
+    for (;;) {
+      ws();
+      if (text[i] === close) fail('trailing commas are not allowed in JSON');
+      member();
+      ws();
+      if (text[i] === close) return void i++;
+      if (text[i] !== ',') fail(`expected ',' or '${close}': ${describe()}`);
+      i++;
+    }
+  };
+  try {
+    value();
+    ws();
+    if (i < text.length) fail(`unexpected content after the settings object: ${describe()}`);
+    return { offset: i, problem: 'invalid JSON' };
+  } catch (error) {
+    if (error instanceof RangeError) return { offset: 0, problem: 'invalid JSON (nested too deeply)' };
+    return error as { offset: number; problem: string };
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Every error plinth raises is a PlinthError with a stable `PLN_E_…` code, a
+ * message a user can act on and, where a plugin caused it, that plugin's name.
+ * Each code is documented in docs/errors.md; a test keeps that table complete.
+ */
+
+/** A stable error code. Plugins define their own under the same prefix. */
+export type ErrorCode = `PLN_E_${string}`;
+
+export interface PlinthErrorOptions {
+  /** The plugin whose manifest or code caused the error. */
+  plugin?: string;
+  /** The hook, phase or call the plugin was in (`setup`, `teardown`, `before_tool`, …). */
+  hook?: string;
+  /** What the user can do about it. */
+  hint?: string;
+  cause?: unknown;
+  /** Structured facts for `--json` output; never secrets. */
+  details?: Record<string, unknown>;
+}
+
+export class PlinthError extends Error {
+  override readonly name = 'PlinthError';
+  readonly code: ErrorCode;
+  readonly plugin: string | undefined;
+  readonly hook: string | undefined;
+  readonly hint: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: PlinthErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.plugin = options.plugin;
+    this.hook = options.hook;
+    this.hint = options.hint;
+    this.details = options.details;
+  }
+
+  /** A plain object for `--json` output and logs. */
+  toJSON(): Record<string, unknown> {
+    const cause = this.cause;
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.plugin && { plugin: this.plugin }),
+      ...(this.hook && { hook: this.hook }),
+      ...(this.hint && { hint: this.hint }),
+      ...(this.details && { details: this.details }),
+      ...(cause !== undefined && { cause: isPlinthError(cause) ? cause.toJSON() : describeCause(cause) }),
+    };
+  }
+}
+
+/**
+ * Recognises a PlinthError by shape rather than `instanceof`: code loaded
+ * through jiti may carry another copy of this class.
+ */
+export function isPlinthError(value: unknown): value is PlinthError {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { name?: unknown }).name === 'PlinthError' &&
+    typeof (value as { code?: unknown }).code === 'string'
+  );
+}
+
+/** A short description of any thrown value. */
+export function describeCause(cause: unknown): string {
+  if (cause instanceof Error) return cause.message || cause.name;
+  if (typeof cause === 'object' && cause !== null && typeof (cause as Error).message === 'string') {
+    return (cause as Error).message;
+  }
+  return String(cause);
+}
+
+/** Wraps whatever a plugin threw so that it names the plugin and hook; keeps the original as `cause`. */
+export function wrapPluginError(
+  code: ErrorCode,
+  plugin: string,
+  hook: string,
+  cause: unknown,
+): PlinthError {
+  if (isPlinthError(cause) && cause.plugin === plugin && cause.hook === hook) return cause;
+  const inner = isPlinthError(cause) ? `${cause.code}: ${cause.message}` : describeCause(cause);
+  return new PlinthError(code, `plugin "${plugin}" failed in ${hook}: ${inner}`, { plugin, hook, cause });
+}

@@ -1,0 +1,112 @@
+/** The kernel's lifecycle hooks, as tapable hooks for the host and as named taps for plugins. */
+import { AsyncSeriesBailHook, AsyncSeriesHook, SyncHook } from 'tapable';
+import type { CommandRegistry } from '../sdk/commands.js';
+import type { Disposer, PluginHook, PluginHooks, PluginInfo, ReadyInfo, TapOptions } from '../sdk/plugin.js';
+import { type PlinthError, wrapPluginError } from './errors.js';
+import { addTap } from './taps.js';
+import { withTimeout } from './timeout.js';
+import type { Resolution } from './types.js';
+
+/** The raw tapable hooks; a host taps them directly, plugins through `scopeHooks`. */
+export interface LifecycleHooks {
+  /** Resolution is done, no plugin code has run. */
+  readonly resolve: AsyncSeriesHook<[Resolution]>;
+  /** Before each plugin's code is imported; a string result refuses it. */
+  readonly load: AsyncSeriesBailHook<[PluginInfo], string | undefined>;
+  readonly ready: AsyncSeriesHook<[ReadyInfo]>;
+  readonly shutdown: AsyncSeriesHook<[]>;
+  readonly manifest: AsyncSeriesHook<[PluginInfo]>;
+  readonly commands: SyncHook<[CommandRegistry]>;
+}
+
+export function createLifecycleHooks(): LifecycleHooks {
+  return {
+    resolve: new AsyncSeriesHook(['resolution'], 'resolve'),
+    load: new AsyncSeriesBailHook(['plugin'], 'load'),
+    ready: new AsyncSeriesHook(['ready'], 'ready'),
+    shutdown: new AsyncSeriesHook([], 'shutdown'),
+    manifest: new AsyncSeriesHook(['plugin'], 'manifest'),
+    commands: new SyncHook(['registry'], 'commands'),
+  };
+}
+
+export interface ScopeOptions {
+  readonly plugin: string;
+  /** Time limit for one async tap call. */
+  readonly timeoutMs: number;
+  /** Told about taps that throw or hang; the hook goes on with the next tap. */
+  report(error: PlinthError): void;
+  /** Every plugin known so far, replayed to a new `manifest` tap. */
+  knownPlugins(): readonly PluginInfo[];
+  /** Work started by a tap (the manifest replay) that setup must wait for. */
+  track(work: Promise<void>): void;
+  /** Wraps the registry so that only commands declared in this plugin's manifest are accepted. */
+  scopeRegistry(registry: CommandRegistry): CommandRegistry;
+  /** Records a registration so that unloading the plugin undoes it. */
+  own(disposer: Disposer): Disposer;
+}
+
+/**
+ * The lifecycle hooks as one plugin sees them: each tap is named after the
+ * plugin, bounded in time, and its failure is reported with plugin and hook
+ * instead of stopping the other taps. A failing `load` tap refuses the plugin
+ * being loaded (fail closed), since `load` is where trust decides.
+ */
+export function scopeHooks(hooks: LifecycleHooks, scope: ScopeOptions): PluginHooks {
+  const { plugin, timeoutMs, report } = scope;
+  const guard = <R>(hook: string, run: () => R | Promise<R>, fallback: R, rethrow = false): Promise<R> => {
+    const onTimeout = () => wrapPluginError('PLN_E_HOOK_TIMEOUT', plugin, hook, new Error(`no answer within ${timeoutMs} ms`));
+    let work: R | Promise<R>;
+    try {
+      work = run();
+    } catch (error) {
+      work = Promise.reject(error);
+    }
+    return withTimeout(work, timeoutMs, onTimeout).catch((error: unknown) => {
+      const wrapped = wrapPluginError('PLN_E_HOOK_FAILED', plugin, hook, error);
+      if (rethrow) throw wrapped;
+      report(wrapped);
+      return fallback;
+    });
+  };
+
+  const asyncTap = <Args extends unknown[], R>(hook: object, name: string, fallback: R, rethrow = false): PluginHook<Args, R | void> => ({
+    tap: (handler, options?: TapOptions) =>
+      scope.own(addTap(hook, 'promise', plugin, (...args: Args) => guard<R | void>(name, () => handler(...args), fallback, rethrow), options)),
+  });
+
+  return {
+    load: asyncTap<[PluginInfo], string | undefined>(hooks.load, 'load', undefined, true),
+    ready: asyncTap<[ReadyInfo], void>(hooks.ready, 'ready', undefined),
+    shutdown: asyncTap<[], void>(hooks.shutdown, 'shutdown', undefined),
+    manifest: {
+      tap(handler, options) {
+        const dispose = asyncTap<[PluginInfo], void>(hooks.manifest, 'manifest', undefined).tap(handler, options);
+        scope.track(
+          (async () => {
+            for (const info of scope.knownPlugins()) await guard('manifest', () => handler(info), undefined);
+          })(),
+        );
+        return dispose;
+      },
+    },
+    commands: {
+      tap: (handler, options) =>
+        scope.own(
+          addTap(
+            hooks.commands,
+            'sync',
+            plugin,
+            (registry: CommandRegistry) => {
+              try {
+                handler(scope.scopeRegistry(registry));
+              } catch (error) {
+                report(wrapPluginError('PLN_E_HOOK_FAILED', plugin, 'commands', error));
+              }
+            },
+            options,
+          ),
+        ),
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The kernel as one plugin sees it. Every registration is named after the
+ * plugin and recorded, so that unloading the plugin undoes exactly what it did.
+ */
+import type { CommandRegistry, CommandSpec } from '../sdk/commands.js';
+import type { Disposer, PluginInfo, PluginKernel } from '../sdk/plugin.js';
+import { PlinthError, type PlinthError as PlinthErrorType } from './errors.js';
+import type { EventBus } from './events.js';
+import { type LifecycleHooks, scopeHooks } from './lifecycle.js';
+import type { ServiceRegistry } from './services.js';
+import { KERNEL_API_VERSION } from './version.js';
+
+/** What a plugin's view needs from the kernel. */
+export interface PluginApiDeps {
+  readonly info: PluginInfo;
+  readonly hooks: LifecycleHooks;
+  readonly events: EventBus;
+  readonly services: ServiceRegistry;
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly hookTimeoutMs: number;
+  report(error: PlinthErrorType): void;
+  knownPlugins(): readonly PluginInfo[];
+  kernel: Pick<PluginKernel, 'emit' | 'get' | 'status'>;
+}
+
+/** A plugin's view of the kernel, plus what the kernel needs to unload it. */
+export interface PluginApi {
+  readonly kernel: PluginKernel;
+  /** Work the plugin's taps started during setup (the manifest replay). */
+  settled(): Promise<void>;
+  /** Undoes every registration, newest first; later registrations are refused. */
+  dispose(): void;
+}
+
+export function createPluginApi(deps: PluginApiDeps): PluginApi {
+  const plugin = deps.info.name;
+  const owned: Disposer[] = [];
+  const pending: Promise<void>[] = [];
+  let closed = false;
+
+  const own = (disposer: Disposer): Disposer => {
+    if (closed) {
+      disposer();
+      throw new PlinthError('PLN_E_PLUGIN_INACTIVE', `plugin "${plugin}" registered something after it was unloaded`, {
+        plugin,
+        hint: 'register hooks, handlers, services and commands during setup, and stop timers in the teardown',
+      });
+    }
+    let done = false;
+    const once = () => {
+      if (done) return;
+      done = true;
+      disposer();
+    };
+    owned.push(once);
+    return once;
+  };
+
+  const declared = deps.info.manifest.commands;
+  const scopeRegistry = (registry: CommandRegistry): CommandRegistry => ({
+    add(command: CommandSpec) {
+      if (!Object.hasOwn(declared, command.name)) {
+        throw new PlinthError('PLN_E_COMMAND_UNDECLARED', `plugin "${plugin}" adds command "${command.name}" without declaring it`, {
+          plugin,
+          hook: 'commands',
+          hint: `declare it in manifest.json: "commands": { "${command.name}": { "summary": "…" } }`,
+        });
+      }
+      registry.add(command);
+    },
+  });
+
+  const kernel: PluginKernel = {
+    apiVersion: KERNEL_API_VERSION,
+    config: deps.config,
+    hooks: scopeHooks(deps.hooks, {
+      plugin,
+      timeoutMs: deps.hookTimeoutMs,
+      report: deps.report,
+      knownPlugins: deps.knownPlugins,
+      track: (work) => void pending.push(work),
+      scopeRegistry,
+      own,
+    }),
+    on: (event, handler, options) => own(deps.events.on(plugin, event, handler, options)),
+    emit: (event, context) => deps.kernel.emit(event, context),
+    provide: (name, implementation) => own(deps.services.provide(plugin, name, implementation)),
+    get: (name) => deps.kernel.get(name),
+    status: () => deps.kernel.status(),
+  };
+
+  return {
+    kernel,
+    settled: async () => {
+      await Promise.all(pending.splice(0));
+    },
+    dispose() {
+      closed = true;
+      for (const disposer of owned.splice(0).reverse()) disposer();
+    },
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * Keeps secrets (sensitive setting values, tokens) out of logs, errors and
+ * `--json` output: a Redactor learns the secrets, then masks them wherever
+ * they appear in text or in structured values.
+ */
+import type { SettingDecl } from '../sdk/manifest.js';
+import type { Settings } from './config/schema.js';
+import { isPlinthError } from './errors.js';
+
+/** What a secret is replaced with. */
+export const REDACTED = '[redacted]';
+
+// Shorter strings ("true", "dev") would mask ordinary words everywhere and hide nothing worth hiding.
+const MIN_SECRET_LENGTH = 4;
+
+/** Masks every known secret in text and in values. */
+export class Redactor {
+  readonly #secrets = new Set<string>();
+
+  /**
+   * Learns a secret. Also learns the forms it takes inside a JSON string and
+   * a URL, since logs carry both. Ignores strings shorter than 4 characters.
+   */
+  add(secret: string): void {
+    if (secret.length < MIN_SECRET_LENGTH) return;
+    this.#secrets.add(secret);
+    this.#secrets.add(JSON.stringify(secret).slice(1, -1));
+    try {
+      this.#secrets.add(encodeURIComponent(secret));
+    } catch {
+      // A lone surrogate has no URL form, so it cannot appear in one either.
+    }
+  }
+
+  /** Whether any secret has been learned. */
+  get empty(): boolean {
+    return this.#secrets.size === 0;
+  }
+
+  /**
+   * `s` with every occurrence of every secret replaced by `[redacted]`. Where
+   * secrets overlap (one ends where another begins, or one holds another) the
+   * whole covered stretch is masked, so no part of either shows.
+   */
+  text(s: string): string {
+    if (this.#secrets.size === 0 || s.length < MIN_SECRET_LENGTH) return s;
+    const covered: Array<[start: number, end: number]> = [];
+    for (const secret of this.#secrets) {
+      for (let at = s.indexOf(secret); at !== -1; at = s.indexOf(secret, at + 1)) covered.push([at, at + secret.length]);
+    }
+    if (covered.length === 0) return s;
+
+    covered.sort((a, b) => a[0] - b[0]);
+    let out = '';
+    let pos = 0;
+    let i = 0;
+    while (i < covered.length) {
+      const [start] = covered[i] as [number, number];
+      let end = (covered[i] as [number, number])[1];
+      // Extend over every range that overlaps or touches this one.
+      while (++i < covered.length && (covered[i] as [number, number])[0] <= end) {
+        end = Math.max(end, (covered[i] as [number, number])[1]);
+      }
+      out += s.slice(pos, start) + REDACTED;
+      pos = end;
+    }
+    return out + s.slice(pos);
+  }
+
+  /**
+   * A copy of `v` with every string redacted, through plain objects and
+   * arrays. Errors become plain `{ name, message, code? }` objects (a
+   * PlinthError keeps its `toJSON` fields). Other objects (Dates, Maps, class
+   * instances) are kept as they are. With no secrets learned, returns `v` itself.
+   */
+  value<T>(v: T): T {
+    if (this.#secrets.size === 0) return v;
+    return this.#copy(v, new WeakMap()) as T;
+  }
+
+  #copy(v: unknown, seen: WeakMap<object, unknown>): unknown {
+    if (typeof v === 'string') return this.text(v);
+    if (typeof v !== 'object' || v === null) return v;
+    const done = seen.get(v);
+    if (done !== undefined) return done;
+
+    if (Array.isArray(v)) {
+      const out: unknown[] = [];
+      seen.set(v, out);
+      for (const item of v) out.push(this.#copy(item, seen));
+      return out;
+    }
+    if (v instanceof Error) return this.#copy(plainError(v), seen);
+    if (!isPlainObject(v)) return v;
+
+    const out: Record<string, unknown> = {};
+    seen.set(v, out);
+    for (const [key, item] of Object.entries(v)) {
+      define(out, key, this.#copy(item, seen));
+    }
+    return out;
+  }
+}
+
+/**
+ * A copy of settings for display (`config show`, `--json`): the value of
+ * every setting a plugin declares `sensitive` is replaced with `"[redacted]"`,
+ * in the base settings and in every profile.
+ */
+export function redactSettings(settings: Settings, declsByPlugin: ReadonlyMap<string, readonly SettingDecl[]>): Settings {
+  const out: Settings = redactPlugins(settings, declsByPlugin);
+  if (settings.profiles) {
+    const profiles: NonNullable<Settings['profiles']> = {};
+    for (const [name, profile] of Object.entries(settings.profiles)) {
+      define(profiles, name, redactPlugins(profile, declsByPlugin));
+    }
+    out.profiles = profiles;
+  }
+  return out;
+}
+
+function redactPlugins<T extends Pick<Settings, 'plugins'>>(layer: T, declsByPlugin: ReadonlyMap<string, readonly SettingDecl[]>): T {
+  if (!layer.plugins) return { ...layer };
+  const plugins: NonNullable<Settings['plugins']> = {};
+  for (const [name, entry] of Object.entries(layer.plugins)) {
+    const sensitive = (declsByPlugin.get(name) ?? []).filter((d) => d.sensitive).map((d) => d.name);
+    let value = entry;
+    if (entry.settings && sensitive.some((key) => Object.hasOwn(entry.settings as object, key))) {
+      const values = { ...entry.settings };
+      for (const key of sensitive) {
+        // null means "unset" and hides nothing; keep it so the output shows the setting is cleared.
+        if (Object.hasOwn(values, key) && values[key] !== null && values[key] !== undefined) define(values, key, REDACTED);
+      }
+      value = { ...entry, settings: values };
+    }
+    define(plugins, name, value);
+  }
+  return { ...layer, plugins };
+}
+
+function plainError(error: Error): Record<string, unknown> {
+  // Shape, not class: a jiti-loaded plugin may bring its own copy of PlinthError.
+  if (isPlinthError(error) && typeof error.toJSON === 'function') return { name: error.name, ...error.toJSON() };
+  const code = (error as { code?: unknown }).code;
+  return { name: error.name, message: error.message, ...(typeof code === 'string' && { code }) };
+}
+
+function isPlainObject(value: object): value is Record<string, unknown> {
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Own-property assignment, so a `"__proto__"` key stays data. */
+function define(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}

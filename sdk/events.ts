@@ -1,0 +1,95 @@
+/**
+ * Agent events: the points of a host's lifecycle at which plugins and external
+ * hooks are asked for a decision.
+ */
+
+/** Canonical event names (hook architecture), plus the hook protocol's extra events. */
+export const EVENTS = [
+  'session_start',
+  'session_end',
+  'before_agent',
+  'after_agent',
+  'before_model',
+  'after_model',
+  'before_tool_selection',
+  'before_tool',
+  'after_tool',
+  'pre_compress',
+  'post_compress',
+  'notification',
+  'on_error',
+  'file_change',
+  'git_commit',
+  'context_overflow',
+  'approval_request',
+  'custom',
+] as const;
+
+/** A canonical event name. */
+export type EventName = (typeof EVENTS)[number];
+
+/**
+ * The hook protocol's spellings, accepted wherever an event name is taken.
+ * `pre-execution` and `post-execution` wrap one model invocation in the protocol
+ * ("before LLM execution starts"), so they alias the model events.
+ */
+export const EVENT_ALIASES: Readonly<Record<string, EventName>> = {
+  'pre-execution': 'before_model',
+  'post-execution': 'after_model',
+  'pre-tool-call': 'before_tool',
+  'post-tool-call': 'after_tool',
+  'on-error': 'on_error',
+  'on-file-change': 'file_change',
+  'on-git-commit': 'git_commit',
+  'on-session-start': 'session_start',
+  'on-session-end': 'session_end',
+  'on-context-overflow': 'context_overflow',
+  'on-approval-request': 'approval_request',
+};
+
+const CANONICAL: ReadonlySet<string> = new Set(EVENTS);
+
+/** The canonical name for `name` (itself or an alias), or `undefined` when it names no event. */
+export function canonicalEvent(name: string): EventName | undefined {
+  if (CANONICAL.has(name)) return name as EventName;
+  return EVENT_ALIASES[name];
+}
+
+/** What one event handler may answer. Returning nothing means "allow, no change". */
+export interface EventResult {
+  /** `false` blocks the operation; later handlers do not run. */
+  allow?: boolean;
+  /** Shown to the user. When blocking, this is the reason. */
+  message?: string;
+  /** Added to the model's context by the host. */
+  systemMessage?: string;
+  /** A replacement context, seen by later handlers and returned to the caller. */
+  context?: Record<string, unknown>;
+}
+
+/** Who blocked an event, and why. */
+export interface BlockedBy {
+  /** The plugin whose handler blocked (or whose handler failed, which blocks). */
+  plugin: string;
+  /** The reason it gave, if any. */
+  reason?: string;
+  /** Set when the block comes from a failure rather than a decision. */
+  code?: string;
+}
+
+/** The combined answer of every handler of one event. */
+export interface Decision {
+  allow: boolean;
+  messages: string[];
+  systemMessages: string[];
+  /** The context after every handler's changes. */
+  context: Record<string, unknown>;
+  /** Present when `allow` is false. */
+  blockedBy?: BlockedBy;
+}
+
+/** A handler of one event, as a plugin registers it with `kernel.on`. */
+export type EventHandler = (
+  context: Readonly<Record<string, unknown>>,
+  event: EventName,
+) => EventResult | void | Promise<EventResult | void>;

@@ -1,0 +1,95 @@
+/**
+ * The plugin manifest: the one definition of a plugin. The kernel checks it
+ * before any of the plugin's code runs.
+ */
+import semver from 'semver';
+import { z } from 'zod';
+
+const NPM_NAME = /^(?:@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/;
+
+/** An npm-style package name. */
+export const pluginName = z
+  .string()
+  .max(214)
+  .regex(NPM_NAME, 'expected an npm-style name: lowercase letters, digits, "-", "." or "_", optionally @scope/name');
+
+const version = z.string().refine((v) => semver.valid(v) !== null, 'expected a semver version such as "1.2.3"');
+const range = z.string().refine((r) => semver.validRange(r) !== null, 'expected a semver range such as "^1.0.0"');
+
+/** One setting a plugin declares; users set it under `plugins.<name>.settings.<setting>`. */
+export const settingSchema = z.object({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  type: z.enum(['string', 'number', 'boolean', 'object', 'array']).default('string'),
+  default: z.unknown().optional(),
+  required: z.boolean().default(false),
+  /** Redacted in every log, error and `--json` output. */
+  sensitive: z.boolean().default(false),
+  /** Environment variable that supplies the value when settings do not. */
+  envVar: z.string().optional(),
+});
+
+/** A CLI command a plugin contributes, declared so that `--help` needs no plugin code. */
+export const commandDeclSchema = z.object({
+  summary: z.string().min(1),
+  usage: z.string().optional(),
+});
+
+const section = z.record(z.string(), z.unknown());
+
+export const manifestSchema = z.looseObject({
+  name: pluginName,
+  version,
+  description: z.string().default(''),
+  /** Semver range over the kernel API version. */
+  kernel: range,
+  /** Entry module, relative to the manifest; omitted for declaration-only plugins. */
+  main: z.string().min(1).optional(),
+  dependencies: z.record(pluginName, range).default({}),
+  /** Services this plugin provides, e.g. `transport:stdio`. */
+  provides: z.array(z.string().min(1)).default([]),
+  /** `lazy` plugins are imported when a service they provide is asked for or an event in `events` fires. */
+  activation: z.enum(['eager', 'lazy']).default('eager'),
+  /** Events this plugin handles; for a lazy plugin, the events that activate it. */
+  events: z.array(z.string().min(1)).default([]),
+  commands: z.record(z.string().regex(/^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*)*$/, 'expected lowercase words such as "plugins list"'), commandDeclSchema).default({}),
+  settings: z.array(settingSchema).default([]),
+  // Declarative sections owned by other plugins: the kernel passes them through.
+  hooks: section.default({}),
+  mcpServers: section.default({}),
+  permissions: section.default({}),
+});
+
+/** A validated manifest, defaults applied. */
+export type Manifest = z.infer<typeof manifestSchema>;
+/** A manifest as written in `manifest.json`. */
+export type ManifestInput = z.input<typeof manifestSchema>;
+/** One declared setting. */
+export type SettingDecl = z.infer<typeof settingSchema>;
+
+/** One problem found in a manifest: where, and what was expected. */
+export interface ManifestIssue {
+  /** JSON path inside the manifest, e.g. `dependencies.mcp`. Empty for the root. */
+  path: string;
+  message: string;
+}
+
+/** Formats a zod issue path as a JSON path (`a.b[0].c`). */
+export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+
+/** Validates a parsed manifest; returns the manifest or every problem found. */
+export function parseManifest(data: unknown): { ok: true; manifest: Manifest } | { ok: false; issues: ManifestIssue[] } {
+  const result = manifestSchema.safeParse(data);
+  if (result.success) return { ok: true, manifest: result.data };
+  return {
+    ok: false,
+    issues: result.error.issues.map((issue) => ({ path: jsonPath(issue.path), message: issue.message })),
+  };
+}

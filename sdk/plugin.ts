@@ -1,0 +1,151 @@
+/**
+ * What a plugin's code sees: `definePlugin`, the kernel as a plugin sees it,
+ * and the context handed to `setup`.
+ */
+import type { CommandRegistry } from './commands.js';
+import type { Decision, EventHandler, EventName } from './events.js';
+import type { Manifest } from './manifest.js';
+import type { ServiceName, ServiceType } from './services.js';
+
+/** Undoes one registration (a tap, a service, a command). Calling it twice is harmless. */
+export type Disposer = () => void;
+
+/** Returned by `setup` to release what the plugin holds; runs at shutdown, in reverse load order. */
+export type Teardown = () => void | Promise<void>;
+
+/** Where a plugin was found, lowest precedence first. */
+export type PluginSource = 'builtin' | 'user' | 'workspace' | 'path';
+
+/** A plugin's life in one kernel. */
+export type PluginState =
+  | 'lazy' // resolved, code not imported yet
+  | 'loading'
+  | 'active'
+  | 'failed' // its own setup or import failed
+  | 'skipped' // a dependency failed
+  | 'excluded' // resolution left it out (disabled, missing dependency, …)
+  | 'stopped';
+
+/** What the kernel knows of one plugin, without its code. */
+export interface PluginInfo {
+  readonly name: string;
+  readonly version: string;
+  readonly source: PluginSource;
+  /** Absolute path of the plugin folder (empty for plugins defined in memory). */
+  readonly dir: string;
+  readonly manifest: Manifest;
+}
+
+/** Ordering of one tap among the others of its hook (tapable semantics). */
+export interface TapOptions {
+  /** Lower stages run first; default 0. */
+  stage?: number;
+  /** Run before the taps of these plugins. */
+  before?: string | string[];
+}
+
+/** One kernel hook as a plugin sees it: every tap is named after the plugin that made it. */
+export interface PluginHook<Args extends unknown[], Result = void> {
+  tap(handler: (...args: Args) => Result | Promise<Result>, options?: TapOptions): Disposer;
+}
+
+/** The outcome of boot, passed to `ready`. */
+export interface ReadyInfo {
+  readonly plugins: readonly PluginStatus[];
+  /** Milliseconds from boot start to ready. */
+  readonly durationMs: number;
+}
+
+/** One plugin's state, for status tables and `--json`. */
+export interface PluginStatus {
+  readonly name: string;
+  readonly version: string;
+  readonly source: PluginSource;
+  readonly state: PluginState;
+  /** Milliseconds spent importing and setting up, when it loaded. */
+  readonly loadMs?: number;
+  readonly provides: readonly string[];
+  /** Why it is failed, skipped or excluded. */
+  readonly error?: { code: string; message: string };
+}
+
+/** The kernel's lifecycle hooks, as plugins tap them. */
+export interface PluginHooks {
+  /** Before each plugin's code is imported; a tap returning a string refuses the plugin with that reason. */
+  load: PluginHook<[PluginInfo], string | undefined | void>;
+  /** Every eager plugin is set up. */
+  ready: PluginHook<[ReadyInfo]>;
+  /** Shutdown begins; runs before any teardown. */
+  shutdown: PluginHook<[]>;
+  /**
+   * Each resolved plugin's manifest, for plugins that own a declarative section
+   * (`hooks`, `mcpServers`, …). A new tap first sees every plugin already known.
+   */
+  manifest: PluginHook<[PluginInfo]>;
+  /** Add CLI commands. Each must be declared in the plugin's manifest `commands`. */
+  commands: PluginHook<[CommandRegistry]>;
+}
+
+/** The kernel as a plugin sees it. Registrations are named after the plugin and undone when it unloads. */
+export interface PluginKernel {
+  /** The kernel API version (what manifests' `kernel` ranges are checked against). */
+  readonly apiVersion: string;
+  readonly hooks: PluginHooks;
+  /** The merged settings (user, workspace, profile). Sections owned by plugins are here untouched. */
+  readonly config: Readonly<Record<string, unknown>>;
+  /** Handle an agent event. Aliases such as `pre-tool-call` are accepted. */
+  on(event: EventName | (string & {}), handler: EventHandler, options?: TapOptions): Disposer;
+  /** Fire an agent event and get the combined decision of every handler. */
+  emit(event: EventName | (string & {}), context?: Record<string, unknown>): Promise<Decision>;
+  /** Provide a service declared in this plugin's manifest `provides`. */
+  provide<K extends ServiceName>(name: K, implementation: ServiceType<K>): Disposer;
+  /** Get a service, importing a lazy provider first when needed. */
+  get<K extends ServiceName>(name: K): Promise<ServiceType<K>>;
+  /** Every plugin's state; for tools that inspect the kernel. */
+  status(): readonly PluginStatus[];
+}
+
+/** A structured logger; messages are redacted of sensitive values before they are written. */
+export interface Logger {
+  debug(message: string, data?: Record<string, unknown>): void;
+  info(message: string, data?: Record<string, unknown>): void;
+  warn(message: string, data?: Record<string, unknown>): void;
+  error(message: string, data?: Record<string, unknown>): void;
+}
+
+/** What `setup` receives besides the kernel. */
+export interface PluginContext extends PluginInfo {
+  /** This plugin's settings: declared defaults, environment variables and user values, validated. */
+  readonly settings: Readonly<Record<string, unknown>>;
+  /** A logger whose lines name this plugin. */
+  readonly log: Logger;
+  /** The user folder (`PLINTH_HOME`) and the workspace root. */
+  readonly paths: { readonly home: string; readonly workspace: string };
+  /** Aborted when the kernel gives up on this plugin (setup timeout) or shuts down. */
+  readonly signal: AbortSignal;
+}
+
+/** A plugin's code: the default export of its `main` module. */
+export interface PluginDefinition {
+  /**
+   * Called once, after every dependency is set up. Register hooks, event handlers,
+   * services and commands here. May return a teardown.
+   */
+  setup(kernel: PluginKernel, context: PluginContext): void | Teardown | Promise<void | Teardown>;
+}
+
+/**
+ * Declares a plugin. Identity at run time; it exists for the types.
+ *
+ * @example
+ * export default definePlugin({
+ *   setup(kernel, ctx) {
+ *     return kernel.on('before_tool', (context) => {
+ *       if (context.tool === 'rm') return { allow: false, message: 'not here' };
+ *     });
+ *   },
+ * });
+ */
+export function definePlugin(definition: PluginDefinition): PluginDefinition {
+  return definition;
+}

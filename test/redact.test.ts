@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { settingSchema, type SettingDecl } from '../sdk/manifest.js';
+import { PlinthError } from '../kernel/errors.js';
+import type { Settings } from '../kernel/config/schema.js';
+import { REDACTED, Redactor, redactSettings } from '../kernel/redact.js';
+
+function redactorWith(...secrets: string[]): Redactor {
+  const redactor = new Redactor();
+  for (const secret of secrets) redactor.add(secret);
+  return redactor;
+}
+
+describe('Redactor.text', () => {
+  it('replaces every occurrence of every secret', () => {
+    const redactor = redactorWith('hunter22', 'tok-abc123');
+    expect(redactor.text('login hunter22 with tok-abc123, again hunter22')).toBe(
+      `login ${REDACTED} with ${REDACTED}, again ${REDACTED}`,
+    );
+  });
+
+  it('leaves text alone when it holds no secret, or no secret is known', () => {
+    expect(new Redactor().text('nothing to hide')).toBe('nothing to hide');
+    expect(redactorWith('hunter22').text('nothing to hide')).toBe('nothing to hide');
+  });
+
+  it('ignores empty and very short secrets, and learns each secret once', () => {
+    const redactor = redactorWith('', 'ab', 'dev');
+    expect(redactor.empty).toBe(true);
+    expect(redactor.text('dev ab')).toBe('dev ab');
+
+    redactor.add('s3cret');
+    redactor.add('s3cret');
+    expect(redactor.text('s3cret')).toBe(REDACTED);
+  });
+
+  it('masks a secret that contains another without leaking its tail', () => {
+    const redactor = redactorWith('abcd', 'abcd-efgh-1234');
+    expect(redactor.text('key=abcd-efgh-1234;')).toBe(`key=${REDACTED};`);
+  });
+
+  it('masks the whole stretch where two secrets overlap', () => {
+    const redactor = redactorWith('abcdef', 'defghi');
+    expect(redactor.text('xx abcdefghi yy')).toBe(`xx ${REDACTED} yy`);
+  });
+
+  it('masks a secret as it appears inside JSON and inside a URL', () => {
+    const secret = 'p@ss "word"/x';
+    const redactor = redactorWith(secret);
+    expect(redactor.text(JSON.stringify({ password: secret }))).toBe(`{"password":"${REDACTED}"}`);
+    expect(redactor.text(`https://host/?pw=${encodeURIComponent(secret)}`)).toBe(`https://host/?pw=${REDACTED}`);
+  });
+});
+
+describe('Redactor.value', () => {
+  it('redacts strings through nested objects and arrays, without touching the original', () => {
+    const redactor = redactorWith('tok-abc123');
+    const original = { server: { headers: { authorization: 'Bearer tok-abc123' } }, args: ['--token', 'tok-abc123'], retries: 3, on: true };
+
+    const copy = redactor.value(original);
+
+    expect(copy).toEqual({ server: { headers: { authorization: `Bearer ${REDACTED}` } }, args: ['--token', REDACTED], retries: 3, on: true });
+    expect(original.args[1]).toBe('tok-abc123');
+  });
+
+  it('turns errors into plain redacted objects', () => {
+    const redactor = redactorWith('tok-abc123');
+    const plain = Object.assign(new Error('401 for tok-abc123'), { code: 'E_AUTH' });
+    const coded = new PlinthError('PLN_E_TEST', 'rejected tok-abc123', { plugin: 'oauth', details: { token: 'tok-abc123' } });
+
+    expect(redactor.value({ error: plain })).toEqual({ error: { name: 'Error', message: `401 for ${REDACTED}`, code: 'E_AUTH' } });
+    expect(redactor.value(coded)).toMatchObject({
+      name: 'PlinthError',
+      code: 'PLN_E_TEST',
+      message: `rejected ${REDACTED}`,
+      plugin: 'oauth',
+      details: { token: REDACTED },
+    });
+  });
+
+  it('copes with cycles', () => {
+    const redactor = redactorWith('tok-abc123');
+    const node: Record<string, unknown> = { token: 'tok-abc123' };
+    node.self = node;
+
+    const copy = redactor.value(node) as Record<string, unknown>;
+
+    expect(copy.token).toBe(REDACTED);
+    expect(copy.self).toBe(copy);
+  });
+
+  it('returns the value itself when no secret is known', () => {
+    const value = { a: ['b'] };
+    expect(new Redactor().value(value)).toBe(value);
+  });
+});
+
+describe('redactSettings', () => {
+  const decls = new Map<string, SettingDecl[]>([
+    [
+      'oauth',
+      [
+        settingSchema.parse({ name: 'clientSecret', sensitive: true }),
+        settingSchema.parse({ name: 'clientId' }),
+      ],
+    ],
+  ]);
+
+  it('hides sensitive plugin settings in the base and in every profile', () => {
+    const settings: Settings = {
+      plugins: { oauth: { enabled: true, settings: { clientId: 'cli', clientSecret: 'shh-111' } }, mcp: { settings: { clientSecret: 'not-declared-here' } } },
+      profiles: {
+        prod: { plugins: { oauth: { settings: { clientSecret: 'shh-222' } } } },
+        dev: { timeouts: { setup: 100 } },
+      },
+      mcpServers: { github: { command: 'gh' } },
+    };
+
+    const shown = redactSettings(settings, decls);
+
+    expect(shown.plugins?.oauth).toEqual({ enabled: true, settings: { clientId: 'cli', clientSecret: REDACTED } });
+    expect(shown.plugins?.mcp?.settings?.clientSecret).toBe('not-declared-here');
+    expect(shown.profiles?.prod?.plugins?.oauth?.settings?.clientSecret).toBe(REDACTED);
+    expect(shown.profiles?.dev).toEqual({ timeouts: { setup: 100 } });
+    expect(shown.mcpServers).toEqual({ github: { command: 'gh' } });
+    expect(JSON.stringify(shown)).not.toMatch(/shh-/);
+    // The input is left as it was.
+    expect(settings.plugins?.oauth?.settings?.clientSecret).toBe('shh-111');
+  });
+});
