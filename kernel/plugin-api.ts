@@ -20,7 +20,7 @@ export interface PluginApiDeps {
   readonly hookTimeoutMs: number;
   report(error: PlinthErrorType): void;
   knownPlugins(): readonly PluginInfo[];
-  kernel: Pick<PluginKernel, 'emit' | 'get' | 'status'>;
+  kernel: Pick<PluginKernel, 'emit' | 'get' | 'status' | 'inspect'>;
 }
 
 /** A plugin's view of the kernel, plus what the kernel needs to unload it. */
@@ -87,6 +87,7 @@ export function createPluginApi(deps: PluginApiDeps): PluginApi {
     provide: (name, implementation) => own(deps.services.provide(plugin, name, implementation)),
     get: (name) => deps.kernel.get(name),
     status: () => deps.kernel.status(),
+    inspect: () => deps.kernel.inspect(),
   };
 
   return {

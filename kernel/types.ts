@@ -46,4 +46,13 @@ export interface Resolution {
   readonly requests: ReadonlyMap<string, readonly Request[]>;
   /** Manifests that could not be read or validated, with file and JSON path. */
   readonly invalid: readonly PlinthError[];
+  /**
+   * Every candidate that cannot load, with the reason, including those of a
+   * plugin that loads another version instead (e.g. its newest version needs a
+   * missing dependency). The `error` of an excluded plugin is the one of its
+   * `Exclusion`.
+   */
+  readonly rejected: readonly Exclusion[];
+  /** The kernel version the plugins' `kernel` ranges were checked against. */
+  readonly kernelVersion: string;
 }

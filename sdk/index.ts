@@ -5,6 +5,7 @@
 export { definePlugin } from './plugin.js';
 export type {
   Disposer,
+  KernelInspection,
   Logger,
   PluginContext,
   PluginDefinition,

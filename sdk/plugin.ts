@@ -3,6 +3,7 @@
  * and the context handed to `setup`.
  */
 import type { CommandRegistry } from './commands.js';
+import type { Explanation } from '../kernel/resolver.js';
 import type { Decision, EventHandler, EventName } from './events.js';
 import type { Manifest } from './manifest.js';
 import type { ServiceName, ServiceType } from './services.js';
@@ -103,6 +104,25 @@ export interface PluginKernel {
   get<K extends ServiceName>(name: K): Promise<ServiceType<K>>;
   /** Every plugin's state; for tools that inspect the kernel. */
   status(): readonly PluginStatus[];
+  /** What the kernel found, decided and read, with sensitive values redacted: for inspection tools. */
+  inspect(): KernelInspection;
+}
+
+/** The kernel's view of itself, for `plinth plugins list|why` and `plinth config show`. */
+export interface KernelInspection {
+  readonly plugins: readonly PluginStatus[];
+  /** Every plugin folder found, including versions that were not chosen. */
+  readonly candidates: ReadonlyArray<{ name: string; version: string; source: PluginSource; dir: string; chosen: boolean }>;
+  /** Manifests that could not be read or validated. */
+  readonly invalid: ReadonlyArray<{ code: string; message: string }>;
+  /** Why one plugin is or is not loaded; undefined when the name was never seen. */
+  explain(name: string): Explanation | undefined;
+  readonly config: {
+    readonly files: ReadonlyArray<{ scope: string; file: string; exists: boolean }>;
+    readonly profile: string | undefined;
+    /** The merged settings, sensitive plugin settings replaced by "[redacted]". */
+    readonly settings: Readonly<Record<string, unknown>>;
+  };
 }
 
 /** A structured logger; messages are redacted of sensitive values before they are written. */

@@ -1,0 +1,555 @@
+/**
+ * The kernel: finds plugins, resolves them by semver, loads them one at a time
+ * in dependency order, answers events and service requests, and shuts them down
+ * in reverse. It knows nothing of hooks, MCP or marketplaces: plugins do.
+ */
+import { resolve as resolvePath } from 'node:path';
+import type { CommandRegistry, CommandSpec } from '../sdk/commands.js';
+import { canonicalEvent, type Decision, type EventHandler } from '../sdk/events.js';
+import { type ManifestInput, parseManifest } from '../sdk/manifest.js';
+import type {
+  Disposer,
+  KernelInspection,
+  Logger,
+  PluginDefinition,
+  PluginInfo,
+  PluginState,
+  PluginStatus,
+  ReadyInfo,
+  TapOptions,
+  Teardown,
+} from '../sdk/plugin.js';
+import type { ServiceName, ServiceType } from '../sdk/services.js';
+import { type Config, disabledPlugins, loadConfig, timeouts } from './config/load.js';
+import { resolvePluginSettings, sensitiveValues } from './config/plugin-settings.js';
+import { DEFAULT_TIMEOUTS, type Timeouts } from './config/schema.js';
+import { discoverPlugins } from './discovery.js';
+import { PlinthError, describeCause, isPlinthError, wrapPluginError } from './errors.js';
+import { EventBus, requireEvent } from './events.js';
+import { type LifecycleHooks, createLifecycleHooks } from './lifecycle.js';
+import { loadPluginCode } from './loader.js';
+import { type LogLevel, type LogSink, createLogger, parseLogLevel } from './log.js';
+import { builtinPluginsDir, defaultHome } from './paths.js';
+import { type PluginApi, createPluginApi } from './plugin-api.js';
+import { Redactor, redactSettings } from './redact.js';
+import { explain, resolve } from './resolver.js';
+import { HOST, ServiceRegistry } from './services.js';
+import { isThenable, withTimeout } from './timeout.js';
+import type { Candidate, PluginSource, Resolution } from './types.js';
+import { KERNEL_API_VERSION } from './version.js';
+
+/** A plugin given in memory rather than as a folder: a manifest and its code. */
+export interface InlinePlugin extends PluginDefinition {
+  /** `version` defaults to 0.0.0 and `kernel` to `*`. */
+  manifest: Omit<ManifestInput, 'version' | 'kernel'> & Partial<Pick<ManifestInput, 'version' | 'kernel'>>;
+}
+
+export interface KernelOptions {
+  /** The user folder; default `PLINTH_HOME`, else `~/.plinth`. */
+  home?: string;
+  /** The project folder whose `.plinth/` holds workspace settings and plugins; default the current directory. */
+  workspace?: string;
+  /** A named profile from settings; default `PLINTH_PROFILE`. */
+  profile?: string;
+  /** More plugin folders (the CLI's `--plugin-dir`), highest precedence. */
+  pluginDirs?: readonly string[];
+  /** Load the builtin plugins (default true). */
+  builtin?: boolean;
+  /** Plugins given in memory, as if found in a plugin folder. */
+  plugins?: readonly InlinePlugin[];
+  /** The environment to read `PLINTH_*` and settings' `envVar`s from; default `process.env`. */
+  env?: Record<string, string | undefined>;
+  /** Default `PLINTH_LOG`, else `warn`. */
+  logLevel?: LogLevel;
+  /** Receives log lines (already redacted); default stderr. */
+  logSink?: LogSink;
+}
+
+/** Where each plugin is at, with its code and what it registered. */
+interface PluginRecord {
+  readonly info: PluginInfo;
+  readonly candidate: Candidate | undefined;
+  state: PluginState;
+  error?: PlinthError;
+  settings?: Record<string, unknown>;
+  loadMs?: number;
+  activation?: Promise<void>;
+  api?: PluginApi;
+  teardown?: Teardown;
+  abort: AbortController;
+}
+
+/** What boot found and did. */
+export interface BootReport extends ReadyInfo {
+  /** Manifests that could not be read or validated. */
+  readonly invalid: readonly PlinthError[];
+  readonly config: Pick<Config, 'files' | 'profile'>;
+}
+
+/** What shutdown did; errors name their plugin. */
+export interface ShutdownReport {
+  readonly durationMs: number;
+  readonly stopped: readonly string[];
+  readonly errors: readonly PlinthError[];
+}
+
+/** A command registered by a plugin, with its owner. */
+export interface RegisteredCommand extends CommandSpec {
+  readonly plugin: string;
+  readonly summary: string;
+}
+
+export class Kernel {
+  readonly apiVersion = KERNEL_API_VERSION;
+  /** Lifecycle hooks (tapable), for the host to tap directly. */
+  readonly hooks: LifecycleHooks = createLifecycleHooks();
+  /** Redacts sensitive setting values from any text or value. */
+  readonly redactor = new Redactor();
+  readonly log: Logger & { child(scope: string): Logger };
+  readonly home: string;
+  readonly workspace: string;
+
+  private readonly env: Record<string, string | undefined>;
+  private readonly events: EventBus;
+  private readonly records = new Map<string, PluginRecord>();
+  /** Active plugins in the order their setup finished; shutdown walks it backwards. */
+  private readonly loadOrder: PluginRecord[] = [];
+  private readonly lazyByEvent = new Map<string, string[]>();
+  private services: ServiceRegistry | undefined;
+  private timeouts: Timeouts = DEFAULT_TIMEOUTS;
+  private configState: Config | undefined;
+  private resolutionState: Resolution | undefined;
+  private preparing: Promise<Resolution> | undefined;
+  private started = 0;
+  private booting: Promise<BootReport> | undefined;
+  private closing: Promise<ShutdownReport> | undefined;
+
+  constructor(private readonly options: KernelOptions = {}) {
+    this.env = options.env ?? process.env;
+    this.home = options.home ? resolvePath(options.home) : defaultHome(this.env);
+    this.workspace = resolvePath(options.workspace ?? process.cwd());
+    this.log = createLogger('kernel', {
+      level: options.logLevel ?? parseLogLevel(this.env.PLINTH_LOG, 'warn'),
+      ...(options.logSink && { sink: options.logSink }),
+      redact: (text) => this.redactor.text(text),
+    });
+    this.events = new EventBus({ timeoutMs: DEFAULT_TIMEOUTS.event, report: (error) => this.report(error) });
+  }
+
+  /** The merged settings; available after `prepare`. */
+  get config(): Config {
+    if (!this.configState) throw notReady('config');
+    return this.configState;
+  }
+
+  /** The resolution; available after `prepare`. */
+  get resolution(): Resolution {
+    if (!this.resolutionState) throw notReady('resolution');
+    return this.resolutionState;
+  }
+
+  /** Event hooks (tapable AsyncSeriesWaterfallHooks), for interceptors. */
+  get eventHooks(): EventBus['hooks'] {
+    return this.events.hooks;
+  }
+
+  /**
+   * Reads settings and every manifest and resolves them; imports no plugin code.
+   * Throws PLN_E_CONFIG_* when settings are invalid.
+   */
+  prepare(): Promise<Resolution> {
+    this.preparing ??= this.doPrepare();
+    return this.preparing;
+  }
+
+  private async doPrepare(): Promise<Resolution> {
+    this.started = performance.now();
+    const config = await loadConfig({
+      home: this.home,
+      workspace: this.workspace,
+      ...(this.options.profile !== undefined && { profile: this.options.profile }),
+      env: this.env,
+    });
+    this.configState = config;
+    this.timeouts = timeouts(config);
+    this.events.timeoutMs = this.timeouts.event;
+
+    const sources: Array<{ dir: string; source: PluginSource }> = [];
+    if (this.options.builtin !== false) sources.push({ dir: builtinPluginsDir(), source: 'builtin' });
+    sources.push({ dir: resolvePath(this.home, 'plugins'), source: 'user' });
+    sources.push({ dir: resolvePath(this.workspace, '.plinth', 'plugins'), source: 'workspace' });
+    for (const dir of [...(config.settings.pluginDirs ?? []), ...(this.options.pluginDirs ?? [])]) {
+      sources.push({ dir: resolvePath(dir), source: 'path' });
+    }
+    const found = await discoverPlugins(sources);
+    const inline = (this.options.plugins ?? []).map((plugin) => inlineCandidate(plugin));
+    const resolution = resolve({
+      candidates: [...found.candidates, ...inline],
+      invalid: found.invalid,
+      kernelVersion: KERNEL_API_VERSION,
+      disabled: disabledPlugins(config),
+    });
+    this.resolutionState = resolution;
+
+    this.services = new ServiceRegistry({ choices: config.settings.services ?? {}, activate: (name) => this.activate(name) });
+    for (const candidate of resolution.plugins) {
+      const record = this.addRecord(candidate, candidate.manifest.activation === 'lazy' ? 'lazy' : 'loading');
+      this.services.declare(record.info.name, candidate.manifest.provides);
+      this.resolveSettings(record);
+      if (candidate.manifest.activation === 'lazy') this.indexLazyEvents(record);
+    }
+    for (const excluded of resolution.excluded) {
+      if (this.records.has(excluded.name)) continue;
+      const record = this.addRecord(excluded.candidate, 'excluded', excluded.name);
+      record.error = excluded.error;
+    }
+    for (const error of resolution.invalid) this.report(error);
+    for (const excluded of resolution.excluded) {
+      if (excluded.error.code !== 'PLN_E_PLUGIN_DISABLED') this.report(excluded.error);
+    }
+    await this.hooks.resolve.promise(resolution);
+    return resolution;
+  }
+
+  /** Prepares, then sets up every eager plugin in dependency order. */
+  boot(): Promise<BootReport> {
+    this.booting ??= this.doBoot();
+    return this.booting;
+  }
+
+  private async doBoot(): Promise<BootReport> {
+    const resolution = await this.prepare();
+    for (const candidate of resolution.plugins) {
+      if (candidate.manifest.activation === 'lazy') continue;
+      await this.activate(candidate.manifest.name).catch(() => undefined);
+    }
+    const ready: BootReport = {
+      plugins: this.status(),
+      durationMs: performance.now() - this.started,
+      invalid: resolution.invalid,
+      config: { files: this.config.files, profile: this.config.profile },
+    };
+    await this.hooks.ready.promise(ready);
+    return ready;
+  }
+
+  /**
+   * Imports and sets up one plugin, after its dependencies. Resolves when it is
+   * active; rejects with its error (also kept in its status) otherwise.
+   */
+  activate(name: string): Promise<void> {
+    const record = this.records.get(name);
+    if (!record) {
+      return Promise.reject(new PlinthError('PLN_E_PLUGIN_UNKNOWN', `no plugin named "${name}" is installed`, { hint: 'run `plinth plugins list`' }));
+    }
+    if (record.state === 'excluded') return Promise.reject(record.error);
+    record.activation ??= this.runActivation(record);
+    return record.activation;
+  }
+
+  private async runActivation(record: PluginRecord): Promise<void> {
+    if (this.closing) throw new PlinthError('PLN_E_KERNEL_CLOSED', 'the kernel is shutting down', { plugin: record.info.name });
+    const { name, manifest } = record.info;
+    record.state = 'loading';
+    for (const dependency of Object.keys(manifest.dependencies)) {
+      try {
+        await this.activate(dependency);
+      } catch (cause) {
+        const chain = isPlinthError(cause) && cause.plugin && cause.plugin !== dependency ? ` (via "${cause.plugin}")` : '';
+        return this.fail(
+          record,
+          new PlinthError('PLN_E_DEP_FAILED', `plugin "${name}" was skipped: its dependency "${dependency}" did not load${chain}: ${describeCause(cause)}`, {
+            plugin: name,
+            hook: 'setup',
+            cause,
+            hint: `fix "${dependency}" first; \`plinth plugins why ${dependency}\` explains it`,
+          }),
+          'skipped',
+        );
+      }
+    }
+    if (record.error) return this.fail(record, record.error); // its settings were invalid
+
+    const started = performance.now();
+    try {
+      const veto = await this.hooks.load.promise(record.info);
+      if (typeof veto === 'string') {
+        throw new PlinthError('PLN_E_PLUGIN_REFUSED', `plugin "${name}" was refused: ${veto}`, { plugin: name, hook: 'load' });
+      }
+    } catch (error) {
+      return this.fail(record, isPlinthError(error) && error.code === 'PLN_E_PLUGIN_REFUSED' ? error : wrapPluginError('PLN_E_PLUGIN_REFUSED', name, 'load', error));
+    }
+
+    const api = createPluginApi({
+      info: record.info,
+      hooks: this.hooks,
+      events: this.events,
+      services: this.services!,
+      config: this.config.settings,
+      hookTimeoutMs: this.timeouts.setup,
+      report: (error) => this.report(error),
+      knownPlugins: () => this.knownPlugins(),
+      kernel: this,
+    });
+    record.api = api;
+    try {
+      const definition = record.candidate && (manifest.main !== undefined || record.candidate.definition) ? await loadPluginCode(record.candidate) : undefined;
+      if (definition) {
+        const context = {
+          ...record.info,
+          settings: record.settings ?? {},
+          log: this.log.child(name),
+          paths: { home: this.home, workspace: this.workspace },
+          signal: record.abort.signal,
+        };
+        let result: ReturnType<PluginDefinition['setup']>;
+        try {
+          result = definition.setup(api.kernel, context);
+        } catch (error) {
+          throw wrapPluginError('PLN_E_PLUGIN_SETUP', name, 'setup', error);
+        }
+        const teardown = await withTimeout(result, this.timeouts.setup, () => {
+          // A late teardown still runs, so a hung setup leaks nothing once it settles.
+          if (isThenable<void | Teardown>(result)) {
+            result.then(
+              (late) => {
+                if (typeof late === 'function') Promise.resolve().then(late).catch(() => undefined);
+              },
+              () => undefined,
+            );
+          }
+          return new PlinthError('PLN_E_PLUGIN_TIMEOUT', `plugin "${name}" did not finish setup within ${this.timeouts.setup} ms`, {
+            plugin: name,
+            hook: 'setup',
+            hint: 'make setup return promptly (start long work in the background), or raise timeouts.setup in settings.json',
+          });
+        }).catch((error: unknown) => {
+          throw isPlinthError(error) && error.plugin === name ? error : wrapPluginError('PLN_E_PLUGIN_SETUP', name, 'setup', error);
+        });
+        if (typeof teardown === 'function') record.teardown = teardown;
+      }
+      await withTimeout(api.settled(), this.timeouts.setup, () => new PlinthError('PLN_E_HOOK_TIMEOUT', `plugin "${name}" did not finish reading manifests in time`, { plugin: name, hook: 'manifest' }));
+    } catch (error) {
+      return this.fail(record, isPlinthError(error) ? error : wrapPluginError('PLN_E_PLUGIN_SETUP', name, 'setup', error));
+    }
+    record.loadMs = performance.now() - started;
+    record.state = 'active';
+    this.loadOrder.push(record);
+    this.log.debug(`loaded ${name}@${record.info.version} in ${record.loadMs.toFixed(1)} ms`);
+  }
+
+  private fail(record: PluginRecord, error: PlinthError, state: 'failed' | 'skipped' = 'failed'): never {
+    record.state = state;
+    record.error = error;
+    record.abort.abort(error);
+    record.api?.dispose();
+    this.report(error);
+    throw error;
+  }
+
+  /** Fires an agent event (name or alias) and returns the combined decision. */
+  async emit(event: string, context: Record<string, unknown> = {}): Promise<Decision> {
+    if (this.lazyByEvent.size > 0) {
+      const name = requireEvent(event);
+      const waiting = this.lazyByEvent.get(name);
+      if (waiting) {
+        this.lazyByEvent.delete(name);
+        await Promise.all(waiting.map((plugin) => this.activate(plugin).catch(() => undefined)));
+      }
+    }
+    return this.events.emit(event, context);
+  }
+
+  /** Gets a service, importing a lazy provider when needed. */
+  get<K extends ServiceName>(name: K): Promise<ServiceType<K>> {
+    if (!this.services) return Promise.reject(notReady('services'));
+    return this.services.get(name) as Promise<ServiceType<K>>;
+  }
+
+  /** Provides a service as the host application (provider name `host`). */
+  provide<K extends ServiceName>(name: K, implementation: ServiceType<K>): Disposer {
+    if (!this.services) throw notReady('services');
+    return this.services.provide(HOST, name, implementation);
+  }
+
+  /** Handles an event as the host application. */
+  on(event: string, handler: EventHandler, options?: TapOptions): Disposer {
+    return this.events.on(HOST, event, handler, options);
+  }
+
+  /** Every plugin's state, in resolution order, then the excluded ones. */
+  status(): PluginStatus[] {
+    return [...this.records.values()].map((record) => ({
+      name: record.info.name,
+      version: record.info.version,
+      source: record.info.source,
+      state: record.state,
+      provides: record.info.manifest.provides,
+      ...(record.loadMs !== undefined && { loadMs: record.loadMs }),
+      ...(record.error && { error: { code: record.error.code, message: this.redactor.text(record.error.message) } }),
+    }));
+  }
+
+  /** What the kernel found, decided and read, with sensitive values redacted. */
+  inspect(): KernelInspection {
+    const resolution = this.resolution;
+    const chosen = new Set(resolution.plugins);
+    const decls = new Map([...this.records.values()].map((r) => [r.info.name, r.info.manifest.settings]));
+    return {
+      plugins: this.status(),
+      candidates: [...resolution.candidates.values()].flat().map((c) => ({
+        name: c.manifest.name,
+        version: c.manifest.version,
+        source: c.source,
+        dir: c.dir,
+        chosen: chosen.has(c),
+      })),
+      invalid: resolution.invalid.map((e) => ({ code: e.code, message: this.redactor.text(e.message) })),
+      explain: (name) => explain(resolution, name),
+      config: {
+        files: this.config.files,
+        profile: this.config.profile,
+        settings: this.redactor.value(redactSettings(this.config.settings, decls)),
+      },
+    };
+  }
+
+  /** Commands declared by the resolved plugins, from manifests alone. */
+  declaredCommands(): Array<{ name: string; summary: string; usage?: string; plugin: string }> {
+    const list: Array<{ name: string; summary: string; usage?: string; plugin: string }> = [];
+    for (const candidate of this.resolution.plugins) {
+      for (const [name, decl] of Object.entries(candidate.manifest.commands)) {
+        list.push({ name, summary: decl.summary, ...(decl.usage && { usage: decl.usage }), plugin: candidate.manifest.name });
+      }
+    }
+    return list.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Activates `plugin` and collects the commands plugins registered through the `commands` hook. */
+  async commands(plugin?: string): Promise<Map<string, RegisteredCommand>> {
+    if (plugin) await this.activate(plugin);
+    const found = new Map<string, RegisteredCommand>();
+    const owners = new Map(this.declaredCommands().map((c) => [c.name, c]));
+    const registry: CommandRegistry = {
+      add: (command) => {
+        const owner = owners.get(command.name);
+        found.set(command.name, { ...command, plugin: owner?.plugin ?? HOST, summary: owner?.summary ?? '' });
+      },
+    };
+    this.hooks.commands.call(registry);
+    return found;
+  }
+
+  /**
+   * Runs shutdown taps, then each plugin's teardown in reverse load order, each
+   * under a time limit; never hangs and never throws.
+   */
+  shutdown(): Promise<ShutdownReport> {
+    this.closing ??= this.doShutdown();
+    return this.closing;
+  }
+
+  private async doShutdown(): Promise<ShutdownReport> {
+    const started = performance.now();
+    const deadline = Date.now() + this.timeouts.shutdown;
+    const errors: PlinthError[] = [];
+    const stopped: string[] = [];
+    const remaining = (limit: number) => Math.max(1, Math.min(limit, deadline - Date.now()));
+
+    await withTimeout(this.hooks.shutdown.promise(), remaining(this.timeouts.shutdown), () => new PlinthError('PLN_E_HOOK_TIMEOUT', 'shutdown taps did not finish in time', { hook: 'shutdown' })).catch(
+      (error: unknown) => void errors.push(isPlinthError(error) ? error : wrapPluginError('PLN_E_HOOK_FAILED', 'kernel', 'shutdown', error)),
+    );
+    for (const record of [...this.loadOrder].reverse()) {
+      const { name } = record.info;
+      record.abort.abort(new PlinthError('PLN_E_KERNEL_CLOSED', 'the kernel is shutting down'));
+      if (record.teardown) {
+        const limit = remaining(this.timeouts.teardown);
+        try {
+          await withTimeout(
+            Promise.resolve().then(record.teardown),
+            limit,
+            () => new PlinthError('PLN_E_TEARDOWN_TIMEOUT', `plugin "${name}" did not finish its teardown within ${limit} ms`, { plugin: name, hook: 'teardown', hint: 'its resources may not be released; fix its teardown' }),
+          );
+        } catch (error) {
+          errors.push(isPlinthError(error) && error.plugin === name ? error : wrapPluginError('PLN_E_PLUGIN_TEARDOWN', name, 'teardown', error));
+        }
+      }
+      record.api?.dispose();
+      record.state = 'stopped';
+      stopped.push(name);
+    }
+    this.events.close();
+    for (const error of errors) this.report(error);
+    return { durationMs: performance.now() - started, stopped, errors };
+  }
+
+  private addRecord(candidate: Candidate | undefined, state: PluginState, name?: string): PluginRecord {
+    const info: PluginInfo = candidate
+      ? { name: candidate.manifest.name, version: candidate.manifest.version, source: candidate.source, dir: candidate.dir, manifest: candidate.manifest }
+      : { name: name!, version: '', source: 'path', dir: '', manifest: parseManifestOrThrow({ name, version: '0.0.0', kernel: '*' }) };
+    const record: PluginRecord = { info, candidate, state, abort: new AbortController() };
+    this.records.set(info.name, record);
+    return record;
+  }
+
+  // Settings are checked for every resolved plugin at prepare time, so secrets are
+  // known to the redactor before any code (lazy or not) could log them.
+  private resolveSettings(record: PluginRecord): void {
+    const { name, manifest } = record.info;
+    try {
+      const settings = resolvePluginSettings(name, manifest.settings, this.config.settings.plugins?.[name]?.settings, this.env);
+      for (const secret of sensitiveValues(manifest.settings, settings)) this.redactor.add(secret);
+      record.settings = settings;
+    } catch (error) {
+      record.error = isPlinthError(error) ? error : wrapPluginError('PLN_E_SETTING_INVALID', name, 'settings', error);
+    }
+  }
+
+  private indexLazyEvents(record: PluginRecord): void {
+    for (const event of record.info.manifest.events) {
+      const name = canonicalEvent(event);
+      if (name === undefined) {
+        this.report(new PlinthError('PLN_E_EVENT_UNKNOWN', `plugin "${record.info.name}" declares unknown event "${event}"`, { plugin: record.info.name, hook: 'manifest' }));
+        continue;
+      }
+      const list = this.lazyByEvent.get(name) ?? [];
+      list.push(record.info.name);
+      this.lazyByEvent.set(name, list);
+    }
+  }
+
+  private knownPlugins(): PluginInfo[] {
+    const known: PluginInfo[] = [];
+    for (const record of this.records.values()) {
+      if (record.state !== 'excluded' && record.state !== 'failed' && record.state !== 'skipped') known.push(record.info);
+    }
+    return known;
+  }
+
+  private report(error: PlinthError): void {
+    this.log.warn(`${error.code}: ${error.message}`);
+  }
+}
+
+/** Creates a kernel; call `boot()` to load plugins. */
+export function createKernel(options?: KernelOptions): Kernel {
+  return new Kernel(options);
+}
+
+function inlineCandidate(plugin: InlinePlugin): Candidate {
+  const manifest = parseManifestOrThrow({ version: '0.0.0', kernel: '*', ...plugin.manifest, main: undefined });
+  return { manifest, dir: '', file: '', source: 'path', definition: { setup: plugin.setup.bind(plugin) } };
+}
+
+function parseManifestOrThrow(data: unknown) {
+  const parsed = parseManifest(data);
+  if (parsed.ok) return parsed.manifest;
+  const name = typeof (data as { name?: unknown }).name === 'string' ? (data as { name: string }).name : undefined;
+  throw new PlinthError('PLN_E_MANIFEST_INVALID', `inline plugin${name ? ` "${name}"` : ''} has an invalid manifest: ${parsed.issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`, {
+    ...(name && { plugin: name }),
+  });
+}
+
+function notReady(what: string): PlinthError {
+  return new PlinthError('PLN_E_KERNEL_STATE', `the kernel's ${what} is not available before prepare()`, { hint: 'await kernel.prepare() or kernel.boot() first' });
+}

@@ -1,0 +1,50 @@
+/** Text for `plugins list` and `plugins why`. */
+import type { KernelInspection, PluginStatus } from 'plinth/sdk';
+
+type Explanation = NonNullable<ReturnType<KernelInspection['explain']>>;
+
+function table(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return [line(head), ...rows.map(line)].join('\n');
+}
+
+export function formatPluginList(view: KernelInspection, all: boolean): string {
+  const rows = view.plugins.map((p) => [p.name, p.version, p.source, p.state, p.error?.code ?? p.provides.join(', ')]);
+  const parts = [rows.length > 0 ? table(['PLUGIN', 'VERSION', 'SOURCE', 'STATE', 'PROVIDES / REASON'], rows) : 'No plugins found.'];
+  if (all) {
+    const others = view.candidates.filter((c) => !c.chosen);
+    if (others.length > 0) {
+      parts.push('', 'Found but not chosen:', table(['PLUGIN', 'VERSION', 'SOURCE', 'FOLDER'], others.map((c) => [c.name, c.version, c.source, c.dir])));
+    }
+  }
+  for (const invalid of view.invalid) parts.push('', `${invalid.code}: ${invalid.message}`);
+  return parts.join('\n');
+}
+
+export function formatExplanation(e: Explanation, status: PluginStatus | undefined): string {
+  const lines: string[] = [];
+  if (e.chosen) {
+    lines.push(`${e.name}@${e.chosen.manifest.version} from ${e.chosen.source} (${e.chosen.dir})${status ? `: ${status.state}` : ''}`);
+  } else {
+    lines.push(`${e.name} does not load.`);
+  }
+  const error = status?.error ?? (e.exclusion && { code: e.exclusion.code, message: e.exclusion.message });
+  if (error) lines.push(`  ${error.code}: ${error.message}`);
+  if (e.candidates.length > 0) {
+    lines.push('', 'Candidates:');
+    for (const c of e.candidates) lines.push(`  ${c.candidate.manifest.version.padEnd(10)} ${c.candidate.source.padEnd(9)} ${c.reason}`);
+  }
+  if (e.requestedBy.length > 0) {
+    lines.push('', 'Asked for by:');
+    for (const r of e.requestedBy) lines.push(`  ${r.from} wants ${r.range}`);
+  }
+  if (e.dependencies.length > 0) {
+    lines.push('', 'Depends on:');
+    for (const d of e.dependencies) {
+      const to = d.resolved ? `${d.resolved.manifest.version} (${d.resolved.source})` : 'nothing';
+      lines.push(`  ${d.name} ${d.range} → ${to}${d.problem ? `  ${d.problem}` : ''}`);
+    }
+  }
+  return lines.join('\n');
+}

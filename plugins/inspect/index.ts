@@ -1,0 +1,46 @@
+import { definePlugin, PlinthError } from 'plinth/sdk';
+import { formatExplanation, formatPluginList } from './format.js';
+
+export default definePlugin({
+  setup(kernel) {
+    kernel.hooks.commands.tap((registry) => {
+      registry.add({
+        name: 'plugins list',
+        options: { all: { type: 'boolean', description: 'Also list versions that were found but not chosen' } },
+        run({ options, json, out }) {
+          const view = kernel.inspect();
+          if (json) return out.json({ plugins: view.plugins, candidates: view.candidates, invalid: view.invalid });
+          out.print(formatPluginList(view, options.all === true));
+        },
+      });
+
+      registry.add({
+        name: 'plugins why',
+        args: [{ name: 'name', required: true, description: 'A plugin name' }],
+        run({ args, json, out }) {
+          const name = args[0]!;
+          const explanation = kernel.inspect().explain(name);
+          if (!explanation) {
+            throw new PlinthError('PLN_E_PLUGIN_UNKNOWN', `no plugin named "${name}" was found or asked for`, {
+              hint: 'run `plinth plugins list --all` to see every plugin found',
+            });
+          }
+          const status = kernel.status().find((p) => p.name === name);
+          if (json) return out.json({ ...explanation, status });
+          out.print(formatExplanation(explanation, status));
+        },
+      });
+
+      registry.add({
+        name: 'config show',
+        run({ json, out }) {
+          const { config } = kernel.inspect();
+          if (json) return out.json(config);
+          for (const file of config.files) out.print(`${file.scope}: ${file.file}${file.exists ? '' : ' (absent)'}`);
+          out.print(`profile: ${config.profile ?? '(none)'}`);
+          out.print(JSON.stringify(config.settings, null, 2));
+        },
+      });
+    });
+  },
+});
