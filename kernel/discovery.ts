@@ -26,11 +26,11 @@ export interface DiscoveryResult {
 const MANIFEST = 'manifest.json';
 
 /**
- * Open files at once. Reads are issued concurrently for speed, but an unbounded
- * fan-out over a large plugin folder would hit EMFILE where the descriptor limit
- * is low (macOS defaults to 256); libuv only runs 4 reads at a time anyway.
+ * Manifests read at once. A fixed pool of readers sharing one queue keeps the
+ * thread pool busy without one pending promise (and open descriptor) per
+ * plugin: a low descriptor limit would otherwise fail a large plugin folder.
  */
-const MAX_OPEN_FILES = 100000;
+const READERS = 64;
 
 /**
  * Finds every plugin in `sources`. A source folder that holds a manifest.json is
@@ -39,11 +39,11 @@ const MAX_OPEN_FILES = 100000;
  * Results keep the order of `sources`, then folder names in code-point order.
  */
 export async function discoverPlugins(sources: ReadonlyArray<DiscoverySource>): Promise<DiscoveryResult> {
-  const limit = limiter(MAX_OPEN_FILES);
-  const perSource = await Promise.all(sources.map((s) => scanSource(path.resolve(s.dir), s.source, limit)));
+  const listed = await Promise.all(sources.map((s) => listSource(path.resolve(s.dir), s.source)));
+  const loaded = await loadAll(listed.flatMap((l) => l.folders));
   const candidates: Candidate[] = [];
   const invalid: PlinthError[] = [];
-  for (const found of perSource.flat()) {
+  for (const found of [...listed.flatMap((l) => l.found), ...loaded]) {
     if (found === undefined) continue;
     if (found instanceof PlinthError) invalid.push(found);
     else candidates.push(found);
@@ -52,25 +52,46 @@ export async function discoverPlugins(sources: ReadonlyArray<DiscoverySource>): 
 }
 
 type Found = Candidate | PlinthError | undefined;
-type Limit = <T>(task: () => Promise<T>) => Promise<T>;
 
-async function scanSource(dir: string, source: PluginSource, limit: Limit): Promise<Found[]> {
-  // Reading the manifest directly costs one syscall chain and tells us both
-  // "is this a plugin" (ENOENT) and its content, where a stat would add a round trip.
-  const self = await loadPlugin(dir, source, limit);
-  if (self !== undefined) return [self];
+interface Folder {
+  readonly dir: string;
+  readonly source: PluginSource;
+}
+
+/** The folders of one source that may hold a plugin, or the source itself when it is one. */
+async function listSource(dir: string, source: PluginSource): Promise<{ found: Found[]; folders: Folder[] }> {
+  // Reading the manifest directly answers both "is this a plugin" (ENOENT)
+  // and "what is in it", where a stat first would add a round trip.
+  const self = await loadPlugin({ dir, source });
+  if (self !== undefined) return { found: [self], folders: [] };
   const children = await listFolders(dir);
-  if (children instanceof PlinthError) return [children];
-  const found = await Promise.all(
-    children.map(async (name): Promise<Found[]> => {
+  if (children instanceof PlinthError) return { found: [children], folders: [] };
+  const found: Found[] = [];
+  const nested = await Promise.all(
+    children.map(async (name): Promise<Folder[]> => {
       const child = path.join(dir, name);
-      if (!name.startsWith('@')) return [await loadPlugin(child, source, limit)];
+      if (!name.startsWith('@')) return [{ dir: child, source }];
       const scoped = await listFolders(child);
-      if (scoped instanceof PlinthError) return [scoped];
-      return Promise.all(scoped.map((inner) => loadPlugin(path.join(child, inner), source, limit)));
+      if (!(scoped instanceof PlinthError)) return scoped.map((inner) => ({ dir: path.join(child, inner), source }));
+      found.push(scoped);
+      return [];
     }),
   );
-  return found.flat();
+  return { found, folders: nested.flat() };
+}
+
+/** Loads every folder's manifest with a fixed number of concurrent readers; results keep the input order. */
+async function loadAll(folders: readonly Folder[]): Promise<Found[]> {
+  const results: Found[] = new Array<Found>(folders.length);
+  let next = 0;
+  const reader = async (): Promise<void> => {
+    while (next < folders.length) {
+      const i = next++;
+      results[i] = await loadPlugin(folders[i] as Folder);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READERS, folders.length) }, reader));
+  return results;
 }
 
 /**
@@ -96,11 +117,11 @@ async function listFolders(dir: string): Promise<string[] | PlinthError> {
 }
 
 /** Reads and validates `<dir>/manifest.json`; `undefined` when there is none. */
-async function loadPlugin(dir: string, source: PluginSource, limit: Limit): Promise<Found> {
+async function loadPlugin({ dir, source }: Folder): Promise<Found> {
   const file = path.join(dir, MANIFEST);
   let text: string;
   try {
-    text = await limit(() => readText(file));
+    text = await readText(file);
   } catch (error) {
     if (isNotFound(error)) return undefined;
     return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}: cannot read: ${describeCause(error)}`, {
@@ -232,24 +253,6 @@ function scanForJsonError(text: string): number | undefined {
     // A RangeError from absurd nesting: no location rather than a crash.
     return typeof at === 'number' ? at : undefined;
   }
-}
-
-/** Runs at most `max` tasks at once; the others wait their turn in order. */
-function limiter(max: number): Limit {
-  let active = 0;
-  const waiting: Array<() => void> = [];
-  return async (task) => {
-    if (active < max) active++;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
-    try {
-      return await task();
-    } finally {
-      // Hand the slot straight to the next task so a newcomer cannot overtake it.
-      const next = waiting.shift();
-      if (next) next();
-      else active--;
-    }
-  };
 }
 
 /**

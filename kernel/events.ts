@@ -4,12 +4,18 @@
  * blocks ends the chain, a handler that throws blocks (fail closed) and is
  * named, and a handler that never settles is reported by a watchdog instead of
  * hanging the host.
+ *
+ * Handlers are registered as tapable taps (so ordering by stage/before and
+ * interceptors' `register` apply), but while no interceptor watches calls, emit
+ * walks the ordered taps itself: a synchronous handler then costs no promise,
+ * and an async one a single `then`, which keeps emit as cheap as a bare hook.
  */
 import { AsyncSeriesWaterfallHook } from 'tapable';
 import { EVENTS, canonicalEvent, type Decision, type EventHandler, type EventName, type EventResult } from '../sdk/events.js';
 import type { Disposer, TapOptions } from '../sdk/plugin.js';
 import { PlinthError, describeCause, wrapPluginError } from './errors.js';
 import { addTap } from './taps.js';
+import { type Inflight, InflightList } from './inflight.js';
 import { isThenable } from './timeout.js';
 
 /** What flows through an event's waterfall. */
@@ -30,28 +36,39 @@ export interface EventBusOptions {
   report(error: PlinthError): void;
 }
 
-interface PendingEmit {
+/** A tap made by `EventBus.on`: tapable's entry, plus the handler for the direct walk. */
+interface HandlerTap {
+  readonly plugin?: string;
+  readonly handler?: EventHandler;
+}
+
+interface PendingEmit extends Inflight {
   readonly state: EmitState;
-  readonly started: number;
-  finish(decision: Decision): void;
 }
 
 /** Resolves an event name or alias, or throws PLN_E_EVENT_UNKNOWN. */
 export function requireEvent(name: string): EventName {
   const event = canonicalEvent(name);
-  if (event === undefined) {
-    throw new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${name}"`, {
-      hint: `use one of: ${EVENTS.join(', ')} (or a hook protocol alias such as pre-tool-call)`,
-    });
-  }
+  if (event === undefined) throw unknownEvent(name);
   return event;
+}
+
+/** A rejected promise for an unknown event: emit reports bad input by rejecting, never by throwing. */
+export function rejectUnknown(name: string): Promise<never> {
+  return Promise.reject(unknownEvent(name));
+}
+
+function unknownEvent(name: string): PlinthError {
+  return new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${name}"`, {
+    hint: `use one of: ${EVENTS.join(', ')} (or a hook protocol alias such as pre-tool-call)`,
+  });
 }
 
 export class EventBus {
   readonly hooks: EventHooks;
   /** How long one emit may wait for its handlers (settings may change it after construction). */
   timeoutMs: number;
-  private readonly pending = new Set<PendingEmit>();
+  private readonly inflight = new InflightList();
   private watchdog: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: EventBusOptions) {
@@ -70,29 +87,25 @@ export class EventBus {
   on(plugin: string, event: string, handler: EventHandler, options?: TapOptions): Disposer {
     const name = requireEvent(event);
     const report = this.options.report;
-    const fn = (state: EmitState): Promise<EmitState> => {
-      if (!state.allow || state.settled) return Promise.resolve(state);
-      state.current = plugin;
-      let result: ReturnType<EventHandler>;
-      try {
-        result = handler(state.context, name);
-      } catch (error) {
-        return Promise.resolve(fail(state, plugin, error, report));
-      }
+    // What tapable calls when an interceptor watches the hook; the direct walk in
+    // `emit` does the same with `step`.
+    const fn = (state: EmitState, next: (error: null, state: EmitState) => void): void => {
+      if (!state.allow || state.settled) return next(null, state);
+      const result = step(state, plugin, handler, report);
       if (isThenable<EventResult | void>(result)) {
-        return Promise.resolve(result).then(
-          (value) => apply(state, plugin, value),
-          (error: unknown) => fail(state, plugin, error, report),
+        result.then(
+          (value) => next(null, apply(state, plugin, value)),
+          (error: unknown) => next(null, fail(state, plugin, error, report)),
         );
-      }
-      return Promise.resolve(apply(state, plugin, result));
+      } else next(null, state);
     };
-    return addTap(this.hooks[name], 'promise', plugin, fn, options);
+    return addTap(this.hooks[name], 'async', plugin, fn, { ...options, plugin, handler } as TapOptions);
   }
 
   /** Fires `event` through every handler and returns the combined decision. */
   emit(event: string, context: Record<string, unknown> = {}): Promise<Decision> {
-    const name = requireEvent(event);
+    const name = canonicalEvent(event);
+    if (name === undefined) return rejectUnknown(event);
     const state: EmitState = {
       event: name,
       allow: true,
@@ -108,59 +121,106 @@ export class EventBus {
       const pending: PendingEmit = {
         state,
         started: Date.now(),
+        prev: undefined,
+        next: undefined,
         finish: (decision) => {
-          this.pending.delete(pending);
+          this.inflight.remove(pending);
           if (state.settled) return;
           state.settled = true;
           resolve(decision);
         },
       };
-      this.pending.add(pending);
+      this.inflight.add(pending);
       this.armWatchdog();
-      hook.promise(state).then(
-        () => pending.finish(toDecision(state)),
-        // The wrapper never rejects; a failing interceptor is the only way here.
-        (error: unknown) => pending.finish(toDecision(fail(state, state.current ?? 'kernel', error, this.options.report))),
-      );
+      const done = (): void => pending.finish(toDecision(state));
+      const taps = hook.taps as unknown as ReadonlyArray<HandlerTap>;
+      if (hook.interceptors.length === 0 && taps.every((tap) => tap.handler !== undefined)) {
+        walk(state, taps.slice(), 0, this.options.report, done);
+      } else {
+        hook.callAsync(state, (error) => {
+          // Handlers never pass an error on; a failing interceptor is the only way here.
+          if (error) fail(state, state.current ?? 'kernel', error, this.options.report);
+          done();
+        });
+      }
     });
   }
 
   /** Stops the watchdog; pending emits are answered as blocked. */
   close(): void {
-    for (const pending of this.pending) {
-      pending.finish(blocked(pending.state, 'kernel', 'the kernel shut down before the event finished', 'PLN_E_KERNEL_CLOSED'));
+    for (const item of this.inflight.items()) {
+      const { state } = item as PendingEmit;
+      item.finish(toDecision(blocked(state, 'kernel', 'the kernel shut down before the event finished', 'PLN_E_KERNEL_CLOSED')));
     }
     if (this.watchdog) clearInterval(this.watchdog);
     this.watchdog = undefined;
   }
 
-  // One coarse timer for all emits, rather than a timer per handler call: the
-  // event path stays as cheap as a bare tapable hook.
+  // One coarse timer for all emits, rather than a timer per handler call.
   private armWatchdog(): void {
     if (this.watchdog) return;
     const period = Math.max(10, Math.min(1000, Math.floor(this.timeoutMs / 4)));
-    this.watchdog = setInterval(() => this.checkPending(), period);
+    this.watchdog = setInterval(() => this.sweep(), period);
     this.watchdog.unref();
   }
 
-  private checkPending(): void {
+  private sweep(): void {
     const now = Date.now();
-    for (const pending of this.pending) {
-      if (now - pending.started < this.timeoutMs) continue;
-      const plugin = pending.state.current ?? 'kernel';
-      const error = new PlinthError(
-        'PLN_E_EVENT_TIMEOUT',
-        `plugin "${plugin}" did not answer ${pending.state.event} within ${this.timeoutMs} ms`,
-        { plugin, hook: pending.state.event, hint: 'the event was blocked; fix the handler or raise timeouts.event in settings.json' },
-      );
+    for (const item of this.inflight.items()) {
+      if (now - item.started < this.timeoutMs) continue;
+      const { state } = item as PendingEmit;
+      const plugin = state.current ?? 'kernel';
+      const error = new PlinthError('PLN_E_EVENT_TIMEOUT', `plugin "${plugin}" did not answer ${state.event} within ${this.timeoutMs} ms`, {
+        plugin,
+        hook: state.event,
+        hint: 'the event was blocked; fix the handler or raise timeouts.event in settings.json',
+      });
       this.options.report(error);
-      pending.finish(blocked(pending.state, plugin, error.message, error.code));
+      item.finish(toDecision(blocked(state, plugin, error.message, error.code)));
     }
-    if (this.pending.size === 0 && this.watchdog) {
+    if (this.inflight.empty && this.watchdog) {
       clearInterval(this.watchdog);
       this.watchdog = undefined;
     }
   }
+}
+
+/** Runs handlers from `index` on, synchronously while they answer synchronously. */
+function walk(state: EmitState, taps: ReadonlyArray<HandlerTap>, index: number, report: (error: PlinthError) => void, done: () => void): void {
+  for (let i = index; i < taps.length; i++) {
+    if (!state.allow || state.settled) break;
+    const { plugin, handler } = taps[i] as Required<HandlerTap>;
+    const result = step(state, plugin, handler, report);
+    if (isThenable<EventResult | void>(result)) {
+      result.then(
+        (value) => {
+          apply(state, plugin, value);
+          walk(state, taps, i + 1, report, done);
+        },
+        (error: unknown) => {
+          fail(state, plugin, error, report);
+          done();
+        },
+      );
+      return;
+    }
+  }
+  done();
+}
+
+/** Calls one handler; applies a synchronous answer at once and returns a pending one. */
+function step(state: EmitState, plugin: string, handler: EventHandler, report: (error: PlinthError) => void): PromiseLike<EventResult | void> | undefined {
+  state.current = plugin;
+  let result: ReturnType<EventHandler>;
+  try {
+    result = handler(state.context, state.event);
+  } catch (error) {
+    fail(state, plugin, error, report);
+    return undefined;
+  }
+  if (isThenable<EventResult | void>(result)) return result;
+  apply(state, plugin, result);
+  return undefined;
 }
 
 function apply(state: EmitState, plugin: string, result: EventResult | void): EmitState {
@@ -182,6 +242,7 @@ function fail(state: EmitState, plugin: string, error: unknown, report: (error: 
 }
 
 function blocked(state: EmitState, plugin: string, reason: string, code: string): EmitState {
+  if (state.settled) return state;
   state.allow = false;
   state.blockedBy = { plugin, reason, code };
   state.messages.push(`${plugin}: ${reason}`);

@@ -25,7 +25,7 @@ import { resolvePluginSettings, sensitiveValues } from './config/plugin-settings
 import { DEFAULT_TIMEOUTS, type Timeouts } from './config/schema.js';
 import { discoverPlugins } from './discovery.js';
 import { PlinthError, describeCause, isPlinthError, wrapPluginError } from './errors.js';
-import { EventBus, requireEvent } from './events.js';
+import { EventBus, rejectUnknown } from './events.js';
 import { type LifecycleHooks, createLifecycleHooks } from './lifecycle.js';
 import { loadPluginCode } from './loader.js';
 import { type LogLevel, type LogSink, createLogger, parseLogLevel } from './log.js';
@@ -348,13 +348,17 @@ export class Kernel {
   }
 
   /** Fires an agent event (name or alias) and returns the combined decision. */
-  async emit(event: string, context: Record<string, unknown> = {}): Promise<Decision> {
+  emit(event: string, context: Record<string, unknown> = {}): Promise<Decision> {
+    // Not async: on the hot path (no lazy plugin waiting) this adds no promise.
     if (this.lazyByEvent.size > 0) {
-      const name = requireEvent(event);
+      const name = canonicalEvent(event);
+      if (name === undefined) return rejectUnknown(event);
       const waiting = this.lazyByEvent.get(name);
       if (waiting) {
         this.lazyByEvent.delete(name);
-        await Promise.all(waiting.map((plugin) => this.activate(plugin).catch(() => undefined)));
+        return Promise.all(waiting.map((plugin) => this.activate(plugin).catch(() => undefined))).then(() =>
+          this.events.emit(name, context),
+        );
       }
     }
     return this.events.emit(event, context);

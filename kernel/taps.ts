@@ -11,10 +11,11 @@ type Fn = (...args: never[]) => unknown;
 interface TappableHook {
   taps: Array<{ key?: symbol }>;
   tap(options: object, fn: Fn): void;
+  tapAsync?(options: object, fn: Fn): void;
   tapPromise?(options: object, fn: Fn): void;
 }
 
-export type TapKind = 'sync' | 'promise';
+export type TapKind = 'sync' | 'async' | 'promise';
 
 /** Taps `fn` on `hook` under `name`; the returned disposer removes exactly this tap. */
 export function addTap(hook: object, kind: TapKind, name: string, fn: Fn, options: TapOptions = {}): Disposer {
@@ -23,6 +24,7 @@ export function addTap(hook: object, kind: TapKind, name: string, fn: Fn, option
   // tapable accepts an array for `before` although its typings say string.
   const tap = { name, key, ...options };
   if (kind === 'sync') target.tap(tap, fn);
+  else if (kind === 'async') target.tapAsync!(tap, fn);
   else target.tapPromise!(tap, fn);
   return () => {
     const index = target.taps.findIndex((t) => t.key === key);

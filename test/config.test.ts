@@ -302,7 +302,7 @@ describe('disabledPlugins and timeouts', () => {
   it('fills in default timeouts', async () => {
     await writeUser({ timeouts: { teardown: 250 } });
     expect(timeouts(await load())).toEqual({ ...DEFAULT_TIMEOUTS, teardown: 250 });
-    expect(DEFAULT_TIMEOUTS).toEqual({ setup: 10_000, teardown: 5_000, shutdown: 15_000 });
+    expect(DEFAULT_TIMEOUTS).toEqual({ setup: 10_000, teardown: 5_000, shutdown: 15_000, event: 60_000 });
   });
 });
 

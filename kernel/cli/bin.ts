@@ -18,5 +18,10 @@ if (beforeDashes.includes('--version') || beforeDashes.includes('-V')) {
   }
 } else {
   const { main } = await import('./main.js');
-  process.exitCode = await main(argv);
+  const code = await main(argv);
+  process.exitCode = code;
+  // Shutdown is done; a plugin that left a timer or socket open (a hung
+  // teardown) must not keep the process alive. The timer is unref'd, so a
+  // clean exit is not delayed by it.
+  setTimeout(() => process.exit(code), 1000).unref();
 }

@@ -20,8 +20,14 @@ export function upCommand(kernel: Kernel): CommandSpec {
       if (options.once !== true) {
         if (!json) out.note('plinth is up; press Ctrl-C to stop');
         await new Promise<void>((resolve) => {
-          if (signal.aborted) resolve();
-          else signal.addEventListener('abort', () => resolve(), { once: true });
+          if (signal.aborted) return resolve();
+          // Signal listeners do not keep Node's event loop alive: without a
+          // handle, `up` would exit at once (code 13) when no plugin holds one.
+          const keepAlive = setInterval(() => undefined, 2 ** 30);
+          signal.addEventListener('abort', () => {
+            clearInterval(keepAlive);
+            resolve();
+          }, { once: true });
         });
         if (!json) out.note('shutting down…');
       }
