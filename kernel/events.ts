@@ -25,6 +25,7 @@ export interface EmitState extends Decision {
   current: string | undefined;
   /** Set once the caller has been answered (by the chain or the watchdog). */
   settled: boolean;
+  readonly redact: (text: string) => string;
 }
 
 export type EventHooks = { readonly [E in EventName]: AsyncSeriesWaterfallHook<[EmitState]> };
@@ -34,6 +35,8 @@ export interface EventBusOptions {
   timeoutMs: number;
   /** Told about handlers that throw or hang. */
   report(error: PlinthError): void;
+  /** Applied to every message a decision carries: handlers may quote secrets. */
+  redact(text: string): string;
 }
 
 /** A tap made by `EventBus.on`: tapable's entry, plus the handler for the direct walk. */
@@ -114,6 +117,7 @@ export class EventBus {
       context,
       current: undefined,
       settled: false,
+      redact: this.options.redact,
     };
     const hook = this.hooks[name];
     if (hook.taps.length === 0) return Promise.resolve(toDecision(state));
@@ -225,12 +229,13 @@ function step(state: EmitState, plugin: string, handler: EventHandler, report: (
 
 function apply(state: EmitState, plugin: string, result: EventResult | void): EmitState {
   if (result === undefined || result === null || state.settled) return state;
-  if (result.message) state.messages.push(result.message);
-  if (result.systemMessage) state.systemMessages.push(result.systemMessage);
+  const message = result.message ? state.redact(result.message) : undefined;
+  if (message) state.messages.push(message);
+  if (result.systemMessage) state.systemMessages.push(state.redact(result.systemMessage));
   if (result.context !== undefined) state.context = result.context;
   if (result.allow === false) {
     state.allow = false;
-    state.blockedBy = result.message === undefined ? { plugin } : { plugin, reason: result.message };
+    state.blockedBy = message === undefined ? { plugin } : { plugin, reason: message };
   }
   return state;
 }
@@ -243,9 +248,10 @@ function fail(state: EmitState, plugin: string, error: unknown, report: (error: 
 
 function blocked(state: EmitState, plugin: string, reason: string, code: string): EmitState {
   if (state.settled) return state;
+  const safe = state.redact(reason);
   state.allow = false;
-  state.blockedBy = { plugin, reason, code };
-  state.messages.push(`${plugin}: ${reason}`);
+  state.blockedBy = { plugin, reason: safe, code };
+  state.messages.push(`${plugin}: ${safe}`);
   return state;
 }
 

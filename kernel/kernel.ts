@@ -31,7 +31,7 @@ import { loadPluginCode } from './loader.js';
 import { type LogLevel, type LogSink, createLogger, parseLogLevel } from './log.js';
 import { builtinPluginsDir, defaultHome } from './paths.js';
 import { type PluginApi, createPluginApi } from './plugin-api.js';
-import { Redactor, redactSettings } from './redact.js';
+import { Redactor, redactError, redactSettings } from './redact.js';
 import { explain, resolve } from './resolver.js';
 import { HOST, ServiceRegistry } from './services.js';
 import { isThenable, withTimeout } from './timeout.js';
@@ -123,6 +123,9 @@ export class Kernel {
   private started = 0;
   private booting: Promise<BootReport> | undefined;
   private closing: Promise<ShutdownReport> | undefined;
+  private closed = false;
+  /** The settings as plugins see them: other plugins' sensitive values redacted. */
+  private pluginConfig: Readonly<Record<string, unknown>> = {};
 
   constructor(private readonly options: KernelOptions = {}) {
     this.env = options.env ?? process.env;
@@ -133,7 +136,11 @@ export class Kernel {
       ...(options.logSink && { sink: options.logSink }),
       redact: (text) => this.redactor.text(text),
     });
-    this.events = new EventBus({ timeoutMs: DEFAULT_TIMEOUTS.event, report: (error) => this.report(error) });
+    this.events = new EventBus({
+      timeoutMs: DEFAULT_TIMEOUTS.event,
+      report: (error) => this.reportError(error),
+      redact: (text) => this.redactor.text(text),
+    });
   }
 
   /** The merged settings; available after `prepare`. */
@@ -198,14 +205,16 @@ export class Kernel {
       this.resolveSettings(record);
       if (candidate.manifest.activation === 'lazy') this.indexLazyEvents(record);
     }
+    const decls = new Map([...resolution.candidates].map(([name, list]) => [name, list.flatMap((c) => c.manifest.settings)]));
+    this.pluginConfig = redactSettings(config.settings, decls);
     for (const excluded of resolution.excluded) {
       if (this.records.has(excluded.name)) continue;
       const record = this.addRecord(excluded.candidate, 'excluded', excluded.name);
       record.error = excluded.error;
     }
-    for (const error of resolution.invalid) this.report(error);
+    for (const error of resolution.invalid) this.reportError(error);
     for (const excluded of resolution.excluded) {
-      if (excluded.error.code !== 'PLN_E_PLUGIN_DISABLED') this.report(excluded.error);
+      if (excluded.error.code !== 'PLN_E_PLUGIN_DISABLED') this.reportError(excluded.error);
     }
     await this.hooks.resolve.promise(resolution);
     return resolution;
@@ -285,9 +294,9 @@ export class Kernel {
       hooks: this.hooks,
       events: this.events,
       services: this.services!,
-      config: this.config.settings,
+      config: this.pluginConfig,
       hookTimeoutMs: this.timeouts.setup,
-      report: (error) => this.report(error),
+      report: (error) => this.reportError(error),
       knownPlugins: () => this.knownPlugins(),
       kernel: this,
     });
@@ -306,7 +315,8 @@ export class Kernel {
         try {
           result = definition.setup(api.kernel, context);
         } catch (error) {
-          throw wrapPluginError('PLN_E_PLUGIN_SETUP', name, 'setup', error);
+          // As for an async setup below: an error that already names this plugin keeps its code.
+          throw isPlinthError(error) && error.plugin === name ? error : wrapPluginError('PLN_E_PLUGIN_SETUP', name, 'setup', error);
         }
         const teardown = await withTimeout(result, this.timeouts.setup, () => {
           // A late teardown still runs, so a hung setup leaks nothing once it settles.
@@ -339,26 +349,30 @@ export class Kernel {
   }
 
   private fail(record: PluginRecord, error: PlinthError, state: 'failed' | 'skipped' = 'failed'): never {
+    const safe = redactError(error, this.redactor);
     record.state = state;
-    record.error = error;
-    record.abort.abort(error);
+    record.error = safe;
+    record.abort.abort(safe);
     record.api?.dispose();
-    this.report(error);
-    throw error;
+    this.reportError(safe);
+    throw safe;
   }
 
   /** Fires an agent event (name or alias) and returns the combined decision. */
   emit(event: string, context: Record<string, unknown> = {}): Promise<Decision> {
+    if (this.closed) return Promise.reject(closedError('emit'));
     // Not async: on the hot path (no lazy plugin waiting) this adds no promise.
     if (this.lazyByEvent.size > 0) {
       const name = canonicalEvent(event);
       if (name === undefined) return rejectUnknown(event);
       const waiting = this.lazyByEvent.get(name);
       if (waiting) {
-        this.lazyByEvent.delete(name);
-        return Promise.all(waiting.map((plugin) => this.activate(plugin).catch(() => undefined))).then(() =>
-          this.events.emit(name, context),
-        );
+        // Forgotten only once activated: an emit that arrives meanwhile waits too,
+        // rather than passing a lazy guard that is still setting up.
+        return Promise.all(waiting.map((plugin) => this.activate(plugin).catch(() => undefined))).then(() => {
+          this.lazyByEvent.delete(name);
+          return this.events.emit(name, context);
+        });
       }
     }
     return this.events.emit(event, context);
@@ -378,6 +392,7 @@ export class Kernel {
 
   /** Handles an event as the host application. */
   on(event: string, handler: EventHandler, options?: TapOptions): Disposer {
+    if (this.closed) throw closedError('on');
     return this.events.on(HOST, event, handler, options);
   }
 
@@ -398,7 +413,6 @@ export class Kernel {
   inspect(): KernelInspection {
     const resolution = this.resolution;
     const chosen = new Set(resolution.plugins);
-    const decls = new Map([...this.records.values()].map((r) => [r.info.name, r.info.manifest.settings]));
     return {
       plugins: this.status(),
       candidates: [...resolution.candidates.values()].flat().map((c) => ({
@@ -413,7 +427,7 @@ export class Kernel {
       config: {
         files: this.config.files,
         profile: this.config.profile,
-        settings: this.redactor.value(redactSettings(this.config.settings, decls)),
+        settings: this.redactor.value(this.pluginConfig),
       },
     };
   }
@@ -483,8 +497,9 @@ export class Kernel {
       stopped.push(name);
     }
     this.events.close();
-    for (const error of errors) this.report(error);
-    return { durationMs: performance.now() - started, stopped, errors };
+    this.closed = true;
+    // Not logged: the caller gets them in the report and decides how to show them.
+    return { durationMs: performance.now() - started, stopped, errors: errors.map((error) => redactError(error, this.redactor)) };
   }
 
   private addRecord(candidate: Candidate | undefined, state: PluginState, name?: string): PluginRecord {
@@ -513,7 +528,7 @@ export class Kernel {
     for (const event of record.info.manifest.events) {
       const name = canonicalEvent(event);
       if (name === undefined) {
-        this.report(new PlinthError('PLN_E_EVENT_UNKNOWN', `plugin "${record.info.name}" declares unknown event "${event}"`, { plugin: record.info.name, hook: 'manifest' }));
+        this.reportError(new PlinthError('PLN_E_EVENT_UNKNOWN', `plugin "${record.info.name}" declares unknown event "${event}"`, { plugin: record.info.name, hook: 'manifest' }));
         continue;
       }
       const list = this.lazyByEvent.get(name) ?? [];
@@ -530,7 +545,8 @@ export class Kernel {
     return known;
   }
 
-  private report(error: PlinthError): void {
+  // Not named `report`: the test kernel puts its boot report on the instance under that name.
+  private reportError(error: PlinthError): void {
     this.log.warn(`${error.code}: ${error.message}`);
   }
 }
@@ -552,6 +568,10 @@ function parseManifestOrThrow(data: unknown) {
   throw new PlinthError('PLN_E_MANIFEST_INVALID', `inline plugin${name ? ` "${name}"` : ''} has an invalid manifest: ${parsed.issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`, {
     ...(name && { plugin: name }),
   });
+}
+
+function closedError(call: string): PlinthError {
+  return new PlinthError('PLN_E_KERNEL_CLOSED', `kernel.${call}() was called after shutdown`, { hint: 'create a new kernel to start again' });
 }
 
 function notReady(what: string): PlinthError {

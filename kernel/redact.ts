@@ -5,7 +5,7 @@
  */
 import type { SettingDecl } from '../sdk/manifest.js';
 import type { Settings } from './config/schema.js';
-import { isPlinthError } from './errors.js';
+import { PlinthError, describeCause, isPlinthError } from './errors.js';
 
 /** What a secret is replaced with. */
 export const REDACTED = '[redacted]';
@@ -153,4 +153,21 @@ function isPlainObject(value: object): value is Record<string, unknown> {
 /** Own-property assignment, so a `"__proto__"` key stays data. */
 function define(target: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/**
+ * A copy of `error` whose message, hint, details and cause chain are redacted;
+ * `error` itself when there is nothing to hide. Errors leave the kernel through
+ * this, since a plugin's message may quote a secret it was given.
+ */
+export function redactError(error: PlinthError, redactor: Redactor): PlinthError {
+  if (redactor.empty) return error;
+  const cause = error.cause;
+  return new PlinthError(error.code, redactor.text(error.message), {
+    ...(error.plugin && { plugin: error.plugin }),
+    ...(error.hook && { hook: error.hook }),
+    ...(error.hint && { hint: redactor.text(error.hint) }),
+    ...(error.details && { details: redactor.value(error.details) }),
+    ...(cause !== undefined && { cause: isPlinthError(cause) ? redactError(cause, redactor) : new Error(redactor.text(describeCause(cause))) }),
+  });
 }

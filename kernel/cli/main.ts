@@ -37,7 +37,6 @@ interface Resolved {
 export async function main(argv: readonly string[], streams: Streams = processStreams): Promise<number> {
   const first = parseArgs({ args: [...argv], options: GLOBAL_OPTIONS, strict: false, allowPositionals: true });
   const globals = first.values;
-  const json = globals.json === true;
   const kernel = createKernel({
     ...(typeof globals.home === 'string' && { home: globals.home }),
     ...(typeof globals.workspace === 'string' && { workspace: globals.workspace }),
@@ -45,6 +44,33 @@ export async function main(argv: readonly string[], streams: Streams = processSt
     pluginDirs: (globals['plugin-dir'] as string[] | undefined) ?? [],
     ...(globals.verbose === true && { logLevel: 'debug' as const }),
   });
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (controller.signal.aborted) {
+      streams.stderr(`plinth: ${signal} again, exiting now\n`);
+      process.exit(EXIT.INTERRUPTED);
+    }
+    controller.abort(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await dispatch(argv, first, kernel, controller.signal, streams);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+async function dispatch(
+  argv: readonly string[],
+  first: { values: Record<string, unknown>; positionals: string[] },
+  kernel: Kernel,
+  signal: AbortSignal,
+  streams: Streams,
+): Promise<number> {
+  const globals = first.values;
+  const json = globals.json === true;
   try {
     await kernel.prepare();
   } catch (error) {
@@ -57,6 +83,14 @@ export async function main(argv: readonly string[], streams: Streams = processSt
   const command = findCommand(commands, words);
   if (!command) {
     if (words.length === 0) {
+      if (globals.help !== true) {
+        try {
+          parseArgs({ args: [...argv], options: GLOBAL_OPTIONS, strict: true, allowPositionals: true });
+        } catch (error) {
+          printError(usageError(error, 'plinth --help'), json, streams, kernel.redactor);
+          return EXIT.USAGE;
+        }
+      }
       streams.stdout(`${helpText(commands)}\n`);
       return globals.help === true ? EXIT.OK : EXIT.USAGE;
     }
@@ -65,16 +99,6 @@ export async function main(argv: readonly string[], streams: Streams = processSt
     return EXIT.USAGE;
   }
 
-  const controller = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (controller.signal.aborted) {
-      streams.stderr(`plinth: ${signal} again, exiting now\n`);
-      process.exit(EXIT.INTERRUPTED);
-    }
-    controller.abort(signal);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
   const out = createOutput(streams, kernel.redactor);
   try {
     const spec = command.plugin === undefined ? upCommand(kernel) : await pluginCommand(kernel, command);
@@ -83,14 +107,12 @@ export async function main(argv: readonly string[], streams: Streams = processSt
       return EXIT.OK;
     }
     const parsed = parseCommandLine(argv, command, spec);
-    const code = await spec.run({ args: parsed.args, options: parsed.options, json, out, signal: controller.signal });
+    const code = await spec.run({ args: parsed.args, options: parsed.options, json, out, signal });
     return code ?? EXIT.OK;
   } catch (error) {
     printError(error, json, streams, kernel.redactor);
     return isPlinthError(error) && error.code === 'PLN_E_CLI_USAGE' ? EXIT.USAGE : EXIT.FAILURE;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
     const report = await kernel.shutdown();
     for (const error of report.errors) streams.stderr(`plinth: warning: ${kernel.redactor.text(`${error.code}: ${error.message}`)}\n`);
   }
@@ -143,9 +165,7 @@ function parseCommandLine(argv: readonly string[], command: Resolved, spec: Comm
   try {
     parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
   } catch (error) {
-    throw new PlinthError('PLN_E_CLI_USAGE', `${(error as Error).message.split('\n')[0]}`, {
-      hint: `see \`plinth ${command.name} --help\``,
-    });
+    throw usageError(error, `plinth ${command.name} --help`);
   }
   const args = parsed.positionals.slice(command.name.split(' ').length);
   const expected = spec.args ?? [];
@@ -161,6 +181,11 @@ function parseCommandLine(argv: readonly string[], command: Resolved, spec: Comm
     });
   }
   return { args, options: parsed.values as Record<string, string | boolean | string[] | undefined> };
+}
+
+/** node:util's parse error, as a coded usage error. */
+function usageError(error: unknown, help: string): PlinthError {
+  return new PlinthError('PLN_E_CLI_USAGE', `${(error as Error).message.split('\n')[0]}`, { hint: `see \`${help}\`` });
 }
 
 function unknownCommand(words: readonly string[], commands: readonly Resolved[]): PlinthError {
@@ -198,7 +223,7 @@ function helpText(commands: readonly Resolved[]): string {
     'Global options:',
     ...optionLines(GLOBAL_OPTIONS),
     '',
-    `Exit codes: ${EXIT.OK} ok, ${EXIT.FAILURE} failed, ${EXIT.USAGE} usage, ${EXIT.CONFIG} invalid settings, ${EXIT.PLUGINS} some plugins did not load, ${EXIT.INTERRUPTED} interrupted`,
+    `Exit codes: ${EXIT.OK} ok, ${EXIT.FAILURE} failed, ${EXIT.USAGE} usage, ${EXIT.CONFIG} invalid settings, ${EXIT.PLUGINS} some plugins did not load, ${EXIT.INTERRUPTED} interrupted twice`,
   ].join('\n');
 }
 

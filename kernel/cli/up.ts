@@ -93,7 +93,6 @@ function printBoot(out: CommandOutput, report: BootReport): void {
 function printShutdown(out: CommandOutput, report: ShutdownReport): void {
   const errors = report.errors.length > 0 ? `, ${report.errors.length} problem(s)` : '';
   out.note(`Stopped ${report.stopped.length} plugin(s) in ${round(report.durationMs)} ms${errors}.`);
-  for (const error of report.errors) out.note(`  ${error.code}: ${error.message}`);
 }
 
 function round(ms: number): number {

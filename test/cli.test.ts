@@ -1,0 +1,591 @@
+/**
+ * The real `plinth` executable, run from the build as a child process. Every
+ * run gets its own temporary home and workspace, so the machine's ~/.plinth and
+ * the current directory never matter.
+ */
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { KERNEL_API_VERSION } from '../kernel/version.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+
+/** Generous: a shared 2-core machine may be slow to start node and jiti. */
+const TEST_TIMEOUT = 60_000;
+const RUN_TIMEOUT = 45_000;
+
+const temps: string[] = [];
+
+beforeAll(() => {
+  // `npm test` builds before vitest; build here only when run on its own from a clean tree.
+  if (!existsSync(bin)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+}, 300_000);
+
+afterAll(async () => {
+  await Promise.all(temps.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** A fresh folder under the OS temp folder, outside the repository. */
+async function temp(prefix = 'plinth-cli-'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  temps.push(dir);
+  return dir;
+}
+
+/** A home and a workspace, both empty. */
+async function sandbox(): Promise<{ home: string; workspace: string; dirs: string[] }> {
+  const base = await temp();
+  const home = join(base, 'home');
+  const workspace = join(base, 'project');
+  await mkdir(home, { recursive: true });
+  await mkdir(workspace, { recursive: true });
+  return { home, workspace, dirs: ['--home', home, '--workspace', workspace] };
+}
+
+/** The environment without the machine's plinth settings. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith('PLINTH_') || key === 'NODE_OPTIONS' || key.startsWith('VITEST')) continue;
+    env[key] = value;
+  }
+  return { ...env, NO_COLOR: '1', ...extra };
+}
+
+interface Result {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+interface RunOptions {
+  env?: Record<string, string>;
+  /** Node options placed before the script, e.g. `--import`. */
+  nodeArgs?: string[];
+  cwd?: string;
+}
+
+/** Runs `node dist/kernel/cli/bin.js ...args` to completion. */
+function run(args: string[], options: RunOptions = {}): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [...(options.nodeArgs ?? []), bin, ...args],
+      { cwd: options.cwd ?? tmpdir(), env: cleanEnv(options.env), timeout: RUN_TIMEOUT, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const failure = error as (NodeJS.ErrnoException & { code?: number | string; signal?: NodeJS.Signals }) | null;
+        resolve({
+          code: failure ? (typeof failure.code === 'number' ? failure.code : null) : 0,
+          signal: failure?.signal ?? null,
+          stdout,
+          stderr,
+        });
+      },
+    );
+  });
+}
+
+function describeRun(result: Result): string {
+  return `exit ${result.code}${result.signal ? ` (${result.signal})` : ''}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
+}
+
+/** Parses stdout as one JSON document, with the whole run in the message when it is not. */
+function json<T = any>(result: Result): T {
+  try {
+    return JSON.parse(result.stdout) as T;
+  } catch {
+    throw new Error(`stdout is not JSON:\n${describeRun(result)}`);
+  }
+}
+
+function expectExit(result: Result, code: number): void {
+  expect(result.code, describeRun(result)).toBe(code);
+}
+
+interface PluginStatusJson {
+  name: string;
+  version: string;
+  source: string;
+  state: string;
+  error?: { code: string; message: string };
+}
+
+function plugin(plugins: PluginStatusJson[], name: string): PluginStatusJson {
+  const found = plugins.find((p) => p.name === name);
+  if (!found) throw new Error(`no plugin "${name}" in ${JSON.stringify(plugins.map((p) => p.name))}`);
+  return found;
+}
+
+/** Writes a plugin folder `<parent>/<name>` with a manifest and, optionally, index.ts. */
+async function writePlugin(parent: string, manifest: Record<string, unknown> & { name: string }, code?: string): Promise<string> {
+  const dir = join(parent, manifest.name);
+  await mkdir(dir, { recursive: true });
+  const full = { version: '1.0.0', kernel: `^${KERNEL_API_VERSION.split('.')[0]}.0.0`, ...(code !== undefined && { main: './index.ts' }), ...manifest };
+  await writeFile(join(dir, 'manifest.json'), `${JSON.stringify(full, null, 2)}\n`);
+  if (code !== undefined) await writeFile(join(dir, 'index.ts'), code);
+  return dir;
+}
+
+const TS_PLUGIN = `import { definePlugin, type PluginContext } from 'plinth/sdk';
+
+interface Greeting {
+  readonly text: string;
+  readonly times: number;
+}
+
+enum Mood { Calm = 'calm' }
+
+const greeting: Greeting = { text: 'hello', times: 2 };
+
+function greet(ctx: PluginContext, g: Greeting): string {
+  return \`\${ctx.name}: \${g.text.repeat(g.times)} (\${Mood.Calm})\`;
+}
+
+export default definePlugin({
+  setup(kernel, ctx) {
+    const message: string = greet(ctx, greeting);
+    kernel.on('session_start', () => ({ systemMessage: message }));
+  },
+});
+`;
+
+const THROWING_PLUGIN = `import { definePlugin } from 'plinth/sdk';
+
+export default definePlugin({
+  setup(): void {
+    throw new Error('boom in setup');
+  },
+});
+`;
+
+// ─────────────────────────────────────────────────────────────────────────────
+
+describe('plinth --version', () => {
+  test('prints the package version and the kernel API version', async () => {
+    const result = await run(['--version']);
+    expectExit(result, 0);
+    expect(result.stdout).toContain(pkg.version);
+    expect(result.stdout).toContain(`kernel API ${KERNEL_API_VERSION}`);
+    expect(result.stderr).toBe('');
+
+    const short = await run(['-V']);
+    expectExit(short, 0);
+    expect(short.stdout).toBe(result.stdout);
+  }, TEST_TIMEOUT);
+
+  test('--version --json prints one JSON document', async () => {
+    const result = await run(['--version', '--json']);
+    expectExit(result, 0);
+    const body = json<{ name: string; version: string; kernelApi: string }>(result);
+    expect(body).toMatchObject({ name: 'plinth', version: pkg.version, kernelApi: KERNEL_API_VERSION });
+  }, TEST_TIMEOUT);
+
+  test('loads no plugin code and no kernel module beyond the version', async () => {
+    const dir = await temp('plinth-resolve-hook-');
+    const log = join(dir, 'resolved.txt');
+    // A module.register resolve hook that appends every URL Node resolves to the file named by an env var.
+    await writeFile(
+      join(dir, 'hooks.mjs'),
+      [
+        "import { appendFileSync } from 'node:fs';",
+        'const file = process.env.PLINTH_TEST_RESOLVE_LOG;',
+        'export async function resolve(specifier, context, next) {',
+        '  const result = await next(specifier, context);',
+        "  if (file) appendFileSync(file, result.url + '\\n');",
+        '  return result;',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'register.mjs'),
+      "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n",
+    );
+    const result = await run(['--version'], {
+      nodeArgs: ['--import', pathToFileURL(join(dir, 'register.mjs')).href],
+      env: { PLINTH_TEST_RESOLVE_LOG: log },
+    });
+    expectExit(result, 0);
+    expect(result.stdout).toContain(pkg.version);
+
+    const urls = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+    const rootUrl = pathToFileURL(root).href.replace(/\/?$/, '/');
+    expect(urls, 'the hook saw the executable itself').toContain(pathToFileURL(bin).href);
+    const plugins = urls.filter((u) => u.startsWith(`${rootUrl}plugins/`));
+    expect(plugins, 'plugin modules loaded by --version').toEqual([]);
+    const heavy = urls.filter((u) => /jiti|tapable|zod|semver/.test(u) || u.includes('/node_modules/'));
+    expect(heavy, 'packages loaded by --version').toEqual([]);
+    const kernel = urls.filter((u) => u.startsWith(rootUrl) && !u.startsWith(`${rootUrl}node_modules/`));
+    const allowed = new Set([pathToFileURL(bin).href, pathToFileURL(join(root, 'dist', 'kernel', 'version.js')).href]);
+    expect(kernel.filter((u) => !allowed.has(u)), 'plinth modules loaded by --version').toEqual([]);
+  }, TEST_TIMEOUT);
+});
+
+describe('help and usage errors', () => {
+  const COMMANDS = ['up', 'plugins list', 'plugins why', 'config show', 'plugin new'];
+
+  test('--help lists up and the plugin commands, one line each, exit 0', async () => {
+    const { dirs } = await sandbox();
+    const result = await run(['--help', ...dirs]);
+    expectExit(result, 0);
+    const lines = result.stdout.split('\n');
+    for (const command of COMMANDS) {
+      // "  <command>  <summary>": the name, at least two spaces, then words.
+      const pattern = new RegExp(`^\\s+${command.replace(' ', '\\s')}\\s{2,}\\S`);
+      const matching = lines.filter((line) => pattern.test(line));
+      expect(matching, `help lines for "${command}" in:\n${result.stdout}`).toHaveLength(1);
+    }
+    // Plugin commands say which plugin they come from.
+    expect(lines.find((l) => /^\s+plugins list\s/.test(l))).toContain('(inspect)');
+    expect(lines.find((l) => /^\s+plugin new\s/.test(l))).toContain('(scaffold)');
+  }, TEST_TIMEOUT);
+
+  test('no command prints the help and exits 2', async () => {
+    const { dirs } = await sandbox();
+    const result = await run(dirs);
+    expectExit(result, 2);
+    expect(result.stdout).toMatch(/^Usage: plinth <command>/m);
+    expect(result.stdout).toMatch(/^\s+up\s{2,}\S/m);
+  }, TEST_TIMEOUT);
+
+  test('an unknown command is PLN_E_CLI_UNKNOWN_COMMAND, exit 2', async () => {
+    const { dirs } = await sandbox();
+    const result = await run(['frobnicate', ...dirs]);
+    expectExit(result, 2);
+    expect(result.stderr).toContain('PLN_E_CLI_UNKNOWN_COMMAND');
+    expect(result.stderr).toContain('frobnicate');
+    expect(result.stdout).toBe('');
+  }, TEST_TIMEOUT);
+
+  test('an unknown option is PLN_E_CLI_USAGE, exit 2', async () => {
+    const { dirs } = await sandbox();
+    const result = await run(['up', '--once', '--no-such-option', ...dirs]);
+    expectExit(result, 2);
+    expect(result.stderr).toContain('PLN_E_CLI_USAGE');
+    expect(result.stderr).toContain('--no-such-option');
+  }, TEST_TIMEOUT);
+
+  test('a missing argument is PLN_E_CLI_USAGE, exit 2', async () => {
+    const { dirs } = await sandbox();
+    const result = await run(['plugins', 'why', ...dirs]);
+    expectExit(result, 2);
+    expect(result.stderr).toContain('PLN_E_CLI_USAGE');
+  }, TEST_TIMEOUT);
+
+  test('with --json, errors are a JSON document with error.code', async () => {
+    const { dirs } = await sandbox();
+    const unknown = await run(['frobnicate', '--json', ...dirs]);
+    expectExit(unknown, 2);
+    expect(json(unknown).error.code).toBe('PLN_E_CLI_UNKNOWN_COMMAND');
+
+    const usage = await run(['up', '--once', '--no-such-option', '--json', ...dirs]);
+    expectExit(usage, 2);
+    expect(json(usage).error.code).toBe('PLN_E_CLI_USAGE');
+  }, TEST_TIMEOUT);
+});
+
+describe('plinth up --once', () => {
+  test('loads a TypeScript plugin from a folder outside the repository', async () => {
+    const { dirs } = await sandbox();
+    const pluginDir = await writePlugin(await temp('plinth-ts-plugin-'), { name: 'ts-greeter', events: ['session_start'] }, TS_PLUGIN);
+    expect(pluginDir.startsWith(root)).toBe(false);
+
+    const result = await run(['up', '--once', '--plugin-dir', pluginDir, '--json', ...dirs]);
+    expectExit(result, 0);
+    const body = json<{ ready: boolean; plugins: PluginStatusJson[] }>(result);
+    expect(body.ready).toBe(true);
+    expect(plugin(body.plugins, 'ts-greeter')).toMatchObject({ state: 'active', source: 'path', version: '1.0.0' });
+    expect(plugin(body.plugins, 'inspect').source).toBe('builtin');
+  }, TEST_TIMEOUT);
+
+  test('a plugin that throws in setup: exit 4, it is named, its dependent is skipped, the others are active', async () => {
+    const { dirs } = await sandbox();
+    const plugins = await temp('plinth-plugins-');
+    await writePlugin(plugins, { name: 'ts-greeter' }, TS_PLUGIN);
+    await writePlugin(plugins, { name: 'exploder' }, THROWING_PLUGIN);
+    await writePlugin(plugins, { name: 'needs-exploder', dependencies: { exploder: '^1.0.0' } }, "import { definePlugin } from 'plinth/sdk';\nexport default definePlugin({ setup() {} });\n");
+
+    const result = await run(['up', '--once', '--plugin-dir', plugins, '--json', ...dirs]);
+    expectExit(result, 4);
+    const body = json<{ plugins: PluginStatusJson[] }>(result);
+    const failed = plugin(body.plugins, 'exploder');
+    expect(failed.state).toBe('failed');
+    expect(failed.error?.code).toBe('PLN_E_PLUGIN_SETUP');
+    expect(failed.error?.message).toContain('boom in setup');
+    expect(plugin(body.plugins, 'needs-exploder')).toMatchObject({ state: 'skipped', error: { code: 'PLN_E_DEP_FAILED' } });
+    expect(plugin(body.plugins, 'ts-greeter').state).toBe('active');
+
+    const text = await run(['up', '--once', '--plugin-dir', plugins, ...dirs]);
+    expectExit(text, 4);
+    expect(text.stdout).toMatch(/^exploder: PLN_E_PLUGIN_SETUP: .*boom in setup/m);
+    expect(text.stdout).toMatch(/^ts-greeter\s.*\sactive\s/m);
+  }, TEST_TIMEOUT);
+});
+
+describe('invalid settings', () => {
+  test('settings.json that is not JSON: exit 3, names the file, line and column', async () => {
+    const { workspace, dirs } = await sandbox();
+    const file = join(workspace, '.plinth', 'settings.json');
+    await mkdir(join(workspace, '.plinth'), { recursive: true });
+    await writeFile(file, '{\n  "timeouts": {\n    "setup": 100,\n  }\n}\n');
+
+    const result = await run(['up', '--once', ...dirs]);
+    expectExit(result, 3);
+    expect(result.stderr).toContain('PLN_E_CONFIG_PARSE');
+    expect(result.stderr).toContain(`${file}:4:`);
+
+    const asJson = await run(['up', '--once', '--json', ...dirs]);
+    expectExit(asJson, 3);
+    expect(json(asJson).error).toMatchObject({ code: 'PLN_E_CONFIG_PARSE', details: { file, line: 4 } });
+  }, TEST_TIMEOUT);
+
+  test('settings.json that breaks the schema: exit 3, names the file and the JSON path', async () => {
+    const { home, dirs } = await sandbox();
+    const file = join(home, 'settings.json');
+    await writeFile(file, JSON.stringify({ timeouts: { setup: 'fast' } }));
+
+    const result = await run(['plugins', 'list', ...dirs]);
+    expectExit(result, 3);
+    expect(result.stderr).toContain('PLN_E_CONFIG_INVALID');
+    expect(result.stderr).toContain(file);
+    expect(result.stderr).toContain('timeouts.setup');
+
+    const asJson = await run(['up', '--once', '--json', ...dirs]);
+    expectExit(asJson, 3);
+    const error = json(asJson).error;
+    expect(error.code).toBe('PLN_E_CONFIG_INVALID');
+    expect(error.details.file).toBe(file);
+    expect(error.details.issues.map((i: { path: string }) => i.path)).toContain('timeouts.setup');
+  }, TEST_TIMEOUT);
+});
+
+describe('inspect commands', () => {
+  test('plugins list --json lists builtin and path plugins with their states', async () => {
+    const { dirs } = await sandbox();
+    const plugins = await temp('plinth-plugins-');
+    await writePlugin(plugins, { name: 'ts-greeter' }, TS_PLUGIN);
+    const result = await run(['plugins', 'list', '--json', '--plugin-dir', plugins, ...dirs]);
+    expectExit(result, 0);
+    const body = json<{ plugins: PluginStatusJson[]; candidates: unknown[]; invalid: unknown[] }>(result);
+    expect(plugin(body.plugins, 'inspect')).toMatchObject({ source: 'builtin', state: 'active' });
+    expect(plugin(body.plugins, 'scaffold')).toMatchObject({ source: 'builtin', state: 'lazy' });
+    expect(plugin(body.plugins, 'ts-greeter')).toMatchObject({ source: 'path', state: 'active' });
+    expect(body.invalid).toEqual([]);
+  }, TEST_TIMEOUT);
+
+  test('plugins why names the chain of a plugin excluded by a missing dependency', async () => {
+    const { dirs } = await sandbox();
+    const plugins = await temp('plinth-plugins-');
+    await writePlugin(plugins, { name: 'top', dependencies: { middle: '^1.0.0' } });
+    await writePlugin(plugins, { name: 'middle', dependencies: { 'not-installed': '^2.0.0' } });
+
+    const result = await run(['plugins', 'why', 'top', '--plugin-dir', plugins, ...dirs]);
+    expectExit(result, 0);
+    expect(result.stdout).toContain('top does not load');
+    expect(result.stdout).toContain('PLN_E_DEP_MISSING');
+    expect(result.stdout).toMatch(/"top" → "middle" → "not-installed"/);
+    expect(result.stdout).toContain('^2.0.0');
+
+    const asJson = await run(['plugins', 'why', 'top', '--json', '--plugin-dir', plugins, ...dirs]);
+    expectExit(asJson, 0);
+    const body = json(asJson);
+    expect(body.status).toMatchObject({ state: 'excluded', error: { code: 'PLN_E_DEP_MISSING' } });
+    expect(body.exclusion.details.chain).toEqual(['top', 'middle', 'not-installed']);
+
+    const unknown = await run(['plugins', 'why', 'nobody-by-that-name', '--json', ...dirs]);
+    expectExit(unknown, 1);
+    expect(json(unknown).error.code).toBe('PLN_E_PLUGIN_UNKNOWN');
+  }, TEST_TIMEOUT);
+
+  test('a sensitive setting from settings.json never reaches stdout or stderr', async () => {
+    const { home, dirs } = await sandbox();
+    const secret = 'sk-live-7f3a9c1e-do-not-print';
+    const plugins = await temp('plinth-plugins-');
+    await writePlugin(
+      plugins,
+      { name: 'keeper', settings: [{ name: 'apiKey', type: 'string', sensitive: true, required: true }, { name: 'region', type: 'string', default: 'eu' }] },
+      // The plugin itself logs the key: the kernel's redactor must still catch it.
+      "import { definePlugin } from 'plinth/sdk';\nexport default definePlugin({ setup(kernel, ctx) { ctx.log.warn(`using key ${String(ctx.settings.apiKey)}`); } });\n",
+    );
+    await writeFile(join(home, 'settings.json'), JSON.stringify({ plugins: { keeper: { settings: { apiKey: secret, region: 'us' } } } }, null, 2));
+
+    const show = await run(['config', 'show', '--json', '--plugin-dir', plugins, ...dirs]);
+    expectExit(show, 0);
+    const config = json(show);
+    expect(config.settings.plugins.keeper.settings.apiKey).toBe('[redacted]');
+    expect(config.settings.plugins.keeper.settings.region).toBe('us');
+    expect(config.files.find((f: { scope: string }) => f.scope === 'user')).toMatchObject({ file: join(home, 'settings.json'), exists: true });
+
+    const runs = [
+      show,
+      await run(['config', 'show', '--plugin-dir', plugins, ...dirs]),
+      await run(['up', '--once', '--json', '--plugin-dir', plugins, ...dirs]),
+      await run(['up', '--once', '-v', '--plugin-dir', plugins, ...dirs]),
+      await run(['plugins', 'list', '--json', '--plugin-dir', plugins, ...dirs]),
+    ];
+    for (const result of runs) {
+      expect(result.stdout + result.stderr, describeRun(result)).not.toContain(secret);
+      expect(result.stdout + result.stderr, describeRun(result)).not.toContain('7f3a9c1e');
+    }
+    // The plugin did log, and the log was redacted.
+    expect(runs[3]!.stderr).toContain('using key [redacted]');
+  }, TEST_TIMEOUT);
+});
+
+describe('profiles', () => {
+  async function withProfile() {
+    const box = await sandbox();
+    await writeFile(
+      join(box.home, 'settings.json'),
+      JSON.stringify({ profiles: { minimal: { plugins: { scaffold: { enabled: false } } } } }, null, 2),
+    );
+    return box;
+  }
+
+  test('--profile overlays a profile that disables a plugin', async () => {
+    const { dirs } = await withProfile();
+    const plain = await run(['plugins', 'list', '--json', ...dirs]);
+    expectExit(plain, 0);
+    expect(plugin(json(plain).plugins, 'scaffold').state).toBe('lazy');
+
+    const result = await run(['plugins', 'list', '--json', '--profile', 'minimal', ...dirs]);
+    expectExit(result, 0);
+    const scaffold = plugin(json(result).plugins, 'scaffold');
+    expect(scaffold.state).toBe('excluded');
+    expect(scaffold.error?.code).toBe('PLN_E_PLUGIN_DISABLED');
+    expect(scaffold.error?.message).toContain('profile minimal');
+
+    // A disabled plugin is not a failure for `up`.
+    const up = await run(['up', '--once', '--profile', 'minimal', ...dirs]);
+    expectExit(up, 0);
+  }, TEST_TIMEOUT);
+
+  test('PLINTH_PROFILE selects a profile too', async () => {
+    const { dirs } = await withProfile();
+    const result = await run(['plugins', 'list', '--json', ...dirs], { env: { PLINTH_PROFILE: 'minimal' } });
+    expectExit(result, 0);
+    expect(plugin(json(result).plugins, 'scaffold').error?.code).toBe('PLN_E_PLUGIN_DISABLED');
+  }, TEST_TIMEOUT);
+
+  test('an unknown profile is PLN_E_PROFILE_UNKNOWN, exit 3', async () => {
+    const { dirs } = await withProfile();
+    const result = await run(['up', '--once', '--json', '--profile', 'nope', ...dirs]);
+    expectExit(result, 3);
+    const error = json(result).error;
+    expect(error.code).toBe('PLN_E_PROFILE_UNKNOWN');
+    expect(error.message).toContain('minimal');
+  }, TEST_TIMEOUT);
+});
+
+describe('plinth up (staying up)', () => {
+  /** Spawns `plinth up`, waits for "plinth is up" on stderr, sends `signal`, and collects the rest. */
+  async function upUntilSignal(args: string[], signal: NodeJS.Signals): Promise<Result> {
+    const child: ChildProcess = spawn(process.execPath, [bin, 'up', ...args], { cwd: tmpdir(), env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    const exited = new Promise<Result>((resolve) => {
+      child.on('close', (code, sig) => resolve({ code, signal: sig, stdout, stderr }));
+    });
+    // A safety net: never leave a child behind, whatever the assertions say.
+    const guard = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+          stderr += chunk;
+          if (stderr.includes('plinth is up')) resolve();
+        });
+        child.on('close', () => reject(new Error(`plinth up exited before it was up:\nstdout:\n${stdout}\nstderr:\n${stderr}`)));
+      });
+      child.kill(signal);
+      return await exited;
+    } finally {
+      clearTimeout(guard);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  }
+
+  test('stays up until SIGINT, then stops cleanly with exit 0', async () => {
+    const { dirs } = await sandbox();
+    const plugins = await temp('plinth-plugins-');
+    await writePlugin(plugins, { name: 'ts-greeter' }, TS_PLUGIN);
+    const result = await upUntilSignal(['--plugin-dir', plugins, ...dirs], 'SIGINT');
+    expectExit(result, 0);
+    expect(result.signal).toBeNull();
+    expect(result.stdout).toMatch(/^ts-greeter\s.*\sactive\s/m);
+    expect(result.stderr).toContain('shutting down');
+    expect(result.stderr).toMatch(/Stopped 1 plugin\(s\) in [\d.]+ ms\./);
+    expect(result.stderr).not.toContain('PLN_E_');
+  }, TEST_TIMEOUT);
+
+  test('stops on SIGTERM too', async () => {
+    const { dirs } = await sandbox();
+    const result = await upUntilSignal(dirs, 'SIGTERM');
+    expectExit(result, 0);
+    expect(result.stderr).toMatch(/Stopped \d+ plugin\(s\)/);
+  }, TEST_TIMEOUT);
+
+  test('a plugin whose teardown hangs does not hang shutdown', async () => {
+    const { home, dirs } = await sandbox();
+    await writeFile(join(home, 'settings.json'), JSON.stringify({ timeouts: { teardown: 300 } }));
+    const plugins = await temp('plinth-plugins-');
+    await writePlugin(plugins, { name: 'ts-greeter' }, TS_PLUGIN);
+    // Its teardown never settles and leaves a timer running, which would also keep Node alive.
+    await writePlugin(
+      plugins,
+      { name: 'stuck' },
+      "import { definePlugin } from 'plinth/sdk';\nexport default definePlugin({ setup() { return () => new Promise<void>(() => { setInterval(() => {}, 1000); }); } });\n",
+    );
+    const result = await upUntilSignal(['--plugin-dir', plugins, ...dirs], 'SIGINT');
+    expectExit(result, 0);
+    expect(result.stderr).toContain('PLN_E_TEARDOWN_TIMEOUT');
+    expect(result.stderr).toContain('"stuck"');
+    expect(result.stderr).toMatch(/Stopped 2 plugin\(s\) in [\d.]+ ms, 1 problem\(s\)\./);
+  }, TEST_TIMEOUT);
+});
+
+describe('plinth plugin new', () => {
+  test('creates .plinth/plugins/<name>, which up loads as active', async () => {
+    const { workspace, dirs } = await sandbox();
+    const created = await run(['plugin', 'new', 'my-plugin', ...dirs]);
+    expectExit(created, 0);
+    const dir = join(workspace, '.plinth', 'plugins', 'my-plugin');
+    expect((await readdir(dir)).sort()).toEqual(['README.md', 'index.test.ts', 'index.ts', 'manifest.json']);
+
+    const up = await run(['up', '--once', '--json', ...dirs]);
+    expectExit(up, 0);
+    expect(plugin(json(up).plugins, 'my-plugin')).toMatchObject({ state: 'active', source: 'workspace', version: '0.1.0' });
+  }, TEST_TIMEOUT);
+
+  test('--json prints the folder and files', async () => {
+    const { workspace, dirs } = await sandbox();
+    const created = await run(['plugin', 'new', '@me/scoped-one', '--json', ...dirs]);
+    expectExit(created, 0);
+    const body = json<{ dir: string; files: string[] }>(created);
+    expect(body.dir).toBe(join(workspace, '.plinth', 'plugins', '@me', 'scoped-one'));
+    expect(body.files).toContain('manifest.json');
+  }, TEST_TIMEOUT);
+
+  test('a bad name is PLN_E_SCAFFOLD_NAME, exit 1', async () => {
+    const { workspace, dirs } = await sandbox();
+    const result = await run(['plugin', 'new', 'Not A Name', '--json', ...dirs]);
+    expectExit(result, 1);
+    expect(json(result).error.code).toBe('PLN_E_SCAFFOLD_NAME');
+    expect(existsSync(join(workspace, '.plinth', 'plugins'))).toBe(false);
+  }, TEST_TIMEOUT);
+
+  test('an existing folder is PLN_E_SCAFFOLD_EXISTS, exit 1', async () => {
+    const { dirs } = await sandbox();
+    expectExit(await run(['plugin', 'new', 'twice', ...dirs]), 0);
+    const again = await run(['plugin', 'new', 'twice', ...dirs]);
+    expectExit(again, 1);
+    expect(again.stderr).toContain('PLN_E_SCAFFOLD_EXISTS');
+  }, TEST_TIMEOUT);
+});

@@ -1,0 +1,84 @@
+/**
+ * The kernel (and the sdk it hands to plugins) imports only tapable, jiti,
+ * semver, zod and Node's own modules: a plugin's heavy dependencies stay with
+ * that plugin. Specifiers are read with a real parser (oxc, through vite), so
+ * imports written inside template strings (the scaffold's) do not count.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseSync } from 'vite';
+import { expect, test } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const ALLOWED = new Set(['tapable', 'jiti', 'semver', 'zod']);
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : tsFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Every module specifier of a file: static imports, re-exports, dynamic imports, `require` calls. */
+function specifiers(file: string): { specifiers: string[]; problems: string[] } {
+  const source = readFileSync(file, 'utf8');
+  const parsed = parseSync(file, source);
+  const problems = parsed.errors.map((e) => `parse error: ${e.message}`);
+  const found: string[] = parsed.module.staticImports.map((i) => i.moduleRequest.value);
+  for (const exported of parsed.module.staticExports) {
+    for (const entry of exported.entries) if (entry.moduleRequest) found.push(entry.moduleRequest.value);
+  }
+  for (const dynamic of parsed.module.dynamicImports) {
+    const text = source.slice(dynamic.moduleRequest.start, dynamic.moduleRequest.end).trim();
+    const literal = /^(['"`])([^'"`$]*)\1$/.exec(text);
+    if (literal) found.push(literal[2]!);
+    else problems.push(`import(${text}): a computed specifier cannot be checked`);
+  }
+  for (const [, , name] of source.matchAll(/(?<![.\w$])require\(\s*(['"])([^'"]+)\1\s*\)/g)) found.push(name!);
+  return { specifiers: found, problems };
+}
+
+function allowed(specifier: string): boolean {
+  if (specifier.startsWith('./') || specifier.startsWith('../')) return true;
+  if (specifier.startsWith('node:')) return true;
+  const pkg = specifier.split('/')[0]!;
+  return ALLOWED.has(pkg);
+}
+
+test('kernel/ and sdk/ import only tapable, jiti, semver, zod, node: modules and relative files', () => {
+  const files = ['kernel', 'sdk'].flatMap((dir) => tsFiles(join(root, dir)));
+  expect(files.length).toBeGreaterThan(10);
+  const offenders: string[] = [];
+  let seen = 0;
+  for (const file of files) {
+    const rel = file.slice(root.length);
+    const result = specifiers(file);
+    seen += result.specifiers.length;
+    for (const problem of result.problems) offenders.push(`${rel}: ${problem}`);
+    for (const specifier of result.specifiers) if (!allowed(specifier)) offenders.push(`${rel}: "${specifier}"`);
+  }
+  expect(seen).toBeGreaterThan(files.length); // the parser did find imports
+  expect(offenders, `forbidden imports in the kernel or sdk:\n  ${offenders.join('\n  ')}`).toEqual([]);
+});
+
+test('the check itself catches a forbidden import and ignores imports inside strings', () => {
+  const dir = join(root, 'test');
+  const probe = 'probe.ts';
+  const source = [
+    "import { x } from 'execa';",
+    "export * from '@modelcontextprotocol/sdk/client';",
+    "const t = `import { y } from 'tar';`;",
+    "await import('keytar');",
+    "import semver from 'semver';",
+  ].join('\n');
+  const parsed = parseSync(join(dir, probe), source);
+  const found = [
+    ...parsed.module.staticImports.map((i) => i.moduleRequest.value),
+    ...parsed.module.staticExports.flatMap((e) => e.entries.flatMap((x) => (x.moduleRequest ? [x.moduleRequest.value] : []))),
+    ...parsed.module.dynamicImports.map((d) => source.slice(d.moduleRequest.start + 1, d.moduleRequest.end - 1)),
+  ];
+  expect(found.filter((s) => !allowed(s)).sort()).toEqual(['@modelcontextprotocol/sdk/client', 'execa', 'keytar']);
+  expect(found).not.toContain('tar');
+});
