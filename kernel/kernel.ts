@@ -440,7 +440,8 @@ export class Kernel {
         list.push({ name, summary: decl.summary, ...(decl.usage && { usage: decl.usage }), plugin: candidate.manifest.name });
       }
     }
-    return list.sort((a, b) => a.name.localeCompare(b.name));
+    // Code-point order: localeCompare would load ICU (about 10 ms) on every CLI start.
+    return list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** Activates `plugin` and collects the commands plugins registered through the `commands` hook. */

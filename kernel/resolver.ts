@@ -48,6 +48,9 @@ const MAX_SWITCHES_PER_NAME = 32;
  * Decides which plugins load and in which order. Every discovered plugin that
  * is not disabled is a root: it loads unless something prevents it, and then
  * it appears in `excluded` with a `PLN_E_…` error that names the chain.
+ * The outcome does not depend on input order, except between two candidates of
+ * the same name, version and source (two `path` folders): the first one wins.
+ * @throws PlinthError `PLN_E_KERNEL_VERSION_INVALID` when `kernelVersion` is not semver.
  */
 export function resolve(input: ResolveInput): Resolution {
   const kernel = semver.parse(input.kernelVersion);
@@ -391,7 +394,8 @@ class Solver {
         const dep = death.dep.name;
         const wants = death.asks.map((a) => `"${label(a.from)}" wants ${a.dep.range}`).join(', ');
         const available = [...this.list(dep)].reverse().map((n) => `${n.candidate.manifest.version} (${n.candidate.source}${n.death ? `, cannot load: ${codeOf(n.death)}` : ''})`);
-        const resolved = death.chosen === undefined ? '' : `; "${dep}" resolves to ${death.chosen.candidate.manifest.version}`;
+        // The version chosen when the conflict was found may have died since; then it explains nothing.
+        const resolved = death.chosen === undefined || death.chosen.death !== undefined ? '' : `; "${dep}" resolves to ${death.chosen.candidate.manifest.version}`;
         return new PlinthError(
           'PLN_E_DEP_CONFLICT',
           `"${name}" needs "${dep}" (${death.dep.range}), but no version of "${dep}" satisfies every plugin: ${wants}; available: ${available.join(', ')}${resolved}`,
@@ -404,7 +408,7 @@ class Solver {
               range: death.dep.range,
               requests: death.asks.map((a) => ({ from: label(a.from), range: a.dep.range })),
               available: [...this.list(dep)].reverse().map((n) => ({ version: n.candidate.manifest.version, source: n.candidate.source })),
-              ...(death.chosen && { resolved: death.chosen.candidate.manifest.version }),
+              ...(resolved !== '' && { resolved: death.chosen?.candidate.manifest.version }),
             },
           },
         );
@@ -437,17 +441,21 @@ class Solver {
    * the trouble starts, so that the message says the whole story at once.
    */
   private chainError(node: Node): PlinthError {
-    const chain = [node.name];
+    const hops = [node];
     let from = node;
     let death = node.death as Extract<Death, { kind: 'missing' | 'via' }>;
     while (death.kind === 'via' && (death.node.death?.kind === 'via' || death.node.death?.kind === 'missing')) {
-      chain.push(death.node.name);
+      hops.push(death.node);
       from = death.node;
       death = death.node.death;
     }
-    chain.push(death.dep.name);
+    if (death.kind === 'via') hops.push(death.node);
+    const chain = [...hops.map((h) => h.name), ...(death.kind === 'missing' ? [death.dep.name] : [])];
+    // Versions can pull each other round in a loop; then only versions tell the hops apart.
+    const repeats = new Set(chain).size < chain.length;
+    const labels = [...hops.map((h) => (repeats ? label(h) : h.name)), ...chain.slice(hops.length)];
     const first = (node.death as Extract<Death, { kind: 'missing' | 'via' }>).dep;
-    const route = chain.length > 2 ? `${chain.map((n) => `"${n}"`).join(' → ')}: ` : '';
+    const route = chain.length > 2 ? `${labels.map((n) => `"${n}"`).join(' → ')}: ` : '';
     const needs = `${route}"${from.name}" needs "${death.dep.name}" (${death.dep.range})`;
     const details = { version: node.candidate.manifest.version, source: node.candidate.source, chain, dependency: first.name, range: first.range };
     const plugin = node.name;

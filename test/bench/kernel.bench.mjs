@@ -1,0 +1,430 @@
+#!/usr/bin/env node
+/**
+ * plinth's speed figures: `npm run bench` (builds first) or, after a build,
+ * `node test/bench/kernel.bench.mjs [--json] [--quick]`.
+ *
+ * 1. `plinth --version` wall time (target < 150 ms)
+ * 2. boot-to-ready with the builtin plugins, in-process and through `plinth up --once --json`
+ * 3. resolve time for 1,000 synthetic manifests (target < 100 ms, checked against resolve alone)
+ * 4. `kernel.emit` with 10 handlers against a bare tapable AsyncSeriesWaterfallHook (target ratio ≤ 1.5)
+ *
+ * Targets are reported, not asserted (machines are noisy): the exit code is 0
+ * unless the benchmark itself breaks. `--json` prints one JSON document on
+ * stdout; progress goes to stderr. `--quick` runs fewer iterations (a smoke
+ * test of the benchmark, not figures to quote).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { writeSyntheticPlugins } from './synthetic-plugins.mjs';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const DIST = path.join(ROOT, 'dist');
+const BIN = path.join(DIST, 'kernel', 'cli', 'bin.js');
+
+const args = new Set(process.argv.slice(2));
+const JSON_OUT = args.has('--json');
+const QUICK = args.has('--quick');
+for (const arg of args) {
+  if (!['--json', '--quick'].includes(arg)) {
+    process.stderr.write(`kernel.bench: unknown option ${arg} (use --json, --quick)\n`);
+    process.exit(2);
+  }
+}
+
+const N = QUICK
+  ? { versionRuns: 5, bootRuns: 10, cliRuns: 3, resolveRuns: 5, discoverRuns: 3, emitRounds: 4, emitsPerRound: 2_000 }
+  : { versionRuns: 20, bootRuns: 50, cliRuns: 10, resolveRuns: 30, discoverRuns: 15, emitRounds: 20, emitsPerRound: 20_000 };
+
+const TARGETS = { versionMs: 150, resolveMs: 100, emitRatio: 1.5 };
+
+// ── helpers ────────────────────────────────────────────────────────────────
+
+/** Oddities worth a look that do not make the figures meaningless. */
+const notes = new Set();
+
+const temps = [];
+function tempDir(label) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `plinth-bench-${label}-`));
+  temps.push(dir);
+  return dir;
+}
+function cleanup() {
+  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+process.on('exit', cleanup);
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    cleanup();
+    process.exit(130);
+  });
+}
+
+function progress(text) {
+  process.stderr.write(`${text}\n`);
+}
+
+function quantile(values, q) {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const at = (sorted.length - 1) * q;
+  const lo = Math.floor(at);
+  const hi = Math.ceil(at);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo);
+}
+const median = (values) => quantile(values, 0.5);
+const p90 = (values) => quantile(values, 0.9);
+const stats = (values) => ({ median: round(median(values)), p90: round(p90(values)), min: round(Math.min(...values)), max: round(Math.max(...values)), n: values.length });
+
+function round(x, digits = 2) {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+/** The environment without PLINTH_* variables, so a developer's settings do not change the figures. */
+const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('PLINTH_')));
+
+function run(argv, { check = true } = {}) {
+  const started = performance.now();
+  const child = spawnSync(process.execPath, argv, { encoding: 'utf8', env: cleanEnv, cwd: os.tmpdir() });
+  const ms = performance.now() - started;
+  if (child.error) throw child.error;
+  if (check && child.status !== 0) {
+    throw new Error(`\`node ${argv.join(' ')}\` exited with ${child.status}:\n${child.stderr}${child.stdout}`);
+  }
+  return { ms, stdout: child.stdout, stderr: child.stderr, status: child.status };
+}
+
+// ── 1. plinth --version ────────────────────────────────────────────────────
+
+function benchVersion() {
+  progress(`1/4 plinth --version: ${N.versionRuns} runs after 2 warm-ups…`);
+  for (let i = 0; i < 2; i++) run([BIN, '--version']);
+  const times = [];
+  let output = '';
+  for (let i = 0; i < N.versionRuns; i++) {
+    const r = run([BIN, '--version']);
+    times.push(r.ms);
+    output = r.stdout.trim();
+  }
+  if (!/^plinth \d+\.\d+\.\d+/.test(output)) throw new Error(`plinth --version printed ${JSON.stringify(output)}`);
+  // Node's own start-up, for scale: what no CLI can go below.
+  for (let i = 0; i < 2; i++) run(['-e', '0']);
+  const baseline = [];
+  for (let i = 0; i < N.versionRuns; i++) baseline.push(run(['-e', '0']).ms);
+  const s = stats(times);
+  return { ...s, output, nodeBaselineMs: stats(baseline), target: `< ${TARGETS.versionMs} ms`, pass: s.median < TARGETS.versionMs };
+}
+
+// ── 2. boot-to-ready ───────────────────────────────────────────────────────
+
+async function benchBoot() {
+  progress(`2/4 boot-to-ready: in-process ${N.bootRuns} runs, CLI ${N.cliRuns} runs…`);
+  const importStarted = performance.now();
+  const { createKernel } = await import(pathToFileURL(path.join(DIST, 'kernel', 'index.js')).href);
+  const importMs = performance.now() - importStarted;
+  const home = tempDir('boot-home');
+  const workspace = tempDir('boot-ws');
+
+  const warnings = [];
+  const bootOnce = async () => {
+    const kernel = createKernel({ home, workspace, env: cleanEnv, logSink: (line) => warnings.push(line) });
+    const started = performance.now();
+    const report = await kernel.boot();
+    const wall = performance.now() - started;
+    const shutdown = await kernel.shutdown();
+    return { wall, report, shutdown };
+  };
+
+  const first = await bootOnce();
+  for (let i = 0; i < 3; i++) await bootOnce();
+  const walls = [];
+  const reported = [];
+  let last = first;
+  for (let i = 0; i < N.bootRuns; i++) {
+    last = await bootOnce();
+    walls.push(last.wall);
+    reported.push(last.report.durationMs);
+  }
+  const plugins = last.report.plugins.map((p) => `${p.name}:${p.state}`);
+  const problems = last.report.plugins.filter((p) => ['failed', 'skipped', 'excluded'].includes(p.state));
+  if (last.report.plugins.length === 0) throw new Error('boot found no builtin plugins');
+  if (problems.length > 0) throw new Error(`builtin plugins did not load: ${JSON.stringify(problems)}`);
+
+  if (warnings.length > 0) notes.add(`in-process boot logged ${warnings.length} warning(s), e.g. ${warnings[0]}`);
+
+  // Through the CLI: a fresh process each time, so this includes module loading.
+  const cliArgs = [BIN, 'up', '--once', '--json', '--home', home, '--workspace', workspace];
+  run(cliArgs);
+  const cliWall = [];
+  const cliDuration = [];
+  for (let i = 0; i < N.cliRuns; i++) {
+    const r = run(cliArgs);
+    let doc;
+    try {
+      doc = JSON.parse(r.stdout);
+    } catch {
+      throw new Error(`plinth up --once --json printed no JSON:\n${r.stdout}\n${r.stderr}`);
+    }
+    if (doc.ready !== true || typeof doc.durationMs !== 'number') throw new Error(`unexpected plinth up output: ${r.stdout}`);
+    cliWall.push(r.ms);
+    cliDuration.push(doc.durationMs);
+  }
+  return {
+    plugins,
+    inProcess: {
+      firstBootMs: round(first.wall),
+      importMs: round(importMs),
+      wallMs: stats(walls),
+      reportedDurationMs: stats(reported),
+      shutdownMs: round(last.shutdown.durationMs),
+      warnings: warnings.length,
+    },
+    cli: { wallMs: stats(cliWall), reportedDurationMs: stats(cliDuration) },
+  };
+}
+
+// ── 3. resolve 1,000 manifests ─────────────────────────────────────────────
+
+async function benchResolve() {
+  progress(`3/4 resolve: writing 1,000 synthetic manifests, then discover+resolve ×${N.discoverRuns} and resolve ×${N.resolveRuns}…`);
+  const { discoverPlugins } = await import(pathToFileURL(path.join(DIST, 'kernel', 'discovery.js')).href);
+  const { resolve } = await import(pathToFileURL(path.join(DIST, 'kernel', 'resolver.js')).href);
+  const { KERNEL_API_VERSION } = await import(pathToFileURL(path.join(DIST, 'kernel', 'version.js')).href);
+  const dir = tempDir('resolve');
+  const set = writeSyntheticPlugins(dir, { total: 1000 });
+  const sources = [{ dir, source: 'user' }];
+  const resolveInput = (found) => ({ candidates: found.candidates, invalid: found.invalid, kernelVersion: KERNEL_API_VERSION });
+
+  const check = (found, resolution) => {
+    if (found.invalid.length > 0) throw new Error(`synthetic manifests were invalid: ${found.invalid[0].message}`);
+    if (found.candidates.length !== set.manifests) throw new Error(`discovered ${found.candidates.length} of ${set.manifests} manifests`);
+    if (resolution.excluded.length > 0) {
+      const e = resolution.excluded[0];
+      throw new Error(`${resolution.excluded.length} synthetic plugins were excluded, e.g. ${e.name}: ${e.error.code}: ${e.error.message}`);
+    }
+    if (resolution.plugins.length !== set.names.length) throw new Error(`resolved ${resolution.plugins.length} of ${set.names.length} names`);
+    if (resolution.rejected.length !== set.rejectedExpected) {
+      notes.add(`resolve: ${resolution.rejected.length} candidates rejected where the synthetic set expects ${set.rejectedExpected} (old versions made for kernel ^0.9.0)`);
+    }
+    // Load order: every plugin after its dependencies.
+    const seen = new Set();
+    for (const c of resolution.plugins) {
+      for (const dep of Object.keys(c.manifest.dependencies)) if (!seen.has(dep)) throw new Error(`${c.manifest.name} is ordered before its dependency ${dep}`);
+      seen.add(c.manifest.name);
+    }
+  };
+
+  // (a) discover + resolve, reading from disk (page cache warm after the first run).
+  const coldStarted = performance.now();
+  let found = await discoverPlugins(sources);
+  let resolution = resolve(resolveInput(found));
+  const firstMs = performance.now() - coldStarted;
+  check(found, resolution);
+  for (let i = 0; i < 2; i++) resolve(resolveInput(await discoverPlugins(sources)));
+  const both = [];
+  const discoverOnly = [];
+  for (let i = 0; i < N.discoverRuns; i++) {
+    const started = performance.now();
+    found = await discoverPlugins(sources);
+    const discovered = performance.now();
+    resolution = resolve(resolveInput(found));
+    const ended = performance.now();
+    both.push(ended - started);
+    discoverOnly.push(discovered - started);
+  }
+  check(found, resolution);
+
+  // (b) resolve alone, on the candidates already discovered.
+  const input = resolveInput(found);
+  for (let i = 0; i < 3; i++) resolve(input);
+  const alone = [];
+  for (let i = 0; i < N.resolveRuns; i++) {
+    const started = performance.now();
+    resolution = resolve(input);
+    alone.push(performance.now() - started);
+  }
+  check(found, resolution);
+
+  const chosenBelowNewest = resolution.plugins.filter((c) => resolution.candidates.get(c.manifest.name)[0] !== c).length;
+  const s = stats(alone);
+  return {
+    set: {
+      manifests: set.manifests,
+      names: set.names.length,
+      multiVersionNames: set.multiVersionNames,
+      dependencyEdges: set.edges,
+      withProvides: set.provides,
+      resolved: resolution.plugins.length,
+      excluded: resolution.excluded.length,
+      rejectedCandidates: resolution.rejected.length,
+      chosenBelowNewest,
+    },
+    resolveOnlyMs: s,
+    discoverAndResolveMs: { ...stats(both), first: round(firstMs) },
+    discoverOnlyMs: stats(discoverOnly),
+    target: `< ${TARGETS.resolveMs} ms (resolve alone, b)`,
+    pass: s.median < TARGETS.resolveMs,
+  };
+}
+
+// ── 4. kernel.emit against a bare tapable hook ─────────────────────────────
+
+async function benchEmit() {
+  progress(`4/4 emit: ${N.emitRounds} interleaved rounds of ${N.emitsPerRound.toLocaleString('en-US')} emits per side…`);
+  const { createKernel } = await import(pathToFileURL(path.join(DIST, 'kernel', 'index.js')).href);
+  // The kernel's own copy of tapable (dist imports it from the same node_modules).
+  const { AsyncSeriesWaterfallHook } = await import('tapable');
+  const home = tempDir('emit-home');
+  const kernel = createKernel({ builtin: false, home, workspace: home, env: cleanEnv, logSink: () => {} });
+  await kernel.boot();
+
+  // Ten identical trivial async handlers, the same function objects on both sides.
+  let calls = 0;
+  const handlers = Array.from({ length: 10 }, () => async (context) => {
+    calls++;
+    if (context.tool === 'rm -rf /') return { allow: false, message: 'no' };
+    return undefined;
+  });
+  for (const handler of handlers) kernel.on('before_tool', handler);
+  const hook = new AsyncSeriesWaterfallHook(['context']);
+  handlers.forEach((handler, i) => hook.tapPromise(`handler-${i}`, handler));
+  const context = { tool: 'bash', input: { command: 'ls' } };
+
+  const decision = await kernel.emit('before_tool', context);
+  if (decision.allow !== true || decision.context !== context) throw new Error(`unexpected decision ${JSON.stringify(decision)}`);
+  calls = 0;
+  await kernel.emit('before_tool', context);
+  if (calls !== 10) throw new Error(`kernel.emit ran ${calls} handlers, expected 10`);
+  calls = 0;
+  await hook.promise(context);
+  if (calls !== 10) throw new Error(`the bare hook ran ${calls} handlers, expected 10`);
+
+  const sides = {
+    kernel: async (n) => {
+      for (let i = 0; i < n; i++) await kernel.emit('before_tool', context);
+    },
+    bare: async (n) => {
+      for (let i = 0; i < n; i++) await hook.promise(context);
+    },
+  };
+  // No forced GC between rounds: a full gc() (via --expose-gc) before each side
+  // made both sides slower and the bare hook about 2.5x slower, inverting the ratio.
+  const time = async (side, n) => {
+    calls = 0;
+    const started = performance.now();
+    await sides[side](n);
+    const ns = ((performance.now() - started) * 1e6) / n;
+    if (calls !== 10 * n) throw new Error(`${side}: ${calls} handler calls for ${n} emits`);
+    return ns;
+  };
+
+  // Warm-up: let both sides reach optimised code before any round counts.
+  for (let i = 0; i < 3; i++) {
+    await time('kernel', N.emitsPerRound);
+    await time('bare', N.emitsPerRound);
+  }
+  const kernelNs = [];
+  const bareNs = [];
+  const ratios = [];
+  for (let round = 0; round < N.emitRounds; round++) {
+    // A, B then B, A: interleaved, and neither side always runs first.
+    const order = round % 2 === 0 ? ['kernel', 'bare'] : ['bare', 'kernel'];
+    const result = {};
+    for (const side of order) result[side] = await time(side, N.emitsPerRound);
+    kernelNs.push(result.kernel);
+    bareNs.push(result.bare);
+    ratios.push(result.kernel / result.bare);
+  }
+  await kernel.shutdown();
+  const ratio = median(ratios);
+  return {
+    handlers: handlers.length,
+    rounds: N.emitRounds,
+    emitsPerRound: N.emitsPerRound,
+    kernelNsPerEmit: stats(kernelNs),
+    bareNsPerEmit: stats(bareNs),
+    ratio: { median: round(ratio, 3), p90: round(p90(ratios), 3), min: round(Math.min(...ratios), 3), max: round(Math.max(...ratios), 3) },
+    target: `≤ ${TARGETS.emitRatio}`,
+    pass: ratio <= TARGETS.emitRatio,
+  };
+}
+
+// ── report ─────────────────────────────────────────────────────────────────
+
+const ms = (x) => `${x.toFixed(1)} ms`;
+const ns = (x) => `${Math.round(x).toLocaleString('en-US')} ns`;
+const verdict = (pass) => (pass === undefined ? '—' : pass ? 'PASS' : 'MISS');
+
+function printTable(results) {
+  const { version, boot, resolve, emit } = results;
+  const rows = [
+    ['1. plinth --version (wall)', `median ${ms(version.median)}, p90 ${ms(version.p90)}`, version.target, verdict(version.pass)],
+    ['   node -e 0 (start-up baseline)', `median ${ms(version.nodeBaselineMs.median)}, p90 ${ms(version.nodeBaselineMs.p90)}`, '', ''],
+    ['2. boot-to-ready, in-process', `median ${ms(boot.inProcess.wallMs.median)}, p90 ${ms(boot.inProcess.wallMs.p90)}`, 'none', '—'],
+    ['   first boot in the process', `${ms(boot.inProcess.firstBootMs)} (+ ${ms(boot.inProcess.importMs)} to import the kernel)`, '', ''],
+    ['   plinth up --once --json (wall)', `median ${ms(boot.cli.wallMs.median)}, p90 ${ms(boot.cli.wallMs.p90)}`, 'none', '—'],
+    ['   its reported durationMs', `median ${ms(boot.cli.reportedDurationMs.median)}, p90 ${ms(boot.cli.reportedDurationMs.p90)}`, '', ''],
+    ['3. resolve 1,000 manifests (b) alone', `median ${ms(resolve.resolveOnlyMs.median)}, p90 ${ms(resolve.resolveOnlyMs.p90)}`, `< ${TARGETS.resolveMs} ms`, verdict(resolve.pass)],
+    ['   (a) discover + resolve from disk', `median ${ms(resolve.discoverAndResolveMs.median)}, p90 ${ms(resolve.discoverAndResolveMs.p90)}`, '(info)', ''],
+    ['       of which discover', `median ${ms(resolve.discoverOnlyMs.median)}; first run ${ms(resolve.discoverAndResolveMs.first)} (a)`, '', ''],
+    ['4. kernel.emit, 10 handlers', `${ns(emit.kernelNsPerEmit.median)} / emit (median of rounds)`, '', ''],
+    ['   bare AsyncSeriesWaterfallHook', `${ns(emit.bareNsPerEmit.median)} / emit`, '', ''],
+    ['   ratio kernel / bare', `median ${emit.ratio.median.toFixed(2)} (rounds ${emit.ratio.min.toFixed(2)}–${emit.ratio.max.toFixed(2)})`, emit.target, verdict(emit.pass)],
+  ];
+  const header = ['FIGURE', 'RESULT', 'TARGET', ''];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const out = [
+    `plinth benchmarks — node ${process.version}, ${process.platform} ${process.arch}, ${os.cpus().length} CPU(s) ${os.cpus()[0]?.model ?? ''}, load ${os.loadavg()[0].toFixed(2)}${QUICK ? ', --quick (smoke test, do not quote)' : ''}`,
+    '',
+    line(header),
+    ...rows.map(line),
+    '',
+    `Resolve set: ${resolve.set.manifests} manifests, ${resolve.set.names} names (${resolve.set.multiVersionNames} with several versions), ${resolve.set.dependencyEdges} dependency ranges, ${resolve.set.withProvides} with provides; ` +
+      `resolved ${resolve.set.resolved}, excluded ${resolve.set.excluded}, ${resolve.set.rejectedCandidates} old candidates rejected (kernel), ${resolve.set.chosenBelowNewest} names resolved below their newest version.`,
+    `Builtin plugins at boot: ${boot.plugins.join(', ')}.`,
+    `Emit: ${emit.rounds} rounds × ${emit.emitsPerRound.toLocaleString('en-US')} sequential awaited emits per side, interleaved (A,B then B,A).`,
+    'PASS/MISS compares the median with the target; targets are reported, not asserted.',
+    ...results.notes.map((note) => `Note: ${note}`),
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+async function main() {
+  if (!existsSync(BIN) || !existsSync(path.join(DIST, 'kernel', 'index.js'))) {
+    throw new Error(`no build in ${DIST}: run \`npm run build\` (or \`npm run bench\`, which builds first)`);
+  }
+  const startedAt = new Date().toISOString();
+  const version = benchVersion();
+  const boot = await benchBoot();
+  const resolve = await benchResolve();
+  const emit = await benchEmit();
+  const results = {
+    startedAt,
+    environment: { node: process.version, platform: process.platform, arch: process.arch, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadavg: os.loadavg().map((x) => round(x)), quick: QUICK },
+    version,
+    boot,
+    resolve,
+    emit,
+    summary: {
+      versionMs: { value: version.median, target: TARGETS.versionMs, pass: version.pass },
+      resolveMs: { value: resolve.resolveOnlyMs.median, target: TARGETS.resolveMs, pass: resolve.pass, measures: 'resolve alone (b)' },
+      emitRatio: { value: emit.ratio.median, target: TARGETS.emitRatio, pass: emit.pass },
+    },
+    notes: [...notes],
+  };
+  if (JSON_OUT) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+  else printTable(results);
+}
+
+try {
+  await main();
+} catch (error) {
+  process.stderr.write(`kernel.bench: the benchmark broke: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+} finally {
+  cleanup();
+}
