@@ -73,6 +73,10 @@ export class EventBus {
   timeoutMs: number;
   private readonly inflight = new InflightList();
   private watchdog: NodeJS.Timeout | undefined;
+  /** Advanced by each watchdog sweep; emits are stamped with it. */
+  private tick = 0;
+  /** Per hook: the taps to walk directly, or undefined when tapable must dispatch (interceptors, foreign taps). */
+  private readonly walkable = new Map<EventName, { length: number; taps: ReadonlyArray<HandlerTap> | undefined }>();
 
   constructor(private readonly options: EventBusOptions) {
     this.timeoutMs = options.timeoutMs;
@@ -102,7 +106,12 @@ export class EventBus {
         );
       } else next(null, state);
     };
-    return addTap(this.hooks[name], 'async', plugin, fn, { ...options, plugin, handler } as TapOptions);
+    this.walkable.delete(name);
+    const dispose = addTap(this.hooks[name], 'async', plugin, fn, { ...options, plugin, handler } as TapOptions);
+    return () => {
+      this.walkable.delete(name);
+      dispose();
+    };
   }
 
   /** Fires `event` through every handler and returns the combined decision. */
@@ -124,7 +133,7 @@ export class EventBus {
     return new Promise<Decision>((resolve) => {
       const pending: PendingEmit = {
         state,
-        started: Date.now(),
+        started: this.tick,
         prev: undefined,
         next: undefined,
         finish: (decision) => {
@@ -137,9 +146,9 @@ export class EventBus {
       this.inflight.add(pending);
       this.armWatchdog();
       const done = (): void => pending.finish(toDecision(state));
-      const taps = hook.taps as unknown as ReadonlyArray<HandlerTap>;
-      if (hook.interceptors.length === 0 && taps.every((tap) => tap.handler !== undefined)) {
-        walk(state, taps.slice(), 0, this.options.report, done);
+      const taps = this.walkTaps(name);
+      if (taps) {
+        walk(state, taps, 0, this.options.report, done);
       } else {
         hook.callAsync(state, (error) => {
           // Handlers never pass an error on; a failing interceptor is the only way here.
@@ -160,18 +169,40 @@ export class EventBus {
     this.watchdog = undefined;
   }
 
-  // One coarse timer for all emits, rather than a timer per handler call.
+  /**
+   * The ordered taps of `event` as a snapshot (a handler may dispose itself mid-emit),
+   * cached until a tap is added or removed; undefined when tapable must dispatch.
+   */
+  private walkTaps(event: EventName): ReadonlyArray<HandlerTap> | undefined {
+    const hook = this.hooks[event];
+    const cached = this.walkable.get(event);
+    // A length change catches taps made on the raw hook, which `on` never sees.
+    if (cached && cached.length === hook.taps.length && hook.interceptors.length === 0) return cached.taps;
+    const taps = hook.taps as unknown as ReadonlyArray<HandlerTap>;
+    const direct = hook.interceptors.length === 0 && taps.every((tap) => tap.handler !== undefined);
+    const snapshot = direct ? taps.slice() : undefined;
+    this.walkable.set(event, { length: taps.length, taps: snapshot });
+    return snapshot;
+  }
+
+  // One coarse timer for all emits, rather than a timer per handler call: an emit
+  // times out within one period after timeoutMs.
+  private period(): number {
+    return Math.max(10, Math.min(1000, Math.floor(this.timeoutMs / 4)));
+  }
+
   private armWatchdog(): void {
     if (this.watchdog) return;
-    const period = Math.max(10, Math.min(1000, Math.floor(this.timeoutMs / 4)));
-    this.watchdog = setInterval(() => this.sweep(), period);
+    this.watchdog = setInterval(() => this.sweep(), this.period());
     this.watchdog.unref();
   }
 
   private sweep(): void {
-    const now = Date.now();
+    this.tick++;
+    const ticks = Math.ceil(this.timeoutMs / this.period());
     for (const item of this.inflight.items()) {
-      if (now - item.started < this.timeoutMs) continue;
+      // Stamps fall between sweeps: waiting one sweep more than timeoutMs/period never times out early.
+      if (this.tick - item.started <= ticks) continue;
       const { state } = item as PendingEmit;
       const plugin = state.current ?? 'kernel';
       const error = new PlinthError('PLN_E_EVENT_TIMEOUT', `plugin "${plugin}" did not answer ${state.event} within ${this.timeoutMs} ms`, {

@@ -6,6 +6,7 @@
 import type { Decision } from '../sdk/events.js';
 
 export interface Inflight {
+  /** The watchdog's tick when the emit began (a counter, not a clock: reading the clock per emit is measurable). */
   readonly started: number;
   prev: Inflight | undefined;
   next: Inflight | undefined;
