@@ -11,7 +11,7 @@
  * and an async one a single `then`, which keeps emit as cheap as a bare hook.
  */
 import { AsyncSeriesWaterfallHook } from 'tapable';
-import { EVENTS, canonicalEvent, type Decision, type EventHandler, type EventName, type EventResult } from '../sdk/events.js';
+import { type BlockedBy, EVENTS, canonicalEvent, type Decision, type EventHandler, type EventName, type EventResult } from '../sdk/events.js';
 import type { Disposer, TapOptions } from '../sdk/plugin.js';
 import { PlinthError, describeCause, wrapPluginError } from './errors.js';
 import { addTap } from './taps.js';
@@ -260,15 +260,27 @@ function step(state: EmitState, plugin: string, handler: EventHandler, report: (
 
 function apply(state: EmitState, plugin: string, result: EventResult | void): EmitState {
   if (result === undefined || result === null || state.settled) return state;
-  const message = result.message ? state.redact(result.message) : undefined;
-  if (message) state.messages.push(message);
-  if (result.systemMessage) state.systemMessages.push(state.redact(result.systemMessage));
+  const messages = texts(state, result.message);
+  if (messages) state.messages.push(...messages);
+  const systemMessages = texts(state, result.systemMessage);
+  if (systemMessages) state.systemMessages.push(...systemMessages);
   if (result.context !== undefined) state.context = result.context;
   if (result.allow === false) {
     state.allow = false;
-    state.blockedBy = message === undefined ? { plugin } : { plugin, reason: message };
+    const blockedBy: BlockedBy = { plugin };
+    if (result.by !== undefined) blockedBy.by = result.by;
+    if (messages?.[0] !== undefined) blockedBy.reason = messages[0];
+    state.blockedBy = blockedBy;
   }
   return state;
+}
+
+/** A handler's message(s), redacted; undefined when there are none. */
+function texts(state: EmitState, value: string | readonly string[] | undefined): string[] | undefined {
+  if (!value) return undefined;
+  if (typeof value === 'string') return [state.redact(value)];
+  const list = value.filter((text) => typeof text === 'string' && text !== '').map(state.redact);
+  return list.length > 0 ? list : undefined;
 }
 
 function fail(state: EmitState, plugin: string, error: unknown, report: (error: PlinthError) => void): EmitState {

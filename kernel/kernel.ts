@@ -8,6 +8,7 @@ import type { CommandRegistry, CommandSpec } from '../sdk/commands.js';
 import { canonicalEvent, type Decision, type EventHandler } from '../sdk/events.js';
 import { type ManifestInput, parseManifest } from '../sdk/manifest.js';
 import type {
+  ConfigLayerView,
   Disposer,
   KernelInspection,
   Logger,
@@ -32,7 +33,7 @@ import { type LogLevel, type LogSink, createLogger, parseLogLevel } from './log.
 import { builtinPluginsDir, defaultHome } from './paths.js';
 import { type PluginApi, createPluginApi } from './plugin-api.js';
 import { Redactor, redactError, redactSettings } from './redact.js';
-import { explain, resolve } from './resolver.js';
+import { explain, resolve } from './resolve/index.js';
 import { HOST, ServiceRegistry } from './services.js';
 import { isThenable, withTimeout } from './timeout.js';
 import type { Candidate, PluginSource, Resolution } from './types.js';
@@ -126,6 +127,8 @@ export class Kernel {
   private closed = false;
   /** The settings as plugins see them: other plugins' sensitive values redacted. */
   private pluginConfig: Readonly<Record<string, unknown>> = {};
+  private pluginLayers: readonly ConfigLayerView[] = [];
+  private serving: Promise<void> | undefined;
 
   constructor(private readonly options: KernelOptions = {}) {
     this.env = options.env ?? process.env;
@@ -207,6 +210,7 @@ export class Kernel {
     }
     const decls = new Map([...resolution.candidates].map(([name, list]) => [name, list.flatMap((c) => c.manifest.settings)]));
     this.pluginConfig = redactSettings(config.settings, decls);
+    this.pluginLayers = (config.layers ?? []).map((layer) => ({ ...layer, settings: redactSettings(layer.settings, decls) }));
     for (const excluded of resolution.excluded) {
       if (this.records.has(excluded.name)) continue;
       const record = this.addRecord(excluded.candidate, 'excluded', excluded.name);
@@ -240,6 +244,15 @@ export class Kernel {
     };
     await this.hooks.ready.promise(ready);
     return ready;
+  }
+
+  /**
+   * Boots if needed, then tells plugins the host stays up (the `serve` hook):
+   * `plinth up` calls this; one-shot commands do not.
+   */
+  serve(): Promise<void> {
+    this.serving ??= this.boot().then(() => this.hooks.serve.promise());
+    return this.serving;
   }
 
   /**
@@ -295,6 +308,7 @@ export class Kernel {
       events: this.events,
       services: this.services!,
       config: this.pluginConfig,
+      configLayers: this.pluginLayers,
       hookTimeoutMs: this.timeouts.setup,
       report: (error) => this.reportError(error),
       knownPlugins: () => this.knownPlugins(),
@@ -407,6 +421,11 @@ export class Kernel {
       ...(record.loadMs !== undefined && { loadMs: record.loadMs }),
       ...(record.error && { error: { code: record.error.code, message: this.redactor.text(record.error.message) } }),
     }));
+  }
+
+  /** `text` with every sensitive setting value masked. */
+  redact(text: string): string {
+    return this.redactor.text(text);
   }
 
   /** What the kernel found, decided and read, with sensitive values redacted. */

@@ -14,6 +14,8 @@ export interface LifecycleHooks {
   /** Before each plugin's code is imported; a string result refuses it. */
   readonly load: AsyncSeriesBailHook<[PluginInfo], string | undefined>;
   readonly ready: AsyncSeriesHook<[ReadyInfo]>;
+  /** The host stays up (`plinth up`): start background work such as watchers and servers. */
+  readonly serve: AsyncSeriesHook<[]>;
   readonly shutdown: AsyncSeriesHook<[]>;
   readonly manifest: AsyncSeriesHook<[PluginInfo]>;
   readonly commands: SyncHook<[CommandRegistry]>;
@@ -24,6 +26,7 @@ export function createLifecycleHooks(): LifecycleHooks {
     resolve: new AsyncSeriesHook(['resolution'], 'resolve'),
     load: new AsyncSeriesBailHook(['plugin'], 'load'),
     ready: new AsyncSeriesHook(['ready'], 'ready'),
+    serve: new AsyncSeriesHook([], 'serve'),
     shutdown: new AsyncSeriesHook([], 'shutdown'),
     manifest: new AsyncSeriesHook(['plugin'], 'manifest'),
     commands: new SyncHook(['registry'], 'commands'),
@@ -78,6 +81,7 @@ export function scopeHooks(hooks: LifecycleHooks, scope: ScopeOptions): PluginHo
   return {
     load: asyncTap<[PluginInfo], string | undefined>(hooks.load, 'load', undefined, true),
     ready: asyncTap<[ReadyInfo], void>(hooks.ready, 'ready', undefined),
+    serve: asyncTap<[], void>(hooks.serve, 'serve', undefined),
     shutdown: asyncTap<[], void>(hooks.shutdown, 'shutdown', undefined),
     manifest: {
       tap(handler, options) {

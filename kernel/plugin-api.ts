@@ -3,7 +3,7 @@
  * plugin and recorded, so that unloading the plugin undoes exactly what it did.
  */
 import type { CommandRegistry, CommandSpec } from '../sdk/commands.js';
-import type { Disposer, PluginInfo, PluginKernel } from '../sdk/plugin.js';
+import type { ConfigLayerView, Disposer, PluginInfo, PluginKernel } from '../sdk/plugin.js';
 import { PlinthError, type PlinthError as PlinthErrorType } from './errors.js';
 import type { EventBus } from './events.js';
 import { type LifecycleHooks, scopeHooks } from './lifecycle.js';
@@ -17,10 +17,11 @@ export interface PluginApiDeps {
   readonly events: EventBus;
   readonly services: ServiceRegistry;
   readonly config: Readonly<Record<string, unknown>>;
+  readonly configLayers: readonly ConfigLayerView[];
   readonly hookTimeoutMs: number;
   report(error: PlinthErrorType): void;
   knownPlugins(): readonly PluginInfo[];
-  kernel: Pick<PluginKernel, 'emit' | 'get' | 'status' | 'inspect'>;
+  kernel: Pick<PluginKernel, 'emit' | 'get' | 'status' | 'inspect' | 'redact'>;
 }
 
 /** A plugin's view of the kernel, plus what the kernel needs to unload it. */
@@ -73,6 +74,7 @@ export function createPluginApi(deps: PluginApiDeps): PluginApi {
   const kernel: PluginKernel = {
     apiVersion: KERNEL_API_VERSION,
     config: deps.config,
+    configLayers: deps.configLayers,
     hooks: scopeHooks(deps.hooks, {
       plugin,
       timeoutMs: deps.hookTimeoutMs,
@@ -88,6 +90,7 @@ export function createPluginApi(deps: PluginApiDeps): PluginApi {
     get: (name) => deps.kernel.get(name),
     status: () => deps.kernel.status(),
     inspect: () => deps.kernel.inspect(),
+    redact: (text) => deps.kernel.redact(text),
   };
 
   return {

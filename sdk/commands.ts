@@ -58,6 +58,8 @@ export const EXIT = {
   CONFIG: 3,
   /** Some plugins could not be loaded (the rest run). */
   PLUGINS: 4,
+  /** The command fired an event and it was blocked (e.g. `plinth hooks run`). */
+  BLOCKED: 5,
   /** Interrupted a second time during shutdown. */
   INTERRUPTED: 130,
 } as const;

@@ -59,18 +59,22 @@ export function canonicalEvent(name: string): EventName | undefined {
 export interface EventResult {
   /** `false` blocks the operation; later handlers do not run. */
   allow?: boolean;
-  /** Shown to the user. When blocking, this is the reason. */
-  message?: string;
+  /** Shown to the user. When blocking, the (first) message is the reason. */
+  message?: string | readonly string[];
   /** Added to the model's context by the host. */
-  systemMessage?: string;
+  systemMessage?: string | readonly string[];
   /** A replacement context, seen by later handlers and returned to the caller. */
   context?: Record<string, unknown>;
+  /** What inside the plugin decided, e.g. an external hook's id; reported as `blockedBy.by`. */
+  by?: string;
 }
 
 /** Who blocked an event, and why. */
 export interface BlockedBy {
   /** The plugin whose handler blocked (or whose handler failed, which blocks). */
   plugin: string;
+  /** What inside that plugin decided, when it says (an external hook's id, for instance). */
+  by?: string;
   /** The reason it gave, if any. */
   reason?: string;
   /** Set when the block comes from a failure rather than a decision. */

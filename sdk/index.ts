@@ -4,6 +4,7 @@
  */
 export { definePlugin } from './plugin.js';
 export type {
+  ConfigLayerView,
   Disposer,
   KernelInspection,
   Logger,
@@ -24,7 +25,22 @@ export { EVENTS, EVENT_ALIASES, canonicalEvent } from './events.js';
 export type { BlockedBy, Decision, EventHandler, EventName, EventResult } from './events.js';
 export { manifestSchema, parseManifest, settingSchema } from './manifest.js';
 export type { Manifest, ManifestInput, ManifestIssue, SettingDecl } from './manifest.js';
-export type { ServiceName, ServiceType, Services } from './services.js';
+export type { ServiceName, ServiceType } from './services.js';
+
+/**
+ * Typed services. A plugin that provides a service describes its type by
+ * merging into this interface (declared here, in the module plugins import,
+ * because TypeScript merges augmentations only into the declaring module):
+ *
+ * @example
+ * declare module 'plinth/sdk' {
+ *   interface Services {
+ *     'transport:stdio': TransportFactory;
+ *   }
+ * }
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Services {}
 export { EXIT } from './commands.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';
 export { PlinthError, isPlinthError } from '../kernel/errors.js';

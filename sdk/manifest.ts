@@ -88,8 +88,16 @@ export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
 export function parseManifest(data: unknown): { ok: true; manifest: Manifest } | { ok: false; issues: ManifestIssue[] } {
   const result = manifestSchema.safeParse(data);
   if (result.success) return { ok: true, manifest: result.data };
-  return {
-    ok: false,
-    issues: result.error.issues.map((issue) => ({ path: jsonPath(issue.path), message: issue.message })),
-  };
+  return { ok: false, issues: result.error.issues.flatMap((issue) => toManifestIssues(issue, [])) };
+}
+
+/**
+ * zod reports a bad record key (a dependency or command name) as one vague
+ * "Invalid key in record" and nests the rules it breaks; those are what the
+ * author needs, at the key's own path.
+ */
+function toManifestIssues(issue: z.core.$ZodIssue, parent: ReadonlyArray<PropertyKey>): ManifestIssue[] {
+  const path = [...parent, ...issue.path];
+  if (issue.code === 'invalid_key') return issue.issues.flatMap((inner) => toManifestIssues(inner, path));
+  return [{ path: jsonPath(path), message: issue.message }];
 }

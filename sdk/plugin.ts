@@ -3,7 +3,7 @@
  * and the context handed to `setup`.
  */
 import type { CommandRegistry } from './commands.js';
-import type { Explanation } from '../kernel/resolver.js';
+import type { Explanation } from '../kernel/resolve/index.js';
 import type { Decision, EventHandler, EventName } from './events.js';
 import type { Manifest } from './manifest.js';
 import type { ServiceName, ServiceType } from './services.js';
@@ -76,6 +76,11 @@ export interface PluginHooks {
   load: PluginHook<[PluginInfo], string | undefined | void>;
   /** Every eager plugin is set up. */
   ready: PluginHook<[ReadyInfo]>;
+  /**
+   * The host stays up (`plinth up`), as opposed to running one command: start
+   * background work (watchers, servers) here and stop it in the teardown.
+   */
+  serve: PluginHook<[]>;
   /** Shutdown begins; runs before any teardown. */
   shutdown: PluginHook<[]>;
   /**
@@ -92,8 +97,17 @@ export interface PluginKernel {
   /** The kernel API version (what manifests' `kernel` ranges are checked against). */
   readonly apiVersion: string;
   readonly hooks: PluginHooks;
-  /** The merged settings (user, workspace, profile). Sections owned by plugins are here untouched. */
+  /**
+   * The merged settings (user, workspace, profile). Sections owned by plugins are
+   * here untouched; other plugins' sensitive settings are redacted.
+   */
   readonly config: Readonly<Record<string, unknown>>;
+  /**
+   * The same settings before merging, one layer per file (and per file's part of
+   * the profile), in merge order: for plugins whose trust depends on which file a
+   * section came from.
+   */
+  readonly configLayers: readonly ConfigLayerView[];
   /** Handle an agent event. Aliases such as `pre-tool-call` are accepted. */
   on(event: EventName | (string & {}), handler: EventHandler, options?: TapOptions): Disposer;
   /** Fire an agent event and get the combined decision of every handler. */
@@ -104,6 +118,8 @@ export interface PluginKernel {
   get<K extends ServiceName>(name: K): Promise<ServiceType<K>>;
   /** Every plugin's state; for tools that inspect the kernel. */
   status(): readonly PluginStatus[];
+  /** `text` with every sensitive setting value masked: for whatever a plugin writes besides its log (files, traces). */
+  redact(text: string): string;
   /** What the kernel found, decided and read, with sensitive values redacted: for inspection tools. */
   inspect(): KernelInspection;
 }
@@ -123,6 +139,15 @@ export interface KernelInspection {
     /** The merged settings, sensitive plugin settings replaced by "[redacted]". */
     readonly settings: Readonly<Record<string, unknown>>;
   };
+}
+
+/** One settings file's own settings, as `configLayers` lists them. */
+export interface ConfigLayerView {
+  readonly scope: 'user' | 'workspace';
+  readonly file: string;
+  /** Set when this layer is the file's part of the selected profile. */
+  readonly profile?: string;
+  readonly settings: Readonly<Record<string, unknown>>;
 }
 
 /** A structured logger; messages are redacted of sensitive values before they are written. */

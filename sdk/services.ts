@@ -1,18 +1,5 @@
-/**
- * Typed services. A plugin that provides a service describes its type by
- * merging into `Services`:
- *
- * @example
- * declare module 'plinth/sdk' {
- *   interface Services {
- *     'transport:stdio': TransportFactory;
- *   }
- * }
- */
-
-// Declaration merging needs an interface; it starts empty on purpose.
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface Services {}
+/** Typed services: names and types from the `Services` interface (declared in sdk/index.ts). */
+import type { Services } from './index.js';
 
 /** A service name: a known one from `Services`, or any other string. */
 export type ServiceName = keyof Services | (string & {});

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { discoverPlugins } from '../kernel/discovery.js';
-import { resolve } from '../kernel/resolver.js';
+import { resolve } from '../kernel/resolve/index.js';
 
 let root: string;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PlinthError } from '../kernel/errors.js';
-import { explain, resolve, type ResolveInput } from '../kernel/resolver.js';
+import { explain, resolve, type ResolveInput } from '../kernel/resolve/index.js';
 import type { Candidate, PluginSource, Resolution } from '../kernel/types.js';
 import { parseManifest } from '../sdk/manifest.js';
 

@@ -13,7 +13,7 @@ interface KeyValueStore {
   set(key: string, value: string): void;
 }
 
-declare module '../sdk/services.js' {
+declare module '../sdk/index.js' {
   interface Services {
     'example:kv': KeyValueStore;
   }

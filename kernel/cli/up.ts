@@ -18,6 +18,7 @@ export function upCommand(kernel: Kernel): CommandSpec {
       else printBoot(out, report);
 
       if (options.once !== true) {
+        await kernel.serve();
         if (!json) out.note('plinth is up; press Ctrl-C to stop');
         await new Promise<void>((resolve) => {
           if (signal.aborted) return resolve();

@@ -33,6 +33,21 @@ export interface Config {
    * `workspace settings` or `profile <name>`. Absent from hand-built configs.
    */
   enabledFrom?: ReadonlyMap<string, string>;
+  /**
+   * Each file's own settings, then each file's part of the profile, in merge
+   * order: for plugins whose trust depends on which file a section came from
+   * (a workspace hook needs approval, a user hook does not).
+   */
+  layers?: readonly ConfigLayer[];
+}
+
+/** The settings of one file (or one file's part of the selected profile), before merging. */
+export interface ConfigLayer {
+  scope: ConfigScope;
+  file: string;
+  /** Set when this layer is the file's part of the selected profile. */
+  profile?: string;
+  settings: Settings;
 }
 
 /** What {@link loadConfig} needs to know. */
@@ -69,11 +84,21 @@ export async function loadConfig(options: LoadConfigOptions): Promise<Config> {
     settings = mergeLayer(settings, overlay);
   }
 
+  const fileLayers: ConfigLayer[] = [user, workspace].map((f) => ({ scope: f.file.scope, file: f.file.file, settings: f.settings }));
+  if (profile !== undefined) {
+    for (const f of [user, workspace]) {
+      const profiles = f.settings.profiles ?? {};
+      const part = Object.hasOwn(profiles, profile) ? profiles[profile] : undefined;
+      if (part) fileLayers.push({ scope: f.file.scope, file: f.file.file, profile, settings: part });
+    }
+  }
+
   return {
     settings,
     files: [user.file, workspace.file],
     profile,
     enabledFrom: enabledProvenance(layers),
+    layers: fileLayers,
   };
 }
 
