@@ -121,6 +121,25 @@ describe('order and results', () => {
     expect(decision.systemMessages).toEqual(['exit code 0']);
   });
 
+  it('accepts several messages from one handler, and names what inside the plugin blocked', async () => {
+    const kernel = await boot({
+      plugins: [
+        handles('hook-runner', 'before_tool', () => ({
+          allow: false,
+          message: ['lint-guard: rm is not allowed', 'audit: noted'],
+          systemMessage: ['policy v2 applies'],
+          by: 'workspace:lint-guard',
+        })),
+      ],
+    });
+
+    const decision = await kernel.emit('before_tool', { tool: 'rm' });
+
+    expect(decision.messages).toEqual(['lint-guard: rm is not allowed', 'audit: noted']);
+    expect(decision.systemMessages).toEqual(['policy v2 applies']);
+    expect(decision.blockedBy).toEqual({ plugin: 'hook-runner', by: 'workspace:lint-guard', reason: 'lint-guard: rm is not allowed' });
+  });
+
   it('passes a returned context to the next handler and to the caller', async () => {
     const seenBySecond: unknown[] = [];
     const kernel = await boot({

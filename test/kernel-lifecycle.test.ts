@@ -559,6 +559,40 @@ describe('disposers', () => {
   });
 });
 
+describe('serve', () => {
+  it('tells plugins the host stays up only when serve() is called, once', async () => {
+    const served: string[] = [];
+    const kernel = await boot({
+      plugins: [{ manifest: { name: 'watcher' }, setup: (k) => void k.hooks.serve.tap(() => void served.push('watcher')) }],
+    });
+    expect(served).toEqual([]); // boot alone (a one-shot command) does not start background work
+
+    await kernel.serve();
+    await kernel.serve();
+
+    expect(served).toEqual(['watcher']);
+  });
+});
+
+describe('settings as plugins see them', () => {
+  it('lists each file as a layer with its scope, and redacts other plugins\' secrets', async () => {
+    let layers: readonly { scope: string; file: string; settings: Readonly<Record<string, unknown>> }[] = [];
+    const kernel = await boot({
+      settings: { hooks: { before_tool: [] }, plugins: { vault: { settings: { key: 'very-secret-key' } } } },
+      plugins: [
+        { manifest: { name: 'vault', settings: [{ name: 'key', type: 'string', sensitive: true }] }, setup: () => undefined },
+        { manifest: { name: 'reader' }, setup: (k) => void (layers = k.configLayers) },
+      ],
+    });
+
+    const user = layers.find((layer) => layer.scope === 'user');
+    expect(user?.file).toBe(join(kernel.home, 'settings.json'));
+    expect(user?.settings.hooks).toEqual({ before_tool: [] });
+    expect(JSON.stringify(layers)).not.toContain('very-secret-key');
+    expect(layers.map((layer) => layer.scope)).toEqual(['user', 'workspace']);
+  });
+});
+
 describe('plugin settings', () => {
   const settingsManifest = {
     name: 'greeter',

@@ -223,7 +223,7 @@ function helpText(commands: readonly Resolved[]): string {
     'Global options:',
     ...optionLines(GLOBAL_OPTIONS),
     '',
-    `Exit codes: ${EXIT.OK} ok, ${EXIT.FAILURE} failed, ${EXIT.USAGE} usage, ${EXIT.CONFIG} invalid settings, ${EXIT.PLUGINS} some plugins did not load, ${EXIT.INTERRUPTED} interrupted twice`,
+    `Exit codes: ${EXIT.OK} ok, ${EXIT.FAILURE} failed, ${EXIT.USAGE} usage, ${EXIT.CONFIG} invalid settings, ${EXIT.PLUGINS} some plugins did not load, ${EXIT.BLOCKED} event blocked, ${EXIT.INTERRUPTED} interrupted twice`,
   ].join('\n');
 }
 
