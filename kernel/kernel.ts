@@ -21,7 +21,7 @@ import type {
   Teardown,
 } from '../sdk/plugin.js';
 import type { ServiceName, ServiceType } from '../sdk/services.js';
-import { type Config, disabledPlugins, loadConfig, timeouts } from './config/load.js';
+import { type Config, disabledPlugins, loadConfig, pluginDirScopes, timeouts } from './config/load.js';
 import { resolvePluginSettings, sensitiveValues } from './config/plugin-settings.js';
 import { DEFAULT_TIMEOUTS, type Timeouts } from './config/schema.js';
 import { discoverPlugins } from './discovery.js';
@@ -34,9 +34,9 @@ import { builtinPluginsDir, defaultHome } from './paths.js';
 import { type PluginApi, createPluginApi } from './plugin-api.js';
 import { Redactor, redactError, redactSettings } from './redact.js';
 import { explain, resolve } from './resolve/index.js';
-import { HOST, ServiceRegistry } from './services.js';
+import { HOST, ServiceRegistry, serviceChoices } from './services.js';
 import { isThenable, withTimeout } from './timeout.js';
-import type { Candidate, PluginSource, Resolution } from './types.js';
+import { type Candidate, PROJECT_SOURCES, type PluginSource, type Resolution } from './types.js';
 import { KERNEL_API_VERSION } from './version.js';
 
 /** A plugin given in memory rather than as a folder: a manifest and its code. */
@@ -52,7 +52,7 @@ export interface KernelOptions {
   workspace?: string;
   /** A named profile from settings; default `PLINTH_PROFILE`. */
   profile?: string;
-  /** More plugin folders (the CLI's `--plugin-dir`), highest precedence. */
+  /** More plugin folders (the CLI's `--plugin-dir`), highest precedence; source `path`, which the trust plugin does not check. */
   pluginDirs?: readonly string[];
   /** Load the builtin plugins (default true). */
   builtin?: boolean;
@@ -188,20 +188,31 @@ export class Kernel {
     if (this.options.builtin !== false) sources.push({ dir: builtinPluginsDir(), source: 'builtin' });
     sources.push({ dir: resolvePath(this.home, 'plugins'), source: 'user' });
     sources.push({ dir: resolvePath(this.workspace, '.plinth', 'plugins'), source: 'workspace' });
-    for (const dir of [...(config.settings.pluginDirs ?? []), ...(this.options.pluginDirs ?? [])]) {
-      sources.push({ dir: resolvePath(dir), source: 'path' });
-    }
+    // A folder named in a settings file counts as that file's source; only the
+    // command line (or the host's own `pluginDirs`) names `path` folders.
+    for (const { dir, scope } of pluginDirScopes(config)) sources.push({ dir: resolvePath(dir), source: scope });
+    for (const dir of this.options.pluginDirs ?? []) sources.push({ dir: resolvePath(dir), source: 'path' });
     const found = await discoverPlugins(sources);
+    const { kept, shadowing } = withoutShadowing(found.candidates);
     const inline = (this.options.plugins ?? []).map((plugin) => inlineCandidate(plugin));
     const resolution = resolve({
-      candidates: [...found.candidates, ...inline],
-      invalid: found.invalid,
+      candidates: [...kept, ...inline],
+      invalid: [...found.invalid, ...shadowing],
       kernelVersion: KERNEL_API_VERSION,
       disabled: disabledPlugins(config),
     });
     this.resolutionState = resolution;
 
-    this.services = new ServiceRegistry({ choices: config.settings.services ?? {}, activate: (name) => this.activate(name) });
+    const sourceOf = new Map(resolution.plugins.map((c) => [c.manifest.name, c.source]));
+    // For choices, a plugin that does not load counts by its best candidate: a workspace
+    // choice of a workspace plugin that is excluded is ignored too, not an error for all.
+    const choiceSource = (name: string) => sourceOf.get(name) ?? resolution.candidates.get(name)?.[0]?.source;
+    this.services = new ServiceRegistry({
+      choices: serviceChoices(config, choiceSource, (error) => this.reportError(error)),
+      activate: (name) => this.activate(name),
+      sourceOf: (name) => sourceOf.get(name),
+      note: (text) => this.log.info(text),
+    });
     for (const candidate of resolution.plugins) {
       const record = this.addRecord(candidate, candidate.manifest.activation === 'lazy' ? 'lazy' : 'loading');
       this.services.declare(record.info.name, candidate.manifest.provides);
@@ -293,6 +304,17 @@ export class Kernel {
     if (record.error) return this.fail(record, record.error); // its settings were invalid
 
     const started = performance.now();
+    if (PROJECT_SOURCES.has(record.info.source) && this.hooks.load.taps.length === 0) {
+      // Fail closed: code that came with the project runs only if something checks it first.
+      return this.fail(
+        record,
+        new PlinthError('PLN_E_PLUGIN_REFUSED', `plugin "${name}" was refused: it is a ${record.info.source} plugin and no plugin checks ${record.info.source} plugins before their code runs`, {
+          plugin: name,
+          hook: 'load',
+          hint: 'enable the builtin trust plugin (it asks for approval of workspace plugins), or load the plugin with --plugin-dir if you trust it',
+        }),
+      );
+    }
     try {
       const veto = await this.hooks.load.promise(record.info);
       if (typeof veto === 'string') {
@@ -574,6 +596,33 @@ export class Kernel {
 /** Creates a kernel; call `boot()` to load plugins. */
 export function createKernel(options?: KernelOptions): Kernel {
   return new Kernel(options);
+}
+
+/**
+ * Candidates that came with the project (workspace) may not replace a builtin
+ * plugin of the same name: a cloned repository could otherwise swap the trust
+ * plugin, which decides whether its own code may run, for one that says yes.
+ * The user can still do so from `$PLINTH_HOME/plugins` or `--plugin-dir`.
+ */
+function withoutShadowing(candidates: readonly Candidate[]): { kept: Candidate[]; shadowing: PlinthError[] } {
+  const builtin = new Set(candidates.filter((c) => c.source === 'builtin').map((c) => c.manifest.name));
+  const kept: Candidate[] = [];
+  const shadowing: PlinthError[] = [];
+  for (const candidate of candidates) {
+    const { name, version } = candidate.manifest;
+    if (!PROJECT_SOURCES.has(candidate.source) || !builtin.has(name)) {
+      kept.push(candidate);
+      continue;
+    }
+    shadowing.push(
+      new PlinthError('PLN_E_PLUGIN_SHADOWS_BUILTIN', `${candidate.file}: ${candidate.source} plugin "${name}@${version}" has the name of a builtin plugin and is ignored: a project cannot replace plinth's own plugins`, {
+        plugin: name,
+        hint: `rename it; to replace the builtin "${name}" yourself, put it in $PLINTH_HOME/plugins or pass --plugin-dir`,
+        details: { file: candidate.file, source: candidate.source },
+      }),
+    );
+  }
+  return { kept, shadowing };
 }
 
 function inlineCandidate(plugin: InlinePlugin): Candidate {

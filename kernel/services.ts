@@ -4,7 +4,9 @@
  * found, and an ambiguity reported, before any plugin code runs.
  */
 import type { Disposer } from '../sdk/plugin.js';
+import type { Config } from './config/load.js';
 import { PlinthError } from './errors.js';
+import { PROJECT_SOURCES, type PluginSource } from './types.js';
 
 /** The provider name the host application uses when it provides a service itself. */
 export const HOST = 'host';
@@ -15,6 +17,43 @@ export interface ServiceDeps {
   readonly choices: Readonly<Record<string, string>>;
   /** Imports and sets up a plugin (and its dependencies); rejects with its load error. */
   activate(plugin: string): Promise<void>;
+  /** Where a provider was found; undefined for the host and unknown names. */
+  sourceOf?(plugin: string): PluginSource | undefined;
+  /** Told when a choice is made for the user (a project plugin passed over). */
+  note?(text: string): void;
+}
+
+/**
+ * `services` from settings, file by file in merge order, except a choice made
+ * by the workspace settings file (or its part of the profile) of a provider that
+ * came with the project too (a workspace plugin): a cloned repository must not
+ * pick, say, its own `trust`. Such a choice is skipped, so that the user's own
+ * choice (if any) stands, and reported through `ignored`.
+ */
+export function serviceChoices(
+  config: Pick<Config, 'settings' | 'layers'>,
+  sourceOf: (plugin: string) => PluginSource | undefined,
+  ignored: (error: PlinthError) => void,
+): Record<string, string> {
+  if (config.layers === undefined) return { ...config.settings.services };
+  const choices: Record<string, string> = {};
+  for (const layer of config.layers) {
+    for (const [service, provider] of Object.entries(layer.settings.services ?? {})) {
+      const source = sourceOf(provider);
+      if (layer.scope === 'workspace' && source !== undefined && PROJECT_SOURCES.has(source)) {
+        ignored(
+          new PlinthError('PLN_E_SERVICE_CHOICE_IGNORED', `${layer.file}${layer.profile ? ` (profile ${layer.profile})` : ''} chooses "${provider}" for service "${service}", but "${provider}" is a ${source} plugin: a project cannot choose its own plugin as a provider; the choice is ignored`, {
+            plugin: provider,
+            hint: `if you trust it, choose it in your user settings ($PLINTH_HOME/settings.json): "services": { "${service}": "${provider}" }`,
+            details: { service, provider, file: layer.file },
+          }),
+        );
+        continue;
+      }
+      Object.defineProperty(choices, service, { value: provider, enumerable: true, writable: true, configurable: true });
+    }
+  }
+  return choices;
 }
 
 export class ServiceRegistry {
@@ -22,6 +61,8 @@ export class ServiceRegistry {
   private readonly declared = new Map<string, string[]>();
   /** service → provider → implementation. */
   private readonly provided = new Map<string, Map<string, unknown>>();
+  /** Services whose project providers were passed over, said once. */
+  private readonly noted = new Set<string>();
 
   constructor(private readonly deps: ServiceDeps) {}
 
@@ -85,6 +126,17 @@ export class ServiceRegistry {
       });
     }
     if (providers.length > 1) {
+      // A provider that came with the project does not compete with the user's own:
+      // an unapproved workspace plugin declaring `trust` must not make it ambiguous.
+      const own = providers.filter((p) => !this.isProjectPlugin(p));
+      if (own.length === 1) {
+        if (!this.noted.has(service)) {
+          this.noted.add(service);
+          const passed = providers.filter((p) => p !== own[0]).map((p) => `"${p}"`).join(', ');
+          this.deps.note?.(`service "${service}": using "${own[0]}"; ${passed} came with the workspace (choose in user settings to use it)`);
+        }
+        return own[0]!;
+      }
       throw new PlinthError(
         'PLN_E_SERVICE_AMBIGUOUS',
         `service "${service}" has ${providers.length} providers: ${providers.join(', ')}`,
@@ -92,6 +144,11 @@ export class ServiceRegistry {
       );
     }
     return providers[0]!;
+  }
+
+  private isProjectPlugin(provider: string): boolean {
+    const source = this.deps.sourceOf?.(provider);
+    return source !== undefined && PROJECT_SOURCES.has(source);
   }
 
   async get(service: string): Promise<unknown> {

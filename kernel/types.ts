@@ -7,6 +7,15 @@ export type { PluginSource };
 
 export const SOURCE_PRECEDENCE: readonly PluginSource[] = ['builtin', 'user', 'workspace', 'path'];
 
+/**
+ * Sources whose plugins come with a project (a cloned repository) rather than
+ * being chosen by the user: their code is imported only while some plugin
+ * checks loading (taps `load`; the builtin trust plugin does), they cannot
+ * replace a builtin plugin of the same name, and workspace settings cannot make
+ * them a service's provider.
+ */
+export const PROJECT_SOURCES: ReadonlySet<PluginSource> = new Set<PluginSource>(['workspace']);
+
 /** One plugin folder found on disk: a valid manifest and where it lives. */
 export interface Candidate {
   readonly manifest: Manifest;
@@ -36,7 +45,11 @@ export interface Exclusion {
 
 /** The outcome of resolution: what loads, in which order, and why everything else does not. */
 export interface Resolution {
-  /** Chosen plugins in load order: every plugin comes after its dependencies. */
+  /**
+   * Chosen plugins in load order: every plugin comes after its dependencies;
+   * where dependencies leave the order open, by source (builtin, user,
+   * workspace, path), then by name.
+   */
   readonly plugins: readonly Candidate[];
   /** Plugins that cannot load (disabled, missing or conflicting dependency, kernel mismatch, cycle). */
   readonly excluded: readonly Exclusion[];

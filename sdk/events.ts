@@ -52,7 +52,8 @@ const CANONICAL: ReadonlySet<string> = new Set(EVENTS);
 /** The canonical name for `name` (itself or an alias), or `undefined` when it names no event. */
 export function canonicalEvent(name: string): EventName | undefined {
   if (CANONICAL.has(name)) return name as EventName;
-  return EVENT_ALIASES[name];
+  // hasOwn: "constructor" or "__proto__" must not find Object.prototype's members.
+  return Object.hasOwn(EVENT_ALIASES, name) ? EVENT_ALIASES[name] : undefined;
 }
 
 /** What one event handler may answer. Returning nothing means "allow, no change". */

@@ -42,6 +42,7 @@ export type { ServiceName, ServiceType } from './services.js';
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface Services {}
 export { EXIT } from './commands.js';
+export { formatTable } from './format.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';
 export { PlinthError, isPlinthError } from '../kernel/errors.js';
 export type { ErrorCode } from '../kernel/errors.js';

@@ -116,5 +116,8 @@ Set them in \`settings.json\`: \`{ "plugins": { "__NAME__": { "settings": { "blo
 
 ## Develop
 
-\`plinth up\` loads it from \`.plinth/plugins/\`; \`npx vitest run\` in this folder runs its test.
+\`npx vitest run\` in this folder runs its test. \`plinth up\` loads it from \`.plinth/plugins/\` once it is approved:
+\`plinth plugin new\` approved it as created, and after an edit plinth asks again on a terminal, or refuses it and
+prints the command that approves it (\`plinth trust approve plugin __NAME__\`). While you work on it,
+\`plinth up --plugin-dir <this folder>\` loads it without approval: a folder you name yourself is trusted.
 `;

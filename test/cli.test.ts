@@ -521,7 +521,8 @@ describe('plinth up (staying up)', () => {
     expect(result.signal).toBeNull();
     expect(result.stdout).toMatch(/^ts-greeter\s.*\sactive\s/m);
     expect(result.stderr).toContain('shutting down');
-    expect(result.stderr).toMatch(/Stopped 1 plugin\(s\) in [\d.]+ ms\./);
+    // ts-greeter and the eager builtin plugins (trust gates loading, so it is always eager).
+    expect(result.stderr).toMatch(/Stopped \d+ plugin\(s\) in [\d.]+ ms\./);
     expect(result.stderr).not.toContain('PLN_E_');
   }, TEST_TIMEOUT);
 
@@ -547,7 +548,7 @@ describe('plinth up (staying up)', () => {
     expectExit(result, 0);
     expect(result.stderr).toContain('PLN_E_TEARDOWN_TIMEOUT');
     expect(result.stderr).toContain('"stuck"');
-    expect(result.stderr).toMatch(/Stopped 2 plugin\(s\) in [\d.]+ ms, 1 problem\(s\)\./);
+    expect(result.stderr).toMatch(/Stopped \d+ plugin\(s\) in [\d.]+ ms, 1 problem\(s\)\./);
   }, TEST_TIMEOUT);
 });
 
@@ -559,18 +560,30 @@ describe('plinth plugin new', () => {
     const dir = join(workspace, '.plinth', 'plugins', 'my-plugin');
     expect((await readdir(dir)).sort()).toEqual(['README.md', 'index.test.ts', 'index.ts', 'manifest.json']);
 
+    // A workspace plugin needs approval; the one you just created is approved as created.
+    expect(created.stdout).toContain('Approved it as it is now');
+
     const up = await run(['up', '--once', '--json', ...dirs]);
     expectExit(up, 0);
     expect(plugin(json(up).plugins, 'my-plugin')).toMatchObject({ state: 'active', source: 'workspace', version: '0.1.0' });
+
+    // Once edited, it is a different plugin from the one approved.
+    await writeFile(join(dir, 'index.ts'), `${readFileSync(join(dir, 'index.ts'), 'utf8')}// edited\n`);
+    const edited = await run(['up', '--once', '--json', ...dirs]);
+    expectExit(edited, 4);
+    const refused = plugin(json(edited).plugins, 'my-plugin');
+    expect(refused).toMatchObject({ state: 'failed', error: { code: 'PLN_E_PLUGIN_REFUSED' } });
+    expect(refused.error?.message).toContain('plinth trust approve plugin my-plugin');
   }, TEST_TIMEOUT);
 
   test('--json prints the folder and files', async () => {
     const { workspace, dirs } = await sandbox();
     const created = await run(['plugin', 'new', '@me/scoped-one', '--json', ...dirs]);
     expectExit(created, 0);
-    const body = json<{ dir: string; files: string[] }>(created);
+    const body = json<{ dir: string; files: string[]; approved: boolean }>(created);
     expect(body.dir).toBe(join(workspace, '.plinth', 'plugins', '@me', 'scoped-one'));
     expect(body.files).toContain('manifest.json');
+    expect(body.approved).toBe(true);
   }, TEST_TIMEOUT);
 
   test('a bad name is PLN_E_SCAFFOLD_NAME, exit 1', async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { settingSchema, type SettingDecl } from '../sdk/manifest.js';
 import { isPlinthError, type PlinthError } from '../kernel/errors.js';
-import { disabledPlugins, loadConfig, timeouts, type Config } from '../kernel/config/load.js';
+import { disabledPlugins, loadConfig, pluginDirScopes, timeouts, type Config } from '../kernel/config/load.js';
 import { resolvePluginSettings, sensitiveValues } from '../kernel/config/plugin-settings.js';
 import { DEFAULT_TIMEOUTS } from '../kernel/config/schema.js';
 
@@ -129,6 +129,20 @@ describe('loadConfig: files and merging', () => {
       path.resolve('/opt/plinth-plugins'),
       path.join(workspace, '.plinth', 'local-plugins'),
       path.join(workspace, 'vendor'),
+    ]);
+  });
+
+  it('says which file named each plugin folder: the workspace (also by its profile) or the user', async () => {
+    await writeUser({ pluginDirs: ['extra', '../shared'], profiles: { prod: { pluginDirs: ['prod-user'] } } });
+    await writeWorkspace({ pluginDirs: ['local-plugins', '../../shared'], profiles: { prod: { pluginDirs: ['prod-ws'] } } });
+
+    expect(pluginDirScopes(await load({ profile: 'prod' }))).toEqual([
+      { dir: path.join(home, 'extra'), scope: 'user' },
+      // Named by both files: the user chose it.
+      { dir: path.join(root, 'shared'), scope: 'user' },
+      { dir: path.join(workspace, '.plinth', 'local-plugins'), scope: 'workspace' },
+      { dir: path.join(home, 'prod-user'), scope: 'user' },
+      { dir: path.join(workspace, '.plinth', 'prod-ws'), scope: 'workspace' },
     ]);
   });
 

@@ -276,6 +276,27 @@ describe('the outcome', () => {
     expect(order).toEqual(['alpha', 'core', 'db', 'ui', 'app', 'zeta']);
   });
 
+  it('where dependencies leave it open, loads builtin plugins first, then user, workspace and path ones, then by name', () => {
+    // `trust` (builtin) must be set up before any other plugin's code is imported:
+    // it taps `load` to refuse unapproved workspace plugins.
+    const candidates = [
+      plugin('aaa@1.0.0', { source: 'workspace' }),
+      plugin('abc@1.0.0', { source: 'path' }),
+      plugin('mine@1.0.0', { source: 'user' }),
+      plugin('trust@1.0.0', { source: 'builtin' }),
+      plugin('hooks@1.0.0', { source: 'builtin', dependencies: { trust: '^1.0.0' } }),
+      // A builtin plugin that needs a user plugin still loads after it: dependencies come first.
+      plugin('inspect@1.0.0', { source: 'builtin', dependencies: { mine: '^1.0.0' } }),
+      plugin('zzz@1.0.0', { source: 'builtin' }),
+      plugin('ws-app@1.0.0', { source: 'workspace', dependencies: { abc: '^1.0.0' } }),
+    ];
+    const order = (list: Candidate[]) => run(list).plugins.map((c) => c.manifest.name);
+    expect(order(candidates)).toEqual(['trust', 'hooks', 'zzz', 'mine', 'inspect', 'aaa', 'abc', 'ws-app']);
+    expect(order([...candidates].reverse())).toEqual(order(candidates));
+    // Without sources in play, ties are still broken by name alone.
+    expect(run(graph()).plugins.map((c) => c.manifest.name)).toEqual(['alpha', 'core', 'db', 'ui', 'app', 'zeta']);
+  });
+
   it('is the same whatever the input order', () => {
     const candidates = [
       ...graph(),

@@ -5,6 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestKernel, isPlinthError, type PlinthError, type TestKernel, type TestKernelOptions } from '../sdk/index.js';
 import type { InlinePlugin } from '../kernel/kernel.js';
+import { ServiceRegistry, serviceChoices } from '../kernel/services.js';
+import type { PluginSource } from '../kernel/types.js';
 
 /** A service type, declared the way a plugin author does, so `get` is typed. */
 interface KeyValueStore {
@@ -237,5 +239,43 @@ describe('providers that do not deliver', () => {
 
     expect(error.code).toBe('PLN_E_SERVICE_NOT_PROVIDED');
     expect(error.plugin).toBe('kv-forgetful');
+  });
+});
+
+describe('choices and providers that came with the project', () => {
+  const layer = (scope: 'user' | 'workspace', services: Record<string, string>, profile?: string) => ({
+    scope,
+    file: `/${scope}/settings.json`,
+    ...(profile && { profile }),
+    settings: { services },
+  });
+  const sources: Record<string, PluginSource> = { 'kv-user': 'user', 'kv-ws': 'workspace', 'kv-builtin': 'builtin' };
+
+  it('ignores a workspace settings choice of a workspace provider, so the user choice under it stands', () => {
+    const ignored: PlinthError[] = [];
+    const choices = serviceChoices(
+      {
+        settings: {},
+        layers: [layer('user', { 'example:kv': 'kv-user', other: 'kv-user' }), layer('workspace', { 'example:kv': 'kv-ws', other: 'kv-builtin' }), layer('workspace', { third: 'kv-ws' }, 'prod')],
+      },
+      (name) => sources[name],
+      (error) => void ignored.push(error),
+    );
+    expect(choices).toEqual({ 'example:kv': 'kv-user', other: 'kv-builtin' });
+    expect(ignored.map((e) => [e.code, e.details?.service])).toEqual([
+      ['PLN_E_SERVICE_CHOICE_IGNORED', 'example:kv'],
+      ['PLN_E_SERVICE_CHOICE_IGNORED', 'third'],
+    ]);
+    // The user may choose a workspace provider.
+    expect(serviceChoices({ settings: {}, layers: [layer('user', { 'example:kv': 'kv-ws' })] }, (name) => sources[name], () => undefined)).toEqual({ 'example:kv': 'kv-ws' });
+  });
+
+  it('without a choice, a workspace provider does not make a service ambiguous; two others still do', async () => {
+    const registry = new ServiceRegistry({ choices: {}, activate: async () => undefined, sourceOf: (name) => sources[name] });
+    registry.declare('kv-builtin', ['example:kv']);
+    registry.declare('kv-ws', ['example:kv']);
+    expect(registry.chooseProvider('example:kv')).toBe('kv-builtin');
+    registry.declare('kv-user', ['example:kv']);
+    expect(() => registry.chooseProvider('example:kv')).toThrow(expect.objectContaining({ code: 'PLN_E_SERVICE_AMBIGUOUS' }));
   });
 });

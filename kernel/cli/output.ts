@@ -40,13 +40,4 @@ export function printError(error: unknown, json: boolean, streams: Streams, reda
   }
 }
 
-/** A plain-text table: columns padded to their widest cell. */
-export function table(head: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return [line(head), ...rows.map(line)].join('\n');
-}
+export { formatTable as table } from '../../sdk/format.js';

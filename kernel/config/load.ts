@@ -114,6 +114,16 @@ export function disabledPlugins(config: Config): Map<string, string> {
   return disabled;
 }
 
+/**
+ * `pluginDirs` of the merged settings, each with the file that names it: `user`
+ * when the user settings file (or its part of the profile) lists it, otherwise
+ * `workspace`. A folder named only by the workspace came with the project.
+ */
+export function pluginDirScopes(config: Pick<Config, 'settings' | 'layers'>): Array<{ dir: string; scope: ConfigScope }> {
+  const user = new Set((config.layers ?? []).filter((l) => l.scope === 'user').flatMap((l) => l.settings.pluginDirs ?? []));
+  return (config.settings.pluginDirs ?? []).map((dir) => ({ dir, scope: user.has(dir) ? 'user' : 'workspace' }));
+}
+
 /** The time limits in force: {@link DEFAULT_TIMEOUTS} with whatever settings override. */
 export function timeouts(config: Pick<Config, 'settings'>): Timeouts {
   return { ...DEFAULT_TIMEOUTS, ...config.settings.timeouts };

@@ -61,44 +61,56 @@ export function shortestCycle(start: string, next: (name: string) => readonly st
 }
 
 /**
- * Kahn's algorithm with the ready set kept as a min-heap of names: dependencies
- * come first and, among names that could go next, the smallest does, so the
- * order never depends on input order. A name that waits on a dependency
- * outside `deps`, or on a cycle, is left out: resolution removes both first.
+ * Kahn's algorithm with the ready set kept as a min-heap: dependencies come
+ * first and, among names that could go next, the lowest `rank` does, then the
+ * smallest name, so the order never depends on input order. A name that waits
+ * on a dependency outside `deps`, or on a cycle, is left out: resolution
+ * removes both first.
  */
-export function topologicalOrder(deps: ReadonlyMap<string, readonly string[]>): string[] {
+export function topologicalOrder(deps: ReadonlyMap<string, readonly string[]>, rank?: (name: string) => number): string[] {
+  // Rank first, then code-point order; without ranks, names alone.
+  const ranks = rank && new Map([...deps.keys()].map((name) => [name, rank(name)]));
+  const before: Before = ranks
+    ? (a, b) => {
+        const ra = ranks.get(a) as number;
+        const rb = ranks.get(b) as number;
+        return ra !== rb ? ra < rb : a < b;
+      }
+    : (a, b) => a < b;
   const waiting = new Map<string, number>();
   const users = new Map<string, string[]>();
   const ready: string[] = [];
   for (const [name, needs] of deps) {
     waiting.set(name, needs.length);
     for (const dep of needs) getOrCreate(users, dep, () => []).push(name);
-    if (needs.length === 0) heapPush(ready, name);
+    if (needs.length === 0) heapPush(ready, name, before);
   }
   const order: string[] = [];
-  for (let name = heapPop(ready); name !== undefined; name = heapPop(ready)) {
+  for (let name = heapPop(ready, before); name !== undefined; name = heapPop(ready, before)) {
     order.push(name);
     for (const user of users.get(name) ?? []) {
       const left = (waiting.get(user) as number) - 1;
       waiting.set(user, left);
-      if (left === 0) heapPush(ready, user);
+      if (left === 0) heapPush(ready, user, before);
     }
   }
   return order;
 }
 
-function heapPush(heap: string[], value: string): void {
+type Before = (a: string, b: string) => boolean;
+
+function heapPush(heap: string[], value: string, before: Before): void {
   heap.push(value);
   for (let i = heap.length - 1; i > 0; ) {
     const parent = (i - 1) >> 1;
-    if ((heap[parent] as string) <= value) break;
+    if (!before(value, heap[parent] as string)) break;
     heap[i] = heap[parent] as string;
     heap[parent] = value;
     i = parent;
   }
 }
 
-function heapPop(heap: string[]): string | undefined {
+function heapPop(heap: string[], before: Before): string | undefined {
   const top = heap[0];
   const last = heap.pop();
   if (heap.length === 0 || last === undefined) return top;
@@ -107,8 +119,8 @@ function heapPop(heap: string[]): string | undefined {
     const left = 2 * i + 1;
     const right = left + 1;
     let smallest = i;
-    if (left < heap.length && (heap[left] as string) < (heap[smallest] as string)) smallest = left;
-    if (right < heap.length && (heap[right] as string) < (heap[smallest] as string)) smallest = right;
+    if (left < heap.length && before(heap[left] as string, heap[smallest] as string)) smallest = left;
+    if (right < heap.length && before(heap[right] as string, heap[smallest] as string)) smallest = right;
     if (smallest === i) break;
     [heap[i], heap[smallest]] = [heap[smallest] as string, heap[i] as string];
     i = smallest;

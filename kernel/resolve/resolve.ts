@@ -278,8 +278,12 @@ class Solver {
       requests.set(name, asks.map((a) => ({ from: label(a.from), range: a.dep.range })));
     }
     const order = new Map([...this.chosen].map(([name, node]) => [name, node.deps.map((d) => d.name)]));
+    // Where dependencies leave the order open, builtin plugins go first, then user,
+    // workspace and path ones: a builtin plugin that gates loading (trust taps
+    // `load`) is set up before any other plugin's code is imported.
+    const rank = (name: string) => loadRank((this.chosen.get(name) as Node).candidate.source);
     return {
-      plugins: topologicalOrder(order).map((name) => (this.chosen.get(name) as Node).candidate),
+      plugins: topologicalOrder(order, rank).map((name) => (this.chosen.get(name) as Node).candidate),
       excluded,
       candidates,
       requests,
@@ -319,4 +323,10 @@ function byRank(a: Node, b: Node): number {
 
 function precedence(source: PluginSource): number {
   return SOURCE_PRECEDENCE.indexOf(source);
+}
+
+/** Load order among plugins the dependencies leave free: SOURCE_PRECEDENCE order (builtin first), an unknown source last. */
+function loadRank(source: PluginSource): number {
+  const index = SOURCE_PRECEDENCE.indexOf(source);
+  return index === -1 ? SOURCE_PRECEDENCE.length : index;
 }

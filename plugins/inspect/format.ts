@@ -1,13 +1,7 @@
 /** Text for `plugins list` and `plugins why`. */
-import type { KernelInspection, PluginStatus } from 'plinth/sdk';
+import { formatTable as table, type KernelInspection, type PluginStatus } from 'plinth/sdk';
 
 type Explanation = NonNullable<ReturnType<KernelInspection['explain']>>;
-
-function table(head: string[], rows: string[][]): string {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
-  return [line(head), ...rows.map(line)].join('\n');
-}
 
 export function formatPluginList(view: KernelInspection, all: boolean): string {
   const rows = view.plugins.map((p) => [p.name, p.version, p.source, p.state, p.error?.code ?? p.provides.join(', ')]);

@@ -1,5 +1,7 @@
-import { join, relative } from 'node:path';
-import { definePlugin, scaffoldPlugin } from 'plinth/sdk';
+import { readFile } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { type PluginKernel, definePlugin, parseManifest, scaffoldPlugin } from 'plinth/sdk';
+import type {} from '../trust/types.js'; // the `Services` merge for 'trust'
 
 export default definePlugin({
   setup(kernel, ctx) {
@@ -12,17 +14,44 @@ export default definePlugin({
           description: { type: 'string', description: 'One line for the manifest and README' },
         },
         async run({ args, options, json, out }) {
-          const parent = typeof options.dir === 'string' ? options.dir : join(ctx.paths.workspace, '.plinth', 'plugins');
+          const workspacePlugins = join(ctx.paths.workspace, '.plinth', 'plugins');
+          const parent = typeof options.dir === 'string' ? options.dir : workspacePlugins;
           const created = await scaffoldPlugin({
             name: args[0]!,
             parent,
             ...(typeof options.description === 'string' && { description: options.description }),
           });
-          if (json) return out.json(created);
+          // A workspace plugin needs approval before plinth imports it; the person who
+          // just created it does not need to be asked about their own files.
+          const approval = resolve(parent) === resolve(workspacePlugins) ? await approveCreated(kernel, created.dir) : undefined;
+          if (json) return out.json({ ...created, approved: approval?.fingerprint !== undefined });
+          const name = args[0]!;
           out.print(`Created ${relative(process.cwd(), created.dir) || '.'}/ with ${created.files.join(', ')}.`);
-          out.print('`plinth up` loads it from there; `npx vitest run` in that folder runs its test.');
+          if (approval?.fingerprint !== undefined) {
+            out.print(`Approved it as it is now (fingerprint ${approval.fingerprint.slice(0, 12)}), since you created it: \`plinth up\` loads it from there.`);
+            out.print(`After you edit it, plinth asks again, or run \`plinth trust approve plugin ${name}\` once it was refused.`);
+          } else if (approval) {
+            out.print(`Not approved (${approval.problem}): plinth refuses workspace plugins until they are approved.`);
+          } else {
+            out.print('`plinth up` loads it from there (with --plugin-dir, when the folder is not a plugin folder plinth searches).');
+          }
+          out.print('`npx vitest run` in that folder runs its test.');
         },
       }),
     );
   },
 });
+
+/** Records approval of the plugin just created in the workspace; says why not when it cannot. */
+async function approveCreated(kernel: PluginKernel, dir: string): Promise<{ fingerprint?: string; problem?: string }> {
+  try {
+    const parsed = parseManifest(JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')));
+    if (!parsed.ok) return { problem: 'its manifest is invalid' };
+    const { manifest } = parsed;
+    const trust = await kernel.get('trust');
+    const subject = await trust.pluginSubject({ name: manifest.name, version: manifest.version, dir, manifest }, 'workspace');
+    return { fingerprint: (await trust.approve(subject)).fingerprint };
+  } catch (error) {
+    return { problem: error instanceof Error ? error.message : String(error) };
+  }
+}

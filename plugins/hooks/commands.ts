@@ -1,0 +1,207 @@
+/** `plinth hooks …`: list, run, trust, untrust, validate, trace, install-git. */
+import { readFile } from 'node:fs/promises';
+import { canonicalEvent, type CommandSpec, EXIT, formatTable as table, PlinthError, type PluginKernel } from 'plinth/sdk';
+import { trustSubject } from './engine.js';
+import { gitCommitContext, installGitHook } from './git.js';
+import type { HooksService } from './service.js';
+import type { Trace, TraceEntry } from './trace.js';
+import type { HookDefinition, HookOutcome } from './types.js';
+
+export interface CommandDeps {
+  readonly kernel: PluginKernel;
+  readonly service: HooksService;
+  readonly trace: Trace;
+  readonly workspace: string;
+  readonly home: string;
+  readonly events: readonly string[];
+}
+
+export function hooksCommands({ kernel, service, trace, workspace, home, events }: CommandDeps): CommandSpec[] {
+  const find = async (id: string): Promise<HookDefinition> => {
+    const { hooks } = await service.definitions();
+    const hook = hooks.find((h) => h.id === id);
+    if (!hook) {
+      throw new PlinthError('PLN_E_HOOK_UNKNOWN', `no hook with id "${id}"`, {
+        hint: `run \`plinth hooks list\` for the ids (${hooks.slice(0, 5).map((h) => h.id).join(', ') || 'none defined'})`,
+      });
+    }
+    return hook;
+  };
+
+  return [
+    {
+      name: 'hooks list',
+      async run({ json, out }) {
+        const { hooks, problems } = await service.definitions();
+        const trust = await kernel.get('trust');
+        const recent = await trace.recent();
+        const counts = new Map(service.counts().hooks.map((c) => [c.id, c]));
+        const rows = await Promise.all(
+          hooks.map(async (hook) => {
+            const verdict = await trust.inspect(trustSubject(hook));
+            const last = [...recent].reverse().find((entry) => entry.hook === hook.id);
+            return { hook, trust: verdict.level, trusted: verdict.trusted, last, counts: counts.get(hook.id) };
+          }),
+        );
+        if (json) {
+          return out.json({
+            hooks: rows.map((r) => ({ ...summary(r.hook), trust: r.trust, trusted: r.trusted, last: r.last ?? null, rate: r.counts ?? null })),
+            problems,
+          });
+        }
+        if (rows.length === 0) out.print('No hooks defined.');
+        else {
+          out.print(
+            table(
+              ['HOOK', 'EVENTS', 'SOURCE', 'TRUST', 'ENABLED', 'LAST RESULT'],
+              rows.map((r) => [r.hook.id, r.hook.events.join(','), r.hook.source, r.trust, r.hook.enabled ? 'yes' : 'no', lastResult(r.last)]),
+            ),
+          );
+        }
+        for (const p of problems) out.print(`${p.code}: ${p.message}`);
+        return problems.length > 0 ? EXIT.FAILURE : EXIT.OK;
+      },
+    },
+    {
+      name: 'hooks run',
+      args: [{ name: 'event', required: true, description: `An event name or alias: ${events.join(', ')}` }],
+      options: {
+        context: { type: 'string', description: 'The event context: JSON, or @file to read it from a file' },
+        'git-commit-msg': { type: 'string', description: 'For git_commit: build the context from the staged files, the branch and this message file' },
+      },
+      async run({ args, options, json, out }) {
+        const event = canonicalEvent(args[0]!);
+        if (!event) throw new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${args[0]}"`, { hint: `use one of: ${events.join(', ')}` });
+        let context = await readContext(typeof options.context === 'string' ? options.context : undefined);
+        if (typeof options['git-commit-msg'] === 'string') {
+          context = { ...context, ...(await gitCommitContext({ workspace, messageFile: options['git-commit-msg'] })) };
+        }
+        const started = performance.now();
+        const decision = await kernel.emit(args[0]!, context);
+        const durationMs = performance.now() - started;
+        const outcomes = service.lastRun(event)?.outcomes ?? [];
+        if (json) out.json({ event, decision, hooks: outcomes, durationMs: Math.round(durationMs * 10) / 10 });
+        else {
+          out.print(`${event}: ${decision.allow ? 'allowed' : 'BLOCKED'}${decision.blockedBy ? ` by ${decision.blockedBy.by ?? decision.blockedBy.plugin}` : ''} (${Math.round(durationMs)} ms)`);
+          if (outcomes.length > 0) out.print(table(['HOOK', 'STATUS', 'VERDICT', 'TIME', 'MESSAGE'], outcomes.map(outcomeRow)));
+          else out.print('No external hook ran for this event.');
+          // The hooks' own messages are in the table; show what else (in-process plugins) said.
+          const shown = new Set(outcomes.map((o) => o.message));
+          for (const message of decision.messages) if (!shown.has(message)) out.print(`message: ${message}`);
+          for (const message of decision.systemMessages) out.print(`system message: ${message}`);
+        }
+        return decision.allow ? EXIT.OK : EXIT.BLOCKED;
+      },
+    },
+    {
+      name: 'hooks trust',
+      args: [{ name: 'id', required: true, description: 'A hook id, as `plinth hooks list` shows it' }],
+      async run({ args, json, out }) {
+        const hook = await find(args[0]!);
+        const verdict = await (await kernel.get('trust')).approve(trustSubject(hook));
+        if (json) return out.json({ id: hook.id, ...verdict });
+        out.print(`Approved hook ${hook.id} (${verdict.fingerprint.slice(0, 12)}). A change to its definition or script needs approval again.`);
+      },
+    },
+    {
+      name: 'hooks untrust',
+      args: [{ name: 'id', required: true, description: 'A hook id' }],
+      async run({ args, json, out }) {
+        const removed = await (await kernel.get('trust')).revoke('hook', args[0]!);
+        if (json) return out.json({ id: args[0], removed });
+        out.print(removed ? `Withdrew the approval of hook ${args[0]}.` : `Hook ${args[0]} had no approval.`);
+      },
+    },
+    {
+      name: 'hooks validate',
+      async run({ json, out }) {
+        const { hooks, problems } = await service.definitions();
+        if (json) out.json({ valid: problems.length === 0, hooks: hooks.length, problems });
+        else {
+          for (const p of problems) out.print(`${p.code}: ${p.message}`);
+          out.print(problems.length === 0 ? `All ${hooks.length} hook definition(s) are valid.` : `${problems.length} problem(s) in hook definitions.`);
+        }
+        return problems.length === 0 ? EXIT.OK : EXIT.FAILURE;
+      },
+    },
+    {
+      name: 'hooks trace',
+      options: { limit: { type: 'string', description: 'How many recent runs to show (default 20)' } },
+      async run({ options, json, out }) {
+        const limit = Number(options.limit ?? 20);
+        if (!Number.isInteger(limit) || limit <= 0) throw new PlinthError('PLN_E_CLI_USAGE', `--limit must be a positive whole number, got "${String(options.limit)}"`);
+        const entries = await trace.recent(limit);
+        if (json) return out.json({ runs: entries });
+        if (entries.length === 0) return out.print('No hook has run yet.');
+        out.print(
+          table(
+            ['TIME', 'EVENT', 'HOOK', 'DURATION', 'EXIT', 'DECISION', 'STDERR (TAIL)'],
+            entries.map((e) => [e.at.slice(11, 23), e.event, e.hook, `${e.durationMs} ms`, e.exitCode === undefined ? '-' : String(e.exitCode), verdictOf(e), oneLine(e.stderrTail ?? '')]),
+          ),
+        );
+      },
+    },
+    {
+      name: 'hooks install-git',
+      async run({ json, out }) {
+        // git runs the hook in its own environment: pin the user folder and profile this command used.
+        const profile = kernel.inspect().config.profile;
+        const plinthCommand = [process.execPath, process.argv[1]!, '--home', home, ...(profile ? ['--profile', profile] : [])];
+        const installed = await installGitHook({ workspace, plinthCommand });
+        if (json) return out.json(installed);
+        out.print(installed.message);
+        out.print('git runs hooks without a terminal: approve workspace hooks first (`plinth hooks list`, `plinth hooks trust <id>`).');
+      },
+    },
+  ];
+}
+
+async function readContext(value: string | undefined): Promise<Record<string, unknown>> {
+  if (value === undefined) return {};
+  const text = value.startsWith('@') ? await readFile(value.slice(1), 'utf8').catch((cause: unknown) => {
+    throw new PlinthError('PLN_E_CLI_USAGE', `cannot read the context file ${value.slice(1)}`, { cause });
+  }) : value;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new PlinthError('PLN_E_CLI_USAGE', '--context is not valid JSON', { hint: 'pass a JSON object, e.g. --context \'{"tool":"write_file"}\', or @file' });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new PlinthError('PLN_E_CLI_USAGE', '--context must be a JSON object');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function summary(hook: HookDefinition) {
+  return {
+    id: hook.id,
+    name: hook.name,
+    events: hook.events,
+    source: hook.source,
+    origin: hook.origin,
+    enabled: hook.enabled,
+    action: hook.action,
+    timeoutMs: hook.timeoutMs,
+    persistent: hook.persistent,
+  };
+}
+
+function lastResult(entry: TraceEntry | undefined): string {
+  if (!entry) return '-';
+  return `${verdictOf(entry)} ${entry.event} ${entry.at.slice(0, 19).replace('T', ' ')}`;
+}
+
+function verdictOf(entry: Pick<TraceEntry, 'status' | 'allow' | 'failure'>): string {
+  const verdict = entry.allow ? 'allow' : 'block';
+  return entry.status === 'ran' ? verdict : `${entry.status}${entry.failure ? `:${entry.failure}` : ''} (${verdict})`;
+}
+
+function outcomeRow(o: HookOutcome): string[] {
+  return [o.hook.id, o.status + (o.failure ? `:${o.failure}` : ''), o.allow ? 'allow' : 'block', `${Math.round(o.durationMs)} ms`, oneLine(o.message ?? '')];
+}
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 80 ? `${line.slice(0, 77)}…` : line;
+}

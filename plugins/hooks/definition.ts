@@ -1,0 +1,330 @@
+/**
+ * The `hooks` section of a settings file or a plugin manifest, and its
+ * normalisation into {@link HookDefinition}s. Bad input never throws: every
+ * problem is a PlinthError naming the file (or manifest) and the JSON path.
+ *
+ * ```json
+ * "hooks": {
+ *   "before_tool": [{ "name": "guard", "command": "node", "args": ["hooks/guard.js"], "matcher": "write_*" }],
+ *   "pre-tool-call": [{ "name": "audit", "command": "python3", "args": ["audit.py"], "parallel": true }]
+ * }
+ * ```
+ */
+import { isAbsolute, resolve } from 'node:path';
+import picomatch from 'picomatch';
+import { canonicalEvent, EVENT_ALIASES, EVENTS, PlinthError, type EventName } from 'plinth/sdk';
+import { z } from 'zod';
+import type { HookDefinition, HookSource } from './types.js';
+
+/** Values a definition does not set itself. */
+export interface HookDefaults {
+  /** The hooks plugin's `timeout` setting (default 5000 ms). */
+  readonly timeoutMs: number;
+  /** Idle time after which a persistent hook process is closed, for `persistent: true`. */
+  readonly idleMs: number;
+}
+
+/** Where a section was read: decides the source, ids, default cwd and what problems name. */
+export interface SectionOrigin {
+  /** Decided by the caller from where the section was loaded, never from its path. */
+  readonly source: HookSource;
+  /** The settings file, manifest or legacy file. */
+  readonly origin: string;
+  /** Default cwd and base of a relative cwd: workspace root, user folder or plugin folder. */
+  readonly baseDir: string;
+  /** For manifest hooks: ids become `<plugin>/<name>`. */
+  readonly plugin?: string;
+  /** Sent as the protocol's `metadata.hookVersion` (the plugin's version for manifest hooks). */
+  readonly version?: string;
+  /** JSON path of the section inside `origin`; default `hooks` (`profiles.ci.hooks` for a profile). */
+  readonly path?: string;
+}
+
+/** Definitions found, and every problem met on the way. */
+export interface HookCollection {
+  hooks: HookDefinition[];
+  problems: PlinthError[];
+}
+
+const MAX_TIMER_MS = 2_147_483_647;
+const ms = (what: string) =>
+  z
+    .int({ error: `expected ${what} as a whole number of milliseconds` })
+    .positive({ error: `expected ${what} as a positive number of milliseconds` })
+    .max(MAX_TIMER_MS, { error: `expected ${what} of at most ${MAX_TIMER_MS} milliseconds` });
+
+/** Hook names become ids (`user:<name>`, `<plugin>/<name>`) typed on command lines: no spaces, `:` or `/`. */
+export const HOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+const globList = (what: string) =>
+  z.array(z.string({ error: `expected ${what} patterns as strings` }).min(1, { error: `expected a non-empty ${what} pattern` }), {
+    error: `expected a list of ${what} patterns`,
+  });
+
+/** One definition as written under an event of a `hooks` section. Unknown keys are errors. */
+export const hookEntrySchema = z
+  .strictObject({
+    name: z
+      .string({ error: 'expected a name (letters, digits, ".", "_" or "-")' })
+      .regex(HOOK_NAME, { error: 'expected a name of letters, digits, ".", "_" or "-", starting with a letter or digit (at most 100)' }),
+    command: z.string({ error: 'expected the program to run, e.g. "node"' }).min(1, { error: 'expected the program to run, e.g. "node"' }).optional(),
+    args: z.array(z.string({ error: 'expected each argument as a string' }), { error: 'expected a list of arguments' }).optional(),
+    prompt: z.string({ error: 'expected a prompt template' }).min(1, { error: 'expected a non-empty prompt template' }).optional(),
+    matcher: z
+      .union([z.string().min(1), globList('tool-name')], { error: 'expected a tool-name pattern or a list of them, e.g. "write_*"' })
+      .optional(),
+    files: globList('file').optional(),
+    cwd: z.string({ error: 'expected a folder path' }).min(1, { error: 'expected a folder path' }).optional(),
+    timeout: ms('a timeout').optional(),
+    priority: z.int({ error: 'expected a whole number (higher runs first)' }).optional(),
+    dependsOn: z
+      .array(z.string({ error: 'expected hook names or ids' }).min(1, { error: 'expected a hook name or id' }), { error: 'expected a list of hook names or ids' })
+      .optional(),
+    parallel: z.boolean({ error: 'expected true or false' }).optional(),
+    rateLimit: z
+      .strictObject(
+        {
+          perMinute: z.int({ error: 'expected a whole number of runs per minute' }).positive({ error: 'expected at least 1 run per minute' }).optional(),
+          cooldownMs: z.int({ error: 'expected a whole number of milliseconds' }).nonnegative({ error: 'expected 0 or more milliseconds' }).optional(),
+        },
+        { error: 'expected { "perMinute": <runs>, "cooldownMs": <milliseconds> }' },
+      )
+      .optional(),
+    onError: z.enum(['block', 'allow'], { error: 'expected "block" or "allow"' }).optional(),
+    enabled: z.boolean({ error: 'expected true or false' }).optional(),
+    persistent: z
+      .union([z.boolean(), z.strictObject({ idleMs: ms('idleMs') })], { error: 'expected true, false or { "idleMs": <milliseconds> }' })
+      .optional(),
+  })
+  .superRefine((entry, ctx) => {
+    if ((entry.command === undefined) === (entry.prompt === undefined)) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'expected exactly one of "command" (run a process) or "prompt" (ask the agent)' });
+    }
+    if (entry.prompt !== undefined) {
+      for (const key of ['args', 'persistent'] as const) {
+        if (entry[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `"${key}" applies only to a "command" hook` });
+      }
+    }
+    if (entry.command !== undefined && /\s/.test(entry.command) && !isAbsolute(entry.command)) {
+      ctx.addIssue({ code: 'custom', path: ['command'], message: 'expected one program: put its arguments in "args" (no shell runs the command)' });
+    }
+    for (const [key, list] of [['matcher', typeof entry.matcher === 'string' ? [entry.matcher] : entry.matcher], ['files', entry.files]] as const) {
+      (list ?? []).forEach((pattern, i) => {
+        const bad = globProblem(pattern);
+        if (bad) ctx.addIssue({ code: 'custom', path: typeof entry.matcher === 'string' && key === 'matcher' ? [key] : [key, i], message: bad });
+      });
+    }
+    if (entry.dependsOn?.includes(entry.name)) {
+      ctx.addIssue({ code: 'custom', path: ['dependsOn'], message: 'a hook cannot depend on itself' });
+    }
+  });
+
+/** A definition as written, validated. */
+export type HookEntry = z.infer<typeof hookEntrySchema>;
+
+/**
+ * Normalises one `hooks` section. A name listed under several events with the
+ * same definition becomes one hook with several events; the same name with a
+ * different definition is a `PLN_E_HOOK_DUPLICATE` problem for the later one.
+ * `dependsOn` names of hooks in the same section become their ids.
+ */
+export function normalizeSection(section: unknown, where: SectionOrigin, defaults: HookDefaults): HookCollection {
+  const problems: PlinthError[] = [];
+  const base = where.path ?? 'hooks';
+  if (section === undefined || section === null) return { hooks: [], problems };
+  if (!isRecord(section)) {
+    problems.push(problem('PLN_E_HOOK_INVALID', where, base, 'expected an object keyed by event name, each a list of hook definitions'));
+    return { hooks: [], problems };
+  }
+
+  const seen = new Map<string, { hook: Mutable<HookDefinition>; at: string; shape: string }>();
+  for (const [key, list] of Object.entries(section)) {
+    const eventPath = `${base}${pathKey(key)}`;
+    const event = eventName(key);
+    if (!event) {
+      problems.push(problem('PLN_E_HOOK_EVENT_UNKNOWN', where, eventPath, unknownEvent(key)));
+      continue;
+    }
+    if (!Array.isArray(list)) {
+      problems.push(problem('PLN_E_HOOK_INVALID', where, eventPath, 'expected a list of hook definitions'));
+      continue;
+    }
+    list.forEach((raw, index) => {
+      const at = `${eventPath}[${index}]`;
+      const parsed = hookEntrySchema.safeParse(raw);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) problems.push(...issueProblems(issue, where, at));
+        return;
+      }
+      const id = hookId(where, parsed.data.name);
+      const hook = toHookDefinition(parsed.data, { id, name: parsed.data.name, event, subscribedAs: key, origin: `${where.origin}#${at}` }, where, defaults);
+      const shape = definitionShape(hook);
+      const earlier = seen.get(parsed.data.name);
+      if (!earlier) {
+        seen.set(parsed.data.name, { hook, at, shape });
+        return;
+      }
+      if (earlier.shape !== shape) {
+        problems.push(
+          problem('PLN_E_HOOK_DUPLICATE', where, at, `hook "${parsed.data.name}" is already defined at ${earlier.at} with a different definition; a name may be listed under several events only with the same definition`, parsed.data.name),
+        );
+        return;
+      }
+      const already = earlier.hook.events.indexOf(event);
+      if (already === -1) {
+        earlier.hook.events = [...earlier.hook.events, event];
+        earlier.hook.subscribedAs = [...earlier.hook.subscribedAs, key];
+      } else if (earlier.hook.subscribedAs[already] !== key) {
+        problems.push(
+          problem('PLN_E_HOOK_DUPLICATE', where, at, `hook "${parsed.data.name}" already subscribes to ${event} as "${earlier.hook.subscribedAs[already]}"; list it under one spelling only`, parsed.data.name),
+        );
+      } // the very same entry twice under one key changes nothing
+    });
+  }
+
+  const hooks = [...seen.values()].map((s) => s.hook);
+  const ids = new Map(hooks.map((h) => [h.name, h.id]));
+  for (const hook of hooks) hook.dependsOn = hook.dependsOn.map((dep) => ids.get(dep) ?? dep);
+  return { hooks, problems };
+}
+
+/**
+ * Builds one definition from a validated entry; shared with the legacy
+ * translator. `cwd` is resolved against `where.baseDir`.
+ */
+export function toHookDefinition(
+  entry: Omit<HookEntry, 'name'>,
+  identity: { id: string; name: string; event: EventName; subscribedAs: string; origin: string },
+  where: SectionOrigin,
+  defaults: HookDefaults,
+): Mutable<HookDefinition> {
+  const tools = typeof entry.matcher === 'string' ? [entry.matcher] : entry.matcher;
+  const persistent = entry.persistent === true ? { idleMs: defaults.idleMs } : entry.persistent || false;
+  return {
+    id: identity.id,
+    name: identity.name,
+    events: [identity.event],
+    subscribedAs: [identity.subscribedAs],
+    // `./src/*.ts` means `src/*.ts`: paths are matched relative to the workspace.
+    matcher: { ...(tools && { tools }), ...(entry.files && { files: entry.files.map((f) => f.replace(/^(!?)(?:\.\/)+/, '$1')) }) },
+    action: entry.prompt !== undefined ? { type: 'askAgent', prompt: entry.prompt } : { type: 'command', command: entry.command ?? '', args: entry.args ?? [] },
+    cwd: entry.cwd === undefined ? resolve(where.baseDir) : resolve(where.baseDir, entry.cwd),
+    timeoutMs: entry.timeout ?? defaults.timeoutMs,
+    priority: entry.priority ?? 0,
+    dependsOn: entry.dependsOn ?? [],
+    parallel: entry.parallel ?? false,
+    rateLimit: { ...entry.rateLimit },
+    onError: entry.onError ?? 'block',
+    enabled: entry.enabled ?? true,
+    persistent,
+    source: where.source,
+    origin: identity.origin,
+    ...(where.plugin !== undefined && { plugin: where.plugin }),
+    ...(where.version !== undefined && { version: where.version }),
+  };
+}
+
+/**
+ * The canonical event for a name or protocol alias. Guards the sdk's lookup,
+ * which reads a plain object: `constructor` or `__proto__` must not come back
+ * as an inherited member.
+ */
+export function eventName(name: string): EventName | undefined {
+  const event: unknown = canonicalEvent(name);
+  return typeof event === 'string' && (EVENTS as readonly string[]).includes(event) ? (event as EventName) : undefined;
+}
+
+/** `<plugin>/<name>` for manifest hooks, `<source>:<name>` otherwise. */
+export function hookId(where: Pick<SectionOrigin, 'source' | 'plugin'>, name: string): string {
+  return where.plugin !== undefined ? `${where.plugin}/${name}` : `${where.source}:${name}`;
+}
+
+/** A PlinthError naming the file and JSON path of a bad definition. */
+export function problem(code: 'PLN_E_HOOK_INVALID' | 'PLN_E_HOOK_DUPLICATE' | 'PLN_E_HOOK_EVENT_UNKNOWN', where: Pick<SectionOrigin, 'origin' | 'plugin' | 'source'>, path: string, message: string, hook?: string): PlinthError {
+  const hints = {
+    PLN_E_HOOK_INVALID: 'correct the definition at the path given; `plinth hooks validate` checks every source',
+    PLN_E_HOOK_DUPLICATE: 'rename one of the hooks, or make both definitions identical to list one hook under several events',
+    PLN_E_HOOK_EVENT_UNKNOWN: 'use a canonical event name (before_tool, session_start, …) or a protocol alias (pre-tool-call, …)',
+  } as const;
+  return new PlinthError(code, path === '' ? `${where.origin}: ${message}` : `${where.origin}: ${path}: ${message}`, {
+    ...(where.plugin !== undefined && { plugin: where.plugin }),
+    hint: hints[code],
+    details: { origin: where.origin, path, source: where.source, ...(hook !== undefined && { hook }) },
+  });
+}
+
+/** Writable view of a readonly interface, for building a value in steps. */
+export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+function globProblem(pattern: string): string | undefined {
+  try {
+    picomatch.makeRe(pattern.replace(/^!/, ''));
+    return undefined;
+  } catch (error) {
+    return `"${pattern}" is not a valid glob pattern (${error instanceof Error ? error.message : String(error)})`;
+  }
+}
+
+/** Everything that makes two definitions "the same", i.e. all but where they were found and which events. */
+function definitionShape(hook: HookDefinition): string {
+  const { events: _events, subscribedAs: _as, origin: _origin, ...rest } = hook;
+  return stableJson(rest);
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (isRecord(value)) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson(value[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function issueProblems(issue: z.core.$ZodIssue, where: SectionOrigin, at: string): PlinthError[] {
+  const path = at + issue.path.map((k) => (typeof k === 'number' ? `[${k}]` : pathKey(String(k)))).join('');
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => {
+      const near = nearest(key, Object.keys(hookEntrySchema.shape).concat(path.endsWith('rateLimit') ? ['perMinute', 'cooldownMs'] : []));
+      return problem('PLN_E_HOOK_INVALID', where, `${path}${pathKey(key)}`, `unknown key "${key}"${near ? ` (did you mean "${near}"?)` : ''}`);
+    });
+  }
+  return [problem('PLN_E_HOOK_INVALID', where, path, issue.message)];
+}
+
+/** `"befor_tool" is not an event (did you mean "before_tool"?); …`. */
+export function unknownEvent(name: string): string {
+  const near = nearest(name, [...EVENTS, ...Object.keys(EVENT_ALIASES)]);
+  return `"${name}" is not an event${near ? ` (did you mean "${near}"?)` : ''}; expected one of ${EVENTS.join(', ')} or a protocol alias such as "pre-tool-call"`;
+}
+
+/** The closest known key within edit distance 2, for "did you mean". */
+function nearest(key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const candidate of known) {
+    const d = distance(key.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best;
+}
+
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/** `.key`, or `["odd key"]` when the key is not a plain word. */
+function pathKey(key: string): string {
+  return /^[A-Za-z_$][\w$-]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,118 @@
+/**
+ * The hooks plugin: external hook scripts for every agent event. Definitions
+ * come from settings, plugin manifests and legacy files; each run is gated by
+ * the trust plugin, planned, rate limited and recorded.
+ */
+import { join } from 'node:path';
+import { EVENTS, definePlugin, type EventName, type PluginInfo } from 'plinth/sdk';
+import { hooksCommands } from './commands.js';
+import { HookEngine } from './engine.js';
+import { createRateLimiter } from './rate-limit.js';
+import { createRunner } from './runner/index.js';
+import type { HooksService } from './service.js';
+import { hookSettings } from './settings.js';
+import { collectHooks } from './sources.js';
+import { createTrace } from './trace.js';
+import { watchWorkspace, type WorkspaceWatcher } from './watcher.js';
+
+export default definePlugin({
+  setup(kernel, ctx) {
+    const settings = hookSettings(ctx.settings);
+    const defaults = { timeoutMs: settings.timeout, idleMs: settings.persistentIdleMs };
+    const runner = createRunner({
+      allowedCommands: settings.allowedCommands,
+      maxOutputBytes: settings.maxOutputBytes,
+      env: settings.env,
+      workspace: ctx.paths.workspace,
+      log: ctx.log,
+    });
+    const limiter = createRateLimiter(settings.perMinute === undefined ? {} : { globalPerMinute: settings.perMinute });
+    const trace = createTrace(join(ctx.paths.home, 'hooks-trace.jsonl'), settings.traceSize, (text) => kernel.redact(text));
+    const engine = new HookEngine({
+      runner,
+      limiter,
+      trace,
+      trust: () => kernel.get('trust'),
+      strategy: settings.strategy,
+      workspace: ctx.paths.workspace,
+      log: ctx.log,
+      redact: (text) => kernel.redact(text),
+    });
+
+    // Manifests arrive through the kernel's replay; definitions are read once every
+    // eager plugin is set up, then only the events that have hooks get a handler.
+    const plugins: PluginInfo[] = [];
+    kernel.hooks.manifest.tap((info) => void plugins.push(info));
+    let loading: ReturnType<typeof collectHooks> | undefined;
+    const definitions = () => {
+      // A plugin that was refused (not trusted) or failed contributes no hooks.
+      const usable = new Set(kernel.status().filter((p) => p.state === 'active' || p.state === 'lazy').map((p) => p.name));
+      loading ??= collectHooks(
+        { layers: kernel.configLayers, plugins: plugins.filter((p) => usable.has(p.name)), home: ctx.paths.home, workspace: ctx.paths.workspace },
+        defaults,
+      );
+      return loading;
+    };
+
+    kernel.hooks.ready.tap(async () => {
+      const { hooks, problems } = await definitions();
+      for (const problem of problems) ctx.log.warn(`${problem.code}: ${problem.message}`);
+      engine.setHooks(hooks);
+      for (const event of engine.events()) {
+        kernel.on(event, async (context) => {
+          const result = await engine.fire(event, context);
+          if (!result) return undefined;
+          return {
+            allow: result.allow,
+            message: result.messages,
+            systemMessage: result.systemMessages,
+            context: result.context as Record<string, unknown>,
+            ...(result.blockedBy && { by: result.blockedBy }),
+          };
+        });
+      }
+    });
+
+    // file_change only while the host stays up (`plinth up`), never for one command.
+    let watcher: WorkspaceWatcher | undefined;
+    kernel.hooks.serve.tap(async () => {
+      const { hooks } = await definitions();
+      const patterns = hooks.filter((h) => h.enabled && h.events.includes('file_change')).flatMap((h) => h.matcher.files ?? ['**']);
+      if (patterns.length === 0) return;
+      watcher = watchWorkspace({
+        workspace: ctx.paths.workspace,
+        patterns,
+        debounceMs: settings.watchDebounceMs,
+        log: ctx.log,
+        onChange: async (changes) => {
+          for (const change of changes) {
+            await kernel.emit('file_change', {
+              file: change.path,
+              changes: { type: change.kind === 'changed' ? 'modified' : change.kind, timestamp: new Date().toISOString() },
+            });
+          }
+        },
+      });
+      await watcher.ready;
+    });
+
+    const service: HooksService = {
+      definitions: async () => {
+        const { hooks, problems } = await definitions();
+        return { hooks, problems: problems.map((p) => ({ code: p.code, message: p.message })) };
+      },
+      lastRun: (event: EventName) => engine.lastRun(event),
+      counts: () => ({ hooks: limiter.counts(), global: limiter.globalCounts() }),
+      askAgent: engine.askAgent,
+    };
+    kernel.provide('hooks', service);
+    kernel.hooks.commands.tap((registry) => {
+      for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS })) registry.add(command);
+    });
+
+    return async () => {
+      await watcher?.close();
+      await runner.close();
+    };
+  },
+});

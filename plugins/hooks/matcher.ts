@@ -1,0 +1,148 @@
+/**
+ * Whether a hook runs for one occurrence of an event: it subscribes to the
+ * event, and its matcher (if any) accepts the tool or the files in the context.
+ *
+ * Where the data comes from:
+ * - tool events (`before_tool`, `after_tool`, `before_tool_selection`): the tool
+ *   name is the first of `context.tool`, `context.toolName`, `context.name` that
+ *   is a string (or an object with a string `name`); without one, the candidate
+ *   tools `context.tools[]` (strings or `{ name }`) of a tool selection, any match.
+ * - file events (`file_change`, `git_commit`): every path in `context.file`
+ *   (a string, as the hook protocol sends it, or `{ path }`), `context.path` and
+ *   `context.files[]` (strings or `{ path }`; a commit's staged files), any match.
+ *
+ * Patterns are picomatch globs. Several patterns: at least one positive pattern
+ * matches (or there are only negative ones) and no `!negative` pattern matches.
+ * File patterns use `dot: true` and are matched against the path relative to the
+ * workspace (an absolute path outside it is matched as is); a pattern without a
+ * slash matches the file's base name anywhere (`*.ts` matches `src/a.ts`), as
+ * lint-staged does. Matching is case-sensitive.
+ */
+import { isAbsolute, relative, sep } from 'node:path';
+import picomatch from 'picomatch';
+import type { EventName } from 'plinth/sdk';
+import type { HookDefinition } from './types.js';
+
+/** Events whose context names a tool. */
+export const TOOL_EVENTS: ReadonlySet<EventName> = new Set<EventName>(['before_tool', 'after_tool', 'before_tool_selection']);
+/** Events whose context names files. */
+export const FILE_EVENTS: ReadonlySet<EventName> = new Set<EventName>(['file_change', 'git_commit']);
+
+/** Options of {@link matches}. */
+export interface MatchOptions {
+  /** Absolute workspace folder: absolute paths inside it are made relative before matching. */
+  readonly workspace?: string;
+}
+
+type Test = (value: string) => boolean;
+
+interface Compiled {
+  readonly tools?: Test;
+  readonly files?: Test;
+}
+
+const NEVER: Test = () => false;
+
+// Keyed by the (immutable) matcher object: compiled once per definition, dropped with it.
+const cache = new WeakMap<HookDefinition['matcher'], Compiled>();
+
+function compilePatterns(patterns: readonly string[] | undefined, options: picomatch.PicomatchOptions): Test | undefined {
+  if (!patterns || patterns.length === 0) return undefined;
+  const positive: Test[] = [];
+  const negative: Test[] = [];
+  for (const pattern of patterns) {
+    const negated = pattern.startsWith('!') && pattern.length > 1;
+    const body = negated ? pattern.slice(1) : pattern;
+    let test: Test;
+    try {
+      test = picomatch(body, { ...options, basename: options.basename === true && !body.includes('/') });
+    } catch {
+      test = NEVER; // a pattern picomatch refuses matches nothing; `plinth hooks validate` reports it
+    }
+    (negated ? negative : positive).push(test);
+  }
+  return (value) => (positive.length === 0 || positive.some((t) => t(value))) && !negative.some((t) => t(value));
+}
+
+function compiled(hook: Pick<HookDefinition, 'matcher'>): Compiled {
+  let entry = cache.get(hook.matcher);
+  if (!entry) {
+    const tools = compilePatterns(hook.matcher.tools, { dot: true });
+    const files = compilePatterns(hook.matcher.files, { dot: true, basename: true });
+    entry = { ...(tools && { tools }), ...(files && { files }) };
+    cache.set(hook.matcher, entry);
+  }
+  return entry;
+}
+
+function nameOf(value: unknown, key: 'name' | 'path'): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object' && value !== null) {
+    const inner = (value as Record<string, unknown>)[key];
+    if (typeof inner === 'string') return inner;
+  }
+  return undefined;
+}
+
+/** The tool names a tool event's context carries: the tool, or a selection's candidates. */
+export function toolNamesOf(context: Readonly<Record<string, unknown>>): string[] {
+  for (const key of ['tool', 'toolName', 'name']) {
+    const name = nameOf(context[key], 'name');
+    if (name !== undefined) return [name];
+  }
+  const tools = context.tools;
+  if (!Array.isArray(tools)) return [];
+  return tools.map((t) => nameOf(t, 'name')).filter((n): n is string => n !== undefined);
+}
+
+/** The paths a file event's context carries, as they appear there. */
+export function filePathsOf(context: Readonly<Record<string, unknown>>): string[] {
+  const paths: string[] = [];
+  for (const value of [context.file, context.path]) {
+    const path = nameOf(value, 'path');
+    if (path !== undefined) paths.push(path);
+  }
+  if (Array.isArray(context.files)) {
+    for (const value of context.files) {
+      const path = nameOf(value, 'path');
+      if (path !== undefined) paths.push(path);
+    }
+  }
+  return paths;
+}
+
+function workspaceRelative(path: string, workspace: string | undefined): string {
+  let p = path;
+  if (workspace !== undefined && isAbsolute(p)) {
+    const rel = relative(workspace, p);
+    if (rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)) p = rel;
+  }
+  if (sep === '\\') p = p.replaceAll('\\', '/');
+  while (p.startsWith('./')) p = p.slice(2);
+  return p;
+}
+
+/**
+ * Whether `hook` runs for this occurrence of `event` (a canonical name: the
+ * definitions hold canonical names whatever spelling the author used).
+ *
+ * No matcher: every occurrence of a subscribed event. A matcher of the event's
+ * kind decides; a hook with a matcher but none of the event's kind (a tool
+ * pattern on `session_start`), or an event whose context lacks the data, does
+ * not match.
+ */
+export function matches(
+  hook: Pick<HookDefinition, 'events' | 'matcher'>,
+  event: EventName,
+  context: Readonly<Record<string, unknown>>,
+  options: MatchOptions = {},
+): boolean {
+  if (!hook.events.includes(event)) return false;
+  const { tools, files } = compiled(hook);
+  if (!tools && !files) return true;
+  if (TOOL_EVENTS.has(event) && tools) return toolNamesOf(context).some(tools);
+  if (FILE_EVENTS.has(event) && files) {
+    return filePathsOf(context).some((path) => files(workspaceRelative(path, options.workspace)));
+  }
+  return false;
+}

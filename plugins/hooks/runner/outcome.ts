@@ -1,0 +1,107 @@
+/**
+ * How one run of a hook ended, in either mode, and the `RunResult` it becomes:
+ * the one place where failures get their code and a message naming the hook.
+ */
+import { parseResponse } from '../protocol.js';
+import type { HookDefinition, HookFailure, RunResult } from '../types.js';
+import { decodeUtf8 } from './output.js';
+
+export type Outcome =
+  /** Spawn mode: stdout of a clean exit. Persistent mode: one answer line. */
+  | { readonly kind: 'output'; readonly bytes: Uint8Array; /** Spawn mode: the process exited (with 0). */ readonly exitCode?: number }
+  /** Spawn mode: a non-zero exit. Persistent mode: any exit before answering. */
+  | { readonly kind: 'exit'; readonly code: number; readonly beforeAnswer?: boolean }
+  /** Killed by a signal plinth did not send. */
+  | { readonly kind: 'signal'; readonly signal: string; readonly beforeAnswer?: boolean }
+  | { readonly kind: 'timeout'; readonly afterMs: number }
+  | { readonly kind: 'cancelled'; readonly why: string }
+  | { readonly kind: 'too_large'; readonly stream: 'stdout' | 'stderr'; readonly limit: number }
+  | { readonly kind: 'spawn_error'; readonly detail: string }
+  /** Refused before any process started. */
+  | { readonly kind: 'refused'; readonly failure: 'not_allowed' | 'script_missing' | 'spawn_failed'; readonly detail: string };
+
+/** A cancellation's reason, for the message. */
+export function describeAbort(signal: AbortSignal | undefined): string {
+  const reason: unknown = signal?.reason;
+  if (reason instanceof Error && reason.name !== 'AbortError') return reason.message;
+  if (typeof reason === 'string') return reason;
+  return 'the run was cancelled';
+}
+
+/** `hook "name" (id)`, or `hook "id"` when they are the same. */
+export function hookLabel(hook: Pick<HookDefinition, 'id' | 'name'>): string {
+  return hook.name === hook.id ? `hook "${hook.id}"` : `hook "${hook.name}" (${hook.id})`;
+}
+
+/** The last line or so of stderr, for a message. */
+function lastWords(stderrTail: string): string {
+  const text = stderrTail.trim();
+  if (text === '') return 'no stderr';
+  const tail = text.length > 300 ? `…${text.slice(-300)}` : text;
+  return `stderr: ${tail}`;
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+export function toRunResult(
+  hook: Pick<HookDefinition, 'id' | 'name'>,
+  outcome: Outcome,
+  facts: { readonly durationMs: number; readonly stderrTail: string },
+): RunResult {
+  const label = hookLabel(hook);
+  const fail = (failure: HookFailure, message: string, extra: { exitCode?: number; signal?: string } = {}): RunResult => ({
+    ok: false,
+    failure,
+    message,
+    durationMs: facts.durationMs,
+    stderrTail: facts.stderrTail,
+    ...extra,
+  });
+  switch (outcome.kind) {
+    case 'output': {
+      const text = decodeUtf8(outcome.bytes);
+      if (text === undefined) return fail('invalid_json', `${label} wrote output that is not UTF-8 text (binary output), not a JSON response`);
+      const parsed = parseResponse(text);
+      if (!parsed.ok) {
+        const what = parsed.failure === 'invalid_json' ? 'did not answer with JSON' : 'answered with an invalid response';
+        return fail(parsed.failure, `${label} ${what}: ${parsed.message}`);
+      }
+      return {
+        ok: true,
+        response: parsed.response,
+        durationMs: facts.durationMs,
+        stderrTail: facts.stderrTail,
+        ...(outcome.exitCode !== undefined && { exitCode: outcome.exitCode }),
+      };
+    }
+    case 'exit':
+      if (outcome.beforeAnswer === true && outcome.code === 0) {
+        return fail('invalid_json', `${label} exited before answering (empty output; ${lastWords(facts.stderrTail)})`, { exitCode: 0 });
+      }
+      return fail(
+        'exit_nonzero',
+        `${label} exited with code ${outcome.code}${outcome.beforeAnswer === true ? ' before answering' : ''} (${lastWords(facts.stderrTail)})`,
+        { exitCode: outcome.code },
+      );
+    case 'signal':
+      return fail('crashed', `${label} crashed: killed by ${outcome.signal}${outcome.beforeAnswer === true ? ' before answering' : ''} (${lastWords(facts.stderrTail)})`, {
+        signal: outcome.signal,
+      });
+    case 'timeout':
+      return fail('timeout', `${label} timed out after ${outcome.afterMs} ms; it was killed with its child processes`, { signal: 'SIGKILL' });
+    case 'cancelled':
+      return fail('timeout', `${label} was stopped: ${outcome.why}`, { signal: 'SIGKILL' });
+    case 'too_large':
+      return fail('output_too_large', `${label} wrote more than ${formatBytes(outcome.limit)} to ${outcome.stream}; it was killed with its child processes`, {
+        signal: 'SIGKILL',
+      });
+    case 'spawn_error':
+      return fail('spawn_failed', `${label} could not start: ${outcome.detail}`);
+    case 'refused':
+      return fail(outcome.failure, `${label} was not run: ${outcome.detail}`);
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * One hook process, started with execa: no shell, arguments passed as given,
+ * only the environment it is handed, detached into its own process group. Its
+ * end is `ended`, which resolves once the process is gone and its pipes are
+ * closed — and never waits on a child that outlives it: when the hook exits,
+ * its group is killed, and pipes still held after that by a process that left
+ * the group are taken from it.
+ */
+import { existsSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import { execa } from 'execa';
+import { killGroup, killHolders, outputNames, trackGroup } from './tree.js';
+
+/** What to run, after the whitelist: `file` is a real path. */
+export interface Launch {
+  readonly file: string;
+  readonly args: readonly string[];
+  /** `argv[0]` as the hook wrote its command (multi-call binaries look at it). */
+  readonly argv0: string;
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export interface ProcessEnd {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  /** Set when the process never started (ENOENT, EACCES, a missing cwd…). */
+  readonly spawnError?: string;
+}
+
+export interface HookProcess {
+  readonly pid: number | undefined;
+  readonly stdin: Writable | null;
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
+  /** True once the process has exited (its pipes may still be draining). */
+  readonly exited: boolean;
+  /** Resolves once the process has exited (or never started) and its output pipes are closed. Never rejects. */
+  readonly ended: Promise<ProcessEnd>;
+  /** SIGKILL to the whole process tree; `ended` follows. */
+  kill(): void;
+}
+
+/** After the hook exits and its group is killed: how long its pipes may stay open before holders are looked for. */
+const DRAIN_GRACE_MS = 100;
+/** After holders are killed: how long before the pipes are closed on our side regardless. */
+const DRAIN_LIMIT_MS = 500;
+/** After a kill: how long `ended` waits for the exit before it resolves anyway. */
+const KILL_LIMIT_MS = 2000;
+
+const ignore = (): void => {};
+
+export interface StartOptions {
+  /** Written to stdin, which is then closed (spawn mode). Absent: stdin stays open for writes (persistent mode). */
+  readonly input?: string;
+  /** Told about processes killed for holding the hook's pipes after it exited. */
+  readonly onEscapees?: (pids: readonly number[]) => void;
+}
+
+/** Why a spawn failed, in the user's terms: ENOENT may be the program or the working directory. */
+function describeSpawnError(cause: unknown, launch: Launch): string | undefined {
+  if (!(cause instanceof Error)) return undefined;
+  if ((cause as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(launch.cwd)) return `its working directory ${launch.cwd} does not exist`;
+  return cause.message;
+}
+
+/** A process that could not even be spawned (execa refused its arguments). */
+function notStarted(error: unknown): HookProcess {
+  const spawnError = error instanceof Error ? error.message : String(error);
+  return { pid: undefined, stdin: null, stdout: null, stderr: null, exited: true, ended: Promise.resolve({ exitCode: null, signal: null, spawnError }), kill: ignore };
+}
+
+export function startProcess(launch: Launch, options: StartOptions = {}): HookProcess {
+  try {
+    return start(launch, options);
+  } catch (error) {
+    // Arguments or environment execa cannot pass (a NUL byte, for one).
+    return notStarted(error);
+  }
+}
+
+function start(launch: Launch, options: StartOptions): HookProcess {
+  const subprocess = execa(launch.file, [...launch.args], {
+    cwd: launch.cwd,
+    env: launch.env,
+    extendEnv: false,
+    argv0: launch.argv0,
+    ...(options.input === undefined ? { stdin: 'pipe' as const } : { input: options.input }),
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    encoding: 'buffer',
+    stripFinalNewline: false,
+    detached: true,
+    cleanup: false,
+    reject: false,
+    windowsHide: true,
+    killSignal: 'SIGKILL',
+    forceKillAfterDelay: false,
+  });
+  const pid = subprocess.pid;
+  if (pid !== undefined) trackGroup(pid);
+  // Read now, while the hook lives: what its children would hold if they outlived it and left its group.
+  const names = pid === undefined ? Promise.resolve([]) : outputNames(pid);
+  for (const stream of [subprocess.stdin, subprocess.stdout, subprocess.stderr]) stream?.on('error', ignore);
+
+  let exit: { code: number | null; signal: string | null } | undefined;
+  let settled = false;
+  let drainTimer: NodeJS.Timeout | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  let settle: (end: ProcessEnd) => void = ignore;
+
+  const ended = new Promise<ProcessEnd>((resolve) => {
+    settle = (end) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(drainTimer);
+      clearTimeout(killTimer);
+      // Gave up waiting for the exit (see kill): one more try at the tree.
+      if (pid !== undefined && exit === undefined) killGroup(pid);
+      resolve(end);
+    };
+  });
+
+  /** Makes sure the pipes close even when something outside the group holds them. */
+  const drain = (): void => {
+    if (drainTimer !== undefined || settled) return;
+    drainTimer = setTimeout(() => {
+      void names.then(killHolders).then((pids) => {
+        if (pids.length > 0) options.onEscapees?.(pids);
+        if (settled) return;
+        drainTimer = setTimeout(() => {
+          subprocess.stdout?.destroy();
+          subprocess.stderr?.destroy();
+          subprocess.stdin?.destroy();
+        }, DRAIN_LIMIT_MS);
+      });
+    }, DRAIN_GRACE_MS);
+  };
+
+  subprocess.once('exit', (code: number | null, signal: string | null) => {
+    exit = { code, signal };
+    // Children that outlive the hook die with it, so they never hold its pipes open.
+    if (pid !== undefined) killGroup(pid);
+    drain();
+  });
+
+  subprocess.then(
+    (result) => {
+      if (exit === undefined && result.exitCode === undefined && result.signal === undefined) {
+        settle({ exitCode: null, signal: null, spawnError: describeSpawnError(result.cause, launch) ?? result.shortMessage });
+        return;
+      }
+      settle({ exitCode: exit?.code ?? result.exitCode ?? null, signal: exit?.signal ?? result.signal ?? null });
+    },
+    (error: unknown) => {
+      // reject: false — only an internal execa error gets here.
+      settle({ exitCode: exit?.code ?? null, signal: exit?.signal ?? null, spawnError: error instanceof Error ? error.message : String(error) });
+    },
+  );
+
+  return {
+    pid,
+    stdin: subprocess.stdin,
+    stdout: subprocess.stdout,
+    stderr: subprocess.stderr,
+    ended,
+    get exited() {
+      return exit !== undefined || settled;
+    },
+    kill() {
+      if (settled || killTimer !== undefined) return;
+      if (pid !== undefined && exit === undefined) killGroup(pid);
+      drain();
+      killTimer = setTimeout(() => settle({ exitCode: exit?.code ?? null, signal: exit?.signal ?? 'SIGKILL' }), KILL_LIMIT_MS);
+    },
+  };
+}

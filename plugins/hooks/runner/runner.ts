@@ -1,0 +1,166 @@
+/**
+ * The hook runner: checks a hook against the whitelist and its script on disk,
+ * then runs it in spawn mode (a process per run) or persistent mode (one
+ * process per hook, a line per request), and turns however that ended into a
+ * `RunResult`. Never throws.
+ */
+import { stat } from 'node:fs/promises';
+import { encodeInput } from '../protocol.js';
+import { scriptOf } from '../script.js';
+import type { HookDefinition, HookInput, HookRunner, RunResult } from '../types.js';
+import { createCommandResolver } from './command.js';
+import { hookEnvironment } from './environment.js';
+import { type Outcome, hookLabel, toRunResult } from './outcome.js';
+import { PersistentHook, type Reply } from './persistent.js';
+import type { HookProcess, Launch } from './process.js';
+import { runOnce } from './spawn.js';
+
+export { DEFAULT_ALLOWED_COMMANDS } from './command.js';
+
+/** Default limit on what a hook may write to stdout, and to stderr. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+
+export interface RunnerOptions {
+  /** Programs hooks may run: names looked up on PATH or absolute paths (default {@link DEFAULT_ALLOWED_COMMANDS}). */
+  readonly allowedCommands: readonly string[];
+  /** Limit on stdout (a persistent answer line) and on stderr, in bytes. */
+  readonly maxOutputBytes: number;
+  /** Names of host environment variables passed to hooks on top of the base allowlist. */
+  readonly env: readonly string[];
+  /** The workspace, passed to hooks as PLINTH_WORKSPACE. */
+  readonly workspace: string;
+  /** Told what no result carries: processes that misbehave between requests, escaped children killed, a bad whitelist entry. */
+  readonly log?: { warn(msg: string): void };
+}
+
+/** setTimeout's ceiling: a longer delay would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+const ignore = (): void => {};
+
+const CLOSED: Reply = { outcome: { kind: 'cancelled', why: 'the hook runner is closed' }, stderrTail: '' };
+
+const refused = (failure: 'not_allowed' | 'script_missing' | 'spawn_failed', detail: string): Reply => ({
+  outcome: { kind: 'refused', failure, detail },
+  stderrTail: '',
+});
+
+/** Whether the script a hook runs is missing (a path that exists, or none at all, is not). */
+async function missingScript(hook: HookDefinition): Promise<string | undefined> {
+  const script = scriptOf(hook);
+  if (script === undefined) return undefined;
+  try {
+    await stat(script);
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? script : undefined;
+  }
+}
+
+export function createRunner(options: RunnerOptions): HookRunner {
+  const log = options.log;
+  const resolver = createCommandResolver({ allowed: options.allowedCommands, pathEnv: process.env.PATH, ...(log ? { log } : {}) });
+  /** Spawn-mode processes now running, killed on close. */
+  const active = new Set<HookProcess>();
+  const persistent = new Map<string, { signature: string; hook: PersistentHook }>();
+  /** Per persistent hook: the last request's turn to be queued. */
+  const lanes = new Map<string, Promise<void>>();
+  let closed = false;
+
+  const onEscapees = (hook: HookDefinition) => (pids: readonly number[]) =>
+    log?.warn(`${hookLabel(hook)}: killed ${pids.length} process(es) that left its process group holding its output (pid ${pids.join(', ')})`);
+
+  /** The checks before a run, then what to launch. */
+  async function prepare(hook: HookDefinition, action: { command: string; args: readonly string[] }, event: string): Promise<Launch | Reply> {
+    const [command, script] = await Promise.all([resolver.resolve(action.command, hook.cwd), missingScript(hook)]);
+    if (!command.ok) return refused(command.failure, command.detail);
+    if (script !== undefined) return refused('script_missing', `its script ${script} does not exist`);
+    const env = hookEnvironment(hook, {
+      host: process.env,
+      extra: options.env,
+      workspace: options.workspace,
+      ...(hook.persistent === false ? { event } : { persistent: true }),
+    });
+    return { file: command.file, args: action.args, argv0: action.command, cwd: hook.cwd, env };
+  }
+
+  /** The persistent process for `hook`, replaced when its launch or idle time changed. */
+  function persistentFor(hook: HookDefinition, launch: Launch, idleMs: number): PersistentHook {
+    const signature = JSON.stringify([launch, idleMs]);
+    let entry = persistent.get(hook.id);
+    if (entry === undefined || entry.signature !== signature) {
+      void entry?.hook.close();
+      entry = {
+        signature,
+        hook: new PersistentHook(launch, { maxOutputBytes: options.maxOutputBytes, idleMs, label: hookLabel(hook), ...(log ? { log } : {}) }),
+      };
+      persistent.set(hook.id, entry);
+    }
+    return entry.hook;
+  }
+
+  async function execute(hook: HookDefinition, input: HookInput, signal: AbortSignal | undefined): Promise<Reply> {
+    if (closed) return CLOSED;
+    const action = hook.action;
+    if (action.type !== 'command') return refused('spawn_failed', 'it is an askAgent hook: there is no process to run');
+    let line: string;
+    try {
+      line = encodeInput(input);
+    } catch (error) {
+      return refused('spawn_failed', `its input could not be encoded as JSON (${(error as Error).message})`);
+    }
+    const timeoutMs = Math.min(Math.max(hook.timeoutMs, 1), MAX_TIMER_MS);
+
+    if (hook.persistent === false) {
+      const launch = await prepare(hook, action, input.event);
+      if ('outcome' in launch) return launch;
+      if (closed) return CLOSED;
+      return runOnce(launch, line, { timeoutMs, maxOutputBytes: options.maxOutputBytes }, signal, {
+        started: (child) => active.add(child),
+        ended: (child) => active.delete(child),
+        onEscapees: onEscapees(hook),
+      });
+    }
+
+    // Persistent: requests reach the process in the order run() was called, although the checks before them
+    // are asynchronous. A turn ends once its request is queued (an object, so that the answer is not awaited).
+    const idleMs = Math.min(Math.max(hook.persistent.idleMs, 1), MAX_TIMER_MS);
+    const turn = (lanes.get(hook.id) ?? Promise.resolve()).then(async () => {
+      const launch = await prepare(hook, action, input.event);
+      if ('outcome' in launch) return { answer: Promise.resolve(launch) };
+      if (closed) return { answer: Promise.resolve(CLOSED) };
+      return { answer: persistentFor(hook, launch, idleMs).request(line, timeoutMs, signal) };
+    });
+    lanes.set(hook.id, turn.then(ignore, ignore));
+    return (await turn).answer;
+  }
+
+  return {
+    async run(hook, input, signal) {
+      const started = performance.now();
+      let reply: Reply;
+      try {
+        reply = await execute(hook, input, signal);
+      } catch (error) {
+        const outcome: Outcome = { kind: 'spawn_error', detail: `internal error: ${(error as Error)?.message ?? String(error)}` };
+        reply = { outcome, stderrTail: '' };
+      }
+      const durationMs = Math.round((performance.now() - started) * 100) / 100;
+      const result: RunResult = toRunResult(hook, reply.outcome, { durationMs, stderrTail: reply.stderrTail });
+      return result;
+    },
+
+    async close() {
+      closed = true;
+      const ending = [...active].map((child) => {
+        child.kill();
+        return child.ended;
+      });
+      const closing = [...persistent.values()].map((entry) => entry.hook.close());
+      persistent.clear();
+      lanes.clear();
+      await Promise.all([...ending, ...closing]);
+    },
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * The hooks plugin's shared types: a hook definition once normalised, what one
+ * run of a hook produced, and the services the plugin provides and uses.
+ */
+import type { EventName } from 'plinth/sdk';
+import type { TrustSource } from '../trust/types.js';
+
+/** Where a hook was defined; decides its trust level. Never inferred from a path pattern. */
+export type HookSource = TrustSource;
+
+/** What a hook does when its event fires. */
+export type HookAction =
+  /** Run a process that speaks the JSON protocol on stdin/stdout. */
+  | { readonly type: 'command'; readonly command: string; readonly args: readonly string[] }
+  /** Hand a rendered prompt to the host (legacy `askAgent`); no process runs. */
+  | { readonly type: 'askAgent'; readonly prompt: string };
+
+/** A hook, normalised from settings, a plugin manifest or a legacy file. */
+export interface HookDefinition {
+  /** Stable and unique: `<source>:<name>` for settings and legacy files, `<plugin>/<name>` for manifests. */
+  readonly id: string;
+  readonly name: string;
+  /** Canonical event names it runs on. */
+  readonly events: readonly EventName[];
+  /**
+   * The event names exactly as the definition spelled them (canonical or protocol
+   * alias), parallel to `events`: the protocol input carries the spelling the hook
+   * subscribed with.
+   */
+  readonly subscribedAs: readonly string[];
+  /** Tool-name patterns for tool events, glob file patterns for file events; absent = every occurrence. */
+  readonly matcher: { readonly tools?: readonly string[]; readonly files?: readonly string[] };
+  readonly action: HookAction;
+  /** Working directory for the process (absolute). */
+  readonly cwd: string;
+  /** Milliseconds before the process tree is killed. */
+  readonly timeoutMs: number;
+  /** Higher runs first under the `priority` strategy. */
+  readonly priority: number;
+  /** Ids (or names from the same source) of hooks that must run before this one. */
+  readonly dependsOn: readonly string[];
+  /** May run concurrently with other parallel-safe hooks. */
+  readonly parallel: boolean;
+  readonly rateLimit: { readonly perMinute?: number; readonly cooldownMs?: number };
+  /** What a failure of this hook means for the event: `block` (default) or `allow`. */
+  readonly onError: 'block' | 'allow';
+  readonly enabled: boolean;
+  /** One long-lived process answering one JSON line per request, closed when idle. */
+  readonly persistent: false | { readonly idleMs: number };
+  readonly source: HookSource;
+  /** Where it was defined: a settings file and JSON path, a manifest, or a legacy file. */
+  readonly origin: string;
+  /** The plugin whose manifest declared it, for `extension` and `builtin` hooks. */
+  readonly plugin?: string;
+  /** Hook version sent as `metadata.hookVersion` (the plugin's version for manifest hooks). */
+  readonly version?: string;
+}
+
+/** Why a hook did not produce a usable answer. Stable: shown in traces and `--json`. */
+export type HookFailure =
+  | 'not_allowed' // command not on the whitelist
+  | 'script_missing' // the script named in args does not exist
+  | 'spawn_failed' // the process could not start
+  | 'timeout' // killed after timeoutMs
+  | 'exit_nonzero'
+  | 'crashed' // killed by a signal it did not get from us
+  | 'output_too_large' // stdout or stderr over the byte limit
+  | 'invalid_json'
+  | 'invalid_output' // JSON, but not a protocol response (e.g. `allow` missing)
+  | 'untrusted' // not approved; did not run
+  | 'rate_limited'
+  | 'cooldown'
+  | 'dependency_failed' // a hook it depends on failed or was skipped
+  | 'conflict'; // rewrote the same context field as a hook running in parallel
+
+/** A valid protocol response (v1.0.0 plus the MCP seed's integration fields). */
+export interface HookResponse {
+  readonly allow: boolean;
+  readonly message?: string;
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  /** `false` stops the hooks after this one. */
+  readonly continue?: boolean;
+  readonly systemMessage?: string;
+  /** A replacement context for the hooks after this one and the caller. */
+  readonly context?: Readonly<Record<string, unknown>>;
+}
+
+/** What running one hook process produced. */
+export type RunResult =
+  | {
+      readonly ok: true;
+      readonly response: HookResponse;
+      readonly durationMs: number;
+      readonly stderrTail: string;
+      /** Spawn mode: the process's exit code (0); persistent processes answer without exiting. */
+      readonly exitCode?: number;
+    }
+  | {
+      readonly ok: false;
+      readonly failure: HookFailure;
+      /** A sentence a user can act on, naming the hook. */
+      readonly message: string;
+      readonly durationMs: number;
+      readonly exitCode?: number;
+      readonly signal?: string;
+      readonly stderrTail: string;
+    };
+
+/** Runs hook processes: spawn mode or persistent mode, as each definition says. */
+export interface HookRunner {
+  /** Never throws: every failure is a `RunResult` with `ok: false`. */
+  run(hook: HookDefinition, input: HookInput, signal?: AbortSignal): Promise<RunResult>;
+  /** Stops every persistent process (and its process tree). */
+  close(): Promise<void>;
+}
+
+/** The protocol input written to a hook's stdin. */
+export interface HookInput {
+  readonly version: '1.0.0';
+  /** The event name as the hook subscribed to it. */
+  readonly event: string;
+  readonly context: Readonly<Record<string, unknown>>;
+  readonly metadata: {
+    readonly timestamp: string;
+    readonly hookName: string;
+    readonly hookVersion?: string;
+    readonly sessionId?: string;
+  };
+}
+
+/** One hook's part in one event: what the planner reports and the trace records. */
+export interface HookOutcome {
+  readonly hook: Pick<HookDefinition, 'id' | 'name' | 'source'>;
+  /** `ran`: it answered; `failed`: it ran (or tried to) and failed; `skipped`: it did not run. */
+  readonly status: 'ran' | 'failed' | 'skipped';
+  /** The hook's effective verdict for the event, after `onError`. Skipped hooks allow. */
+  readonly allow: boolean;
+  readonly failure?: HookFailure;
+  readonly message?: string;
+  readonly systemMessage?: string;
+  /** The hook asked to stop the chain (`continue: false`). */
+  readonly stop?: boolean;
+  /** Top-level context fields this hook changed. */
+  readonly changed?: readonly string[];
+  readonly durationMs: number;
+  readonly exitCode?: number;
+  readonly stderrTail?: string;
+}
+
+/** Execution strategies (hook architecture seed). */
+export type Strategy = 'sequential' | 'parallel' | 'optimized' | 'priority';
+
+/** The combined result of every hook of one event. */
+export interface PlanResult {
+  readonly allow: boolean;
+  /** The hook that blocked, when one did. */
+  readonly blockedBy?: string;
+  readonly messages: readonly string[];
+  readonly systemMessages: readonly string[];
+  readonly context: Readonly<Record<string, unknown>>;
+  /** In the order the hooks were planned. */
+  readonly outcomes: readonly HookOutcome[];
+}

@@ -1,0 +1,122 @@
+/** `plinth trust list | approve | revoke`. */
+import { type CommandSpec, PlinthError } from 'plinth/sdk';
+import { TRUST_KINDS } from './fingerprint.js';
+import { type TrustKind, type TrustRecord, type TrustStore, findEntry, putEntry, removeEntry } from './store.js';
+import type { TrustService } from './types.js';
+import { type CommandContext, approveCommand, describeSubject, printable, shortFingerprint } from './verdict.js';
+
+const KIND_ARGS = [
+  { name: 'kind', required: true, description: `What it is: ${TRUST_KINDS.join(', ')}` },
+  { name: 'id', required: true, description: 'Its id: a hook id (e.g. workspace:lint-guard), a plugin name, a server name' },
+] as const;
+
+export interface TrustCommandsOptions {
+  readonly store: TrustStore;
+  readonly service: TrustService;
+  readonly where: () => CommandContext;
+}
+
+/** The commands the manifest declares. */
+export function trustCommands({ store, service, where }: TrustCommandsOptions): CommandSpec[] {
+  return [
+    {
+      name: 'trust list',
+      async run({ json, out }) {
+        const data = await store.read();
+        const requests = data.requests.map((r) => ({ ...r, approveCommand: approveCommand(r.kind, r.id, where()) }));
+        if (json) return out.json({ file: store.file, approvals: data.approvals, requests });
+        if (data.approvals.length === 0 && requests.length === 0) {
+          out.print(`Nothing approved or pinned yet (${store.file}).`);
+          return;
+        }
+        if (data.approvals.length > 0) {
+          const rows = data.approvals.map((r) => [r.kind, printable(r.id), r.source, r.how, shortFingerprint(r.fingerprint), when(r.at), printable(firstLine(r.summary))]);
+          out.print(table(['KIND', 'ID', 'SOURCE', 'STATE', 'FINGERPRINT', 'SINCE', 'SUMMARY'], rows));
+        }
+        if (requests.length > 0) {
+          if (data.approvals.length > 0) out.print('');
+          out.print('Waiting for approval:');
+          const rows = requests.map((r) => [r.kind, printable(r.id), r.source, r.state, shortFingerprint(r.fingerprint), r.approveCommand]);
+          out.print(table(['KIND', 'ID', 'SOURCE', 'STATE', 'FINGERPRINT', 'APPROVE WITH'], rows));
+        }
+      },
+    },
+    {
+      name: 'trust approve',
+      args: KIND_ARGS,
+      async run({ args, json, out }) {
+        const kind = kindArg(args[0], 'trust approve');
+        const id = args[1]!;
+        // Approves the subject exactly as it was when it was refused: the fingerprint recorded then.
+        const approved = await store.update((data) => {
+          const request = findEntry(data.requests, kind, id);
+          if (!request) return { changed: false, result: undefined };
+          const record: TrustRecord = { ...pick(request), how: 'approved', at: new Date().toISOString() };
+          putEntry(data.approvals, record);
+          removeEntry(data.requests, kind, id);
+          return { changed: true, result: record };
+        });
+        if (!approved) {
+          const existing = findEntry((await store.read()).approvals, kind, id);
+          throw new PlinthError('PLN_E_TRUST_NOT_FOUND', `no ${kind} "${id}" is waiting for approval${existing ? ` (it is ${existing.how} at fingerprint ${shortFingerprint(existing.fingerprint)})` : ''}`, {
+            plugin: 'trust',
+            hint:
+              kind === 'hook'
+                ? `approve a hook as it is now with \`plinth hooks trust ${id}\``
+                : 'plinth records a subject when it refuses to run it; run what uses it first, then approve it. `plinth trust list` shows what waits',
+          });
+        }
+        if (json) return out.json({ approved });
+        out.print(`Approved ${describeSubject(approved)} (fingerprint ${shortFingerprint(approved.fingerprint)}): ${printable(firstLine(approved.summary))}`);
+      },
+    },
+    {
+      name: 'trust revoke',
+      args: KIND_ARGS,
+      async run({ args, json, out }) {
+        const kind = kindArg(args[0], 'trust revoke');
+        const id = args[1]!;
+        const before = findEntry((await store.read()).approvals, kind, id);
+        const revoked = await service.revoke(kind, id);
+        if (!revoked) {
+          throw new PlinthError('PLN_E_TRUST_NOT_FOUND', `nothing is approved or pinned for ${kind} "${id}"`, {
+            plugin: 'trust',
+            hint: '`plinth trust list` shows every approval and pin',
+          });
+        }
+        if (json) return out.json({ revoked: { kind, id } });
+        const next = before?.source === 'user' ? 'it will be pinned again the next time it runs' : 'it will need approval again before it runs';
+        out.print(`Revoked ${before ? describeSubject(before) : `${kind} "${printable(id)}"`}: ${next}.`);
+      },
+    },
+  ];
+}
+
+function kindArg(value: string | undefined, command: string): TrustKind {
+  if ((TRUST_KINDS as readonly unknown[]).includes(value)) return value as TrustKind;
+  throw new PlinthError('PLN_E_CLI_USAGE', `unknown kind "${value ?? ''}": expected ${TRUST_KINDS.join(', ')}`, {
+    plugin: 'trust',
+    hint: `usage: plinth ${command} <kind> <id>`,
+  });
+}
+
+function pick(request: { kind: TrustKind; id: string; source: TrustRecord['source']; fingerprint: string; summary: string }) {
+  const { kind, id, source, fingerprint, summary } = request;
+  return { kind, id, source, fingerprint, summary };
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+}
+
+/** `2026-01-26 14:03` in UTC, as recorded. */
+function when(iso: string): string {
+  return iso.slice(0, 16).replace('T', ' ');
+}
+
+function table(head: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+  return [line(head), ...rows.map(line)].join('\n');
+}

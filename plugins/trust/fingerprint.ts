@@ -1,0 +1,148 @@
+/**
+ * The fingerprint of a trust subject: SHA-256 (hex) over the canonical JSON of
+ * its definition and, for each file it runs, the path and a SHA-256 of the
+ * content (or a marker when there is no readable file, so that creating the
+ * file later changes the fingerprint).
+ */
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import { PlinthError } from 'plinth/sdk';
+import type { TrustSubject } from './types.js';
+
+/** Kinds of subject, as the contract names them. */
+export const TRUST_KINDS = ['hook', 'plugin', 'mcp-server'] as const;
+/** Sources, lowest trust last. */
+export const TRUST_SOURCES = ['builtin', 'user', 'workspace', 'extension', 'downloaded'] as const;
+
+/** Bumped if the hashed document ever changes shape: every approval would then be asked again. */
+const FORMAT = 'plinth-trust/1';
+
+/** What one file contributes to a fingerprint. */
+export type FileState =
+  | { readonly path: string; readonly state: 'file'; readonly sha256: string }
+  | { readonly path: string; readonly state: 'missing' | 'directory' | 'special' }
+  | { readonly path: string; readonly state: 'unreadable'; readonly code: string };
+
+/** Throws `PLN_E_TRUST_SUBJECT_INVALID` unless `subject` has the contract's shape. */
+export function validateSubject(subject: TrustSubject): void {
+  const problem = subjectProblem(subject);
+  if (problem) {
+    throw new PlinthError('PLN_E_TRUST_SUBJECT_INVALID', `invalid trust subject: ${problem}`, {
+      plugin: 'trust',
+      hint: 'the plugin that asked must pass { kind, id, source, definition, files (absolute paths), summary }',
+    });
+  }
+}
+
+function subjectProblem(subject: TrustSubject): string | undefined {
+  if (typeof subject !== 'object' || subject === null) return 'expected an object';
+  if (!(TRUST_KINDS as readonly unknown[]).includes(subject.kind)) return `kind must be one of ${TRUST_KINDS.join(', ')}`;
+  if (typeof subject.id !== 'string' || subject.id.length === 0) return 'id must be a non-empty string';
+  if (!(TRUST_SOURCES as readonly unknown[]).includes(subject.source)) {
+    return `source of ${subject.kind} "${subject.id}" must be one of ${TRUST_SOURCES.join(', ')}`;
+  }
+  if (typeof subject.summary !== 'string') return `summary of ${subject.kind} "${subject.id}" must be a string`;
+  if (!Array.isArray(subject.files)) return `files of ${subject.kind} "${subject.id}" must be an array`;
+  const relative = subject.files.find((file) => typeof file !== 'string' || !isAbsolute(file));
+  if (relative !== undefined) return `files of ${subject.kind} "${subject.id}" must be absolute paths, got ${JSON.stringify(relative)}`;
+  return undefined;
+}
+
+/**
+ * JSON with object keys sorted (by UTF-16 code unit), no whitespace, and
+ * JSON.stringify's rules otherwise (`toJSON`, `undefined` members omitted,
+ * non-finite numbers as null). Throws on cycles and bigints.
+ */
+export function canonicalJson(value: unknown): string {
+  return canonical(value, new Set(), '$') ?? 'null';
+}
+
+function canonical(input: unknown, ancestors: Set<object>, path: string): string | undefined {
+  let value = input;
+  if (typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    value = (value as { toJSON(key: string): unknown }).toJSON('');
+  }
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+    case 'bigint':
+      throw notJson(path, 'a bigint');
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+  }
+  if (value === null) return 'null';
+  const object = value as object;
+  if (ancestors.has(object)) throw notJson(path, 'a cycle');
+  ancestors.add(object);
+  try {
+    if (Array.isArray(object)) {
+      return `[${object.map((item, i) => canonical(item, ancestors, `${path}[${i}]`) ?? 'null').join(',')}]`;
+    }
+    const members: string[] = [];
+    for (const key of Object.keys(object).sort()) {
+      const member = canonical((object as Record<string, unknown>)[key], ancestors, `${path}.${key}`);
+      if (member !== undefined) members.push(`${JSON.stringify(key)}:${member}`);
+    }
+    return `{${members.join(',')}}`;
+  } finally {
+    ancestors.delete(object);
+  }
+}
+
+function notJson(path: string, what: string): PlinthError {
+  return new PlinthError('PLN_E_TRUST_SUBJECT_INVALID', `the definition of a trust subject is not JSON: ${path} is ${what}`, {
+    plugin: 'trust',
+    hint: 'pass a JSON-serialisable definition',
+  });
+}
+
+/**
+ * The state of one file: its content's SHA-256, or why there is none.
+ * Symbolic links are followed (the target is what runs); FIFOs and devices
+ * are marked, not read.
+ */
+export async function fileState(path: string): Promise<FileState> {
+  let handle;
+  try {
+    // Non-blocking, so that a FIFO named as a script cannot hang the check.
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { path, state: 'missing' };
+    if (code === 'EISDIR') return { path, state: 'directory' };
+    return { path, state: 'unreadable', code };
+  }
+  try {
+    const info = await handle.stat();
+    if (info.isDirectory()) return { path, state: 'directory' };
+    if (!info.isFile()) return { path, state: 'special' }; // a FIFO or a device: not read
+    const hash = createHash('sha256');
+    const buffer = Buffer.allocUnsafe(64 * 1024);
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+    }
+    return { path, state: 'file', sha256: hash.digest('hex') };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
+    return code === 'EISDIR' ? { path, state: 'directory' } : { path, state: 'unreadable', code };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** SHA-256 (hex) of the subject's definition and files, as they are now. Files are taken in sorted order. */
+export async function fingerprint(subject: Pick<TrustSubject, 'definition' | 'files'>): Promise<string> {
+  const paths = [...new Set(subject.files)].sort();
+  const files = await Promise.all(paths.map(fileState));
+  const document = canonicalJson({ format: FORMAT, definition: subject.definition ?? null, files });
+  return createHash('sha256').update(document, 'utf8').digest('hex');
+}

@@ -1,0 +1,33 @@
+/**
+ * The trust plugin: provides the `trust` service (who may run what, by
+ * SHA-256 fingerprint and source) and the `plinth trust` commands, and gates
+ * loading: a workspace plugin's code is imported only once its folder is
+ * approved. Eager, and builtin plugins load first, so the gate is in place
+ * before any other plugin's code runs.
+ */
+import { join } from 'node:path';
+import { definePlugin } from 'plinth/sdk';
+import { trustCommands } from './commands.js';
+import { answerWithin, pluginGate } from './gate.js';
+import { createTrustService } from './service.js';
+import { TrustStore } from './store.js';
+import type {} from './types.js'; // the `Services` merge for 'trust'
+import type { CommandContext } from './verdict.js';
+
+export default definePlugin({
+  setup(kernel, ctx) {
+    const store = new TrustStore(join(ctx.paths.home, 'trust.json'));
+    let profile: { value: string | undefined } | undefined;
+    const where = (): CommandContext => {
+      profile ??= { value: kernel.inspect().config.profile };
+      return { home: ctx.paths.home, workspace: ctx.paths.workspace, profile: profile.value };
+    };
+    const service = createTrustService({ store, log: ctx.log, signal: ctx.signal, where });
+    kernel.provide('trust', service);
+    // The service itself, not kernel.get('trust'): settings cannot hand this check to another provider.
+    kernel.hooks.load.tap(pluginGate({ service, log: ctx.log, answerWithinMs: () => answerWithin(kernel.config) }));
+    kernel.hooks.commands.tap((registry) => {
+      for (const command of trustCommands({ store, service, where })) registry.add(command);
+    });
+  },
+});

@@ -1,0 +1,100 @@
+/**
+ * What approving a plugin covers: its manifest and every file in its folder
+ * (`node_modules` and dot-folders aside), so that editing any of them, or
+ * adding one, needs approval again. Bounded: a folder too large to fingerprint
+ * on every start is refused rather than half-checked.
+ */
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { PlinthError, type PluginInfo } from 'plinth/sdk';
+import type { TrustSource, TrustSubject } from './types.js';
+
+/** At most this many files, of at most this many bytes in all, are fingerprinted for one plugin. */
+export const PLUGIN_FILE_LIMITS = { files: 2_000, bytes: 50 * 1024 * 1024 } as const;
+
+export interface FileLimits {
+  readonly files: number;
+  readonly bytes: number;
+}
+
+/**
+ * Every file under `dir`, sorted: regular files, symbolic links to files, and
+ * dangling links (they hash as missing, so creating the target later changes
+ * the fingerprint). Folders named `node_modules` or starting with a dot are
+ * skipped; linked folders are followed once each.
+ * @throws PlinthError `PLN_E_TRUST_PLUGIN_FILES` over the limits, or when a folder cannot be listed.
+ */
+export async function pluginFiles(name: string, dir: string, limits: FileLimits = PLUGIN_FILE_LIMITS): Promise<string[]> {
+  const files: string[] = [];
+  let bytes = 0;
+  const seen = new Set<string>();
+  const folders = [dir];
+  const tooLarge = (what: string) =>
+    new PlinthError('PLN_E_TRUST_PLUGIN_FILES', `its folder ${dir} is too large to fingerprint: ${what} (node_modules and dot-folders not counted)`, {
+      plugin: 'trust',
+      hint: `move build output and data out of the plugin folder, or, if you trust "${name}", load it with --plugin-dir ${dir}`,
+      details: { plugin: name, dir, ...limits },
+    });
+  for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
+    const real = await realpath(folder).catch(() => folder);
+    if (seen.has(real)) continue;
+    seen.add(real);
+    if (seen.size > limits.files) throw tooLarge(`more than ${limits.files.toLocaleString('en-US')} folders`);
+    let entries;
+    try {
+      entries = await readdir(folder, { withFileTypes: true });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+      throw new PlinthError('PLN_E_TRUST_PLUGIN_FILES', `its folder ${folder} cannot be listed (${code}), so it cannot be fingerprinted`, {
+        plugin: 'trust',
+        cause: error,
+        hint: `make ${folder} readable by you`,
+        details: { plugin: name, dir: folder },
+      });
+    }
+    for (const entry of entries) {
+      const path = join(folder, entry.name);
+      let isDir = entry.isDirectory();
+      let isFile = entry.isFile();
+      let size = 0;
+      if (entry.isSymbolicLink()) {
+        const target = await stat(path).catch(() => undefined);
+        isDir = target?.isDirectory() ?? false;
+        // A dangling link counts as a file: it hashes as missing until its target exists.
+        isFile = target === undefined || target.isFile();
+        size = target?.size ?? 0;
+      } else if (isFile) {
+        size = (await stat(path).catch(() => undefined))?.size ?? 0;
+      }
+      if (isDir) {
+        if (entry.name !== 'node_modules' && !entry.name.startsWith('.')) folders.push(path);
+        continue;
+      }
+      if (!isFile) continue; // FIFOs, sockets, devices: not code jiti could import
+      files.push(path);
+      bytes += size;
+      if (files.length > limits.files) throw tooLarge(`more than ${limits.files.toLocaleString('en-US')} files`);
+      if (bytes > limits.bytes) throw tooLarge(`more than ${Math.round(limits.bytes / 1024 / 1024)} MB`);
+    }
+  }
+  return files.sort();
+}
+
+/**
+ * The subject checked before a plugin's code is imported: kind `plugin`, its
+ * name as id, its validated manifest as definition, and its folder's files
+ * (plus `main`, wherever it points).
+ */
+export async function pluginSubject(plugin: Pick<PluginInfo, 'name' | 'version' | 'dir' | 'manifest'>, source: TrustSource, limits?: FileLimits): Promise<TrustSubject> {
+  const files = await pluginFiles(plugin.name, plugin.dir, limits);
+  if (plugin.manifest.main !== undefined) files.push(resolve(plugin.dir, plugin.manifest.main));
+  const description = plugin.manifest.description.trim();
+  return {
+    kind: 'plugin',
+    id: plugin.name,
+    source,
+    definition: plugin.manifest,
+    files,
+    summary: `${plugin.name}@${plugin.version} in ${plugin.dir}${description ? `\n${description}` : ''}`,
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * The `trust` service: fingerprints a subject, compares it with the store,
+ * pins user subjects on first use, and asks on the terminal when approval is
+ * needed and asking is allowed.
+ */
+import { type Logger, PlinthError } from 'plinth/sdk';
+import { TRUST_KINDS, fingerprint, validateSubject } from './fingerprint.js';
+import { pluginSubject } from './plugin-files.js';
+import { type PromptIO, askYesNo, processTerminal, whyNotAsk } from './prompt.js';
+import { type TrustData, type TrustStore, findEntry, putEntry, recordOf, removeEntry } from './store.js';
+import type { CheckOptions, TrustService, TrustSubject, TrustVerdict } from './types.js';
+import { type Assessment, type CommandContext, approveCommand, assess, describeSubject, needText, question, refusal, shortFingerprint } from './verdict.js';
+
+export interface TrustServiceOptions {
+  readonly store: TrustStore;
+  readonly log: Logger;
+  /** Aborts a question on the terminal (the kernel shutting down). */
+  readonly signal?: AbortSignal;
+  /** Home, workspace and profile, for the approve command in messages. */
+  readonly where: () => CommandContext;
+  /** Where to ask; default stdin (answers) and stderr (question). */
+  readonly terminal?: () => PromptIO;
+  /** Read for `CI`; default `process.env`. */
+  readonly env?: () => Record<string, string | undefined>;
+}
+
+type Pending = Extract<Assessment, { trusted: false }>;
+
+/** Creates the service for one kernel. Declined subjects are remembered for the life of the service. */
+export function createTrustService(options: TrustServiceOptions): TrustService {
+  const { store, log } = options;
+  const terminal = options.terminal ?? processTerminal;
+  const env = options.env ?? (() => process.env);
+  /** `kind \0 id \0 fingerprint` answered "no" at the prompt. */
+  const declined = new Set<string>();
+  /** One question at a time: the terminal is shared. */
+  let asking: Promise<unknown> = Promise.resolve();
+
+  const declinedKey = (kind: string, id: string, fp: string) => `${kind}\0${id}\0${fp}`;
+  const forgetDeclined = (kind: string, id: string) => {
+    for (const key of declined) if (key.startsWith(`${kind}\0${id}\0`)) declined.delete(key);
+  };
+  const commandFor = (subject: Pick<TrustSubject, 'kind' | 'id'>) => approveCommand(subject.kind, subject.id, options.where(), env());
+
+  async function approveAs(subject: TrustSubject, fp: string): Promise<TrustVerdict> {
+    await store.update((data) => {
+      putEntry(data.approvals, recordOf(subject, fp, 'approved'));
+      removeEntry(data.requests, subject.kind, subject.id);
+      return { changed: true, result: undefined };
+    });
+    forgetDeclined(subject.kind, subject.id);
+    log.info(`approved ${describeSubject(subject)} (fingerprint ${shortFingerprint(fp)})`);
+    return { trusted: true, level: 'approved', fingerprint: fp };
+  }
+
+  /** Trust on first use: records the pin, unless another writer recorded something first. */
+  async function pin(subject: TrustSubject, fp: string): Promise<Assessment> {
+    const assessment = await store.update((data) => {
+      const now = assess(subject, fp, findEntry(data.approvals, subject.kind, subject.id));
+      if (now.trusted && now.pin) putEntry(data.approvals, recordOf(subject, fp, 'pinned'));
+      return { changed: now.trusted && now.pin, result: now };
+    });
+    if (assessment.trusted && assessment.pin) log.info(`pinned ${describeSubject(subject)} on first use (fingerprint ${shortFingerprint(fp)})`);
+    return assessment;
+  }
+
+  /** Remembers a refused subject as it is now, for `plinth trust approve` and `plinth trust list`. Best effort. */
+  async function recordRequest(subject: TrustSubject, fp: string, state: Pending['state'], data: TrustData): Promise<void> {
+    const same = (r: TrustData['requests'][number] | undefined) => r?.fingerprint === fp && r.state === state && r.source === subject.source;
+    if (same(findEntry(data.requests, subject.kind, subject.id))) return;
+    try {
+      await store.update((fresh) => {
+        if (same(findEntry(fresh.requests, subject.kind, subject.id))) return { changed: false, result: undefined };
+        const { kind, id, source, summary } = subject;
+        putEntry(fresh.requests, { kind, id, source, fingerprint: fp, state, at: new Date().toISOString(), summary });
+        return { changed: true, result: undefined };
+      });
+    } catch (error) {
+      log.warn(`could not record that ${describeSubject(subject)} waits for approval: ${(error as Error).message}`);
+    }
+  }
+
+  /** Drops a request left from an earlier refusal once the subject is trusted. Best effort. */
+  async function dropRequest(subject: TrustSubject, data: TrustData): Promise<void> {
+    if (!findEntry(data.requests, subject.kind, subject.id)) return;
+    await store
+      .update((fresh) => ({ changed: removeEntry(fresh.requests, subject.kind, subject.id), result: undefined }))
+      .catch((error: unknown) => log.debug(`could not drop the approval request of ${describeSubject(subject)}: ${(error as Error).message}`));
+  }
+
+  async function needApproval(subject: TrustSubject, fp: string, assessment: Pending, data: TrustData, checkOptions: CheckOptions | undefined): Promise<TrustVerdict> {
+    const interactive = checkOptions?.interactive;
+    const need = needText(subject, assessment.state, assessment.record);
+    const command = commandFor(subject);
+    if (declined.has(declinedKey(subject.kind, subject.id, fp))) return refusal(subject, fp, 'denied', need, undefined, command);
+    const why = interactive === false ? 'the caller asked it not to (interactive: false)' : whyNotAsk(terminal(), env());
+    if (why !== undefined) {
+      await recordRequest(subject, fp, assessment.state, data);
+      log.info(`refused ${describeSubject(subject)}: ${need}; not asked because ${why}`);
+      return refusal(subject, fp, assessment.state, need, why, command);
+    }
+    const turn = asking.then(() => ask(subject, fp, command, checkOptions?.signal));
+    asking = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** Asks on the terminal, after re-reading: an earlier question (or another process) may have settled it. */
+  async function ask(subject: TrustSubject, fp: string, command: string, callerSignal: AbortSignal | undefined): Promise<TrustVerdict> {
+    const data = await store.read();
+    const assessment = assess(subject, fp, findEntry(data.approvals, subject.kind, subject.id));
+    if (assessment.trusted) return { trusted: true, level: assessment.level, fingerprint: fp };
+    const need = needText(subject, assessment.state, assessment.record);
+    if (declined.has(declinedKey(subject.kind, subject.id, fp))) return refusal(subject, fp, 'denied', need, undefined, command);
+    const signals = [options.signal, callerSignal].filter((s): s is AbortSignal => s !== undefined);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    const yes = await askYesNo(question(subject, fp, need, assessment.state), terminal(), signal);
+    if (yes) return approveAs(subject, fp);
+    if (options.signal?.aborted) return refusal(subject, fp, assessment.state, need, 'plinth is shutting down', command);
+    if (callerSignal?.aborted) {
+      // Withdrawn by the caller (no answer in time): not a "no", so it may be asked again.
+      await recordRequest(subject, fp, assessment.state, data);
+      return refusal(subject, fp, assessment.state, `${need}, and the question was not answered in time`, undefined, command);
+    }
+    declined.add(declinedKey(subject.kind, subject.id, fp));
+    await recordRequest(subject, fp, assessment.state, data);
+    log.info(`${describeSubject(subject)} was declined at the prompt`);
+    return refusal(subject, fp, 'denied', need, undefined, command);
+  }
+
+  return {
+    async check(subject, checkOptions) {
+      validateSubject(subject);
+      const fp = await fingerprint(subject);
+      if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
+      const data = await store.read();
+      let assessment = assess(subject, fp, findEntry(data.approvals, subject.kind, subject.id));
+      if (assessment.trusted && assessment.pin) assessment = await pin(subject, fp);
+      if (assessment.trusted) {
+        await dropRequest(subject, data);
+        return { trusted: true, level: assessment.level, fingerprint: fp };
+      }
+      return needApproval(subject, fp, assessment, data, checkOptions);
+    },
+
+    async approve(subject) {
+      validateSubject(subject);
+      const fp = await fingerprint(subject);
+      if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
+      return approveAs(subject, fp);
+    },
+
+    async revoke(kind, id) {
+      if (!(TRUST_KINDS as readonly unknown[]).includes(kind) || typeof id !== 'string' || id === '') {
+        throw new PlinthError('PLN_E_TRUST_SUBJECT_INVALID', `cannot revoke ${JSON.stringify(kind)} ${JSON.stringify(id)}: kind must be one of ${TRUST_KINDS.join(', ')} and id a non-empty string`, {
+          plugin: 'trust',
+          hint: 'see `plinth trust list` for what is recorded',
+        });
+      }
+      const had = await store.update((data) => {
+        const approval = removeEntry(data.approvals, kind, id);
+        const request = removeEntry(data.requests, kind, id);
+        return { changed: approval || request, result: approval };
+      });
+      forgetDeclined(kind, id);
+      if (had) log.info(`revoked ${kind} "${id}"`);
+      return had;
+    },
+
+    async inspect(subject) {
+      validateSubject(subject);
+      const fp = await fingerprint(subject);
+      if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
+      const data = await store.read();
+      const assessment = assess(subject, fp, findEntry(data.approvals, subject.kind, subject.id));
+      if (assessment.trusted) return { trusted: true, level: assessment.level, fingerprint: fp };
+      const need = needText(subject, assessment.state, assessment.record);
+      const level = declined.has(declinedKey(subject.kind, subject.id, fp)) ? 'denied' : assessment.state;
+      return refusal(subject, fp, level, need, undefined, commandFor(subject));
+    },
+
+    pluginSubject: (plugin, source) => pluginSubject(plugin, source),
+  };
+}

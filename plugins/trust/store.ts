@@ -1,0 +1,267 @@
+/**
+ * `<home>/trust.json`: approvals and pinned fingerprints, and the subjects
+ * waiting for approval. Read without a lock (writes are atomic renames);
+ * written under a lock file, re-reading first so that concurrent writers do
+ * not lose each other's changes. A file that cannot be understood is an
+ * error, never an empty store: approvals must not vanish.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { PlinthError } from 'plinth/sdk';
+import { z } from 'zod';
+import { TRUST_KINDS, TRUST_SOURCES } from './fingerprint.js';
+import { type LockOptions, withLock } from './lock.js';
+import type { TrustSubject } from './types.js';
+
+/** The format this code reads and writes. */
+export const STORE_VERSION = 1;
+
+const fingerprintSchema = z.string().regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 in hex');
+
+const recordSchema = z.object({
+  kind: z.enum(TRUST_KINDS),
+  id: z.string().min(1),
+  source: z.enum(TRUST_SOURCES),
+  fingerprint: fingerprintSchema,
+  /** `pinned`: a user subject trusted on first use; `approved`: a person said yes. */
+  how: z.enum(['pinned', 'approved']),
+  /** ISO time of the approval or pin. */
+  at: z.string(),
+  summary: z.string(),
+});
+
+const requestSchema = z.object({
+  kind: z.enum(TRUST_KINDS),
+  id: z.string().min(1),
+  source: z.enum(TRUST_SOURCES),
+  fingerprint: fingerprintSchema,
+  /** `pending`: never approved; `changed`: approved or pinned once, different now. */
+  state: z.enum(['pending', 'changed']),
+  /** ISO time it was refused. */
+  at: z.string(),
+  summary: z.string(),
+});
+
+const storeSchema = z.object({
+  version: z.literal(STORE_VERSION),
+  approvals: z.array(recordSchema).default([]),
+  requests: z.array(requestSchema).default([]),
+});
+
+/** One approval or pin. */
+export type TrustRecord = z.infer<typeof recordSchema>;
+/** A subject that was refused for want of approval, as it was then: what `plinth trust approve` approves. */
+export type TrustRequest = z.infer<typeof requestSchema>;
+/** The whole file. */
+export interface TrustData {
+  version: typeof STORE_VERSION;
+  approvals: TrustRecord[];
+  requests: TrustRequest[];
+}
+
+export type TrustKind = TrustSubject['kind'];
+
+/** Finds the entry for `kind` and `id` in a list of approvals or requests. */
+export function findEntry<T extends { kind: TrustKind; id: string }>(list: readonly T[], kind: TrustKind, id: string): T | undefined {
+  return list.find((entry) => entry.kind === kind && entry.id === id);
+}
+
+/** Removes the entries for `kind` and `id` (a hand-edited file may repeat one); returns whether there was one. */
+export function removeEntry<T extends { kind: TrustKind; id: string }>(list: T[], kind: TrustKind, id: string): boolean {
+  let removed = false;
+  for (let i = list.length - 1; i >= 0; i--) {
+    if (list[i]!.kind === kind && list[i]!.id === id) {
+      list.splice(i, 1);
+      removed = true;
+    }
+  }
+  return removed;
+}
+
+/** Sets the entry for its kind and id, replacing any. */
+export function putEntry<T extends { kind: TrustKind; id: string }>(list: T[], entry: T): void {
+  removeEntry(list, entry.kind, entry.id);
+  list.push(entry);
+}
+
+export interface TrustStoreOptions {
+  /** Lock waiting and staleness; see `LockOptions`. */
+  lock?: LockOptions;
+}
+
+export class TrustStore {
+  readonly file: string;
+  readonly lockFile: string;
+  private readonly options: TrustStoreOptions;
+  private cache: { key: string; data: TrustData } | undefined;
+  /** Serialises this instance's writers, so that only one of them polls the lock file. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(file: string, options: TrustStoreOptions = {}) {
+    this.file = file;
+    this.lockFile = `${file}.lock`;
+    this.options = options;
+  }
+
+  /**
+   * The store as it is on disk; empty when the file does not exist. Parsed
+   * again only when the file changed (another inode, time or size): checks run
+   * before every hook. The result is frozen; `update` hands out a copy to change.
+   */
+  async read(): Promise<TrustData> {
+    let info;
+    try {
+      info = await stat(this.file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw this.readError(error);
+      this.cache = undefined;
+      return { version: STORE_VERSION, approvals: [], requests: [] };
+    }
+    const key = `${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+    if (this.cache?.key !== key) this.cache = { key, data: deepFreeze(await this.readFresh()) };
+    return this.cache.data;
+  }
+
+  /** Reads and parses the file, whatever the cache holds. */
+  private async readFresh(): Promise<TrustData> {
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: STORE_VERSION, approvals: [], requests: [] };
+      throw this.readError(error);
+    }
+    return this.parse(text);
+  }
+
+  private readError(error: unknown): PlinthError {
+    const code = (error as NodeJS.ErrnoException).code;
+    return new PlinthError('PLN_E_TRUST_STORE_READ', `cannot read the trust store ${this.file} (${code ?? 'unknown error'})`, {
+      plugin: 'trust',
+      cause: error,
+      hint: `make ${this.file} a file readable by you`,
+    });
+  }
+
+  /**
+   * Changes the store: under the lock, re-reads it, lets `change` edit the data
+   * (returning whether it changed anything and a result), and writes it back
+   * atomically when it did.
+   */
+  update<T>(change: (data: TrustData) => { changed: boolean; result: T }): Promise<T> {
+    const run = this.queue.then(() => this.locked(change));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async locked<T>(change: (data: TrustData) => { changed: boolean; result: T }): Promise<T> {
+    await this.ensureFolder();
+    return withLock(
+      this.lockFile,
+      async () => {
+        const data = await this.readFresh();
+        const { changed, result } = change(data);
+        if (changed) await this.write(data);
+        return result;
+      },
+      this.options.lock,
+    );
+  }
+
+  private parse(text: string): TrustData {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw this.corrupt(`it is not valid JSON (${(error as Error).message})`, error);
+    }
+    const version = (json as { version?: unknown } | null)?.version;
+    if (typeof version === 'number' && version > STORE_VERSION) {
+      throw new PlinthError('PLN_E_TRUST_STORE_VERSION', `the trust store ${this.file} has format ${version}, newer than this plinth reads (${STORE_VERSION})`, {
+        plugin: 'trust',
+        hint: 'upgrade plinth; this version leaves the file untouched',
+        details: { file: this.file, version },
+      });
+    }
+    const parsed = storeSchema.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
+      throw this.corrupt(`${where}: ${issue?.message ?? 'unexpected content'}`, parsed.error);
+    }
+    return parsed.data;
+  }
+
+  private corrupt(problem: string, cause: unknown): PlinthError {
+    return new PlinthError('PLN_E_TRUST_STORE_CORRUPT', `the trust store ${this.file} is corrupt: ${problem}`, {
+      plugin: 'trust',
+      cause,
+      hint: `fix the file by hand, or move it away (approvals in it will be asked for again); plinth will not overwrite it`,
+      details: { file: this.file },
+    });
+  }
+
+  private async ensureFolder(): Promise<void> {
+    try {
+      await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw this.writeError(error);
+    }
+  }
+
+  /** Temp file in the same folder, fsync, rename over the store, fsync the folder. Mode 0600. */
+  private async write(data: TrustData): Promise<void> {
+    const text = `${JSON.stringify(data, null, 2)}\n`;
+    const temp = join(dirname(this.file), `.${basename(this.file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      const handle = await open(temp, 'wx', 0o600);
+      try {
+        await handle.writeFile(text, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, this.file);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw this.writeError(error);
+    }
+    await syncFolder(dirname(this.file));
+  }
+
+  private writeError(cause: unknown): PlinthError {
+    const code = (cause as NodeJS.ErrnoException).code ?? 'unknown error';
+    return new PlinthError('PLN_E_TRUST_STORE_WRITE', `cannot write the trust store ${this.file} (${code})`, {
+      plugin: 'trust',
+      cause,
+      hint: 'make the plinth home folder (PLINTH_HOME, default ~/.plinth) writable by you, and check free space',
+    });
+  }
+}
+
+/** Makes a rename durable; some systems cannot open a folder, which is not an error worth failing for. */
+async function syncFolder(folder: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(folder, 'r');
+    await handle.sync();
+  } catch {
+    // best effort
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
+}
+
+/** A record of `subject` as it is now. */
+export function recordOf(subject: TrustSubject, fingerprint: string, how: TrustRecord['how']): TrustRecord {
+  return { kind: subject.kind, id: subject.id, source: subject.source, fingerprint, how, at: new Date().toISOString(), summary: subject.summary };
+}

@@ -1,0 +1,255 @@
+#!/usr/bin/env node
+/**
+ * The hook runner's speed figures: `node test/bench/hooks.bench.mjs [--json] [--quick]`
+ * (no build needed: the plugin's TypeScript is loaded with jiti, as plinth loads it).
+ *
+ * 1. Per-event latency of a node hook through the runner (spawn mode) against
+ *    spawning the same script with bare execa — same node binary, script,
+ *    input line, cwd and environment; the runner adds the whitelist, the script
+ *    check, the process group and its kill, bounded reading and validation.
+ *    Target: ratio of medians ≤ 1.15.
+ * 2. Events per second of the same hook in persistent mode against spawn mode,
+ *    both through the runner, one event at a time. Target: ratio ≥ 20.
+ *
+ * Rounds are interleaved (A,B then B,A) so that drift in the machine's load
+ * hits both sides. Targets are reported, not asserted: the exit code is 0
+ * unless the benchmark itself breaks. `--json` prints one JSON document on
+ * stdout; progress goes to stderr. `--quick` is a smoke test, not figures.
+ */
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { createJiti } from 'jiti';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'hooks');
+// One script for both modes: it answers each line of stdin, and exits when stdin ends.
+const SCRIPT = path.join(FIXTURES, 'persistent.mjs');
+
+const args = new Set(process.argv.slice(2));
+const JSON_OUT = args.has('--json');
+const QUICK = args.has('--quick');
+for (const arg of args) {
+  if (!['--json', '--quick'].includes(arg)) {
+    process.stderr.write(`hooks.bench: unknown option ${arg} (use --json, --quick)\n`);
+    process.exit(2);
+  }
+}
+
+const N = QUICK
+  ? { warmup: 2, latencyRounds: 3, eventsPerSide: 4, throughputRounds: 2, persistentEvents: 200, spawnEvents: 5 }
+  : { warmup: 5, latencyRounds: 16, eventsPerSide: 10, throughputRounds: 5, persistentEvents: 2000, spawnEvents: 25 };
+const TARGETS = { latencyRatio: 1.15, throughputRatio: 20 };
+
+// ── helpers ────────────────────────────────────────────────────────────────
+
+const progress = (text) => process.stderr.write(`${text}\n`);
+const round = (x, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+function quantile(values, q) {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const at = (sorted.length - 1) * q;
+  const lo = Math.floor(at);
+  const hi = Math.ceil(at);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo);
+}
+const median = (values) => quantile(values, 0.5);
+const stats = (values) => ({
+  median: round(median(values)),
+  p90: round(quantile(values, 0.9)),
+  min: round(Math.min(...values)),
+  max: round(Math.max(...values)),
+  n: values.length,
+});
+
+const workspace = mkdtempSync(path.join(os.tmpdir(), 'plinth-hooks-bench-'));
+let runnerToClose;
+async function cleanup() {
+  await runnerToClose?.close();
+  runnerToClose = undefined;
+  rmSync(workspace, { recursive: true, force: true });
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+// ── the plugin's modules, loaded as plinth loads plugins ──────────────────
+
+const jiti = createJiti(import.meta.url);
+const { createRunner, DEFAULT_ALLOWED_COMMANDS, DEFAULT_MAX_OUTPUT_BYTES } = await jiti.import('../../plugins/hooks/runner/runner.ts');
+const { hookEnvironment } = await jiti.import('../../plugins/hooks/runner/environment.ts');
+const { buildInput, encodeInput, parseResponse } = await jiti.import('../../plugins/hooks/protocol.ts');
+
+function hookDefinition(name, persistent) {
+  return {
+    id: `user:${name}`,
+    name,
+    events: ['before_tool'],
+    subscribedAs: ['pre-tool-call'],
+    matcher: {},
+    action: { type: 'command', command: 'node', args: [SCRIPT] },
+    cwd: FIXTURES,
+    timeoutMs: 5000,
+    priority: 0,
+    dependsOn: [],
+    parallel: false,
+    rateLimit: {},
+    onError: 'block',
+    enabled: true,
+    persistent: persistent ? { idleMs: 60_000 } : false,
+    source: 'user',
+    origin: 'bench',
+  };
+}
+
+const spawnHook = hookDefinition('bench-spawn', false);
+const persistentHook = hookDefinition('bench-persistent', true);
+const context = { tool: 'read-file', args: { path: 'README.md' }, session: { id: 'bench' } };
+
+const runner = createRunner({ allowedCommands: DEFAULT_ALLOWED_COMMANDS, maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES, env: [], workspace });
+runnerToClose = runner;
+
+/** One event through the runner. */
+async function viaRunner(hook) {
+  const result = await runner.run(hook, buildInput(hook, 'pre-tool-call', context, 'bench'));
+  if (!result.ok || result.response.allow !== true) throw new Error(`the runner failed: ${JSON.stringify(result)}`);
+}
+
+// The bare side: the same node (the real path the runner resolves and spawns), script, input, cwd and environment.
+const nodeFile = realpathSync(process.execPath);
+const bareEnv = hookEnvironment(spawnHook, { host: process.env, extra: [], workspace, event: 'pre-tool-call' });
+async function viaBareExeca() {
+  const line = encodeInput(buildInput(spawnHook, 'pre-tool-call', context, 'bench'));
+  const result = await execa(nodeFile, spawnHook.action.args, {
+    cwd: spawnHook.cwd,
+    env: bareEnv,
+    extendEnv: false,
+    input: line,
+    timeout: spawnHook.timeoutMs,
+    maxBuffer: DEFAULT_MAX_OUTPUT_BYTES,
+    reject: false,
+  });
+  const parsed = parseResponse(result.stdout);
+  if (result.exitCode !== 0 || !parsed.ok || parsed.response.allow !== true) {
+    throw new Error(`bare execa failed: exit ${result.exitCode}, ${result.stderr || result.stdout}`);
+  }
+}
+
+// ── 1. latency: runner against bare execa ──────────────────────────────────
+
+async function benchLatency() {
+  progress(`1/2 latency: ${N.latencyRounds} interleaved rounds of ${N.eventsPerSide} events per side, after ${N.warmup} warm-ups each…`);
+  const sides = { runner: () => viaRunner(spawnHook), bare: viaBareExeca };
+  for (let i = 0; i < N.warmup; i++) {
+    await sides.runner();
+    await sides.bare();
+  }
+  const samples = { runner: [], bare: [] };
+  const roundRatios = [];
+  for (let r = 0; r < N.latencyRounds; r++) {
+    const order = r % 2 === 0 ? ['runner', 'bare'] : ['bare', 'runner'];
+    const thisRound = { runner: [], bare: [] };
+    for (const side of order) {
+      for (let i = 0; i < N.eventsPerSide; i++) {
+        const started = performance.now();
+        await sides[side]();
+        thisRound[side].push(performance.now() - started);
+      }
+    }
+    samples.runner.push(...thisRound.runner);
+    samples.bare.push(...thisRound.bare);
+    roundRatios.push(median(thisRound.runner) / median(thisRound.bare));
+  }
+  const ratio = median(samples.runner) / median(samples.bare);
+  return {
+    runnerMs: stats(samples.runner),
+    bareExecaMs: stats(samples.bare),
+    ratio: { ofMedians: round(ratio, 3), ofP90s: round(quantile(samples.runner, 0.9) / quantile(samples.bare, 0.9), 3), roundsMin: round(Math.min(...roundRatios), 3), roundsMax: round(Math.max(...roundRatios), 3) },
+    target: `≤ ${TARGETS.latencyRatio}`,
+    pass: ratio <= TARGETS.latencyRatio,
+  };
+}
+
+// ── 2. throughput: persistent against spawn mode ───────────────────────────
+
+async function benchThroughput() {
+  progress(`2/2 throughput: ${N.throughputRounds} interleaved rounds of ${N.persistentEvents} persistent and ${N.spawnEvents} spawn-mode events…`);
+  const eventsPerSecond = async (hook, n) => {
+    const started = performance.now();
+    for (let i = 0; i < n; i++) await viaRunner(hook);
+    return (n * 1000) / (performance.now() - started);
+  };
+  // Warm-up: starts the persistent process, which is then reused.
+  await eventsPerSecond(persistentHook, 50);
+  await eventsPerSecond(spawnHook, 2);
+  const persistent = [];
+  const spawn = [];
+  for (let r = 0; r < N.throughputRounds; r++) {
+    const order = r % 2 === 0 ? ['persistent', 'spawn'] : ['spawn', 'persistent'];
+    for (const side of order) {
+      if (side === 'persistent') persistent.push(await eventsPerSecond(persistentHook, N.persistentEvents));
+      else spawn.push(await eventsPerSecond(spawnHook, N.spawnEvents));
+    }
+  }
+  const ratio = median(persistent) / median(spawn);
+  return {
+    persistentEventsPerSecond: stats(persistent),
+    spawnEventsPerSecond: stats(spawn),
+    ratio: round(ratio, 1),
+    target: `≥ ${TARGETS.throughputRatio}`,
+    pass: ratio >= TARGETS.throughputRatio,
+  };
+}
+
+// ── report ─────────────────────────────────────────────────────────────────
+
+function printTable({ latency, throughput }) {
+  const verdict = (pass) => (pass ? 'PASS' : 'MISS');
+  const ms = (s) => `median ${s.median.toFixed(1)} ms, p90 ${s.p90.toFixed(1)} ms`;
+  const eps = (s) => `median ${Math.round(s.median).toLocaleString('en-US')} events/s (${Math.round(s.min).toLocaleString('en-US')}–${Math.round(s.max).toLocaleString('en-US')})`;
+  const rows = [
+    ['1. node hook through the runner', ms(latency.runnerMs), '', ''],
+    ['   same script, bare execa', ms(latency.bareExecaMs), '', ''],
+    ['   ratio runner / bare', `${latency.ratio.ofMedians.toFixed(3)} (p90s ${latency.ratio.ofP90s.toFixed(3)}; rounds ${latency.ratio.roundsMin.toFixed(2)}–${latency.ratio.roundsMax.toFixed(2)})`, latency.target, verdict(latency.pass)],
+    ['2. persistent mode', eps(throughput.persistentEventsPerSecond), '', ''],
+    ['   spawn mode', eps(throughput.spawnEventsPerSecond), '', ''],
+    ['   ratio persistent / spawn', `${throughput.ratio.toFixed(1)}×`, throughput.target, verdict(throughput.pass)],
+  ];
+  const header = ['FIGURE', 'RESULT', 'TARGET', ''];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  const line = (cells) => cells.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd();
+  const cpus = os.cpus();
+  const out = [
+    `plinth hook runner benchmark — node ${process.version}, ${process.platform} ${process.arch}, ${cpus.length} CPU(s) ${cpus[0]?.model ?? ''}, load ${os.loadavg()[0].toFixed(2)}${QUICK ? ', --quick (smoke test, do not quote)' : ''}`,
+    '',
+    line(header),
+    ...rows.map(line),
+    '',
+    `Latency: ${latency.runnerMs.n} events per side, one at a time, in ${N.latencyRounds} interleaved rounds (A,B then B,A). Throughput: sequential awaited events, ${N.throughputRounds} interleaved rounds.`,
+    `Hook: node ${path.relative(ROOT, SCRIPT)} (answers each stdin line; exits at EOF). PASS/MISS compares the median with the target; targets are reported, not asserted.`,
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+try {
+  const startedAt = new Date().toISOString();
+  const latency = await benchLatency();
+  const throughput = await benchThroughput();
+  const results = {
+    startedAt,
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    cpus: os.cpus().length,
+    quick: QUICK,
+    latency,
+    throughput,
+  };
+  if (JSON_OUT) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+  else printTable(results);
+} finally {
+  await cleanup();
+}
