@@ -1,8 +1,10 @@
-/** `plinth hooks …`: list, run, trust, untrust, validate, trace, install-git. */
+/**
+ * `plinth hooks …`: list, run, trust, untrust, validate, trace, install-git.
+ * git support is imported when a git command runs: every boot loads this file.
+ */
 import { readFile } from 'node:fs/promises';
 import { canonicalEvent, type CommandSpec, EXIT, formatTable as table, PlinthError, type PluginKernel } from 'plinth/sdk';
 import { trustSubject } from './engine.js';
-import { gitCommitContext, installGitHook } from './git.js';
 import type { HooksService } from './service.js';
 import type { Trace, TraceEntry } from './trace.js';
 import type { HookDefinition, HookOutcome } from './types.js';
@@ -74,6 +76,7 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events 
         if (!event) throw new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${args[0]}"`, { hint: `use one of: ${events.join(', ')}` });
         let context = await readContext(typeof options.context === 'string' ? options.context : undefined);
         if (typeof options['git-commit-msg'] === 'string') {
+          const { gitCommitContext } = await import('./git.js');
           context = { ...context, ...(await gitCommitContext({ workspace, messageFile: options['git-commit-msg'] })) };
         }
         const started = performance.now();
@@ -147,6 +150,7 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events 
         // git runs the hook in its own environment: pin the user folder and profile this command used.
         const profile = kernel.inspect().config.profile;
         const plinthCommand = [process.execPath, process.argv[1]!, '--home', home, ...(profile ? ['--profile', profile] : [])];
+        const { installGitHook } = await import('./git.js');
         const installed = await installGitHook({ workspace, plinthCommand });
         if (json) return out.json(installed);
         out.print(installed.message);

@@ -13,7 +13,7 @@ import type { HooksService } from './service.js';
 import { hookSettings } from './settings.js';
 import { collectHooks } from './sources.js';
 import { createTrace } from './trace.js';
-import { watchWorkspace, type WorkspaceWatcher } from './watcher.js';
+import type { WorkspaceWatcher } from './watcher.js';
 
 export default definePlugin({
   setup(kernel, ctx) {
@@ -79,6 +79,7 @@ export default definePlugin({
       const { hooks } = await definitions();
       const patterns = hooks.filter((h) => h.enabled && h.events.includes('file_change')).flatMap((h) => h.matcher.files ?? ['**']);
       if (patterns.length === 0) return;
+      const { watchWorkspace } = await import('./watcher.js');
       watcher = watchWorkspace({
         workspace: ctx.paths.workspace,
         patterns,

@@ -12,7 +12,7 @@ import { createCommandResolver } from './command.js';
 import { hookEnvironment } from './environment.js';
 import { type Outcome, hookLabel, toRunResult } from './outcome.js';
 import { PersistentHook, type Reply } from './persistent.js';
-import type { HookProcess, Launch } from './process.js';
+import { type HookProcess, type Launch, loadExeca } from './process.js';
 import { runOnce } from './spawn.js';
 
 export { DEFAULT_ALLOWED_COMMANDS } from './command.js';
@@ -73,7 +73,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
 
   /** The checks before a run, then what to launch. */
   async function prepare(hook: HookDefinition, action: { command: string; args: readonly string[] }, event: string): Promise<Launch | Reply> {
-    const [command, script] = await Promise.all([resolver.resolve(action.command, hook.cwd), missingScript(hook)]);
+    const [command, script] = await Promise.all([resolver.resolve(action.command, hook.cwd), missingScript(hook), loadExeca()]);
     if (!command.ok) return refused(command.failure, command.detail);
     if (script !== undefined) return refused('script_missing', `its script ${script} does not exist`);
     const env = hookEnvironment(hook, {
