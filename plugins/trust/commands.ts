@@ -58,6 +58,12 @@ export function trustCommands({ store, service, where }: TrustCommandsOptions): 
         });
         if (!approved) {
           const existing = findEntry((await store.read()).approvals, kind, id);
+          // On a terminal, the boot that runs this command may already have asked, and been told yes.
+          if (existing?.how === 'approved') {
+            if (json) return out.json({ approved: existing, already: true });
+            out.print(`${describeSubject(existing)} is already approved (fingerprint ${shortFingerprint(existing.fingerprint)}).`);
+            return;
+          }
           throw new PlinthError('PLN_E_TRUST_NOT_FOUND', `no ${kind} "${id}" is waiting for approval${existing ? ` (it is ${existing.how} at fingerprint ${shortFingerprint(existing.fingerprint)})` : ''}`, {
             plugin: 'trust',
             hint:
