@@ -1,0 +1,204 @@
+/**
+ * The MCP plugins' shared contracts: a configured server, what a transport
+ * plugin provides (`transport:<name>`), and the `mcp` service that the CLI,
+ * the health plugin and hosts use. The protocol itself is the SDK's.
+ */
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import type { Disposer, Logger } from 'plinth/sdk';
+import type { TrustSource } from '../trust/types.js';
+
+/**
+ * One server as written under `mcpServers.<name>` in settings or a manifest: the
+ * shape people paste between MCP hosts, plus plinth's fields.
+ */
+export interface McpServerConfig {
+  /** Local server: the program and its arguments (stdio). */
+  command?: string;
+  args?: string[];
+  /** Values may reference `${env:NAME}` and `${setting:plugin.name}`; resolved values are treated as secrets. */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Remote server. */
+  url?: string;
+  headers?: Record<string, string>;
+  /** `stdio`, `http` (streamable HTTP), `sse`, or a third-party transport's name. Default: `stdio` with `command`; with `url`, `http` falling back to `sse`. */
+  transport?: string;
+  /** Connection timeout in ms (default 10000). */
+  timeout?: number;
+  enabled?: boolean;
+  includeTools?: string[];
+  excludeTools?: string[];
+  /** OAuth settings, read by the oauth plugin. */
+  oauth?: Record<string, unknown> | boolean;
+}
+
+/** A server once normalised. */
+export interface McpServerDefinition {
+  /** Unique; letters, digits, `-` and `_`, never `__` (it separates server and tool in tool names). */
+  readonly name: string;
+  /** The transport to ask for; `auto` means streamable HTTP, then SSE when the server answers as an old one. */
+  readonly transport: string;
+  readonly command?: string;
+  readonly args: readonly string[];
+  /** Resolved values. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Absolute. */
+  readonly cwd: string;
+  readonly url?: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly connectTimeoutMs: number;
+  readonly enabled: boolean;
+  readonly includeTools?: readonly string[];
+  readonly excludeTools?: readonly string[];
+  readonly oauth?: Record<string, unknown> | boolean;
+  /** Where it was defined: decides whether it needs approval (workspace servers do, through the trust plugin). */
+  readonly source: TrustSource;
+  /** `file#json.path` or the manifest that declared it. */
+  readonly origin: string;
+  readonly plugin?: string;
+  /** Resolved env and header values that must never be shown (the kernel's redactor learns them). */
+  readonly secrets: readonly string[];
+}
+
+/** What a transport plugin provides as `transport:<name>`. */
+export interface TransportFactory {
+  /** Opens a transport to `server`, not yet started (the SDK `Client` starts it). */
+  create(server: McpServerDefinition, context: TransportContext): TransportConnection | Promise<TransportConnection>;
+}
+
+export interface TransportContext {
+  readonly log: Logger;
+  /** For remote transports, when the server uses OAuth (the oauth plugin provides it). */
+  readonly authProvider?: OAuthClientProvider;
+  /** Masks secrets in anything the transport reports (stderr tails, errors). */
+  readonly redact: (text: string) => string;
+}
+
+/** One connection's transport, plus what only the transport can tell about the server. */
+export interface TransportConnection {
+  readonly transport: Transport;
+  /** stdio: the server process id once started. */
+  pid?(): number | undefined;
+  /** stdio: the last of what the server wrote to stderr (bounded, redacted), for diagnosis. */
+  stderrTail?(): string;
+  /** Called when the server goes away outside the protocol (its process exited): health reacts at once. */
+  onDown?(listener: (reason: string) => void): Disposer;
+}
+
+/** A server's connection state. */
+export type ServerState = 'stopped' | 'starting' | 'connected' | 'disconnected' | 'error';
+
+export interface ServerStatus {
+  readonly name: string;
+  readonly state: ServerState;
+  /** The transport in use (after an `auto` choice: `http` or `sse`). */
+  readonly transport: string;
+  readonly source: TrustSource;
+  readonly pid?: number;
+  readonly tools: number;
+  /** Connection attempts since the last success. */
+  readonly attempts: number;
+  readonly connectedAt?: string;
+  /** Why it is `error` or `disconnected`. */
+  readonly error?: { readonly code: string; readonly message: string };
+  readonly stderrTail?: string;
+  /** The server's name and version from `initialize`. */
+  readonly serverInfo?: { readonly name: string; readonly version: string };
+}
+
+/** A tool of a connected server, under its namespaced name. */
+export interface McpTool {
+  /** `<server>__<tool>`. */
+  readonly name: string;
+  readonly server: string;
+  readonly tool: string;
+  readonly title?: string;
+  readonly description?: string;
+  /** JSON Schema of the arguments, converted faithfully from the server's. */
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  readonly annotations?: Readonly<Record<string, unknown>>;
+}
+
+/** What a tool call gives the caller: never an exception. */
+export interface ToolCallResult {
+  /** False when the call did not produce a server result (invalid arguments, timeout, disconnect, blocked by a hook). */
+  readonly ok: boolean;
+  /** The server says the tool failed (`isError`), or plinth could not call it. */
+  readonly isError: boolean;
+  readonly content: readonly ContentBlock[];
+  readonly structuredContent?: Readonly<Record<string, unknown>>;
+  /** The content formatted for a terminal: text, and a line for each image, audio or embedded resource. */
+  readonly text: string;
+  /** When `ok` is false: a stable code (PLN_E_MCP_…) and a message a person can act on. */
+  readonly error?: { readonly code: string; readonly message: string };
+  readonly durationMs: number;
+}
+
+export interface CallOptions {
+  readonly signal?: AbortSignal;
+  /** Per-call timeout in ms (default: the plugin's `callTimeout` setting). */
+  readonly timeoutMs?: number;
+  /** Progress notifications of this call. */
+  readonly onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+}
+
+/** The `mcp` service. */
+export interface McpService {
+  /** Every configured server (enabled or not), in definition order. */
+  servers(): readonly ServerStatus[];
+  definition(name: string): McpServerDefinition | undefined;
+  /** Connects (with the connection timeout and retries with backoff); resolves with the status reached. Never throws for server trouble. */
+  start(name: string): Promise<ServerStatus>;
+  /** Starts every enabled (and, for workspace servers, trusted) server. */
+  startAll(): Promise<readonly ServerStatus[]>;
+  stop(name: string): Promise<void>;
+  restart(name: string): Promise<ServerStatus>;
+  /** The SDK client of a connected server (for `ping` and direct requests). */
+  client(name: string): Client | undefined;
+  connection(name: string): TransportConnection | undefined;
+  onStateChange(listener: (status: ServerStatus, previous: ServerState) => void): Disposer;
+
+  tools(): readonly McpTool[];
+  /** Runs one call through `before_tool`/`after_tool`, argument validation and the per-call timeout. */
+  callTool(name: string, args: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<ToolCallResult>;
+  resources(server?: string): Promise<ReadonlyArray<{ server: string; uri: string; name: string; mimeType?: string; description?: string }>>;
+  resourceTemplates(server?: string): Promise<ReadonlyArray<{ server: string; uriTemplate: string; name: string; description?: string }>>;
+  readResource(server: string, uri: string): Promise<{ contents: ReadonlyArray<Record<string, unknown>>; text: string }>;
+  /** Calls `listener` on each `resources/updated` for `uri`; resolves once subscribed. */
+  subscribe(server: string, uri: string, listener: () => void): Promise<Disposer>;
+  prompts(server?: string): Promise<ReadonlyArray<{ server: string; name: string; description?: string; arguments?: ReadonlyArray<{ name: string; description?: string; required?: boolean }> }>>;
+  getPrompt(server: string, name: string, args?: Readonly<Record<string, string>>): Promise<{ description?: string; messages: ReadonlyArray<Record<string, unknown>>; text: string }>;
+  /** Argument completion for a prompt argument (or a resource template variable). */
+  complete(server: string, ref: { type: 'prompt'; name: string } | { type: 'resource'; uri: string }, argument: { name: string; value: string }): Promise<readonly string[]>;
+}
+
+/**
+ * Handlers a host may provide for requests servers send to the client, as services
+ * (`kernel.provide('mcp:sampling', …)`); without one, plinth answers itself:
+ * roots = the workspace, elicitation = a form on the terminal (declined without one),
+ * sampling = declined.
+ */
+export interface SamplingHandler {
+  (request: { server: string; params: Record<string, unknown> }): Promise<Record<string, unknown>>;
+}
+export interface ElicitationHandler {
+  (request: { server: string; message: string; requestedSchema: Record<string, unknown> }): Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>;
+}
+export interface RootsHandler {
+  (request: { server: string }): Promise<ReadonlyArray<{ uri: string; name?: string }>>;
+}
+
+declare module 'plinth/sdk' {
+  interface Services {
+    mcp: McpService;
+    'mcp:sampling': SamplingHandler;
+    'mcp:elicitation': ElicitationHandler;
+    'mcp:roots': RootsHandler;
+    'transport:stdio': TransportFactory;
+    'transport:sse': TransportFactory;
+    'transport:http': TransportFactory;
+  }
+}
