@@ -9,6 +9,7 @@ import { matches } from '../plugins/hooks/matcher.js';
 import { execute, type HookSkip, type RunHook } from '../plugins/hooks/execute.js';
 import { plan, type Plan } from '../plugins/hooks/plan.js';
 import { createRateLimiter } from '../plugins/hooks/rate-limit.js';
+import { hookDefinition } from './support/hook-definition.js';
 import type { HookDefinition, HookResponse, PlanResult, RunResult, Strategy } from '../plugins/hooks/types.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -16,26 +17,7 @@ type Context = Record<string, unknown>;
 
 /** A hook definition with plain defaults: user source, `before_tool`, no matcher, blocks on error. */
 function hook(id: string, fields: Partial<Mutable<HookDefinition>> = {}): HookDefinition {
-  return {
-    id,
-    name: id,
-    events: ['before_tool'],
-    subscribedAs: ['before_tool'],
-    matcher: {},
-    action: { type: 'command', command: 'node', args: [`hooks/${id}.js`] },
-    cwd: '/work/project',
-    timeoutMs: 5_000,
-    priority: 0,
-    dependsOn: [],
-    parallel: false,
-    rateLimit: {},
-    onError: 'block',
-    enabled: true,
-    persistent: false,
-    source: 'user',
-    origin: 'test',
-    ...fields,
-  };
+  return hookDefinition({ id, action: { type: 'command', command: 'node', args: [`hooks/${id}.js`] }, cwd: '/work/project', ...fields });
 }
 
 /** A hook's answer. */

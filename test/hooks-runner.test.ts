@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildInput } from '../plugins/hooks/protocol.js';
 import { DEFAULT_ALLOWED_COMMANDS, createRunner, type RunnerOptions } from '../plugins/hooks/runner/index.js';
 import type { HookDefinition, HookRunner, RunResult } from '../plugins/hooks/types.js';
+import { hookDefinition } from './support/hook-definition.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/hooks/', import.meta.url));
 const RED = join(FIXTURES, 'red-team');
@@ -27,26 +28,14 @@ const INTERPRETER: Readonly<Record<string, string>> = { sh: 'bash', py: 'python3
 function hook(name: string, overrides: Partial<HookDefinition> & { script?: string; command?: string; args?: string[] } = {}): HookDefinition {
   const { script, command, args, ...rest } = overrides;
   const interpreter = script === undefined ? undefined : INTERPRETER[script.split('.').pop() ?? ''];
-  return {
+  return hookDefinition({
     id: `user:${name}`,
     name,
-    events: ['before_tool'],
     subscribedAs: ['pre-tool-call'],
-    matcher: {},
     action: { type: 'command', command: command ?? interpreter ?? 'node', args: [...(script === undefined ? [] : [script]), ...(args ?? [])] },
     cwd: FIXTURES,
-    timeoutMs: 5000,
-    priority: 0,
-    dependsOn: [],
-    parallel: false,
-    rateLimit: {},
-    onError: 'block',
-    enabled: true,
-    persistent: false,
-    source: 'user',
-    origin: 'test',
     ...rest,
-  };
+  });
 }
 
 const input = (h: HookDefinition, context: Record<string, unknown> = { tool: 'read-file', args: { path: 'README.md' } }) =>
