@@ -6,13 +6,11 @@
 import { resolve as resolvePath } from 'node:path';
 import type { CommandRegistry, CommandSpec } from '../sdk/commands.js';
 import { canonicalEvent, type Decision, type EventHandler } from '../sdk/events.js';
-import { type ManifestInput, parseManifest } from '../sdk/manifest.js';
 import type {
   ConfigLayerView,
   Disposer,
   KernelInspection,
   Logger,
-  PluginDefinition,
   PluginInfo,
   PluginState,
   PluginStatus,
@@ -35,15 +33,12 @@ import { type PluginApi, createPluginApi } from './plugin-api.js';
 import { Redactor, redactError, redactSettings } from './redact.js';
 import { explain, resolve } from './resolve/index.js';
 import { HOST, ServiceRegistry, serviceChoices } from './services.js';
-import { isThenable, withTimeout } from './timeout.js';
+import { type InlinePlugin, inlineCandidate, parseManifestOrThrow, withoutShadowing } from './candidates.js';
+import { runSetup } from './setup.js';
+import { type ShutdownReport, runShutdown } from './shutdown.js';
+import { withTimeout } from './timeout.js';
 import { type Candidate, PROJECT_SOURCES, type PluginSource, type Resolution } from './types.js';
 import { KERNEL_API_VERSION } from './version.js';
-
-/** A plugin given in memory rather than as a folder: a manifest and its code. */
-export interface InlinePlugin extends PluginDefinition {
-  /** `version` defaults to 0.0.0 and `kernel` to `*`. */
-  manifest: Omit<ManifestInput, 'version' | 'kernel'> & Partial<Pick<ManifestInput, 'version' | 'kernel'>>;
-}
 
 export interface KernelOptions {
   /** The user folder; default `PLINTH_HOME`, else `~/.plinth`. */
@@ -87,18 +82,13 @@ export interface BootReport extends ReadyInfo {
   readonly config: Pick<Config, 'files' | 'profile'>;
 }
 
-/** What shutdown did; errors name their plugin. */
-export interface ShutdownReport {
-  readonly durationMs: number;
-  readonly stopped: readonly string[];
-  readonly errors: readonly PlinthError[];
-}
-
 /** A command registered by a plugin, with its owner. */
 export interface RegisteredCommand extends CommandSpec {
   readonly plugin: string;
   readonly summary: string;
 }
+
+export type { InlinePlugin, ShutdownReport };
 
 export class Kernel {
   readonly apiVersion = KERNEL_API_VERSION;
@@ -347,32 +337,8 @@ export class Kernel {
           paths: { home: this.home, workspace: this.workspace },
           signal: record.abort.signal,
         };
-        let result: ReturnType<PluginDefinition['setup']>;
-        try {
-          result = definition.setup(api.kernel, context);
-        } catch (error) {
-          // As for an async setup below: an error that already names this plugin keeps its code.
-          throw isPlinthError(error) && error.plugin === name ? error : wrapPluginError('PLN_E_PLUGIN_SETUP', name, 'setup', error);
-        }
-        const teardown = await withTimeout(result, this.timeouts.setup, () => {
-          // A late teardown still runs, so a hung setup leaks nothing once it settles.
-          if (isThenable<void | Teardown>(result)) {
-            result.then(
-              (late) => {
-                if (typeof late === 'function') Promise.resolve().then(late).catch(() => undefined);
-              },
-              () => undefined,
-            );
-          }
-          return new PlinthError('PLN_E_PLUGIN_TIMEOUT', `plugin "${name}" did not finish setup within ${this.timeouts.setup} ms`, {
-            plugin: name,
-            hook: 'setup',
-            hint: 'make setup return promptly (start long work in the background), or raise timeouts.setup in settings.json',
-          });
-        }).catch((error: unknown) => {
-          throw isPlinthError(error) && error.plugin === name ? error : wrapPluginError('PLN_E_PLUGIN_SETUP', name, 'setup', error);
-        });
-        if (typeof teardown === 'function') record.teardown = teardown;
+        const teardown = await runSetup(definition, api.kernel, context, this.timeouts.setup);
+        if (teardown) record.teardown = teardown;
       }
       await withTimeout(api.settled(), this.timeouts.setup, () => new PlinthError('PLN_E_HOOK_TIMEOUT', `plugin "${name}" did not finish reading manifests in time`, { plugin: name, hook: 'manifest' }));
     } catch (error) {
@@ -510,38 +476,21 @@ export class Kernel {
   }
 
   private async doShutdown(): Promise<ShutdownReport> {
-    const started = performance.now();
-    const deadline = Date.now() + this.timeouts.shutdown;
-    const errors: PlinthError[] = [];
-    const stopped: string[] = [];
-    const remaining = (limit: number) => Math.max(1, Math.min(limit, deadline - Date.now()));
-
-    await withTimeout(this.hooks.shutdown.promise(), remaining(this.timeouts.shutdown), () => new PlinthError('PLN_E_HOOK_TIMEOUT', 'shutdown taps did not finish in time', { hook: 'shutdown' })).catch(
-      (error: unknown) => void errors.push(isPlinthError(error) ? error : wrapPluginError('PLN_E_HOOK_FAILED', 'kernel', 'shutdown', error)),
-    );
-    for (const record of [...this.loadOrder].reverse()) {
-      const { name } = record.info;
-      record.abort.abort(new PlinthError('PLN_E_KERNEL_CLOSED', 'the kernel is shutting down'));
-      if (record.teardown) {
-        const limit = remaining(this.timeouts.teardown);
-        try {
-          await withTimeout(
-            Promise.resolve().then(record.teardown),
-            limit,
-            () => new PlinthError('PLN_E_TEARDOWN_TIMEOUT', `plugin "${name}" did not finish its teardown within ${limit} ms`, { plugin: name, hook: 'teardown', hint: 'its resources may not be released; fix its teardown' }),
-          );
-        } catch (error) {
-          errors.push(isPlinthError(error) && error.plugin === name ? error : wrapPluginError('PLN_E_PLUGIN_TEARDOWN', name, 'teardown', error));
-        }
-      }
-      record.api?.dispose();
-      record.state = 'stopped';
-      stopped.push(name);
-    }
+    const report = await runShutdown(this.hooks.shutdown, [...this.loadOrder].reverse().map((record) => ({
+      name: record.info.name,
+      teardown: record.teardown,
+      stop: () => {
+        record.abort.abort(new PlinthError('PLN_E_KERNEL_CLOSED', 'the kernel is shutting down'));
+      },
+      release: () => {
+        record.api?.dispose();
+        record.state = 'stopped';
+      },
+    })), this.timeouts);
     this.events.close();
     this.closed = true;
     // Not logged: the caller gets them in the report and decides how to show them.
-    return { durationMs: performance.now() - started, stopped, errors: errors.map((error) => redactError(error, this.redactor)) };
+    return { ...report, errors: report.errors.map((error) => redactError(error, this.redactor)) };
   }
 
   private addRecord(candidate: Candidate | undefined, state: PluginState, name?: string): PluginRecord {
@@ -596,47 +545,6 @@ export class Kernel {
 /** Creates a kernel; call `boot()` to load plugins. */
 export function createKernel(options?: KernelOptions): Kernel {
   return new Kernel(options);
-}
-
-/**
- * Candidates that came with the project (workspace) may not replace a builtin
- * plugin of the same name: a cloned repository could otherwise swap the trust
- * plugin, which decides whether its own code may run, for one that says yes.
- * The user can still do so from `$PLINTH_HOME/plugins` or `--plugin-dir`.
- */
-function withoutShadowing(candidates: readonly Candidate[]): { kept: Candidate[]; shadowing: PlinthError[] } {
-  const builtin = new Set(candidates.filter((c) => c.source === 'builtin').map((c) => c.manifest.name));
-  const kept: Candidate[] = [];
-  const shadowing: PlinthError[] = [];
-  for (const candidate of candidates) {
-    const { name, version } = candidate.manifest;
-    if (!PROJECT_SOURCES.has(candidate.source) || !builtin.has(name)) {
-      kept.push(candidate);
-      continue;
-    }
-    shadowing.push(
-      new PlinthError('PLN_E_PLUGIN_SHADOWS_BUILTIN', `${candidate.file}: ${candidate.source} plugin "${name}@${version}" has the name of a builtin plugin and is ignored: a project cannot replace plinth's own plugins`, {
-        plugin: name,
-        hint: `rename it; to replace the builtin "${name}" yourself, put it in $PLINTH_HOME/plugins or pass --plugin-dir`,
-        details: { file: candidate.file, source: candidate.source },
-      }),
-    );
-  }
-  return { kept, shadowing };
-}
-
-function inlineCandidate(plugin: InlinePlugin): Candidate {
-  const manifest = parseManifestOrThrow({ version: '0.0.0', kernel: '*', ...plugin.manifest, main: undefined });
-  return { manifest, dir: '', file: '', source: 'path', definition: { setup: plugin.setup.bind(plugin) } };
-}
-
-function parseManifestOrThrow(data: unknown) {
-  const parsed = parseManifest(data);
-  if (parsed.ok) return parsed.manifest;
-  const name = typeof (data as { name?: unknown }).name === 'string' ? (data as { name: string }).name : undefined;
-  throw new PlinthError('PLN_E_MANIFEST_INVALID', `inline plugin${name ? ` "${name}"` : ''} has an invalid manifest: ${parsed.issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`, {
-    ...(name && { plugin: name }),
-  });
 }
 
 function closedError(call: string): PlinthError {

@@ -1,0 +1,58 @@
+/**
+ * Shutdown: the shutdown taps, then each plugin's teardown in reverse load
+ * order, each under a time limit and all within an overall one. Never hangs,
+ * never throws: what went wrong is in the report, naming the plugin.
+ */
+import type { AsyncSeriesHook } from 'tapable';
+import type { Teardown } from '../sdk/plugin.js';
+import type { Timeouts } from './config/schema.js';
+import { PlinthError, isPlinthError, wrapPluginError } from './errors.js';
+import { withTimeout } from './timeout.js';
+
+/** One loaded plugin, as shutdown sees it. */
+export interface Stoppable {
+  readonly name: string;
+  readonly teardown: Teardown | undefined;
+  /** Before its teardown: abort its signal. */
+  stop(): void;
+  /** After its teardown: undo its registrations. */
+  release(): void;
+}
+
+export interface ShutdownReport {
+  readonly durationMs: number;
+  readonly stopped: readonly string[];
+  readonly errors: readonly PlinthError[];
+}
+
+/** Stops `plugins` in the order given (the caller passes reverse load order). */
+export async function runShutdown(taps: AsyncSeriesHook<[]>, plugins: readonly Stoppable[], timeouts: Pick<Timeouts, 'shutdown' | 'teardown'>): Promise<ShutdownReport> {
+  const started = performance.now();
+  const deadline = Date.now() + timeouts.shutdown;
+  const errors: PlinthError[] = [];
+  const stopped: string[] = [];
+  const remaining = (limit: number) => Math.max(1, Math.min(limit, deadline - Date.now()));
+
+  await withTimeout(taps.promise(), remaining(timeouts.shutdown), () => new PlinthError('PLN_E_HOOK_TIMEOUT', 'shutdown taps did not finish in time', { hook: 'shutdown' })).catch(
+    (error: unknown) => void errors.push(isPlinthError(error) ? error : wrapPluginError('PLN_E_HOOK_FAILED', 'kernel', 'shutdown', error)),
+  );
+  for (const plugin of plugins) {
+    const { name, teardown } = plugin;
+    plugin.stop();
+    if (teardown) {
+      const limit = remaining(timeouts.teardown);
+      try {
+        await withTimeout(
+          Promise.resolve().then(teardown),
+          limit,
+          () => new PlinthError('PLN_E_TEARDOWN_TIMEOUT', `plugin "${name}" did not finish its teardown within ${limit} ms`, { plugin: name, hook: 'teardown', hint: 'its resources may not be released; fix its teardown' }),
+        );
+      } catch (error) {
+        errors.push(isPlinthError(error) && error.plugin === name ? error : wrapPluginError('PLN_E_PLUGIN_TEARDOWN', name, 'teardown', error));
+      }
+    }
+    plugin.release();
+    stopped.push(name);
+  }
+  return { durationMs: performance.now() - started, stopped, errors };
+}
