@@ -15,6 +15,7 @@ import type {
   PluginState,
   PluginStatus,
   ReadyInfo,
+  StatusSection,
   TapOptions,
   Teardown,
 } from '../sdk/plugin.js';
@@ -254,6 +255,13 @@ export class Kernel {
   serve(): Promise<void> {
     this.serving ??= this.boot().then(() => this.hooks.serve.promise());
     return this.serving;
+  }
+
+  /** The sections plugins add to the status (`plinth up`), in tap order. */
+  async statusSections(): Promise<StatusSection[]> {
+    const sections: StatusSection[] = [];
+    await this.hooks.status.promise({ add: (section) => void sections.push(section) });
+    return sections;
   }
 
   /**

@@ -1,7 +1,7 @@
 /** The kernel's lifecycle hooks, as tapable hooks for the host and as named taps for plugins. */
 import { AsyncSeriesBailHook, AsyncSeriesHook, SyncHook } from 'tapable';
 import type { CommandRegistry } from '../sdk/commands.js';
-import type { Disposer, PluginHook, PluginHooks, PluginInfo, ReadyInfo, TapOptions } from '../sdk/plugin.js';
+import type { Disposer, PluginHook, PluginHooks, PluginInfo, ReadyInfo, StatusBoard, TapOptions } from '../sdk/plugin.js';
 import { type PlinthError, wrapPluginError } from './errors.js';
 import { addTap } from './taps.js';
 import { withTimeout } from './timeout.js';
@@ -16,6 +16,8 @@ export interface LifecycleHooks {
   readonly ready: AsyncSeriesHook<[ReadyInfo]>;
   /** The host stays up (`plinth up`): start background work such as watchers and servers. */
   readonly serve: AsyncSeriesHook<[]>;
+  /** `plinth up` prints the status; plugins add sections. */
+  readonly status: AsyncSeriesHook<[StatusBoard]>;
   readonly shutdown: AsyncSeriesHook<[]>;
   readonly manifest: AsyncSeriesHook<[PluginInfo]>;
   readonly commands: SyncHook<[CommandRegistry]>;
@@ -27,6 +29,7 @@ export function createLifecycleHooks(): LifecycleHooks {
     load: new AsyncSeriesBailHook(['plugin'], 'load'),
     ready: new AsyncSeriesHook(['ready'], 'ready'),
     serve: new AsyncSeriesHook([], 'serve'),
+    status: new AsyncSeriesHook(['board'], 'status'),
     shutdown: new AsyncSeriesHook([], 'shutdown'),
     manifest: new AsyncSeriesHook(['plugin'], 'manifest'),
     commands: new SyncHook(['registry'], 'commands'),
@@ -82,6 +85,7 @@ export function scopeHooks(hooks: LifecycleHooks, scope: ScopeOptions): PluginHo
     load: asyncTap<[PluginInfo], string | undefined>(hooks.load, 'load', undefined, true),
     ready: asyncTap<[ReadyInfo], void>(hooks.ready, 'ready', undefined),
     serve: asyncTap<[], void>(hooks.serve, 'serve', undefined),
+    status: asyncTap<[StatusBoard], void>(hooks.status, 'status', undefined),
     shutdown: asyncTap<[], void>(hooks.shutdown, 'shutdown', undefined),
     manifest: {
       tap(handler, options) {

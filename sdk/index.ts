@@ -18,6 +18,8 @@ export type {
   PluginState,
   PluginStatus,
   ReadyInfo,
+  StatusBoard,
+  StatusSection,
   TapOptions,
   Teardown,
 } from './plugin.js';

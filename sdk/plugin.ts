@@ -70,6 +70,21 @@ export interface PluginStatus {
   readonly error?: { code: string; message: string };
 }
 
+/** A section a plugin adds to `plinth up`'s status: a table for people, a value for `--json`. */
+export interface StatusSection {
+  /** Key of this section in `--json` output, e.g. `mcpServers`. */
+  readonly key: string;
+  readonly title: string;
+  readonly head: readonly string[];
+  readonly rows: ReadonlyArray<readonly string[]>;
+  readonly json: unknown;
+}
+
+/** Passed to taps of the `status` hook. */
+export interface StatusBoard {
+  add(section: StatusSection): void;
+}
+
 /** The kernel's lifecycle hooks, as plugins tap them. */
 export interface PluginHooks {
   /** Before each plugin's code is imported; a tap returning a string refuses the plugin with that reason. */
@@ -81,6 +96,8 @@ export interface PluginHooks {
    * background work (watchers, servers) here and stop it in the teardown.
    */
   serve: PluginHook<[]>;
+  /** `plinth up` prints the status: add a section (MCP servers and their health, say). */
+  status: PluginHook<[StatusBoard]>;
   /** Shutdown begins; runs before any teardown. */
   shutdown: PluginHook<[]>;
   /**

@@ -3,7 +3,7 @@
  * table, stay up until SIGINT/SIGTERM, then shut down cleanly.
  */
 import { type CommandOutput, type CommandSpec, EXIT } from '../../sdk/commands.js';
-import type { PluginStatus } from '../../sdk/plugin.js';
+import type { PluginStatus, StatusSection } from '../../sdk/plugin.js';
 import type { BootReport, Kernel, ShutdownReport } from '../kernel.js';
 import { table } from './output.js';
 
@@ -14,11 +14,17 @@ export function upCommand(kernel: Kernel): CommandSpec {
     async run({ options, json, out, signal }) {
       const report = await kernel.boot();
       const problems = countProblems(report);
-      if (json) out.json(bootJson(report));
-      else printBoot(out, report);
+      // Background work (MCP servers, watchers, health checks) starts before the
+      // status is printed, so the status shows what is really running.
+      await kernel.serve();
+      const sections = await kernel.statusSections();
+      if (json) out.json({ ...bootJson(report), ...Object.fromEntries(sections.map((s) => [s.key, s.json])) });
+      else {
+        printBoot(out, report);
+        for (const section of sections) printSection(out, section);
+      }
 
       if (options.once !== true) {
-        await kernel.serve();
         if (!json) out.note('plinth is up; press Ctrl-C to stop');
         await new Promise<void>((resolve) => {
           if (signal.aborted) return resolve();
@@ -89,6 +95,12 @@ function printBoot(out: CommandOutput, report: BootReport): void {
     for (const p of reasons) out.print(`${p.name}: ${p.error!.code}: ${p.error!.message}`);
     for (const e of report.invalid) out.print(`${e.code}: ${e.message}`);
   }
+}
+
+function printSection(out: CommandOutput, section: StatusSection): void {
+  out.print('');
+  out.print(`${section.title}:`);
+  out.print(section.rows.length > 0 ? table(section.head, section.rows) : '  none');
 }
 
 function printShutdown(out: CommandOutput, report: ShutdownReport): void {

@@ -160,6 +160,12 @@ export interface McpService {
   client(name: string): Client | undefined;
   connection(name: string): TransportConnection | undefined;
   onStateChange(listener: (status: ServerStatus, previous: ServerState) => void): Disposer;
+  /**
+   * Problems found in the `mcpServers` sections (an invalid entry, a duplicate
+   * name, a reference that cannot be resolved), each naming the file and JSON
+   * path. Optional so that test doubles need not implement it.
+   */
+  problems?(): ReadonlyArray<{ readonly code: string; readonly message: string }>;
 
   tools(): readonly McpTool[];
   /** Runs one call through `before_tool`/`after_tool`, argument validation and the per-call timeout. */

@@ -1,0 +1,93 @@
+/**
+ * One health check of one server: MCP `ping` with a time limit, or, for a
+ * server that answers ping with "method not found", the cheapest list request
+ * its capabilities allow. Only the SDK's types are imported: the client comes
+ * from the `mcp` service, so checking a server loads nothing.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { ServerHealth } from './types.js';
+
+/** The request a check sends. */
+export type ProbeMethod = ServerHealth['probe'];
+
+/** What one check found. */
+export type ProbeOutcome =
+  | { readonly ok: true; readonly method: ProbeMethod; readonly latencyMs: number }
+  | {
+      readonly ok: false;
+      readonly method: ProbeMethod;
+      readonly latencyMs: number;
+      readonly reason: string;
+      /** The connection itself is gone (closed, not connected): a restart case, not a slow server. */
+      readonly down: boolean;
+    };
+
+// JSON-RPC and SDK error codes, by value: importing the SDK's ErrorCode would load the SDK.
+const METHOD_NOT_FOUND = -32601;
+/** Raised by the SDK itself, not by the server: the connection closed under the request. */
+const CONNECTION_CLOSED = -32000;
+/** Raised by the SDK itself when the request's timeout passed. */
+const REQUEST_TIMEOUT = -32001;
+
+/** Checks `client` once with `method` (falling back from `ping` when the server lacks it). */
+export async function probe(client: Client, method: ProbeMethod, timeoutMs: number): Promise<ProbeOutcome> {
+  const started = performance.now();
+  const elapsed = (): number => Math.round(performance.now() - started);
+  try {
+    await send(client, method, timeoutMs);
+    return { ok: true, method, latencyMs: elapsed() };
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === METHOD_NOT_FOUND) {
+      // ping is optional in practice; a list request shows the server answers just as well.
+      if (method === 'ping') return probe(client, listMethod(client), timeoutMs);
+      // The server answered, even if with an error: it is alive and responsive.
+      return { ok: true, method, latencyMs: elapsed() };
+    }
+    const down = code === CONNECTION_CLOSED || /not connected/i.test(message(error));
+    return { ok: false, method, latencyMs: elapsed(), reason: describe(method, code, error, timeoutMs), down };
+  }
+}
+
+/** The cheapest list request the server declares; `tools/list` when it declares none. */
+export function listMethod(client: Client): ProbeMethod {
+  const capabilities = client.getServerCapabilities();
+  if (capabilities?.tools) return 'tools/list';
+  if (capabilities?.resources) return 'resources/list';
+  if (capabilities?.prompts) return 'prompts/list';
+  return 'tools/list';
+}
+
+async function send(client: Client, method: ProbeMethod, timeout: number): Promise<void> {
+  const options = { timeout };
+  switch (method) {
+    case 'ping':
+      await client.ping(options);
+      return;
+    case 'tools/list':
+      await client.listTools(undefined, options);
+      return;
+    case 'resources/list':
+      await client.listResources(undefined, options);
+      return;
+    case 'prompts/list':
+      await client.listPrompts(undefined, options);
+      return;
+  }
+}
+
+function describe(method: ProbeMethod, code: number | undefined, error: unknown, timeoutMs: number): string {
+  if (code === REQUEST_TIMEOUT) return `${method} got no answer within ${timeoutMs} ms`;
+  if (code === CONNECTION_CLOSED) return `the connection closed during ${method}`;
+  return `${method} failed: ${message(error)}`;
+}
+
+/** The JSON-RPC code of an McpError, recognised by shape (the SDK may be another copy). */
+function errorCode(error: unknown): number | undefined {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'number' ? code : undefined;
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

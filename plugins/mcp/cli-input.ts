@@ -1,0 +1,138 @@
+/**
+ * What the `mcp` commands read from the command line: a server's entry for
+ * `mcp add`, the `--args` of `plinth call`, `K=V` pairs. Every mistake here is
+ * a usage error (`PLN_E_CLI_USAGE`, exit 2), raised before anything starts.
+ */
+import { readFile } from 'node:fs/promises';
+import { PlinthError } from 'plinth/sdk';
+import { SERVER_NAME, serverEntrySchema, TRANSPORT_NAME } from './schema.js';
+import type { McpServerConfig } from './types.js';
+
+/** Throws a usage error unless `name` can name a server: the settings' own rule, and no `__` (it separates server and tool). */
+export function checkServerName(name: string): void {
+  if (!SERVER_NAME.test(name) || name.includes('__')) {
+    throw usage(`"${name}" cannot name an MCP server`, 'use up to 64 letters, digits, "-" and single "_", starting with a letter or digit, e.g. "github" or "my_db"');
+  }
+}
+
+/** Splits `<server>__<tool>` at the first `__`: server names never contain it, tool names may. */
+export function splitToolName(name: string): { server: string; tool: string } {
+  const at = name.indexOf('__');
+  if (at <= 0 || at + 2 >= name.length) {
+    throw usage(`"${name}" is not a tool name of the form <server>__<tool>`, '`plinth mcp tools` lists the tools under the names `plinth call` takes, e.g. demo__echo');
+  }
+  return { server: name.slice(0, at), tool: name.slice(at + 2) };
+}
+
+/** The options of `plinth mcp add`, as parsed by the CLI. */
+export interface AddOptions {
+  readonly command?: string;
+  readonly arg?: readonly string[];
+  readonly url?: string;
+  readonly transport?: string;
+  readonly env?: readonly string[];
+  readonly header?: readonly string[];
+  readonly cwd?: string;
+  readonly timeout?: string;
+}
+
+/**
+ * The settings entry `mcp add` writes: the shape people paste between MCP hosts,
+ * with only the fields given (a default stays a default when plinth's changes).
+ */
+export function serverEntry(options: AddOptions): McpServerConfig {
+  const local = options.command !== undefined;
+  const remote = options.url !== undefined;
+  if (local === remote) {
+    throw usage(local ? 'give either --command or --url, not both' : 'give --command <program> (a local server) or --url <url> (a remote one)', 'e.g. `plinth mcp add demo --command node --arg server.mjs` or `plinth mcp add docs --url http://127.0.0.1:3000/mcp`');
+  }
+  if (local && options.command!.trim() === '') throw usage('--command is empty');
+  const misplaced = local
+    ? [options.header?.length ? '--header' : undefined].filter(Boolean)
+    : [options.arg?.length ? '--arg' : undefined, options.env?.length ? '--env' : undefined, options.cwd !== undefined ? '--cwd' : undefined].filter(Boolean);
+  if (misplaced.length > 0) {
+    throw usage(`${misplaced.join(' and ')} ${misplaced.length > 1 ? 'apply' : 'applies'} only to ${local ? 'remote servers (--url)' : 'local servers (--command)'}`);
+  }
+  if (options.transport !== undefined && !TRANSPORT_NAME.test(options.transport)) {
+    throw usage(`"${options.transport}" is not a transport name`, 'use stdio, http, sse, or the name a transport plugin provides (lowercase letters, digits, "-")');
+  }
+
+  const entry: McpServerConfig = {};
+  if (local) {
+    entry.command = options.command!;
+    if (options.arg?.length) entry.args = [...options.arg];
+    if (options.env?.length) entry.env = pairs(options.env, '--env');
+    if (options.cwd !== undefined) entry.cwd = options.cwd;
+  } else {
+    entry.url = checkUrl(options.url!);
+    if (options.header?.length) entry.headers = pairs(options.header, '--header');
+  }
+  if (options.transport !== undefined) entry.transport = options.transport;
+  if (options.timeout !== undefined) entry.timeout = milliseconds(options.timeout, '--timeout');
+  // The same check the mcp plugin makes when it reads settings: add never writes an entry that would be refused.
+  const checked = serverEntrySchema.safeParse(entry);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    throw usage(`the server entry would be invalid: ${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`);
+  }
+  return entry;
+}
+
+function checkUrl(url: string): string {
+  // The scheme is the schema's to check (a third-party transport may have its own).
+  if (!URL.canParse(url)) throw usage('--url is not a URL', 'give an absolute URL, e.g. http://127.0.0.1:3000/mcp');
+  return url;
+}
+
+/** `K=V` strings as an object; a repeated key keeps the last value. Values are never echoed in errors. */
+export function pairs(items: readonly string[], option: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of items) {
+    const at = item.indexOf('=');
+    const key = at > 0 ? item.slice(0, at).trim() : '';
+    if (key === '') throw usage(`${option} takes NAME=VALUE; one value has no name before "="`, `e.g. ${option} ${option === '--env' ? 'API_KEY=${env:API_KEY}' : 'Authorization=Bearer ${env:TOKEN}'}`);
+    Object.defineProperty(out, key, { value: item.slice(at + 1), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/** A positive whole number of milliseconds. */
+export function milliseconds(value: string, option: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0 || n > 2_147_483_647) throw usage(`${option} must be a positive whole number of milliseconds, got "${value}"`);
+  return n;
+}
+
+/**
+ * The arguments of `plinth call`: a JSON object, `@file` for one read from a
+ * file, or `@-` for standard input. No `--args` means `{}`.
+ */
+export async function toolArguments(value: string | undefined, stdin: () => Promise<string> = readStdin): Promise<Record<string, unknown>> {
+  if (value === undefined) return {};
+  let text = value;
+  if (value.startsWith('@')) {
+    const file = value.slice(1);
+    text = file === '-' ? await stdin() : await readFile(file, 'utf8').catch((error: unknown) => {
+      throw usage(`cannot read the arguments file ${file}: ${(error as NodeJS.ErrnoException).code ?? 'unknown error'}`);
+    });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw usage('--args is not valid JSON', 'pass a JSON object, e.g. --args \'{"message":"hi"}\', or @file');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw usage('--args must be a JSON object (the tool\'s named arguments)');
+  return parsed as Record<string, unknown>;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A usage error: exit code 2. */
+export function usage(message: string, hint?: string): PlinthError {
+  return new PlinthError('PLN_E_CLI_USAGE', message, { plugin: 'mcp', ...(hint && { hint }) });
+}

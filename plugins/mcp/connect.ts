@@ -1,0 +1,252 @@
+/**
+ * One connection attempt to one server: ask for the transport the definition
+ * names (`transport:<name>`, so a deployment swaps it by configuration), open
+ * it, hand a new SDK `Client` to the features module, `initialize`, discover.
+ * The whole attempt is bounded by the connection timeout; whatever was opened
+ * is closed again when it fails, times out or is called off.
+ *
+ * `auto` (a `url` without `transport`) tries streamable HTTP and falls back to
+ * SSE when the server answers the `initialize` POST with an HTTP 4xx, as the
+ * SDK's documentation recommends for servers of the older protocol.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { type Logger, type PluginKernel, PlinthError, isPlinthError } from 'plinth/sdk';
+import { describe, mcpError } from './errors.js';
+import type { McpServerDefinition, TransportConnection, TransportFactory } from './types.js';
+
+/** What an attempt needs from the plugin. */
+export interface ConnectDeps {
+  readonly kernel: Pick<PluginKernel, 'get' | 'status' | 'apiVersion'>;
+  readonly log: Logger;
+  /** Masks server secrets and the kernel's sensitive values. */
+  readonly redact: (text: string) => string;
+  /** Request handlers and discovery for a new client: the features seam (undefined without a features module). */
+  readonly attach: (client: Client, definition: McpServerDefinition) => Promise<FeatureSession | undefined>;
+}
+
+/**
+ * What the features module does with one client, as the connection goes:
+ * request handlers are installed before `attach` resolves (so before
+ * `initialize`), discovery runs in `connected`, `closed` forgets the tools.
+ */
+export interface FeatureSession {
+  /**
+   * `initialize` succeeded: discover tools and follow `list_changed`. Awaited,
+   * within the connection timeout, before the server counts as connected, so
+   * that whoever started it finds its tools. A failure is logged, not fatal.
+   */
+  connected?(): Promise<void>;
+  /** The client closed (stopped, disconnected, failed): drop this connection's tools; `reason` is what calls to them answer. */
+  closed?(reason: string): void;
+}
+
+/** A connected server. */
+export interface Connected {
+  readonly client: Client;
+  readonly connection: TransportConnection;
+  /** The transport in use (`http` or `sse` after an `auto` choice). */
+  readonly transport: string;
+  readonly session: FeatureSession | undefined;
+}
+
+/** Transports shipped as builtin plugins, for the message when one is missing. */
+const BUILTIN_TRANSPORTS: Readonly<Record<string, string>> = { stdio: 'transport-stdio', http: 'transport-http', sse: 'transport-sse' };
+
+/** What the client tells servers it can answer; the features module registers the handlers. */
+const CAPABILITIES = { roots: { listChanged: true }, sampling: {}, elicitation: { form: {} } };
+
+/**
+ * Connects once. Rejects with a PlinthError: `PLN_E_MCP_CONNECT_TIMEOUT`,
+ * `PLN_E_MCP_CONNECT_FAILED`, `PLN_E_MCP_TRANSPORT_UNKNOWN`, a kernel service
+ * code, or with `signal.reason` when called off. `opened` sees each
+ * transport connection as soon as it exists, failed or not.
+ */
+export async function connectOnce(definition: McpServerDefinition, deps: ConnectDeps, signal: AbortSignal, opened?: (connection: TransportConnection) => void): Promise<Connected> {
+  const timeoutMs = definition.connectTimeoutMs;
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), timeoutMs);
+  const bounded = AbortSignal.any([signal, deadline.signal]);
+  let tried = definition.transport;
+  try {
+    if (definition.transport !== 'auto') return await open(definition, definition.transport, deps, bounded, opened);
+    const http = await factoryIfAny('http', deps);
+    if (!http) {
+      tried = 'sse';
+      return await open(definition, 'sse', deps, bounded, opened);
+    }
+    tried = 'http';
+    try {
+      return await open(definition, 'http', deps, bounded, opened, http);
+    } catch (error) {
+      if (bounded.aborted || !answeredAsOldServer(error)) throw error;
+      deps.log.info(deps.redact(`MCP server "${definition.name}" answered streamable HTTP with ${httpStatus(error)}: trying SSE`));
+      tried = 'sse';
+      return await open(definition, 'sse', deps, bounded, opened);
+    }
+  } catch (error) {
+    if (signal.aborted) throw signal.reason;
+    if (deadline.signal.aborted) {
+      throw mcpError('PLN_E_MCP_CONNECT_TIMEOUT', `MCP server "${definition.name}" did not connect within ${timeoutMs} ms (${tried})`, {
+        details: { server: definition.name, transport: tried, timeoutMs },
+      });
+    }
+    if (isPlinthError(error)) throw error;
+    throw mcpError('PLN_E_MCP_CONNECT_FAILED', deps.redact(`MCP server "${definition.name}" could not connect (${tried}): ${describe(error)}`), {
+      details: { server: definition.name, transport: tried },
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Opens one transport and initializes a client over it. Called off (timeout,
+ * stop), it closes what it opened, which makes the pending step fail, and
+ * rejects only once the close is done: a stdio process is gone by then.
+ */
+async function open(
+  definition: McpServerDefinition,
+  name: string,
+  deps: ConnectDeps,
+  signal: AbortSignal,
+  opened: ((connection: TransportConnection) => void) | undefined,
+  known?: TransportFactory,
+): Promise<Connected> {
+  const factory = known ?? (await abortable(transportFactory(name, definition, deps), signal));
+  const connection = await abortable(
+    Promise.resolve(factory.create(definition, { log: deps.log, redact: deps.redact })).then((made) => {
+      // Called off while the factory worked: nobody else will close this transport (never started, so quick).
+      if (signal.aborted) void made.transport.close().catch(() => undefined);
+      return made;
+    }),
+    signal,
+  );
+  // Kept by the caller for diagnosis (the stderr tail) even if this attempt fails.
+  opened?.(connection);
+  let client: Client | undefined;
+  let connecting = false;
+  let closing: Promise<void> | undefined;
+  // Once `connect` ran, the client owns the transport; before, nobody does. Both paths close once.
+  const close = (): Promise<void> =>
+    (closing ??= (connecting && client ? client.close() : connection.transport.close()).catch((error: unknown) => {
+      deps.log.debug(deps.redact(`MCP server "${definition.name}": closing after a failed attempt: ${describe(error)}`));
+    }));
+  const onAbort = () => void close();
+  signal.addEventListener('abort', onAbort, { once: true });
+  let session: FeatureSession | undefined;
+  try {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    if (signal.aborted) throw signal.reason;
+    client = new Client({ name: 'plinth', version: deps.kernel.apiVersion }, { capabilities: CAPABILITIES });
+    client.onerror = (error) => deps.log.debug(deps.redact(`MCP server "${definition.name}": ${describe(error)}`));
+    session = await deps.attach(client, definition);
+    if (signal.aborted) throw signal.reason;
+    connecting = true;
+    await client.connect(connection.transport);
+    if (signal.aborted) throw signal.reason;
+    if (session?.connected) {
+      try {
+        await session.connected();
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        deps.log.warn(deps.redact(`MCP server "${definition.name}" connected, but discovering its tools failed: ${describe(error)}`));
+      }
+      if (signal.aborted) throw signal.reason;
+    }
+    return { client, connection, transport: name, session };
+  } catch (error) {
+    session?.closed?.('the connection attempt failed');
+    await close();
+    throw error;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** `transport:<name>`, or PLN_E_MCP_TRANSPORT_UNKNOWN naming the plugin to install or enable. */
+async function transportFactory(name: string, definition: McpServerDefinition, deps: ConnectDeps): Promise<TransportFactory> {
+  let service: unknown;
+  try {
+    service = await deps.kernel.get(`transport:${name}`);
+  } catch (error) {
+    const code = isPlinthError(error) ? error.code : '';
+    if (code !== 'PLN_E_SERVICE_MISSING' && code !== 'PLN_E_SERVICE_UNAVAILABLE' && code !== 'PLN_E_SERVICE_NOT_PROVIDED') throw error;
+    throw mcpError('PLN_E_MCP_TRANSPORT_UNKNOWN', `MCP server "${definition.name}" uses transport "${name}", but ${missingTransport(name, deps)}`, {
+      cause: error,
+      details: { server: definition.name, transport: name, origin: definition.origin },
+    });
+  }
+  if (typeof (service as Partial<TransportFactory> | undefined)?.create !== 'function') {
+    throw mcpError('PLN_E_MCP_TRANSPORT_UNKNOWN', `MCP server "${definition.name}" uses transport "${name}", but the service transport:${name} has no create() function`, {
+      hint: 'the plugin providing it must provide a TransportFactory (plugins/mcp/types.ts)',
+      details: { server: definition.name, transport: name },
+    });
+  }
+  return service as TransportFactory;
+}
+
+/** For `auto`: the HTTP factory, or undefined when no plugin provides it (SSE is tried alone then). */
+async function factoryIfAny(name: string, deps: ConnectDeps): Promise<TransportFactory | undefined> {
+  try {
+    const service = await deps.kernel.get(`transport:${name}`);
+    return typeof (service as Partial<TransportFactory> | undefined)?.create === 'function' ? (service as TransportFactory) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why `transport:<name>` is not there, and what to do: which plugin to enable or install. */
+function missingTransport(name: string, deps: ConnectDeps): string {
+  const plugin = BUILTIN_TRANSPORTS[name];
+  if (plugin === undefined) return `no plugin provides transport:${name}: install a plugin that lists "transport:${name}" in its "provides", or correct "transport"`;
+  const status = deps.kernel.status().find((p) => p.name === plugin);
+  if (!status) return `the plugin that provides it, "${plugin}", is not installed: reinstall plinth or add a plugin that provides transport:${name}`;
+  if (status.error?.code === 'PLN_E_PLUGIN_DISABLED' || status.error?.code === 'PLN_E_DEP_DISABLED') {
+    return `the plugin that provides it, "${plugin}", is disabled: set plugins.${plugin}.enabled to true`;
+  }
+  return `the plugin that provides it, "${plugin}", did not load (${status.error?.code ?? status.state}): \`plinth plugins why ${plugin}\` says why`;
+}
+
+/** An HTTP 4xx (other than 401, which asks for authorization) from the streamable HTTP POST: the server predates it. */
+function answeredAsOldServer(error: unknown): boolean {
+  const status = httpStatus(error);
+  return status !== undefined && status >= 400 && status < 500 && status !== 401;
+}
+
+/** The HTTP status carried by an error or one of its causes (the SDK's StreamableHTTPError has it as `code`). */
+function httpStatus(error: unknown): number | undefined {
+  let current: unknown = error;
+  for (let depth = 0; typeof current === 'object' && current !== null && depth < 4; depth++) {
+    const { code, status } = current as { code?: unknown; status?: unknown };
+    if (isPlinthError(current) && typeof status !== 'number') {
+      current = (current as PlinthError).cause;
+      continue;
+    }
+    if (typeof status === 'number') return status;
+    if (typeof code === 'number' && code >= 100 && code < 600) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** `promise`, or a rejection with `signal.reason` as soon as `signal` aborts. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(signal.reason as Error);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,278 @@
+/**
+ * Every MCP server definition, from every place one can be written, merged by
+ * name and normalised into {@link McpServerDefinition}s. A server's source is
+ * decided here, from where it was loaded (the settings layer's scope, the
+ * plugin's source), never from a path pattern.
+ *
+ * Order, lowest precedence first:
+ * 1. plugin manifests (`mcpServers` of every plugin that is active or lazy; a
+ *    refused or failed plugin contributes nothing), in load order: `builtin`
+ *    for builtin plugins, `extension` for the others; cwd the plugin folder;
+ * 2. the user settings, then the workspace settings;
+ * 3. the selected profile's part of the user file, then of the workspace file.
+ *
+ * An entry with `command` or `url` defines the server: it replaces, whole, an
+ * earlier definition of the same name (the workspace's over the user's). An
+ * entry with neither amends the earlier definition field by field (`env` and
+ * `headers` key by key): `{ "enabled": false }` switches a server off, and a
+ * profile's `{ "transport": "sse" }` swaps its transport. An amended server
+ * takes the stricter source of the two (a workspace amendment makes it a
+ * workspace server, which needs approval). Two plugins declaring one name is a
+ * `PLN_E_MCP_SERVER_DUPLICATE` problem; the first stays.
+ *
+ * Bad input never throws: each problem is a PlinthError naming the file and
+ * JSON path, and the entry is left out. A reference that cannot be resolved
+ * keeps the server listed, with the problem, and it fails when started.
+ */
+import { isAbsolute, join, resolve } from 'node:path';
+import type { ConfigLayerView, PlinthError, PluginInfo } from 'plinth/sdk';
+import type { TrustSource } from '../trust/types.js';
+import { type ReferenceLookup, resolveReferences } from './references.js';
+import { type ProblemPlace, SERVER_NAME, type ServerEntry, definitionProblem, entryProblems, entryTransport, pathKey, serverEntrySchema } from './schema.js';
+import type { McpServerDefinition } from './types.js';
+
+/** What {@link collectServers} reads. */
+export interface DefinitionInputs {
+  /** The kernel's `configLayers`, in merge order. */
+  readonly layers: readonly ConfigLayerView[];
+  /** Plugins seen by the `manifest` hook whose servers count (active or lazy), in load order. */
+  readonly plugins: readonly PluginInfo[];
+  /** Every plugin's manifest, for the declarations `${setting:…}` references need. */
+  readonly manifests: readonly PluginInfo[];
+  /** The merged settings (`kernel.config`), where `${setting:…}` values are read. */
+  readonly config: Readonly<Record<string, unknown>>;
+  /** Where `${env:…}` values are read. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly home: string;
+  readonly workspace: string;
+  /** The plugin's `connectTimeout`, for servers without their own `timeout`. */
+  readonly connectTimeoutMs: number;
+}
+
+/** One server: its definition and what the trust plugin fingerprints. */
+export interface ServerRecord {
+  readonly definition: McpServerDefinition;
+  /**
+   * The id trust approvals are kept under: the name, or `<name>@<profile>` when
+   * the selected profile defined or amended the server, so that switching
+   * profiles does not undo (or need again) the other profile's approval.
+   */
+  readonly trustId: string;
+  /** `env` and `headers` as written (references unresolved): fingerprinted, so a changed secret does not need approval again. */
+  readonly written: { readonly env: Readonly<Record<string, string>>; readonly headers: Readonly<Record<string, string>> };
+  /** Set when a reference could not be resolved: starting the server fails with it. */
+  readonly unresolved?: PlinthError;
+}
+
+/** Servers found, in definition order, and every problem met on the way. */
+export interface DefinitionSet {
+  readonly servers: readonly ServerRecord[];
+  readonly problems: readonly PlinthError[];
+}
+
+/** A definition on its way through the layers. */
+interface Draft {
+  entry: ServerEntry;
+  source: TrustSource;
+  origins: string[];
+  plugin?: string;
+  /** cwd when the entry gives none: the workspace root, or the plugin folder. */
+  defaultCwd: string;
+  /** `<file>#<path>.env.KEY` per env and header key, for problems. */
+  keyOrigins: Map<string, string>;
+  /** The profile whose layer defined or amended it. */
+  profile?: string;
+}
+
+/** Sources from least to most in need of approval. */
+const STRICTNESS: readonly TrustSource[] = ['builtin', 'user', 'extension', 'downloaded', 'workspace'];
+
+/** Env and header names whose literal values are secrets too (references are, whatever the name). */
+const SECRET_NAME = /token|secret|passw|key|auth|credential|cookie|session|signature|private/i;
+
+/**
+ * The source of a plugin's manifest servers: `builtin` for builtin plugins,
+ * `extension` otherwise (the marketplace will answer `downloaded` for what it installed).
+ */
+export function pluginServerSource(plugin: Pick<PluginInfo, 'source'>): TrustSource {
+  return plugin.source === 'builtin' ? 'builtin' : 'extension';
+}
+
+/** Collects and normalises every server definition. Never throws for bad input. */
+export function collectServers(inputs: DefinitionInputs): DefinitionSet {
+  const problems: PlinthError[] = [];
+  const drafts = new Map<string, Draft>();
+  const home = resolve(inputs.home);
+  const workspace = resolve(inputs.workspace);
+
+  for (const plugin of inputs.plugins) {
+    const file = plugin.dir ? join(plugin.dir, 'manifest.json') : `plugin "${plugin.name}" (in memory)`;
+    const base = plugin.dir || workspace;
+    readSection(plugin.manifest.mcpServers, { origin: file, plugin: plugin.name, source: pluginServerSource(plugin) }, 'mcpServers', base, base, (name, draft, at) => {
+      const place = { origin: file, plugin: plugin.name, source: draft.source };
+      const earlier = drafts.get(name);
+      if (draft.entry.command === undefined && draft.entry.url === undefined) {
+        problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, at, 'expected "command" (a local server) or "url" (a remote server)', name));
+      } else if (earlier) {
+        problems.push(definitionProblem('PLN_E_MCP_SERVER_DUPLICATE', place, at, `server "${name}" is already declared by ${earlier.origins[0]}; this one is ignored`, name));
+      } else drafts.set(name, draft);
+    }, problems);
+  }
+
+  const ordered = [...inputs.layers.filter((l) => l.profile === undefined), ...inputs.layers.filter((l) => l.profile !== undefined)];
+  for (const layer of ordered) {
+    const at = layer.profile !== undefined ? `profiles${pathKey(layer.profile)}.mcpServers` : 'mcpServers';
+    const place = { origin: layer.file, source: layer.scope };
+    readSection(layer.settings.mcpServers, place, at, layer.scope === 'user' ? home : workspace, workspace, (name, found, path) => {
+      const draft: Draft = layer.profile !== undefined ? { ...found, profile: layer.profile } : found;
+      const earlier = drafts.get(name);
+      if (draft.entry.command !== undefined || draft.entry.url !== undefined) return void drafts.set(name, draft);
+      if (!earlier) {
+        problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, path, 'expected "command" (a local server) or "url" (a remote server); an entry without either amends an earlier definition, and there is none of this name', name));
+        return;
+      }
+      const amended = amend(earlier, draft);
+      const check = serverEntrySchema.safeParse(amended.entry);
+      if (!check.success) problems.push(...entryProblems(check.error, place, path, name));
+      else drafts.set(name, amended);
+    }, problems);
+  }
+
+  const lookup = referenceLookup(inputs);
+  const servers = [...drafts].map(([name, draft]) => finish(name, draft, inputs.connectTimeoutMs, lookup, problems));
+  return { servers, problems };
+}
+
+/** Validates each entry of one `mcpServers` section and hands the good ones to `take`. */
+function readSection(
+  section: unknown,
+  place: ProblemPlace & { source: TrustSource },
+  at: string,
+  baseDir: string,
+  defaultCwd: string,
+  take: (name: string, draft: Draft, path: string) => void,
+  problems: PlinthError[],
+): void {
+  if (section === undefined || section === null) return;
+  if (typeof section !== 'object' || Array.isArray(section)) {
+    problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, at, 'expected an object keyed by server name'));
+    return;
+  }
+  for (const [name, raw] of Object.entries(section)) {
+    const path = `${at}${pathKey(name)}`;
+    if (!SERVER_NAME.test(name) || name.includes('__')) {
+      const why = name.includes('__') ? '"__" separates server and tool in tool names' : 'use letters, digits, "_" and "-" (at most 64), starting with a letter or digit';
+      problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, path, `"${name}" cannot be a server name: ${why}`, name));
+      continue;
+    }
+    const parsed = serverEntrySchema.safeParse(raw);
+    if (!parsed.success) {
+      problems.push(...entryProblems(parsed.error, place, path, name));
+      continue;
+    }
+    const entry = { ...parsed.data };
+    // A relative cwd is relative to the place the entry came from, whichever layer later amends it.
+    if (entry.cwd !== undefined) entry.cwd = isAbsolute(entry.cwd) ? entry.cwd : resolve(baseDir, entry.cwd);
+    const keyOrigins = new Map<string, string>();
+    for (const key of Object.keys(entry.env ?? {})) keyOrigins.set(`env\0${key}`, `${place.origin}#${path}.env${pathKey(key)}`);
+    for (const key of Object.keys(entry.headers ?? {})) keyOrigins.set(`headers\0${key}`, `${place.origin}#${path}.headers${pathKey(key)}`);
+    const draft: Draft = { entry, source: place.source, origins: [`${place.origin}#${path}`], defaultCwd, keyOrigins, ...(place.plugin !== undefined && { plugin: place.plugin }) };
+    take(name, draft, path);
+  }
+}
+
+/** `earlier` with `amendment`'s fields over it. */
+function amend(earlier: Draft, amendment: Draft): Draft {
+  const entry: ServerEntry = { ...earlier.entry, ...amendment.entry };
+  // One way of naming the transport wins: the amendment's.
+  if (amendment.entry.transport !== undefined) delete entry.type;
+  if (amendment.entry.type !== undefined) delete entry.transport;
+  if (earlier.entry.env || amendment.entry.env) entry.env = { ...earlier.entry.env, ...amendment.entry.env };
+  if (earlier.entry.headers || amendment.entry.headers) entry.headers = { ...earlier.entry.headers, ...amendment.entry.headers };
+  const strictest = Math.max(STRICTNESS.indexOf(earlier.source), STRICTNESS.indexOf(amendment.source));
+  return {
+    entry,
+    source: STRICTNESS[strictest] ?? 'workspace',
+    origins: [...earlier.origins, ...amendment.origins],
+    defaultCwd: earlier.defaultCwd,
+    keyOrigins: new Map([...earlier.keyOrigins, ...amendment.keyOrigins]),
+    ...(earlier.plugin !== undefined && { plugin: earlier.plugin }),
+    ...((amendment.profile ?? earlier.profile) !== undefined && { profile: amendment.profile ?? earlier.profile }),
+  };
+}
+
+/** The normalised definition: defaults filled in, references resolved, secrets listed. */
+function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: ReferenceLookup, problems: PlinthError[]): ServerRecord {
+  const { entry } = draft;
+  const secrets = new Set<string>();
+  let unresolved: PlinthError | undefined;
+  const resolveAll = (kind: 'env' | 'headers', values: Record<string, string> | undefined): Record<string, string> => {
+    const out: Record<string, string> = {};
+    for (const [key, value] of Object.entries(values ?? {})) {
+      const resolved = resolveReferences(value, lookup);
+      if ('problem' in resolved) {
+        const where = draft.keyOrigins.get(`${kind}\0${key}`) ?? draft.origins.at(-1) ?? '';
+        const [origin = where, path = ''] = where.split('#');
+        const problem = definitionProblem('PLN_E_MCP_REFERENCE_UNRESOLVED', { origin, source: draft.source, ...(draft.plugin !== undefined && { plugin: draft.plugin }) }, path, resolved.problem, name);
+        problems.push(problem);
+        unresolved ??= problem;
+        continue;
+      }
+      for (const secret of resolved.secrets) secrets.add(secret);
+      // Whole values under secret-looking names (`Authorization: Bearer …`) are secrets too, literal or not.
+      if (SECRET_NAME.test(key)) secrets.add(resolved.value);
+      Object.defineProperty(out, key, { value: resolved.value, enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  };
+  const env = resolveAll('env', entry.env);
+  const headers = resolveAll('headers', entry.headers);
+  const definition: McpServerDefinition = {
+    name,
+    transport: entryTransport(entry) ?? (entry.command !== undefined ? 'stdio' : 'auto'),
+    ...(entry.command !== undefined && { command: entry.command }),
+    args: entry.args ?? [],
+    env,
+    cwd: entry.cwd ?? draft.defaultCwd,
+    ...(entry.url !== undefined && { url: entry.url }),
+    headers,
+    connectTimeoutMs: entry.timeout ?? connectTimeoutMs,
+    enabled: entry.enabled ?? true,
+    ...(entry.includeTools !== undefined && { includeTools: entry.includeTools }),
+    ...(entry.excludeTools !== undefined && { excludeTools: entry.excludeTools }),
+    ...(entry.oauth !== undefined && { oauth: entry.oauth }),
+    source: draft.source,
+    origin: draft.origins.length === 1 ? draft.origins[0]! : `${draft.origins[0]!}, amended by ${draft.origins.slice(1).join(', ')}`,
+    ...(draft.plugin !== undefined && { plugin: draft.plugin }),
+    secrets: [...secrets],
+  };
+  return {
+    definition,
+    trustId: draft.profile !== undefined ? `${name}@${draft.profile}` : name,
+    written: { env: { ...entry.env }, headers: { ...entry.headers } },
+    ...(unresolved !== undefined && { unresolved }),
+  };
+}
+
+/** `${env:…}` from the environment given; `${setting:…}` from the merged settings, the declared env var, the declared default. */
+function referenceLookup(inputs: DefinitionInputs): ReferenceLookup {
+  return {
+    env: (name) => (Object.hasOwn(inputs.env, name) ? inputs.env[name] : undefined),
+    setting(plugin, name) {
+      const decl = inputs.manifests.find((p) => p.name === plugin)?.manifest.settings.find((s) => s.name === name);
+      const what = `\${setting:${plugin}.${name}}`;
+      if (!decl) return { problem: `"${what}" refers to a setting that plugin "${plugin}" does not declare` };
+      if (decl.sensitive) {
+        return { problem: `"${what}" refers to a sensitive setting of plugin "${plugin}", which plinth does not hand to other plugins; reference an environment variable instead` };
+      }
+      const plugins = inputs.config.plugins as Record<string, { settings?: Record<string, unknown> }> | undefined;
+      const own = plugins !== undefined && Object.hasOwn(plugins, plugin) ? plugins[plugin]?.settings : undefined;
+      const fromEnv = decl.envVar !== undefined && Object.hasOwn(inputs.env, decl.envVar) ? inputs.env[decl.envVar] : undefined;
+      const value = own !== undefined && Object.hasOwn(own, name) ? own[name] : (fromEnv ?? decl.default);
+      if (typeof value === 'string') return { value };
+      if (typeof value === 'number' || typeof value === 'boolean') return { value: String(value) };
+      if (value === undefined) return { problem: `"${what}" refers to a setting with no value (set plugins.${plugin}.settings.${name})` };
+      return { problem: `"${what}" refers to a setting whose value is not a string, number or boolean` };
+    },
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * `attachFeatures`: the seam between the mcp core and the features. The core
+ * connects a `Client` (after `prepareClient`), then attaches it here: the
+ * server's tools are listed into the registry and followed through
+ * `tools/list_changed`, resource updates and log messages are routed, and the
+ * returned handle serves tools, resources, prompts and completion until
+ * `detach` (the core calls it on disconnect; a closing client detaches too).
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { McpServerDefinition, McpTool } from '../types.js';
+import { callRegisteredTool, type CallContext } from './call.js';
+import { logServerMessage } from './notifications.js';
+import { keepNotificationsBeforeResponses } from './ordering.js';
+import { complete, getPrompt, listPrompts } from './prompts.js';
+import { prepareClient, redactFor } from './requests.js';
+import { createSubscriptions, listResourceTemplates, listResources, readResource, type CatalogContext } from './resources.js';
+import { MCP_CODES, failedResult } from './result.js';
+import type { JsonSchema } from './schema.js';
+import { listServerTools } from './tools.js';
+import type { FeatureDeps, RegisteredTool, ServerFeatures } from './types.js';
+import { compileSchema } from './validate.js';
+
+/** The default per-call (and per-request) timeout, when the core gives none. */
+export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+
+/**
+ * Attaches a connected client's features to the registry and returns the
+ * server's handle. Resolves once the tools are listed; a server whose tools
+ * cannot be listed is attached with none (logged) and listed again on its
+ * next `tools/list_changed`. Never rejects for server trouble.
+ */
+export async function attachFeatures(client: Client, definition: McpServerDefinition, deps: FeatureDeps): Promise<ServerFeatures> {
+  prepareClient(client, definition, deps);
+  keepNotificationsBeforeResponses(client);
+  const server = definition.name;
+  const { log, registry } = deps;
+  const redact = redactFor(deps, definition);
+  const timeoutMs = deps.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const catalog: CatalogContext = { client, server, timeoutMs, redact, log };
+  const subscriptions = createSubscriptions(catalog);
+  let detachedReason: string | undefined;
+  let current = new Map<string, RegisteredTool>();
+  let listed: readonly RegisteredTool[] = [];
+
+  const callContext: CallContext = {
+    client,
+    server,
+    emit: deps.emit,
+    log,
+    redact,
+    defaultTimeoutMs: timeoutMs,
+    detachedReason: () => detachedReason,
+  };
+
+  // One listing at a time; a change notified while one runs makes it list once more.
+  let running: Promise<readonly McpTool[]> | undefined;
+  let dirty = false;
+  const refreshTools = (): Promise<readonly McpTool[]> => {
+    if (detachedReason !== undefined) return Promise.resolve([]);
+    dirty = true;
+    running ??= (async () => {
+      try {
+        while (dirty && detachedReason === undefined) {
+          dirty = false;
+          const { tools, skipped } = await listServerTools(client, definition, timeoutMs);
+          if (detachedReason !== undefined) break;
+          for (const note of skipped) log.warn(`server "${server}": tool ${note}`);
+          await precompile(tools);
+          // By the server's own name too; a namespaced name wins where the two spellings collide.
+          current = new Map([...tools.map((entry) => [entry.tool.tool, entry] as const), ...tools.map((entry) => [entry.tool.name, entry] as const)]);
+          listed = tools;
+          registry.setTools(server, tools);
+        }
+        return features.tools();
+      } finally {
+        running = undefined;
+      }
+    })();
+    return running;
+  };
+
+  /** Compiles each input schema now: a schema ajv cannot compile is reported once, and the first call pays nothing. */
+  const precompile = async (tools: readonly RegisteredTool[]) => {
+    for (const entry of tools) {
+      const compiled = await compileSchema(entry.tool.inputSchema as JsonSchema, entry.dialect);
+      if ('error' in compiled) log.warn(`server "${server}": tool "${entry.tool.tool}" has an input schema plinth cannot check (${compiled.error}); its arguments go to the server unchecked`);
+    }
+  };
+
+  const features: ServerFeatures = {
+    server,
+    client,
+    get detached() {
+      return detachedReason !== undefined;
+    },
+    tools() {
+      return listed.map((entry) => entry.tool);
+    },
+    refreshTools,
+    async callTool(name, args, options) {
+      const entry = current.get(name);
+      if (!entry) {
+        return failedResult({ code: MCP_CODES.toolUnknown, message: `server "${server}" has no tool "${name}"` }, Date.now());
+      }
+      return callRegisteredTool(entry, args, options, callContext);
+    },
+    resources: () => listResources(catalog),
+    resourceTemplates: () => listResourceTemplates(catalog),
+    readResource: (uri) => readResource(catalog, uri),
+    subscribe: (uri, listener) => subscriptions.subscribe(uri, listener),
+    prompts: () => listPrompts(catalog),
+    getPrompt: (name, args) => getPrompt(catalog, name, args),
+    complete: (ref, argument, context) => complete(catalog, ref, argument, context),
+    async notifyRootsChanged() {
+      try {
+        await client.sendRootsListChanged();
+      } catch (error) {
+        log.warn(`server "${server}": could not notify a roots change: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    },
+    detach(reason = 'detached') {
+      if (detachedReason !== undefined) return;
+      detachedReason = reason;
+      subscriptions.clear();
+      current = new Map();
+      listed = [];
+      registry.detach(server, reason, features);
+    },
+  };
+
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    if (detachedReason !== undefined) return;
+    refreshTools().catch((error: unknown) => log.warn(redact(`server "${server}": listing tools after tools/list_changed failed, keeping the previous list: ${message(error)}`)));
+  });
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => subscriptions.updated(notification.params.uri));
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => logServerMessage(log, server, notification.params, redact));
+
+  // A closing client takes its tools along, whoever notices first (the core's own handler keeps running).
+  const previousOnClose = client.onclose;
+  client.onclose = () => {
+    previousOnClose?.();
+    features.detach('the connection closed');
+  };
+
+  registry.attach(features);
+  try {
+    await refreshTools();
+  } catch (error) {
+    log.warn(redact(`server "${server}": its tools could not be listed (${message(error)}); it is attached without tools until it sends tools/list_changed`));
+  }
+  return features;
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,131 @@
+/**
+ * Requests servers send to the client, each answered (never left to the SDK's
+ * "method not found"):
+ * - `roots/list`: the host's `mcp:roots` service, else the workspace as one file:// root;
+ * - `elicitation/create`: the host's `mcp:elicitation`, else a form on the terminal,
+ *   else declined with a message in the log;
+ * - `sampling/createMessage`: the host's `mcp:sampling`, else an error saying no host samples.
+ *
+ * The capabilities must be declared before `initialize`, so `prepareClient`
+ * runs before `client.connect`; `attachFeatures` calls it too, for clients
+ * created with `CLIENT_CAPABILITIES` already.
+ */
+import { basename } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, ErrorCode, ListRootsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { ServiceType } from 'plinth/sdk';
+import type { McpServerDefinition } from '../types.js';
+import { askElicitation } from './elicit-form.js';
+import type { FeatureDeps, HostServiceName, Terminal } from './types.js';
+
+/** What plinth declares in `initialize`: roots (with change notifications), form elicitation, sampling. */
+export const CLIENT_CAPABILITIES = { roots: { listChanged: true }, elicitation: {}, sampling: {} } as const;
+
+// The spec's code for "the user rejected the sampling request".
+const SAMPLING_DECLINED = -1;
+const prepared = new WeakSet<Client>();
+
+/**
+ * Declares the capabilities (when `client` is not connected yet) and installs
+ * the handlers. Call it before `client.connect`, so that a request the server
+ * sends right after `initialize` is answered; calling it again does nothing.
+ */
+export function prepareClient(client: Client, definition: McpServerDefinition, deps: Omit<FeatureDeps, 'registry' | 'emit'>): void {
+  if (prepared.has(client)) return;
+  prepared.add(client);
+  try {
+    client.registerCapabilities(CLIENT_CAPABILITIES);
+  } catch {
+    // Already connected: the capabilities given to `new Client` stand (see below if they lack some).
+  }
+  const server = definition.name;
+  const install = (what: string, register: () => void) => {
+    try {
+      register();
+    } catch (error) {
+      deps.log.warn(`server "${server}": ${what} requests will be refused: the client was connected without declaring that capability (create it with CLIENT_CAPABILITIES or call prepareClient before connect): ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+
+  install('roots/list', () =>
+    client.setRequestHandler(ListRootsRequestSchema, async () => {
+      const host = await hostService(deps, 'mcp:roots', server);
+      if (!host) return { roots: [{ uri: pathToFileURL(deps.workspace).href, name: basename(deps.workspace) }] };
+      const roots = await answer(deps, server, 'roots/list', () => host({ server }));
+      return { roots: roots.map((root) => ({ uri: root.uri, ...(root.name !== undefined && { name: root.name }) })) };
+    }),
+  );
+
+  install('elicitation/create', () =>
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      const params = request.params as { message: string; requestedSchema?: Record<string, unknown> };
+      const requestedSchema = params.requestedSchema ?? { type: 'object', properties: {} };
+      const host = await hostService(deps, 'mcp:elicitation', server);
+      if (host) return answer(deps, server, 'elicitation/create', () => host({ server, message: params.message, requestedSchema }));
+      const terminal = terminalOf(deps.terminal);
+      if (terminal) return askElicitation({ server, message: redactFor(deps, definition)(params.message), requestedSchema }, terminal, extra.signal);
+      deps.log.warn(
+        `server "${server}" asked for input ("${oneLine(redactFor(deps, definition)(params.message))}"), but there is no terminal to ask on: declined. A host answers such requests by providing the mcp:elicitation service.`,
+      );
+      return { action: 'decline' as const };
+    }),
+  );
+
+  install('sampling/createMessage', () =>
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      const host = await hostService(deps, 'mcp:sampling', server);
+      if (host) return answer(deps, server, 'sampling/createMessage', () => host({ server, params: request.params as Record<string, unknown> })) as never;
+      deps.log.warn(`server "${server}" asked for a model completion (sampling), and no host takes sampling requests: declined.`);
+      throw new McpError(
+        SAMPLING_DECLINED,
+        'sampling declined: this plinth host has no model to sample from (a host answers sampling by providing the mcp:sampling service)',
+      );
+    }),
+  );
+}
+
+/** The host's handler, or undefined when none is provided (or providing it failed, which is logged). */
+async function hostService<K extends HostServiceName>(deps: Pick<FeatureDeps, 'getService' | 'log'>, name: K, server: string): Promise<ServiceType<K> | undefined> {
+  try {
+    return await deps.getService(name);
+  } catch (error) {
+    deps.log.warn(`server "${server}": the host's ${name} service is unavailable, answering without it: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
+}
+
+/** Runs a host handler; its failure becomes the JSON-RPC error the server gets (redacted), not a dropped request. */
+async function answer<T>(deps: Pick<FeatureDeps, 'log' | 'redact'>, server: string, method: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const message = (deps.redact ?? ((t: string) => t))(error instanceof Error ? error.message : String(error));
+    deps.log.warn(`server "${server}": the host's handler for ${method} failed: ${message}`);
+    throw new McpError(ErrorCode.InternalError, `the host could not answer ${method}: ${message}`);
+  }
+}
+
+/** The terminal to ask on: the one given, none (`null`), or stdin/stderr when both are terminals outside CI. */
+export function terminalOf(given: Terminal | null | undefined): Terminal | undefined {
+  if (given === null) return undefined;
+  if (given) return given;
+  const ci = process.env.CI;
+  if (ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false') return undefined;
+  return process.stdin.isTTY && process.stderr.isTTY ? { input: process.stdin, output: process.stderr } : undefined;
+}
+
+/** `deps.redact`, plus the server's own secrets. */
+export function redactFor(deps: Pick<FeatureDeps, 'redact'>, definition: Pick<McpServerDefinition, 'secrets'>): (text: string) => string {
+  const secrets = definition.secrets.filter((s) => s.length >= 4);
+  return (text) => {
+    let out = deps.redact ? deps.redact(text) : text;
+    for (const secret of secrets) out = out.split(secret).join('[redacted]');
+    return out;
+  };
+}
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}

@@ -1,0 +1,100 @@
+/**
+ * A server's tools as registry entries: every page of `tools/list`, the
+ * server's `includeTools`/`excludeTools` globs applied to the tool's own name,
+ * each schema converted, each name namespaced `<server>__<tool>`.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import picomatch from 'picomatch';
+import type { McpServerDefinition, McpTool } from '../types.js';
+import { convertSchema, schemaDialect } from './schema.js';
+import type { RegisteredTool } from './types.js';
+
+/** Separates server and tool in a namespaced name; server names never contain it. */
+export const NAMESPACE_SEPARATOR = '__';
+
+// A server that keeps sending cursors must not keep us listing forever.
+const MAX_PAGES = 1000;
+
+/** Every item of a paginated list: follows `nextCursor` until there is none (or it repeats). */
+export async function paginate<T>(fetchPage: (cursor: string | undefined) => Promise<{ items: readonly T[]; nextCursor?: string | undefined }>): Promise<T[]> {
+  const items: T[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page += 1) {
+    const result = await fetchPage(cursor);
+    items.push(...result.items);
+    cursor = result.nextCursor;
+    if (cursor === undefined || cursor === '' || seen.has(cursor)) break;
+    seen.add(cursor);
+  }
+  return items;
+}
+
+/** `<server>__<tool>`. */
+export function namespacedName(server: string, tool: string): string {
+  return `${server}${NAMESPACE_SEPARATOR}${tool}`;
+}
+
+/** The server part of a namespaced name, if it has one. */
+export function serverOf(name: string): string | undefined {
+  const at = name.indexOf(NAMESPACE_SEPARATOR);
+  return at > 0 ? name.slice(0, at) : undefined;
+}
+
+/** Whether a tool passes the server's `includeTools` (empty or absent: every tool) and `excludeTools` (which wins). */
+export function toolFilter(definition: Pick<McpServerDefinition, 'includeTools' | 'excludeTools'>): (tool: string) => boolean {
+  const options = { dot: true };
+  const include = definition.includeTools?.length ? picomatch([...definition.includeTools], options) : undefined;
+  const exclude = definition.excludeTools?.length ? picomatch([...definition.excludeTools], options) : undefined;
+  return (tool) => (include === undefined || include(tool)) && !(exclude !== undefined && exclude(tool));
+}
+
+/** The server's tools, listed page by page and filtered; `timeoutMs` applies to each page. */
+export async function listServerTools(
+  client: Client,
+  definition: McpServerDefinition,
+  timeoutMs: number,
+): Promise<{ tools: RegisteredTool[]; skipped: string[] }> {
+  if (!client.getServerCapabilities()?.tools) return { tools: [], skipped: [] };
+  const listed = await paginate<Tool>(async (cursor) => {
+    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs });
+    return { items: page.tools, nextCursor: page.nextCursor };
+  });
+  const allowed = toolFilter(definition);
+  const tools: RegisteredTool[] = [];
+  const skipped: string[] = [];
+  const names = new Set<string>();
+  for (const tool of listed) {
+    if (names.has(tool.name)) {
+      skipped.push(`${tool.name} (listed twice; the first is kept)`);
+      continue;
+    }
+    names.add(tool.name);
+    if (allowed(tool.name)) tools.push(registeredTool(definition.name, tool));
+  }
+  return { tools, skipped };
+}
+
+/** One listed tool as a registry entry. */
+export function registeredTool(server: string, tool: Tool): RegisteredTool {
+  const title = tool.title ?? tool.annotations?.title;
+  const mcpTool: McpTool = {
+    name: namespacedName(server, tool.name),
+    server,
+    tool: tool.name,
+    ...(title !== undefined && { title }),
+    ...(tool.description !== undefined && { description: tool.description }),
+    inputSchema: convertSchema(tool.inputSchema),
+    ...(tool.annotations !== undefined && { annotations: tool.annotations }),
+  };
+  const inputDialect = schemaDialect(tool.inputSchema);
+  const outputDialect = schemaDialect(tool.outputSchema);
+  return {
+    tool: mcpTool,
+    ...(inputDialect !== undefined && { dialect: inputDialect }),
+    ...(tool.outputSchema !== undefined && { outputSchema: convertSchema(tool.outputSchema) }),
+    ...(outputDialect !== undefined && { outputDialect }),
+    ...(tool.execution?.taskSupport !== undefined && { taskSupport: tool.execution.taskSupport }),
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * The mcp plugin: MCP servers from settings and plugin manifests, many at
+ * once. It provides the `mcp` service; `plinth up` (the `serve` hook) starts
+ * every enabled server and keeps it, one-shot commands start servers on
+ * demand, and the teardown closes every connection (no process left behind).
+ * Transports come from plugins (`transport:<name>`); tools, resources and
+ * prompts from ./features/, loaded with the first server.
+ */
+import { type Logger, type PluginInfo, type PluginKernel, type StatusSection, definePlugin } from 'plinth/sdk';
+import type {} from '../trust/types.js'; // the `Services` merge for 'trust'
+import { mcpCommands } from './commands.js';
+import { type DefinitionSet, collectServers } from './definitions.js';
+import { FeatureHost } from './features-host.js';
+import { ServerManager } from './manager.js';
+import { type SecretRedactor, createRedactor } from './redact.js';
+import { createMcpService } from './service.js';
+import { mcpSettings } from './settings.js';
+import type { ServerStatus } from './types.js';
+
+export type { McpSettings } from './settings.js';
+
+export default definePlugin({
+  setup(kernel, ctx) {
+    const settings = mcpSettings(ctx.settings);
+    const redactor = createRedactor((text) => kernel.redact(text));
+    const log = maskedLogger(ctx.log, redactor);
+
+    // Manifests arrive through the kernel's replay; definitions are read once
+    // every eager plugin is set up (`ready`), when plugin states are known.
+    const plugins: PluginInfo[] = [];
+    kernel.hooks.manifest.tap((info) => void plugins.push(info));
+    let ready = false;
+    let found: DefinitionSet | undefined;
+    const definitions = (): DefinitionSet | undefined => {
+      if (!ready) return undefined;
+      found ??= readDefinitions(kernel, plugins, ctx.paths, settings.connectTimeout, redactor, log);
+      return found;
+    };
+    kernel.hooks.ready.tap(() => {
+      ready = true;
+      definitions();
+    });
+
+    const features = new FeatureHost({
+      emit: (event, context) => kernel.emit(event, context),
+      getService: async (name) => {
+        try {
+          return await kernel.get(name);
+        } catch (error) {
+          if ((error as { code?: unknown }).code === 'PLN_E_SERVICE_MISSING') return undefined;
+          throw error;
+        }
+      },
+      log,
+      redact: (text) => redactor.text(text),
+      workspace: ctx.paths.workspace,
+      callTimeoutMs: settings.callTimeout,
+    });
+    const manager = new ServerManager({
+      kernel,
+      log,
+      redact: (text) => redactor.text(text),
+      attach: (client, definition) => features.session(client, definition),
+      settings,
+      trust: () => kernel.get('trust'),
+      records: () => definitions()?.servers,
+      signal: ctx.signal,
+      toolCount: (server) => features.registry?.server(server)?.tools().length ?? 0,
+      warmUp: () => Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), features.load()]),
+    });
+    const service = createMcpService(manager, features, () => definitions()?.problems ?? []);
+    kernel.provide('mcp', service);
+
+    kernel.hooks.commands.tap((registry) => {
+      for (const command of mcpCommands({ kernel, service })) registry.add(command);
+    });
+
+    // Only while the host stays up; in the background, because retries with
+    // backoff may outlast the hook's time limit. States show progress.
+    let starting: Promise<unknown> | undefined;
+    kernel.hooks.serve.tap(() => {
+      if (!settings.startOnServe) return;
+      starting = manager.startAll().catch((error: unknown) => log.debug(`startAll: ${(error as Error).message}`));
+    });
+
+    // `plinth up` shows every server once its start has settled (the connection
+    // timeout and retries bound the wait), with its health when the health plugin runs.
+    kernel.hooks.status.tap(async (board) => {
+      if (settings.startOnServe) await starting;
+      const health = await optionalHealth(kernel);
+      board.add(serverSection(service.servers(), health));
+    });
+
+    return async () => {
+      await manager.close();
+      await starting;
+    };
+  },
+});
+
+/** The health service's view, when the health plugin is installed and enabled. */
+async function optionalHealth(kernel: PluginKernel): Promise<Map<string, string> | undefined> {
+  try {
+    const health = (await kernel.get('health')) as { status(): ReadonlyArray<{ name: string; state: string }> };
+    return new Map(health.status().map((s) => [s.name, s.state]));
+  } catch {
+    return undefined;
+  }
+}
+
+/** `plinth up`'s MCP section. */
+function serverSection(servers: readonly ServerStatus[], health: Map<string, string> | undefined): StatusSection {
+  const head = ['SERVER', 'TRANSPORT', 'SOURCE', 'STATE', ...(health ? ['HEALTH'] : []), 'TOOLS', 'PID', 'REASON'];
+  const rows = servers.map((s) => [
+    s.name,
+    s.transport,
+    s.source,
+    s.state,
+    ...(health ? [health.get(s.name) ?? '-'] : []),
+    String(s.tools),
+    s.pid === undefined ? '-' : String(s.pid),
+    s.error ? `${s.error.code}: ${s.error.message}` : '',
+  ]);
+  const json = servers.map((s) => ({ ...s, ...(health && { health: health.get(s.name) ?? null }) }));
+  return { key: 'mcpServers', title: 'MCP servers', head, rows, json };
+}
+
+/** Reads and normalises every definition; logs the problems and learns the secrets first. */
+function readDefinitions(
+  kernel: PluginKernel,
+  plugins: readonly PluginInfo[],
+  paths: { home: string; workspace: string },
+  connectTimeoutMs: number,
+  redactor: SecretRedactor,
+  log: Logger,
+): DefinitionSet {
+  // A plugin that was refused (not trusted) or failed contributes no servers.
+  const usable = new Set(kernel.status().filter((p) => p.state === 'active' || p.state === 'lazy').map((p) => p.name));
+  const set = collectServers({
+    layers: kernel.configLayers,
+    plugins: plugins.filter((p) => usable.has(p.name)),
+    manifests: plugins,
+    config: kernel.config,
+    env: process.env,
+    home: paths.home,
+    workspace: paths.workspace,
+    connectTimeoutMs,
+  });
+  for (const server of set.servers) redactor.add(server.definition.secrets);
+  for (const problem of set.problems) log.warn(`${problem.code}: ${problem.message}`);
+  return set;
+}
+
+/** The plugin's logger with server secrets masked in messages and data. */
+function maskedLogger(log: Logger, redactor: SecretRedactor): Logger {
+  const wrap =
+    (write: Logger['info']): Logger['info'] =>
+    (message, data) =>
+      write(redactor.text(message), data === undefined ? undefined : redactor.value(data));
+  return { debug: wrap(log.debug.bind(log)), info: wrap(log.info.bind(log)), warn: wrap(log.warn.bind(log)), error: wrap(log.error.bind(log)) };
+}

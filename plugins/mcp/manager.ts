@@ -1,0 +1,341 @@
+/**
+ * Many servers at once, each with its own state machine:
+ *
+ * ```
+ * stopped ─start─▶ starting ─▶ connected ─(transport closed)─▶ disconnected
+ *                     │                                            │
+ *                     └──(untrusted, failed, timed out)─▶ error    └─start─▶ starting …
+ * ```
+ *
+ * `start` checks trust (workspace and extension servers wait for approval),
+ * then tries to connect: each attempt within the connection timeout, up to
+ * `retries` more after the first, waiting `retryBaseMs × 2^n` between them.
+ * `stop` calls off a start in progress and closes the client and transport,
+ * and resolves only when they are closed (a stdio process has exited). The
+ * manager does not reconnect by itself: the health plugin decides that.
+ */
+import { type Disposer, PlinthError, isPlinthError } from 'plinth/sdk';
+import type { TrustService } from '../trust/types.js';
+import { type ConnectDeps, type Connected, connectOnce } from './connect.js';
+import type { ServerRecord } from './definitions.js';
+import { describe, mcpError } from './errors.js';
+import type { McpSettings } from './settings.js';
+import { checkServerTrust } from './trust-subject.js';
+import type { McpServerDefinition, ServerState, ServerStatus, TransportConnection } from './types.js';
+
+/** What the manager needs from the plugin. */
+export interface ManagerDeps extends ConnectDeps {
+  readonly settings: Pick<McpSettings, 'retries' | 'retryBaseMs'>;
+  readonly trust: () => Promise<TrustService>;
+  /** The servers, read once when first needed; undefined before `ready` (manifests are not all known yet). */
+  readonly records: () => readonly ServerRecord[] | undefined;
+  /** Aborted when the kernel shuts down: withdraws a trust question on the terminal. */
+  readonly signal: AbortSignal;
+  /** Tools of a server in the registry now, for statuses. */
+  readonly toolCount: (server: string) => number;
+  /**
+   * Loads what every attempt needs (the SDK, the features module) before the
+   * first attempt, so that importing plinth's own code does not count against
+   * a server's connection timeout. Failures are the attempt's to report.
+   */
+  readonly warmUp?: () => Promise<unknown>;
+}
+
+/** Listener of state changes. */
+export type StateListener = (status: ServerStatus, previous: ServerState) => void;
+
+/** Codes retrying cannot help with: configuration, trust, the kernel. */
+const RETRYABLE = new Set(['PLN_E_MCP_CONNECT_TIMEOUT', 'PLN_E_MCP_CONNECT_FAILED']);
+
+/** The reason a start is called off by `stop`; never shown. */
+const STOPPED = Symbol('stopped');
+
+interface Slot {
+  readonly record: ServerRecord;
+  state: ServerState;
+  attempts: number;
+  transport: string;
+  connectedAt?: string;
+  error?: { code: string; message: string };
+  current?: Connected;
+  /** The last connection, kept after it closed for its stderr tail. */
+  last?: TransportConnection;
+  /** Why the process went away, as the transport reported it. */
+  downReason?: string;
+  starting?: Promise<ServerStatus>;
+  abort?: AbortController;
+  /** Bumped by every start and stop: late callbacks of an older connection are ignored. */
+  generation: number;
+  closing?: Promise<void>;
+}
+
+/** The lifecycle half of the `mcp` service. */
+export class ServerManager {
+  readonly #deps: ManagerDeps;
+  #slots: Map<string, Slot> | undefined;
+  readonly #listeners = new Set<StateListener>();
+  #closed = false;
+
+  constructor(deps: ManagerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Every configured server, in definition order. */
+  servers(): ServerStatus[] {
+    return [...this.#all().values()].map((slot) => this.#status(slot));
+  }
+
+  definition(name: string): McpServerDefinition | undefined {
+    return this.#all().get(name)?.record.definition;
+  }
+
+  /** The current status of one server. */
+  status(name: string): ServerStatus | undefined {
+    const slot = this.#all().get(name);
+    return slot && this.#status(slot);
+  }
+
+  /**
+   * Starts one server; resolves with the status reached. A start in progress is
+   * joined, a connected server is left as it is.
+   * @throws PlinthError PLN_E_MCP_SERVER_UNKNOWN, PLN_E_MCP_SERVER_DISABLED, PLN_E_KERNEL_CLOSED
+   */
+  start(name: string): Promise<ServerStatus> {
+    let slot: Slot;
+    try {
+      slot = this.#slot(name);
+      if (this.#closed) throw new PlinthError('PLN_E_KERNEL_CLOSED', `MCP server "${name}" cannot start: plinth is shutting down`, { plugin: 'mcp' });
+      if (!slot.record.definition.enabled) {
+        throw mcpError('PLN_E_MCP_SERVER_DISABLED', `MCP server "${name}" is disabled ("enabled": false in ${slot.record.definition.origin})`, { details: { server: name } });
+      }
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    if (slot.state === 'connected') return Promise.resolve(this.#status(slot));
+    slot.starting ??= this.#run(slot).finally(() => {
+      slot.starting = undefined;
+    });
+    return slot.starting;
+  }
+
+  /** Starts every enabled server, all at once. */
+  startAll(): Promise<ServerStatus[]> {
+    const enabled = [...this.#all().values()].filter((slot) => slot.record.definition.enabled);
+    return Promise.all(enabled.map((slot) => this.start(slot.record.definition.name)));
+  }
+
+  /** Calls off a start in progress, closes the connection; resolves once closed. */
+  async stop(name: string): Promise<void> {
+    await this.#stop(this.#slot(name));
+  }
+
+  /** Stops, then starts. */
+  async restart(name: string): Promise<ServerStatus> {
+    await this.stop(name);
+    return this.start(name);
+  }
+
+  client(name: string): Connected['client'] | undefined {
+    return this.#all().get(name)?.current?.client;
+  }
+
+  connection(name: string): TransportConnection | undefined {
+    return this.#all().get(name)?.current?.connection;
+  }
+
+  onStateChange(listener: StateListener): Disposer {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+
+  /** Stops every server and refuses new starts: the plugin's teardown. Resolves once every transport is closed. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (!this.#slots) return;
+    await Promise.all([...this.#slots.values()].map((slot) => this.#stop(slot)));
+  }
+
+  #all(): Map<string, Slot> {
+    if (this.#slots) return this.#slots;
+    const records = this.#deps.records();
+    if (records === undefined) return new Map();
+    this.#slots = new Map(
+      records.map((record) => [record.definition.name, { record, state: 'stopped', attempts: 0, transport: record.definition.transport, generation: 0 } satisfies Slot]),
+    );
+    return this.#slots;
+  }
+
+  #slot(name: string): Slot {
+    const slot = this.#all().get(name);
+    if (!slot) {
+      const known = [...this.#all().keys()];
+      throw mcpError('PLN_E_MCP_SERVER_UNKNOWN', `no MCP server is named "${name}"${known.length > 0 ? ` (configured: ${known.join(', ')})` : ' (none is configured)'}`, {
+        details: { server: name },
+      });
+    }
+    return slot;
+  }
+
+  async #run(slot: Slot): Promise<ServerStatus> {
+    const { definition } = slot.record;
+    const generation = ++slot.generation;
+    const abort = new AbortController();
+    slot.abort = abort;
+    slot.attempts = 0;
+    slot.downReason = undefined;
+    slot.transport = definition.transport;
+    this.#set(slot, 'starting', undefined);
+    const current = () => slot.generation === generation && !abort.signal.aborted;
+
+    if (slot.record.unresolved) return this.#fail(slot, slot.record.unresolved);
+    const refusal = await checkServerTrust(slot.record, this.#deps.trust, this.#deps.redact, AbortSignal.any([abort.signal, this.#deps.signal]));
+    if (!current()) return this.#calledOff(slot);
+    if (refusal) return this.#fail(slot, refusal);
+
+    await this.#deps.warmUp?.().catch(() => undefined);
+    if (!current()) return this.#calledOff(slot);
+    const { retries, retryBaseMs } = this.#deps.settings;
+    for (let n = 0; ; n++) {
+      slot.attempts++;
+      try {
+        const connected = await connectOnce(definition, this.#deps, abort.signal, (connection) => {
+          if (slot.generation === generation) slot.last = connection;
+        });
+        if (!current()) {
+          connected.session?.closed?.(`MCP server "${definition.name}" was stopped`);
+          await connected.client.close().catch(() => undefined);
+          return this.#calledOff(slot);
+        }
+        return this.#connected(slot, connected, generation);
+      } catch (error) {
+        if (!current()) return this.#calledOff(slot);
+        const failure = isPlinthError(error) ? error : mcpError('PLN_E_MCP_CONNECT_FAILED', this.#deps.redact(describe(error)), { cause: error });
+        if (!RETRYABLE.has(failure.code) || n >= retries) {
+          const tries = slot.attempts > 1 ? ` (after ${slot.attempts} attempts)` : '';
+          return this.#fail(slot, failure, tries);
+        }
+        const delay = retryBaseMs * 2 ** n;
+        this.#deps.log.info(this.#deps.redact(`${failure.message}; attempt ${slot.attempts} of ${retries + 1}, retrying in ${delay} ms`));
+        slot.error = { code: failure.code, message: this.#deps.redact(failure.message) };
+        if (!(await sleep(delay, abort.signal)) || !current()) return this.#calledOff(slot);
+      }
+    }
+  }
+
+  #connected(slot: Slot, connected: Connected, generation: number): ServerStatus {
+    const name = slot.record.definition.name;
+    slot.current = connected;
+    slot.last = connected.connection;
+    slot.transport = connected.transport;
+    slot.attempts = 0;
+    slot.connectedAt = new Date().toISOString();
+    connected.connection.onDown?.((reason) => {
+      if (slot.generation !== generation) return;
+      slot.downReason = this.#deps.redact(reason);
+      // The process may be reported gone after the stream closed: complete the message already shown.
+      if (slot.state === 'disconnected' && slot.error && !slot.error.message.includes(slot.downReason)) {
+        slot.error = { ...slot.error, message: `${slot.error.message}: ${slot.downReason}` };
+      }
+    });
+    // The client closes when its transport does: the process exited, the stream ended.
+    connected.client.onclose = () => {
+      if (slot.generation !== generation || slot.current !== connected) return;
+      slot.current = undefined;
+      const why = slot.downReason ? `: ${slot.downReason}` : '';
+      const error = mcpError('PLN_E_MCP_DISCONNECTED', `MCP server "${name}" closed the connection${why}`);
+      connected.session?.closed?.(this.#deps.redact(error.message));
+      this.#deps.log.warn(this.#deps.redact(error.message));
+      this.#set(slot, 'disconnected', { code: error.code, message: this.#deps.redact(error.message) });
+    };
+    this.#deps.log.info(`MCP server "${name}" connected (${connected.transport})`);
+    this.#set(slot, 'connected', undefined);
+    return this.#status(slot);
+  }
+
+  /** A start called off by `stop`: the server is stopped, whatever the attempt was doing. */
+  #calledOff(slot: Slot): ServerStatus {
+    this.#set(slot, 'stopped', undefined);
+    return this.#status(slot);
+  }
+
+  #fail(slot: Slot, error: PlinthError, suffix = ''): ServerStatus {
+    const message = this.#deps.redact(`${error.message}${suffix}`);
+    this.#deps.log.warn(`${error.code}: ${message}`);
+    this.#set(slot, 'error', { code: error.code, message });
+    return this.#status(slot);
+  }
+
+  #stop(slot: Slot): Promise<void> {
+    slot.generation++;
+    slot.abort?.abort(STOPPED);
+    const closing = (async () => {
+      await slot.starting?.catch(() => undefined);
+      const connected = slot.current;
+      slot.current = undefined;
+      if (connected) {
+        connected.session?.closed?.(`MCP server "${slot.record.definition.name}" was stopped`);
+        await connected.client.close().catch((error: unknown) => {
+          this.#deps.log.warn(this.#deps.redact(`MCP server "${slot.record.definition.name}" did not close cleanly: ${describe(error)}`));
+        });
+      }
+      if (slot.state !== 'stopped') this.#set(slot, 'stopped', undefined);
+    })();
+    // Concurrent stops (a `stop` racing the teardown) all wait for the same close.
+    const all = Promise.all([slot.closing, closing]).then(() => undefined);
+    slot.closing = all;
+    return all;
+  }
+
+  #set(slot: Slot, state: ServerState, error: Slot['error']): void {
+    const previous = slot.state;
+    slot.state = state;
+    if (error === undefined) delete slot.error;
+    else slot.error = error;
+    if (state !== 'connected') delete slot.connectedAt;
+    if (previous === state) return;
+    const status = this.#status(slot);
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(status, previous);
+      } catch (listenerError) {
+        this.#deps.log.warn(this.#deps.redact(`a listener of MCP state changes failed: ${describe(listenerError)}`));
+      }
+    }
+  }
+
+  #status(slot: Slot): ServerStatus {
+    const { definition } = slot.record;
+    const connection = slot.current?.connection;
+    const pid = connection?.pid?.();
+    const tail = (connection ?? slot.last)?.stderrTail?.();
+    const serverInfo = slot.current?.client.getServerVersion();
+    return {
+      name: definition.name,
+      state: slot.state,
+      transport: slot.transport,
+      source: definition.source,
+      ...(pid !== undefined && { pid }),
+      tools: slot.state === 'connected' ? this.#deps.toolCount(definition.name) : 0,
+      attempts: slot.attempts,
+      ...(slot.connectedAt !== undefined && { connectedAt: slot.connectedAt }),
+      ...(slot.error !== undefined && { error: { ...slot.error } }),
+      ...(tail ? { stderrTail: this.#deps.redact(tail) } : {}),
+      ...(serverInfo && { serverInfo: { name: serverInfo.name, version: serverInfo.version } }),
+    };
+  }
+}
+
+/** Waits `ms`; false when `signal` aborted first. */
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (finished: boolean) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      resolve(finished);
+    };
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

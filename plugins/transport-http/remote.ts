@@ -1,0 +1,32 @@
+/**
+ * What a remote transport needs from a server definition: an http(s) URL and
+ * the request options that carry its headers. Header values are secrets:
+ * they go into requests only, never into a message.
+ */
+import { PlinthError } from 'plinth/sdk';
+import type { McpServerDefinition, TransportContext } from '../mcp/types.js';
+
+/** The server's URL, or `PLN_E_MCP_TRANSPORT_CONFIG` naming what is wrong (the URL itself redacted). */
+export function serverUrl(server: McpServerDefinition, transport: string, context: TransportContext): URL {
+  const fail = (problem: string): never => {
+    throw new PlinthError('PLN_E_MCP_TRANSPORT_CONFIG', context.redact(`MCP server "${server.name}" ${problem}: the ${transport} transport connects to a remote server`), {
+      plugin: `transport-${transport}`,
+      hint: 'Set "url" to the server\'s http:// or https:// endpoint in its mcpServers entry, or "command" for a local server',
+      details: { server: server.name, transport },
+    });
+  };
+  if (server.url === undefined || server.url.trim() === '') return fail('has no "url"');
+  let url: URL;
+  try {
+    url = new URL(server.url);
+  } catch {
+    return fail(`has a "url" that is not a URL (${server.url})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(`has a "url" whose scheme is ${url.protocol} rather than http: or https:`);
+  return url;
+}
+
+/** `requestInit` with the server's headers, or undefined when it has none. */
+export function requestInit(server: McpServerDefinition): RequestInit | undefined {
+  return Object.keys(server.headers).length === 0 ? undefined : { headers: { ...server.headers } };
+}

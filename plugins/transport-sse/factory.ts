@@ -1,0 +1,25 @@
+/**
+ * The `transport:sse` service: a TransportFactory for servers that speak the
+ * older HTTP+SSE transport (protocol 2024-11-05): an SSE stream from `url`
+ * and POSTs to the endpoint it names. The SDK's SSEClientTransport as it is;
+ * it sends the headers on the stream's GET and on every POST. The SDK is
+ * imported on the first `create()`.
+ */
+import type { McpServerDefinition, TransportContext, TransportFactory } from '../mcp/types.js';
+import { requestInit, serverUrl } from './remote.js';
+
+/** Creates the factory that `transport:sse` provides. */
+export function createSseTransportFactory(): TransportFactory {
+  return {
+    async create(server: McpServerDefinition, context: TransportContext) {
+      const url = serverUrl(server, 'sse', context);
+      const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
+      const init = requestInit(server);
+      const transport = new SSEClientTransport(url, {
+        ...(init && { requestInit: init }),
+        ...(context.authProvider && { authProvider: context.authProvider }),
+      });
+      return { transport };
+    },
+  };
+}
