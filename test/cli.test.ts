@@ -188,34 +188,10 @@ describe('plinth --version', () => {
   }, TEST_TIMEOUT);
 
   test('loads no plugin code and no kernel module beyond the version', async () => {
-    const dir = await temp('plinth-resolve-hook-');
-    const log = join(dir, 'resolved.txt');
-    // A module.register resolve hook that appends every URL Node resolves to the file named by an env var.
-    await writeFile(
-      join(dir, 'hooks.mjs'),
-      [
-        "import { appendFileSync } from 'node:fs';",
-        'const file = process.env.PLINTH_TEST_RESOLVE_LOG;',
-        'export async function resolve(specifier, context, next) {',
-        '  const result = await next(specifier, context);',
-        "  if (file) appendFileSync(file, result.url + '\\n');",
-        '  return result;',
-        '}',
-        '',
-      ].join('\n'),
-    );
-    await writeFile(
-      join(dir, 'register.mjs'),
-      "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n",
-    );
-    const result = await run(['--version'], {
-      nodeArgs: ['--import', pathToFileURL(join(dir, 'register.mjs')).href],
-      env: { PLINTH_TEST_RESOLVE_LOG: log },
-    });
+    const { result, urls } = await runTracingImports(['--version']);
     expectExit(result, 0);
     expect(result.stdout).toContain(pkg.version);
 
-    const urls = readFileSync(log, 'utf8').split('\n').filter(Boolean);
     const rootUrl = pathToFileURL(root).href.replace(/\/?$/, '/');
     expect(urls, 'the hook saw the executable itself').toContain(pathToFileURL(bin).href);
     const plugins = urls.filter((u) => u.startsWith(`${rootUrl}plugins/`));
@@ -225,6 +201,42 @@ describe('plinth --version', () => {
     const kernel = urls.filter((u) => u.startsWith(rootUrl) && !u.startsWith(`${rootUrl}node_modules/`));
     const allowed = new Set([pathToFileURL(bin).href, pathToFileURL(join(root, 'dist', 'kernel', 'version.js')).href]);
     expect(kernel.filter((u) => !allowed.has(u)), 'plinth modules loaded by --version').toEqual([]);
+  }, TEST_TIMEOUT);
+});
+
+/** Runs the CLI with a module.register resolve hook that records every URL Node resolves. */
+async function runTracingImports(args: string[]): Promise<{ result: Awaited<ReturnType<typeof run>>; urls: string[] }> {
+  const dir = await temp('plinth-resolve-hook-');
+  const log = join(dir, 'resolved.txt');
+  await writeFile(
+    join(dir, 'hooks.mjs'),
+    [
+      "import { appendFileSync } from 'node:fs';",
+      'const file = process.env.PLINTH_TEST_RESOLVE_LOG;',
+      'export async function resolve(specifier, context, next) {',
+      '  const result = await next(specifier, context);',
+      "  if (file) appendFileSync(file, result.url + '\\n');",
+      '  return result;',
+      '}',
+      '',
+    ].join('\n'),
+  );
+  await writeFile(join(dir, 'register.mjs'), "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n");
+  const result = await run(args, { nodeArgs: ['--import', pathToFileURL(join(dir, 'register.mjs')).href], env: { PLINTH_TEST_RESOLVE_LOG: log } });
+  const urls = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
+  return { result, urls };
+}
+
+describe('builtin plugins', () => {
+  test('load from the build natively: no jiti, and plinth/sdk is the kernel\'s own dist/sdk', async () => {
+    const { dirs } = await sandbox();
+    const { result, urls } = await runTracingImports(['up', '--once', ...dirs]);
+    expectExit(result, 0);
+    const rootUrl = pathToFileURL(root).href.replace(/\/?$/, '/');
+    expect(urls.filter((u) => u.includes('/jiti/')), 'jiti loaded for builtin plugins').toEqual([]);
+    expect(urls).toContain(`${rootUrl}dist/plugins/hooks/index.js`);
+    expect(urls.filter((u) => u.startsWith(`${rootUrl}plugins/`) && u.endsWith('.ts')), 'builtin TypeScript sources loaded').toEqual([]);
+    expect(urls.filter((u) => u.endsWith('/sdk/index.js'))).toEqual(urls.filter((u) => u === `${rootUrl}dist/sdk/index.js`));
   }, TEST_TIMEOUT);
 });
 
