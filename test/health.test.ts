@@ -426,8 +426,9 @@ async function boot(servers: Record<string, { file: string; args?: string[]; tim
       mcpServers,
       plugins: {
         'mcp-demo': { enabled: false },
-        // One connection attempt per start: the health plugin's backoff is what is under test.
-        mcp: { settings: { retries: 0 } },
+        // The mcp plugin's own retries (3 by default) are left on: the health plugin's restarts make one attempt
+        // each regardless. They still apply to the first start at serve; short waits keep that quick.
+        mcp: { settings: { retryBaseMs: 20 } },
         health: { settings: { ...FAST, ...settings } },
       },
     },
@@ -496,7 +497,8 @@ describe('health in a real kernel', () => {
     const failed = await until(is('dead', 'failed'));
     expect(seen.filter(is('dead', 'restarting')).map((c) => c.attempt)).toEqual([1, 2, 3]);
     expect(failed.reason).toContain('gave up after 3 restarts');
-    expect(mcp.servers().find((s) => s.name === 'dead')?.state).toBe('error');
+    // The last restart made one connection attempt, not the mcp plugin's 1 + 3 retries.
+    expect(mcp.servers().find((s) => s.name === 'dead')).toMatchObject({ state: 'error', attempts: 1 });
     // The caller: the server never connected, so its tools were never known; the message says it is not connected.
     const result = await mcp.callTool('dead__echo', { text: 'x' });
     expect(result.ok).toBe(false);
@@ -509,8 +511,10 @@ describe('health in a real kernel', () => {
   test('a late starter: failed after the attempt limit, a manual restart brings it back and its tools answer', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'plinth-health-'));
     try {
-      const { mcp, health, until } = await boot({ late: { file: 'late-start.mjs', args: [`--state=${join(dir, 'starts')}`, '--fail=3'] } }, { maxRestarts: 2 });
+      // The first start makes 4 attempts (the mcp plugin's retries), each of the 2 restarts one: 6 failures, then it works.
+      const { mcp, health, until } = await boot({ late: { file: 'late-start.mjs', args: [`--state=${join(dir, 'starts')}`, '--fail=6'] } }, { maxRestarts: 2 });
       await until(is('late', 'failed'));
+      expect(Number(readFileSync(join(dir, 'starts'), 'utf8'))).toBe(6);
       expect(await health.restart('late')).toMatchObject({ state: 'healthy', restarts: 0 });
       await eventually(() => mcp.tools().some((t) => t.name === 'late__echo'));
       expect((await mcp.callTool('late__echo', { text: 'finally' })).ok).toBe(true);

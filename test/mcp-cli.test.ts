@@ -459,6 +459,23 @@ describe('the builtin demo server', () => {
 
 // ── server-everything over stdio: every content type ─────────────────────────
 
+describe('a server that fails at start', () => {
+  test('one-shot commands make one connection attempt (the retries setting is for a host that stays up) and report the error at once', async () => {
+    const box = await sandbox();
+    // The default `retries` (3) stays in force: only the commands' own rule is under test.
+    await writeSettings(box.userFile, { mcpServers: { broken: marked(box, { command: process.execPath, args: ['-e', 'process.exit(3)'] }) } });
+    const status = await run(box, ['mcp', 'status', 'broken', '--json']);
+    expectExit(status, 1);
+    expect(json(status).servers[0]).toMatchObject({ name: 'broken', state: 'error', attempts: 1, error: { code: 'PLN_E_MCP_CONNECT_FAILED' } });
+
+    const call = await run(box, ['call', 'broken__anything', '--json']);
+    expectExit(call, 1);
+    expect(json(call).error).toMatchObject({ code: 'PLN_E_MCP_CONNECT_FAILED', server: 'broken', state: 'error' });
+    expect(json(call).error.message).not.toContain('attempts'); // "(after 4 attempts)" when retried
+    expect(await settle(() => leftovers(box.mark))).toEqual([]);
+  }, TEST_TIMEOUT);
+});
+
 describe('call against server-everything over stdio', () => {
   let box: Sandbox;
   beforeAll(async () => {
@@ -538,7 +555,8 @@ describe('transports by configuration', () => {
 
   test('a third-party transport from --plugin-dir: a server with transport "loopback" answers calls', async () => {
     const box = await sandbox();
-    // The loopback transport runs its server inside plinth's process: the URL only names it (a scheme plinth's own transports do not speak).
+    // The loopback transport runs its server inside plinth's process: the URL only names it (a scheme plinth's own transports do not speak);
+    // it may be left out, since a transport plugin's transport alone defines a server (test/transports.test.ts runs the README's form).
     await writeSettings(box.userFile, { mcpServers: { looped: { transport: 'loopback', url: 'loopback://in-process' } } });
     const status = await run(box, ['--plugin-dir', loopbackPlugin, 'mcp', 'status', 'looped', '--json']);
     expectExit(status, 0);

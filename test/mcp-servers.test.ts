@@ -244,6 +244,44 @@ describe('definitions', () => {
     expect(problems[1]!.message).toContain('did you mean "command"');
   });
 
+  it('a transport plugin\'s transport defines a server without command or url; a builtin one alone only amends', () => {
+    const file = '/home/u/.plinth/settings.json';
+    const { servers, problems } = collectServers(
+      inputs({
+        layers: [
+          {
+            scope: 'user',
+            file,
+            settings: {
+              mcpServers: {
+                inproc: { transport: 'loopback', args: ['--flag'] },
+                swapped: { transport: 'sse' },
+                replaced: { url: 'https://example.com/mcp', headers: { 'X-Tag': 'kept?' } },
+              },
+            },
+          },
+          { scope: 'user', file, profile: 'local', settings: { mcpServers: { replaced: { transport: 'loopback' } } } },
+        ],
+        plugins: [plugin('ext', 'user', { bundled: { transport: 'loopback' }, bare: { transport: 'http' } })],
+      }),
+    );
+    const byName = new Map(servers.map((s) => [s.definition.name, s.definition]));
+    expect([...byName.keys()]).toEqual(['bundled', 'inproc', 'replaced']);
+    expect(byName.get('bundled')).toMatchObject({ transport: 'loopback', source: 'extension', plugin: 'ext' });
+    expect(byName.get('inproc')).toMatchObject({ transport: 'loopback', args: ['--flag'], source: 'user' });
+    expect(byName.get('inproc')!.command).toBeUndefined();
+    expect(byName.get('inproc')!.url).toBeUndefined();
+    // A definition replaces the earlier one whole: nothing of the URL server is kept.
+    expect(byName.get('replaced')).toMatchObject({ transport: 'loopback', headers: {} });
+    expect(byName.get('replaced')!.url).toBeUndefined();
+    expect(byName.get('replaced')!.origin).not.toContain('amended');
+    // `{ "transport": "sse" }` alone still amends, and there is nothing to amend; a manifest entry must define.
+    expect(problems.map((p) => [p.code, (p.details as { path: string }).path])).toEqual([
+      ['PLN_E_MCP_SERVER_INVALID', 'mcpServers.bare'],
+      ['PLN_E_MCP_SERVER_INVALID', 'mcpServers.swapped'],
+    ]);
+  });
+
   it('resolves ${env:…} and ${setting:…} into secrets; what cannot be resolved keeps the server, with the problem', () => {
     const { servers, problems } = collectServers(
       inputs({
@@ -394,6 +432,23 @@ describe('connecting', () => {
     const waits = kernel.logs.flatMap((line) => /retrying in (\d+) ms/.exec(line)?.[1] ?? []);
     expect(waits).toEqual(['20', '40']);
     expect(seen).toEqual(['stopped→starting', 'starting→error']);
+  });
+
+  it('a caller may ask for fewer (or more) retries than the setting: start, restart and startAll take { retries }', async () => {
+    const { kernel, mcp } = await boot({
+      settings: { mcpServers: { quitter: { command: process.execPath, args: [STDIO_SERVER, '--exit-at-start', '3'] } } },
+      mcp: { retries: 2, retryBaseMs: 20 },
+    });
+    const once = await mcp.start('quitter', { retries: 0 });
+    expect(once).toMatchObject({ state: 'error', attempts: 1, error: { code: 'PLN_E_MCP_CONNECT_FAILED' } });
+    expect(once.error?.message).not.toContain('after');
+    expect(await mcp.restart('quitter', { retries: 3 })).toMatchObject({ state: 'error', attempts: 4 });
+    expect((await mcp.startAll({ retries: 0 })).find((s) => s.name === 'quitter')).toMatchObject({ state: 'error', attempts: 1 });
+    // Not a whole number of at least 0: the nearest that is.
+    expect(await mcp.restart('quitter', { retries: -5 })).toMatchObject({ state: 'error', attempts: 1 });
+    // Without options, the setting.
+    expect(await mcp.restart('quitter')).toMatchObject({ state: 'error', attempts: 3 });
+    expect(kernel.logs.flatMap((line) => /retrying in (\d+) ms/.exec(line)?.[1] ?? [])).toEqual(['20', '40', '80', '20', '40']);
   });
 });
 

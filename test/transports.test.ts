@@ -514,6 +514,59 @@ describe('transport-http against server-everything', () => {
     });
     expect(reuse.status).toBe(400);
   });
+
+  test('2,000 calls through the mcp pipeline on one connection: each request its own abort signal, no MaxListenersExceededWarning', async () => {
+    // Node's fetch adds an abort listener to the signal of each request and removes it only once the request
+    // is garbage-collected: the SDK's one signal per connection would collect them past Node's limit.
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => void warnings.push(`${warning.name}: ${warning.message}`);
+    // Every request's signal, seen through the global fetch (the SDK looks it up at each request); weakly, so that this does not keep them.
+    const realFetch = globalThis.fetch;
+    const seen = new WeakSet<AbortSignal>();
+    const counts = { withSignal: 0, reused: 0 };
+    let longCall: AbortSignal | undefined;
+    globalThis.fetch = (input, init) => {
+      const signal = init?.signal;
+      if (signal) {
+        counts.withSignal++;
+        if (seen.has(signal)) counts.reused++;
+        seen.add(signal);
+        if (typeof init.body === 'string' && init.body.includes('trigger-long-running-operation')) longCall = signal;
+      }
+      return realFetch(input, init);
+    };
+    process.on('warning', onWarning);
+    const kernel = await createTestKernel({
+      builtin: true,
+      logLevel: 'warn',
+      settings: { mcpServers: { everything: { url, transport: 'http' } }, plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } } },
+    });
+    try {
+      const mcp = await kernel.get('mcp');
+      expect((await mcp.start('everything')).state).toBe('connected');
+      for (let i = 0; i < 2_000; i++) {
+        const result = await mcp.callTool('everything__echo', { message: `call ${i}` });
+        expect(result).toMatchObject({ ok: true, isError: false });
+      }
+      expect(counts.withSignal).toBeGreaterThan(2_000);
+      expect(counts.reused).toBe(0);
+      // A warning is emitted on the tick after the listener that crossed the limit was added.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((warning) => warning.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+
+      // Closing the connection still aborts a request under way: its own signal follows the transport's.
+      const pending = mcp.callTool('everything__trigger-long-running-operation', { duration: 30, steps: 3 });
+      await eventually(() => expect(longCall).toBeDefined());
+      expect(longCall!.aborted).toBe(false);
+      await mcp.stop('everything');
+      expect(longCall!.aborted).toBe(true);
+      expect((await pending).ok).toBe(false);
+    } finally {
+      globalThis.fetch = realFetch;
+      process.off('warning', onWarning);
+      await kernel.dispose();
+    }
+  }, 120_000);
 });
 
 // ── the plugins through a real kernel ──────────────────────────────────────
@@ -558,6 +611,23 @@ describe('transport plugins in a kernel', () => {
       await call(client, 'vanish');
       expect(await down).toContain('went away');
       await closed;
+    } finally {
+      await kernel.dispose();
+    }
+  });
+
+  test('the third-party transport as its README configures it: "transport" alone, neither command nor url', async () => {
+    const kernel = await createTestKernel({
+      builtin: true,
+      pluginDirs: [LOOPBACK_PLUGIN],
+      settings: { mcpServers: { inproc: { transport: 'loopback', args: ['--anything'] } }, plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } } },
+    });
+    try {
+      const mcp = await kernel.get('mcp');
+      expect(mcp.problems?.()).toEqual([]);
+      expect((await mcp.start('inproc')).state).toBe('connected');
+      const result = await mcp.callTool('inproc__greet', { name: 'Ada' });
+      expect(result).toMatchObject({ ok: true, text: 'hello, Ada (from inproc, args ["--anything"])' });
     } finally {
       await kernel.dispose();
     }

@@ -14,6 +14,13 @@ import { applyOutcome } from './verdict.js';
 import { backoffDelay, type HealthSettings } from './settings.js';
 import { givenUp, isRetryable, isRetryableError, reasonOf, reasonOfError } from './reasons.js';
 
+/**
+ * Each restart of ours is one connection attempt: the backoff between restarts
+ * is this monitor's, and the mcp plugin's own retries (1 s, 2 s, 4 s) inside each
+ * would stretch every restart to seconds and the schedule with it.
+ */
+const ONE_ATTEMPT = { retries: 0 } as const;
+
 /** The part of the `mcp` service that health uses. */
 export type HealthMcp = Pick<McpService, 'servers' | 'definition' | 'restart' | 'stop' | 'client' | 'connection' | 'onStateChange'>;
 
@@ -107,7 +114,7 @@ export class HealthMonitor {
     } else {
       record = board.add(name, 'restarting', 'manual restart');
     }
-    const thrown = await this.act(record, (mcp) => mcp.restart(name));
+    const thrown = await this.act(record, (mcp) => mcp.restart(name, ONE_ATTEMPT));
     if (!this.closed) this.judge(record, 'manual restart', thrown);
     // The mcp service refused (disabled, shutting down): the person who asked should see its error.
     if (thrown !== undefined) throw thrown;
@@ -194,7 +201,7 @@ export class HealthMonitor {
     if (this.closed || this.options.board.get(record.name) !== record) return;
     record.restarts = attempt;
     record.nextRetryAt = undefined;
-    const thrown = await this.act(record, (mcp) => mcp.restart(record.name));
+    const thrown = await this.act(record, (mcp) => mcp.restart(record.name, ONE_ATTEMPT));
     if (!this.closed && this.options.board.get(record.name) === record) {
       this.judge(record, `restart ${attempt} of ${this.options.settings.maxRestarts}`, thrown);
     }

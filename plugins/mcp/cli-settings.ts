@@ -2,17 +2,16 @@
  * Edits the `mcpServers` section of one settings file for `plinth mcp add` and
  * `plinth mcp remove`: read, change one entry, write a temporary file beside it
  * and rename it over the original, so a reader (another plinth starting) sees
- * either the old file or the new one, never half of one. Two plinth commands
- * editing at once take turns through a lock file, so neither loses the other's
- * change; a program that does not take the lock (an editor) is noticed by
- * comparing the file just before the rename. The rest of the file is kept as
- * it was parsed, in its key order and indentation.
+ * either the old file or the new one, never half of one (the sdk's
+ * `writeFileAtomic`). Two plinth commands editing at once take turns through a
+ * lock file (the sdk's `withFileLock`), so neither loses the other's change; a
+ * program that does not take the lock (an editor) is noticed by comparing the
+ * file just before writing. The rest of the file is kept as it was parsed, in
+ * its key order and indentation.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, realpath, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { PlinthError } from 'plinth/sdk';
+import { mkdir, readFile, realpath } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { type FileLockOptions, PlinthError, isPlinthError, withFileLock, writeFileAtomic } from 'plinth/sdk';
 
 /** A settings file, as `kernel.inspect().config.files` names it. */
 export interface SettingsFileRef {
@@ -26,6 +25,9 @@ export type ServersEdit<T> = (servers: Record<string, unknown>) => { readonly ch
 /** Tries before giving up when another writer keeps changing the file under us. */
 const ATTEMPTS = 5;
 
+/** Wait up to 5 s for another plinth's edit; a lock older than 10 s is left over from a crash. */
+const LOCK: FileLockOptions = { timeoutMs: 5_000, staleMs: 10_000 };
+
 /**
  * The `mcpServers` entries of a settings file; an absent file has none.
  * @throws PlinthError `PLN_E_MCP_SETTINGS_WRITE` when the file cannot be read or is not a JSON object.
@@ -38,8 +40,9 @@ export async function readServers(ref: SettingsFileRef): Promise<Record<string, 
 /**
  * Applies `edit` to the file's `mcpServers` and writes the file atomically when
  * it changed. Another process changing the file meanwhile is noticed (its text is
- * compared just before the rename) and the edit is applied again to its version.
+ * compared just before writing) and the edit is applied again to its version.
  * @throws PlinthError `PLN_E_MCP_SETTINGS_WRITE` when the file cannot be read, parsed or written.
+ * @throws PlinthError `PLN_E_FILE_LOCKED` when another plinth command held the file's lock for the whole wait.
  */
 export async function editServers<T>(ref: SettingsFileRef, edit: ServersEdit<T>): Promise<T> {
   // A symlinked settings file stays a symlink: lock and write beside the file it points to.
@@ -48,7 +51,14 @@ export async function editServers<T>(ref: SettingsFileRef, edit: ServersEdit<T>)
   await mkdir(folder, { recursive: true, mode: 0o700 }).catch((error: unknown) => {
     throw writeError(ref, `cannot create the folder ${folder}`, error);
   });
-  return withLock(ref, `${target}.lock`, () => editLocked(ref, target, edit));
+  const lockFile = `${target}.lock`;
+  try {
+    return await withFileLock(lockFile, () => editLocked(ref, target, edit), LOCK);
+  } catch (error) {
+    // Only the lock itself throws this code: the edit wraps its own write errors.
+    if (isPlinthError(error) && error.code === 'PLN_E_FILE_WRITE') throw writeError(ref, `cannot create the lock file ${lockFile}`, error);
+    throw error;
+  }
 }
 
 async function editLocked<T>(ref: SettingsFileRef, target: string, edit: ServersEdit<T>): Promise<T> {
@@ -118,89 +128,21 @@ function indentOf(text: string): string | number {
 }
 
 /**
- * Writes `text` to a temporary file in the same folder (same file system, so the
- * rename is atomic), flushes it, and renames it over the target unless the target
- * no longer holds `expected`. Returns false in that case, having written nothing.
+ * Writes `text` over the target atomically unless the target no longer holds
+ * `expected` (a program that takes no lock changed it since it was read).
+ * Returns false in that case, having written nothing. An existing file keeps
+ * its mode; a new one, which may receive env values and headers, is readable
+ * by its owner only (0600, `writeFileAtomic`'s default).
  */
 async function writeAtomically(ref: SettingsFileRef, target: string, text: string, expected: string | undefined): Promise<boolean> {
-  const folder = dirname(target);
-  // A new file may receive env values and headers: readable by its owner only.
-  const mode = await stat(target).then((s) => s.mode & 0o777, () => 0o600);
-  const temp = join(folder, `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const now = await readFile(target, 'utf8').catch(() => undefined);
+  if (now !== expected) return false;
   try {
-    const handle = await open(temp, 'wx', mode);
-    try {
-      await handle.writeFile(text, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    const now = await readFile(target, 'utf8').catch(() => undefined);
-    if (now !== expected) {
-      await unlink(temp).catch(() => undefined);
-      return false;
-    }
-    await rename(temp, target);
+    await writeFileAtomic(target, text);
     return true;
   } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw writeError(ref, `cannot write ${ref.scope} settings ${ref.file}: ${(error as NodeJS.ErrnoException).code ?? 'unknown error'}`, error);
-  }
-}
-
-/** How long to wait for another plinth's edit, and when a lock is old enough to be left over from a crash. */
-const LOCK_WAIT_MS = 5_000;
-const LOCK_STALE_MS = 10_000;
-
-/**
- * Runs `fn` holding `lockFile` (created with O_EXCL, holding our pid). A lock
- * whose process is gone, or older than any edit could take, is removed.
- */
-async function withLock<T>(ref: SettingsFileRef, lockFile: string, fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  const mine = `${process.pid} ${randomBytes(6).toString('hex')}`;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const handle = await open(lockFile, 'wx', 0o600);
-      try {
-        await handle.writeFile(mine);
-      } finally {
-        await handle.close();
-      }
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw writeError(ref, `cannot create the lock file ${lockFile}`, error);
-    }
-    const holder = await readFile(lockFile, 'utf8').catch(() => '');
-    const age = await stat(lockFile).then((s) => Date.now() - s.mtimeMs, () => 0);
-    const pid = Number(holder.split(' ')[0]);
-    if (age > LOCK_STALE_MS || (Number.isInteger(pid) && pid > 0 && !alive(pid))) {
-      // Remove it only if it is still the lock we judged: another waiter may have replaced it.
-      if ((await readFile(lockFile, 'utf8').catch(() => undefined)) === holder) await unlink(lockFile).catch(() => undefined);
-      continue;
-    }
-    if (Date.now() >= deadline) {
-      throw new PlinthError('PLN_E_MCP_SETTINGS_WRITE', `${ref.scope} settings ${ref.file} is being edited by ${pid > 0 ? `process ${pid}` : 'another process'}: gave up after ${LOCK_WAIT_MS} ms`, {
-        plugin: 'mcp',
-        hint: `let the other plinth command finish and run this one again; if none is running, delete ${lockFile}`,
-        details: { file: ref.file, lockFile },
-      });
-    }
-    await sleep(Math.min(10 + attempt * 5, 50) + Math.floor(Math.random() * 15));
-  }
-  try {
-    return await fn();
-  } finally {
-    if ((await readFile(lockFile, 'utf8').catch(() => undefined)) === mine) await unlink(lockFile).catch(() => undefined);
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    const errno = isPlinthError(error) ? error.details?.errno : undefined;
+    throw writeError(ref, `cannot write ${ref.scope} settings ${ref.file}: ${typeof errno === 'string' ? errno : 'unknown error'}`, error);
   }
 }
 

@@ -3,7 +3,8 @@
  * `plinth call <server>__<tool>`. Every boot loads this file (the commands are
  * registered in setup), so it imports no SDK code: it works through the `mcp`
  * service. Servers start only when a command needs them, never for `list`,
- * `add` or `remove` (those are in cli-config.ts).
+ * `add` or `remove` (those are in cli-config.ts), and with one connection
+ * attempt each (see {@link ONE_SHOT}).
  */
 import { type CommandOutput, type CommandSpec, EXIT, formatTable as table, PlinthError, type PluginKernel } from 'plinth/sdk';
 import { settingsCommands } from './cli-config.js';
@@ -21,6 +22,15 @@ export interface McpCommandDeps {
 }
 
 const SERVER_ARG = [{ name: 'server', description: 'Only this server (default: every enabled server)' }] as const;
+
+/**
+ * How a command starts a server: one connection attempt, no retries. The mcp
+ * plugin's retries (1 s, 2 s, 4 s) are for a host that stays up; a person who
+ * ran a command would wait 7 s and more to learn that a server does not start,
+ * and can run it again. Failures no retry helps (configuration, trust) are
+ * reported at once either way.
+ */
+const ONE_SHOT = { retries: 0 } as const;
 
 /**
  * The commands plugins/mcp/manifest.json declares, for `kernel.hooks.commands`:
@@ -42,9 +52,9 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
 
   /** Starts one server, or every enabled one; servers that fail are reported in their status, never thrown. */
   const startServers = async (name: string | undefined): Promise<readonly ServerStatus[]> => {
-    if (name === undefined) return service.startAll();
+    if (name === undefined) return service.startAll(ONE_SHOT);
     known(name);
-    return [await service.start(name)];
+    return [await service.start(name, ONE_SHOT)];
   };
 
   /** A note on stderr for each server that did not connect; true when every one did. */
@@ -187,7 +197,7 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
         // Through the health plugin when it is there: a manual restart also resets its counters (a failed server recovers).
         const health = await healthService(kernel);
         const checked = health ? await health.restart(name) : undefined;
-        const status = checked ? (service.servers().find((s) => s.name === name) ?? (await service.start(name))) : await service.restart(name);
+        const status = checked ? (service.servers().find((s) => s.name === name) ?? (await service.start(name, ONE_SHOT))) : await service.restart(name, ONE_SHOT);
         const ok = status.state === 'connected';
         if (json) return emitJson(out, { server: status, ...(checked && { health: checked }) }, ok);
         out.print(`${status.name}: ${status.state}${ok ? ` (${status.tools} tools${status.pid === undefined ? '' : `, pid ${status.pid}`})` : ''}${status.error ? `: ${status.error.code}: ${status.error.message}` : ''}${checked ? `; health ${checked.state}` : ''}`);

@@ -11,14 +11,16 @@
  * 2. the user settings, then the workspace settings;
  * 3. the selected profile's part of the user file, then of the workspace file.
  *
- * An entry with `command` or `url` defines the server: it replaces, whole, an
- * earlier definition of the same name (the workspace's over the user's). An
- * entry with neither amends the earlier definition field by field (`env` and
- * `headers` key by key): `{ "enabled": false }` switches a server off, and a
- * profile's `{ "transport": "sse" }` swaps its transport. An amended server
- * takes the stricter source of the two (a workspace amendment makes it a
- * workspace server, which needs approval). Two plugins declaring one name is a
- * `PLN_E_MCP_SERVER_DUPLICATE` problem; the first stays.
+ * An entry with `command` or `url`, or with a `transport` that is not one of
+ * plinth's own (a third-party transport may need neither), defines the
+ * server: it replaces, whole, an earlier definition of the same name (the
+ * workspace's over the user's). Any other entry amends the earlier definition
+ * field by field (`env` and `headers` key by key): `{ "enabled": false }`
+ * switches a server off, and a profile's `{ "transport": "sse" }` swaps its
+ * transport. An amended server takes the stricter source of the two (a
+ * workspace amendment makes it a workspace server, which needs approval). Two
+ * plugins declaring one name is a `PLN_E_MCP_SERVER_DUPLICATE` problem; the
+ * first stays.
  *
  * Bad input never throws: each problem is a PlinthError naming the file and
  * JSON path, and the entry is left out. A reference that cannot be resolved
@@ -28,7 +30,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { ConfigLayerView, PlinthError, PluginInfo } from 'plinth/sdk';
 import type { TrustSource } from '../trust/types.js';
 import { type ReferenceLookup, resolveReferences } from './references.js';
-import { type ProblemPlace, SERVER_NAME, type ServerEntry, definitionProblem, entryProblems, entryTransport, pathKey, serverEntrySchema } from './schema.js';
+import { type ProblemPlace, SERVER_NAME, type ServerEntry, definesServer, definitionProblem, entryProblems, entryTransport, pathKey, serverEntrySchema } from './schema.js';
 import type { McpServerDefinition } from './types.js';
 
 /** What {@link collectServers} reads. */
@@ -111,8 +113,8 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
     readSection(plugin.manifest.mcpServers, { origin: file, plugin: plugin.name, source: pluginServerSource(plugin) }, 'mcpServers', base, base, (name, draft, at) => {
       const place = { origin: file, plugin: plugin.name, source: draft.source };
       const earlier = drafts.get(name);
-      if (draft.entry.command === undefined && draft.entry.url === undefined) {
-        problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, at, 'expected "command" (a local server) or "url" (a remote server)', name));
+      if (!definesServer(draft.entry)) {
+        problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, at, 'expected "command" (a local server), "url" (a remote server) or the "transport" of a transport plugin', name));
       } else if (earlier) {
         problems.push(definitionProblem('PLN_E_MCP_SERVER_DUPLICATE', place, at, `server "${name}" is already declared by ${earlier.origins[0]}; this one is ignored`, name));
       } else drafts.set(name, draft);
@@ -126,9 +128,9 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
     readSection(layer.settings.mcpServers, place, at, layer.scope === 'user' ? home : workspace, workspace, (name, found, path) => {
       const draft: Draft = layer.profile !== undefined ? { ...found, profile: layer.profile } : found;
       const earlier = drafts.get(name);
-      if (draft.entry.command !== undefined || draft.entry.url !== undefined) return void drafts.set(name, draft);
+      if (definesServer(draft.entry)) return void drafts.set(name, draft);
       if (!earlier) {
-        problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, path, 'expected "command" (a local server) or "url" (a remote server); an entry without either amends an earlier definition, and there is none of this name', name));
+        problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, path, 'expected "command" (a local server), "url" (a remote server) or the "transport" of a transport plugin; an entry with none of them amends an earlier definition, and there is none of this name', name));
         return;
       }
       const amended = amend(earlier, draft);

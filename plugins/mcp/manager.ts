@@ -9,7 +9,8 @@
  *
  * `start` checks trust (workspace and extension servers wait for approval),
  * then tries to connect: each attempt within the connection timeout, up to
- * `retries` more after the first, waiting `retryBaseMs × 2^n` between them.
+ * `retries` more after the first (the setting, or the caller's own number),
+ * waiting `retryBaseMs × 2^n` between them.
  * `stop` calls off a start in progress and closes the client and transport,
  * and resolves only when they are closed (a stdio process has exited). The
  * manager does not reconnect by itself: the health plugin decides that.
@@ -21,7 +22,7 @@ import type { ServerRecord } from './definitions.js';
 import { describe, mcpError } from './errors.js';
 import type { McpSettings } from './settings.js';
 import { checkServerTrust } from './trust-subject.js';
-import type { McpServerDefinition, ServerState, ServerStatus, TransportConnection } from './types.js';
+import type { McpServerDefinition, ServerState, ServerStatus, StartOptions, TransportConnection } from './types.js';
 
 /** What the manager needs from the plugin. */
 export interface ManagerDeps extends ConnectDeps {
@@ -97,10 +98,10 @@ export class ServerManager {
 
   /**
    * Starts one server; resolves with the status reached. A start in progress is
-   * joined, a connected server is left as it is.
+   * joined (with its own retries), a connected server is left as it is.
    * @throws PlinthError PLN_E_MCP_SERVER_UNKNOWN, PLN_E_MCP_SERVER_DISABLED, PLN_E_KERNEL_CLOSED
    */
-  start(name: string): Promise<ServerStatus> {
+  start(name: string, options?: StartOptions): Promise<ServerStatus> {
     let slot: Slot;
     try {
       slot = this.#slot(name);
@@ -112,16 +113,16 @@ export class ServerManager {
       return Promise.reject(error as Error);
     }
     if (slot.state === 'connected') return Promise.resolve(this.#status(slot));
-    slot.starting ??= this.#run(slot).finally(() => {
+    slot.starting ??= this.#run(slot, this.#retries(options)).finally(() => {
       slot.starting = undefined;
     });
     return slot.starting;
   }
 
   /** Starts every enabled server, all at once. */
-  startAll(): Promise<ServerStatus[]> {
+  startAll(options?: StartOptions): Promise<ServerStatus[]> {
     const enabled = [...this.#all().values()].filter((slot) => slot.record.definition.enabled);
-    return Promise.all(enabled.map((slot) => this.start(slot.record.definition.name)));
+    return Promise.all(enabled.map((slot) => this.start(slot.record.definition.name, options)));
   }
 
   /** Calls off a start in progress, closes the connection; resolves once closed. */
@@ -130,9 +131,9 @@ export class ServerManager {
   }
 
   /** Stops, then starts. */
-  async restart(name: string): Promise<ServerStatus> {
+  async restart(name: string, options?: StartOptions): Promise<ServerStatus> {
     await this.stop(name);
-    return this.start(name);
+    return this.start(name, options);
   }
 
   client(name: string): Connected['client'] | undefined {
@@ -176,7 +177,13 @@ export class ServerManager {
     return slot;
   }
 
-  async #run(slot: Slot): Promise<ServerStatus> {
+  /** The caller's retries (a whole number, at least 0), or the setting's. */
+  #retries(options: StartOptions | undefined): number {
+    const asked = options?.retries;
+    return asked !== undefined && Number.isFinite(asked) ? Math.max(0, Math.floor(asked)) : this.#deps.settings.retries;
+  }
+
+  async #run(slot: Slot, retries: number): Promise<ServerStatus> {
     const { definition } = slot.record;
     const generation = ++slot.generation;
     const abort = new AbortController();
@@ -194,7 +201,7 @@ export class ServerManager {
 
     await this.#deps.warmUp?.().catch(() => undefined);
     if (!current()) return this.#calledOff(slot);
-    const { retries, retryBaseMs } = this.#deps.settings;
+    const { retryBaseMs } = this.#deps.settings;
     for (let n = 0; ; n++) {
       slot.attempts++;
       try {

@@ -11,7 +11,7 @@
  * }
  * ```
  */
-import { PlinthError } from 'plinth/sdk';
+import { closestName, PlinthError } from 'plinth/sdk';
 import { z } from 'zod';
 
 const MAX_TIMER_MS = 2_147_483_647;
@@ -90,6 +90,20 @@ export function entryTransport(entry: Pick<ServerEntry, 'transport' | 'type'>): 
   return entry.transport ?? (entry.type !== undefined ? TYPE_ALIASES[entry.type] : undefined);
 }
 
+/** The transports plinth's own plugins provide (and `auto`), which need a `command` or a `url`. */
+const BUILTIN_TRANSPORTS: ReadonlySet<string> = new Set(['stdio', 'http', 'sse', 'auto']);
+
+/**
+ * Whether an entry defines a server (replacing an earlier one of its name
+ * whole) rather than amending one: it has `command` or `url`, or names a
+ * transport plinth does not provide itself, since a third-party transport (an
+ * in-process server, say) may need neither. `{ "transport": "sse" }` alone
+ * stays an amendment, which is how a profile swaps a transport.
+ */
+export function definesServer(entry: Pick<ServerEntry, 'command' | 'url' | 'transport'>): boolean {
+  return entry.command !== undefined || entry.url !== undefined || (entry.transport !== undefined && !BUILTIN_TRANSPORTS.has(entry.transport));
+}
+
 /** Where a problem was found: the file (or manifest) and, for manifests, the plugin. */
 export interface ProblemPlace {
   readonly origin: string;
@@ -121,7 +135,7 @@ export function entryProblems(error: z.ZodError, where: ProblemPlace, at: string
     const path = at + issue.path.map((k) => (typeof k === 'number' ? `[${k}]` : pathKey(String(k)))).join('');
     if (issue.code === 'unrecognized_keys') {
       return issue.keys.map((key) => {
-        const near = issue.path.length === 0 ? nearest(key, Object.keys(serverEntrySchema.shape)) : undefined;
+        const near = issue.path.length === 0 ? closestName(key, Object.keys(serverEntrySchema.shape)) : undefined;
         return definitionProblem('PLN_E_MCP_SERVER_INVALID', where, `${path}${pathKey(key)}`, `unknown key "${key}"${near ? ` (did you mean "${near}"?)` : ''}`, server);
       });
     }
@@ -134,23 +148,3 @@ export function pathKey(key: string): string {
   return /^[A-Za-z_$][\w$-]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
 }
 
-/** The closest known key within edit distance 2, for "did you mean". */
-function nearest(key: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const candidate of known) {
-    const d = distance(key.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return best;
-}
-
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
-}

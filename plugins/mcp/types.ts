@@ -145,17 +145,29 @@ export interface CallOptions {
   readonly onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
 
+/** How `start`, `restart` and `startAll` try. */
+export interface StartOptions {
+  /**
+   * Connection attempts after the first fails (default: the mcp plugin's
+   * `retries` setting); 0 for one attempt. For a caller that keeps a schedule
+   * of its own (the health plugin) or reports at once (a one-shot command).
+   * A start already in progress is joined as it is.
+   */
+  readonly retries?: number;
+}
+
 /** The `mcp` service. */
 export interface McpService {
   /** Every configured server (enabled or not), in definition order. */
   servers(): readonly ServerStatus[];
   definition(name: string): McpServerDefinition | undefined;
   /** Connects (with the connection timeout and retries with backoff); resolves with the status reached. Never throws for server trouble. */
-  start(name: string): Promise<ServerStatus>;
+  start(name: string, options?: StartOptions): Promise<ServerStatus>;
   /** Starts every enabled (and, for workspace servers, trusted) server. */
-  startAll(): Promise<readonly ServerStatus[]>;
+  startAll(options?: StartOptions): Promise<readonly ServerStatus[]>;
   stop(name: string): Promise<void>;
-  restart(name: string): Promise<ServerStatus>;
+  /** Stops, then starts (with `options`). */
+  restart(name: string, options?: StartOptions): Promise<ServerStatus>;
   /** The SDK client of a connected server (for `ping` and direct requests). */
   client(name: string): Client | undefined;
   connection(name: string): TransportConnection | undefined;
