@@ -45,6 +45,9 @@ export type { ServiceName, ServiceType } from './services.js';
 export interface Services {}
 export { EXIT } from './commands.js';
 export { formatTable } from './format.js';
+export { withFileLock, writeFileAtomic } from './files.js';
+export type { FileLockOptions, WriteFileAtomicOptions } from './files.js';
+export { closestName } from './suggest.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';
 export { PlinthError, isPlinthError } from '../kernel/errors.js';
 export type { ErrorCode } from '../kernel/errors.js';

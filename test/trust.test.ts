@@ -418,7 +418,7 @@ describe('the store', () => {
 
     await writeFile(`${file}.lock`, JSON.stringify({ pid: process.ppid, host: (await import('node:os')).hostname(), nonce: 'live', at: new Date().toISOString() }));
     const error = await rejection(put(new TrustStore(file, { lock: { timeoutMs: 200 } }), 'while-locked'));
-    expect(error.code).toBe('PLN_E_TRUST_LOCKED');
+    expect(error.code).toBe('PLN_E_FILE_LOCKED');
     expect(error.hint).toContain(`${file}.lock`);
     expect((await stored(home)).approvals.map((a) => a.id)).toEqual(['after-dead']);
   });

@@ -12,7 +12,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import picomatch from 'picomatch';
-import { canonicalEvent, EVENT_ALIASES, EVENTS, PlinthError, type EventName } from 'plinth/sdk';
+import { canonicalEvent, closestName, EVENT_ALIASES, EVENTS, PlinthError, type EventName } from 'plinth/sdk';
 import { z } from 'zod';
 import type { HookDefinition, HookSource } from './types.js';
 
@@ -286,7 +286,7 @@ function issueProblems(issue: z.core.$ZodIssue, where: SectionOrigin, at: string
   const path = at + issue.path.map((k) => (typeof k === 'number' ? `[${k}]` : pathKey(String(k)))).join('');
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => {
-      const near = nearest(key, Object.keys(hookEntrySchema.shape).concat(path.endsWith('rateLimit') ? ['perMinute', 'cooldownMs'] : []));
+      const near = closestName(key, Object.keys(hookEntrySchema.shape).concat(path.endsWith('rateLimit') ? ['perMinute', 'cooldownMs'] : []));
       return problem('PLN_E_HOOK_INVALID', where, `${path}${pathKey(key)}`, `unknown key "${key}"${near ? ` (did you mean "${near}"?)` : ''}`);
     });
   }
@@ -295,29 +295,8 @@ function issueProblems(issue: z.core.$ZodIssue, where: SectionOrigin, at: string
 
 /** `"befor_tool" is not an event (did you mean "before_tool"?); …`. */
 export function unknownEvent(name: string): string {
-  const near = nearest(name, [...EVENTS, ...Object.keys(EVENT_ALIASES)]);
+  const near = closestName(name, [...EVENTS, ...Object.keys(EVENT_ALIASES)]);
   return `"${name}" is not an event${near ? ` (did you mean "${near}"?)` : ''}; expected one of ${EVENTS.join(', ')} or a protocol alias such as "pre-tool-call"`;
-}
-
-/** The closest known key within edit distance 2, for "did you mean". */
-function nearest(key: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const candidate of known) {
-    const d = distance(key.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return best;
-}
-
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
 }
 
 /** `.key`, or `["odd key"]` when the key is not a plain word. */

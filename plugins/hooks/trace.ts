@@ -3,8 +3,9 @@
  * trace` and `hooks list` (a separate process) can show what `plinth up` or a
  * host did. One JSON line per run; trimmed to the newest `size` lines.
  */
-import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { writeFileAtomic } from 'plinth/sdk';
 import type { HookFailure, HookOutcome } from './types.js';
 
 /** One hook's run in one event, as `hooks trace` shows it. */
@@ -37,9 +38,7 @@ export function createTrace(file: string, size: number, redact: (text: string) =
   const trim = async (): Promise<void> => {
     const text = await readFile(file, 'utf8').catch(() => '');
     const kept = text.split('\n').filter(Boolean).slice(-size);
-    const temp = `${file}.${process.pid}.tmp`;
-    await writeFile(temp, kept.map((line) => `${line}\n`).join(''), { mode: 0o600 });
-    await rename(temp, file);
+    await writeFileAtomic(file, kept.map((line) => `${line}\n`).join(''), { mode: 0o600 });
     lines = kept.length;
   };
 

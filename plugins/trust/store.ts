@@ -5,13 +5,11 @@
  * not lose each other's changes. A file that cannot be understood is an
  * error, never an empty store: approvals must not vanish.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { PlinthError } from 'plinth/sdk';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { type FileLockOptions, PlinthError, isPlinthError, withFileLock, writeFileAtomic } from 'plinth/sdk';
 import { z } from 'zod';
 import { TRUST_KINDS, TRUST_SOURCES } from './fingerprint.js';
-import { type LockOptions, withLock } from './lock.js';
 import type { TrustSubject } from './types.js';
 
 /** The format this code reads and writes. */
@@ -86,8 +84,8 @@ export function putEntry<T extends { kind: TrustKind; id: string }>(list: T[], e
 }
 
 export interface TrustStoreOptions {
-  /** Lock waiting and staleness; see `LockOptions`. */
-  lock?: LockOptions;
+  /** Lock waiting and staleness; see `FileLockOptions` in plinth/sdk. */
+  lock?: FileLockOptions;
 }
 
 export class TrustStore {
@@ -155,18 +153,25 @@ export class TrustStore {
     return run;
   }
 
+  /**
+   * Under the lock. A lock held by another process for the whole wait is the
+   * sdk's `PLN_E_FILE_LOCKED`; a lock file that cannot be created is a write error.
+   */
   private async locked<T>(change: (data: TrustData) => { changed: boolean; result: T }): Promise<T> {
     await this.ensureFolder();
-    return withLock(
-      this.lockFile,
-      async () => {
-        const data = await this.readFresh();
-        const { changed, result } = change(data);
-        if (changed) await this.write(data);
-        return result;
-      },
-      this.options.lock,
-    );
+    const run = async () => {
+      const data = await this.readFresh();
+      const { changed, result } = change(data);
+      if (changed) await this.write(data);
+      return result;
+    };
+    try {
+      return await withFileLock(this.lockFile, run, this.options.lock);
+    } catch (error) {
+      // Only the lock itself throws this code: `write` wraps its own.
+      if (isPlinthError(error) && error.code === 'PLN_E_FILE_WRITE') throw this.writeError(error);
+      throw error;
+    }
   }
 
   private parse(text: string): TrustData {
@@ -210,46 +215,23 @@ export class TrustStore {
     }
   }
 
-  /** Temp file in the same folder, fsync, rename over the store, fsync the folder. Mode 0600. */
+  /** Atomically (temp file in the same folder, fsync, rename, fsync of the folder), mode 0600. */
   private async write(data: TrustData): Promise<void> {
-    const text = `${JSON.stringify(data, null, 2)}\n`;
-    const temp = join(dirname(this.file), `.${basename(this.file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     try {
-      const handle = await open(temp, 'wx', 0o600);
-      try {
-        await handle.writeFile(text, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, this.file);
+      await writeFileAtomic(this.file, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
     } catch (error) {
-      await unlink(temp).catch(() => undefined);
       throw this.writeError(error);
     }
-    await syncFolder(dirname(this.file));
   }
 
+  /** The trust store's own code and hint; an sdk file error stays as the cause. */
   private writeError(cause: unknown): PlinthError {
-    const code = (cause as NodeJS.ErrnoException).code ?? 'unknown error';
-    return new PlinthError('PLN_E_TRUST_STORE_WRITE', `cannot write the trust store ${this.file} (${code})`, {
+    const problem = isPlinthError(cause) ? cause.message : `cannot write the trust store ${this.file} (${(cause as NodeJS.ErrnoException).code ?? 'unknown error'})`;
+    return new PlinthError('PLN_E_TRUST_STORE_WRITE', problem, {
       plugin: 'trust',
       cause,
       hint: 'make the plinth home folder (PLINTH_HOME, default ~/.plinth) writable by you, and check free space',
     });
-  }
-}
-
-/** Makes a rename durable; some systems cannot open a folder, which is not an error worth failing for. */
-async function syncFolder(folder: string): Promise<void> {
-  let handle;
-  try {
-    handle = await open(folder, 'r');
-    await handle.sync();
-  } catch {
-    // best effort
-  } finally {
-    await handle?.close().catch(() => undefined);
   }
 }
 
