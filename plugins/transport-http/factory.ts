@@ -3,7 +3,7 @@
  * streamable HTTP. The SDK is imported on the first `create()`.
  */
 import type { McpServerDefinition, TransportContext, TransportFactory } from '../mcp/types.js';
-import { requestInit, serverUrl } from './remote.js';
+import { requestInit, serverUrl } from '../mcp/remote-transport.js';
 import { HTTP_DEFAULTS, type HttpSettings } from './settings.js';
 
 /** Creates the factory that `transport:http` provides. */

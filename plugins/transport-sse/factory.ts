@@ -6,7 +6,7 @@
  * imported on the first `create()`.
  */
 import type { McpServerDefinition, TransportContext, TransportFactory } from '../mcp/types.js';
-import { requestInit, serverUrl } from './remote.js';
+import { requestInit, serverUrl } from '../mcp/remote-transport.js';
 
 /** Creates the factory that `transport:sse` provides. */
 export function createSseTransportFactory(): TransportFactory {

@@ -1,10 +1,11 @@
 /**
- * What a remote transport needs from a server definition: an http(s) URL and
- * the request options that carry its headers. Header values are secrets:
- * they go into requests only, never into a message.
+ * What a remote transport (http, sse, or a third party's) needs from a server
+ * definition: an http(s) URL and the request options that carry its headers.
+ * It sits beside the transport contract so that transport plugins share it.
+ * Header values are secrets: they go into requests only, never into a message.
  */
 import { PlinthError } from 'plinth/sdk';
-import type { McpServerDefinition, TransportContext } from '../mcp/types.js';
+import type { McpServerDefinition, TransportContext } from './types.js';
 
 /** The server's URL, or `PLN_E_MCP_TRANSPORT_CONFIG` naming what is wrong (the URL itself redacted). */
 export function serverUrl(server: McpServerDefinition, transport: string, context: TransportContext): URL {
