@@ -11,10 +11,10 @@ import type { ChildProcess } from 'node:child_process';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import type { Disposer } from 'plinth/sdk';
+import { descendantsOf, groupMembers, isAlive, pipeHolders, pipeNames, trackGroup, type Disposer } from 'plinth/sdk';
 import type { McpServerDefinition, TransportConnection, TransportContext } from '../mcp/types.js';
 import { checkLaunch, launchPlan, spawnError, type LaunchPlan } from './launch.js';
-import { descendants, groupMembers, isAlive, pipeHolders, pipeNames, signal, trackGroup, waitGone } from './process-tree.js';
+import { signal, waitGone } from './process-tree.js';
 import type { StdioSettings } from './settings.js';
 import { StderrTail } from './stderr-tail.js';
 
@@ -112,7 +112,7 @@ export class StdioProcessTransport implements Transport {
     this.#pid = pid;
     if (pid === undefined) return;
     if (this.#plan.grouped) this.#untrack = trackGroup(pid);
-    this.#pipes = pipeNames(pid);
+    this.#pipes = pipeNames(pid, [0, 1, 2]);
     const child = childOf(this.#inner);
     if (child?.exitCode !== null && child?.exitCode !== undefined) this.#processExited(child.exitCode, null);
     else child?.once('exit', (code, sig) => this.#processExited(code, sig));
@@ -190,7 +190,7 @@ export class StdioProcessTransport implements Transport {
         await this.#inner.close();
       } else {
         // Children that might leave the group are found through their parent, so before it goes.
-        const tree = await descendants(pid).catch(() => []);
+        const tree = await descendantsOf(pid).catch(() => []);
         await this.#inner.close();
         await this.#reap(pid, tree);
       }

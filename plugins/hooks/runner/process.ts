@@ -5,11 +5,34 @@
  * closed — and never waits on a child that outlives it: when the hook exits,
  * its group is killed, and pipes still held after that by a process that left
  * the group are taken from it.
+ *
+ * The mechanisms (groups, the exit-time sweep, /proc pipe holders) are
+ * plinth/sdk's process-tree functions; the policy is here: SIGKILL only, the
+ * hook's stdout and stderr watched, holders killed with their groups.
  */
 import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import type { execa as Execa } from 'execa';
-import { killGroup, killHolders, outputNames, trackGroup } from './tree.js';
+import { killGroup, pipeHolders, pipeNames, signalEach, trackGroup, untrackGroup } from 'plinth/sdk';
+
+/** SIGKILL to the hook's group; it is empty then, so it is no longer killed when plinth exits. */
+function endGroup(pgid: number): void {
+  killGroup(pgid, 'SIGKILL');
+  untrackGroup(pgid);
+}
+
+/**
+ * Kills, with their groups, the processes that left the hook's group but hold
+ * one of its output pipes (`names`, from `pipeNames`); returns their pids.
+ * Linux only. A child that left the group and closed its inherited pipes (a
+ * daemon) is out of reach without cgroups.
+ */
+async function killHolders(names: readonly string[]): Promise<number[]> {
+  const holders = await pipeHolders(names);
+  signalEach(holders, 'SIGKILL');
+  for (const pid of holders) killGroup(pid, 'SIGKILL');
+  return holders;
+}
 
 /** What to run, after the whitelist: `file` is a real path. */
 export interface Launch {
@@ -113,7 +136,7 @@ function start(launch: Launch, options: StartOptions): HookProcess {
   const pid = subprocess.pid;
   if (pid !== undefined) trackGroup(pid);
   // Read now, while the hook lives: what its children would hold if they outlived it and left its group.
-  const names = pid === undefined ? Promise.resolve([]) : outputNames(pid);
+  const names = pid === undefined ? Promise.resolve([]) : pipeNames(pid, [1, 2]);
   for (const stream of [subprocess.stdin, subprocess.stdout, subprocess.stderr]) stream?.on('error', ignore);
 
   let exit: { code: number | null; signal: string | null } | undefined;
@@ -129,7 +152,7 @@ function start(launch: Launch, options: StartOptions): HookProcess {
       clearTimeout(drainTimer);
       clearTimeout(killTimer);
       // Gave up waiting for the exit (see kill): one more try at the tree.
-      if (pid !== undefined && exit === undefined) killGroup(pid);
+      if (pid !== undefined && exit === undefined) endGroup(pid);
       resolve(end);
     };
   });
@@ -153,7 +176,7 @@ function start(launch: Launch, options: StartOptions): HookProcess {
   subprocess.once('exit', (code: number | null, signal: string | null) => {
     exit = { code, signal };
     // Children that outlive the hook die with it, so they never hold its pipes open.
-    if (pid !== undefined) killGroup(pid);
+    if (pid !== undefined) endGroup(pid);
     drain();
   });
 
@@ -182,7 +205,7 @@ function start(launch: Launch, options: StartOptions): HookProcess {
     },
     kill() {
       if (settled || killTimer !== undefined) return;
-      if (pid !== undefined && exit === undefined) killGroup(pid);
+      if (pid !== undefined && exit === undefined) endGroup(pid);
       drain();
       killTimer = setTimeout(() => settle({ exitCode: exit?.code ?? null, signal: exit?.signal ?? 'SIGKILL' }), KILL_LIMIT_MS);
     },

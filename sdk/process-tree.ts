@@ -1,0 +1,225 @@
+/**
+ * Process trees, for plugins that run child processes (hooks, stdio servers):
+ * the mechanisms to find and end everything a child started. Policy — when to
+ * signal, which signal, how long to wait, which descriptors to watch — stays
+ * with the plugin.
+ *
+ * A child spawned as the leader of a process group of its own (`detached`, or
+ * through `setsid`) passes the group on to its children, and one signal to the
+ * group ({@link killGroup}) reaches them all, orphans included. A child that
+ * leaves the group (a daemon calling setsid) escapes that; while the tree
+ * lives it can be found through parent pids ({@link descendantsOf}), and if it
+ * still holds the pipes it inherited, through /proc afterwards
+ * ({@link pipeNames}, {@link pipeHolders}). A process that left the group and
+ * closed its inherited pipes is out of reach without cgroups.
+ *
+ * Groups registered with {@link trackGroup} are killed when the host exits
+ * (a crash, `process.exit`), so no child outlives plinth.
+ *
+ * Liveness reads /proc on Linux and treats zombies as gone: in containers whose
+ * init does not reap, an orphan killed here stays a zombie forever.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { readdir, readFile, readlink } from 'node:fs/promises';
+
+/** One process as the tree walk needs it. */
+interface ProcEntry {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly pgid: number;
+  /** The state letter; `Z` (zombie) and `X` (dead) count as gone. */
+  readonly state: string;
+}
+
+/** Parses a /proc/<pid>/stat line; `comm` may hold spaces and parentheses, so fields are read after the last `)`. */
+function parseStat(line: string): ProcEntry | undefined {
+  const close = line.lastIndexOf(')');
+  if (close < 0) return undefined;
+  const pid = Number.parseInt(line, 10);
+  const [state = '', ppid = '', pgid = ''] = line.slice(close + 2).split(' ');
+  return { pid, ppid: Number(ppid), pgid: Number(pgid), state };
+}
+
+const gone = (entry: ProcEntry): boolean => entry.state === 'Z' || entry.state === 'X';
+
+/** The numeric entries of /proc: every pid (Linux). */
+async function procPids(): Promise<string[]> {
+  return (await readdir('/proc').catch(() => [] as string[])).filter((entry) => /^\d+$/.test(entry));
+}
+
+/** Every process: /proc on Linux, `ps` elsewhere, empty on Windows. */
+async function processTable(): Promise<ProcEntry[]> {
+  if (process.platform === 'win32') return [];
+  if (process.platform === 'linux') {
+    const entries = await Promise.all((await procPids()).map((pid) => readFile(`/proc/${pid}/stat`, 'utf8').then(parseStat, () => undefined)));
+    return entries.filter((entry): entry is ProcEntry => entry !== undefined);
+  }
+  const output = await new Promise<string>((resolve) => {
+    execFile('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat='], (error, stdout) => resolve(error ? '' : stdout));
+  });
+  return output
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields.length >= 4)
+    .map(([pid, ppid, pgid, stat]) => ({ pid: Number(pid), ppid: Number(ppid), pgid: Number(pgid), state: (stat ?? '').slice(0, 1) }));
+}
+
+/**
+ * Whether `pid` is a living process. A zombie (exited, not yet reaped) is not:
+ * on Linux the state is read from /proc/<pid>/stat; elsewhere signal 0 probes
+ * the pid (EPERM — someone else's process — counts as alive).
+ */
+export function isAlive(pid: number): boolean {
+  if (process.platform === 'linux') {
+    try {
+      const entry = parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      return entry !== undefined && !gone(entry);
+    } catch {
+      return false;
+    }
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Living descendants of `pid` (children, their children, …), found through
+ * parent pids; this process is never among them. Read it while `pid` lives:
+ * once a parent dies its children are re-parented and no longer found. Reads
+ * /proc on Linux, `ps` elsewhere; empty on Windows.
+ */
+export async function descendantsOf(pid: number): Promise<number[]> {
+  const byParent = new Map<number, number[]>();
+  for (const entry of await processTable()) {
+    if (!gone(entry)) byParent.set(entry.ppid, [...(byParent.get(entry.ppid) ?? []), entry.pid]);
+  }
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const child of byParent.get(queue.shift()!) ?? []) {
+      if (child === process.pid || found.includes(child)) continue;
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+/** Living members of the process group `pgid` (zombies left out). Empty on Windows. */
+export async function groupMembers(pgid: number): Promise<number[]> {
+  return (await processTable()).filter((entry) => entry.pgid === pgid && !gone(entry)).map((entry) => entry.pid);
+}
+
+/**
+ * Sends `signal` (SIGKILL unless told) to every process of the group led by
+ * `pgid`; an empty group (ESRCH) is fine. On Windows, which has no process
+ * groups, `taskkill /T /F` ends the tree under `pgid` whatever the signal.
+ *
+ * A group id is its leader's pid, and a free pid can be reused: signal a group
+ * only while it is known to have members (see {@link groupMembers}).
+ */
+export function killGroup(pgid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
+  if (process.platform === 'win32') {
+    try {
+      spawn('taskkill', ['/pid', String(pgid), '/T', '/F'], { stdio: 'ignore', windowsHide: true }).on('error', () => {});
+    } catch {
+      /* nothing more to do */
+    }
+    return;
+  }
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    /* ESRCH: the group is empty */
+  }
+}
+
+/**
+ * Sends `signal` to each of `pids`, ignoring those already gone. On Windows,
+ * `taskkill /T /F` ends each one's tree whatever the signal.
+ */
+export function signalEach(pids: readonly number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    if (process.platform === 'win32') {
+      killGroup(pid);
+      continue;
+    }
+    try {
+      process.kill(pid, signal);
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+/**
+ * What `pid` holds at the descriptors `fds` (e.g. `[1, 2]` for stdout and
+ * stderr), as `pipe:[inode]` or `socket:[inode]`; other kinds (files, ttys)
+ * are left out. Read it right after the process starts: its children inherit
+ * the same objects, which is how {@link pipeHolders} recognises them later.
+ * Linux only; elsewhere, or once the process is gone, fewer names or none.
+ */
+export async function pipeNames(pid: number, fds: readonly number[]): Promise<string[]> {
+  if (process.platform !== 'linux') return [];
+  const names = await Promise.all(fds.map((fd) => readlink(`/proc/${pid}/fd/${fd}`).catch(() => undefined)));
+  return names.filter((name): name is string => name !== undefined && /^(socket|pipe):\[\d+\]$/.test(name));
+}
+
+/**
+ * The processes, other than this one, that hold any of `names` (from
+ * {@link pipeNames}) open: after the tree is gone, those that left it but
+ * still keep its pipes open. Zombies hold no descriptors and are not found.
+ * Linux only; empty elsewhere.
+ */
+export async function pipeHolders(names: readonly string[]): Promise<number[]> {
+  if (process.platform !== 'linux' || names.length === 0) return [];
+  const wanted = new Set(names);
+  const pids = (await procPids()).filter((entry) => Number(entry) !== process.pid);
+  const holders: number[] = [];
+  await Promise.all(
+    pids.map(async (pid) => {
+      for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [] as string[])) {
+        const name = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => undefined);
+        if (name !== undefined && wanted.has(name)) {
+          holders.push(Number(pid));
+          return;
+        }
+      }
+    }),
+  );
+  return holders;
+}
+
+const tracked = new Set<number>();
+let exitSweepInstalled = false;
+
+/** The exit-time sweep: SIGKILL to every group still tracked. */
+function killTrackedGroups(): void {
+  for (const pgid of tracked) killGroup(pgid, 'SIGKILL');
+  tracked.clear();
+}
+
+/**
+ * Remembers the process group `pgid` until {@link untrackGroup} (or the
+ * returned function) forgets it: if the host exits first (a crash,
+ * `process.exit`), the group is killed with SIGKILL then. Untrack a group once
+ * it is known to be empty, so that a reused pid is not killed by mistake.
+ */
+export function trackGroup(pgid: number): () => void {
+  if (!exitSweepInstalled) {
+    exitSweepInstalled = true;
+    process.on('exit', killTrackedGroups);
+  }
+  tracked.add(pgid);
+  return () => untrackGroup(pgid);
+}
+
+/** Forgets a group registered with {@link trackGroup}; it is no longer killed when the host exits. */
+export function untrackGroup(pgid: number): void {
+  tracked.delete(pgid);
+}

@@ -1,0 +1,136 @@
+/**
+ * sdk/process-tree with real processes: a process group with a child that
+ * left it, a zombie, pipes held by a process outside the group, and the
+ * exit-time sweep of tracked groups. Every pid started here is killed after
+ * each test.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, test } from 'vitest';
+import { descendantsOf, groupMembers, isAlive, killGroup, pipeHolders, pipeNames, signalEach } from '../sdk/index.js';
+
+const SDK_URL = pathToFileURL(fileURLToPath(new URL('../dist/sdk/index.js', import.meta.url))).href;
+const IDLE = 'setInterval(() => {}, 1000)';
+const linux = process.platform === 'linux';
+
+const started = new Set<number>();
+afterEach(() => {
+  for (const pid of started) {
+    killGroup(pid);
+    signalEach([pid], 'SIGKILL');
+  }
+  started.clear();
+});
+
+/** Runs `node -e script` in a group of its own; resolves with its pid and the first line it prints (JSON). */
+async function run<T>(script: string, options: { args?: string[]; stdout?: 'pipe' } = {}): Promise<{ pid: number; first: T }> {
+  const child = spawn(process.execPath, [...(options.args ?? []), '-e', script], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+  started.add(child.pid!);
+  const line = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', resolve);
+    child.once('error', reject);
+  });
+  const first = JSON.parse(line) as T;
+  for (const pid of Object.values(first as object)) if (typeof pid === 'number') started.add(pid);
+  return { pid: child.pid!, first };
+}
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe.skipIf(process.platform === 'win32')('process tree', () => {
+  test('a group with a detached child: the group kill ends the group, the child that left it is found as a descendant', async () => {
+    const { pid, first } = await run<{ inGroup: number; outside: number }>(`
+      const { spawn } = require('node:child_process');
+      const inGroup = spawn(process.execPath, ['-e', '${IDLE}'], { stdio: 'ignore' });
+      const outside = spawn(process.execPath, ['-e', '${IDLE}'], { stdio: 'ignore', detached: true });
+      console.log(JSON.stringify({ inGroup: inGroup.pid, outside: outside.pid }));
+      ${IDLE};
+    `);
+    expect((await groupMembers(pid)).sort()).toEqual([pid, first.inGroup].sort());
+    expect((await descendantsOf(pid)).sort()).toEqual([first.inGroup, first.outside].sort());
+    expect(await descendantsOf(pid)).not.toContain(process.pid);
+
+    killGroup(pid, 'SIGKILL');
+    await until(() => !isAlive(pid) && !isAlive(first.inGroup));
+    expect(await groupMembers(pid)).toEqual([]);
+    expect(isAlive(first.outside)).toBe(true); // it left the group
+
+    signalEach([first.outside], 'SIGKILL');
+    await until(() => !isAlive(first.outside));
+    killGroup(pid); // an empty group is fine
+  });
+
+  test.skipIf(!linux)('a zombie counts as dead', async () => {
+    // `sh` forks `true`, then execs `sleep`, which never reaps it: `true` stays a zombie.
+    const sh = spawn('/bin/sh', ['-c', 'true & echo $!; exec sleep 30'], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+    started.add(sh.pid!);
+    const zombie = Number(await new Promise<string>((resolve) => createInterface({ input: sh.stdout! }).once('line', resolve)));
+    await until(() => readFileSync(`/proc/${zombie}/stat`, 'utf8').split(') ')[1]!.startsWith('Z'));
+
+    expect(() => process.kill(zombie, 0)).not.toThrow(); // the pid still exists…
+    expect(isAlive(zombie)).toBe(false); // …but the process is gone
+    expect(isAlive(sh.pid!)).toBe(true);
+    expect(await descendantsOf(sh.pid!)).toEqual([]);
+    expect(await groupMembers(sh.pid!)).toEqual([sh.pid]);
+  });
+
+  test.skipIf(!linux)('pipe holders: a child that left the group and outlived its parent is found by the pipes it inherited', async () => {
+    const leader = spawn(process.execPath, ['-e', `
+      const { spawn } = require('node:child_process');
+      const escapee = spawn(process.execPath, ['-e', '${IDLE}'], { stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+      console.log(JSON.stringify({ escapee: escapee.pid }));
+      process.stdin.once('data', () => process.exit(0));
+    `], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    started.add(leader.pid!);
+    const names = await pipeNames(leader.pid!, [1, 2]);
+    expect(names).toHaveLength(2);
+    expect(names.every((name) => /^(pipe|socket):\[\d+\]$/.test(name))).toBe(true); // node makes socketpairs
+    expect(await pipeNames(leader.pid!, [0])).toHaveLength(1);
+
+    const { escapee } = JSON.parse(await new Promise<string>((resolve) => createInterface({ input: leader.stdout! }).once('line', resolve))) as { escapee: number };
+    started.add(escapee);
+    leader.stdin!.write('go\n');
+    await until(() => !isAlive(leader.pid!));
+
+    expect(await pipeHolders(names)).toEqual([escapee]); // not this process, though it holds the read ends
+    expect(await pipeHolders([])).toEqual([]);
+    signalEach([escapee], 'SIGKILL');
+    await until(() => !isAlive(escapee));
+    expect(await pipeHolders(names)).toEqual([]);
+    expect(await pipeNames(leader.pid!, [1, 2])).toEqual([]); // gone: nothing to read
+  });
+
+  test('tracked groups are killed when the host exits; untracked ones are not', async () => {
+    const group = `require('node:child_process').spawn(process.execPath, ['-e', '${IDLE}'], { stdio: 'ignore' }); ${IDLE}`;
+    const { first } = await run<{ tracked: number; untracked: number }>(
+      `
+      import { spawn } from 'node:child_process';
+      import { groupMembers, trackGroup, untrackGroup } from ${JSON.stringify(SDK_URL)};
+      const start = () => spawn(process.execPath, ['-e', ${JSON.stringify(group)}], { detached: true, stdio: 'ignore' }).pid;
+      const tracked = start();
+      const untracked = start();
+      trackGroup(tracked);
+      trackGroup(untracked)();
+      const full = async (pgid) => (await groupMembers(pgid)).length === 2;
+      while (!(await full(tracked)) || !(await full(untracked))) await new Promise((resolve) => setTimeout(resolve, 20));
+      untrackGroup(untracked);
+      console.log(JSON.stringify({ tracked, untracked }));
+      process.exit(0);
+    `,
+      { args: ['--input-type=module'] },
+    );
+    await until(async () => (await groupMembers(first.tracked)).length === 0);
+    expect(await groupMembers(first.untracked)).toHaveLength(2);
+    killGroup(first.untracked);
+    await until(async () => (await groupMembers(first.untracked)).length === 0);
+  });
+});
