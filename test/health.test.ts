@@ -21,6 +21,7 @@ import { createHealthService } from '../plugins/health/service.js';
 import { backoffDelay, healthSettings, type HealthSettings } from '../plugins/health/settings.js';
 import type { HealthChange, HealthService, HealthState } from '../plugins/health/types.js';
 import { MiniMcp } from './fixtures/mcp/faulty/mini-mcp.js';
+import { isAlive } from '../sdk/process-tree.js';
 
 const faulty = (file: string): string => fileURLToPath(new URL(`./fixtures/mcp/faulty/${file}`, import.meta.url));
 
@@ -42,20 +43,6 @@ const marker = (): string => `--health-test-marker=${process.pid}-${++markers}`;
 
 // ---- process checks --------------------------------------------------------
 
-/** Alive and not a zombie. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return process.platform !== 'linux';
-  }
-}
 
 /** Live processes whose command line contains `mark`. */
 async function processesWith(mark: string): Promise<string[]> {
@@ -70,8 +57,8 @@ async function eventually(check: () => boolean | Promise<boolean>, ms = 8000): P
 
 /** No process carrying `mark` survives (after a bounded wait: closing a stdio server takes a moment). */
 async function expectNoneLeft(mark: string, pids: readonly number[] = []): Promise<void> {
-  await eventually(async () => pids.every((pid) => !alive(pid)) && (await processesWith(mark)).length === 0);
-  expect(pids.filter(alive)).toEqual([]);
+  await eventually(async () => pids.every((pid) => !isAlive(pid)) && (await processesWith(mark)).length === 0);
+  expect(pids.filter(isAlive)).toEqual([]);
   expect(await processesWith(mark)).toEqual([]);
 }
 
@@ -210,7 +197,7 @@ describe('health over the mcp contract', () => {
     const now = mcp.servers()[0]!;
     expect(now.state).toBe('connected');
     expect(now.pid).not.toBe(pid);
-    expect(alive(pid)).toBe(false);
+    expect(isAlive(pid)).toBe(false);
     expect(health.status()[0]).toMatchObject({ state: 'healthy', restarts: 1, failures: 0 });
   });
 
@@ -296,8 +283,8 @@ describe('health over the mcp contract', () => {
     await eventually(() => mcp.servers()[0]!.state === 'stopped');
     expect(mcp.servers()[0]!.state).toBe('stopped');
     expect(health.status()[0]?.state).toBe('failed');
-    await eventually(() => !alive(firstPid));
-    expect(alive(firstPid)).toBe(false);
+    await eventually(() => !isAlive(firstPid));
+    expect(isAlive(firstPid)).toBe(false);
   });
 
   test('garbage on stdout between messages: calls and checks still work', async () => {
@@ -474,7 +461,7 @@ describe('health in a real kernel', () => {
     // The notifications are the same changes, less the first "healthy" (nothing happened yet).
     await eventually(() => seen.length === 2);
     expect(seen).toEqual(changes.slice(1));
-    expect(alive(pid)).toBe(false);
+    expect(isAlive(pid)).toBe(false);
     await eventually(() => mcp.tools().some((t) => t.name === 'victim__echo'));
     expect((await mcp.callTool('victim__echo', { text: 'again' })).text).toContain('again');
   });

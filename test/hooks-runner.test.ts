@@ -15,6 +15,7 @@ import { buildInput } from '../plugins/hooks/protocol.js';
 import { DEFAULT_ALLOWED_COMMANDS, createRunner, type RunnerOptions } from '../plugins/hooks/runner/index.js';
 import type { HookDefinition, HookRunner, RunResult } from '../plugins/hooks/types.js';
 import { hookDefinition } from './support/hook-definition.js';
+import { isAlive } from '../sdk/process-tree.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/hooks/', import.meta.url));
 const RED = join(FIXTURES, 'red-team');
@@ -75,20 +76,6 @@ function expectAnswer(result: RunResult): Extract<RunResult, { ok: true }> {
   return result;
 }
 
-/** Alive and not a zombie (a zombie is dead; only its parent's bookkeeping remains). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return process.platform !== 'linux';
-  }
-}
 
 /** Processes (not zombies) whose command line contains `marker`. */
 async function processesWith(marker: string): Promise<string[]> {
@@ -106,8 +93,8 @@ async function eventually(check: () => boolean | Promise<boolean>, ms = 3000): P
 
 /** No process left behind: none of `pids` alive and no process carrying `marker`, after a short bounded wait. */
 async function expectNothingLeft(pids: readonly number[], marker?: string): Promise<void> {
-  await eventually(async () => pids.every((pid) => !alive(pid)) && (marker === undefined || (await processesWith(marker)).length === 0));
-  expect(pids.filter(alive)).toEqual([]);
+  await eventually(async () => pids.every((pid) => !isAlive(pid)) && (marker === undefined || (await processesWith(marker)).length === 0));
+  expect(pids.filter(isAlive)).toEqual([]);
   if (marker !== undefined) expect(await processesWith(marker)).toEqual([]);
 }
 

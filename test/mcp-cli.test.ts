@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { isAlive } from '../sdk/process-tree.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
@@ -170,14 +171,6 @@ function zombie(pid: string | number): boolean {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !zombie(pid);
-  } catch {
-    return false;
-  }
-}
 
 /** Demo servers (cwd plugins/mcp-demo) whose parent is gone (re-parented to init). */
 function orphanedDemoServers(): number[] {
@@ -350,7 +343,7 @@ describe('the builtin demo server', () => {
     expect(demo.serverInfo).toMatchObject({ name: 'plinth-demo' });
     expect(typeof demo.pid).toBe('number');
     if (demo.health) expect(demo.health.state).toBe('healthy');
-    expect(await settle(() => (alive(demo.pid) ? [demo.pid] : []))).toEqual([]);
+    expect(await settle(() => (isAlive(demo.pid) ? [demo.pid] : []))).toEqual([]);
   }, TEST_TIMEOUT);
 
   test('call demo__echo prints the text and exits 0; --args @file; structured content in --json', async () => {

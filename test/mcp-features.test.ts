@@ -29,6 +29,7 @@ import {
   type ToolRegistry,
 } from '../plugins/mcp/features/index.js';
 import type { McpServerDefinition, ToolCallResult } from '../plugins/mcp/types.js';
+import { isAlive } from '../sdk/process-tree.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVERYTHING = ['node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'];
@@ -115,18 +116,10 @@ async function connect(def: McpServerDefinition, deps: Partial<FeatureDeps> = {}
   return { client, features, registry, pid };
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function gone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 200 && alive(pid); i += 1) await new Promise((r) => setTimeout(r, 25));
-  return !alive(pid);
+  for (let i = 0; i < 200 && isAlive(pid); i += 1) await new Promise((r) => setTimeout(r, 25));
+  return !isAlive(pid);
 }
 
 /** Resolves when `registry` lists a tool named `name`. */

@@ -29,6 +29,7 @@ import { collectServers } from '../plugins/mcp/definitions.js';
 import type { McpService, ServerState, ServerStatus } from '../plugins/mcp/types.js';
 import type { PluginInfo } from '../sdk/index.js';
 import { createTestKernel, parseManifest, type TestKernel } from '../sdk/index.js';
+import { isAlive } from '../sdk/process-tree.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
@@ -124,19 +125,11 @@ function reached(mcp: McpService, server: string, state: ServerState): Promise<S
   });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Whether `pid` is gone, allowing a killed process a moment to be reaped. */
 async function gone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
-  return !alive(pid);
+  for (let i = 0; i < 50 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  return !isAlive(pid);
 }
 
 /** A tool's text answer, through the SDK client of a connected server. */
@@ -557,7 +550,7 @@ describe('serve and shutdown', () => {
     expect(mcp.servers().find((s) => s.name === 'off')!.state).toBe('stopped');
     const info = JSON.parse(await toolText(mcp, 'one', 'pids')) as { children: number[] };
     const pids = [one.pid!, two.pid!, ...info.children];
-    expect(pids.every((pid) => alive(pid))).toBe(true);
+    expect(pids.every((pid) => isAlive(pid))).toBe(true);
 
     const report = await kernels.pop()!.dispose();
     expect(report.errors).toEqual([]);

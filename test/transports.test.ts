@@ -21,6 +21,7 @@ import { createHttpTransportFactory, HTTP_DEFAULTS } from '../plugins/transport-
 import { createSseTransportFactory } from '../plugins/transport-sse/index.js';
 import { createStdioTransportFactory, STDIO_DEFAULTS } from '../plugins/transport-stdio/index.js';
 import { createTestKernel } from '../sdk/index.js';
+import { isAlive } from '../sdk/process-tree.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVERS = join(ROOT, 'test/fixtures/mcp/servers');
@@ -67,24 +68,6 @@ function context(extra: Partial<TransportContext> = {}): TransportContext & { li
   };
 }
 
-/** Whether `pid` is a living process; a zombie (never reaped where init does not reap) is not. */
-function alive(pid: number): boolean {
-  if (process.platform === 'linux') {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      return state !== 'Z' && state !== 'X';
-    } catch {
-      return false;
-    }
-  }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Waits for an assertion to hold (bounded generously: shared machines can be slow). */
 const eventually = <T>(check: () => T | Promise<T>): Promise<T> => vi.waitFor(check, { timeout: 10_000, interval: 20 });
@@ -156,7 +139,7 @@ afterEach(async () => {
 });
 
 afterAll(() => {
-  const leaked = [...seenPids].filter(alive);
+  const leaked = [...seenPids].filter(isAlive);
   for (const pid of leaked) process.kill(pid, 'SIGKILL');
   expect(leaked).toEqual([]);
 });
@@ -247,11 +230,11 @@ describe('transport-stdio', () => {
     expect(children).toHaveLength(2);
     const all = [pid, ...children];
     for (const p of all) seenPids.add(p);
-    expect(all.every(alive)).toBe(true);
+    expect(all.every(isAlive)).toBe(true);
     expect(children).toContain(detached);
 
     await client.close();
-    expect(all.filter(alive)).toEqual([]);
+    expect(all.filter(isAlive)).toEqual([]);
   });
 
   test('close stops a server that ignores stdin EOF and SIGTERM, and its children', async () => {
@@ -263,7 +246,7 @@ describe('transport-stdio', () => {
     for (const p of children) seenPids.add(p);
 
     await client.close();
-    expect([pid, ...children].filter(alive)).toEqual([]);
+    expect([pid, ...children].filter(isAlive)).toEqual([]);
     expect(down).toEqual([]); // our own close is not the server going down
   });
 
@@ -293,7 +276,7 @@ describe('transport-stdio', () => {
     await closed; // the client learns of it as well, after onDown (so a listener on close already knows why)
     expect(order).toEqual(['down', 'close']);
     expect(connection.pid!()).toBeUndefined();
-    await eventually(() => expect([pid, ...children].filter(alive)).toEqual([]));
+    await eventually(() => expect([pid, ...children].filter(isAlive)).toEqual([]));
 
     // A listener added after the fact still hears of it.
     expect(await new Promise<string>((resolve) => connection.onDown!(resolve))).toContain('code 3');
@@ -306,7 +289,7 @@ describe('transport-stdio', () => {
     const { children } = JSON.parse(textOf(await call(client, 'pids'))) as { children: number[] };
     for (const p of children) seenPids.add(p);
     await client.close();
-    expect([pid, ...children].filter(alive)).toEqual([]);
+    expect([pid, ...children].filter(isAlive)).toEqual([]);
   });
 
   test('after a crash, close finds a process that left the tree but holds the server\'s pipes', async () => {
@@ -316,9 +299,9 @@ describe('transport-stdio', () => {
     const reason = new Promise<string>((resolve) => connection.onDown!(resolve));
     await call(client, 'exit', { code: 0 });
     expect(await reason).toContain('code 0');
-    expect(alive(holder)).toBe(true); // not in the group, no longer a descendant: only its pipes tie it to the server
+    expect(isAlive(holder)).toBe(true); // not in the group, no longer a descendant: only its pipes tie it to the server
     await client.close();
-    expect(alive(holder)).toBe(false);
+    expect(isAlive(holder)).toBe(false);
   });
 
   test('a server that exits at start: the connect fails, onDown and the stderr tail say why', async () => {
@@ -363,7 +346,7 @@ describe('transport-stdio', () => {
     expect(connection.stderrTail!()).toContain('Starting default (STDIO) server');
 
     await client.close();
-    expect(alive(pid)).toBe(false);
+    expect(isAlive(pid)).toBe(false);
   });
 });
 

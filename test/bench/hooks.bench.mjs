@@ -22,21 +22,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { createJiti } from 'jiti';
+import { benchOptions, median, quantile } from './support.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'hooks');
 // One script for both modes: it answers each line of stdin, and exits when stdin ends.
 const SCRIPT = path.join(FIXTURES, 'persistent.mjs');
 
-const args = new Set(process.argv.slice(2));
-const JSON_OUT = args.has('--json');
-const QUICK = args.has('--quick');
-for (const arg of args) {
-  if (!['--json', '--quick'].includes(arg)) {
-    process.stderr.write(`hooks.bench: unknown option ${arg} (use --json, --quick)\n`);
-    process.exit(2);
-  }
-}
+const { json: JSON_OUT, quick: QUICK } = benchOptions('hooks.bench');
 
 const N = QUICK
   ? { warmup: 2, latencyRounds: 3, eventsPerSide: 4, throughputRounds: 2, persistentEvents: 200, spawnEvents: 5 }
@@ -47,15 +40,6 @@ const TARGETS = { latencyRatio: 1.15, throughputRatio: 20 };
 
 const progress = (text) => process.stderr.write(`${text}\n`);
 const round = (x, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
-function quantile(values, q) {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const at = (sorted.length - 1) * q;
-  const lo = Math.floor(at);
-  const hi = Math.ceil(at);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo);
-}
-const median = (values) => quantile(values, 0.5);
 const stats = (values) => ({
   median: round(median(values)),
   p90: round(quantile(values, 0.9)),

@@ -19,20 +19,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { writeSyntheticPlugins } from './synthetic-plugins.mjs';
+import { benchOptions, median, quantile } from './support.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIST = path.join(ROOT, 'dist');
 const BIN = path.join(DIST, 'kernel', 'cli', 'bin.js');
 
-const args = new Set(process.argv.slice(2));
-const JSON_OUT = args.has('--json');
-const QUICK = args.has('--quick');
-for (const arg of args) {
-  if (!['--json', '--quick'].includes(arg)) {
-    process.stderr.write(`kernel.bench: unknown option ${arg} (use --json, --quick)\n`);
-    process.exit(2);
-  }
-}
+const { json: JSON_OUT, quick: QUICK } = benchOptions('kernel.bench');
 
 const N = QUICK
   ? { versionRuns: 5, bootRuns: 10, cliRuns: 3, resolveRuns: 5, discoverRuns: 3, emitRounds: 4, emitsPerRound: 2_000 }
@@ -66,15 +59,6 @@ function progress(text) {
   process.stderr.write(`${text}\n`);
 }
 
-function quantile(values, q) {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const at = (sorted.length - 1) * q;
-  const lo = Math.floor(at);
-  const hi = Math.ceil(at);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo);
-}
-const median = (values) => quantile(values, 0.5);
 const p90 = (values) => quantile(values, 0.9);
 const stats = (values) => ({ median: round(median(values)), p90: round(p90(values)), min: round(Math.min(...values)), max: round(Math.max(...values)), n: values.length });
 

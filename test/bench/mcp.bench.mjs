@@ -32,21 +32,14 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { benchOptions, median, quantile } from './support.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const require = createRequire(import.meta.url);
 const EVERYTHING = path.join(path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
 const LOOPBACK = path.join(ROOT, 'test', 'fixtures', 'mcp', 'servers', 'loopback-listen.mjs');
 
-const args = new Set(process.argv.slice(2));
-const JSON_OUT = args.has('--json');
-const QUICK = args.has('--quick');
-for (const arg of args) {
-  if (!['--json', '--quick'].includes(arg)) {
-    process.stderr.write(`mcp.bench: unknown option ${arg} (use --json, --quick)\n`);
-    process.exit(2);
-  }
-}
+const { json: JSON_OUT, quick: QUICK } = benchOptions('mcp.bench');
 
 const N = QUICK
   ? { warmup: 20, latencyRounds: 4, callsPerRound: 25, throughputRounds: 2, throughputCalls: 200, inFlight: 16 }
@@ -57,15 +50,6 @@ const TARGET_RATIO = 1.1;
 
 const progress = (text) => process.stderr.write(`${text}\n`);
 const round = (x, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
-function quantile(values, q) {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const at = (sorted.length - 1) * q;
-  const lo = Math.floor(at);
-  const hi = Math.ceil(at);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo);
-}
-const median = (values) => quantile(values, 0.5);
 const latencyStats = (values) => ({
   median: round(median(values)),
   p90: round(quantile(values, 0.9)),

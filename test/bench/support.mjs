@@ -1,0 +1,25 @@
+/** What every benchmark here shares: its two options and the order statistics it reports. */
+
+/** `--json` (one JSON document on stdout) and `--quick` (a smoke run; its figures mean nothing); anything else exits 2. */
+export function benchOptions(name) {
+  const args = new Set(process.argv.slice(2));
+  for (const arg of args) {
+    if (!['--json', '--quick'].includes(arg)) {
+      process.stderr.write(`${name}: unknown option ${arg} (use --json, --quick)\n`);
+      process.exit(2);
+    }
+  }
+  return { json: args.has('--json'), quick: args.has('--quick') };
+}
+
+/** The q-quantile of `values`, interpolated between neighbours; NaN for none. */
+export function quantile(values, q) {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const at = (sorted.length - 1) * q;
+  const lo = Math.floor(at);
+  const hi = Math.ceil(at);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo);
+}
+
+export const median = (values) => quantile(values, 0.5);
