@@ -1,0 +1,686 @@
+/**
+ * A real OAuth 2.1 authorization server and an MCP server protected by bearer
+ * tokens, on 127.0.0.1, for the oauth plugin's integration tests. The HTTP side
+ * is the MCP SDK's own server-side auth (authorization, token, registration and
+ * revocation handlers, bearer middleware); only the in-memory provider behind it
+ * is ours. Nobody clicks "allow": the authorization endpoint answers at once
+ * with a redirect to the client's redirect URI, which a test follows with
+ * {@link OAuthFixture.followAuthorization}.
+ *
+ *   const fixture = await startOAuthFixture({ resourceMetadata: 'path' });
+ *   // … sign in against fixture.mcpUrl, follow the redirect, call `whoami` …
+ *   await fixture.close();
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
+import {
+  InvalidGrantError,
+  InvalidScopeError,
+  InvalidTargetError,
+  InvalidTokenError,
+} from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
+import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
+import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
+import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
+import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
+import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
+import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type {
+  OAuthClientInformationFull,
+  OAuthMetadata,
+  OAuthTokenRevocationRequest,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+
+export interface OAuthFixtureOptions {
+  /** Lifetime of access tokens; `expires_in` is returned. Default 3600. */
+  accessTokenTtlSeconds?: number;
+  /** A refresh issues a new refresh token and kills the old one (reusing it: `invalid_grant`). Default true. When false, the refresh response carries no `refresh_token` and the old one stays valid. */
+  rotateRefreshTokens?: boolean;
+  /** Whether the code exchange returns a refresh token. Default true. */
+  issueRefreshTokens?: boolean;
+  /** `registration_endpoint` advertised and served (RFC 7591). Default true. */
+  dynamicRegistration?: boolean;
+  /** A client known before any registration; with a `clientSecret` it is confidential (`client_secret_post`), without one public. */
+  preRegistered?: { clientId: string; clientSecret?: string; redirectUris: string[] };
+  /** `revocation_endpoint` advertised and served (RFC 7009). Default true. */
+  revocation?: boolean;
+  /** Scopes the authorization server grants; an authorization request without `scope` gets all of them. Default `['mcp:read', 'mcp:write']`. */
+  scopesSupported?: string[];
+  /** Space-separated scopes the MCP server requires: put into the 401 `WWW-Authenticate` (and a token without them gets 403 `insufficient_scope`). */
+  challengeScope?: string;
+  /**
+   * Where the protected-resource metadata (RFC 9728) is found. Default `'header'`.
+   * - `'header'`: only through `resource_metadata` in the 401 `WWW-Authenticate`; served at a non-well-known path.
+   * - `'path'`: `/.well-known/oauth-protected-resource/mcp`, not named in the 401.
+   * - `'root'`: `/.well-known/oauth-protected-resource`, not named in the 401; its `resource` is the MCP server's origin.
+   * - `'none'`: no metadata at all (the legacy layout: the authorization server is the MCP server's origin).
+   */
+  resourceMetadata?: 'header' | 'path' | 'root' | 'none';
+  /**
+   * Where the authorization-server metadata is served, relative to the issuer (`<origin><issuerPath>`). Default `'oauth'`.
+   * - `'oauth'`: RFC 8414, `/.well-known/oauth-authorization-server<issuerPath>`.
+   * - `'openid'`: OpenID Connect Discovery, appended: `<issuerPath>/.well-known/openid-configuration`.
+   * - `'openid-path'`: OpenID, path-inserted: `/.well-known/openid-configuration<issuerPath>`.
+   * Without an issuer path the two OpenID forms are the same URL.
+   */
+  authServerMetadata?: 'oauth' | 'openid' | 'openid-path';
+  /** The authorization server on its own port, apart from the MCP server. Default false. */
+  separateAuthServer?: boolean;
+  /** Path of the issuer on the authorization server's origin. Default `'/tenant1'` with `separateAuthServer`, else `''`. Must be `''` with `resourceMetadata: 'none'`. */
+  issuerPath?: string;
+  /** The user says no: the authorization endpoint redirects with `error=access_denied`. Default false. */
+  deny?: boolean;
+}
+
+/** Requests as they arrived; those dropped by {@link OAuthFixture.setDown} are not counted. */
+export interface OAuthFixtureCounters {
+  /** Requests to the authorization endpoint. */
+  authorize: number;
+  /** Requests to the token endpoint, any grant. */
+  token: number;
+  /** Token requests with `grant_type=refresh_token`. */
+  refresh: number;
+  /** Requests to the registration endpoint. */
+  register: number;
+  /** Requests to the revocation endpoint. */
+  revoke: number;
+  /** Requests to the MCP endpoint, authorized or not. */
+  mcpRequests: number;
+  /** 401 answers of the MCP endpoint. */
+  unauthorized: number;
+  /** Requests for every URL with a `/.well-known/` part and for the header-only metadata URL, found or not, keyed by full URL without query (`http://127.0.0.1:PORT/.well-known/…`). */
+  metadataRequests: Record<string, number>;
+}
+
+/** One request that reached the provider's `authorize` (what the client asked for). */
+export interface AuthorizationRecord {
+  readonly clientId: string;
+  readonly redirectUri: string;
+  readonly scopes: readonly string[];
+  readonly resource?: string;
+  readonly state?: string;
+}
+
+export interface RegisteredClient {
+  readonly client_id: string;
+  readonly client_secret?: string;
+  readonly redirect_uris: readonly string[];
+}
+
+export interface OAuthFixture {
+  /** The protected MCP endpoint, `http://127.0.0.1:PORT/mcp`. */
+  readonly mcpUrl: string;
+  /** The authorization server's issuer identifier, `http://127.0.0.1:PORT[/issuerPath]`. */
+  readonly issuer: string;
+  /** The resource indicator tokens are bound to (the protected-resource metadata's `resource`); undefined with `resourceMetadata: 'none'`. */
+  readonly resource: string | undefined;
+  /** Where the protected-resource metadata is served; undefined with `resourceMetadata: 'none'`. */
+  readonly resourceMetadataUrl: string | undefined;
+  /** Where the authorization-server metadata is served. */
+  readonly authServerMetadataUrl: string;
+  readonly endpoints: {
+    readonly authorization: string;
+    readonly token: string;
+    readonly registration?: string;
+    readonly revocation?: string;
+  };
+  readonly counters: OAuthFixtureCounters;
+  /** Every token presented at the revocation endpoint by an authenticated client, in order. */
+  readonly revoked: readonly string[];
+  /** Every authorization request that reached the provider, in order. */
+  readonly authorizations: readonly AuthorizationRecord[];
+  /** Every access and refresh token ever issued, so a test can scan output for them. */
+  issuedTokens(): { access: string[]; refresh: string[] };
+  /** The pre-registered client (first) and every dynamically registered one, with their secrets. */
+  registeredClients(): RegisteredClient[];
+  /** Every access token issued so far fails verification from now on (401 `invalid_token`); later ones are fine. */
+  expireAccessTokens(): void;
+  /** Every refresh token issued so far is dead: the next refresh answers `invalid_grant`. */
+  revokeAllRefreshTokens(): void;
+  /**
+   * The authorization server stops answering: with `separateAuthServer` its listening socket is
+   * closed (connection refused) and the MCP server stays up; on a shared origin every request to
+   * an authorization-server URL has its connection destroyed while the MCP server still answers.
+   * `setDown(false)` brings it back on the same port.
+   */
+  setDown(down: boolean): Promise<void>;
+  /** What a browser does: GET the authorization URL without following the redirect, and return the `Location` (the callback URL with `code` and `state`, or `error`). */
+  followAuthorization(url: string | URL): Promise<URL>;
+  /** Closes every server and connection. */
+  close(): Promise<void>;
+}
+
+const MCP_PATH = '/mcp';
+/** The 'header' layout serves its metadata here, where no well-known probe finds it. */
+const HEADER_ONLY_METADATA_PATH = '/meta/protected-resource';
+const CODE_TTL_SECONDS = 600;
+
+const newToken = (): string => randomBytes(32).toString('base64url');
+const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/** RFC 8707 identifiers compared the way the SDK's bearer middleware does: fragment and one trailing slash aside. */
+function sameResource(a: string | URL, b: string | URL): boolean {
+  const comparable = (value: string | URL): string => String(value).replace(/#.*$/, '').replace(/\/$/, '');
+  return comparable(a) === comparable(b);
+}
+
+interface Settings {
+  readonly ttl: number;
+  readonly rotate: boolean;
+  readonly issueRefresh: boolean;
+  readonly scopes: readonly string[];
+  readonly deny: boolean;
+  /** The resource indicator tokens must be bound to; undefined when there is no protected-resource metadata. */
+  resource: string | undefined;
+}
+
+interface CodeGrant {
+  readonly clientId: string;
+  readonly challenge: string;
+  readonly redirectUri: string;
+  readonly scopes: readonly string[];
+  readonly resource?: string;
+  readonly expiresAt: number;
+}
+
+interface AccessGrant {
+  readonly clientId: string;
+  readonly scopes: readonly string[];
+  readonly resource?: string;
+  /** Tokens born of one authorization share a grant, so revoking its refresh token kills its access tokens too. */
+  readonly grant: number;
+  expiresAt: number;
+  revoked: boolean;
+}
+
+interface RefreshGrant {
+  readonly clientId: string;
+  readonly scopes: readonly string[];
+  readonly resource?: string;
+  readonly grant: number;
+  dead?: 'rotated' | 'revoked';
+}
+
+/** The in-memory authorization server behind the SDK's handlers; also the MCP server's token verifier. */
+class FixtureProvider implements OAuthServerProvider {
+  readonly clients = new Map<string, OAuthClientInformationFull>();
+  readonly codes = new Map<string, CodeGrant>();
+  readonly access = new Map<string, AccessGrant>();
+  readonly refresh = new Map<string, RefreshGrant>();
+  readonly revoked: string[] = [];
+  readonly authorizations: AuthorizationRecord[] = [];
+  readonly clientsStore: OAuthRegisteredClientsStore;
+  #grants = 0;
+
+  constructor(
+    private readonly settings: Settings,
+    dynamicRegistration: boolean,
+  ) {
+    const getClient = (clientId: string): OAuthClientInformationFull | undefined => this.clients.get(clientId);
+    const registerClient = (client: OAuthClientInformationFull): OAuthClientInformationFull => {
+      this.clients.set(client.client_id, client);
+      return client;
+    };
+    // Without registerClient the SDK treats registration as unsupported.
+    this.clientsStore = dynamicRegistration ? { getClient, registerClient } : { getClient };
+  }
+
+  async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
+    const resource = params.resource?.href;
+    this.authorizations.push({
+      clientId: client.client_id,
+      redirectUri: params.redirectUri,
+      scopes: params.scopes ?? [],
+      ...(resource === undefined ? {} : { resource }),
+      ...(params.state === undefined ? {} : { state: params.state }),
+    });
+    const target = new URL(params.redirectUri);
+    if (params.state !== undefined) target.searchParams.set('state', params.state);
+    if (this.settings.deny) {
+      target.searchParams.set('error', 'access_denied');
+      target.searchParams.set('error_description', 'The user declined the authorization request');
+      res.redirect(302, target.href);
+      return;
+    }
+    const unknown = (params.scopes ?? []).filter((scope) => !this.settings.scopes.includes(scope));
+    // Thrown OAuth errors become an error redirect in the SDK's handler.
+    if (unknown.length > 0) throw new InvalidScopeError(`Unknown scope: ${unknown.join(' ')}`);
+    this.#checkResource(resource);
+    const scopes = params.scopes && params.scopes.length > 0 ? params.scopes : [...this.settings.scopes];
+    const code = newToken();
+    this.codes.set(code, {
+      clientId: client.client_id,
+      challenge: params.codeChallenge,
+      redirectUri: params.redirectUri,
+      scopes,
+      ...(resource === undefined ? {} : { resource }),
+      expiresAt: nowSeconds() + CODE_TTL_SECONDS,
+    });
+    target.searchParams.set('code', code);
+    res.redirect(302, target.href);
+  }
+
+  async challengeForAuthorizationCode(client: OAuthClientInformationFull, authorizationCode: string): Promise<string> {
+    return this.#code(client, authorizationCode).challenge;
+  }
+
+  async exchangeAuthorizationCode(
+    client: OAuthClientInformationFull,
+    authorizationCode: string,
+    _codeVerifier?: string,
+    redirectUri?: string,
+    resource?: URL,
+  ): Promise<OAuthTokens> {
+    // The SDK's token handler has already checked the PKCE verifier against the stored challenge.
+    const code = this.#code(client, authorizationCode);
+    this.codes.delete(authorizationCode);
+    if (redirectUri !== undefined && redirectUri !== code.redirectUri) {
+      throw new InvalidGrantError('redirect_uri differs from the one in the authorization request');
+    }
+    if (resource !== undefined && code.resource !== undefined && !sameResource(resource, code.resource)) {
+      throw new InvalidTargetError('resource differs from the one in the authorization request');
+    }
+    const boundTo = code.resource ?? resource?.href;
+    this.#checkResource(boundTo);
+    const grant = ++this.#grants;
+    const tokens = this.#issueAccess(client.client_id, code.scopes, boundTo, grant);
+    if (!this.settings.issueRefresh) return tokens;
+    return { ...tokens, refresh_token: this.#issueRefresh(client.client_id, code.scopes, boundTo, grant) };
+  }
+
+  async exchangeRefreshToken(
+    client: OAuthClientInformationFull,
+    refreshToken: string,
+    scopes?: string[],
+    resource?: URL,
+  ): Promise<OAuthTokens> {
+    const grant = this.refresh.get(refreshToken);
+    if (grant === undefined || grant.clientId !== client.client_id) {
+      throw new InvalidGrantError('Unknown refresh token');
+    }
+    if (grant.dead !== undefined) throw new InvalidGrantError(`The refresh token was ${grant.dead}`);
+    if (resource !== undefined && grant.resource !== undefined && !sameResource(resource, grant.resource)) {
+      throw new InvalidTargetError('resource differs from the one the refresh token was issued for');
+    }
+    const narrowed = scopes ?? [...grant.scopes];
+    const widened = narrowed.filter((scope) => !grant.scopes.includes(scope));
+    if (widened.length > 0) throw new InvalidScopeError(`Scope not granted before: ${widened.join(' ')}`);
+    const tokens = this.#issueAccess(client.client_id, narrowed, grant.resource, grant.grant);
+    if (!this.settings.rotate) return tokens;
+    grant.dead = 'rotated';
+    return { ...tokens, refresh_token: this.#issueRefresh(client.client_id, grant.scopes, grant.resource, grant.grant) };
+  }
+
+  async verifyAccessToken(token: string): Promise<AuthInfo> {
+    const grant = this.access.get(token);
+    if (grant === undefined) throw new InvalidTokenError('Unknown access token');
+    if (grant.revoked) throw new InvalidTokenError('The access token was revoked');
+    if (grant.expiresAt <= nowSeconds()) throw new InvalidTokenError('The access token has expired');
+    return {
+      token,
+      clientId: grant.clientId,
+      scopes: [...grant.scopes],
+      expiresAt: grant.expiresAt,
+      ...(grant.resource === undefined ? {} : { resource: new URL(grant.resource) }),
+    };
+  }
+
+  async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {
+    this.revoked.push(request.token);
+    // RFC 7009: a token that is unknown or another client's is answered 200 all the same, and left alone.
+    const access = this.access.get(request.token);
+    if (access?.clientId === client.client_id) access.revoked = true;
+    const refresh = this.refresh.get(request.token);
+    if (refresh?.clientId === client.client_id) {
+      refresh.dead = 'revoked';
+      for (const grant of this.access.values()) if (grant.grant === refresh.grant) grant.revoked = true;
+    }
+  }
+
+  #code(client: OAuthClientInformationFull, authorizationCode: string): CodeGrant {
+    const code = this.codes.get(authorizationCode);
+    if (code === undefined || code.clientId !== client.client_id) {
+      throw new InvalidGrantError('Unknown or already used authorization code');
+    }
+    if (code.expiresAt <= nowSeconds()) throw new InvalidGrantError('The authorization code has expired');
+    return code;
+  }
+
+  /** A token must be for this MCP server when the server publishes a resource identifier (RFC 8707). */
+  #checkResource(resource: string | undefined): void {
+    const expected = this.settings.resource;
+    if (resource !== undefined && (expected === undefined || !sameResource(resource, expected))) {
+      throw new InvalidTargetError(`This authorization server issues no tokens for ${resource}`);
+    }
+  }
+
+  #issueAccess(clientId: string, scopes: readonly string[], resource: string | undefined, grant: number): OAuthTokens {
+    const token = newToken();
+    this.access.set(token, {
+      clientId,
+      scopes,
+      ...(resource === undefined ? {} : { resource }),
+      grant,
+      expiresAt: nowSeconds() + this.settings.ttl,
+      revoked: false,
+    });
+    return { access_token: token, token_type: 'Bearer', expires_in: this.settings.ttl, scope: scopes.join(' ') };
+  }
+
+  #issueRefresh(clientId: string, scopes: readonly string[], resource: string | undefined, grant: number): string {
+    const token = newToken();
+    this.refresh.set(token, { clientId, scopes, ...(resource === undefined ? {} : { resource }), grant });
+    return token;
+  }
+}
+
+/** An MCP server for one request (stateless streamable HTTP): `whoami` tells who the token belongs to, `echo` echoes. */
+function createMcpServer(): McpServer {
+  const server = new McpServer({ name: 'oauth-fixture', version: '1.0.0' });
+  server.registerTool(
+    'whoami',
+    { description: 'The client id, scopes and resource of the access token this call carried (never the token).' },
+    async (extra) => {
+      const auth = extra.authInfo;
+      if (auth === undefined) return { isError: true, content: [{ type: 'text', text: 'no access token' }] };
+      const text = JSON.stringify({ clientId: auth.clientId, scopes: auth.scopes, resource: auth.resource?.href });
+      return { content: [{ type: 'text', text }] };
+    },
+  );
+  server.registerTool(
+    'echo',
+    { description: 'Returns its input.', inputSchema: { text: z.string() } },
+    async ({ text }) => ({ content: [{ type: 'text', text }] }),
+  );
+  return server;
+}
+
+async function handleMcp(req: Request, res: Response): Promise<void> {
+  // Stateless: no session, so no GET stream to offer and nothing to DELETE.
+  if (req.method !== 'POST') {
+    res.status(405).set('Allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
+    return;
+  }
+  const server = createMcpServer();
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  res.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  try {
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  } catch (error) {
+    if (!res.headersSent) {
+      res.status(500).json({ jsonrpc: '2.0', error: { code: -32603, message: String(error) }, id: null });
+    }
+  }
+}
+
+function listen(server: Server, port = 0): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function stop(server: Server): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    server.close((error) => (error ? reject(error) : resolve()));
+    // Keep-alive connections would hold close() open, and keep answering a "down" server.
+    server.closeAllConnections();
+  });
+}
+
+function countMetadata(counters: OAuthFixtureCounters, origin: string) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    // includes, not startsWith: OpenID's appended form puts the well-known part after the issuer path.
+    if (req.path.includes('/.well-known/') || req.path === HEADER_ONLY_METADATA_PATH) {
+      const url = origin + req.path;
+      counters.metadataRequests[url] = (counters.metadataRequests[url] ?? 0) + 1;
+    }
+    next();
+  };
+}
+
+function count(increment: () => void) {
+  return (_req: Request, _res: Response, next: NextFunction): void => {
+    increment();
+    next();
+  };
+}
+
+/** The authorization-server metadata document, RFC 8414 or (with the fields OpenID requires) OpenID Connect Discovery. */
+function authServerMetadata(
+  issuer: string,
+  endpoints: OAuthFixture['endpoints'],
+  scopes: readonly string[],
+  refresh: boolean,
+  openid: boolean,
+): OAuthMetadata {
+  return {
+    issuer,
+    authorization_endpoint: endpoints.authorization,
+    token_endpoint: endpoints.token,
+    ...(endpoints.registration === undefined ? {} : { registration_endpoint: endpoints.registration }),
+    ...(endpoints.revocation === undefined
+      ? {}
+      : { revocation_endpoint: endpoints.revocation, revocation_endpoint_auth_methods_supported: ['client_secret_post', 'none'] }),
+    response_types_supported: ['code'],
+    grant_types_supported: refresh ? ['authorization_code', 'refresh_token'] : ['authorization_code'],
+    code_challenge_methods_supported: ['S256'],
+    // The SDK's client authentication middleware reads credentials from the body only: no client_secret_basic.
+    token_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
+    scopes_supported: [...scopes],
+    ...(openid
+      ? { jwks_uri: `${issuer}/jwks`, subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'] }
+      : {}),
+  };
+}
+
+export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Promise<OAuthFixture> {
+  const prmLayout = options.resourceMetadata ?? 'header';
+  const asLayout = options.authServerMetadata ?? 'oauth';
+  const separate = options.separateAuthServer ?? false;
+  const issuerPath = (options.issuerPath ?? (separate ? '/tenant1' : '')).replace(/\/$/, '');
+  if (prmLayout === 'none' && (separate || issuerPath !== '')) {
+    throw new Error("resourceMetadata 'none' means the MCP server's origin is the authorization server: no separateAuthServer, no issuerPath");
+  }
+  if (issuerPath !== '' && !issuerPath.startsWith('/')) throw new Error(`issuerPath must start with '/': ${issuerPath}`);
+
+  const counters: OAuthFixtureCounters = {
+    authorize: 0,
+    token: 0,
+    refresh: 0,
+    register: 0,
+    revoke: 0,
+    mcpRequests: 0,
+    unauthorized: 0,
+    metadataRequests: {},
+  };
+  const settings: Settings = {
+    ttl: options.accessTokenTtlSeconds ?? 3600,
+    rotate: options.rotateRefreshTokens ?? true,
+    issueRefresh: options.issueRefreshTokens ?? true,
+    scopes: options.scopesSupported ?? ['mcp:read', 'mcp:write'],
+    deny: options.deny ?? false,
+    resource: undefined,
+  };
+  const dynamicRegistration = options.dynamicRegistration ?? true;
+  const revocation = options.revocation ?? true;
+  const provider = new FixtureProvider(settings, dynamicRegistration);
+  const pre = options.preRegistered;
+  if (pre !== undefined) {
+    provider.clients.set(pre.clientId, {
+      client_id: pre.clientId,
+      ...(pre.clientSecret === undefined ? {} : { client_secret: pre.clientSecret }),
+      redirect_uris: [...pre.redirectUris],
+      token_endpoint_auth_method: pre.clientSecret === undefined ? 'none' : 'client_secret_post',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    });
+  }
+
+  // Listen first: every URL in the metadata names the port.
+  const mcpServer = createServer();
+  const authServer = separate ? createServer() : mcpServer;
+  const servers = separate ? [mcpServer, authServer] : [mcpServer];
+  const mcpPort = await listen(mcpServer);
+  const authPort = separate ? await listen(authServer) : mcpPort;
+  const mcpOrigin = `http://127.0.0.1:${mcpPort}`;
+  const authOrigin = `http://127.0.0.1:${authPort}`;
+  const issuer = authOrigin + issuerPath;
+  const mcpUrl = mcpOrigin + MCP_PATH;
+
+  const resource = prmLayout === 'none' ? undefined : prmLayout === 'root' ? mcpOrigin : mcpUrl;
+  settings.resource = resource;
+  const prmPath = {
+    header: HEADER_ONLY_METADATA_PATH,
+    path: `/.well-known/oauth-protected-resource${MCP_PATH}`,
+    root: '/.well-known/oauth-protected-resource',
+    none: undefined,
+  }[prmLayout];
+  const asMetadataPath = {
+    oauth: `/.well-known/oauth-authorization-server${issuerPath}`,
+    openid: `${issuerPath}/.well-known/openid-configuration`,
+    'openid-path': `/.well-known/openid-configuration${issuerPath}`,
+  }[asLayout];
+  const endpoints: OAuthFixture['endpoints'] = {
+    authorization: `${issuer}/authorize`,
+    token: `${issuer}/token`,
+    ...(dynamicRegistration ? { registration: `${issuer}/register` } : {}),
+    ...(revocation ? { revocation: `${issuer}/revoke` } : {}),
+  };
+  const resourceMetadataUrl = prmPath === undefined ? undefined : mcpOrigin + prmPath;
+  const authServerMetadataUrl = authOrigin + asMetadataPath;
+
+  let down = false;
+  const authPaths = new Set([
+    asMetadataPath,
+    ...Object.values(endpoints).map((url) => new URL(url).pathname),
+    `${issuerPath}/jwks`,
+  ]);
+  const mcpApp: Express = express();
+  const authApp: Express = separate ? express() : mcpApp;
+  if (!separate) {
+    // One origin: "down" has to be selective, so the MCP server can still answer.
+    mcpApp.use((req, _res, next) => {
+      if (down && authPaths.has(req.path)) req.socket.destroy();
+      else next();
+    });
+  }
+  mcpApp.use(countMetadata(counters, mcpOrigin));
+  if (separate) authApp.use(countMetadata(counters, authOrigin));
+
+  const noLimit = { rateLimit: false } as const;
+  authApp.use(asMetadataPath, metadataHandler(authServerMetadata(issuer, endpoints, settings.scopes, settings.issueRefresh, asLayout !== 'oauth')));
+  if (asLayout !== 'oauth') authApp.get(`${issuerPath}/jwks`, (_req, res) => void res.json({ keys: [] }));
+  authApp.use(`${issuerPath}/authorize`, count(() => counters.authorize++), authorizationHandler({ provider, ...noLimit }));
+  authApp.use(
+    `${issuerPath}/token`,
+    count(() => counters.token++),
+    express.urlencoded({ extended: false }),
+    (req, _res, next) => {
+      if ((req.body as { grant_type?: unknown } | undefined)?.grant_type === 'refresh_token') counters.refresh++;
+      next();
+    },
+    tokenHandler({ provider, ...noLimit }),
+  );
+  if (dynamicRegistration) {
+    authApp.use(`${issuerPath}/register`, count(() => counters.register++), clientRegistrationHandler({ clientsStore: provider.clientsStore, ...noLimit }));
+  }
+  if (revocation) {
+    authApp.use(`${issuerPath}/revoke`, count(() => counters.revoke++), revocationHandler({ provider, ...noLimit }));
+  }
+
+  if (prmPath !== undefined && resource !== undefined) {
+    mcpApp.use(
+      prmPath,
+      metadataHandler({
+        resource,
+        authorization_servers: [issuer],
+        scopes_supported: [...settings.scopes],
+        bearer_methods_supported: ['header'],
+        resource_name: 'plinth oauth fixture',
+      }),
+    );
+  }
+  mcpApp.all(
+    MCP_PATH,
+    (_req, res, next) => {
+      counters.mcpRequests++;
+      res.on('finish', () => {
+        if (res.statusCode === 401) counters.unauthorized++;
+      });
+      next();
+    },
+    requireBearerAuth({
+      verifier: provider,
+      ...(options.challengeScope === undefined ? {} : { requiredScopes: options.challengeScope.split(' ').filter(Boolean) }),
+      ...(prmLayout === 'header' && resourceMetadataUrl !== undefined ? { resourceMetadataUrl } : {}),
+      ...(resource === undefined ? {} : { expectedResource: new URL(resource) }),
+    }),
+    express.json(),
+    (req, res) => handleMcp(req, res),
+  );
+
+  mcpServer.on('request', mcpApp);
+  if (separate) authServer.on('request', authApp);
+
+  return {
+    mcpUrl,
+    issuer,
+    resource,
+    resourceMetadataUrl,
+    authServerMetadataUrl,
+    endpoints,
+    counters,
+    revoked: provider.revoked,
+    authorizations: provider.authorizations,
+    issuedTokens: () => ({ access: [...provider.access.keys()], refresh: [...provider.refresh.keys()] }),
+    registeredClients: () =>
+      [...provider.clients.values()].map((client) => ({
+        client_id: client.client_id,
+        ...(client.client_secret === undefined ? {} : { client_secret: client.client_secret }),
+        redirect_uris: [...client.redirect_uris],
+      })),
+    expireAccessTokens: () => {
+      for (const grant of provider.access.values()) grant.expiresAt = 0;
+    },
+    revokeAllRefreshTokens: () => {
+      for (const grant of provider.refresh.values()) grant.dead ??= 'revoked';
+    },
+    setDown: async (value) => {
+      if (value === down) return;
+      down = value;
+      if (!separate) return;
+      if (down) await stop(authServer);
+      else await listen(authServer, authPort);
+    },
+    followAuthorization: async (url) => {
+      const response = await fetch(url, { redirect: 'manual' });
+      const location = response.headers.get('location');
+      const body = await response.text();
+      if (response.status < 300 || response.status >= 400 || location === null) {
+        throw new Error(`The authorization endpoint answered ${response.status} without a redirect: ${body}`);
+      }
+      return new URL(location, url);
+    },
+    close: async () => {
+      await Promise.all(servers.map(stop));
+    },
+  };
+}
