@@ -1,0 +1,167 @@
+/**
+ * The keychain probe: stores, reads back and deletes a random value with the
+ * keychain module in a child process, so that the many ways a headless
+ * keychain fails (no D-Bus, no provider, a locked collection answering null, a
+ * hang, a segfault) are found there and never in plinth. Every outcome becomes
+ * a verdict with a reason a person can act on; the probe never throws.
+ */
+import { tmpdir } from 'node:os';
+import type { execa as Execa } from 'execa';
+import { killGroup, trackGroup, untrackGroup } from 'plinth/sdk';
+import { z } from 'zod';
+import type { KeychainAvailability } from '../types.js';
+import { messageOf } from './errors.js';
+import { KEYCHAIN_SERVICE, type KeychainModuleLocation } from './keychain.js';
+
+/**
+ * Run with `node --input-type=module -e`: the build compiles only .ts, so the
+ * child's code travels as a string. argv: the module's URL, the service name.
+ * Prints one JSON line, then exits at once (a keychain library may hold the
+ * event loop open with a D-Bus connection).
+ */
+export const PROBE_SCRIPT = `
+import { randomBytes } from 'node:crypto';
+const [url, service] = process.argv.slice(1);
+const said = (error) => String(error instanceof Error ? error.message : error).split('\\n')[0].slice(0, 300);
+const finish = (result) => process.stdout.write(JSON.stringify(result) + '\\n', () => process.exit(0));
+async function probe() {
+  let loaded;
+  try {
+    loaded = await import(url);
+  } catch (error) {
+    return { ok: false, reason: 'the keychain module could not be loaded: ' + said(error) };
+  }
+  const fits = (m) => m && ['getPassword', 'setPassword', 'deletePassword'].every((name) => typeof m[name] === 'function');
+  const api = [loaded, loaded && loaded.default].find(fits);
+  if (!api) return { ok: false, reason: 'the keychain module does not export getPassword, setPassword and deletePassword' };
+  const account = 'plinth-probe-' + randomBytes(8).toString('hex');
+  const value = randomBytes(24).toString('base64');
+  let step = 'setPassword';
+  try {
+    await api.setPassword(service, account, value);
+    step = 'getPassword';
+    const read = await api.getPassword(service, account);
+    if (read === null || read === undefined) return { ok: false, reason: 'the keychain returned nothing for a value it had just stored (a locked keychain?)' };
+    if (read !== value) return { ok: false, reason: 'the keychain returned another value than the one it had just stored' };
+    step = 'deletePassword';
+    await api.deletePassword(service, account);
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, reason: 'the probe\\'s ' + step + ' threw: ' + said(error) };
+  } finally {
+    if (step === 'getPassword') await Promise.resolve().then(() => api.deletePassword(service, account)).catch(() => {});
+  }
+}
+probe().then(finish, (error) => finish({ ok: false, reason: 'the probe failed: ' + said(error) }));
+`;
+
+const resultSchema = z.union([z.object({ ok: z.literal(true) }), z.object({ ok: z.literal(false), reason: z.string().min(1) })]);
+
+/** Output beyond this is a module talking, not the probe: it is cut off. */
+const OUTPUT_LIMIT = 64 * 1024;
+
+export interface ProbeOptions {
+  /** The child is killed (with its process group) after this long. */
+  readonly timeoutMs: number;
+}
+
+let execa: typeof Execa | undefined;
+
+/** Probes the module at `location` in a child process. Never throws. */
+export async function probeKeychain(location: Extract<KeychainModuleLocation, { found: true }>, options: ProbeOptions): Promise<KeychainAvailability> {
+  try {
+    return await run(location.url, options.timeoutMs);
+  } catch (error) {
+    return { available: false, reason: `the probe failed: ${messageOf(error)}` };
+  }
+}
+
+async function run(url: string, timeoutMs: number): Promise<KeychainAvailability> {
+  execa ??= (await import('execa')).execa;
+  const child = execa(process.execPath, ['--input-type=module', '-e', PROBE_SCRIPT, url, KEYCHAIN_SERVICE], {
+    // A crashing library may dump core into the working directory: keep it out of the user's project.
+    cwd: tmpdir(),
+    // The whole environment: D-Bus, the display and the keychain's own variables are all needed there.
+    env: process.env,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    // Its own process group, so that a helper the library started (a D-Bus launcher) is killed with it.
+    detached: true,
+    cleanup: false,
+    reject: false,
+    windowsHide: true,
+    killSignal: 'SIGKILL',
+    forceKillAfterDelay: false,
+  });
+  const pid = child.pid;
+  if (pid !== undefined) trackGroup(pid);
+  const endGroup = (): void => {
+    if (pid === undefined) return;
+    killGroup(pid, 'SIGKILL');
+    untrackGroup(pid);
+  };
+
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8');
+  child.stderr?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => (stdout = (stdout + chunk).slice(0, OUTPUT_LIMIT)));
+  child.stderr?.on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-OUTPUT_LIMIT)));
+  for (const stream of [child.stdout, child.stderr]) stream?.on('error', () => undefined);
+
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let timedOut = false;
+  child.once('exit', (code: number | null, signal: NodeJS.Signals | null) => {
+    exit = { code, signal };
+    endGroup(); // what it left behind would otherwise hold its pipes open
+  });
+  const timer = setTimeout(() => {
+    timedOut = exit === undefined;
+    endGroup();
+    child.kill('SIGKILL');
+    // Pipes held by a process outside the group would keep the result waiting.
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+  }, timeoutMs);
+  const result = await child.finally(() => clearTimeout(timer));
+
+  if (timedOut) return { available: false, reason: `the probe timed out after ${timeoutMs} ms` };
+  const code = exit?.code ?? result.exitCode ?? null;
+  const signal = exit?.signal ?? result.signal ?? null;
+  if (exit === undefined && result.exitCode === undefined && result.signal === undefined) {
+    return { available: false, reason: `the probe could not start: ${result.shortMessage}` };
+  }
+  if (signal) return { available: false, reason: `the probe crashed (${signal})` };
+  const verdict = lastResult(stdout);
+  if (verdict) return verdict.ok ? { available: true } : { available: false, reason: verdict.reason };
+  if (code !== 0) {
+    const line = errorLine(stderr);
+    return { available: false, reason: `the probe exited with code ${String(code)}${line ? `: ${line}` : ''}` };
+  }
+  const printed = stdout.trim();
+  return { available: false, reason: printed ? `the probe printed something unexpected: ${JSON.stringify(printed.slice(0, 80))}` : 'the probe printed no result' };
+}
+
+/** The last line that is a probe result: a module may print lines of its own before it. */
+function lastResult(stdout: string): z.infer<typeof resultSchema> | undefined {
+  for (const line of stdout.split('\n').reverse()) {
+    try {
+      const parsed = resultSchema.safeParse(JSON.parse(line));
+      if (parsed.success) return parsed.data;
+    } catch {
+      // not JSON: keep looking
+    }
+  }
+  return undefined;
+}
+
+/** The line of a child's stderr that says what went wrong, not the stack or node's version banner. */
+function errorLine(stderr: string): string | undefined {
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('at ') && !/^Node\.js v\d/.test(line) && line !== '^');
+  return lines.at(-1)?.slice(0, 200);
+}
