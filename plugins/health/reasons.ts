@@ -5,8 +5,10 @@
 import type { ServerStatus } from '../mcp/types.js';
 
 /**
- * Errors that no restart fixes (configuration, trust, a missing transport):
- * retrying them would only repeat the error, or ask for approval again and again.
+ * Errors that no restart fixes (configuration, trust, a missing transport, a
+ * sign-in only a person can do): retrying them would only repeat the error, or
+ * ask for approval again and again. An unreachable authorization server is
+ * retried like an unreachable server.
  */
 const NOT_RETRYABLE = new Set([
   'PLN_E_MCP_UNTRUSTED',
@@ -18,6 +20,8 @@ const NOT_RETRYABLE = new Set([
   'PLN_E_SERVICE_MISSING',
   'PLN_E_SERVICE_UNAVAILABLE',
   'PLN_E_KERNEL_CLOSED',
+  'PLN_E_OAUTH_SIGNIN_REQUIRED',
+  'PLN_E_OAUTH_CONFIG',
 ]);
 
 /** Whether restarting could bring the server back (a crash, a timeout, a closed connection: yes). */

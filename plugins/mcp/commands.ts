@@ -10,6 +10,7 @@ import { type CommandOutput, type CommandSpec, EXIT, formatTable as table, Plint
 import { settingsCommands } from './cli-config.js';
 import { milliseconds, pairs, splitToolName, toolArguments, usage } from './cli-input.js';
 import { healthOf, healthService } from './cli-health.js';
+import { type SignInIo, offerSignIn } from './cli-signin.js';
 import { oneLine, statusNote } from './cli-view.js';
 import { MCP_CODES } from './features/result.js';
 import { createRedactor, type SecretRedactor } from './redact.js';
@@ -50,11 +51,16 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
     });
   };
 
-  /** Starts one server, or every enabled one; servers that fail are reported in their status, never thrown. */
-  const startServers = async (name: string | undefined): Promise<readonly ServerStatus[]> => {
-    if (name === undefined) return service.startAll(ONE_SHOT);
-    known(name);
-    return [await service.start(name, ONE_SHOT)];
+  /**
+   * Starts one server, or every enabled one; servers that fail are reported in
+   * their status, never thrown. On a terminal, one that needs a sign-in is offered it.
+   */
+  const startServers = async (name: string | undefined, io: SignInIo): Promise<readonly ServerStatus[]> => {
+    if (name !== undefined) known(name);
+    const started = name === undefined ? await service.startAll(ONE_SHOT) : [await service.start(name, ONE_SHOT)];
+    const statuses: ServerStatus[] = [];
+    for (const status of started) statuses.push(await offerSignIn(status, io, kernel, (server) => service.start(server, ONE_SHOT)));
+    return statuses;
   };
 
   /** A note on stderr for each server that did not connect; true when every one did. */
@@ -69,8 +75,8 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
     {
       name: 'mcp status',
       args: SERVER_ARG,
-      async run({ args, json, out }) {
-        const started = await startServers(args[0]);
+      async run({ args, json, out, signal }) {
+        const started = await startServers(args[0], { json, out, signal });
         const names = new Set(started.map((s) => s.name));
         // Also show the servers that were not started (disabled), so the table is the whole picture.
         const statuses = args[0] === undefined ? [...started, ...service.servers().filter((s) => !names.has(s.name))] : started;
@@ -116,8 +122,8 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
     {
       name: 'mcp tools',
       args: SERVER_ARG,
-      async run({ args, json, out }) {
-        const ok = reportFailures(await startServers(args[0]), out);
+      async run({ args, json, out, signal }) {
+        const ok = reportFailures(await startServers(args[0], { json, out, signal }), out);
         const tools = service.tools().filter((t) => args[0] === undefined || t.server === args[0]);
         if (json) return emitJson(out, { tools }, ok);
         if (tools.length === 0) out.print('No tools.');
@@ -129,18 +135,18 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
       name: 'mcp resources',
       args: SERVER_ARG,
       options: { read: { type: 'string', description: 'Read this resource URI of <server> and print its contents' } },
-      async run({ args, options, json, out }) {
+      async run({ args, options, json, out, signal }) {
         const server = args[0];
         if (typeof options.read === 'string') {
           if (server === undefined) throw usage('--read needs the server: plinth mcp resources <server> --read <uri>');
-          const [status] = await startServers(server);
+          const [status] = await startServers(server, { json, out, signal });
           if (status!.state !== 'connected') return failedStart(status!, json, out);
           const read = await service.readResource(server, options.read);
           if (json) return out.json({ server, uri: options.read, ...read });
           out.print(read.text);
           return;
         }
-        const ok = reportFailures(await startServers(server), out);
+        const ok = reportFailures(await startServers(server, { json, out, signal }), out);
         const [resources, templates] = await Promise.all([service.resources(server), service.resourceTemplates(server)]);
         if (json) return emitJson(out, { resources, templates }, ok);
         if (resources.length === 0 && templates.length === 0) out.print('No resources.');
@@ -161,19 +167,19 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
         get: { type: 'string', description: 'Get this prompt of <server> and print its messages' },
         arg: { type: 'string', multiple: true, description: 'NAME=VALUE argument for --get; repeatable' },
       },
-      async run({ args, options, json, out }) {
+      async run({ args, options, json, out, signal }) {
         const server = args[0];
         if (typeof options.get === 'string') {
           if (server === undefined) throw usage('--get needs the server: plinth mcp prompts <server> --get <prompt>');
           const values = pairs((options.arg as string[] | undefined) ?? [], '--arg');
-          const [status] = await startServers(server);
+          const [status] = await startServers(server, { json, out, signal });
           if (status!.state !== 'connected') return failedStart(status!, json, out);
           const prompt = await service.getPrompt(server, options.get, values);
           if (json) return out.json({ server, prompt: options.get, ...prompt });
           out.print(prompt.text);
           return;
         }
-        const ok = reportFailures(await startServers(server), out);
+        const ok = reportFailures(await startServers(server, { json, out, signal }), out);
         const prompts = await service.prompts(server);
         if (json) return emitJson(out, { prompts }, ok);
         if (prompts.length === 0) out.print('No prompts.');
@@ -218,7 +224,7 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
         const toolArgs = await toolArguments(typeof options.args === 'string' ? options.args : undefined);
         const timeoutMs = typeof options.timeout === 'string' ? milliseconds(options.timeout, '--timeout') : undefined;
         known(server);
-        const [status] = await startServers(server);
+        const [status] = await startServers(server, { json, out, signal });
         if (status!.state !== 'connected') return failedStart(status!, json, out);
         const result = await service.callTool(name, toolArgs, {
           signal,

@@ -9,6 +9,7 @@
  * SSE when the server answers the `initialize` POST with an HTTP 4xx, as the
  * SDK's documentation recommends for servers of the older protocol.
  */
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { type Logger, type PluginKernel, PlinthError, isPlinthError } from 'plinth/sdk';
 import { describe, mcpError } from './errors.js';
@@ -22,6 +23,8 @@ export interface ConnectDeps {
   readonly redact: (text: string) => string;
   /** Request handlers and discovery for a new client: the features seam (undefined without a features module). */
   readonly attach: (client: Client, definition: McpServerDefinition) => Promise<FeatureSession | undefined>;
+  /** The OAuth provider a remote server's transport gets (the oauth plugin's), or undefined. */
+  readonly authProvider?: (definition: McpServerDefinition, signal: AbortSignal) => Promise<OAuthClientProvider | undefined>;
 }
 
 /**
@@ -113,8 +116,10 @@ async function open(
   known?: TransportFactory,
 ): Promise<Connected> {
   const factory = known ?? (await abortable(transportFactory(name, definition, deps), signal));
+  const authProvider = definition.url === undefined ? undefined : await abortable(deps.authProvider?.(definition, signal) ?? Promise.resolve(undefined), signal);
+  const context = { log: deps.log, redact: deps.redact, ...(authProvider !== undefined && { authProvider }) };
   const connection = await abortable(
-    Promise.resolve(factory.create(definition, { log: deps.log, redact: deps.redact })).then((made) => {
+    Promise.resolve(factory.create(definition, context)).then((made) => {
       // Called off while the factory worked: nobody else will close this transport (never started, so quick).
       if (signal.aborted) void made.transport.close().catch(() => undefined);
       return made;

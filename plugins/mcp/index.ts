@@ -6,7 +6,8 @@
  * Transports come from plugins (`transport:<name>`); tools, resources and
  * prompts from ./features/, loaded with the first server.
  */
-import { type Logger, type PluginInfo, type PluginKernel, type StatusSection, definePlugin } from 'plinth/sdk';
+import { type Logger, type PluginInfo, type PluginKernel, type Services, type StatusSection, definePlugin } from 'plinth/sdk';
+import type {} from '../oauth/types.js'; // the `Services` merge for 'oauth'
 import type {} from '../trust/types.js'; // the `Services` merge for 'trust'
 import { mcpCommands } from './commands.js';
 import { type DefinitionSet, collectServers } from './definitions.js';
@@ -61,6 +62,12 @@ export default definePlugin({
       log,
       redact: (text) => redactor.text(text),
       attach: (client, definition) => features.session(client, definition),
+      authProvider: async (definition, signal) => {
+        // Only a server that may use OAuth loads the oauth plugin (it is lazy); without the plugin, no provider.
+        if (definition.oauth === false) return undefined;
+        const oauth = await optionalService(kernel, 'oauth');
+        return oauth?.providerFor(definition, { signal });
+      },
       settings,
       trust: () => kernel.get('trust'),
       records: () => definitions()?.servers,
@@ -97,6 +104,16 @@ export default definePlugin({
     };
   },
 });
+
+/** A service when a plugin provides it; undefined when none is installed or enabled. Other failures (a provider that cannot load) are errors. */
+async function optionalService<K extends 'oauth'>(kernel: PluginKernel, name: K): Promise<Services[K] | undefined> {
+  try {
+    return await kernel.get(name);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'PLN_E_SERVICE_MISSING') return undefined;
+    throw error;
+  }
+}
 
 /** The health service's view, when the health plugin is installed and enabled. */
 async function optionalHealth(kernel: PluginKernel): Promise<Map<string, string> | undefined> {

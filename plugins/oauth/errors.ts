@@ -1,0 +1,47 @@
+/**
+ * The oauth plugin's error codes and the hints that go with them (each code is
+ * a row of docs/errors.md). Messages name the server and what happened, never
+ * a token, code, verifier or client secret.
+ */
+import { PlinthError } from 'plinth/sdk';
+
+export type OAuthCode =
+  | 'PLN_E_OAUTH_SIGNIN_REQUIRED'
+  | 'PLN_E_OAUTH_NOT_INTERACTIVE'
+  | 'PLN_E_OAUTH_NOT_REMOTE'
+  | 'PLN_E_OAUTH_UNREACHABLE'
+  | 'PLN_E_OAUTH_DISCOVERY'
+  | 'PLN_E_OAUTH_REGISTRATION'
+  | 'PLN_E_OAUTH_DENIED'
+  | 'PLN_E_OAUTH_EXCHANGE_FAILED'
+  | 'PLN_E_OAUTH_FAILED'
+  | 'PLN_E_OAUTH_CONFIG';
+
+/** The hint of each code; `<server>` is filled in. */
+const HINTS: Readonly<Record<OAuthCode, string>> = {
+  PLN_E_OAUTH_SIGNIN_REQUIRED: 'run `plinth auth login <server>`, then start the server again',
+  PLN_E_OAUTH_NOT_INTERACTIVE: 'sign in from a terminal with `plinth auth login <server>`; hooks and non-interactive runs use the tokens stored by it',
+  PLN_E_OAUTH_NOT_REMOTE: 'OAuth applies to servers with a "url" (streamable HTTP or SSE); remove "oauth" from a local server, or set "oauth": true on a remote one',
+  PLN_E_OAUTH_UNREACHABLE: 'check the network and the authorization server, then try again; stored tokens are kept',
+  PLN_E_OAUTH_DISCOVERY: 'check the server\'s "url"; the server must publish OAuth protected-resource or authorization-server metadata (RFC 9728 / RFC 8414)',
+  PLN_E_OAUTH_REGISTRATION: 'register plinth with the authorization server yourself and set "oauth": { "clientId": "…" } (and "clientSecret" for a confidential client, best as "${env:NAME}") on the server',
+  PLN_E_OAUTH_DENIED: 'sign in again with `plinth auth login <server>` and approve the request',
+  PLN_E_OAUTH_EXCHANGE_FAILED: 'sign in again with `plinth auth login <server>`; if it keeps failing, the authorization server\'s own logs say why it refused the code',
+  PLN_E_OAUTH_FAILED: 'the authorization server\'s answer is in the message; check the server\'s oauth settings, then sign in again with `plinth auth login <server>`',
+  PLN_E_OAUTH_CONFIG: 'fix the "oauth" entry of the server (or the oauth plugin\'s settings) as the message says',
+};
+
+/** A PlinthError of the oauth plugin about `server`. */
+export function oauthError(
+  code: OAuthCode,
+  server: string | undefined,
+  message: string,
+  options: { cause?: unknown; hint?: string; details?: Record<string, unknown> } = {},
+): PlinthError {
+  return new PlinthError(code, message, {
+    plugin: 'oauth',
+    hint: (options.hint ?? HINTS[code]).replaceAll('<server>', server ?? '<server>'),
+    ...(options.cause !== undefined && { cause: options.cause }),
+    details: { ...(server !== undefined && { server }), ...options.details },
+  });
+}

@@ -1,0 +1,201 @@
+/**
+ * The `oauth` service: a provider per connection, sign-in, sign-out and status,
+ * over the record vault. Servers are the mcp plugin's definitions; a record
+ * whose server was removed from the settings can still be signed out of.
+ */
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { type Logger, type PluginKernel, PlinthError, closestName, isPlinthError } from 'plinth/sdk';
+import { AsyncSeriesBailHook } from 'tapable';
+import type { McpServerDefinition } from '../mcp/types.js';
+import { oauthError } from './errors.js';
+import { signIn } from './login.js';
+import { StoredOAuthProvider } from './provider.js';
+import type { OAuthRecord, TokenVault } from './record.js';
+import { type RefreshDeps, expired } from './refresh.js';
+import { revokeTokens } from './revoke.js';
+import { type OAuthSettings, serverOAuthConfig } from './settings.js';
+import { createLoopbackChannel } from './signin/loopback-channel.js';
+import type { AuthStatus, LoginOptions, LoginResult, LogoutResult, OAuthService, SecretStore, SignInChannel, SignInRequest } from './types.js';
+
+export interface OAuthServiceDeps {
+  readonly kernel: Pick<PluginKernel, 'get'>;
+  readonly secrets: SecretStore;
+  readonly vault: TokenVault;
+  readonly settings: OAuthSettings;
+  readonly log: Logger;
+  /** The environment the sign-in runs in (whether it is inside a hook). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+type RemoteDefinition = McpServerDefinition & { readonly url: string };
+
+export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
+  const { settings, vault, log } = deps;
+  const env = deps.env ?? process.env;
+  const hooks = { channel: new AsyncSeriesBailHook<[SignInRequest], SignInChannel | undefined>(['request']) };
+  const fetchFor = (signal?: AbortSignal) => boundedFetch(settings.requestTimeoutMs, signal);
+  const refreshDeps = (server: string, signal?: AbortSignal): RefreshDeps => ({
+    server,
+    vault,
+    fetch: fetchFor(signal),
+    skewMs: settings.refreshSkewSeconds * 1000,
+    requestTimeoutMs: settings.requestTimeoutMs,
+  });
+
+  const mcp = () => deps.kernel.get('mcp');
+
+  /** The definition of a remote server, or the error that says why `name` cannot be signed in to. */
+  const remote = async (name: string): Promise<RemoteDefinition> => {
+    const service = await mcp();
+    const definition = service.definition(name);
+    if (definition === undefined) {
+      const known = service.servers().map((s) => s.name);
+      const near = closestName(name, known);
+      throw new PlinthError('PLN_E_MCP_SERVER_UNKNOWN', `No MCP server is named "${name}"${near ? ` (did you mean "${near}"?)` : ''}`, {
+        plugin: 'oauth',
+        hint: 'run `plinth mcp list` for the configured servers',
+        details: { server: name },
+      });
+    }
+    if (definition.url === undefined || definition.oauth === false) {
+      throw oauthError('PLN_E_OAUTH_NOT_REMOTE', name, `MCP server "${name}" ${definition.url === undefined ? 'is a local server (it has no "url")' : 'has "oauth": false'}: it does not sign in`, {
+        details: { origin: definition.origin },
+      });
+    }
+    return definition as RemoteDefinition;
+  };
+
+  const service: OAuthService = {
+    hooks,
+
+    providerFor(server, options = {}) {
+      if (server.url === undefined) return undefined;
+      const config = serverOAuthConfig(server, env);
+      if (config === undefined) return undefined;
+      return new StoredOAuthProvider({
+        server: server as RemoteDefinition,
+        config,
+        vault,
+        refresh: refreshDeps(server.name, options.signal),
+        log,
+        mode: { kind: 'connection' },
+      });
+    },
+
+    async login(name: string, options: LoginOptions = {}): Promise<LoginResult> {
+      if (env.PLINTH_HOOK_EVENT !== undefined) {
+        throw oauthError('PLN_E_OAUTH_NOT_INTERACTIVE', name, `Signing in to MCP server "${name}" was refused: it was asked for from inside a hook (${env.PLINTH_HOOK_EVENT})`);
+      }
+      const definition = await remote(name);
+      const config = serverOAuthConfig(definition, env)!;
+      // The lines carry the authorization URL (and its state): for the person signing in, not for the log.
+      const progress = options.progress ?? ((line: string) => void process.stderr.write(`${line}\n`));
+      const configured = config.callbackPort ?? (settings.callbackPort || undefined);
+      // The port of the stored registration's redirect URI, so that the registration is used again rather than a new one made.
+      const remembered = configured === undefined ? registeredPort(await vault.read(name).catch(() => undefined), definition.url) : undefined;
+      const loopback = (request: SignInRequest) => createLoopbackChannel(request, { timeoutMs: settings.callbackTimeoutMs, openBrowser: settings.openBrowser, progress });
+      const record = await signIn({
+        server: definition,
+        config,
+        vault,
+        refresh: refreshDeps(name, options.signal),
+        fetch: fetchFor(options.signal),
+        log,
+        channel: async (request) => {
+          const host = await hooks.channel.promise(request);
+          if (host !== undefined) return host;
+          try {
+            return await loopback(request);
+          } catch (error) {
+            // Only a configured port must be that port; a remembered one is a preference.
+            if (remembered === undefined || !isPlinthError(error) || error.code !== 'PLN_E_OAUTH_CALLBACK_PORT') throw error;
+            return loopback({ ...request, port: 0 });
+          }
+        },
+        port: configured ?? remembered ?? 0,
+        timeoutMs: settings.callbackTimeoutMs,
+        ...(options.signal !== undefined && { signal: options.signal }),
+        progress,
+      });
+      return {
+        server: name,
+        backend: (await vault.where(name)) ?? 'file',
+        ...described(record),
+      };
+    },
+
+    async logout(name: string, options = {}): Promise<LogoutResult> {
+      const record = await vault.read(name);
+      if (record === undefined) return { server: name, removed: false, revocation: 'none' };
+      const revocation = await revokeTokens(record, fetchFor(options.signal));
+      if (revocation.revocation === 'failed') log.warn(`MCP server "${name}": revoking the tokens at the server failed (${revocation.revocationError}); deleting them here anyway`);
+      await vault.update(name, async () => ({ record: undefined, result: undefined }));
+      return { server: name, removed: true, ...revocation };
+    },
+
+    async status(name?: string): Promise<readonly AuthStatus[]> {
+      const service = await mcp();
+      const stored = await vault.servers();
+      let names: string[];
+      if (name !== undefined) {
+        if (service.definition(name) === undefined && !stored.includes(name)) await remote(name);
+        names = [name];
+      } else {
+        const remotes = service.servers().map((s) => service.definition(s.name)).filter((d) => d?.url !== undefined && d.oauth !== false).map((d) => d!.name);
+        names = [...new Set([...remotes, ...stored])];
+      }
+      return Promise.all(names.map((server) => statusOf(server, service.definition(server))));
+    },
+  };
+
+  async function statusOf(server: string, definition: McpServerDefinition | undefined): Promise<AuthStatus> {
+    const url = definition?.url;
+    const base = { server, ...(url !== undefined && { url }) };
+    const backend = await vault.where(server);
+    if (backend === undefined) return { ...base, state: 'signed-out' };
+    let record: OAuthRecord | undefined;
+    try {
+      record = await vault.read(server);
+    } catch (error) {
+      const { code, message } = isPlinthError(error) ? error : { code: 'PLN_E_OAUTH_FAILED', message: String(error) };
+      return { ...base, state: 'unreadable', backend, error: { code, message } };
+    }
+    if (record?.tokens === undefined) return { ...base, state: 'signed-out', backend };
+    const state = url !== undefined && record.serverUrl !== url ? 'other-url' : expired(record) ? 'expired' : 'signed-in';
+    return { ...base, state, backend, ...described(record) };
+  }
+
+  return service;
+}
+
+/** The loopback port of the redirect URI `record`'s client was registered with, when it was registered for `url`. */
+function registeredPort(record: OAuthRecord | undefined, url: string): number | undefined {
+  const uris = (record?.client as { redirect_uris?: unknown } | undefined)?.redirect_uris;
+  if (record?.serverUrl !== url || !Array.isArray(uris) || typeof uris[0] !== 'string') return undefined;
+  try {
+    const redirect = new URL(uris[0]);
+    return redirect.hostname === '127.0.0.1' && redirect.port !== '' ? Number(redirect.port) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What status and sign-in may show of a record: never a token. */
+function described(record: OAuthRecord): Pick<LoginResult, 'scope' | 'expiresAt' | 'refreshable' | 'issuer'> {
+  const scope = record.tokens?.scope;
+  const issuer = record.tokens?.issuer ?? record.discovery?.authorizationServerUrl;
+  return {
+    ...(scope !== undefined && { scope }),
+    ...(record.expiresAt !== undefined && { expiresAt: new Date(record.expiresAt).toISOString() }),
+    refreshable: record.tokens?.refresh_token !== undefined,
+    ...(issuer !== undefined && { issuer }),
+  };
+}
+
+/** fetch with a time limit on every request, and the caller's signal. */
+function boundedFetch(timeoutMs: number, signal?: AbortSignal): FetchLike {
+  return (url, init) => {
+    const signals = [AbortSignal.timeout(timeoutMs), ...(init?.signal ? [init.signal] : []), ...(signal ? [signal] : [])];
+    return fetch(url, { ...init, signal: AbortSignal.any(signals) });
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * `plinth auth login | status | logout` as a person runs them: the built
+ * command in a child process, a real authorization server and a protected MCP
+ * server on 127.0.0.1 (test/support/oauth-server.ts). The test is the browser:
+ * it reads the authorization URL plinth prints, follows it, and requests the
+ * callback URL, which reaches the callback server inside the plinth process.
+ * Every byte plinth writes is scanned for tokens, codes and client secrets.
+ */
+import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, ROOT, type Result, type Sandbox, describeRun, json, run, sandbox, start } from './support/cli.js';
+import { type OAuthFixture, startOAuthFixture } from './support/oauth-server.js';
+
+const boxes: Sandbox[] = [];
+const fixtures: OAuthFixture[] = [];
+
+beforeAll(() => {
+  // `npm test` builds before vitest; build here only when run on its own from a clean tree.
+  if (!existsSync(BIN)) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+}, 300_000);
+
+afterEach(async () => {
+  await Promise.all(fixtures.splice(0).map((f) => f.close()));
+  await Promise.all(boxes.splice(0).map((b) => b.remove()));
+});
+
+async function setup(): Promise<{ server: OAuthFixture; box: Sandbox }> {
+  const server = await startOAuthFixture({ separateAuthServer: true });
+  fixtures.push(server);
+  const box = await sandbox('plinth-oauth-cli-');
+  boxes.push(box);
+  await box.settings({
+    mcpServers: { secure: { url: server.mcpUrl } },
+    plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false }, oauth: { settings: { openBrowser: false, callbackTimeoutMs: 30_000 } } },
+  });
+  return { server, box };
+}
+
+/** `plinth auth login <server>`, with the test as the browser. Resolves with the run and the codes the browser carried. */
+async function login(box: Sandbox, server: OAuthFixture, args: string[] = ['secure']): Promise<{ result: Result; codes: string[] }> {
+  const child = start(box, ['auth', 'login', ...args]);
+  let stdout = '';
+  let stderr = '';
+  const codes: string[] = [];
+  let browsing: Promise<void> | undefined;
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    stderr += `${line}\n`;
+    const url = line.trim();
+    if (browsing === undefined && url.startsWith(server.endpoints.authorization)) {
+      browsing = (async () => {
+        const callback = await server.followAuthorization(url);
+        codes.push(callback.searchParams.get('code') ?? '');
+        await (await fetch(callback)).text();
+      })();
+    }
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('close', (exitCode) => resolve(exitCode)));
+  await browsing;
+  return { result: { code, stdout, stderr }, codes };
+}
+
+function expectExit(result: Result, code: number): void {
+  expect(result.code, describeRun(result)).toBe(code);
+}
+
+describe('plinth auth', () => {
+  it('signs in, lets `plinth call` use the tokens, shows status without a token, and signs out with revocation', async () => {
+    const { server, box } = await setup();
+    const outputs: Result[] = [];
+
+    // Before: a connection never signs in; it names the command to run.
+    const refused = await run(box, ['call', 'secure__whoami']);
+    outputs.push(refused);
+    expectExit(refused, 1);
+    expect(refused.stderr).toContain('PLN_E_OAUTH_SIGNIN_REQUIRED');
+    expect(refused.stderr).toContain('plinth auth login secure');
+
+    const { result: signedIn, codes } = await login(box, server);
+    outputs.push(signedIn);
+    expectExit(signedIn, 0);
+    expect(signedIn.stdout).toMatch(/Signed in to secure; tokens stored in the encrypted file/);
+    expect(signedIn.stderr).toContain(server.endpoints.authorization);
+
+    const status = await run(box, ['auth', 'status', '--json']);
+    outputs.push(status);
+    expectExit(status, 0);
+    expect(json<{ servers: unknown[] }>(status).servers).toEqual([
+      expect.objectContaining({ server: 'secure', state: 'signed-in', backend: 'file', refreshable: true, url: server.mcpUrl }),
+    ]);
+    const table = await run(box, ['auth', 'status']);
+    outputs.push(table);
+    expect(table.stdout).toMatch(/secure\s+signed in\s+file/);
+
+    const called = await run(box, ['call', 'secure__whoami']);
+    outputs.push(called);
+    expectExit(called, 0);
+    expect(called.stdout).toContain(server.registeredClients()[0]!.client_id);
+
+    for (const file of ['secrets.enc', 'secrets.key']) expect((await stat(join(box.home, 'secrets', file))).mode & 0o777).toBe(0o600);
+
+    const out = await run(box, ['auth', 'logout', 'secure', '--json']);
+    outputs.push(out);
+    expectExit(out, 0);
+    expect(json(out)).toEqual({ server: 'secure', removed: true, revocation: 'revoked' });
+    expect(server.revoked).toHaveLength(2);
+
+    const after = await run(box, ['auth', 'status', 'secure', '--json']);
+    outputs.push(after);
+    expect(json<{ servers: Array<{ state: string }> }>(after).servers[0]?.state).toBe('signed-out');
+
+    const secrets = [...server.issuedTokens().access, ...server.issuedTokens().refresh, ...server.registeredClients().flatMap((c) => (c.client_secret ? [c.client_secret] : [])), ...codes];
+    expect(secrets.length).toBeGreaterThanOrEqual(3);
+    const written = outputs.map((r) => r.stdout + r.stderr).join('\n');
+    for (const secret of secrets) expect(written).not.toContain(secret);
+  });
+
+  it('refuses to sign in from inside a hook and says what to run instead', async () => {
+    const { server, box } = await setup();
+    const refused = await run(box, ['auth', 'login', 'secure'], { PLINTH_HOOK_EVENT: 'before_tool' });
+    expectExit(refused, 1);
+    expect(refused.stderr).toContain('PLN_E_OAUTH_NOT_INTERACTIVE');
+    expect(server.counters.authorize).toBe(0);
+  });
+
+  it('gives a usage error without a server and a "did you mean" for a misspelt one', async () => {
+    const { box } = await setup();
+    expectExit(await run(box, ['auth', 'login']), 2);
+    const misspelt = await run(box, ['auth', 'logout', 'secrue']);
+    expect(misspelt.stdout + misspelt.stderr).toMatch(/No sign-in was stored for secrue|did you mean "secure"/);
+  });
+});

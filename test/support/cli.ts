@@ -1,0 +1,89 @@
+/**
+ * Running the built `plinth` command in a test: a sandbox (a home and a
+ * workspace of its own), an environment without the machine's plinth settings,
+ * and the exit code with both output streams.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const BIN = join(ROOT, 'dist', 'kernel', 'cli', 'bin.js');
+
+/** Generous for a slow shared machine, but bounded. */
+const RUN_TIMEOUT_MS = 60_000;
+
+export interface Sandbox {
+  readonly base: string;
+  readonly home: string;
+  readonly workspace: string;
+  /** `--home <home> --workspace <workspace>`. */
+  readonly dirs: readonly string[];
+  /** Writes the user's settings.json. */
+  settings(value: Record<string, unknown>): Promise<void>;
+  /** Removes every folder. */
+  remove(): Promise<void>;
+}
+
+export async function sandbox(prefix = 'plinth-cli-'): Promise<Sandbox> {
+  const base = await mkdtemp(join(tmpdir(), prefix));
+  const home = join(base, 'home');
+  const workspace = join(base, 'project');
+  await mkdir(home, { recursive: true });
+  await mkdir(workspace, { recursive: true });
+  return {
+    base,
+    home,
+    workspace,
+    dirs: ['--home', home, '--workspace', workspace],
+    settings: (value) => writeFile(join(home, 'settings.json'), JSON.stringify(value, null, 2)),
+    remove: () => rm(base, { recursive: true, force: true }),
+  };
+}
+
+/** The environment without the machine's plinth settings, vitest's variables or a terminal. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith('PLINTH_') || key === 'NODE_OPTIONS' || key.startsWith('VITEST')) continue;
+    env[key] = value;
+  }
+  return { ...env, NO_COLOR: '1', CI: '1', ...extra };
+}
+
+export interface Result {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `plinth <args>` in the sandbox and resolves when it exits. */
+export function run(box: Sandbox, args: readonly string[], env: Record<string, string> = {}): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...box.dirs, ...args], { cwd: box.workspace, env: cleanEnv(env), timeout: RUN_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const failure = error as (NodeJS.ErrnoException & { code?: number | string }) | null;
+      resolve({ code: failure ? (typeof failure.code === 'number' ? failure.code : null) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** Starts `plinth <args>` and hands back the child, for commands a test talks to while they run. */
+export function start(box: Sandbox, args: readonly string[], env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, [BIN, ...box.dirs, ...args], { cwd: box.workspace, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+/** The exit code and both streams, for an assertion's message. */
+export function describeRun(result: Result): string {
+  return `exit ${result.code}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
+}
+
+/** stdout parsed as JSON, or an error that shows the whole run. */
+export function json<T>(result: Result): T {
+  try {
+    return JSON.parse(result.stdout) as T;
+  } catch {
+    throw new Error(`stdout is not JSON:\n${describeRun(result)}`);
+  }
+}
