@@ -13,7 +13,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT, type Result, type Sandbox, describeRun, json, run, sandbox, start } from './support/cli.js';
-import { type OAuthFixture, startOAuthFixture } from './support/oauth-server.js';
+import { createSecretStore } from '../plugins/oauth/secrets/store.js';
+import { type OAuthFixture, type OAuthFixtureOptions, startOAuthFixture } from './support/oauth-server.js';
+
+const quiet = { debug() {}, info() {}, warn() {} };
 
 const boxes: Sandbox[] = [];
 const fixtures: OAuthFixture[] = [];
@@ -28,8 +31,8 @@ afterEach(async () => {
   await Promise.all(boxes.splice(0).map((b) => b.remove()));
 });
 
-async function setup(): Promise<{ server: OAuthFixture; box: Sandbox }> {
-  const server = await startOAuthFixture({ separateAuthServer: true });
+async function setup(options: OAuthFixtureOptions = {}): Promise<{ server: OAuthFixture; box: Sandbox }> {
+  const server = await startOAuthFixture({ separateAuthServer: true, ...options });
   fixtures.push(server);
   const box = await sandbox('plinth-oauth-cli-');
   boxes.push(box);
@@ -117,6 +120,22 @@ describe('plinth auth', () => {
     expect(secrets.length).toBeGreaterThanOrEqual(3);
     const written = outputs.map((r) => r.stdout + r.stderr).join('\n');
     for (const secret of secrets) expect(written).not.toContain(secret);
+  });
+
+  it('refreshes once when several plinth processes find the access token due at the same time', async () => {
+    // A slow refresh: every process reads the due token before the first refresh is answered.
+    const { server, box } = await setup({ refreshDelayMs: 1_500 });
+    expectExit((await login(box, server)).result, 0);
+    // As if the token were about to expire: every process below finds it due.
+    const store = createSecretStore({ home: box.home, storage: 'file', keychainModule: 'keytar', probeTimeoutMs: 5000, keychainTimeoutMs: 5000, log: quiet });
+    const record = JSON.parse((await store.get('mcp-oauth:secure'))!) as Record<string, unknown>;
+    await store.set('mcp-oauth:secure', JSON.stringify({ ...record, expiresAt: Date.now() + 10_000 }));
+
+    const calls = await Promise.all([1, 2, 3].map(() => run(box, ['call', 'secure__whoami'])));
+    for (const call of calls) expectExit(call, 0);
+    // With rotation, a second refresh with the same refresh token would have been refused: the lock made it one.
+    expect(server.counters.refresh).toBe(1);
+    expect(server.counters.unauthorized).toBe(1); // the sign-in's own request without a token
   });
 
   it('refuses to sign in from inside a hook and says what to run instead', async () => {

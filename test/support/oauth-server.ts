@@ -79,6 +79,8 @@ export interface OAuthFixtureOptions {
   issuerPath?: string;
   /** The user says no: the authorization endpoint redirects with `error=access_denied`. Default false. */
   deny?: boolean;
+  /** A refresh is answered only after this long (ms): long enough for several clients to find the same token due. Default 0. */
+  refreshDelayMs?: number;
 }
 
 /** Requests as they arrived; those dropped by {@link OAuthFixture.setDown} are not counted. */
@@ -594,8 +596,9 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     count(() => counters.token++),
     express.urlencoded({ extended: false }),
     (req, _res, next) => {
-      if ((req.body as { grant_type?: unknown } | undefined)?.grant_type === 'refresh_token') counters.refresh++;
-      next();
+      if ((req.body as { grant_type?: unknown } | undefined)?.grant_type !== 'refresh_token') return next();
+      counters.refresh++;
+      setTimeout(next, options.refreshDelayMs ?? 0);
     },
     tokenHandler({ provider, ...noLimit }),
   );
