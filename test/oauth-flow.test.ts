@@ -12,12 +12,15 @@
  * 3. connections: never sign in, refresh ahead of expiry, rotation, invalid_grant,
  *    the authorization server down, a 401 on a later call;
  * 4. sign-out with revocation; status;
- * 5. no secret in any log, error or status.
+ * 5. the prompt of a one-shot command on a terminal;
+ * 6. no secret in any log, error or status.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { offerSignIn } from '../plugins/mcp/cli-signin.js';
 import type { McpService, ServerStatus } from '../plugins/mcp/types.js';
 import type { OAuthService, SignInChannel } from '../plugins/oauth/types.js';
 import { type PlinthError, type TestKernel, createTestKernel, isPlinthError } from '../sdk/index.js';
@@ -425,7 +428,58 @@ describe('sign-out', () => {
   });
 });
 
-// ── 5. secrets stay secret ──────────────────────────────────────────────────
+// ── 5. the prompt of a one-shot command ────────────────────────────────────
+
+describe('a one-shot command on a terminal', () => {
+  /** A terminal that answers `answer` to the question, and the command's output whose notes a browser follows. */
+  function terminal(server: OAuthFixture, answer: string) {
+    const input = Object.assign(new PassThrough(), { isTTY: true });
+    const output = Object.assign(new PassThrough(), { isTTY: true });
+    let shown = '';
+    output.on('data', (chunk: Buffer) => {
+      shown += chunk.toString();
+      if (shown.includes('Sign in now?')) input.write(`${answer}\n`);
+    });
+    const browsing: Array<Promise<void>> = [];
+    const out = {
+      print() {},
+      json() {},
+      note(line: string) {
+        if (line.trim().startsWith(server.endpoints.authorization)) browsing.push(browse(server, line.trim()));
+      },
+    };
+    return { io: { json: false, out, signal: new AbortController().signal }, terminal: { input, output }, browsing, asked: () => shown.includes('Sign in now?') };
+  }
+
+  it('offers a sign-in to a server that needs one, and starts it again once signed in', async () => {
+    const server = await fixture();
+    const booted = await boot({ url: server.mcpUrl });
+    const failed = await started(booted.mcp);
+    const tty = terminal(server, 'y');
+    const status = await offerSignIn(failed, tty.io, { kernel: booted.kernel, restart: (name) => booted.mcp.start(name, { retries: 0 }), terminal: tty.terminal, env: {} });
+    await Promise.all(tty.browsing);
+    expect(tty.asked()).toBe(true);
+    expect(status.state).toBe('connected');
+    await whoami(booted.mcp);
+  });
+
+  it.each<[string, { answer?: string; json?: boolean; env?: Record<string, string> }]>([
+    ['the person says no', { answer: 'n' }],
+    ['--json', { json: true }],
+    ['inside a hook', { env: { PLINTH_HOOK_EVENT: 'before_tool' } }],
+    ['in CI', { env: { CI: 'true' } }],
+  ])('does not sign in when %s', async (_name, how) => {
+    const server = await fixture();
+    const booted = await boot({ url: server.mcpUrl });
+    const failed = await started(booted.mcp);
+    const tty = terminal(server, how.answer ?? 'y');
+    const status = await offerSignIn(failed, { ...tty.io, json: how.json ?? false }, { kernel: booted.kernel, restart: (name) => booted.mcp.start(name, { retries: 0 }), terminal: tty.terminal, env: how.env ?? {} });
+    expect(status).toBe(failed);
+    expect(server.counters.authorize).toBe(0);
+  });
+});
+
+// ── 6. secrets stay secret ──────────────────────────────────────────────────
 
 describe('secrets', () => {
   it('stores tokens encrypted with mode 0600 and never shows a token, code, or client secret in logs, errors or status', async () => {

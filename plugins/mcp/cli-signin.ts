@@ -7,18 +7,28 @@
  */
 import type { CommandInput, PluginKernel } from 'plinth/sdk';
 import type {} from '../oauth/types.js'; // the `Services` merge for 'oauth'
-import { askYesNo, processTerminal, whyNotAsk } from '../trust/prompt.js';
+import { type PromptIO, askYesNo, processTerminal, whyNotAsk } from '../trust/prompt.js';
 import type { ServerStatus } from './types.js';
 
 export type SignInIo = Pick<CommandInput, 'json' | 'out' | 'signal'>;
 
+export interface SignInOfferDeps {
+  readonly kernel: Pick<PluginKernel, 'get'>;
+  /** Starts the server again once signed in. */
+  readonly restart: (name: string) => Promise<ServerStatus>;
+  /** Where to ask; default the process's terminal. */
+  readonly terminal?: PromptIO;
+  readonly env?: Record<string, string | undefined>;
+}
+
 /** `status` itself, or the status after a sign-in the person agreed to and a new start. */
-export async function offerSignIn(status: ServerStatus, io: SignInIo, kernel: Pick<PluginKernel, 'get'>, restart: (name: string) => Promise<ServerStatus>): Promise<ServerStatus> {
-  if (status.error?.code !== 'PLN_E_OAUTH_SIGNIN_REQUIRED' || io.json || process.env.PLINTH_HOOK_EVENT !== undefined) return status;
-  const terminal = processTerminal();
-  if (whyNotAsk(terminal) !== undefined) return status;
+export async function offerSignIn(status: ServerStatus, io: SignInIo, deps: SignInOfferDeps): Promise<ServerStatus> {
+  const env = deps.env ?? process.env;
+  if (status.error?.code !== 'PLN_E_OAUTH_SIGNIN_REQUIRED' || io.json || env.PLINTH_HOOK_EVENT !== undefined) return status;
+  const terminal = deps.terminal ?? processTerminal();
+  if (whyNotAsk(terminal, env) !== undefined) return status;
   if (!(await askYesNo(`MCP server "${status.name}" needs you to sign in. Sign in now? [y/N] `, terminal, io.signal))) return status;
-  const oauth = await kernel.get('oauth');
+  const oauth = await deps.kernel.get('oauth');
   await oauth.login(status.name, { progress: (line) => io.out.note(line), signal: io.signal });
-  return restart(status.name);
+  return deps.restart(status.name);
 }

@@ -59,7 +59,7 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
     if (name !== undefined) known(name);
     const started = name === undefined ? await service.startAll(ONE_SHOT) : [await service.start(name, ONE_SHOT)];
     const statuses: ServerStatus[] = [];
-    for (const status of started) statuses.push(await offerSignIn(status, io, kernel, (server) => service.start(server, ONE_SHOT)));
+    for (const status of started) statuses.push(await offerSignIn(status, io, { kernel, restart: (server) => service.start(server, ONE_SHOT) }));
     return statuses;
   };
 
