@@ -7,6 +7,7 @@ import { isPlinthError, type PlinthError } from '../kernel/errors.js';
 import { disabledPlugins, loadConfig, pluginDirScopes, timeouts, type Config } from '../kernel/config/load.js';
 import { resolvePluginSettings, sensitiveValues } from '../kernel/config/plugin-settings.js';
 import { DEFAULT_TIMEOUTS } from '../kernel/config/schema.js';
+import { rejection } from './support/errors.js';
 
 let root: string;
 let home: string;
@@ -36,16 +37,6 @@ async function writeWorkspace(settings: unknown): Promise<void> {
 
 function load(options: { profile?: string; env?: Record<string, string | undefined> } = {}): Promise<Config> {
   return loadConfig({ home, workspace, env: {}, ...options });
-}
-
-/** The PlinthError a promise rejects with (fails the test if it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<PlinthError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isPlinthError(error)) throw new Error(`expected a PlinthError, got ${String(error)}`);
-  return error;
 }
 
 /** The PlinthError a function throws. */

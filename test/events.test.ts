@@ -14,6 +14,7 @@ import {
   type TestKernelOptions,
 } from '../sdk/index.js';
 import type { InlinePlugin } from '../kernel/kernel.js';
+import { rejection } from './support/errors.js';
 
 const kernels: TestKernel[] = [];
 
@@ -30,16 +31,6 @@ afterEach(async () => {
 /** A plugin that only handles one event. */
 function handles(name: string, event: string, handler: EventHandler, options?: TapOptions): InlinePlugin {
   return { manifest: { name }, setup: (kernel) => void kernel.on(event, handler, options) };
-}
-
-/** The PlinthError a promise rejects with (fails the test if it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<PlinthError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isPlinthError(error)) throw new Error(`expected a PlinthError, got ${String(error)}`);
-  return error;
 }
 
 /** A promise that never settles: a handler that never answers. */

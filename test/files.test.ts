@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { type PlinthError, isPlinthError, withFileLock, writeFileAtomic } from '../sdk/index.js';
+import { rejection } from './support/errors.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const CONTEND = join(root, 'test', 'fixtures', 'files', 'contend.mjs');
@@ -36,15 +37,6 @@ afterEach(() => {
 afterAll(async () => {
   await Promise.all(folders.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
-
-async function rejection(promise: Promise<unknown>): Promise<PlinthError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isPlinthError(error)) throw new Error(`expected a PlinthError, got ${String(error)}`);
-  return error;
-}
 
 /** The environment for child processes: no vitest or plinth variables. */
 function childEnv(): NodeJS.ProcessEnv {

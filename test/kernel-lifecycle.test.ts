@@ -20,6 +20,7 @@ import {
   type TestKernel,
   type TestKernelOptions,
 } from '../sdk/index.js';
+import { rejection } from './support/errors.js';
 
 const kernels: TestKernel[] = [];
 const folders: string[] = [];
@@ -41,16 +42,6 @@ function statusOf(kernel: TestKernel, name: string): PluginStatus {
   const status = kernel.status().find((plugin) => plugin.name === name);
   if (!status) throw new Error(`no status for plugin "${name}"`);
   return status;
-}
-
-/** The PlinthError a promise rejects with (fails the test if it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<PlinthError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isPlinthError(error)) throw new Error(`expected a PlinthError, got ${String(error)}`);
-  return error;
 }
 
 /** Whether any captured log line mentions every one of `parts`. */

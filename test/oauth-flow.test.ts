@@ -25,6 +25,7 @@ import type { McpService, ServerStatus } from '../plugins/mcp/types.js';
 import type { OAuthService, SignInChannel } from '../plugins/oauth/types.js';
 import { type PlinthError, type TestKernel, createTestKernel, isPlinthError } from '../sdk/index.js';
 import { type OAuthFixture, type OAuthFixtureOptions, startOAuthFixture } from './support/oauth-server.js';
+import { rejection } from './support/errors.js';
 
 const kernels: TestKernel[] = [];
 const fixtures: OAuthFixture[] = [];
@@ -113,15 +114,6 @@ function hostChannel(server: OAuthFixture, tamper: { authorization?: (url: URL) 
       async close() {},
     };
   };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<PlinthError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isPlinthError(error)) throw new Error(`expected a PlinthError, got ${String(error)}`);
-  return error;
 }
 
 async function whoami(mcp: McpService): Promise<{ clientId: string; scopes: string[]; resource?: string }> {

@@ -7,6 +7,7 @@ import { createTestKernel, isPlinthError, type PlinthError, type TestKernel, typ
 import type { InlinePlugin } from '../kernel/kernel.js';
 import { ServiceRegistry, serviceChoices } from '../kernel/services.js';
 import type { PluginSource } from '../kernel/types.js';
+import { rejection } from './support/errors.js';
 
 /** A service type, declared the way a plugin author does, so `get` is typed. */
 interface KeyValueStore {
@@ -32,16 +33,6 @@ async function boot(options: TestKernelOptions = {}): Promise<TestKernel> {
 afterEach(async () => {
   await Promise.all(kernels.splice(0).map((kernel) => kernel.dispose()));
 });
-
-/** The PlinthError a promise rejects with (fails the test if it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<PlinthError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isPlinthError(error)) throw new Error(`expected a PlinthError, got ${String(error)}`);
-  return error;
-}
 
 function memoryStore(backend: string): KeyValueStore {
   const data = new Map<string, string>();

@@ -21,6 +21,7 @@ import type { CommandOutput } from '../sdk/commands.js';
 import { type PlinthError, type TestKernel, createTestKernel, isPlinthError } from '../sdk/index.js';
 import type { TrustStore as TrustStoreClass } from '../plugins/trust/store.js';
 import type { TrustService, TrustSource, TrustSubject } from '../plugins/trust/types.js';
+import { rejection } from './support/errors.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const TRUST = join(root, 'plugins', 'trust');
@@ -69,15 +70,6 @@ async function script(dir: string, name = 'lint.js', content = 'process.stdout.w
   const file = join(dir, name);
   await writeFile(file, content);
   return file;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<PlinthError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isPlinthError(error)) throw new Error(`expected a PlinthError, got ${String(error)}`);
-  return error;
 }
 
 interface StoredRecord {
