@@ -16,6 +16,7 @@
  * 6. no secret in any log, error or status.
  */
 import { readFile, stat } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
@@ -293,6 +294,24 @@ describe('a connection', () => {
     expect(status.error?.message).toContain('sign in');
     expect(server.counters.register).toBe(0);
     expect(server.counters.authorize).toBe(0);
+  });
+
+  it('tells a server that answers 401 without any OAuth metadata from one that needs a sign-in, and stores nothing', async () => {
+    const plain = createHttpServer((req, res) => {
+      res.statusCode = req.url?.startsWith('/.well-known/') ? 404 : 401;
+      res.end('{"error":"unauthorized"}');
+    });
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = plain.address() as { port: number };
+      const booted = await boot({ url: `http://127.0.0.1:${port}/mcp`, transport: 'http' });
+      const status = await started(booted.mcp);
+      expect(status.error?.code).toBe('PLN_E_OAUTH_DISCOVERY');
+      expect(await (await booted.kernel.get('secrets')).keys()).toEqual([]);
+    } finally {
+      plain.closeAllConnections();
+      await new Promise<void>((resolve) => plain.close(() => resolve()));
+    }
   });
 
   it('refreshes an access token ahead of its expiry, once, and stores the rotated refresh token before using it', async () => {

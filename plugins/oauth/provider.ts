@@ -52,6 +52,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   #refused = false;
   /** A sign-in discovers afresh, once. */
   #discovered = false;
+  /** What a connection without a stored sign-in discovered: kept in memory, so that a server that merely answers 401 leaves nothing stored. */
+  #unsavedDiscovery: OAuthDiscoveryState | undefined;
 
   constructor(deps: ProviderDeps) {
     this.#deps = deps;
@@ -147,11 +149,15 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
     if (this.#deps.mode.kind === 'login' && !this.#discovered) return undefined;
     // The SDK asks first thing in every auth(): a good moment to see what other processes stored.
-    return (await this.#current({ reload: true }))?.discovery;
+    return (await this.#current({ reload: true }))?.discovery ?? this.#unsavedDiscovery;
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
     this.#discovered = true;
+    if (this.#deps.mode.kind === 'connection' && (await this.#current()) === undefined) {
+      this.#unsavedDiscovery = state;
+      return;
+    }
     await this.#change((record) => ({ ...record, discovery: state }));
   }
 
@@ -193,6 +199,12 @@ export class StoredOAuthProvider implements OAuthClientProvider {
         if (isPlinthError(error)) return error;
         throw error;
       }
+    }
+    const found = record?.discovery ?? this.#unsavedDiscovery;
+    if (record === undefined && !this.#deps.config.explicit && found !== undefined && found.resourceMetadata === undefined && found.authorizationServerMetadata === undefined) {
+      return oauthError('PLN_E_OAUTH_DISCOVERY', name, `MCP server "${name}" answered 401 Unauthorized and publishes no OAuth metadata`, {
+        hint: `if it takes a key in a header, check the server's "headers"; if it does use OAuth, set "oauth": true on it and run \`plinth auth login ${name}\``,
+      });
     }
     const why = this.#refused ? 'its authorization server no longer accepts the saved sign-in' : record?.tokens !== undefined ? 'the server refused the stored access token and it cannot be refreshed' : 'no sign-in is stored for it';
     return oauthError('PLN_E_OAUTH_SIGNIN_REQUIRED', name, `MCP server "${name}" needs you to sign in${this.#refused ? ' again' : ''} (${why}): run \`plinth auth login ${name}\``);
