@@ -208,6 +208,19 @@ describe('sign-in', () => {
     }
   });
 
+  it('signs in to a server on the older HTTP+SSE transport, and its connection carries the token (and refreshes after a 401)', async () => {
+    const server = await fixture();
+    const booted = await boot({ url: server.sseUrl, transport: 'sse' });
+    await signIn(booted, server);
+    const status = await started(booted.mcp);
+    expect(status.state).toBe('connected');
+    expect(status.transport).toBe('sse');
+    expect((await whoami(booted.mcp)).clientId).toBe(server.registeredClients()[0]?.client_id);
+    server.expireAccessTokens();
+    await whoami(booted.mcp);
+    expect(server.counters.refresh).toBe(1);
+  });
+
   it('takes the scope from the server’s challenge when none is configured', async () => {
     const server = await fixture({ challengeScope: 'mcp:write' });
     const booted = await boot({ url: server.mcpUrl });

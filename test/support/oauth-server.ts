@@ -32,6 +32,7 @@ import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middlew
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type {
   OAuthClientInformationFull,
@@ -121,6 +122,8 @@ export interface RegisteredClient {
 export interface OAuthFixture {
   /** The protected MCP endpoint, `http://127.0.0.1:PORT/mcp`. */
   readonly mcpUrl: string;
+  /** The same server over the older HTTP+SSE transport, `…/mcp/sse` (under the resource's path, so the same tokens apply). */
+  readonly sseUrl: string;
   /** The authorization server's issuer identifier, `http://127.0.0.1:PORT[/issuerPath]`. */
   readonly issuer: string;
   /** The resource indicator tokens are bound to (the protected-resource metadata's `resource`); undefined with `resourceMetadata: 'none'`. */
@@ -621,30 +624,47 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
       }),
     );
   }
-  mcpApp.all(
-    MCP_PATH,
-    (_req, res, next) => {
-      counters.mcpRequests++;
-      res.on('finish', () => {
-        if (res.statusCode === 401) counters.unauthorized++;
-      });
-      next();
-    },
-    requireBearerAuth({
-      verifier: provider,
-      ...(options.challengeScope === undefined ? {} : { requiredScopes: options.challengeScope.split(' ').filter(Boolean) }),
-      ...(prmLayout === 'header' && resourceMetadataUrl !== undefined ? { resourceMetadataUrl } : {}),
-      ...(resource === undefined ? {} : { expectedResource: new URL(resource) }),
-    }),
-    express.json(),
-    (req, res) => handleMcp(req, res),
-  );
+  const countMcp = (_req: Request, res: Response, next: () => void): void => {
+    counters.mcpRequests++;
+    res.on('finish', () => {
+      if (res.statusCode === 401) counters.unauthorized++;
+    });
+    next();
+  };
+  const bearer = requireBearerAuth({
+    verifier: provider,
+    ...(options.challengeScope === undefined ? {} : { requiredScopes: options.challengeScope.split(' ').filter(Boolean) }),
+    ...(prmLayout === 'header' && resourceMetadataUrl !== undefined ? { resourceMetadataUrl } : {}),
+    ...(resource === undefined ? {} : { expectedResource: new URL(resource) }),
+  });
+  mcpApp.all(MCP_PATH, countMcp, bearer, express.json(), (req, res) => handleMcp(req, res));
+  // The older HTTP+SSE transport, behind the same bearer check: a stream per client, its messages POSTed beside it.
+  const sseSessions = new Map<string, SSEServerTransport>();
+  mcpApp.get(`${MCP_PATH}/sse`, countMcp, bearer, async (_req, res) => {
+    const transport = new SSEServerTransport(`${MCP_PATH}/messages`, res);
+    const server = createMcpServer();
+    sseSessions.set(transport.sessionId, transport);
+    res.on('close', () => {
+      sseSessions.delete(transport.sessionId);
+      void server.close();
+    });
+    await server.connect(transport);
+  });
+  mcpApp.post(`${MCP_PATH}/messages`, countMcp, bearer, express.json(), async (req, res) => {
+    const transport = sseSessions.get(String(req.query.sessionId));
+    if (transport === undefined) {
+      res.status(404).json({ error: 'unknown session' });
+      return;
+    }
+    await transport.handlePostMessage(req, res, req.body);
+  });
 
   mcpServer.on('request', mcpApp);
   if (separate) authServer.on('request', authApp);
 
   return {
     mcpUrl,
+    sseUrl: `${mcpUrl}/sse`,
     issuer,
     resource,
     resourceMetadataUrl,
