@@ -416,6 +416,27 @@ describe('inspect commands', () => {
     expect(json(unknown).error.code).toBe('PLN_E_PLUGIN_UNKNOWN');
   }, TEST_TIMEOUT);
 
+  test('config show masks credentials written literally in sections plugins own (a header, an OAuth client secret), not their ${env:} references', async () => {
+    const { home, dirs } = await sandbox();
+    const server = {
+      url: 'http://127.0.0.1:9/mcp',
+      headers: { Authorization: 'Bearer header-secret-81c2', 'X-Api-Key': '${env:SEARCH_KEY}', 'X-Tag': 'visible' },
+      oauth: { clientId: 'plinth-cli', clientSecret: 'client-secret-5d0e' },
+    };
+    await writeFile(join(home, 'settings.json'), JSON.stringify({ mcpServers: { search: server }, plugins: { 'mcp-demo': { enabled: false } } }, null, 2));
+    for (const args of [['config', 'show', '--json'], ['config', 'show']]) {
+      const show = await run([...args, ...dirs]);
+      expectExit(show, 0);
+      expect(show.stdout).not.toContain('header-secret-81c2');
+      expect(show.stdout).not.toContain('client-secret-5d0e');
+      expect(show.stdout).toContain('${env:SEARCH_KEY}');
+      expect(show.stdout).toContain('plinth-cli');
+    }
+    const shown = json(await run(['config', 'show', '--json', ...dirs])).settings.mcpServers.search;
+    expect(shown.headers).toEqual({ Authorization: '[redacted]', 'X-Api-Key': '${env:SEARCH_KEY}', 'X-Tag': 'visible' });
+    expect(shown.oauth).toEqual({ clientId: 'plinth-cli', clientSecret: '[redacted]' });
+  }, TEST_TIMEOUT);
+
   test('a sensitive setting from settings.json never reaches stdout or stderr', async () => {
     const { home, dirs } = await sandbox();
     const secret = 'sk-live-7f3a9c1e-do-not-print';
