@@ -13,12 +13,15 @@
  *    the authorization server down, a 401 on a later call;
  * 4. sign-out with revocation; status;
  * 5. the prompt of a one-shot command on a terminal;
- * 6. no secret in any log, error or status.
+ * 6. tokens in the OS keychain (a keytar stand-in);
+ * 7. no secret in any log, error or status.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { offerSignIn } from '../plugins/mcp/cli-signin.js';
@@ -503,7 +506,41 @@ describe('a one-shot command on a terminal', () => {
   });
 });
 
-// ── 6. secrets stay secret ──────────────────────────────────────────────────
+// ── 6. the OS keychain ───────────────────────────────────────────────────────
+
+describe('tokens in the OS keychain', () => {
+  const WORKING = fileURLToPath(new URL('./fixtures/keytar/working.mjs', import.meta.url));
+  const saved = process.env.PLINTH_FAKE_KEYTAR_DIR;
+  afterEach(async () => {
+    if (saved === undefined) delete process.env.PLINTH_FAKE_KEYTAR_DIR;
+    else process.env.PLINTH_FAKE_KEYTAR_DIR = saved;
+  });
+
+  it('are kept there once the probe passes, and a keychain that stops giving them back is an error, never "signed out"', async () => {
+    const server = await fixture();
+    // A keytar stand-in (the real one needs a desktop session): the probe's child process and plinth share its store.
+    const keychain = await mkdtemp(join(tmpdir(), 'plinth-fake-keychain-'));
+    process.env.PLINTH_FAKE_KEYTAR_DIR = keychain;
+    try {
+      const booted = await boot({ url: server.mcpUrl }, { keychainModule: WORKING });
+      await signIn(booted, server);
+      expect((await booted.oauth.status('secure'))[0]).toMatchObject({ state: 'signed-in', backend: 'keychain' });
+      expect(await booted.oauth.storage()).toEqual({ preferred: 'keychain', keychain: { available: true } });
+      expect((await started(booted.mcp)).state).toBe('connected');
+
+      // The keychain forgets (another tool wiped it, a new login keyring): plinth says so.
+      await rm(join(keychain, 'keychain.json'));
+      const [status] = await booted.oauth.status('secure');
+      expect(status).toMatchObject({ state: 'unreadable', backend: 'keychain', error: { code: 'PLN_E_SECRETS_KEYCHAIN' } });
+      const restarted = await booted.mcp.restart('secure', { retries: 0 });
+      expect(restarted.error?.code).toBe('PLN_E_SECRETS_KEYCHAIN');
+    } finally {
+      await rm(keychain, { recursive: true, force: true });
+    }
+  });
+});
+
+// ── 7. secrets stay secret ──────────────────────────────────────────────────
 
 describe('secrets', () => {
   it('stores tokens encrypted with mode 0600 and never shows a token, code, or client secret in logs, errors or status', async () => {

@@ -31,14 +31,14 @@ export function authCommands(service: OAuthService): CommandSpec[] {
       name: 'auth status',
       args: [{ name: 'server', description: 'Only this server' }],
       async run({ args, json, out }) {
-        const statuses = await service.status(args[0]);
-        if (json) return out.json({ servers: statuses });
-        if (statuses.length === 0) {
-          out.print('No remote MCP server is configured and no sign-in is stored.');
-          return;
+        const [statuses, storage] = await Promise.all([service.status(args[0]), service.storage()]);
+        if (json) return out.json({ servers: statuses, storage });
+        if (statuses.length === 0) out.print('No remote MCP server is configured and no sign-in is stored.');
+        else {
+          const rows = statuses.map((s) => [s.server, stateText(s), s.backend ?? '-', s.scope ?? '-', s.expiresAt ?? '-']);
+          out.print(formatTable(['SERVER', 'STATE', 'STORED IN', 'SCOPES', 'EXPIRES'], rows));
         }
-        const rows = statuses.map((s) => [s.server, stateText(s), s.backend ?? '-', s.scope ?? '-', s.expiresAt ?? '-']);
-        out.print(formatTable(['SERVER', 'STATE', 'STORED IN', 'SCOPES', 'EXPIRES'], rows));
+        out.print(`New sign-ins are stored in ${BACKENDS[storage.preferred]}${storage.keychain.available ? '.' : ` (OS keychain not used: ${storage.keychain.reason ?? 'unavailable'}).`}`);
         for (const s of statuses) if (s.error) out.note(`${s.server}: ${s.error.code}: ${s.error.message}`);
         return statuses.some((s) => s.state === 'unreadable') ? EXIT.FAILURE : EXIT.OK;
       },

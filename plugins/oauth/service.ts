@@ -133,6 +133,8 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
       return { server: name, removed: true, ...revocation };
     },
 
+    storage: () => deps.secrets.describe(),
+
     async status(name?: string): Promise<readonly AuthStatus[]> {
       const service = await mcp();
       const stored = await vault.servers();

@@ -142,6 +142,8 @@ export interface OAuthService {
   logout(server: string, options?: { readonly signal?: AbortSignal }): Promise<LogoutResult>;
   /** Sign-in state of one server, or of every remote server and every server with stored tokens. */
   status(server?: string): Promise<readonly AuthStatus[]>;
+  /** Where new tokens go, and whether the OS keychain can be used (runs the keychain probe once). */
+  storage(): ReturnType<SecretStore['describe']>;
   readonly hooks: {
     /** Tap to replace the default sign-in channel: return a channel, or undefined to leave it to the next tap (and finally the default). */
     readonly channel: AsyncSeriesBailHook<[SignInRequest], SignInChannel | undefined>;
