@@ -460,6 +460,42 @@ describe('HTTP transports against the fixture server', () => {
     test('a definition without a url is a coded error', async () => {
       await expect(sse.create(definition({ transport: 'sse' }), context())).rejects.toMatchObject({ code: 'PLN_E_MCP_TRANSPORT_CONFIG' });
     });
+
+    test('1,600 calls on one connection: each POST its own abort signal, no MaxListenersExceededWarning, close still aborts', async () => {
+      // As for streamable HTTP: the SDK gives every POST of a connection one signal, and Node's fetch piles a listener on it per request.
+      const warnings: string[] = [];
+      const onWarning = (warning: Error) => void warnings.push(`${warning.name}: ${warning.message}`);
+      const realFetch = globalThis.fetch;
+      const seen = new WeakSet<AbortSignal>();
+      const counts = { withSignal: 0, reused: 0 };
+      const signals: AbortSignal[] = [];
+      globalThis.fetch = (input, init) => {
+        const signal = init?.signal;
+        if (signal && init?.method === 'POST') {
+          counts.withSignal++;
+          if (seen.has(signal)) counts.reused++;
+          seen.add(signal);
+          if (signals.length < 1) signals.push(signal);
+        }
+        return realFetch(input, init);
+      };
+      process.on('warning', onWarning);
+      try {
+        const { client } = await connect(sse, definition({ transport: 'sse', url: sseUrl }));
+        for (let i = 0; i < 1_600; i++) expect(textOf(await call(client, 'echo', { text: `call ${i}` }))).toBe(`call ${i}`);
+        expect(counts.withSignal).toBeGreaterThan(1_600);
+        expect(counts.reused).toBe(0);
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(warnings.filter((warning) => warning.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+        // A request's own signal still follows the connection's: closing aborts it.
+        expect(signals[0]?.aborted).toBe(false);
+        await client.close();
+        expect(signals[0]?.aborted).toBe(true);
+      } finally {
+        globalThis.fetch = realFetch;
+        process.off('warning', onWarning);
+      }
+    }, 120_000);
   });
 });
 

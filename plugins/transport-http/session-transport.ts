@@ -8,12 +8,12 @@
  * A subclass, not a wrapper, so everything else of the SDK class (`sessionId`,
  * `finishAuth` for OAuth, `resumeStream`, `protocolVersion`) stays as it is.
  * Its requests go through `fetchWithOwnSignals`, so that the transport's one
- * abort signal does not collect a listener per request (see request-signals.ts).
+ * abort signal does not collect a listener per request (see ../mcp/request-signals.ts).
  * Loaded on the first `create()`: it imports the SDK.
  */
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Logger } from 'plinth/sdk';
-import { fetchWithOwnSignals } from './request-signals.js';
+import { fetchWithOwnSignals } from '../mcp/request-signals.js';
 
 export interface SessionOptions {
   /** How long the DELETE may take before the transport closes anyway. */
@@ -60,7 +60,7 @@ export class SessionHttpTransport extends StreamableHTTPClientTransport {
         this.onerror = onerror;
       }
     }
-    // Aborts a DELETE still under way too: its signal follows the transport's (request-signals.ts).
+    // Aborts a DELETE still under way too: its signal follows the transport's (../mcp/request-signals.ts).
     await super.close();
   }
 }
