@@ -117,8 +117,8 @@ describe('plinth auth', () => {
     outputs.push(after);
     expect(json<{ servers: Array<{ state: string }> }>(after).servers[0]?.state).toBe('signed-out');
 
-    const secrets = [...server.issuedTokens().access, ...server.issuedTokens().refresh, ...server.registeredClients().flatMap((c) => (c.client_secret ? [c.client_secret] : [])), ...codes];
-    expect(secrets.length).toBeGreaterThanOrEqual(3);
+    const secrets = [...server.issuedTokens().access, ...server.issuedTokens().refresh, ...server.registeredClients().flatMap((c) => (c.client_secret ? [c.client_secret] : [])), ...server.verifiers, ...codes];
+    expect(secrets.length).toBeGreaterThanOrEqual(4);
     const written = outputs.map((r) => r.stdout + r.stderr).join('\n');
     for (const secret of secrets) expect(written).not.toContain(secret);
   });

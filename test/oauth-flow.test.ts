@@ -543,9 +543,11 @@ describe('tokens in the OS keychain', () => {
 // ── 7. secrets stay secret ──────────────────────────────────────────────────
 
 describe('secrets', () => {
-  it('stores tokens encrypted with mode 0600 and never shows a token, code, or client secret in logs, errors or status', async () => {
-    const server = await fixture({ separateAuthServer: true });
-    const booted = await boot({ url: server.mcpUrl });
+  it('stores tokens encrypted with mode 0600 and never shows a token, code, verifier or client secret in logs, errors or status', async () => {
+    const port = await freePort();
+    const clientSecret = 'confidential-client-secret-93ab';
+    const server = await fixture({ separateAuthServer: true, preRegistered: { clientId: 'plinth-confidential', clientSecret, redirectUris: [`http://127.0.0.1:${port}/callback`] } });
+    const booted = await boot({ url: server.mcpUrl, oauth: { clientId: 'plinth-confidential', clientSecret, callbackPort: port } });
     await signIn(booted, server);
     await started(booted.mcp);
     await whoami(booted.mcp);
@@ -563,9 +565,12 @@ describe('secrets', () => {
       ...server.issuedTokens().refresh,
       ...server.registeredClients().flatMap((c) => (c.client_secret ? [c.client_secret] : [])),
       ...server.authorizations.flatMap((a) => (a.state ? [a.state] : [])),
+      ...server.verifiers,
       ...codes,
     ];
-    expect(secrets.length).toBeGreaterThan(4);
+    expect(secrets).toContain(clientSecret);
+    expect(server.verifiers).toHaveLength(1);
+    expect(secrets.length).toBeGreaterThan(6);
     const home = booted.kernel.home;
     const file = join(home, 'secrets', 'secrets.enc');
     const seen = [JSON.stringify(booted.kernel.logs), JSON.stringify(status), JSON.stringify(errors), JSON.stringify(booted.mcp.servers()), await readFile(file, 'utf8')].join('\n');

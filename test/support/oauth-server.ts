@@ -139,6 +139,8 @@ export interface OAuthFixture {
     readonly revocation?: string;
   };
   readonly counters: OAuthFixtureCounters;
+  /** Every PKCE code verifier presented at the token endpoint, in order (for scans of what a client prints). */
+  readonly verifiers: readonly string[];
   /** Every token presented at the revocation endpoint by an authenticated client, in order. */
   readonly revoked: readonly string[];
   /** Every authorization request that reached the provider, in order. */
@@ -591,6 +593,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
   if (separate) authApp.use(countMetadata(counters, authOrigin));
 
   const noLimit = { rateLimit: false } as const;
+  const verifiers: string[] = [];
   authApp.use(asMetadataPath, metadataHandler(authServerMetadata(issuer, endpoints, settings.scopes, settings.issueRefresh, asLayout !== 'oauth')));
   if (asLayout !== 'oauth') authApp.get(`${issuerPath}/jwks`, (_req, res) => void res.json({ keys: [] }));
   authApp.use(`${issuerPath}/authorize`, count(() => counters.authorize++), authorizationHandler({ provider, ...noLimit }));
@@ -599,7 +602,9 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     count(() => counters.token++),
     express.urlencoded({ extended: false }),
     (req, _res, next) => {
-      if ((req.body as { grant_type?: unknown } | undefined)?.grant_type !== 'refresh_token') return next();
+      const body = req.body as { grant_type?: unknown; code_verifier?: unknown } | undefined;
+      if (typeof body?.code_verifier === 'string') verifiers.push(body.code_verifier);
+      if (body?.grant_type !== 'refresh_token') return next();
       counters.refresh++;
       setTimeout(next, options.refreshDelayMs ?? 0);
     },
@@ -663,6 +668,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
   if (separate) authServer.on('request', authApp);
 
   return {
+    verifiers,
     mcpUrl,
     sseUrl: `${mcpUrl}/sse`,
     issuer,
