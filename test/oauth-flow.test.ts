@@ -16,6 +16,7 @@
  * 6. tokens in the OS keychain (a keytar stand-in);
  * 7. no secret in any log, error or status.
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
@@ -27,7 +28,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { offerSignIn } from '../plugins/mcp/cli-signin.js';
 import type { McpService, ServerStatus } from '../plugins/mcp/types.js';
 import type { OAuthService, SignInChannel } from '../plugins/oauth/types.js';
-import { type PlinthError, type TestKernel, createTestKernel, isPlinthError } from '../sdk/index.js';
+import type { InlinePlugin } from '../kernel/kernel.js';
+import { type TestKernel, createTestKernel } from '../sdk/index.js';
 import { type OAuthFixture, type OAuthFixtureOptions, startOAuthFixture } from './support/oauth-server.js';
 import { rejection } from './support/errors.js';
 
@@ -537,6 +539,41 @@ describe('tokens in the OS keychain', () => {
     } finally {
       await rm(keychain, { recursive: true, force: true });
     }
+  });
+});
+
+describe('another secret store', () => {
+  it('takes the tokens when the settings choose it as the `secrets` service (a deployment’s vault)', async () => {
+    const server = await fixture();
+    const vault = new Map<string, string>();
+    const memoryVault: InlinePlugin = {
+      manifest: { name: 'memory-vault', provides: ['secrets'] },
+      setup(kernel) {
+        kernel.provide('secrets', {
+          get: async (key) => vault.get(key),
+          set: async (key, value) => (vault.set(key, value), 'file'),
+          delete: async (key) => vault.delete(key),
+          where: async (key) => (vault.has(key) ? 'file' : undefined),
+          keys: async (prefix = '') => [...vault.keys()].filter((key) => key.startsWith(prefix)).sort(),
+          describe: async () => ({ preferred: 'file', keychain: { available: false, reason: 'a vault of its own' } }),
+        });
+      },
+    };
+    const kernel = await createTestKernel({
+      builtin: true,
+      plugins: [memoryVault],
+      settings: {
+        services: { secrets: 'memory-vault' },
+        mcpServers: { secure: { url: server.mcpUrl } },
+        plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false }, oauth: { settings: { openBrowser: false } } },
+      },
+    });
+    kernels.push(kernel);
+    const booted = { kernel, oauth: await kernel.get('oauth'), mcp: await kernel.get('mcp') };
+    await signIn(booted, server);
+    expect([...vault.keys()]).toEqual(['mcp-oauth:secure']);
+    expect((await started(booted.mcp)).state).toBe('connected');
+    expect(existsSync(join(kernel.home, 'secrets'))).toBe(false);
   });
 });
 
