@@ -16,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { isAlive } from '../sdk/process-tree.js';
+import { type Result, cleanEnv, describeRun, run } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
@@ -26,7 +27,6 @@ const everything = join(dirname(createRequire(import.meta.url).resolve('@modelco
 const blockHook = join(root, 'test', 'fixtures', 'hooks', 'block.js');
 
 /** Generous: a shared 2-core machine may be slow to start node, jiti and a server. */
-const RUN_TIMEOUT = 60_000;
 const TEST_TIMEOUT = 120_000;
 
 const temps: string[] = [];
@@ -72,40 +72,6 @@ async function sandbox(): Promise<Sandbox> {
     mark: randomUUID(),
     dirs: ['--home', home, '--workspace', workspace],
   };
-}
-
-/** The environment without the machine's plinth settings. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('PLINTH_') || key === 'NODE_OPTIONS' || key.startsWith('VITEST')) continue;
-    env[key] = value;
-  }
-  return { ...env, NO_COLOR: '1', CI: '1', ...extra };
-}
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(box: Sandbox, args: string[], env: Record<string, string> = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...box.dirs, ...args],
-      { cwd: box.workspace, env: cleanEnv(env), timeout: RUN_TIMEOUT, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const failure = error as (NodeJS.ErrnoException & { code?: number | string }) | null;
-        resolve({ code: failure ? (typeof failure.code === 'number' ? failure.code : null) : 0, stdout, stderr });
-      },
-    );
-  });
-}
-
-function describeRun(result: Result): string {
-  return `exit ${result.code}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
 }
 
 function expectExit(result: Result, code: number): void {

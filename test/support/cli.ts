@@ -59,8 +59,11 @@ export interface Result {
   readonly stderr: string;
 }
 
+/** Where a command runs: `--home`/`--workspace` and the working folder. */
+export type Place = Pick<Sandbox, 'dirs' | 'workspace'>;
+
 /** Runs `plinth <args>` in the sandbox and resolves when it exits. */
-export function run(box: Sandbox, args: readonly string[], env: Record<string, string> = {}): Promise<Result> {
+export function run(box: Place, args: readonly string[], env: Record<string, string> = {}): Promise<Result> {
   return new Promise((resolve) => {
     execFile(process.execPath, [BIN, ...box.dirs, ...args], { cwd: box.workspace, env: cleanEnv(env), timeout: RUN_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       const failure = error as (NodeJS.ErrnoException & { code?: number | string }) | null;
@@ -70,7 +73,7 @@ export function run(box: Sandbox, args: readonly string[], env: Record<string, s
 }
 
 /** Starts `plinth <args>` and hands back the child, for commands a test talks to while they run. */
-export function start(box: Sandbox, args: readonly string[], env: Record<string, string> = {}): ChildProcess {
+export function start(box: Place, args: readonly string[], env: Record<string, string> = {}): ChildProcess {
   return spawn(process.execPath, [BIN, ...box.dirs, ...args], { cwd: box.workspace, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
