@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { type PlinthError, isPlinthError, withFileLock, writeFileAtomic } from '../sdk/index.js';
+import { type LineChild, lineChild } from './support/child.js';
 import { rejection } from './support/errors.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -49,20 +50,10 @@ function childEnv(): NodeJS.ProcessEnv {
 }
 
 /** Starts contend.mjs; `next()` is its next line of output, bounded in time and naming its stderr on failure. */
-function contender(args: string[]): { child: ChildProcess; next: () => Promise<string> } {
-  const child = spawn(process.execPath, [CONTEND, ...args], { cwd: root, env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
-  children.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  const next = async () => {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${args[0]} child said nothing; stderr: ${stderr}`)), CHILD_TIMEOUT_MS)));
-    const line = await Promise.race([lines.next(), timeout]).finally(() => clearTimeout(timer));
-    if (line.done) throw new Error(`${args[0]} child ended (exit ${String(child.exitCode)}); stderr: ${stderr}`);
-    return line.value;
-  };
-  return { child, next };
+function contender(args: string[]): LineChild {
+  const started = lineChild(CONTEND, args, { cwd: root, env: childEnv(), timeoutMs: CHILD_TIMEOUT_MS, name: `${args[0]} child` });
+  children.push(started.child);
+  return started;
 }
 
 async function exited(child: ChildProcess): Promise<void> {

@@ -21,6 +21,7 @@ import { secretsPaths } from '../plugins/oauth/secrets/folder.js';
 import { probeKeychain } from '../plugins/oauth/secrets/probe.js';
 import { type SecretStoreOptions, createSecretStore } from '../plugins/oauth/secrets/store.js';
 import type { SecretStore } from '../plugins/oauth/types.js';
+import { type LineChild, lineChild } from './support/child.js';
 
 // The real probe, watched: how many probe children each scenario starts.
 vi.mock('../plugins/oauth/secrets/probe.js', async (importOriginal) => {
@@ -476,19 +477,9 @@ it('no stored value appears in the errors of every failure above, nor in their J
 });
 
 /** Starts set-many.mjs; `next()` is its next line of output, bounded in time and naming its stderr on failure. */
-function writer(args: string[]): { child: ChildProcess; next: () => Promise<string> } {
+function writer(args: string[]): LineChild {
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_OPTIONS' && !key.startsWith('VITEST')));
-  const child = spawn(process.execPath, [SET_MANY, ...args], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
-  children.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  const next = async () => {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`writer said nothing; stderr: ${stderr}`)), CHILD_TIMEOUT_MS)));
-    const line = await Promise.race([lines.next(), timeout]).finally(() => clearTimeout(timer));
-    if (line.done) throw new Error(`writer ended (exit ${String(child.exitCode)}); stderr: ${stderr}`);
-    return line.value;
-  };
-  return { child, next };
+  const started = lineChild(SET_MANY, args, { cwd: root, env, timeoutMs: CHILD_TIMEOUT_MS, name: 'writer' });
+  children.push(started.child);
+  return started;
 }
