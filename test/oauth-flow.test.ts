@@ -536,6 +536,11 @@ describe('tokens in the OS keychain', () => {
       expect(status).toMatchObject({ state: 'unreadable', backend: 'keychain', error: { code: 'PLN_E_SECRETS_KEYCHAIN' } });
       const restarted = await booted.mcp.restart('secure', { retries: 0 });
       expect(restarted.error?.code).toBe('PLN_E_SECRETS_KEYCHAIN');
+
+      // Signing in again repairs it.
+      await signIn(booted, server);
+      expect((await booted.oauth.status('secure'))[0]).toMatchObject({ state: 'signed-in', backend: 'keychain' });
+      expect((await booted.mcp.restart('secure', { retries: 0 })).state).toBe('connected');
     } finally {
       await rm(keychain, { recursive: true, force: true });
     }

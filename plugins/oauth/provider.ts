@@ -212,8 +212,9 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   async #current(options: { reload?: boolean } = {}): Promise<OAuthRecord | undefined> {
     if (options.reload || Date.now() - this.#loadedAt > RELOAD_AFTER_MS) {
-      const stored = await this.#deps.vault.read(this.#deps.server.name);
-      this.#remember(stored);
+      const read = this.#deps.vault.read(this.#deps.server.name);
+      // A sign-in starts afresh from a record it cannot read; a connection reports why it cannot.
+      this.#remember(this.#deps.mode.kind === 'login' ? await read.catch(() => undefined) : await read);
     }
     return this.#record;
   }
@@ -233,11 +234,15 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   /** Changes the stored record under its lock; a record for another URL is started afresh. */
   async #change(change: (record: OAuthRecord) => OAuthRecord): Promise<void> {
     const { name, url } = this.#deps.server;
-    const next = await this.#deps.vault.update(name, async (current) => {
-      const base: OAuthRecord = current?.serverUrl === url ? current : { version: 1, server: name, serverUrl: url };
-      const record = change(base);
-      return { record, result: record };
-    });
+    const next = await this.#deps.vault.update(
+      name,
+      async (current) => {
+        const base: OAuthRecord = current?.serverUrl === url ? current : { version: 1, server: name, serverUrl: url };
+        const record = change(base);
+        return { record, result: record };
+      },
+      { replaceUnreadable: this.#deps.mode.kind === 'login' },
+    );
     this.#remember(next);
   }
 }

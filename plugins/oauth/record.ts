@@ -94,15 +94,21 @@ export class TokenVault {
   /**
    * Runs `change` on the current record under the server's lock and stores what
    * it returns (undefined deletes the record). The lock is held for `fn`'s whole
-   * run, so a refresh done inside it is done once across processes.
+   * run, so a refresh done inside it is done once across processes. With
+   * `replaceUnreadable`, a record that cannot be read counts as none.
    */
-  async update<T>(server: string, change: (current: OAuthRecord | undefined) => Promise<{ record: OAuthRecord | undefined; result: T }>, options: { holdMs?: number } = {}): Promise<T> {
+  async update<T>(
+    server: string,
+    change: (current: OAuthRecord | undefined) => Promise<{ record: OAuthRecord | undefined; result: T }>,
+    options: { holdMs?: number; replaceUnreadable?: boolean } = {},
+  ): Promise<T> {
     await mkdir(this.#lockDir, { recursive: true, mode: 0o700 });
     const holdMs = options.holdMs ?? 5_000;
     return withFileLock(
       join(this.#lockDir, `${encodeURIComponent(server)}.lock`),
       async () => {
-        const current = await this.read(server);
+        // A sign-in replaces a record it cannot read (a keychain that lost it): that is how a person repairs it.
+        const current = options.replaceUnreadable ? await this.read(server).catch(() => undefined) : await this.read(server);
         const { record, result } = await change(current);
         if (record === undefined) {
           if (current !== undefined) await this.#secrets.delete(recordKey(server));
