@@ -537,7 +537,14 @@ describe('tokens in the OS keychain', () => {
       const restarted = await booted.mcp.restart('secure', { retries: 0 });
       expect(restarted.error?.code).toBe('PLN_E_SECRETS_KEYCHAIN');
 
-      // Signing in again repairs it.
+      // Signing out removes what cannot be read (nothing to revoke it with); signing in again repairs it.
+      expect(await booted.oauth.logout('secure')).toMatchObject({ removed: true, revocation: 'failed' });
+      expect((await booted.oauth.status('secure'))[0]?.state).toBe('signed-out');
+      await signIn(booted, server);
+      expect((await booted.oauth.status('secure'))[0]).toMatchObject({ state: 'signed-in', backend: 'keychain' });
+      // Forgotten once more: a sign-in alone replaces what it cannot read.
+      await rm(join(keychain, 'keychain.json'));
+      expect((await booted.oauth.status('secure'))[0]?.state).toBe('unreadable');
       await signIn(booted, server);
       expect((await booted.oauth.status('secure'))[0]).toMatchObject({ state: 'signed-in', backend: 'keychain' });
       expect((await booted.mcp.restart('secure', { retries: 0 })).state).toBe('connected');

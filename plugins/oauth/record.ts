@@ -107,11 +107,17 @@ export class TokenVault {
     return withFileLock(
       join(this.#lockDir, `${encodeURIComponent(server)}.lock`),
       async () => {
-        // A sign-in replaces a record it cannot read (a keychain that lost it): that is how a person repairs it.
-        const current = options.replaceUnreadable ? await this.read(server).catch(() => undefined) : await this.read(server);
+        // A sign-in replaces a record it cannot read (a keychain that lost it), a sign-out removes it: that is how a person repairs it.
+        let unreadable = false;
+        const current = options.replaceUnreadable
+          ? await this.read(server).catch(() => {
+              unreadable = true;
+              return undefined;
+            })
+          : await this.read(server);
         const { record, result } = await change(current);
         if (record === undefined) {
-          if (current !== undefined) await this.#secrets.delete(recordKey(server));
+          if (current !== undefined || unreadable) await this.#secrets.delete(recordKey(server));
         } else if (record !== current) {
           await this.#secrets.set(recordKey(server), JSON.stringify(record));
         }

@@ -12,7 +12,7 @@ import { signIn } from './login.js';
 import { StoredOAuthProvider } from './provider.js';
 import type { OAuthRecord, TokenVault } from './record.js';
 import { type RefreshDeps, expired } from './refresh.js';
-import { revokeTokens } from './revoke.js';
+import { type Revocation, revokeTokens } from './revoke.js';
 import { type OAuthSettings, serverOAuthConfig } from './settings.js';
 import { createLoopbackChannel } from './signin/loopback-channel.js';
 import type { AuthStatus, LoginOptions, LoginResult, LogoutResult, OAuthService, SecretStore, SignInChannel, SignInRequest } from './types.js';
@@ -125,11 +125,20 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
     },
 
     async logout(name: string, options = {}): Promise<LogoutResult> {
-      const record = await vault.read(name);
-      if (record === undefined) return { server: name, removed: false, revocation: 'none' };
-      const revocation = await revokeTokens(record, fetchFor(options.signal));
+      let record: OAuthRecord | undefined;
+      let unreadable: { code: string; message: string } | undefined;
+      try {
+        record = await vault.read(name);
+      } catch (error) {
+        // Signing out is how a person gets rid of a sign-in plinth cannot read: it is removed, unrevoked.
+        unreadable = isPlinthError(error) ? error : { code: 'PLN_E_OAUTH_FAILED', message: String(error) };
+      }
+      if (record === undefined && unreadable === undefined) return { server: name, removed: false, revocation: 'none' };
+      const revocation: Revocation = record
+        ? await revokeTokens(record, fetchFor(options.signal))
+        : { revocation: 'failed', revocationError: `the stored sign-in could not be read, so nothing was revoked (${unreadable!.code})` };
       if (revocation.revocation === 'failed') log.warn(`MCP server "${name}": revoking the tokens at the server failed (${revocation.revocationError}); deleting them here anyway`);
-      await vault.update(name, async () => ({ record: undefined, result: undefined }));
+      await vault.update(name, async () => ({ record: undefined, result: undefined }), { replaceUnreadable: true });
       return { server: name, removed: true, ...revocation };
     },
 
