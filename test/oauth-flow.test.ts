@@ -246,6 +246,27 @@ describe('a sign-in that fails', () => {
     expect(error.hint).toContain('clientId');
   });
 
+  it.each([
+    [401, 'answered HTTP 401 without a token'],
+    [200, 'it may not need a sign-in'],
+  ])('says so when the server (answering %i) publishes no OAuth metadata at all', async (status, says) => {
+    const plain = createHttpServer((req, res) => {
+      res.statusCode = req.url?.startsWith('/.well-known/') ? 404 : status;
+      res.end();
+    });
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = plain.address() as { port: number };
+      const booted = await boot({ url: `http://127.0.0.1:${port}/mcp`, transport: 'http' });
+      const error = await rejection(booted.oauth.login('secure', { progress: () => {} }));
+      expect(error.code).toBe('PLN_E_OAUTH_DISCOVERY');
+      expect(error.message).toContain(says);
+    } finally {
+      plain.closeAllConnections();
+      await new Promise<void>((resolve) => plain.close(() => resolve()));
+    }
+  });
+
   it('reports a refusal by the authorization server (error=access_denied) and stores nothing', async () => {
     const server = await fixture({ deny: true });
     const booted = await boot({ url: server.mcpUrl });

@@ -63,7 +63,11 @@ export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
     };
     let step: Step = 'discovery';
     try {
-      await auth(provider, options);
+      try {
+        await auth(provider, options);
+      } catch (error) {
+        throw noMetadata(provider, challenge.status, name) ?? error;
+      }
       deps.progress(`Waiting for the authorization server to redirect back (up to ${formatDuration(deps.timeoutMs)})…`);
       const code = checkCallback(await raced(channel.callback(), signal, name, deps.timeoutMs), state, name);
       step = 'token exchange';
@@ -81,13 +85,14 @@ export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
 }
 
 /**
- * What the server says when asked without a token: the protected-resource
- * metadata URL and the scope from its `WWW-Authenticate` challenge. A GET
- * creates no session on a streamable HTTP server and opens (then drops) the
- * stream of an SSE one. A server that does not challenge is still signed in to
- * through its well-known metadata, when it has `oauth` configured.
+ * What the server says when asked without a token: its status, and the
+ * protected-resource metadata URL and scope of its `WWW-Authenticate`
+ * challenge. A GET creates no session on a streamable HTTP server and opens
+ * (then drops) the stream of an SSE one. A server that does not challenge a
+ * GET (it may protect only its POSTs) is still signed in to through its
+ * well-known metadata.
  */
-async function challengeOf(deps: LoginDeps, signal: AbortSignal): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+async function challengeOf(deps: LoginDeps, signal: AbortSignal): Promise<{ status: number; resourceMetadataUrl?: URL; scope?: string }> {
   const probe = new AbortController();
   const both = AbortSignal.any([signal, probe.signal]);
   let response: Response;
@@ -99,13 +104,21 @@ async function challengeOf(deps: LoginDeps, signal: AbortSignal): Promise<{ reso
   } finally {
     probe.abort();
   }
-  if (response.status !== 401 && response.status !== 403 && !deps.config.explicit) {
-    throw oauthError('PLN_E_OAUTH_DISCOVERY', deps.server.name, `MCP server "${deps.server.name}" did not ask for a sign-in (it answered HTTP ${response.status} without a token)`, {
-      hint: `if it does use OAuth, set "oauth": true on the server in settings.json and run \`plinth auth login ${deps.server.name}\` again`,
-    });
-  }
   const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
-  return { ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }), ...(scope !== undefined && { scope }) };
+  return { status: response.status, ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }), ...(scope !== undefined && { scope }) };
+}
+
+/**
+ * When the sign-in failed and discovery found no OAuth metadata at all, that is
+ * the reason to give (not the 404 of a guessed registration endpoint).
+ */
+function noMetadata(provider: StoredOAuthProvider, status: number, server: string): PlinthError | undefined {
+  const found = provider.discovered;
+  if (found !== undefined && (found.resourceMetadata !== undefined || found.authorizationServerMetadata !== undefined)) return undefined;
+  const asked = status === 401 || status === 403 ? `it answered HTTP ${status} without a token` : `it answered HTTP ${status} without a token: it may not need a sign-in`;
+  return oauthError('PLN_E_OAUTH_DISCOVERY', server, `MCP server "${server}" publishes no OAuth metadata (${asked})`, {
+    hint: 'check the server\'s "url"; a server that takes a key in a header needs "headers", not a sign-in',
+  });
 }
 
 /**

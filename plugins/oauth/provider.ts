@@ -50,10 +50,10 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   #handedOut: OAuthTokens | undefined;
   /** The saved sign-in was refused during this provider's life. */
   #refused = false;
-  /** A sign-in discovers afresh, once. */
-  #discovered = false;
   /** What a connection without a stored sign-in discovered: kept in memory, so that a server that merely answers 401 leaves nothing stored. */
   #unsavedDiscovery: OAuthDiscoveryState | undefined;
+  /** What this provider's last discovery found; a sign-in discovers afresh, once, before using any. */
+  #lastDiscovery: OAuthDiscoveryState | undefined;
 
   constructor(deps: ProviderDeps) {
     this.#deps = deps;
@@ -147,13 +147,18 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    if (this.#deps.mode.kind === 'login' && !this.#discovered) return undefined;
+    if (this.#deps.mode.kind === 'login' && this.#lastDiscovery === undefined) return undefined;
     // The SDK asks first thing in every auth(): a good moment to see what other processes stored.
     return (await this.#current({ reload: true }))?.discovery ?? this.#unsavedDiscovery;
   }
 
+  /** What the last discovery of this provider found (undefined before any). */
+  get discovered(): OAuthDiscoveryState | undefined {
+    return this.#lastDiscovery;
+  }
+
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
-    this.#discovered = true;
+    this.#lastDiscovery = state;
     if (this.#deps.mode.kind === 'connection' && (await this.#current()) === undefined) {
       this.#unsavedDiscovery = state;
       return;
