@@ -319,6 +319,36 @@ describe('approving without a terminal', () => {
   });
 });
 
+describe('workspaces', () => {
+  it('keeps each workspace’s approval of a subject on its own: two repositories reusing a hook id do not undo each other', async () => {
+    const home = await temp();
+    const at = async (workspace: string) => {
+      const kernel = new Kernel({ home, workspace, builtin: false, pluginDirs: [TRUST], env: {}, logLevel: 'silent' });
+      await kernel.boot();
+      kernels.push(kernel);
+      return (await kernel.get('trust')) as TrustService;
+    };
+    const [a, b] = [await temp(), await temp()];
+    const inA = hook('workspace:lint-guard', 'workspace', await script(join(a, 'hooks'), 'lint.js', 'process.exit(0);\n'));
+    const inB = hook('workspace:lint-guard', 'workspace', await script(join(b, 'hooks'), 'lint.js', 'process.exit(1);\n'));
+    const [trustA, trustB] = [await at(a), await at(b)];
+
+    await trustA.approve(inA);
+    // Another repository's hook under the same id is not approved by it…
+    expect(await trustB.check(inB, { interactive: false })).toMatchObject({ trusted: false, level: 'pending' });
+    // …and approving it there leaves the first approval as it was.
+    await trustB.approve(inB);
+    expect(await trustA.check(inA, { interactive: false })).toMatchObject({ trusted: true, level: 'approved' });
+    expect(await trustB.check(inB, { interactive: false })).toMatchObject({ trusted: true, level: 'approved' });
+    expect((await stored(home)).approvals.map((r) => (r as StoredRecord & { workspace?: string }).workspace)).toEqual([a, b]);
+
+    // Revoking is for the workspace it is run in.
+    expect(await trustB.revoke('hook', 'workspace:lint-guard')).toBe(true);
+    expect(await trustA.check(inA, { interactive: false })).toMatchObject({ trusted: true });
+    expect(await trustB.check(inB, { interactive: false })).toMatchObject({ trusted: false });
+  });
+});
+
 describe('revoke', () => {
   it('forgets an approval (then it needs approval again) and a pin (then it is pinned again)', async () => {
     const { kernel, trust } = await boot();

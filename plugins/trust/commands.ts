@@ -30,8 +30,8 @@ export function trustCommands({ store, service, where }: TrustCommandsOptions): 
           return;
         }
         if (data.approvals.length > 0) {
-          const rows = data.approvals.map((r) => [r.kind, printable(r.id), r.source, r.how, shortFingerprint(r.fingerprint), when(r.at), printable(firstLine(r.summary))]);
-          out.print(table(['KIND', 'ID', 'SOURCE', 'STATE', 'FINGERPRINT', 'SINCE', 'SUMMARY'], rows));
+          const rows = data.approvals.map((r) => [r.kind, printable(r.id), r.source, r.how, shortFingerprint(r.fingerprint), when(r.at), printable(r.workspace ?? '-'), printable(firstLine(r.summary))]);
+          out.print(table(['KIND', 'ID', 'SOURCE', 'STATE', 'FINGERPRINT', 'SINCE', 'WORKSPACE', 'SUMMARY'], rows));
         }
         if (requests.length > 0) {
           if (data.approvals.length > 0) out.print('');
@@ -47,17 +47,19 @@ export function trustCommands({ store, service, where }: TrustCommandsOptions): 
       async run({ args, json, out }) {
         const kind = kindArg(args[0], 'trust approve');
         const id = args[1]!;
-        // Approves the subject exactly as it was when it was refused: the fingerprint recorded then.
+        const here = { kind, id, workspace: where().workspace };
+        // Approves the subject exactly as it was when it was refused: the fingerprint recorded then (this workspace's, for a workspace subject).
         const approved = await store.update((data) => {
-          const request = findEntry(data.requests, kind, id);
+          const request = findEntry(data.requests, here) ?? findEntry(data.requests, { kind, id });
           if (!request) return { changed: false, result: undefined };
           const record: TrustRecord = { ...pick(request), how: 'approved', at: new Date().toISOString() };
           putEntry(data.approvals, record);
-          removeEntry(data.requests, kind, id);
+          removeEntry(data.requests, request);
           return { changed: true, result: record };
         });
         if (!approved) {
-          const existing = findEntry((await store.read()).approvals, kind, id);
+          const approvals = (await store.read()).approvals;
+          const existing = findEntry(approvals, here) ?? findEntry(approvals, { kind, id });
           // On a terminal, the boot that runs this command may already have asked, and been told yes.
           if (existing?.how === 'approved') {
             if (json) return out.json({ approved: existing, already: true });
@@ -82,7 +84,8 @@ export function trustCommands({ store, service, where }: TrustCommandsOptions): 
       async run({ args, json, out }) {
         const kind = kindArg(args[0], 'trust revoke');
         const id = args[1]!;
-        const before = findEntry((await store.read()).approvals, kind, id);
+        const approvals = (await store.read()).approvals;
+        const before = findEntry(approvals, { kind, id, workspace: where().workspace }) ?? findEntry(approvals, { kind, id });
         const revoked = await service.revoke(kind, id);
         if (!revoked) {
           throw new PlinthError('PLN_E_TRUST_NOT_FOUND', `nothing is approved or pinned for ${kind} "${id}"`, {
@@ -106,9 +109,9 @@ function kindArg(value: string | undefined, command: string): TrustKind {
   });
 }
 
-function pick(request: { kind: TrustKind; id: string; source: TrustRecord['source']; fingerprint: string; summary: string }) {
-  const { kind, id, source, fingerprint, summary } = request;
-  return { kind, id, source, fingerprint, summary };
+function pick(request: { kind: TrustKind; id: string; source: TrustRecord['source']; fingerprint: string; summary: string; workspace?: string | undefined }) {
+  const { kind, id, source, fingerprint, summary, workspace } = request;
+  return { kind, id, source, fingerprint, summary, ...(workspace !== undefined && { workspace }) };
 }
 
 function firstLine(text: string): string {

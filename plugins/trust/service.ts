@@ -7,7 +7,7 @@ import { type Logger, PlinthError } from 'plinth/sdk';
 import { TRUST_KINDS, fingerprint, validateSubject } from './fingerprint.js';
 import { pluginSubject } from './plugin-files.js';
 import { type PromptIO, askYesNo, processTerminal, whyNotAsk } from './prompt.js';
-import { type TrustData, type TrustStore, findEntry, putEntry, recordOf, removeEntry } from './store.js';
+import { type EntryKey, type TrustData, type TrustStore, findEntry, putEntry, recordOf, removeEntry } from './store.js';
 import type { CheckOptions, TrustService, TrustSubject, TrustVerdict } from './types.js';
 import { type Assessment, type CommandContext, approveCommand, assess, describeSubject, needText, question, refusal, shortFingerprint } from './verdict.js';
 
@@ -36,16 +36,26 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   /** One question at a time: the terminal is shared. */
   let asking: Promise<unknown> = Promise.resolve();
 
-  const declinedKey = (kind: string, id: string, fp: string) => `${kind}\0${id}\0${fp}`;
+  /**
+   * Where a subject's approval is kept: a workspace subject's in its workspace,
+   * since another repository may reuse the id for something else.
+   */
+  const keyOf = (subject: Pick<TrustSubject, 'kind' | 'id' | 'source'>): EntryKey => ({
+    kind: subject.kind,
+    id: subject.id,
+    ...(subject.source === 'workspace' && { workspace: options.where().workspace }),
+  });
+  const declinedKey = (key: EntryKey, fp: string) => `${key.kind}\0${key.id}\0${key.workspace ?? ''}\0${fp}`;
   const forgetDeclined = (kind: string, id: string) => {
     for (const key of declined) if (key.startsWith(`${kind}\0${id}\0`)) declined.delete(key);
   };
   const commandFor = (subject: Pick<TrustSubject, 'kind' | 'id'>) => approveCommand(subject.kind, subject.id, options.where(), env());
 
   async function approveAs(subject: TrustSubject, fp: string): Promise<TrustVerdict> {
+    const key = keyOf(subject);
     await store.update((data) => {
-      putEntry(data.approvals, recordOf(subject, fp, 'approved'));
-      removeEntry(data.requests, subject.kind, subject.id);
+      putEntry(data.approvals, recordOf(subject, fp, 'approved', key.workspace));
+      removeEntry(data.requests, key);
       return { changed: true, result: undefined };
     });
     forgetDeclined(subject.kind, subject.id);
@@ -56,8 +66,8 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   /** Trust on first use: records the pin, unless another writer recorded something first. */
   async function pin(subject: TrustSubject, fp: string): Promise<Assessment> {
     const assessment = await store.update((data) => {
-      const now = assess(subject, fp, findEntry(data.approvals, subject.kind, subject.id));
-      if (now.trusted && now.pin) putEntry(data.approvals, recordOf(subject, fp, 'pinned'));
+      const now = assess(subject, fp, findEntry(data.approvals, keyOf(subject)));
+      if (now.trusted && now.pin) putEntry(data.approvals, recordOf(subject, fp, 'pinned', keyOf(subject).workspace));
       return { changed: now.trusted && now.pin, result: now };
     });
     if (assessment.trusted && assessment.pin) log.info(`pinned ${describeSubject(subject)} on first use (fingerprint ${shortFingerprint(fp)})`);
@@ -67,12 +77,13 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   /** Remembers a refused subject as it is now, for `plinth trust approve` and `plinth trust list`. Best effort. */
   async function recordRequest(subject: TrustSubject, fp: string, state: Pending['state'], data: TrustData): Promise<void> {
     const same = (r: TrustData['requests'][number] | undefined) => r?.fingerprint === fp && r.state === state && r.source === subject.source;
-    if (same(findEntry(data.requests, subject.kind, subject.id))) return;
+    const key = keyOf(subject);
+    if (same(findEntry(data.requests, key))) return;
     try {
       await store.update((fresh) => {
-        if (same(findEntry(fresh.requests, subject.kind, subject.id))) return { changed: false, result: undefined };
+        if (same(findEntry(fresh.requests, key))) return { changed: false, result: undefined };
         const { kind, id, source, summary } = subject;
-        putEntry(fresh.requests, { kind, id, source, fingerprint: fp, state, at: new Date().toISOString(), summary });
+        putEntry(fresh.requests, { kind, id, source, fingerprint: fp, state, at: new Date().toISOString(), summary, ...(key.workspace !== undefined && { workspace: key.workspace }) });
         return { changed: true, result: undefined };
       });
     } catch (error) {
@@ -82,9 +93,10 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
 
   /** Drops a request left from an earlier refusal once the subject is trusted. Best effort. */
   async function dropRequest(subject: TrustSubject, data: TrustData): Promise<void> {
-    if (!findEntry(data.requests, subject.kind, subject.id)) return;
+    const key = keyOf(subject);
+    if (!findEntry(data.requests, key)) return;
     await store
-      .update((fresh) => ({ changed: removeEntry(fresh.requests, subject.kind, subject.id), result: undefined }))
+      .update((fresh) => ({ changed: removeEntry(fresh.requests, key), result: undefined }))
       .catch((error: unknown) => log.debug(`could not drop the approval request of ${describeSubject(subject)}: ${(error as Error).message}`));
   }
 
@@ -92,7 +104,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     const interactive = checkOptions?.interactive;
     const need = needText(subject, assessment.state, assessment.record);
     const command = commandFor(subject);
-    if (declined.has(declinedKey(subject.kind, subject.id, fp))) return refusal(subject, fp, 'denied', need, undefined, command);
+    if (declined.has(declinedKey(keyOf(subject), fp))) return refusal(subject, fp, 'denied', need, undefined, command);
     const why = interactive === false ? 'the caller asked it not to (interactive: false)' : whyNotAsk(terminal(), env());
     if (why !== undefined) {
       await recordRequest(subject, fp, assessment.state, data);
@@ -107,10 +119,10 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   /** Asks on the terminal, after re-reading: an earlier question (or another process) may have settled it. */
   async function ask(subject: TrustSubject, fp: string, command: string, callerSignal: AbortSignal | undefined): Promise<TrustVerdict> {
     const data = await store.read();
-    const assessment = assess(subject, fp, findEntry(data.approvals, subject.kind, subject.id));
+    const assessment = assess(subject, fp, findEntry(data.approvals, keyOf(subject)));
     if (assessment.trusted) return { trusted: true, level: assessment.level, fingerprint: fp };
     const need = needText(subject, assessment.state, assessment.record);
-    if (declined.has(declinedKey(subject.kind, subject.id, fp))) return refusal(subject, fp, 'denied', need, undefined, command);
+    if (declined.has(declinedKey(keyOf(subject), fp))) return refusal(subject, fp, 'denied', need, undefined, command);
     const signals = [options.signal, callerSignal].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     const yes = await askYesNo(question(subject, fp, need, assessment.state), terminal(), signal);
@@ -121,7 +133,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
       await recordRequest(subject, fp, assessment.state, data);
       return refusal(subject, fp, assessment.state, `${need}, and the question was not answered in time`, undefined, command);
     }
-    declined.add(declinedKey(subject.kind, subject.id, fp));
+    declined.add(declinedKey(keyOf(subject), fp));
     await recordRequest(subject, fp, assessment.state, data);
     log.info(`${describeSubject(subject)} was declined at the prompt`);
     return refusal(subject, fp, 'denied', need, undefined, command);
@@ -133,7 +145,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
       const fp = await fingerprint(subject);
       if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
       const data = await store.read();
-      let assessment = assess(subject, fp, findEntry(data.approvals, subject.kind, subject.id));
+      let assessment = assess(subject, fp, findEntry(data.approvals, keyOf(subject)));
       if (assessment.trusted && assessment.pin) assessment = await pin(subject, fp);
       if (assessment.trusted) {
         await dropRequest(subject, data);
@@ -156,9 +168,15 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
           hint: 'see `plinth trust list` for what is recorded',
         });
       }
+      // What this workspace sees under that id: its own entry, or one that holds everywhere (a user subject).
+      const keys: EntryKey[] = [{ kind, id }, { kind, id, workspace: options.where().workspace }];
       const had = await store.update((data) => {
-        const approval = removeEntry(data.approvals, kind, id);
-        const request = removeEntry(data.requests, kind, id);
+        let approval = false;
+        let request = false;
+        for (const key of keys) {
+          approval = removeEntry(data.approvals, key) || approval;
+          request = removeEntry(data.requests, key) || request;
+        }
         return { changed: approval || request, result: approval };
       });
       forgetDeclined(kind, id);
@@ -171,10 +189,10 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
       const fp = await fingerprint(subject);
       if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
       const data = await store.read();
-      const assessment = assess(subject, fp, findEntry(data.approvals, subject.kind, subject.id));
+      const assessment = assess(subject, fp, findEntry(data.approvals, keyOf(subject)));
       if (assessment.trusted) return { trusted: true, level: assessment.level, fingerprint: fp };
       const need = needText(subject, assessment.state, assessment.record);
-      const level = declined.has(declinedKey(subject.kind, subject.id, fp)) ? 'denied' : assessment.state;
+      const level = declined.has(declinedKey(keyOf(subject), fp)) ? 'denied' : assessment.state;
       return refusal(subject, fp, level, need, undefined, commandFor(subject));
     },
 

@@ -27,6 +27,8 @@ const recordSchema = z.object({
   /** ISO time of the approval or pin. */
   at: z.string(),
   summary: z.string(),
+  /** A workspace subject's workspace root: its approval does not carry over to another workspace that reuses the id. */
+  workspace: z.string().optional(),
 });
 
 const requestSchema = z.object({
@@ -39,6 +41,7 @@ const requestSchema = z.object({
   /** ISO time it was refused. */
   at: z.string(),
   summary: z.string(),
+  workspace: z.string().optional(),
 });
 
 const storeSchema = z.object({
@@ -60,16 +63,25 @@ export interface TrustData {
 
 export type TrustKind = TrustSubject['kind'];
 
-/** Finds the entry for `kind` and `id` in a list of approvals or requests. */
-export function findEntry<T extends { kind: TrustKind; id: string }>(list: readonly T[], kind: TrustKind, id: string): T | undefined {
-  return list.find((entry) => entry.kind === kind && entry.id === id);
+/** What identifies an entry: the subject's kind and id, and for a workspace subject its workspace. */
+export interface EntryKey {
+  readonly kind: TrustKind;
+  readonly id: string;
+  readonly workspace?: string | undefined;
 }
 
-/** Removes the entries for `kind` and `id` (a hand-edited file may repeat one); returns whether there was one. */
-export function removeEntry<T extends { kind: TrustKind; id: string }>(list: T[], kind: TrustKind, id: string): boolean {
+const sameKey = (entry: EntryKey, key: EntryKey): boolean => entry.kind === key.kind && entry.id === key.id && entry.workspace === key.workspace;
+
+/** Finds the entry for `key` in a list of approvals or requests. */
+export function findEntry<T extends EntryKey>(list: readonly T[], key: EntryKey): T | undefined {
+  return list.find((entry) => sameKey(entry, key));
+}
+
+/** Removes the entries for `key` (a hand-edited file may repeat one); returns whether there was one. */
+export function removeEntry<T extends EntryKey>(list: T[], key: EntryKey): boolean {
   let removed = false;
   for (let i = list.length - 1; i >= 0; i--) {
-    if (list[i]!.kind === kind && list[i]!.id === id) {
+    if (sameKey(list[i]!, key)) {
       list.splice(i, 1);
       removed = true;
     }
@@ -77,9 +89,9 @@ export function removeEntry<T extends { kind: TrustKind; id: string }>(list: T[]
   return removed;
 }
 
-/** Sets the entry for its kind and id, replacing any. */
-export function putEntry<T extends { kind: TrustKind; id: string }>(list: T[], entry: T): void {
-  removeEntry(list, entry.kind, entry.id);
+/** Sets the entry for its key, replacing any. */
+export function putEntry<T extends EntryKey>(list: T[], entry: T): void {
+  removeEntry(list, entry);
   list.push(entry);
 }
 
@@ -244,6 +256,6 @@ function deepFreeze<T>(value: T): T {
 }
 
 /** A record of `subject` as it is now. */
-export function recordOf(subject: TrustSubject, fingerprint: string, how: TrustRecord['how']): TrustRecord {
-  return { kind: subject.kind, id: subject.id, source: subject.source, fingerprint, how, at: new Date().toISOString(), summary: subject.summary };
+export function recordOf(subject: TrustSubject, fingerprint: string, how: TrustRecord['how'], workspace?: string): TrustRecord {
+  return { kind: subject.kind, id: subject.id, source: subject.source, fingerprint, how, at: new Date().toISOString(), summary: subject.summary, ...(workspace !== undefined && { workspace }) };
 }
