@@ -453,8 +453,9 @@ describe('through the CLI', () => {
     const refused = named(first.plugins, 'cloned');
     expect(refused).toMatchObject({ source: 'workspace', state: 'failed', error: { code: 'PLN_E_PLUGIN_REFUSED' } });
     expect(existsSync(marker('cloned'))).toBe(false);
-    const command = /Approve it with: (plinth trust approve plugin cloned --home \S+)/.exec(refused.error?.message ?? '')?.[1];
-    expect(command, refused.error?.message).toBe(`plinth trust approve plugin cloned --home ${home}`);
+    // The approval is kept for this workspace: the command names it (it is not the current folder).
+    const command = /Approve it with: (plinth trust approve plugin cloned --home \S+ --workspace \S+)/.exec(refused.error?.message ?? '')?.[1];
+    expect(command, refused.error?.message).toBe(`plinth trust approve plugin cloned --home ${home} --workspace ${workspace}`);
 
     const approved = await plinth(command!.split(' ').slice(1));
     expect(approved.code, describeRun(approved)).toBe(0);

@@ -276,7 +276,8 @@ describe('approving without a terminal', () => {
     expect(verdict.reason).toContain(expected);
 
     const mcp = await trust.check({ kind: 'mcp-server', id: 'github', source: 'workspace', definition: { command: 'npx', args: ['gh-mcp'] }, files: [], summary: 'npx gh-mcp' });
-    expect(mcp.approveCommand).toBe(`plinth trust approve mcp-server github --home ${kernel.home}`);
+    // Kept for this workspace, so the command names it (it is not the current folder).
+    expect(mcp.approveCommand).toBe(`plinth trust approve mcp-server github --home ${kernel.home} --workspace ${kernel.workspace}`);
   });
 
   it('with the default home and the current folder as workspace the command is just `plinth hooks trust <id>`', async () => {

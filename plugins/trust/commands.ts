@@ -23,7 +23,7 @@ export function trustCommands({ store, service, where }: TrustCommandsOptions): 
       name: 'trust list',
       async run({ json, out }) {
         const data = await store.read();
-        const requests = data.requests.map((r) => ({ ...r, approveCommand: approveCommand(r.kind, r.id, where()) }));
+        const requests = data.requests.map((r) => ({ ...r, approveCommand: approveCommand(r.kind, r.id, where(), process.env, r.workspace) }));
         if (json) return out.json({ file: store.file, approvals: data.approvals, requests });
         if (data.approvals.length === 0 && requests.length === 0) {
           out.print(`Nothing approved or pinned yet (${store.file}).`);

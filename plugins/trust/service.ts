@@ -49,7 +49,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   const forgetDeclined = (kind: string, id: string) => {
     for (const key of declined) if (key.startsWith(`${kind}\0${id}\0`)) declined.delete(key);
   };
-  const commandFor = (subject: Pick<TrustSubject, 'kind' | 'id'>) => approveCommand(subject.kind, subject.id, options.where(), env());
+  const commandFor = (subject: Pick<TrustSubject, 'kind' | 'id' | 'source'>) => approveCommand(subject.kind, subject.id, options.where(), env(), keyOf(subject).workspace);
 
   async function approveAs(subject: TrustSubject, fp: string): Promise<TrustVerdict> {
     const key = keyOf(subject);

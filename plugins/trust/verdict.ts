@@ -67,17 +67,23 @@ export interface CommandContext {
  * The exact command that approves a subject: `plinth hooks trust <id>` for
  * hooks (the hooks plugin finds the hook again and approves it as it is),
  * `plinth trust approve <kind> <id>` otherwise. Global options are added only
- * when this kernel's home (or, for hooks, workspace and profile) would not be
- * the command's default.
+ * when this kernel's home (or, for hooks, workspace and profile; for another
+ * workspace subject, its workspace) would not be the command's default.
  */
-export function approveCommand(kind: TrustSubject['kind'], id: string, where: CommandContext, env: Record<string, string | undefined> = process.env): string {
+export function approveCommand(
+  kind: TrustSubject['kind'],
+  id: string,
+  where: CommandContext,
+  env: Record<string, string | undefined> = process.env,
+  workspace?: string,
+): string {
   const words = kind === 'hook' ? ['plinth', 'hooks', 'trust', id] : ['plinth', 'trust', 'approve', kind, id];
   const defaultHome = resolve(env.PLINTH_HOME || join(homedir(), '.plinth'));
   if (resolve(where.home) !== defaultHome) words.push('--home', where.home);
-  if (kind === 'hook') {
-    if (resolve(where.workspace) !== process.cwd()) words.push('--workspace', where.workspace);
-    if (where.profile && where.profile !== env.PLINTH_PROFILE) words.push('--profile', where.profile);
-  }
+  // A workspace subject is approved in its workspace (trust.json keeps it there).
+  const scope = kind === 'hook' ? where.workspace : workspace;
+  if (scope !== undefined && resolve(scope) !== process.cwd()) words.push('--workspace', scope);
+  if (kind === 'hook' && where.profile && where.profile !== env.PLINTH_PROFILE) words.push('--profile', where.profile);
   return words.map(shellQuote).join(' ');
 }
 
