@@ -98,7 +98,7 @@ describe('plinth auth', () => {
     const table = await run(box, ['auth', 'status']);
     outputs.push(table);
     expect(table.stdout).toMatch(/secure\s+signed in\s+file/);
-    expect(table.stdout).toContain('New sign-ins are stored in the encrypted file (OS keychain not used: keytar is not installed');
+    expect(table.stdout).toContain('New sign-ins are stored in the encrypted file; the OS keychain is not used: keytar is not installed');
 
     const called = await run(box, ['call', 'secure__whoami']);
     outputs.push(called);

@@ -38,7 +38,7 @@ export function authCommands(service: OAuthService): CommandSpec[] {
           const rows = statuses.map((s) => [s.server, stateText(s), s.backend ?? '-', s.scope ?? '-', s.expiresAt ?? '-']);
           out.print(formatTable(['SERVER', 'STATE', 'STORED IN', 'SCOPES', 'EXPIRES'], rows));
         }
-        out.print(`New sign-ins are stored in ${BACKENDS[storage.preferred]}${storage.keychain.available ? '.' : ` (OS keychain not used: ${storage.keychain.reason ?? 'unavailable'}).`}`);
+        out.print(`New sign-ins are stored in ${BACKENDS[storage.preferred]}${storage.keychain.available ? '.' : `; the OS keychain is not used: ${storage.keychain.reason ?? 'unavailable'}.`}`);
         for (const s of statuses) if (s.error) out.note(`${s.server}: ${s.error.code}: ${s.error.message}`);
         return statuses.some((s) => s.state === 'unreadable') ? EXIT.FAILURE : EXIT.OK;
       },

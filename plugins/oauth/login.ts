@@ -11,7 +11,7 @@ import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/cl
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type Logger, PlinthError } from 'plinth/sdk';
 import type { McpServerDefinition } from '../mcp/types.js';
-import { type Step, classify } from './classify.js';
+import { type Step, classify, describeOAuth } from './classify.js';
 import { oauthError } from './errors.js';
 import { StoredOAuthProvider } from './provider.js';
 import type { OAuthRecord, TokenVault } from './record.js';
@@ -100,7 +100,10 @@ async function challengeOf(deps: LoginDeps, signal: AbortSignal): Promise<{ stat
     response = await deps.fetch(deps.server.url, { method: 'GET', headers: { ...deps.server.headers, accept: 'text/event-stream' }, signal: both });
   } catch (error) {
     if (signal.aborted) throw error;
-    throw oauthError('PLN_E_OAUTH_UNREACHABLE', deps.server.name, `MCP server "${deps.server.name}" could not be reached at its URL: ${classify(error, deps.server.name, 'discovery').message}`, { cause: error });
+    throw oauthError('PLN_E_OAUTH_UNREACHABLE', deps.server.name, `MCP server "${deps.server.name}" could not be reached at its URL: ${describeOAuth(error)}`, {
+      cause: error,
+      hint: `check the server's "url" and that it is running, then run \`plinth auth login ${deps.server.name}\` again`,
+    });
   } finally {
     probe.abort();
   }
