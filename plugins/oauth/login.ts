@@ -18,7 +18,7 @@ import type { OAuthRecord, TokenVault } from './record.js';
 import type { RefreshDeps } from './refresh.js';
 import type { ServerOAuthConfig } from './settings.js';
 import { inspectCallback } from './signin/callback-params.js';
-import { callbackTimeoutError, formatDuration, invalidCallbackError, stateMismatchError } from './signin/errors.js';
+import { callbackTimeoutError, invalidCallbackError, stateMismatchError } from './signin/errors.js';
 import type { SignInChannel, SignInRequest } from './types.js';
 
 export interface LoginDeps {
@@ -33,7 +33,6 @@ export interface LoginDeps {
   readonly port: number;
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
-  readonly progress: (line: string) => void;
 }
 
 /** Signs in and resolves with the record stored. Nothing stored before is touched unless the sign-in succeeds. */
@@ -68,7 +67,6 @@ export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
       } catch (error) {
         throw noMetadata(provider, challenge.status, name) ?? error;
       }
-      deps.progress(`Waiting for the authorization server to redirect back (up to ${formatDuration(deps.timeoutMs)})…`);
       const code = checkCallback(await raced(channel.callback(), signal, name, deps.timeoutMs), state, name);
       step = 'token exchange';
       const result = await auth(provider, { ...options, authorizationCode: code });

@@ -115,7 +115,6 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
         port: configured ?? remembered ?? 0,
         timeoutMs: settings.callbackTimeoutMs,
         ...(options.signal !== undefined && { signal: options.signal }),
-        progress,
       });
       return {
         server: name,
