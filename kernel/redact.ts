@@ -16,6 +16,12 @@ const MIN_SECRET_LENGTH = 4;
 /** Masks every known secret in text and in values. */
 export class Redactor {
   readonly #secrets = new Set<string>();
+  /** Masking applied after this redactor's own (a plugin's redactor layered over the kernel's). */
+  readonly #then: ((text: string) => string) | undefined;
+
+  constructor(options: { then?: (text: string) => string } = {}) {
+    this.#then = options.then;
+  }
 
   /**
    * Learns a secret. Also learns the forms it takes inside a JSON string and
@@ -43,6 +49,11 @@ export class Redactor {
    * whole covered stretch is masked, so no part of either shows.
    */
   text(s: string): string {
+    const own = this.#own(s);
+    return this.#then ? this.#then(own) : own;
+  }
+
+  #own(s: string): string {
     if (this.#secrets.size === 0 || s.length < MIN_SECRET_LENGTH) return s;
     const covered: Array<[start: number, end: number]> = [];
     for (const secret of this.#secrets) {
@@ -74,7 +85,7 @@ export class Redactor {
    * instances) are kept as they are. With no secrets learned, returns `v` itself.
    */
   value<T>(v: T): T {
-    if (this.#secrets.size === 0) return v;
+    if (this.#secrets.size === 0 && !this.#then) return v;
     return this.#copy(v, new WeakMap()) as T;
   }
 

@@ -94,6 +94,18 @@ describe('Redactor.value', () => {
   });
 });
 
+describe('a redactor layered over another (a plugin over the kernel)', () => {
+  it('masks its own secrets, then passes text and every string of a value through the other', () => {
+    const kernel = redactorWith('kernel-secret-1');
+    const plugin = new Redactor({ then: (text) => kernel.text(text) });
+    plugin.add('plugin-secret-2');
+    expect(plugin.text('a plugin-secret-2 b kernel-secret-1')).toBe(`a ${REDACTED} b ${REDACTED}`);
+    // Even before it learned anything of its own: the layer below still applies.
+    const fresh = new Redactor({ then: (text) => kernel.text(text) });
+    expect(fresh.value({ header: 'kernel-secret-1' })).toEqual({ header: REDACTED });
+  });
+});
+
 describe('redactSettings', () => {
   const decls = new Map<string, SettingDecl[]>([
     [
