@@ -3,7 +3,7 @@
  * run gets its own temporary home and workspace, so the machine's ~/.plinth and
  * the current directory never matter.
  */
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { KERNEL_API_VERSION } from '../kernel/version.js';
+import { type Result, cleanEnv, describeRun, expectExit, json, plinth as run } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
@@ -46,67 +47,6 @@ async function sandbox(): Promise<{ home: string; workspace: string; dirs: strin
   await mkdir(home, { recursive: true });
   await mkdir(workspace, { recursive: true });
   return { home, workspace, dirs: ['--home', home, '--workspace', workspace] };
-}
-
-/** The environment without the machine's plinth settings. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('PLINTH_') || key === 'NODE_OPTIONS' || key.startsWith('VITEST')) continue;
-    env[key] = value;
-  }
-  return { ...env, NO_COLOR: '1', ...extra };
-}
-
-interface Result {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-interface RunOptions {
-  env?: Record<string, string>;
-  /** Node options placed before the script, e.g. `--import`. */
-  nodeArgs?: string[];
-  cwd?: string;
-}
-
-/** Runs `node dist/kernel/cli/bin.js ...args` to completion. */
-function run(args: string[], options: RunOptions = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [...(options.nodeArgs ?? []), bin, ...args],
-      { cwd: options.cwd ?? tmpdir(), env: cleanEnv(options.env), timeout: RUN_TIMEOUT, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const failure = error as (NodeJS.ErrnoException & { code?: number | string; signal?: NodeJS.Signals }) | null;
-        resolve({
-          code: failure ? (typeof failure.code === 'number' ? failure.code : null) : 0,
-          signal: failure?.signal ?? null,
-          stdout,
-          stderr,
-        });
-      },
-    );
-  });
-}
-
-function describeRun(result: Result): string {
-  return `exit ${result.code}${result.signal ? ` (${result.signal})` : ''}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
-}
-
-/** Parses stdout as one JSON document, with the whole run in the message when it is not. */
-function json<T = any>(result: Result): T {
-  try {
-    return JSON.parse(result.stdout) as T;
-  } catch {
-    throw new Error(`stdout is not JSON:\n${describeRun(result)}`);
-  }
-}
-
-function expectExit(result: Result, code: number): void {
-  expect(result.code, describeRun(result)).toBe(code);
 }
 
 interface PluginStatusJson {

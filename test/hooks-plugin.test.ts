@@ -15,7 +15,7 @@
  * 7. `file_change` while `plinth up` runs;
  * 8. a hook that prints a secret: the secret stays out of the decision and the trace.
  */
-import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, copyFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,6 +26,7 @@ import type { InlinePlugin } from '../kernel/kernel.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
 import type { AskAgentRequest } from '../plugins/hooks/service.js';
 import { createTestKernel, type TestKernel } from '../sdk/index.js';
+import { type Result, cleanEnv, expectExit, json, plinth } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
@@ -123,51 +124,9 @@ async function outcomes(kernel: TestKernel, event: 'before_tool' | 'file_change'
   return Object.fromEntries((last?.outcomes ?? []).map((o) => [o.hook.id, o.status + (o.failure ? `:${o.failure}` : '')]));
 }
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The environment for child processes: no plinth settings of the machine, no CI (unused: children have no terminal). */
-function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key === 'CI' || key.startsWith('PLINTH_') || key.startsWith('GIT_') || key === 'NODE_OPTIONS' || key.startsWith('VITEST')) continue;
-    env[key] = value;
-  }
-  return { ...env, NO_COLOR: '1', ...extra };
-}
-
-/** `node <abs>/dist/kernel/cli/bin.js --home <home> --workspace <workspace> ...args`, to completion. */
-function plinth(where: { home: string; workspace: string }, args: string[], env: Record<string, string> = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, '--home', where.home, '--workspace', where.workspace, ...args],
-      { cwd: tmpdir(), env: childEnv(env), timeout: RUN_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : null) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
-
-function describeRun(result: Result): string {
-  return `exit ${result.code}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
-}
-
-function expectExit(result: Result, code: number): void {
-  expect(result.code, describeRun(result)).toBe(code);
-}
-
-function json<T = any>(result: Result): T {
-  try {
-    return JSON.parse(result.stdout) as T;
-  } catch {
-    throw new Error(`stdout is not JSON:\n${describeRun(result)}`);
-  }
+/** `plinth --home <home> --workspace <workspace> ...args`, from the temporary folder, without CI: to completion. */
+function plinthIn(where: { home: string; workspace: string }, args: string[], env: Record<string, string> = {}): Promise<Result> {
+  return plinth(['--home', where.home, '--workspace', where.workspace, ...args], { env, ci: false });
 }
 
 /** Polls `check` every 50 ms until it returns a value; fails after `timeoutMs` naming `what`. */
@@ -384,7 +343,7 @@ describe('plinth hooks …', () => {
 
   it('hooks list --json: each hook with its source and trust state', async () => {
     const where = await project();
-    const result = await plinth(where, ['hooks', 'list', '--json']);
+    const result = await plinthIn(where, ['hooks', 'list', '--json']);
     expectExit(result, 0);
     const { hooks, problems } = json<{ hooks: Array<Record<string, unknown>>; problems: unknown[] }>(result);
     expect(problems).toEqual([]);
@@ -396,14 +355,14 @@ describe('plinth hooks …', () => {
   it('hooks run: a block exits 5 and names the hook; --context takes JSON or @file', async () => {
     const where = await project();
 
-    const blocked = await plinth(where, ['hooks', 'run', 'before_tool', '--context', '{"tool":"rm"}']);
+    const blocked = await plinthIn(where, ['hooks', 'run', 'before_tool', '--context', '{"tool":"rm"}']);
     expectExit(blocked, 5);
     expect(blocked.stdout).toContain('BLOCKED by user:guard-rm');
     expect(blocked.stdout).toContain('guard-rm: rm is not allowed in this project');
 
     const file = join(where.base, 'context.json');
     await writeJson(file, { tool: 'ls', args: { path: '.' } });
-    const allowed = await plinth(where, ['hooks', 'run', 'pre-tool-call', '--context', `@${file}`, '--json']);
+    const allowed = await plinthIn(where, ['hooks', 'run', 'pre-tool-call', '--context', `@${file}`, '--json']);
     expectExit(allowed, 0);
     const body = json<{ event: string; decision: { allow: boolean; context: unknown }; hooks: Array<{ hook: { id: string }; status: string; durationMs: number; message?: string }> }>(allowed);
     expect(body.event).toBe('before_tool');
@@ -416,11 +375,11 @@ describe('plinth hooks …', () => {
 
   it('hooks run with a --context that is not JSON is a usage error (exit 2)', async () => {
     const where = await project();
-    const result = await plinth(where, ['hooks', 'run', 'before_tool', '--context', '{tool: rm}']);
+    const result = await plinthIn(where, ['hooks', 'run', 'before_tool', '--context', '{tool: rm}']);
     expectExit(result, 2);
     expect(result.stderr).toContain('PLN_E_CLI_USAGE');
 
-    const missing = await plinth(where, ['hooks', 'run', 'before_tool', '--context', `@${join(where.base, 'no-such.json')}`]);
+    const missing = await plinthIn(where, ['hooks', 'run', 'before_tool', '--context', `@${join(where.base, 'no-such.json')}`]);
     expectExit(missing, 2);
     expect(missing.stderr).toContain('PLN_E_CLI_USAGE');
   });
@@ -428,7 +387,7 @@ describe('plinth hooks …', () => {
   it('hooks trust <id> lets a workspace hook run; hooks untrust withdraws it', async () => {
     const where = await project();
     const run = async () => {
-      const result = await plinth(where, ['hooks', 'run', 'before_tool', '--context', '{"tool":"ls"}', '--json']);
+      const result = await plinthIn(where, ['hooks', 'run', 'before_tool', '--context', '{"tool":"ls"}', '--json']);
       expectExit(result, 0);
       const body = json<{ decision: { messages: string[] }; hooks: Array<{ hook: { id: string }; status: string; failure?: string }> }>(result);
       const check = body.hooks.find((h) => h.hook.id === 'workspace:check');
@@ -437,19 +396,19 @@ describe('plinth hooks …', () => {
 
     expect((await run()).status).toBe('skipped:untrusted');
 
-    const trusted = await plinth(where, ['hooks', 'trust', 'workspace:check']);
+    const trusted = await plinthIn(where, ['hooks', 'trust', 'workspace:check']);
     expectExit(trusted, 0);
     expect(trusted.stdout).toContain('Approved hook workspace:check');
     const afterTrust = await run();
     expect(afterTrust.status).toBe('ran');
     expect(afterTrust.messages).toContain('check ran on before_tool');
 
-    const untrusted = await plinth(where, ['hooks', 'untrust', 'workspace:check']);
+    const untrusted = await plinthIn(where, ['hooks', 'untrust', 'workspace:check']);
     expectExit(untrusted, 0);
     expect(untrusted.stdout).toContain('Withdrew the approval of hook workspace:check');
     expect((await run()).status).toBe('skipped:untrusted');
 
-    const unknown = await plinth(where, ['hooks', 'trust', 'workspace:nope']);
+    const unknown = await plinthIn(where, ['hooks', 'trust', 'workspace:nope']);
     expectExit(unknown, 1);
     expect(unknown.stderr).toContain('PLN_E_HOOK_UNKNOWN');
   });
@@ -464,13 +423,13 @@ describe('plinth hooks …', () => {
     });
     const file = join(where.workspace, '.plinth', 'settings.json');
 
-    const result = await plinth(where, ['hooks', 'validate']);
+    const result = await plinthIn(where, ['hooks', 'validate']);
     expectExit(result, 1);
     expect(result.stdout).toContain(`PLN_E_HOOK_INVALID: ${file}: hooks.before_tool[0].timeout:`);
     expect(result.stdout).toContain(`PLN_E_HOOK_EVENT_UNKNOWN: ${file}: hooks.befor_tool:`);
     expect(result.stdout).toContain('did you mean "before_tool"?');
 
-    const asJson = await plinth(where, ['hooks', 'validate', '--json']);
+    const asJson = await plinthIn(where, ['hooks', 'validate', '--json']);
     expectExit(asJson, 1);
     const body = json<{ valid: boolean; problems: Array<{ code: string; message: string }> }>(asJson);
     expect(body.valid).toBe(false);
@@ -482,10 +441,10 @@ describe('plinth hooks …', () => {
     const lint = { name: 'lint-step', command: 'bash', args: [fx('exit-3.sh')], onError: 'allow' };
     await writeJson(join(where.home, 'settings.json'), { hooks: { before_tool: [guardRm, lint] } });
 
-    expectExit(await plinth(where, ['hooks', 'run', 'before_tool', '--context', '{"tool":"ls"}']), 0);
-    expectExit(await plinth(where, ['hooks', 'run', 'before_tool', '--context', '{"tool":"rm"}']), 5);
+    expectExit(await plinthIn(where, ['hooks', 'run', 'before_tool', '--context', '{"tool":"ls"}']), 0);
+    expectExit(await plinthIn(where, ['hooks', 'run', 'before_tool', '--context', '{"tool":"rm"}']), 5);
 
-    const result = await plinth(where, ['hooks', 'trace', '--json']);
+    const result = await plinthIn(where, ['hooks', 'trace', '--json']);
     expectExit(result, 0);
     type Run = { event: string; hook: string; status: string; allow: boolean; durationMs: number; exitCode?: number; failure?: string; stderrTail?: string };
     const { runs } = json<{ runs: Run[] }>(result);
@@ -501,11 +460,11 @@ describe('plinth hooks …', () => {
     expect(runs[2]).toMatchObject({ allow: false, exitCode: 0, message: 'guard-rm: rm is not allowed in this project' });
 
     // The same, for a person; `hooks list` shows each hook's last result.
-    const text = await plinth(where, ['hooks', 'trace', '--limit', '2']);
+    const text = await plinthIn(where, ['hooks', 'trace', '--limit', '2']);
     expectExit(text, 0);
     expect(text.stdout).toContain('DURATION');
     expect(text.stdout).toContain('user:lint-step');
-    const list = json<{ hooks: Array<{ id: string; last: { status: string } | null }> }>(await plinth(where, ['hooks', 'list', '--json']));
+    const list = json<{ hooks: Array<{ id: string; last: { status: string } | null }> }>(await plinthIn(where, ['hooks', 'list', '--json']));
     expect(list.hooks.map((h) => `${h.id} ${h.last?.status}`)).toEqual(['user:guard-rm ran', 'user:lint-step skipped']);
   });
 });
@@ -519,7 +478,7 @@ describe('git_commit through plinth hooks install-git', () => {
     const gitConfig = join(base, 'gitconfig');
     await writeFile(gitConfig, '');
     // No PLINTH_HOME here: the installed hook pins the --home that install-git ran with.
-    const env = childEnv({ GIT_CONFIG_GLOBAL: gitConfig, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' });
+    const env = cleanEnv({ GIT_CONFIG_GLOBAL: gitConfig, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' }, { ci: false });
     const git = (...args: string[]) => spawnSync('git', args, { cwd: repo, env, encoding: 'utf8', timeout: RUN_TIMEOUT_MS * 2 });
     expect(git('init', '-q', '-b', 'main').status).toBe(0);
     git('config', 'user.email', 'dev@example.invalid');
@@ -531,7 +490,7 @@ describe('git_commit through plinth hooks install-git', () => {
       hooks: { git_commit: [{ name: 'commit-guard', command: 'python3', args: [fx('commit-guard.py'), received] }] },
     });
 
-    const installed = await plinth({ home, workspace: repo }, ['hooks', 'install-git']);
+    const installed = await plinthIn({ home, workspace: repo }, ['hooks', 'install-git']);
     expectExit(installed, 0);
     expect(installed.stdout).toContain('commit-msg');
 
@@ -568,7 +527,7 @@ describe('file_change while plinth up runs', () => {
       plugins: { hooks: { settings: { watchDebounceMs: 50 } } },
     });
 
-    const child = spawn(process.execPath, [bin, '--home', home, '--workspace', workspace, 'up'], { cwd: tmpdir(), env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, '--home', home, '--workspace', workspace, 'up'], { cwd: tmpdir(), env: cleanEnv({}, { ci: false }), stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let stdout = '';
     let stderr = '';
@@ -630,12 +589,12 @@ describe('a hook that prints a secret', () => {
     const env = { SECRETIVE_API_KEY: SECRET };
     const pluginDir = ['--plugin-dir', fx('plugins', 'secretive')];
 
-    const ran = await plinth(where, [...pluginDir, 'hooks', 'run', 'before_tool', '--context', '{"tool":"http_get"}', '--json'], env);
+    const ran = await plinthIn(where, [...pluginDir, 'hooks', 'run', 'before_tool', '--context', '{"tool":"http_get"}', '--json'], env);
     expectExit(ran, 0);
     expect(ran.stdout + ran.stderr).not.toContain(SECRET);
     expect(json<{ decision: { messages: string[] } }>(ran).decision.messages).toContain('called the API with key [redacted]');
 
-    const trace = await plinth(where, [...pluginDir, 'hooks', 'trace', '--json'], env);
+    const trace = await plinthIn(where, [...pluginDir, 'hooks', 'trace', '--json'], env);
     expectExit(trace, 0);
     expect(trace.stdout + trace.stderr).not.toContain(SECRET);
     const [entry] = json<{ runs: Array<{ message?: string; stderrTail?: string }> }>(trace).runs;

@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { isAlive } from '../sdk/process-tree.js';
-import { type Result, cleanEnv, describeRun, run } from './support/cli.js';
+import { type Result, expectExit, json, run } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
@@ -74,18 +74,7 @@ async function sandbox(): Promise<Sandbox> {
   };
 }
 
-function expectExit(result: Result, code: number): void {
-  expect(result.code, describeRun(result)).toBe(code);
-}
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function json<T = any>(result: Result): T {
-  try {
-    return JSON.parse(result.stdout) as T;
-  } catch {
-    throw new Error(`stdout is not JSON:\n${describeRun(result)}`);
-  }
-}
 
 /** The first object in `value` (searched depth first) with this `name` and a `state`: a server status. */
 function findServer(value: unknown, name: string): Record<string, unknown> | undefined {

@@ -12,7 +12,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, type Result, type Sandbox, describeRun, json, run, sandbox, start } from './support/cli.js';
+import { BIN, ROOT, type Result, type Sandbox, expectExit, json, run, sandbox, start } from './support/cli.js';
 import { createSecretStore } from '../plugins/oauth/secrets/store.js';
 import { type OAuthFixture, type OAuthFixtureOptions, startOAuthFixture } from './support/oauth-server.js';
 
@@ -67,9 +67,6 @@ async function login(box: Sandbox, server: OAuthFixture, args: string[] = ['secu
   return { result: { code, stdout, stderr }, codes };
 }
 
-function expectExit(result: Result, code: number): void {
-  expect(result.code, describeRun(result)).toBe(code);
-}
 
 describe('plinth auth', () => {
   it('signs in, lets `plinth call` use the tokens, shows status without a token, and signs out with revocation', async () => {

@@ -23,6 +23,7 @@ import { KERNEL_API_VERSION } from '../kernel/version.js';
 import type { CommandOutput } from '../sdk/commands.js';
 import type { PluginStatus } from '../sdk/index.js';
 import type {} from '../plugins/trust/types.js';
+import { type Result, cleanEnv, describeRun, plinth } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
@@ -394,34 +395,6 @@ describe('asking', () => {
 });
 
 // ─── through the real CLI ────────────────────────────────────────────────────
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('PLINTH_') || key === 'NODE_OPTIONS' || key.startsWith('VITEST')) continue;
-    env[key] = value;
-  }
-  return { ...env, NO_COLOR: '1' };
-}
-
-function plinth(args: string[]): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: tmpdir(), env: cleanEnv(), timeout: CHILD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : null) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-function describeRun(result: Result): string {
-  return `exit ${result.code}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
-}
 
 async function up(dirs: string[]): Promise<{ result: Result; plugins: PluginStatus[] }> {
   const result = await plinth(['up', '--once', '--json', ...dirs]);

@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = join(ROOT, 'dist', 'kernel', 'cli', 'bin.js');
@@ -43,47 +44,78 @@ export async function sandbox(prefix = 'plinth-cli-'): Promise<Sandbox> {
   };
 }
 
-/** The environment without the machine's plinth settings, vitest's variables or a terminal. */
-export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+/**
+ * The environment without the machine's plinth settings, git's variables or
+ * vitest's, plus `extra`. `ci`: true sets `CI=1` (plinth never asks on a
+ * terminal), false removes `CI`, undefined leaves it as it is.
+ */
+export function cleanEnv(extra: Record<string, string> = {}, options: { ci?: boolean } = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('PLINTH_') || key === 'NODE_OPTIONS' || key.startsWith('VITEST')) continue;
+    if (key.startsWith('PLINTH_') || key.startsWith('GIT_') || key === 'NODE_OPTIONS' || key.startsWith('VITEST')) continue;
+    if (key === 'CI' && options.ci === false) continue;
     env[key] = value;
   }
-  return { ...env, NO_COLOR: '1', CI: '1', ...extra };
+  return { ...env, NO_COLOR: '1', ...(options.ci === true && { CI: '1' }), ...extra };
 }
 
 export interface Result {
   readonly code: number | null;
+  readonly signal?: NodeJS.Signals | null;
   readonly stdout: string;
   readonly stderr: string;
+}
+
+export interface RunOptions {
+  readonly env?: Record<string, string>;
+  /** Default: the system's temporary folder. */
+  readonly cwd?: string;
+  /** Node options placed before the script, e.g. `--import`. */
+  readonly nodeArgs?: readonly string[];
+  /** See {@link cleanEnv}. */
+  readonly ci?: boolean;
+}
+
+/** Runs `node [nodeArgs] dist/kernel/cli/bin.js ...args` and resolves when it exits. */
+export function plinth(args: readonly string[], options: RunOptions = {}): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [...(options.nodeArgs ?? []), BIN, ...args],
+      { cwd: options.cwd ?? tmpdir(), env: cleanEnv(options.env, { ...(options.ci !== undefined && { ci: options.ci }) }), timeout: RUN_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const failure = error as (NodeJS.ErrnoException & { code?: number | string; signal?: NodeJS.Signals }) | null;
+        resolve({ code: failure ? (typeof failure.code === 'number' ? failure.code : null) : 0, signal: failure?.signal ?? null, stdout, stderr });
+      },
+    );
+  });
 }
 
 /** Where a command runs: `--home`/`--workspace` and the working folder. */
 export type Place = Pick<Sandbox, 'dirs' | 'workspace'>;
 
-/** Runs `plinth <args>` in the sandbox and resolves when it exits. */
+/** Runs `plinth <args>` in the sandbox (from its workspace, with `CI=1`) and resolves when it exits. */
 export function run(box: Place, args: readonly string[], env: Record<string, string> = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...box.dirs, ...args], { cwd: box.workspace, env: cleanEnv(env), timeout: RUN_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const failure = error as (NodeJS.ErrnoException & { code?: number | string }) | null;
-      resolve({ code: failure ? (typeof failure.code === 'number' ? failure.code : null) : 0, stdout, stderr });
-    });
-  });
+  return plinth([...box.dirs, ...args], { cwd: box.workspace, env, ci: true });
 }
 
 /** Starts `plinth <args>` and hands back the child, for commands a test talks to while they run. */
 export function start(box: Place, args: readonly string[], env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, [BIN, ...box.dirs, ...args], { cwd: box.workspace, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [BIN, ...box.dirs, ...args], { cwd: box.workspace, env: cleanEnv(env, { ci: true }), stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 /** The exit code and both streams, for an assertion's message. */
 export function describeRun(result: Result): string {
-  return `exit ${result.code}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
+  return `exit ${result.code}${result.signal ? ` (${result.signal})` : ''}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
+}
+
+/** Asserts the exit code, showing the whole run when it differs. */
+export function expectExit(result: Result, code: number): void {
+  expect(result.code, describeRun(result)).toBe(code);
 }
 
 /** stdout parsed as JSON, or an error that shows the whole run. */
-export function json<T>(result: Result): T {
+export function json<T = any>(result: Result): T {
   try {
     return JSON.parse(result.stdout) as T;
   } catch {
