@@ -56,4 +56,4 @@ export { createTestKernel } from './test-kernel.js';
 export type { TestKernel, TestKernelOptions } from './test-kernel.js';
 export { scaffoldPlugin } from './scaffold.js';
 export type { ScaffoldOptions } from './scaffold.js';
-export { descendantsOf, groupMembers, isAlive, killGroup, pipeHolders, pipeNames, signalEach, trackGroup, untrackGroup } from './process-tree.js';
+export { OWN_GROUP_CHILD, descendantsOf, groupMembers, isAlive, killGroup, pipeHolders, pipeNames, signalEach, trackGroup, untrackGroup } from './process-tree.js';

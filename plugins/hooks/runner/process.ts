@@ -13,7 +13,7 @@
 import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import type { execa as Execa } from 'execa';
-import { killGroup, pipeHolders, pipeNames, signalEach, trackGroup, untrackGroup } from 'plinth/sdk';
+import { OWN_GROUP_CHILD, killGroup, pipeHolders, pipeNames, signalEach, trackGroup, untrackGroup } from 'plinth/sdk';
 
 /** SIGKILL to the hook's group; it is empty then, so it is no longer killed when plinth exits. */
 function endGroup(pgid: number): void {
@@ -123,15 +123,9 @@ function start(launch: Launch, options: StartOptions): HookProcess {
     ...(options.input === undefined ? { stdin: 'pipe' as const } : { input: options.input }),
     stdout: 'pipe',
     stderr: 'pipe',
-    buffer: false,
     encoding: 'buffer',
     stripFinalNewline: false,
-    detached: true,
-    cleanup: false,
-    reject: false,
-    windowsHide: true,
-    killSignal: 'SIGKILL',
-    forceKillAfterDelay: false,
+    ...OWN_GROUP_CHILD,
   });
   const pid = subprocess.pid;
   if (pid !== undefined) trackGroup(pid);

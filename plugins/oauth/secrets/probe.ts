@@ -7,7 +7,7 @@
  */
 import { tmpdir } from 'node:os';
 import type { execa as Execa } from 'execa';
-import { killGroup, trackGroup, untrackGroup } from 'plinth/sdk';
+import { OWN_GROUP_CHILD, killGroup, trackGroup, untrackGroup } from 'plinth/sdk';
 import { z } from 'zod';
 import type { KeychainAvailability } from '../types.js';
 import { messageOf } from './errors.js';
@@ -86,14 +86,8 @@ async function run(url: string, timeoutMs: number): Promise<KeychainAvailability
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
-    buffer: false,
     // Its own process group, so that a helper the library started (a D-Bus launcher) is killed with it.
-    detached: true,
-    cleanup: false,
-    reject: false,
-    windowsHide: true,
-    killSignal: 'SIGKILL',
-    forceKillAfterDelay: false,
+    ...OWN_GROUP_CHILD,
   });
   const pid = child.pid;
   if (pid !== undefined) trackGroup(pid);
