@@ -24,6 +24,7 @@ import type { CommandOutput } from '../sdk/commands.js';
 import type { PluginStatus } from '../sdk/index.js';
 import type {} from '../plugins/trust/types.js';
 import { type Result, cleanEnv, describeRun, plinth } from './support/cli.js';
+import { withoutTerminal } from './support/terminal.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
@@ -111,18 +112,10 @@ async function trustCommand(kernel: Kernel, name: string, args: string[]): Promi
   return printed.join('\n');
 }
 
-let stdinTTY: PropertyDescriptor | undefined;
-beforeEach(() => {
-  // No terminal in process, whatever runs the tests: nothing here may wait for an answer.
-  stdinTTY = Object.getOwnPropertyDescriptor(process.stdin, 'isTTY');
-  Object.defineProperty(process.stdin, 'isTTY', { value: false, configurable: true, writable: true });
-  vi.stubEnv('CI', '');
-});
+// No terminal in process, whatever runs the tests: nothing here may wait for an answer.
+withoutTerminal();
 
 afterEach(async () => {
-  if (stdinTTY) Object.defineProperty(process.stdin, 'isTTY', stdinTTY);
-  else delete (process.stdin as { isTTY?: boolean }).isTTY;
-  vi.unstubAllEnvs();
   await Promise.all(kernels.splice(0).map((k) => k.shutdown()));
 });
 

@@ -22,6 +22,7 @@ import { type PlinthError, type TestKernel, createTestKernel, isPlinthError } fr
 import type { TrustStore as TrustStoreClass } from '../plugins/trust/store.js';
 import type { TrustService, TrustSource, TrustSubject } from '../plugins/trust/types.js';
 import { rejection } from './support/errors.js';
+import { withoutTerminal } from './support/terminal.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const TRUST = join(root, 'plugins', 'trust');
@@ -111,18 +112,10 @@ function childEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-let stdinTTY: PropertyDescriptor | undefined;
-beforeEach(() => {
-  // No terminal in process, whatever runs the tests: nothing here may wait for an answer.
-  stdinTTY = Object.getOwnPropertyDescriptor(process.stdin, 'isTTY');
-  Object.defineProperty(process.stdin, 'isTTY', { value: false, configurable: true, writable: true });
-  vi.stubEnv('CI', '');
-});
+// No terminal in process, whatever runs the tests: nothing here may wait for an answer.
+withoutTerminal();
 
 afterEach(async () => {
-  if (stdinTTY) Object.defineProperty(process.stdin, 'isTTY', stdinTTY);
-  else delete (process.stdin as { isTTY?: boolean }).isTTY;
-  vi.unstubAllEnvs();
   await Promise.all(kernels.splice(0).map((k) => (k.dispose ? k.dispose() : k.shutdown())));
 });
 
