@@ -64,6 +64,21 @@ export function isPlinthError(value: unknown): value is PlinthError {
   );
 }
 
+/**
+ * Any thrown value in a line, with the messages of its causes when they add
+ * something (`fetch failed: connect ECONNREFUSED 127.0.0.1:9`), never a stack.
+ */
+export function describeError(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && current !== null && depth < 4; depth++) {
+    const message = describeCause(current);
+    if (message && !parts.some((part) => part.includes(message))) parts.push(message);
+    current = typeof current === 'object' ? (current as { cause?: unknown }).cause : undefined;
+  }
+  return parts.join(': ') || 'unknown error';
+}
+
 /** A short description of any thrown value. */
 export function describeCause(cause: unknown): string {
   if (cause instanceof Error) return cause.message || cause.name;

@@ -49,7 +49,7 @@ export { withFileLock, writeFileAtomic } from './files.js';
 export type { FileLockOptions, WriteFileAtomicOptions } from './files.js';
 export { closestName } from './suggest.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';
-export { PlinthError, isPlinthError } from '../kernel/errors.js';
+export { PlinthError, describeError, isPlinthError } from '../kernel/errors.js';
 export { REDACTED, Redactor } from '../kernel/redact.js';
 export type { ErrorCode } from '../kernel/errors.js';
 export { createTestKernel } from './test-kernel.js';

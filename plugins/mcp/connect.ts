@@ -11,8 +11,8 @@
  */
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { type Logger, type PluginKernel, PlinthError, isPlinthError } from 'plinth/sdk';
-import { describe, mcpError } from './errors.js';
+import { type Logger, type PluginKernel, PlinthError, isPlinthError, describeError } from 'plinth/sdk';
+import { mcpError } from './errors.js';
 import type { McpServerDefinition, TransportConnection, TransportFactory } from './types.js';
 
 /** What an attempt needs from the plugin. */
@@ -94,7 +94,7 @@ export async function connectOnce(definition: McpServerDefinition, deps: Connect
       });
     }
     if (isPlinthError(error)) throw error;
-    throw mcpError('PLN_E_MCP_CONNECT_FAILED', deps.redact(`MCP server "${definition.name}" could not connect (${tried}): ${describe(error)}`), {
+    throw mcpError('PLN_E_MCP_CONNECT_FAILED', deps.redact(`MCP server "${definition.name}" could not connect (${tried}): ${describeError(error)}`), {
       details: { server: definition.name, transport: tried },
     });
   } finally {
@@ -134,7 +134,7 @@ async function open(
   // Once `connect` ran, the client owns the transport; before, nobody does. Both paths close once.
   const close = (): Promise<void> =>
     (closing ??= (connecting && client ? client.close() : connection.transport.close()).catch((error: unknown) => {
-      deps.log.debug(deps.redact(`MCP server "${definition.name}": closing after a failed attempt: ${describe(error)}`));
+      deps.log.debug(deps.redact(`MCP server "${definition.name}": closing after a failed attempt: ${describeError(error)}`));
     }));
   const onAbort = () => void close();
   signal.addEventListener('abort', onAbort, { once: true });
@@ -143,7 +143,7 @@ async function open(
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     if (signal.aborted) throw signal.reason;
     client = new Client({ name: 'plinth', version: deps.kernel.apiVersion }, { capabilities: CAPABILITIES });
-    client.onerror = (error) => deps.log.debug(deps.redact(`MCP server "${definition.name}": ${describe(error)}`));
+    client.onerror = (error) => deps.log.debug(deps.redact(`MCP server "${definition.name}": ${describeError(error)}`));
     session = await deps.attach(client, definition);
     if (signal.aborted) throw signal.reason;
     connecting = true;
@@ -154,7 +154,7 @@ async function open(
         await session.connected();
       } catch (error) {
         if (signal.aborted) throw signal.reason;
-        deps.log.warn(deps.redact(`MCP server "${definition.name}" connected, but discovering its tools failed: ${describe(error)}`));
+        deps.log.warn(deps.redact(`MCP server "${definition.name}" connected, but discovering its tools failed: ${describeError(error)}`));
       }
       if (signal.aborted) throw signal.reason;
     }

@@ -30,15 +30,3 @@ export function mcpError(code: LifecycleCode, message: string, options: { cause?
     ...(options.details !== undefined && { details: options.details }),
   });
 }
-
-/** The message of anything thrown, and of its causes when they add something (`fetch failed: ECONNREFUSED`). */
-export function describe(error: unknown): string {
-  const parts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; current !== undefined && current !== null && depth < 4; depth++) {
-    const message = current instanceof Error || (typeof current === 'object' && typeof (current as Error).message === 'string') ? (current as Error).message : String(current);
-    if (message && !parts.some((p) => p.includes(message))) parts.push(message);
-    current = typeof current === 'object' ? (current as { cause?: unknown }).cause : undefined;
-  }
-  return parts.join(': ') || 'unknown error';
-}

@@ -15,9 +15,9 @@
  * Until then (no server has started) the registry is empty anyway.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { PlinthError } from 'plinth/sdk';
+import { PlinthError, describeError } from 'plinth/sdk';
 import type { FeatureSession } from './connect.js';
-import { describe } from './errors.js';
+
 import type { FeatureDeps, ServerFeatures, ToolRegistry } from './features/types.js';
 import type { McpServerDefinition } from './types.js';
 
@@ -57,7 +57,7 @@ export class FeatureHost {
         return { module, deps: { ...this.#deps, registry: this.#registry } };
       },
       (error: unknown) => {
-        throw new PlinthError('PLN_E_MCP_FEATURES_UNAVAILABLE', `the mcp plugin's tool, resource and prompt module could not be loaded: ${describe(error)}`, {
+        throw new PlinthError('PLN_E_MCP_FEATURES_UNAVAILABLE', `the mcp plugin's tool, resource and prompt module could not be loaded: ${describeError(error)}`, {
           plugin: 'mcp',
           hint: 'reinstall plinth (`npm ci`); servers still start, but their tools, resources and prompts are not available',
           cause: error,

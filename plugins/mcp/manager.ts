@@ -15,11 +15,11 @@
  * and resolves only when they are closed (a stdio process has exited). The
  * manager does not reconnect by itself: the health plugin decides that.
  */
-import { type Disposer, PlinthError, isPlinthError } from 'plinth/sdk';
+import { type Disposer, PlinthError, isPlinthError, describeError } from 'plinth/sdk';
 import type { TrustService } from '../trust/types.js';
 import { type ConnectDeps, type Connected, connectOnce } from './connect.js';
 import type { ServerRecord } from './definitions.js';
-import { describe, mcpError } from './errors.js';
+import { mcpError } from './errors.js';
 import type { McpSettings } from './settings.js';
 import { checkServerTrust } from './trust-subject.js';
 import type { McpServerDefinition, ServerState, ServerStatus, StartOptions, TransportConnection } from './types.js';
@@ -216,7 +216,7 @@ export class ServerManager {
         return this.#connected(slot, connected, generation);
       } catch (error) {
         if (!current()) return this.#calledOff(slot);
-        const failure = isPlinthError(error) ? error : mcpError('PLN_E_MCP_CONNECT_FAILED', this.#deps.redact(describe(error)), { cause: error });
+        const failure = isPlinthError(error) ? error : mcpError('PLN_E_MCP_CONNECT_FAILED', this.#deps.redact(describeError(error)), { cause: error });
         if (!RETRYABLE.has(failure.code) || n >= retries) {
           const tries = slot.attempts > 1 ? ` (after ${slot.attempts} attempts)` : '';
           return this.#fail(slot, failure, tries);
@@ -282,7 +282,7 @@ export class ServerManager {
       if (connected) {
         connected.session?.closed?.(`MCP server "${slot.record.definition.name}" was stopped`);
         await connected.client.close().catch((error: unknown) => {
-          this.#deps.log.warn(this.#deps.redact(`MCP server "${slot.record.definition.name}" did not close cleanly: ${describe(error)}`));
+          this.#deps.log.warn(this.#deps.redact(`MCP server "${slot.record.definition.name}" did not close cleanly: ${describeError(error)}`));
         });
       }
       if (slot.state !== 'stopped') this.#set(slot, 'stopped', undefined);
@@ -305,7 +305,7 @@ export class ServerManager {
       try {
         listener(status, previous);
       } catch (listenerError) {
-        this.#deps.log.warn(this.#deps.redact(`a listener of MCP state changes failed: ${describe(listenerError)}`));
+        this.#deps.log.warn(this.#deps.redact(`a listener of MCP state changes failed: ${describeError(listenerError)}`));
       }
     }
   }

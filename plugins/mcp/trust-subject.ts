@@ -6,10 +6,10 @@
  * where it was written) stay out of the fingerprint.
  */
 import { basename, isAbsolute, resolve } from 'node:path';
-import { type PlinthError, isPlinthError } from 'plinth/sdk';
+import { type PlinthError, isPlinthError, describeError } from 'plinth/sdk';
 import type { TrustService, TrustSubject } from '../trust/types.js';
 import type { ServerRecord } from './definitions.js';
-import { describe, mcpError } from './errors.js';
+import { mcpError } from './errors.js';
 import type { McpServerDefinition } from './types.js';
 
 // Per interpreter, the flags that mean "the code is inline (or a module name)": no script file then.
@@ -103,6 +103,6 @@ export async function checkServerTrust(
       },
     });
   } catch (error) {
-    return isPlinthError(error) ? error : mcpError('PLN_E_MCP_UNTRUSTED', `MCP server "${definition.name}" was not started: trust could not be checked: ${describe(error)}`);
+    return isPlinthError(error) ? error : mcpError('PLN_E_MCP_UNTRUSTED', `MCP server "${definition.name}" was not started: trust could not be checked: ${describeError(error)}`);
   }
 }

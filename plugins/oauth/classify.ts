@@ -4,7 +4,7 @@
  * (`invalid_grant`: sign in again) versus it could not be reached (the network,
  * a 5xx, a time limit: tokens are kept and a later try may work).
  */
-import { type PlinthError, isPlinthError } from 'plinth/sdk';
+import { type PlinthError, describeError, isPlinthError } from 'plinth/sdk';
 import { oauthError } from './errors.js';
 
 /** What was being done when it failed, for the message. */
@@ -39,14 +39,7 @@ export function isRejectedGrant(error: unknown): boolean {
 export function describeOAuth(error: unknown): string {
   const code = oauthErrorCode(error);
   if (code !== undefined) return (error as Error).message ? `${code}: ${(error as Error).message}` : code;
-  const parts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; current instanceof Error && depth < 3; depth++) {
-    const message = current.message;
-    if (message && !parts.some((part) => part.includes(message))) parts.push(message);
-    current = current.cause;
-  }
-  return parts.join(': ') || String(error);
+  return describeError(error);
 }
 
 /** A PlinthError for a failed `step` with `server`; PlinthErrors pass through unchanged. */

@@ -27,12 +27,3 @@ export function secretsError(code: SecretsErrorCode, message: string, options: S
     ...(options.cause !== undefined && { cause: options.cause }),
   });
 }
-
-/** A thrown value's message, for a reason or an error message (never a stack). */
-export function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
-    return (error as { message: string }).message;
-  }
-  return String(error);
-}

@@ -6,12 +6,13 @@
  * for an unlock dialog or a dead D-Bus never answers. Use it only after the
  * probe (probe.ts) has passed: a library that segfaults must do so in a child.
  */
+import { describeError } from 'plinth/sdk';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isAbsolute } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { messageOf, secretsError } from './errors.js';
+import { secretsError } from './errors.js';
 
 /** The keychain service name every plinth secret is filed under; the account is the secret's key. */
 export const KEYCHAIN_SERVICE = 'plinth';
@@ -126,7 +127,7 @@ export class Keychain {
     let what: string;
     if (error instanceof KeychainTimeout) what = operation === 'load' ? `loading ${module} timed out after ${error.ms} ms` : `${operation} timed out after ${error.ms} ms`;
     else {
-      const said = redact(messageOf(error), value);
+      const said = redact(describeError(error), value);
       what = operation === 'load' ? `${module} could not be loaded: ${said}` : `${operation} threw: ${said}`;
     }
     return secretsError('PLN_E_SECRETS_KEYCHAIN', `the OS keychain failed for ${account}: ${what}`, {

@@ -7,10 +7,9 @@
  */
 import { tmpdir } from 'node:os';
 import type { execa as Execa } from 'execa';
-import { OWN_GROUP_CHILD, killGroup, trackGroup, untrackGroup } from 'plinth/sdk';
+import { OWN_GROUP_CHILD, killGroup, trackGroup, untrackGroup, describeError } from 'plinth/sdk';
 import { z } from 'zod';
 import type { KeychainAvailability } from '../types.js';
-import { messageOf } from './errors.js';
 import { KEYCHAIN_SERVICE, type KeychainModuleLocation } from './keychain.js';
 
 /**
@@ -72,7 +71,7 @@ export async function probeKeychain(location: Extract<KeychainModuleLocation, { 
   try {
     return await run(location.url, options.timeoutMs);
   } catch (error) {
-    return { available: false, reason: `the probe failed: ${messageOf(error)}` };
+    return { available: false, reason: `the probe failed: ${describeError(error)}` };
   }
 }
 

@@ -6,10 +6,10 @@
  * key recorded in a keychain that now fails, hangs or answers null is an
  * error, never "not signed in".
  */
-import { type Logger, isPlinthError } from 'plinth/sdk';
+import { type Logger, isPlinthError, describeError } from 'plinth/sdk';
 import { z } from 'zod';
 import type { KeychainAvailability, SecretBackendName, SecretStore } from '../types.js';
-import { messageOf, secretsError } from './errors.js';
+import { secretsError } from './errors.js';
 import { FileSecrets } from './file-store.js';
 import { type SecretsPaths, secretsPaths, withSecretsLock } from './folder.js';
 import { Keychain, locateKeychainModule } from './keychain.js';
@@ -193,7 +193,7 @@ class Store implements SecretStore {
     try {
       return await this.file.modifyLocked((entries) => entries.delete(key));
     } catch (error) {
-      this.log.debug(`could not remove an old copy of ${key} from ${this.paths.data}: ${messageOf(error)}`);
+      this.log.debug(`could not remove an old copy of ${key} from ${this.paths.data}: ${describeError(error)}`);
       return false;
     }
   }
@@ -217,5 +217,5 @@ function checkKey(key: string): void {
 /** What went wrong in a keychain call, in a few words. */
 function problemOf(error: unknown): string {
   if (isPlinthError(error) && typeof error.details?.problem === 'string') return error.details.problem;
-  return messageOf(error);
+  return describeError(error);
 }
