@@ -50,9 +50,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   #handedOut: OAuthTokens | undefined;
   /** The saved sign-in was refused during this provider's life. */
   #refused = false;
-  /** What a connection without a stored sign-in discovered: kept in memory, so that a server that merely answers 401 leaves nothing stored. */
-  #unsavedDiscovery: OAuthDiscoveryState | undefined;
-  /** What this provider's last discovery found; a sign-in discovers afresh, once, before using any. */
+  /**
+   * What this provider's last discovery found; a sign-in discovers afresh, once,
+   * before using any. A connection without a stored sign-in keeps it here only,
+   * so that a server that merely answers 401 leaves nothing stored.
+   */
   #lastDiscovery: OAuthDiscoveryState | undefined;
 
   constructor(deps: ProviderDeps) {
@@ -149,7 +151,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
     if (this.#deps.mode.kind === 'login' && this.#lastDiscovery === undefined) return undefined;
     // The SDK asks first thing in every auth(): a good moment to see what other processes stored.
-    return (await this.#current({ reload: true }))?.discovery ?? this.#unsavedDiscovery;
+    return (await this.#current({ reload: true }))?.discovery ?? this.#lastDiscovery;
   }
 
   /** What the last discovery of this provider found (undefined before any). */
@@ -159,10 +161,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
     this.#lastDiscovery = state;
-    if (this.#deps.mode.kind === 'connection' && (await this.#current()) === undefined) {
-      this.#unsavedDiscovery = state;
-      return;
-    }
+    if (this.#deps.mode.kind === 'connection' && (await this.#current()) === undefined) return;
     await this.#change((record) => ({ ...record, discovery: state }));
   }
 
@@ -205,7 +204,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
         throw error;
       }
     }
-    const found = record?.discovery ?? this.#unsavedDiscovery;
+    const found = record?.discovery ?? this.#lastDiscovery;
     if (record === undefined && !this.#deps.config.explicit && found !== undefined && found.resourceMetadata === undefined && found.authorizationServerMetadata === undefined) {
       return oauthError('PLN_E_OAUTH_DISCOVERY', name, `MCP server "${name}" answered 401 Unauthorized and publishes no OAuth metadata`, {
         hint: `if it takes a key in a header, check the server's "headers"; if it does use OAuth, set "oauth": true on it and run \`plinth auth login ${name}\``,
