@@ -147,7 +147,13 @@ describe('plinth auth', () => {
   it('gives a usage error without a server and a "did you mean" for a misspelt one', async () => {
     const { box } = await setup();
     expectExit(await run(box, ['auth', 'login']), 2);
-    const misspelt = await run(box, ['auth', 'logout', 'secrue']);
-    expect(misspelt.stdout + misspelt.stderr).toMatch(/No sign-in was stored for secrue|did you mean "secure"/);
+    const misspelt = await run(box, ['auth', 'login', 'secrue']);
+    expectExit(misspelt, 1);
+    expect(misspelt.stderr).toContain('PLN_E_MCP_SERVER_UNKNOWN');
+    expect(misspelt.stderr).toContain('did you mean "secure"');
+    // Signing out names no configured server on purpose (a removed server's tokens can still go): it says there was nothing.
+    const nothing = await run(box, ['auth', 'logout', 'secrue']);
+    expectExit(nothing, 0);
+    expect(nothing.stdout).toContain('No sign-in was stored for secrue.');
   });
 });
