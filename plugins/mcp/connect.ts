@@ -116,7 +116,7 @@ async function open(
   known?: TransportFactory,
 ): Promise<Connected> {
   const factory = known ?? (await abortable(transportFactory(name, definition, deps), signal));
-  const authProvider = definition.url === undefined ? undefined : await abortable(deps.authProvider?.(definition, signal) ?? Promise.resolve(undefined), signal);
+  const authProvider = await abortable(deps.authProvider?.(definition, signal) ?? Promise.resolve(undefined), signal);
   const context = { log: deps.log, redact: deps.redact, ...(authProvider !== undefined && { authProvider }) };
   const connection = await abortable(
     Promise.resolve(factory.create(definition, context)).then((made) => {

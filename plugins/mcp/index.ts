@@ -63,8 +63,8 @@ export default definePlugin({
       redact: (text) => redactor.text(text),
       attach: (client, definition) => features.session(client, definition),
       authProvider: async (definition, signal) => {
-        // Only a server that may use OAuth loads the oauth plugin (it is lazy); without the plugin, no provider.
-        if (definition.oauth === false) return undefined;
+        // Only a remote server that may use OAuth loads the oauth plugin (it is lazy); without the plugin, no provider.
+        if (definition.url === undefined || definition.oauth === false) return undefined;
         const oauth = await optionalService(kernel, 'oauth');
         return oauth?.providerFor(definition, { signal });
       },
