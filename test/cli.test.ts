@@ -3,7 +3,7 @@
  * run gets its own temporary home and workspace, so the machine's ~/.plinth and
  * the current directory never matter.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { KERNEL_API_VERSION } from '../kernel/version.js';
-import { type Result, cleanEnv, describeRun, expectExit, json, plinth as run } from './support/cli.js';
+import { type Result, cleanEnv, describeRun, expectExit, json, plinth as run, ensureBuilt } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
@@ -24,8 +24,7 @@ const RUN_TIMEOUT = 45_000;
 const temps: string[] = [];
 
 beforeAll(() => {
-  // `npm test` builds before vitest; build here only when run on its own from a clean tree.
-  if (!existsSync(bin)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  ensureBuilt();
 }, 300_000);
 
 afterAll(async () => {

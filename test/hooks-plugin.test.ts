@@ -15,8 +15,7 @@
  * 7. `file_change` while `plinth up` runs;
  * 8. a hook that prints a secret: the secret stays out of the decision and the trace.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { appendFile, copyFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -26,7 +25,7 @@ import type { InlinePlugin } from '../kernel/kernel.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
 import type { AskAgentRequest } from '../plugins/hooks/service.js';
 import { createTestKernel, type TestKernel } from '../sdk/index.js';
-import { type Result, cleanEnv, expectExit, json, plinth } from './support/cli.js';
+import { type Result, cleanEnv, expectExit, json, plinth, ensureBuilt } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
@@ -43,8 +42,7 @@ const children: ChildProcess[] = [];
 const savedCI = process.env.CI;
 
 beforeAll(() => {
-  // `npm test` builds before vitest; build here only when run on its own from a clean tree.
-  if (!existsSync(bin)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  ensureBuilt();
   // In process, trust asks on a terminal when it has one; these tests show the answer without one.
   process.env.CI = '1';
 }, 300_000);

@@ -6,7 +6,7 @@
  * transport loaded with --plugin-dir. After each run that started a server,
  * no server process is left behind.
  */
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { isAlive } from '../sdk/process-tree.js';
-import { type Result, expectExit, json, run } from './support/cli.js';
+import { type Result, expectExit, json, run, ensureBuilt } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
@@ -33,8 +33,7 @@ const temps: string[] = [];
 const children: ChildProcess[] = [];
 
 beforeAll(() => {
-  // `npm test` builds before vitest; build here only when run on its own from a clean tree.
-  if (!existsSync(bin)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  ensureBuilt();
 }, 300_000);
 
 afterAll(async () => {

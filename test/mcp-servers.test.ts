@@ -15,7 +15,7 @@
  * 7. a profile swaps a server's transport (HTTP ↔ SSE), and `auto` falls back to SSE;
  * 8. `serve` starts every enabled server; shutdown leaves no process.
  */
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -30,6 +30,7 @@ import type { McpService, ServerState, ServerStatus } from '../plugins/mcp/types
 import type { PluginInfo } from '../sdk/index.js';
 import { createTestKernel, parseManifest, type TestKernel } from '../sdk/index.js';
 import { isAlive } from '../sdk/process-tree.js';
+import { ensureBuilt } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
@@ -47,8 +48,7 @@ const children: ChildProcess[] = [];
 const savedCI = process.env.CI;
 
 beforeAll(() => {
-  // `npm test` builds before vitest; build here only when run on its own from a clean tree.
-  if (!existsSync(bin)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  ensureBuilt();
   // In process, trust asks on a terminal when it has one; these tests show the answer without one.
   process.env.CI = '1';
 }, 300_000);

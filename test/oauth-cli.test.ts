@@ -6,13 +6,11 @@
  * callback URL, which reaches the callback server inside the plinth process.
  * Every byte plinth writes is scanned for tokens, codes and client secrets.
  */
-import { existsSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, type Result, type Sandbox, expectExit, json, run, sandbox, start } from './support/cli.js';
+import { type Result, type Sandbox, expectExit, json, run, sandbox, start, ensureBuilt } from './support/cli.js';
 import { createSecretStore } from '../plugins/oauth/secrets/store.js';
 import { type OAuthFixture, type OAuthFixtureOptions, startOAuthFixture } from './support/oauth-server.js';
 
@@ -22,8 +20,7 @@ const boxes: Sandbox[] = [];
 const fixtures: OAuthFixture[] = [];
 
 beforeAll(() => {
-  // `npm test` builds before vitest; build here only when run on its own from a clean tree.
-  if (!existsSync(BIN)) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  ensureBuilt();
 }, 300_000);
 
 afterEach(async () => {

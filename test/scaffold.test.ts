@@ -4,22 +4,21 @@
  * node_modules above it (as `npm link plinth` would): `plinth/sdk` resolves
  * through package.json exports to the built dist/sdk/index.js.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { scaffoldPlugin } from '../sdk/scaffold.js';
+import { ensureBuilt } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
 let base: string | undefined;
 
 beforeAll(() => {
-  // `npm test` builds before vitest; build here only when run on its own from a clean tree.
-  if (!existsSync(join(root, 'dist', 'sdk', 'index.js'))) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  ensureBuilt();
 }, 300_000);
 
 afterAll(async () => {

@@ -9,7 +9,7 @@
  * In process with the real builtin plugins, in temporary folders; then through
  * the real CLI (`node dist/kernel/cli/bin.js`) as a child process.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ import { KERNEL_API_VERSION } from '../kernel/version.js';
 import type { CommandOutput } from '../sdk/commands.js';
 import type { PluginStatus } from '../sdk/index.js';
 import type {} from '../plugins/trust/types.js';
-import { type Result, cleanEnv, describeRun, plinth } from './support/cli.js';
+import { type Result, cleanEnv, describeRun, plinth, ensureBuilt } from './support/cli.js';
 import { withoutTerminal } from './support/terminal.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -406,7 +406,7 @@ function named(plugins: PluginStatus[], name: string): PluginStatus {
 
 describe('through the CLI', () => {
   beforeAll(() => {
-    if (!existsSync(bin)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+    ensureBuilt();
   }, 300_000);
 
   it('refuses a workspace plugin with the approve command; that command approves it; an edit refuses it again', async () => {

@@ -3,7 +3,8 @@
  * workspace of its own), an environment without the machine's plinth settings,
  * and the exit code with both output streams.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,11 @@ import { expect } from 'vitest';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = join(ROOT, 'dist', 'kernel', 'cli', 'bin.js');
+
+/** Builds plinth when `dist/` is missing: `npm test` builds before vitest, a file run on its own from a clean tree does not. Call in `beforeAll` with a long time limit. */
+export function ensureBuilt(): void {
+  if (!existsSync(BIN)) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+}
 
 /** Generous for a slow shared machine, but bounded. */
 const RUN_TIMEOUT_MS = 60_000;
