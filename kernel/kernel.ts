@@ -31,7 +31,7 @@ import { loadPluginCode } from './loader.js';
 import { type LogLevel, type LogSink, createLogger, parseLogLevel } from './log.js';
 import { builtinPluginsDir, defaultHome } from './paths.js';
 import { type PluginApi, createPluginApi } from './plugin-api.js';
-import { Redactor, redactError, redactSettings } from './redact.js';
+import { Redactor, maskCredentialKeys, redactError, redactSettings } from './redact.js';
 import { explain, resolve } from './resolve/index.js';
 import { HOST, ServiceRegistry, serviceChoices } from './services.js';
 import { type InlinePlugin, inlineCandidate, parseManifestOrThrow, withoutShadowing } from './candidates.js';
@@ -442,7 +442,7 @@ export class Kernel {
       config: {
         files: this.config.files,
         profile: this.config.profile,
-        settings: this.redactor.value(this.pluginConfig),
+        settings: maskCredentialKeys(this.redactor.value(this.pluginConfig)),
       },
     };
   }

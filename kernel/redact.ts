@@ -182,3 +182,27 @@ export function redactError(error: PlinthError, redactor: Redactor): PlinthError
     ...(cause !== undefined && { cause: isPlinthError(cause) ? redactError(cause, redactor) : new Error(redactor.text(describeCause(cause))) }),
   });
 }
+
+const CREDENTIAL_KEY = /secret|password|passwd|token|authorization|api[-_]?key|cookie|credential|private[-_]?key/i;
+const REFERENCE_ONLY = /^(\$\{[^}]*\}\s*)+$/;
+
+/**
+ * A copy of settings for the kernel's own display (`inspect()`, `config
+ * show`) with every string under a key that names a credential masked.
+ * Sections owned by plugins pass through the kernel untouched and may hold a
+ * credential written out literally (an MCP server's `Authorization` header,
+ * an OAuth `clientSecret`). `${env:NAME}` references show as written: they
+ * name a secret without holding it. Plugins read their sections unmasked.
+ */
+export function maskCredentialKeys<T>(value: T): T {
+  return maskUnder(value, false) as T;
+}
+
+function maskUnder(value: unknown, underCredential: boolean): unknown {
+  if (typeof value === 'string') return underCredential && value !== '' && !REFERENCE_ONLY.test(value) ? REDACTED : value;
+  if (Array.isArray(value)) return value.map((item) => maskUnder(item, underCredential));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) define(out, key, maskUnder(inner, underCredential || CREDENTIAL_KEY.test(key)));
+  return out;
+}

@@ -153,7 +153,7 @@ export interface KernelInspection {
   readonly config: {
     readonly files: ReadonlyArray<{ scope: string; file: string; exists: boolean }>;
     readonly profile: string | undefined;
-    /** The merged settings, sensitive plugin settings replaced by "[redacted]". */
+    /** The merged settings for display: sensitive plugin settings, and strings under keys that name a credential (`clientSecret`, `Authorization`, …), replaced by "[redacted]". */
     readonly settings: Readonly<Record<string, unknown>>;
   };
 }

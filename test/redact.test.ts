@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { settingSchema, type SettingDecl } from '../sdk/manifest.js';
 import { PlinthError } from '../kernel/errors.js';
 import type { Settings } from '../kernel/config/schema.js';
-import { REDACTED, Redactor, redactSettings } from '../kernel/redact.js';
+import { REDACTED, Redactor, maskCredentialKeys, redactSettings } from '../kernel/redact.js';
 
 function redactorWith(...secrets: string[]): Redactor {
   const redactor = new Redactor();
@@ -103,6 +103,19 @@ describe('a redactor layered over another (a plugin over the kernel)', () => {
     // Even before it learned anything of its own: the layer below still applies.
     const fresh = new Redactor({ then: (text) => kernel.text(text) });
     expect(fresh.value({ header: 'kernel-secret-1' })).toEqual({ header: REDACTED });
+  });
+});
+
+describe('maskCredentialKeys', () => {
+  it('masks every string under a key that names a credential, keeps ${env:} references and everything else', () => {
+    const shown = maskCredentialKeys({
+      mcpServers: { s: { url: 'https://x', headers: { Authorization: 'Bearer abc', 'X-Api-Key': '${env:KEY}', Accept: 'json' }, oauth: { clientId: 'c', clientSecret: 's3' } } },
+      tokens: ['t1', 't2'],
+    });
+    expect(shown).toEqual({
+      mcpServers: { s: { url: 'https://x', headers: { Authorization: REDACTED, 'X-Api-Key': '${env:KEY}', Accept: 'json' }, oauth: { clientId: 'c', clientSecret: REDACTED } } },
+      tokens: [REDACTED, REDACTED],
+    });
   });
 });
 

@@ -1,6 +1,5 @@
 import { definePlugin, PlinthError } from 'plinth/sdk';
 import { formatExplanation, formatPluginList } from './format.js';
-import { maskSecretLooking } from './mask.js';
 
 export default definePlugin({
   setup(kernel) {
@@ -35,8 +34,7 @@ export default definePlugin({
       registry.add({
         name: 'config show',
         run({ json, out }) {
-          const inspected = kernel.inspect().config;
-          const config = { ...inspected, settings: maskSecretLooking(inspected.settings) };
+          const { config } = kernel.inspect();
           if (json) return out.json(config);
           for (const file of config.files) out.print(`${file.scope}: ${file.file}${file.exists ? '' : ' (absent)'}`);
           out.print(`profile: ${config.profile ?? '(none)'}`);
