@@ -48,6 +48,8 @@ export { formatTable } from './format.js';
 export { withFileLock, writeFileAtomic } from './files.js';
 export type { FileLockOptions, WriteFileAtomicOptions } from './files.js';
 export { closestName } from './suggest.js';
+export { askYesNo, processTerminal, whyNotAsk } from './prompt.js';
+export type { PromptIO } from './prompt.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';
 export { PlinthError, describeError, isPlinthError } from '../kernel/errors.js';
 export { REDACTED, Redactor } from '../kernel/redact.js';

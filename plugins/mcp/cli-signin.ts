@@ -5,9 +5,8 @@
  * afterwards. Never with `--json`, in CI, without a terminal or inside a hook:
  * there the server's error names `plinth auth login <server>`.
  */
-import type { CommandInput, PluginKernel } from 'plinth/sdk';
+import { type CommandInput, type PluginKernel, type PromptIO, askYesNo, processTerminal, whyNotAsk } from 'plinth/sdk';
 import type {} from '../oauth/types.js'; // the `Services` merge for 'oauth'
-import { type PromptIO, askYesNo, processTerminal, whyNotAsk } from '../trust/prompt.js';
 import type { ServerStatus } from './types.js';
 
 export type SignInIo = Pick<CommandInput, 'json' | 'out' | 'signal'>;

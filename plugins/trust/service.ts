@@ -3,10 +3,9 @@
  * pins user subjects on first use, and asks on the terminal when approval is
  * needed and asking is allowed.
  */
-import { type Logger, PlinthError } from 'plinth/sdk';
+import { type Logger, PlinthError, type PromptIO, askYesNo, processTerminal, whyNotAsk } from 'plinth/sdk';
 import { TRUST_KINDS, fingerprint, validateSubject } from './fingerprint.js';
 import { pluginSubject } from './plugin-files.js';
-import { type PromptIO, askYesNo, processTerminal, whyNotAsk } from './prompt.js';
 import { type EntryKey, type TrustData, type TrustStore, findEntry, putEntry, recordOf, removeEntry } from './store.js';
 import type { CheckOptions, TrustService, TrustSubject, TrustVerdict } from './types.js';
 import { type Assessment, type CommandContext, approveCommand, assess, describeSubject, needText, question, refusal, shortFingerprint } from './verdict.js';

@@ -10,6 +10,7 @@
  * runs before `client.connect`; `attachFeatures` calls it too, for clients
  * created with `CLIENT_CAPABILITIES` already.
  */
+import { Redactor, processTerminal, whyNotAsk } from 'plinth/sdk';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -110,19 +111,15 @@ async function answer<T>(deps: Pick<FeatureDeps, 'log' | 'redact'>, server: stri
 export function terminalOf(given: Terminal | null | undefined): Terminal | undefined {
   if (given === null) return undefined;
   if (given) return given;
-  const ci = process.env.CI;
-  if (ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false') return undefined;
-  return process.stdin.isTTY && process.stderr.isTTY ? { input: process.stdin, output: process.stderr } : undefined;
+  const terminal = processTerminal();
+  return whyNotAsk(terminal) === undefined ? terminal : undefined;
 }
 
-/** `deps.redact`, plus the server's own secrets. */
+/** The server's own secrets masked, then `deps.redact`. */
 export function redactFor(deps: Pick<FeatureDeps, 'redact'>, definition: Pick<McpServerDefinition, 'secrets'>): (text: string) => string {
-  const secrets = definition.secrets.filter((s) => s.length >= 4);
-  return (text) => {
-    let out = deps.redact ? deps.redact(text) : text;
-    for (const secret of secrets) out = out.split(secret).join('[redacted]');
-    return out;
-  };
+  const redactor = new Redactor(deps.redact ? { then: deps.redact } : {});
+  for (const secret of definition.secrets) redactor.add(secret);
+  return (text) => redactor.text(text);
 }
 
 function oneLine(text: string): string {
