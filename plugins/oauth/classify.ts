@@ -21,7 +21,7 @@ export function oauthErrorCode(error: unknown): string | undefined {
 }
 
 /** Whether `error` means the server could not be reached or answered as broken (worth trying again later). */
-export function isUnreachable(error: unknown): boolean {
+function isUnreachable(error: unknown): boolean {
   const code = oauthErrorCode(error);
   if (code !== undefined) return code === 'server_error' || code === 'temporarily_unavailable';
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return true;

@@ -127,7 +127,7 @@ function noMetadata(provider: StoredOAuthProvider, status: number, server: strin
  * checks every channel's URL gets (a host's channel may not check): a missing
  * or different `state` is a possible forgery, an `error` the server's refusal.
  */
-export function checkCallback(url: URL, state: string, server: string): string {
+function checkCallback(url: URL, state: string, server: string): string {
   const verdict = inspectCallback(url, state);
   switch (verdict.kind) {
     case 'forged':

@@ -46,7 +46,7 @@ export interface OAuthRecord {
 }
 
 /** The secret store key of a server's record. */
-export function recordKey(server: string): string {
+function recordKey(server: string): string {
   return `${KEY_PREFIX}${server}`;
 }
 
