@@ -79,7 +79,8 @@ export class Redactor {
   }
 
   /**
-   * A copy of `v` with every string redacted, through plain objects and
+   * A copy of `v` with every string redacted, and every number that is a
+   * learned secret replaced by `"[redacted]"`, through plain objects and
    * arrays. Errors become plain `{ name, message, code? }` objects (a
    * PlinthError keeps its `toJSON` fields). Other objects (Dates, Maps, class
    * instances) are kept as they are. With no secrets learned, returns `v` itself.
@@ -91,6 +92,8 @@ export class Redactor {
 
   #copy(v: unknown, seen: WeakMap<object, unknown>): unknown {
     if (typeof v === 'string') return this.text(v);
+    // A sensitive number is learned as it prints; in structured output it is a number, not text.
+    if (typeof v === 'number') return this.#secrets.has(String(v)) ? REDACTED : v;
     if (typeof v !== 'object' || v === null) return v;
     const done = seen.get(v);
     if (done !== undefined) return done;

@@ -422,4 +422,14 @@ describe('resolvePluginSettings', () => {
     const resolved = resolvePluginSettings('acme', withSecrets, { token: 't-1234', auth: { bearer: 'b-5678' }, endpoint: 'https://x' }, {});
     expect(sensitiveValues(withSecrets, resolved)).toEqual(['t-1234', 'b-5678']);
   });
+
+  it('lists sensitive numbers too, also nested ones, but not booleans or numbers of ordinary settings', () => {
+    const withNumbers = [
+      decl({ name: 'pin', type: 'number', sensitive: true }),
+      decl({ name: 'account', type: 'object', sensitive: true }),
+      decl({ name: 'port', type: 'number' }),
+    ];
+    const resolved = resolvePluginSettings('acme', withNumbers, { pin: 739214, account: { id: 55512, codes: [8812, 0.5], verified: true }, port: 8080 }, {});
+    expect(sensitiveValues(withNumbers, resolved)).toEqual(['739214', '55512', '8812', '0.5']);
+  });
 });

@@ -62,6 +62,11 @@ describe('Redactor.value', () => {
     expect(original.args[1]).toBe('tok-abc123');
   });
 
+  it('replaces a number that is a learned secret, and keeps other numbers', () => {
+    const redactor = redactorWith('739214');
+    expect(redactor.value({ pin: 739214, nested: [{ pin: 739214 }], port: 8080 })).toEqual({ pin: REDACTED, nested: [{ pin: REDACTED }], port: 8080 });
+  });
+
   it('turns errors into plain redacted objects', () => {
     const redactor = redactorWith('tok-abc123');
     const plain = Object.assign(new Error('401 for tok-abc123'), { code: 'E_AUTH' });

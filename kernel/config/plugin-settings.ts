@@ -58,13 +58,16 @@ export function resolvePluginSettings(
 }
 
 /**
- * The secrets among resolved settings, for the redactor: the strings of every
- * sensitive setting, including strings nested in a sensitive object or array.
+ * The secrets among resolved settings, for the redactor: the strings and
+ * numbers of every sensitive setting (numbers as they print), including those
+ * nested in a sensitive object or array. A number is a secret as much as a
+ * string is (a PIN, an account id); booleans carry no secret.
  */
 export function sensitiveValues(decls: readonly SettingDecl[], resolved: Record<string, unknown>): string[] {
   const found: string[] = [];
   const collect = (value: unknown): void => {
     if (typeof value === 'string') found.push(value);
+    else if (typeof value === 'number' && Number.isFinite(value)) found.push(String(value));
     else if (Array.isArray(value)) value.forEach(collect);
     else if (typeof value === 'object' && value !== null) Object.values(value).forEach(collect);
   };
