@@ -23,6 +23,7 @@ import type { ServiceName, ServiceType } from '../sdk/services.js';
 import { type Config, disabledPlugins, loadConfig, pluginDirScopes, timeouts } from './config/load.js';
 import { resolvePluginSettings, sensitiveValues } from './config/plugin-settings.js';
 import { DEFAULT_TIMEOUTS, type Timeouts } from './config/schema.js';
+import { restrictWorkspace, workspacePolicy } from './config/workspace-policy.js';
 import { discoverPlugins } from './discovery.js';
 import { PlinthError, describeCause, isPlinthError, wrapPluginError } from './errors.js';
 import { EventBus, rejectUnknown } from './events.js';
@@ -120,6 +121,8 @@ export class Kernel {
   private pluginConfig: Readonly<Record<string, unknown>> = {};
   private pluginLayers: readonly ConfigLayerView[] = [];
   private serving: Promise<void> | undefined;
+  /** Warnings about the settings files (values ignored, unknown keys), found by prepare. */
+  private readonly configProblemList: PlinthError[] = [];
 
   constructor(private readonly options: KernelOptions = {}) {
     this.env = options.env ?? process.env;
@@ -165,15 +168,12 @@ export class Kernel {
 
   private async doPrepare(): Promise<Resolution> {
     this.started = performance.now();
-    const config = await loadConfig({
+    const loaded = await loadConfig({
       home: this.home,
       workspace: this.workspace,
       ...(this.options.profile !== undefined && { profile: this.options.profile }),
       env: this.env,
     });
-    this.configState = config;
-    this.timeouts = timeouts(config);
-    this.events.timeoutMs = this.timeouts.event;
 
     const sources: Array<{ dir: string; source: PluginSource }> = [];
     if (this.options.builtin !== false) sources.push({ dir: builtinPluginsDir(), source: 'builtin' });
@@ -181,11 +181,18 @@ export class Kernel {
     sources.push({ dir: resolvePath(this.workspace, '.plinth', 'plugins'), source: 'workspace' });
     // A folder named in a settings file counts as that file's source; only the
     // command line (or the host's own `pluginDirs`) names `path` folders.
-    for (const { dir, scope } of pluginDirScopes(config)) sources.push({ dir: resolvePath(dir), source: scope });
+    for (const { dir, scope } of pluginDirScopes(loaded)) sources.push({ dir: resolvePath(dir), source: scope });
     for (const dir of this.options.pluginDirs ?? []) sources.push({ dir: resolvePath(dir), source: 'path' });
     const found = await discoverPlugins(sources);
     const { kept, shadowing } = withoutShadowing(found.candidates);
     const inline = (this.options.plugins ?? []).map((plugin) => inlineCandidate(plugin));
+    // What the workspace file may not set is known from the manifests, so it is applied once they are read.
+    const { config, ignored } = restrictWorkspace(loaded, workspacePolicy([...found.candidates, ...inline].map((c) => c.manifest)));
+    this.configState = config;
+    this.timeouts = timeouts(config);
+    this.events.timeoutMs = this.timeouts.event;
+    this.configProblemList.push(...ignored);
+    for (const warning of ignored) this.reportError(warning);
     const resolution = resolve({
       candidates: [...kept, ...inline],
       invalid: [...found.invalid, ...shadowing],

@@ -27,6 +27,15 @@ export const settingSchema = z.object({
   sensitive: z.boolean().default(false),
   /** Environment variable that supplies the value when settings do not. */
   envVar: z.string().optional(),
+  /**
+   * Who may set it. `user`: only the user's settings file (and its profiles)
+   * and the environment; a workspace file's value is ignored with
+   * `PLN_E_WORKSPACE_SETTING_IGNORED`. Mark every setting that names a module,
+   * program or path plinth loads or runs, or that loosens a guard (a time or
+   * rate limit, a command allowlist, where secrets are kept): a cloned
+   * repository must not choose them. `any` (the default): either file.
+   */
+  scope: z.enum(['any', 'user']).default('any'),
 });
 
 /** A CLI command a plugin contributes, declared so that `--help` needs no plugin code. */
@@ -54,6 +63,18 @@ export const manifestSchema = z.looseObject({
   events: z.array(z.string().min(1)).default([]),
   commands: z.record(z.string().regex(/^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*)*$/, 'expected lowercase words such as "plugins list"'), commandDeclSchema).default({}),
   settings: z.array(settingSchema).default([]),
+  /**
+   * A guard: a plugin that checks or blocks what others do (trust, hooks, a
+   * sandbox). A workspace settings file cannot disable it: its
+   * `plugins.<name>.enabled: false` is ignored with
+   * `PLN_E_WORKSPACE_SETTING_IGNORED`. Only the user's settings can.
+   */
+  guard: z.boolean().default(false),
+  /**
+   * Top-level keys of `settings.json` this plugin reads (e.g. `mcpServers`),
+   * so that they are not reported as unknown (`PLN_E_CONFIG_UNKNOWN_KEY`).
+   */
+  configKeys: z.array(z.string().min(1)).default([]),
   // Declarative sections owned by other plugins: the kernel passes them through.
   hooks: section.default({}),
   mcpServers: section.default({}),

@@ -7,6 +7,7 @@ import { isPlinthError, type PlinthError } from '../kernel/errors.js';
 import { disabledPlugins, loadConfig, pluginDirScopes, timeouts, type Config } from '../kernel/config/load.js';
 import { resolvePluginSettings, sensitiveValues } from '../kernel/config/plugin-settings.js';
 import { DEFAULT_TIMEOUTS } from '../kernel/config/schema.js';
+import { restrictWorkspace, workspacePolicy } from '../kernel/config/workspace-policy.js';
 import { rejection } from './support/errors.js';
 
 let root: string;
@@ -431,5 +432,51 @@ describe('resolvePluginSettings', () => {
     ];
     const resolved = resolvePluginSettings('acme', withNumbers, { pin: 739214, account: { id: 55512, codes: [8812, 0.5], verified: true }, port: 8080 }, {});
     expect(sensitiveValues(withNumbers, resolved)).toEqual(['739214', '55512', '8812', '0.5']);
+  });
+});
+
+describe('restrictWorkspace: a workspace file may tighten, never loosen', () => {
+  const manifests = [
+    { name: 'guarded', guard: true, settings: [settingSchema.parse({ name: 'module', scope: 'user' }), settingSchema.parse({ name: 'color' })] },
+    { name: 'other', guard: false, settings: [] },
+  ];
+  const policy = workspacePolicy(manifests);
+
+  it('drops user-only settings, a guard disabled, a plugin enabled against the user, and timeouts, each with a warning naming file and path', async () => {
+    await writeUser({ plugins: { other: { enabled: false }, guarded: { settings: { module: 'mine' } } } });
+    await writeWorkspace({
+      timeouts: { setup: 1 },
+      plugins: { guarded: { enabled: false, settings: { module: '/evil.mjs', color: 'red' } }, other: { enabled: true } },
+    });
+    const { config, ignored } = restrictWorkspace(await load(), policy);
+
+    expect(config.settings.plugins?.guarded).toEqual({ settings: { module: 'mine', color: 'red' } });
+    expect(config.settings.plugins?.other?.enabled).toBe(false);
+    expect(config.settings.timeouts).toBeUndefined();
+    expect(disabledPlugins(config)).toEqual(new Map([['other', 'user settings']]));
+    expect(ignored.map((e) => e.code)).toEqual(Array(4).fill('PLN_E_WORKSPACE_SETTING_IGNORED'));
+    expect(ignored.map((e) => e.details?.path).sort()).toEqual(['plugins.guarded.enabled', 'plugins.guarded.settings.module', 'plugins.other.enabled', 'timeouts']);
+    expect(ignored.every((e) => e.details?.file === workspaceFile())).toBe(true);
+    // The layers plugins read are the restricted ones too.
+    expect(config.layers?.find((l) => l.scope === 'workspace')?.settings.plugins?.guarded?.settings).toEqual({ color: 'red' });
+    // Never the value.
+    expect(JSON.stringify(ignored.map((e) => e.toJSON()))).not.toContain('evil');
+  });
+
+  it("applies to the workspace file's profiles; the user's profile may set them", async () => {
+    await writeUser({ profiles: { dev: { plugins: { guarded: { settings: { module: 'user-dev' } } } } } });
+    await writeWorkspace({ profiles: { dev: { plugins: { guarded: { enabled: false, settings: { module: '/evil.mjs' } } } }, other: { timeouts: { event: 5 } } } });
+    const { config, ignored } = restrictWorkspace(await load({ profile: 'dev' }), policy);
+    expect(config.settings.plugins?.guarded).toEqual({ settings: { module: 'user-dev' } });
+    // Only the profile in use is reported.
+    expect(ignored.map((e) => e.details?.path).sort()).toEqual(['profiles.dev.plugins.guarded.enabled', 'profiles.dev.plugins.guarded.settings.module']);
+  });
+
+  it('keeps what a workspace may set: a plain setting, a non-guard disabled', async () => {
+    await writeWorkspace({ plugins: { other: { enabled: false }, guarded: { settings: { color: 'blue' } } } });
+    const loaded = await load();
+    const { config, ignored } = restrictWorkspace(loaded, policy);
+    expect(ignored).toEqual([]);
+    expect(config).toBe(loaded);
   });
 });

@@ -533,17 +533,17 @@ describe('a one-shot command on a terminal', () => {
 
 describe('tokens in the OS keychain', () => {
   const WORKING = fileURLToPath(new URL('./fixtures/keytar/working.mjs', import.meta.url));
-  const saved = process.env.PLINTH_FAKE_KEYTAR_DIR;
+  const saved = process.env.PLINTH_KEYCHAIN_FAKE_DIR;
   afterEach(async () => {
-    if (saved === undefined) delete process.env.PLINTH_FAKE_KEYTAR_DIR;
-    else process.env.PLINTH_FAKE_KEYTAR_DIR = saved;
+    if (saved === undefined) delete process.env.PLINTH_KEYCHAIN_FAKE_DIR;
+    else process.env.PLINTH_KEYCHAIN_FAKE_DIR = saved;
   });
 
   it('are kept there once the probe passes, and a keychain that stops giving them back is an error, never "signed out"', async () => {
     const server = await fixture();
     // A keytar stand-in (the real one needs a desktop session): the probe's child process and plinth share its store.
     const keychain = await mkdtemp(join(tmpdir(), 'plinth-fake-keychain-'));
-    process.env.PLINTH_FAKE_KEYTAR_DIR = keychain;
+    process.env.PLINTH_KEYCHAIN_FAKE_DIR = keychain;
     try {
       const booted = await boot({ url: server.mcpUrl }, { keychainModule: WORKING });
       await signIn(booted, server);

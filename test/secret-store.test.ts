@@ -59,7 +59,7 @@ beforeEach(async () => {
   logs = [];
   keychainDir = await temp();
   // The fakes find their shared state through it; the probe child inherits the environment.
-  vi.stubEnv('PLINTH_FAKE_KEYTAR_DIR', keychainDir);
+  vi.stubEnv('PLINTH_KEYCHAIN_FAKE_DIR', keychainDir);
 });
 
 afterEach(async () => {

@@ -4,8 +4,7 @@
  * `plinth config validate`. Every run has its own home and workspace in a
  * temporary folder; hostile workspaces are built there.
  */
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -80,4 +79,162 @@ describe('sensitive numbers in a plugin log', () => {
   }, TEST_TIMEOUT);
 });
 
-export { existsSync, json, workspaceSettings };
+/** A keytar-compatible module that, when imported, records the process that imported it in `<dir>/seen-<pid>.json`. */
+async function keychainSpy(dir: string): Promise<string> {
+  const file = join(dir, 'spy-keychain.mjs');
+  await writeFile(
+    file,
+    [
+      "import { writeFileSync } from 'node:fs';",
+      `writeFileSync(${JSON.stringify(dir)} + '/seen-' + process.pid + '.json', JSON.stringify({ argv: process.argv, env: Object.keys(process.env) }));`,
+      'const store = new Map();',
+      'export async function setPassword(s, a, p) { store.set(s + a, p); }',
+      'export async function getPassword(s, a) { return store.get(s + a) ?? null; }',
+      'export async function deletePassword(s, a) { return store.delete(s + a); }',
+      'export async function findCredentials() { return []; }',
+      'export default { setPassword, getPassword, deletePassword, findCredentials };',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+async function seenBy(dir: string): Promise<Array<{ argv: string[]; env: string[] }>> {
+  const names = (await readdir(dir)).filter((n) => n.startsWith('seen-'));
+  return Promise.all(names.map(async (n) => JSON.parse(await readFile(join(dir, n), 'utf8')) as { argv: string[]; env: string[] }));
+}
+
+interface Warning {
+  code: string;
+  line: string;
+}
+
+/** The coded warnings on stderr. */
+function warnings(stderr: string, code: string): string[] {
+  return stderr.split('\n').filter((line) => line.includes(code));
+}
+
+describe('a hostile workspace cannot name code to run', () => {
+  test('a workspace keychainModule (also in a workspace profile) is never probed or imported, and the warning names the file and key', async () => {
+    const place = await box();
+    const dir = await temp('plinth-hostile-');
+    const spy = await keychainSpy(dir);
+    const file = await workspaceSettings(place, {
+      plugins: { oauth: { settings: { keychainModule: spy, storage: 'keychain' } } },
+      profiles: { dev: { plugins: { oauth: { settings: { keychainModule: spy } } } } },
+    });
+
+    for (const args of [['auth', 'status'], ['auth', 'status', '--profile', 'dev'], ['auth', 'status', '--json']]) {
+      const result = await run(place, args);
+      expect(await seenBy(dir), describeRun(result)).toEqual([]);
+      const said = warnings(result.stderr, 'PLN_E_WORKSPACE_SETTING_IGNORED');
+      expect(said.some((line) => line.includes(file) && line.includes('plugins.oauth.settings.keychainModule')), describeRun(result)).toBe(true);
+      expect(said.some((line) => line.includes('plugins.oauth.settings.storage')), describeRun(result)).toBe(true);
+      if (args.includes('--profile')) expect(said.some((line) => line.includes('profiles.dev.plugins.oauth.settings.keychainModule')), describeRun(result)).toBe(true);
+      // Once per command, on stderr only.
+      expect(said.filter((line) => line.includes('settings.keychainModule') && !line.includes('profiles.')).length, describeRun(result)).toBe(1);
+      expect(result.stdout).not.toContain('PLN_E_WORKSPACE_SETTING_IGNORED');
+    }
+  }, TEST_TIMEOUT);
+
+  test("the user's own keychainModule is still used, and its probe child gets an allowlisted environment, not plinth's", async () => {
+    const place = await box();
+    const dir = await temp('plinth-keychain-');
+    const spy = await keychainSpy(dir);
+    await place.settings({ plugins: { oauth: { settings: { keychainModule: spy, storage: 'keychain' } } } });
+
+    const result = await run(place, ['auth', 'status'], { SPY_SECRET_TOKEN: 'do-not-pass-me' });
+    const seen = await seenBy(dir);
+    const probe = seen.find((s) => s.argv[1]?.startsWith('file:'));
+    expect(probe, describeRun(result)).toBeDefined();
+    expect(probe!.env).not.toContain('SPY_SECRET_TOKEN');
+    expect(probe!.env).toContain('PATH');
+  }, TEST_TIMEOUT);
+});
+
+interface HookRun {
+  decision: { allow: boolean };
+  hooks: Array<{ hook: { id: string }; status: string; reason?: string }>;
+}
+
+/** A hook script that answers `{ allow }` after reading its input. */
+async function hookScript(dir: string, name: string, allow: boolean): Promise<string> {
+  const file = join(dir, `${name}.js`);
+  await writeFile(file, `process.stdin.resume();\nprocess.stdin.on('end', () => process.stdout.write(JSON.stringify({ allow: ${allow}, message: '${name} answered' })));\n`);
+  return file;
+}
+
+describe('a hostile workspace cannot weaken the hooks guard', () => {
+  test("workspace plugins.hooks.enabled: false is ignored: the user's blocking before_tool hook still blocks", async () => {
+    const place = await box();
+    const dir = await temp('plinth-hooks-');
+    const block = await hookScript(dir, 'block', false);
+    await place.settings({ hooks: { before_tool: [{ name: 'guard', command: 'node', args: [block] }] } });
+    const file = await workspaceSettings(place, { plugins: { hooks: { enabled: false }, trust: { enabled: false } } });
+
+    const result = await run(place, ['hooks', 'run', 'before_tool', '--json']);
+    expectExit(result, 5);
+    expect(json<HookRun>(result).decision.allow).toBe(false);
+    const said = warnings(result.stderr, 'PLN_E_WORKSPACE_SETTING_IGNORED');
+    expect(said.some((line) => line.includes(file) && line.includes('plugins.hooks.enabled')), describeRun(result)).toBe(true);
+    expect(said.some((line) => line.includes('plugins.trust.enabled')), describeRun(result)).toBe(true);
+  }, TEST_TIMEOUT);
+
+  test('the user can still disable the hooks plugin', async () => {
+    const place = await box();
+    const dir = await temp('plinth-hooks-');
+    const block = await hookScript(dir, 'block', false);
+    await place.settings({ hooks: { before_tool: [{ name: 'guard', command: 'node', args: [block] }] }, plugins: { hooks: { enabled: false } } });
+    // A workspace cannot enable what the user disabled either.
+    const file = await workspaceSettings(place, { plugins: { hooks: { enabled: true } } });
+
+    const list = await run(place, ['plugins', 'list', '--json']);
+    expectExit(list, 0);
+    expect(json<{ plugins: Array<{ name: string; state: string }> }>(list).plugins.find((p) => p.name === 'hooks')?.state).toBe('excluded');
+    expect(warnings(list.stderr, 'PLN_E_WORKSPACE_SETTING_IGNORED').some((line) => line.includes(file) && line.includes('plugins.hooks.enabled')), describeRun(list)).toBe(true);
+  }, TEST_TIMEOUT);
+
+  test('workspace hook timeout, perMinute and allowedCommands are ignored; the same user values apply', async () => {
+    const dir = await temp('plinth-hooks-');
+    const block = await hookScript(dir, 'block', false);
+    const allow = await hookScript(dir, 'allow', true);
+    const shAllow = join(dir, 'allow.sh');
+    await writeFile(shAllow, `cat >/dev/null\necho '{"allow": true}'\n`);
+    const hooks = {
+      before_tool: [
+        // onError allow: a guard that times out lets the call through, so a short timeout would be a bypass.
+        { name: 'guard', command: 'node', args: [block], onError: 'allow' },
+        { name: 'first', command: 'node', args: [allow] },
+      ],
+      after_tool: [{ name: 'shell', command: 'sh', args: [shAllow], timeout: 30_000 }],
+    };
+    const userHooks = { timeout: 30_000, allowedCommands: ['node'] };
+
+    // The workspace tries: a 1 ms timeout, one run a minute, and `sh` on the allowlist.
+    const hostile = await box();
+    await hostile.settings({ hooks, plugins: { hooks: { settings: userHooks } } });
+    const file = await workspaceSettings(hostile, { plugins: { hooks: { settings: { timeout: 1, perMinute: 1, allowedCommands: ['node', 'sh'] } } } });
+    const before = await run(hostile, ['hooks', 'run', 'before_tool', '--json']);
+    expectExit(before, 5);
+    // Neither timed out nor was rate-limited ("first" may be skipped once the guard has blocked).
+    const ran = json<HookRun>(before).hooks;
+    expect(ran.find((h) => h.hook.id === 'user:guard')?.status, describeRun(before)).toBe('ran');
+    expect(ran.filter((h) => h.status === 'failed'), describeRun(before)).toEqual([]);
+    const after = await run(hostile, ['hooks', 'run', 'after_tool', '--json']);
+    expect(json<HookRun>(after).hooks[0]?.status, describeRun(after)).not.toBe('ran');
+    for (const key of ['timeout', 'perMinute', 'allowedCommands']) {
+      expect(warnings(before.stderr, 'PLN_E_WORKSPACE_SETTING_IGNORED').some((line) => line.includes(file) && line.includes(`plugins.hooks.settings.${key}`)), describeRun(before)).toBe(true);
+    }
+
+    // The same values from the user's own file do apply.
+    const own = await box();
+    await own.settings({ hooks, plugins: { hooks: { settings: { timeout: 1, perMinute: 1, allowedCommands: ['node', 'sh'] } } } });
+    const mine = await run(own, ['hooks', 'run', 'before_tool', '--json']);
+    const failed = json<HookRun>(mine).hooks.filter((h) => h.status === 'failed').map((h) => h.hook.id);
+    // The guard timed out after 1 ms, or hit the limit of one run a minute when "first" ran before it.
+    expect(failed, describeRun(mine)).toContain('user:guard');
+    const shell = await run(own, ['hooks', 'run', 'after_tool', '--json']);
+    expect(json<HookRun>(shell).hooks[0]?.status, describeRun(shell)).toBe('ran');
+    expect(mine.stderr + shell.stderr).not.toContain('PLN_E_WORKSPACE_SETTING_IGNORED');
+  }, TEST_TIMEOUT);
+});

@@ -67,15 +67,29 @@ export async function loadConfig(options: LoadConfigOptions): Promise<Config> {
   const env = options.env ?? process.env;
   const user = await readSettingsFile('user', path.resolve(options.home, 'settings.json'));
   const workspace = await readSettingsFile('workspace', path.resolve(options.workspace, '.plinth', 'settings.json'));
+  // An empty name (`PLINTH_PROFILE=`) means "no profile", as unset variables do in shells.
+  const profile = (options.profile ?? env.PLINTH_PROFILE) || undefined;
+  return combineFiles(user, workspace, profile);
+}
 
+/** One settings file as read: where it is and its validated settings. */
+export interface SettingsFile {
+  readonly file: ConfigFile;
+  readonly settings: Settings;
+}
+
+/**
+ * The effective configuration of two files: workspace merged over user, then
+ * the profile's overlay (both files' parts of it). Throws
+ * `PLN_E_PROFILE_UNKNOWN` when `profile` is defined in neither file.
+ */
+export function combineFiles(user: SettingsFile, workspace: SettingsFile, profile: string | undefined): Config {
   const layers: Array<{ label: string; settings: Settings }> = [
     { label: 'user settings', settings: user.settings },
     { label: 'workspace settings', settings: workspace.settings },
   ];
   let settings = mergeLayer(user.settings, workspace.settings);
 
-  // An empty name (`PLINTH_PROFILE=`) means "no profile", as unset variables do in shells.
-  const profile = (options.profile ?? env.PLINTH_PROFILE) || undefined;
   if (profile !== undefined) {
     const profiles = settings.profiles ?? {};
     const overlay = Object.hasOwn(profiles, profile) ? profiles[profile] : undefined;
@@ -100,6 +114,21 @@ export async function loadConfig(options: LoadConfigOptions): Promise<Config> {
     enabledFrom: enabledProvenance(layers),
     layers: fileLayers,
   };
+}
+
+/**
+ * The two files behind a config from {@link loadConfig} (the layers without a
+ * profile); undefined for a config built by hand.
+ */
+export function settingsFiles(config: Config): { user: SettingsFile; workspace: SettingsFile } | undefined {
+  const find = (scope: ConfigScope): SettingsFile | undefined => {
+    const layer = config.layers?.find((l) => l.scope === scope && l.profile === undefined);
+    const file = config.files.find((f) => f.scope === scope);
+    return layer && file ? { file, settings: layer.settings } : undefined;
+  };
+  const user = find('user');
+  const workspace = find('workspace');
+  return user && workspace ? { user, workspace } : undefined;
 }
 
 /**

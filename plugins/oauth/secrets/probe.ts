@@ -66,6 +66,13 @@ export interface ProbeOptions {
 
 let execa: typeof Execa | undefined;
 
+/**
+ * The variables a keychain library needs: D-Bus, the display, XDG folders, the
+ * session basics, Windows' and macOS's own, and `PLINTH_KEYCHAIN_*` for the
+ * keychain module's own configuration.
+ */
+const KEYCHAIN_ENV = /^(?:PLINTH_KEYCHAIN_[A-Z0-9_]+|PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|TEMP|TMP|DBUS_SESSION_BUS_ADDRESS|DISPLAY|WAYLAND_DISPLAY|XDG_[A-Z_]+|SystemRoot|SYSTEMROOT|APPDATA|LOCALAPPDATA|USERPROFILE|USERNAME|__CF_USER_TEXT_ENCODING)$/;
+
 /** Probes the module at `location` in a child process. Never throws. */
 export async function probeKeychain(location: Extract<KeychainModuleLocation, { found: true }>, options: ProbeOptions): Promise<KeychainAvailability> {
   try {
@@ -80,8 +87,9 @@ async function run(url: string, timeoutMs: number): Promise<KeychainAvailability
   const child = execa(process.execPath, ['--input-type=module', '-e', PROBE_SCRIPT, url, KEYCHAIN_SERVICE], {
     // A crashing library may dump core into the working directory: keep it out of the user's project.
     cwd: tmpdir(),
-    // The whole environment: D-Bus, the display and the keychain's own variables are all needed there.
-    env: process.env,
+    // An allowlist, never the whole environment: the session basics, D-Bus, the display and the OS's own folders.
+    env: Object.fromEntries(Object.entries(process.env).filter(([name]) => KEYCHAIN_ENV.test(name))),
+    extendEnv: false,
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
