@@ -8,6 +8,7 @@ import type { CommandRegistry, CommandSpec } from '../sdk/commands.js';
 import { canonicalEvent, type Decision, type EventHandler } from '../sdk/events.js';
 import type {
   ConfigLayerView,
+  ConfigProblem,
   Disposer,
   KernelInspection,
   Logger,
@@ -20,9 +21,10 @@ import type {
   Teardown,
 } from '../sdk/plugin.js';
 import type { ServiceName, ServiceType } from '../sdk/services.js';
-import { type Config, disabledPlugins, loadConfig, pluginDirScopes, timeouts } from './config/load.js';
+import { type Config, disabledPlugins, fileOfPluginSetting, loadConfig, pluginDirScopes, settingsFiles, timeouts } from './config/load.js';
 import { resolvePluginSettings, sensitiveValues } from './config/plugin-settings.js';
 import { DEFAULT_TIMEOUTS, type Timeouts } from './config/schema.js';
+import { knownKeys, unknownKeys } from './config/unknown-keys.js';
 import { restrictWorkspace, workspacePolicy } from './config/workspace-policy.js';
 import { discoverPlugins } from './discovery.js';
 import { PlinthError, describeCause, isPlinthError, wrapPluginError } from './errors.js';
@@ -187,12 +189,14 @@ export class Kernel {
     const { kept, shadowing } = withoutShadowing(found.candidates);
     const inline = (this.options.plugins ?? []).map((plugin) => inlineCandidate(plugin));
     // What the workspace file may not set is known from the manifests, so it is applied once they are read.
-    const { config, ignored } = restrictWorkspace(loaded, workspacePolicy([...found.candidates, ...inline].map((c) => c.manifest)));
+    const manifests = [...found.candidates, ...inline].map((c) => c.manifest);
+    const { config, ignored } = restrictWorkspace(loaded, workspacePolicy(manifests));
     this.configState = config;
     this.timeouts = timeouts(config);
     this.events.timeoutMs = this.timeouts.event;
-    this.configProblemList.push(...ignored);
-    for (const warning of ignored) this.reportError(warning);
+    const files = settingsFiles(loaded);
+    this.configProblemList.push(...ignored, ...(files ? unknownKeys([files.user, files.workspace], knownKeys(manifests)) : []));
+    for (const warning of this.configProblemList) this.reportError(warning);
     const resolution = resolve({
       candidates: [...kept, ...inline],
       invalid: [...found.invalid, ...shadowing],
@@ -450,8 +454,32 @@ export class Kernel {
         files: this.config.files,
         profile: this.config.profile,
         settings: maskCredentialKeys(this.redactor.value(this.pluginConfig)),
+        problems: this.configProblems(),
       },
     };
+  }
+
+  private configProblems(): ConfigProblem[] {
+    const problems: ConfigProblem[] = this.configProblemList.map((e) => ({
+      code: e.code,
+      message: this.redactor.text(e.message),
+      ...(typeof e.details?.file === 'string' && { file: e.details.file }),
+      ...(typeof e.details?.path === 'string' && { path: e.details.path }),
+    }));
+    for (const record of this.records.values()) {
+      const error = record.error;
+      if (error?.code !== 'PLN_E_SETTING_INVALID' && error?.code !== 'PLN_E_SETTING_REQUIRED') continue;
+      const setting = typeof error.details?.setting === 'string' ? error.details.setting : undefined;
+      const file = setting === undefined ? undefined : fileOfPluginSetting(this.config, record.info.name, setting);
+      const message = this.redactor.text(error.message);
+      problems.push({
+        code: error.code,
+        message: file === undefined ? message : `${file}: ${message}`,
+        ...(file !== undefined && { file }),
+        ...(typeof error.details?.path === 'string' && { path: error.details.path }),
+      });
+    }
+    return problems;
   }
 
   /** Commands declared by the resolved plugins, from manifests alone. */

@@ -5,6 +5,7 @@
 export { definePlugin } from './plugin.js';
 export type {
   ConfigLayerView,
+  ConfigProblem,
   Disposer,
   KernelInspection,
   Logger,

@@ -155,7 +155,21 @@ export interface KernelInspection {
     readonly profile: string | undefined;
     /** The merged settings for display: sensitive plugin settings, and strings under keys that name a credential (`clientSecret`, `Authorization`, …), replaced by "[redacted]". */
     readonly settings: Readonly<Record<string, unknown>>;
+    /** What is wrong in the settings files: values a workspace may not set, unknown keys, invalid plugin settings. */
+    readonly problems: readonly ConfigProblem[];
   };
+}
+
+/** One problem in the settings, for `plinth config validate`. */
+export interface ConfigProblem {
+  /** `PLN_E_WORKSPACE_SETTING_IGNORED`, `PLN_E_CONFIG_UNKNOWN_KEY`, `PLN_E_SETTING_INVALID`, `PLN_E_SETTING_REQUIRED`. */
+  readonly code: string;
+  /** The message, redacted; it names the file and the JSON path. */
+  readonly message: string;
+  /** The settings file the value is in; absent when it came from the environment or a default. */
+  readonly file?: string;
+  /** The JSON path, e.g. `plugins.hooks.settings.timeout`. */
+  readonly path?: string;
 }
 
 /** One settings file's own settings, as `configLayers` lists them. */

@@ -341,10 +341,21 @@ export default definePlugin({
     expect(existsSync(marker('payload'))).toBe(false);
   });
 
-  it('switching trust off in the workspace settings refuses workspace plugins: nothing checks them', async () => {
+  it('the workspace settings cannot switch trust off (it is a guard): workspace plugins are still checked', async () => {
     const { home, workspace, marker } = await sandbox();
     await markerPlugin(join(workspace, '.plinth', 'plugins'), 'payload', marker('payload'));
     await writeFile(join(workspace, '.plinth', 'settings.json'), JSON.stringify({ plugins: { trust: { enabled: false } } }));
+    const kernel = await boot(home, workspace);
+    expect(status(kernel, 'trust').state).toBe('active');
+    expect(status(kernel, 'payload')).toMatchObject({ state: 'failed', error: { code: 'PLN_E_PLUGIN_REFUSED' } });
+    expect(kernel.inspect().config.problems.map((p) => [p.code, p.path])).toContainEqual(['PLN_E_WORKSPACE_SETTING_IGNORED', 'plugins.trust.enabled']);
+    expect(existsSync(marker('payload'))).toBe(false);
+  });
+
+  it('switching trust off in the user settings refuses workspace plugins: nothing checks them', async () => {
+    const { home, workspace, marker } = await sandbox();
+    await markerPlugin(join(workspace, '.plinth', 'plugins'), 'payload', marker('payload'));
+    await writeFile(join(home, 'settings.json'), JSON.stringify({ plugins: { trust: { enabled: false } } }));
     const kernel = await boot(home, workspace);
     expect(status(kernel, 'trust').state).toBe('excluded');
     const payload = status(kernel, 'payload');

@@ -1,5 +1,5 @@
 /** Text for `plugins list` and `plugins why`. */
-import { formatTable as table, type KernelInspection, type PluginStatus } from 'plinth/sdk';
+import { formatTable as table, type ConfigProblem, type KernelInspection, type PluginStatus } from 'plinth/sdk';
 
 type Explanation = NonNullable<ReturnType<KernelInspection['explain']>>;
 
@@ -41,4 +41,13 @@ export function formatExplanation(e: Explanation, status: PluginStatus | undefin
     }
   }
   return lines.join('\n');
+}
+
+/** Text for `config validate`: the files read, then one line per problem (its message names the file and the JSON path). */
+export function formatProblems(files: KernelInspection['config']['files'], problems: readonly ConfigProblem[]): string {
+  const read = files.filter((f) => f.exists).map((f) => f.file);
+  const checked = read.length > 0 ? read.join(', ') : 'no settings files';
+  if (problems.length === 0) return `Settings are valid (${checked}).`;
+  const lines = problems.map((p) => `  ${p.code}: ${p.message}`);
+  return [`${problems.length} problem${problems.length === 1 ? '' : 's'} in the settings (${checked}):`, ...lines].join('\n');
 }

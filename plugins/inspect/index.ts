@@ -1,5 +1,5 @@
-import { definePlugin, PlinthError } from 'plinth/sdk';
-import { formatExplanation, formatPluginList } from './format.js';
+import { definePlugin, EXIT, PlinthError } from 'plinth/sdk';
+import { formatExplanation, formatPluginList, formatProblems } from './format.js';
 
 export default definePlugin({
   setup(kernel) {
@@ -39,6 +39,18 @@ export default definePlugin({
           for (const file of config.files) out.print(`${file.scope}: ${file.file}${file.exists ? '' : ' (absent)'}`);
           out.print(`profile: ${config.profile ?? '(none)'}`);
           out.print(JSON.stringify(config.settings, null, 2));
+        },
+      });
+
+      registry.add({
+        name: 'config validate',
+        run({ json, out }) {
+          // Settings that break the schema never get here: loading them fails first, with exit 3 and each JSON path.
+          const { config } = kernel.inspect();
+          const valid = config.problems.length === 0;
+          if (json) out.json({ valid, files: config.files, profile: config.profile, problems: config.problems });
+          else out.print(formatProblems(config.files, config.problems));
+          return valid ? EXIT.OK : EXIT.CONFIG;
         },
       });
     });
