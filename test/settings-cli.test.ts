@@ -238,3 +238,75 @@ describe('a hostile workspace cannot weaken the hooks guard', () => {
     expect(mine.stderr + shell.stderr).not.toContain('PLN_E_WORKSPACE_SETTING_IGNORED');
   }, TEST_TIMEOUT);
 });
+
+interface Validation {
+  valid: boolean;
+  problems: Array<{ code: string; file?: string; path?: string; message: string }>;
+}
+
+describe('unknown keys and plinth config validate', () => {
+  test('unknown keys are warned once per command on stderr, with a did-you-mean, and never in --json stdout', async () => {
+    const place = await box();
+    await place.settings({ mcpServer: {}, timeout: 5, plugins: { hokks: {}, hooks: { settings: { timout: 10 } } } });
+    const file = join(place.home, 'settings.json');
+
+    const result = await run(place, ['plugins', 'list', '--json']);
+    expectExit(result, 0);
+    json(result); // stdout stays one JSON document
+    expect(result.stdout).not.toContain('PLN_E_CONFIG_UNKNOWN_KEY');
+    const said = warnings(result.stderr, 'PLN_E_CONFIG_UNKNOWN_KEY');
+    const expected: Array<[string, string]> = [
+      ['mcpServer', 'mcpServers'],
+      ['timeout', 'timeouts'],
+      ['plugins.hokks', 'hooks'],
+      ['plugins.hooks.settings.timout', 'timeout'],
+    ];
+    for (const [path, meant] of expected) {
+      const lines = said.filter((line) => line.includes(` ${path} `));
+      expect(lines.length, `${path}\n${describeRun(result)}`).toBe(1);
+      expect(lines[0]).toContain(file);
+      expect(lines[0]).toContain(`did you mean "${meant}"`);
+    }
+    expect(said.length, describeRun(result)).toBe(expected.length);
+  }, TEST_TIMEOUT);
+
+  test('config validate: exit 0 and "valid" on good settings, exit 3 with every problem (file and JSON path) on bad ones, --json', async () => {
+    const place = await box();
+    await place.settings({ mcpServers: {}, plugins: { hooks: { settings: { timeout: 3000 } } } });
+    const good = await run(place, ['config', 'validate']);
+    expectExit(good, 0);
+    const goodJson = await run(place, ['config', 'validate', '--json']);
+    expectExit(goodJson, 0);
+    expect(json<Validation>(goodJson)).toMatchObject({ valid: true, problems: [] });
+
+    await place.settings({ mcpServer: {}, plugins: { hokks: {}, mcp: { settings: { retries: 'many' } } } });
+    const wsFile = await workspaceSettings(place, { profiles: { dev: { mcpservers: {} } }, plugins: { oauth: { settings: { keychainModule: '/tmp/x.mjs' } } } });
+    const userFile = join(place.home, 'settings.json');
+
+    const text = await run(place, ['config', 'validate']);
+    expectExit(text, 3);
+    for (const fragment of ['mcpServer', 'plugins.hokks', 'profiles.dev.mcpservers', 'plugins.oauth.settings.keychainModule', 'plugins.mcp.settings.retries']) {
+      expect(text.stdout, describeRun(text)).toContain(fragment);
+    }
+
+    const asJson = await run(place, ['config', 'validate', '--json']);
+    expectExit(asJson, 3);
+    const report = json<Validation>(asJson);
+    expect(report.valid).toBe(false);
+    expect(report.problems.map((p) => [p.code, p.file, p.path]).sort()).toEqual(
+      [
+        ['PLN_E_CONFIG_UNKNOWN_KEY', userFile, 'mcpServer'],
+        ['PLN_E_CONFIG_UNKNOWN_KEY', userFile, 'plugins.hokks'],
+        ['PLN_E_CONFIG_UNKNOWN_KEY', wsFile, 'profiles.dev.mcpservers'],
+        ['PLN_E_SETTING_INVALID', userFile, 'plugins.mcp.settings.retries'],
+        ['PLN_E_WORKSPACE_SETTING_IGNORED', wsFile, 'plugins.oauth.settings.keychainModule'],
+      ].sort(),
+    );
+
+    // Settings that break the schema: exit 3 too, with the file and the JSON path.
+    await place.settings({ timeouts: { setup: 'soon' } });
+    const broken = await run(place, ['config', 'validate', '--json']);
+    expectExit(broken, 3);
+    expect(json(broken).error).toMatchObject({ code: 'PLN_E_CONFIG_INVALID', details: { file: userFile, issues: [{ path: 'timeouts.setup' }] } });
+  }, TEST_TIMEOUT);
+});
