@@ -8,7 +8,6 @@ import type { CommandRegistry, CommandSpec } from '../sdk/commands.js';
 import { canonicalEvent, type Decision, type EventHandler } from '../sdk/events.js';
 import type {
   ConfigLayerView,
-  ConfigProblem,
   Disposer,
   KernelInspection,
   Logger,
@@ -21,8 +20,9 @@ import type {
   Teardown,
 } from '../sdk/plugin.js';
 import type { ServiceName, ServiceType } from '../sdk/services.js';
-import { type Config, disabledPlugins, fileOfPluginSetting, loadConfig, pluginDirScopes, settingsFiles, timeouts } from './config/load.js';
+import { type Config, disabledPlugins, loadConfig, pluginDirScopes, settingsFiles, timeouts } from './config/load.js';
 import { resolvePluginSettings, sensitiveValues } from './config/plugin-settings.js';
+import { configProblems } from './config/problems.js';
 import { DEFAULT_TIMEOUTS, type Timeouts } from './config/schema.js';
 import { knownKeys, unknownKeys } from './config/unknown-keys.js';
 import { restrictWorkspace, workspacePolicy } from './config/workspace-policy.js';
@@ -454,32 +454,9 @@ export class Kernel {
         files: this.config.files,
         profile: this.config.profile,
         settings: maskCredentialKeys(this.redactor.value(this.pluginConfig)),
-        problems: this.configProblems(),
+        problems: configProblems(this.configProblemList, [...this.records.values()].map((r) => ({ plugin: r.info.name, error: r.error })), this.config, (text) => this.redactor.text(text)),
       },
     };
-  }
-
-  private configProblems(): ConfigProblem[] {
-    const problems: ConfigProblem[] = this.configProblemList.map((e) => ({
-      code: e.code,
-      message: this.redactor.text(e.message),
-      ...(typeof e.details?.file === 'string' && { file: e.details.file }),
-      ...(typeof e.details?.path === 'string' && { path: e.details.path }),
-    }));
-    for (const record of this.records.values()) {
-      const error = record.error;
-      if (error?.code !== 'PLN_E_SETTING_INVALID' && error?.code !== 'PLN_E_SETTING_REQUIRED') continue;
-      const setting = typeof error.details?.setting === 'string' ? error.details.setting : undefined;
-      const file = setting === undefined ? undefined : fileOfPluginSetting(this.config, record.info.name, setting);
-      const message = this.redactor.text(error.message);
-      problems.push({
-        code: error.code,
-        message: file === undefined ? message : `${file}: ${message}`,
-        ...(file !== undefined && { file }),
-        ...(typeof error.details?.path === 'string' && { path: error.details.path }),
-      });
-    }
-    return problems;
   }
 
   /** Commands declared by the resolved plugins, from manifests alone. */
