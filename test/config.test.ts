@@ -4,9 +4,10 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { settingSchema, type SettingDecl } from '../sdk/manifest.js';
 import { isPlinthError, type PlinthError } from '../kernel/errors.js';
-import { disabledPlugins, loadConfig, pluginDirScopes, timeouts, type Config } from '../kernel/config/load.js';
+import { disabledPlugins, loadConfig, pluginDirScopes, settingsFiles, timeouts, type Config } from '../kernel/config/load.js';
 import { resolvePluginSettings, sensitiveValues } from '../kernel/config/plugin-settings.js';
 import { DEFAULT_TIMEOUTS } from '../kernel/config/schema.js';
+import { knownKeys, unknownKeys } from '../kernel/config/unknown-keys.js';
 import { restrictWorkspace, workspacePolicy } from '../kernel/config/workspace-policy.js';
 import { rejection } from './support/errors.js';
 
@@ -478,5 +479,36 @@ describe('restrictWorkspace: a workspace file may tighten, never loosen', () => 
     const { config, ignored } = restrictWorkspace(loaded, policy);
     expect(ignored).toEqual([]);
     expect(config).toBe(loaded);
+  });
+});
+
+describe('unknownKeys', () => {
+  const known = knownKeys([
+    { name: 'hooks', configKeys: ['hooks'], settings: [settingSchema.parse({ name: 'timeout', type: 'number' })] },
+    { name: 'mcp', configKeys: ['mcpServers'], settings: [] },
+  ]);
+
+  it('names each unknown key with its file, JSON path and the key meant, in files and their profiles', async () => {
+    await writeUser({ mcpServer: {}, hooks: {}, plugins: { hokks: {}, hooks: { settings: { timout: 1, timeout: 2 } } } });
+    await writeWorkspace({ profiles: { dev: { profiles: {}, mcpServers: {}, timeouts: {} } } });
+    const config = await load();
+    const files = settingsFiles(config)!;
+    const found = unknownKeys([files.user, files.workspace], known);
+    expect(found.every((e) => e.code === 'PLN_E_CONFIG_UNKNOWN_KEY')).toBe(true);
+    expect(found.map((e) => [e.details?.file, e.details?.path, e.details?.suggestion])).toEqual([
+      [userFile(), 'mcpServer', 'mcpServers'],
+      [userFile(), 'plugins.hokks', 'hooks'],
+      [userFile(), 'plugins.hooks.settings.timout', 'timeout'],
+      // A profile cannot hold profiles.
+      [workspaceFile(), 'profiles.dev.profiles', undefined],
+    ]);
+  });
+
+  it('finds nothing in good settings, or when there are no files', async () => {
+    const empty = settingsFiles(await load())!;
+    expect(unknownKeys([empty.user, empty.workspace], known)).toEqual([]);
+    await writeUser({ $schema: 'x', hooks: {}, mcpServers: {}, plugins: { mcp: {}, hooks: { enabled: true, settings: { timeout: 5 } } }, timeouts: {}, services: {}, pluginDirs: [] });
+    const files = settingsFiles(await load())!;
+    expect(unknownKeys([files.user, files.workspace], known)).toEqual([]);
   });
 });
