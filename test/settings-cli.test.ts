@@ -104,11 +104,6 @@ async function seenBy(dir: string): Promise<Array<{ argv: string[]; env: string[
   return Promise.all(names.map(async (n) => JSON.parse(await readFile(join(dir, n), 'utf8')) as { argv: string[]; env: string[] }));
 }
 
-interface Warning {
-  code: string;
-  line: string;
-}
-
 /** The coded warnings on stderr. */
 function warnings(stderr: string, code: string): string[] {
   return stderr.split('\n').filter((line) => line.includes(code));
