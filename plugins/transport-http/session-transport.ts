@@ -1,9 +1,24 @@
 /**
- * The SDK's StreamableHTTPClientTransport, ending its session when closed.
- * The SDK keeps the session (`mcp-session-id`) and resumes a broken SSE
- * stream with `Last-Event-ID` by itself; what it leaves to the caller is the
- * DELETE that tells the server the session is over (`terminateSession`),
- * which `close()` here sends first, within a time limit.
+ * The SDK's StreamableHTTPClientTransport, keeping its session through a
+ * server restart and ending it when closed. The SDK keeps the session
+ * (`mcp-session-id`) and resumes a broken SSE stream with `Last-Event-ID` by
+ * itself; what it leaves to the caller:
+ *
+ * - **A session the server no longer knows** (HTTP 404, see ./session-fetch.ts
+ *   for the 400s some servers send instead): the specification says the client
+ *   MUST start a new session with a new InitializeRequest. Here the transport
+ *   repeats the client's own `initialize` (same capabilities, same client info)
+ *   and `notifications/initialized`, then sends the refused message again, once:
+ *   the caller sees its answer, not the 404. Requests the old session had
+ *   accepted and not answered will never be answered: they are failed with
+ *   JSON-RPC `-32000` (connection closed), so no call waits for its timeout.
+ * - **A server that cannot be reached** (connection refused, no route) once
+ *   connected: the server is down. The transport tells `onDown` listeners and
+ *   closes, so every pending request fails at once and the client's `onclose`
+ *   runs (the mcp plugin marks the server disconnected, the health plugin
+ *   reconnects it with backoff).
+ * - **The DELETE that ends the session** (`terminateSession`), which `close()`
+ *   sends first, within a time limit.
  *
  * A subclass, not a wrapper, so everything else of the SDK class (`sessionId`,
  * `finishAuth` for OAuth, `resumeStream`, `protocolVersion`) stays as it is.
@@ -12,32 +27,227 @@
  * Loaded on the first `create()`: it imports the SDK.
  */
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Logger } from 'plinth/sdk';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Disposer, Logger } from 'plinth/sdk';
 import { fetchWithOwnSignals } from '../mcp/request-signals.js';
+import { connectionCode, sessionFetch, sessionGone, type SessionFetchEvents } from './session-fetch.js';
 
 export interface SessionOptions {
   /** How long the DELETE may take before the transport closes anyway. */
   readonly terminateTimeoutMs: number;
+  /** How long starting a new session (initialize) may take, after the server lost the old one. */
+  readonly renewTimeoutMs: number;
   readonly log: Logger;
   readonly redact: (text: string) => string;
   /** For log lines. */
   readonly server: string;
 }
 
-/** Streamable HTTP whose `close()` terminates the session on the server first. */
+type SendOptions = Parameters<StreamableHTTPClientTransport['send']>[1];
+type RequestId = string | number;
+type Answer = { readonly result?: Record<string, unknown>; readonly error?: { readonly message?: string } };
+
+/** JSON-RPC "connection closed", as the SDK rejects requests of a closed connection (the mcp plugin reports PLN_E_MCP_DISCONNECTED). */
+const CONNECTION_CLOSED = -32000;
+
+/** Streamable HTTP that starts a new session when the server lost its own, and terminates the session on close. */
 export class SessionHttpTransport extends StreamableHTTPClientTransport {
   readonly #session: SessionOptions;
   #closing: Promise<void> | undefined;
+  /** The client's `initialize` params, repeated to start a new session. */
+  #handshake: unknown;
+  /** The client finished its handshake: from then on an unreachable server is a server down. */
+  #ready = false;
+  #renewing: Promise<void> | undefined;
+  /** The server went away (set before the listeners hear it, so that they cannot start it twice). */
+  #lost = false;
+  #renewals = 0;
+  /** The client's requests not answered yet → the session they were sent in. */
+  readonly #unanswered = new Map<RequestId, string | undefined>();
+  /** Requests of our own (a new session's initialize) → who waits for the answer. */
+  readonly #ours = new Map<RequestId, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>();
+  readonly #down = new Set<(reason: string) => void>();
+  /** Messages of our own, not the client's. */
+  readonly #own = new WeakSet<object>();
 
   constructor(url: URL, options: StreamableHTTPClientTransportOptions, session: SessionOptions) {
-    super(url, { ...options, fetch: fetchWithOwnSignals(options.fetch) });
+    const events: SessionFetchEvents = { sessionLost: () => undefined, unreachable: () => undefined, closed: () => false };
+    super(url, { ...options, fetch: fetchWithOwnSignals(sessionFetch(options.fetch, events)) });
     this.#session = session;
+    events.sessionLost = (lost) => void this.#renew(lost).catch(() => undefined); // a failure closes the transport
+    events.unreachable = (error) => {
+      if (this.#ready) this.#lose(`the server cannot be reached at ${url.origin} (${describe(error)})`);
+    };
+    events.closed = () => this.#closing !== undefined || this.#lost;
+    this.#filterMessages();
+  }
+
+  /** Calls `listener` when the server goes away (it cannot be reached, or refused a new session); the transport closes right after. */
+  onDown(listener: (reason: string) => void): Disposer {
+    this.#down.add(listener);
+    return () => void this.#down.delete(listener);
+  }
+
+  /** Sends `message` in the current session; when the server answers that it lost the session, in a new one. */
+  override async send(message: JSONRPCMessage | JSONRPCMessage[], options?: SendOptions): Promise<void> {
+    // Ours (a new session's handshake, sent again by the SDK after an OAuth sign-in): straight through.
+    if (this.#own.has(message)) return super.send(message, options);
+    const messages = Array.isArray(message) ? message : [message];
+    for (const m of messages) this.#note(m);
+    await this.#renewing?.catch(() => undefined); // a new session is being started: send in that one
+    const session = this.sessionId;
+    const requests = messages.filter((m) => isRequest(m) && m.method !== 'initialize').map((m) => (m as { id: RequestId }).id);
+    for (const id of requests) this.#unanswered.set(id, session);
+    try {
+      await super.send(message, options);
+    } catch (error) {
+      const retry = session !== undefined && this.#closing === undefined && !messages.some(isInitialize) && (await lostSession(error));
+      if (!retry) {
+        for (const id of requests) this.#unanswered.delete(id);
+        throw error;
+      }
+      // Never reached the server: sent again below, not among the requests the lost session leaves unanswered.
+      for (const id of requests) this.#unanswered.set(id, undefined);
+      await this.#renew(session);
+      for (const id of requests) this.#unanswered.set(id, this.sessionId);
+      await super.send(message, options);
+    }
   }
 
   /** Sends the session's DELETE (bounded), then closes the streams. Safe to call more than once. */
   override close(): Promise<void> {
     this.#closing ??= this.#terminateThenClose();
     return this.#closing;
+  }
+
+  // ---- the client's messages -------------------------------------------------
+
+  /** Remembers what a new session needs (the handshake), and forgets requests the client gave up. */
+  #note(message: JSONRPCMessage): void {
+    const { method, params } = message as { method?: unknown; params?: { requestId?: RequestId } };
+    if (method === 'initialize') this.#handshake = params;
+    else if (method === 'notifications/initialized') this.#ready = true;
+    else if (method === 'notifications/cancelled' && params?.requestId !== undefined) this.#unanswered.delete(params.requestId);
+  }
+
+  /**
+   * Puts a filter in front of the handler the client sets as `onmessage`:
+   * answers to our own requests stop here, and every answer is crossed off.
+   * The handler is captured when read, so that the SDK's chaining of an earlier
+   * handler (`prev = t.onmessage; t.onmessage = (m) => { prev(m); … }`) cannot loop.
+   */
+  #filterMessages(): void {
+    let handler: ((message: JSONRPCMessage, extra?: unknown) => void) | undefined;
+    Object.defineProperty(this, 'onmessage', {
+      configurable: true,
+      enumerable: true,
+      get: () => {
+        const current = handler;
+        return current && ((message: JSONRPCMessage, extra?: unknown) => void (this.#received(message) || current(message, extra)));
+      },
+      set: (value: typeof handler) => {
+        handler = value;
+      },
+    });
+  }
+
+  /** Whether `message` answered a request of ours (and so is not the client's). */
+  #received(message: JSONRPCMessage): boolean {
+    const { id, method } = message as { id?: RequestId; method?: unknown };
+    if (id === undefined || method !== undefined) return false;
+    const ours = this.#ours.get(id);
+    if (ours) {
+      this.#ours.delete(id);
+      ours.resolve(message as Answer);
+      return true;
+    }
+    this.#unanswered.delete(id);
+    return false;
+  }
+
+  // ---- a new session ---------------------------------------------------------
+
+  /** Starts a new session in place of `lost` (once, however many requests found it lost). Rejects when none could be started. */
+  #renew(lost: string): Promise<void> {
+    if (this.#closing) return Promise.reject(new Error('the transport is closed'));
+    if (this.#renewing) return this.#renewing;
+    if (this.sessionId !== lost) return Promise.resolve(); // renewed already
+    this.#renewing = this.#newSession(lost).finally(() => (this.#renewing = undefined));
+    return this.#renewing;
+  }
+
+  async #newSession(lost: string): Promise<void> {
+    const { log, server, renewTimeoutMs } = this.#session;
+    try {
+      if (this.#handshake === undefined) throw new Error('the client never initialized');
+      log.info(`${server}: the server no longer knows this client's session (it restarted?): starting a new session`);
+      const id = `plinth-session-${++this.#renewals}`;
+      const answer = this.#answerTo(id, renewTimeoutMs);
+      // The fetch leaves the old session id off an initialize (./session-fetch.ts); the answer's header sets the new one.
+      await super.send(this.#mine({ jsonrpc: '2.0', id, method: 'initialize', params: this.#handshake as Record<string, unknown> }));
+      const answered = await answer;
+      if (answered.error) throw new Error(`initialize was refused: ${answered.error.message ?? 'no reason given'}`);
+      const version = answered.result?.protocolVersion;
+      if (typeof version === 'string') this.setProtocolVersion(version);
+      await super.send(this.#mine({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    } catch (error) {
+      const reason = `the server lost this client's session and no new one could be started: ${describe(error)}`;
+      this.#lose(reason);
+      throw new Error(reason, { cause: error });
+    }
+    log.info(`${server}: new session started`);
+    this.#abandon(lost);
+  }
+
+  #mine(message: JSONRPCMessage): JSONRPCMessage {
+    this.#own.add(message);
+    return message;
+  }
+
+  /** Waits for the answer to our request `id`, at most `ms`. */
+  #answerTo(id: RequestId, ms: number): Promise<Answer> {
+    return new Promise<Answer>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#ours.delete(id);
+        reject(new Error(`no answer to initialize within ${ms} ms`));
+      }, ms);
+      timer.unref();
+      const settle = <T>(done: (value: T) => void) => (value: T) => {
+        clearTimeout(timer);
+        done(value);
+      };
+      this.#ours.set(id, { resolve: settle(resolve), reject: settle(reject) });
+    });
+  }
+
+  /** Fails the requests `lost` had accepted: the server that forgot the session will not answer them. */
+  #abandon(lost: string): void {
+    for (const [id, session] of [...this.#unanswered]) {
+      if (session !== lost) continue;
+      this.#unanswered.delete(id);
+      this.onmessage?.({
+        jsonrpc: '2.0',
+        id,
+        error: { code: CONNECTION_CLOSED, message: 'the server lost the session this request was sent in (it restarted?) and will not answer it; a new session was started' },
+      });
+    }
+  }
+
+  // ---- the end -----------------------------------------------------------------
+
+  /** The server is gone: tell the listeners (their reason then explains the close), then close without the DELETE (nobody is there to receive it). */
+  #lose(reason: string): void {
+    if (this.#closing || this.#lost) return;
+    this.#lost = true;
+    this.#session.log.debug(this.#session.redact(`${this.#session.server}: ${reason}`));
+    for (const listener of [...this.#down]) {
+      try {
+        listener(reason);
+      } catch {
+        // A listener's failure must not keep the transport open.
+      }
+    }
+    this.#closing ??= this.#closeStreams();
   }
 
   async #terminateThenClose(): Promise<void> {
@@ -54,13 +264,40 @@ export class SessionHttpTransport extends StreamableHTTPClientTransport {
           }),
         ]);
       } catch (error) {
-        this.#session.log.debug(this.#session.redact(`${this.#session.server}: session not terminated: ${error instanceof Error ? error.message : String(error)}`));
+        this.#session.log.debug(this.#session.redact(`${this.#session.server}: session not terminated: ${describe(error)}`));
       } finally {
         clearTimeout(timer);
         this.onerror = onerror;
       }
     }
-    // Aborts a DELETE still under way too: its signal follows the transport's (../mcp/request-signals.ts).
+    await this.#closeStreams();
+  }
+
+  /** Closes the streams (aborting a DELETE still under way too: its signal follows the transport's) and settles what waits. */
+  async #closeStreams(): Promise<void> {
+    for (const { reject } of this.#ours.values()) reject(new Error('the transport closed'));
+    this.#ours.clear();
+    this.#unanswered.clear();
     await super.close();
   }
+}
+
+/** Whether the SDK's error for a refused POST says the server lost the session. */
+async function lostSession(error: unknown): Promise<boolean> {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  // StreamableHTTPError: `code` is the HTTP status, the message quotes the body.
+  return typeof code === 'number' && sessionGone(code, async () => String(message ?? ''));
+}
+
+function isRequest(message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId; method: string } {
+  return 'method' in message && 'id' in message && message.id !== undefined;
+}
+
+function isInitialize(message: JSONRPCMessage): boolean {
+  return 'method' in message && message.method === 'initialize';
+}
+
+function describe(error: unknown): string {
+  return connectionCode(error) ?? (error instanceof Error ? error.message : String(error));
 }
