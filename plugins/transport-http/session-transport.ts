@@ -31,6 +31,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Disposer, Logger } from 'plinth/sdk';
 import { fetchWithOwnSignals } from '../mcp/request-signals.js';
 import { connectionCode, sessionFetch, sessionGone, type SessionFetchEvents } from './session-fetch.js';
+import { RequestLedger, type RequestId } from './session-ledger.js';
 
 export interface SessionOptions {
   /** How long the DELETE may take before the transport closes anyway. */
@@ -44,11 +45,6 @@ export interface SessionOptions {
 }
 
 type SendOptions = Parameters<StreamableHTTPClientTransport['send']>[1];
-type RequestId = string | number;
-type Answer = { readonly result?: Record<string, unknown>; readonly error?: { readonly message?: string } };
-
-/** JSON-RPC "connection closed", as the SDK rejects requests of a closed connection (the mcp plugin reports PLN_E_MCP_DISCONNECTED). */
-const CONNECTION_CLOSED = -32000;
 
 /** Streamable HTTP that starts a new session when the server lost its own, and terminates the session on close. */
 export class SessionHttpTransport extends StreamableHTTPClientTransport {
@@ -62,10 +58,7 @@ export class SessionHttpTransport extends StreamableHTTPClientTransport {
   /** The server went away (set before the listeners hear it, so that they cannot start it twice). */
   #lost = false;
   #renewals = 0;
-  /** The client's requests not answered yet → the session they were sent in. */
-  readonly #unanswered = new Map<RequestId, string | undefined>();
-  /** Requests of our own (a new session's initialize) → who waits for the answer. */
-  readonly #ours = new Map<RequestId, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>();
+  readonly #ledger = new RequestLedger();
   readonly #down = new Set<(reason: string) => void>();
   /** Messages of our own, not the client's. */
   readonly #own = new WeakSet<object>();
@@ -79,7 +72,7 @@ export class SessionHttpTransport extends StreamableHTTPClientTransport {
       if (this.#ready) this.#lose(`the server cannot be reached at ${url.origin} (${describe(error)})`);
     };
     events.closed = () => this.#closing !== undefined || this.#lost;
-    this.#filterMessages();
+    this.#ledger.install(this);
   }
 
   /** Calls `listener` when the server goes away (it cannot be reached, or refused a new session); the transport closes right after. */
@@ -97,20 +90,25 @@ export class SessionHttpTransport extends StreamableHTTPClientTransport {
     await this.#renewing?.catch(() => undefined); // a new session is being started: send in that one
     const session = this.sessionId;
     const requests = messages.filter((m) => isRequest(m) && m.method !== 'initialize').map((m) => (m as { id: RequestId }).id);
-    for (const id of requests) this.#unanswered.set(id, session);
+    this.#ledger.sent(requests, session);
     try {
       await super.send(message, options);
     } catch (error) {
       const retry = session !== undefined && this.#closing === undefined && !messages.some(isInitialize) && (await lostSession(error));
       if (!retry) {
-        for (const id of requests) this.#unanswered.delete(id);
+        this.#ledger.forget(requests);
         throw error;
       }
       // Never reached the server: sent again below, not among the requests the lost session leaves unanswered.
-      for (const id of requests) this.#unanswered.set(id, undefined);
-      await this.#renew(session);
-      for (const id of requests) this.#unanswered.set(id, this.sessionId);
-      await super.send(message, options);
+      this.#ledger.sent(requests, undefined);
+      try {
+        await this.#renew(session);
+        this.#ledger.sent(requests, this.sessionId);
+        await super.send(message, options);
+      } catch (failure) {
+        this.#ledger.forget(requests);
+        throw failure;
+      }
     }
   }
 
@@ -127,42 +125,7 @@ export class SessionHttpTransport extends StreamableHTTPClientTransport {
     const { method, params } = message as { method?: unknown; params?: { requestId?: RequestId } };
     if (method === 'initialize') this.#handshake = params;
     else if (method === 'notifications/initialized') this.#ready = true;
-    else if (method === 'notifications/cancelled' && params?.requestId !== undefined) this.#unanswered.delete(params.requestId);
-  }
-
-  /**
-   * Puts a filter in front of the handler the client sets as `onmessage`:
-   * answers to our own requests stop here, and every answer is crossed off.
-   * The handler is captured when read, so that the SDK's chaining of an earlier
-   * handler (`prev = t.onmessage; t.onmessage = (m) => { prev(m); … }`) cannot loop.
-   */
-  #filterMessages(): void {
-    let handler: ((message: JSONRPCMessage, extra?: unknown) => void) | undefined;
-    Object.defineProperty(this, 'onmessage', {
-      configurable: true,
-      enumerable: true,
-      get: () => {
-        const current = handler;
-        return current && ((message: JSONRPCMessage, extra?: unknown) => void (this.#received(message) || current(message, extra)));
-      },
-      set: (value: typeof handler) => {
-        handler = value;
-      },
-    });
-  }
-
-  /** Whether `message` answered a request of ours (and so is not the client's). */
-  #received(message: JSONRPCMessage): boolean {
-    const { id, method } = message as { id?: RequestId; method?: unknown };
-    if (id === undefined || method !== undefined) return false;
-    const ours = this.#ours.get(id);
-    if (ours) {
-      this.#ours.delete(id);
-      ours.resolve(message as Answer);
-      return true;
-    }
-    this.#unanswered.delete(id);
-    return false;
+    else if (method === 'notifications/cancelled' && params?.requestId !== undefined) this.#ledger.forget([params.requestId]);
   }
 
   // ---- a new session ---------------------------------------------------------
@@ -178,11 +141,12 @@ export class SessionHttpTransport extends StreamableHTTPClientTransport {
 
   async #newSession(lost: string): Promise<void> {
     const { log, server, renewTimeoutMs } = this.#session;
+    const id = `plinth-session-${++this.#renewals}`;
     try {
       if (this.#handshake === undefined) throw new Error('the client never initialized');
       log.info(`${server}: the server no longer knows this client's session (it restarted?): starting a new session`);
-      const id = `plinth-session-${++this.#renewals}`;
-      const answer = this.#answerTo(id, renewTimeoutMs);
+      const answer = this.#ledger.expect(id, renewTimeoutMs);
+      answer.catch(() => undefined); // awaited below, unless the send fails first (then cancelled, not awaited)
       // The fetch leaves the old session id off an initialize (./session-fetch.ts); the answer's header sets the new one.
       await super.send(this.#mine({ jsonrpc: '2.0', id, method: 'initialize', params: this.#handshake as Record<string, unknown> }));
       const answered = await answer;
@@ -191,46 +155,18 @@ export class SessionHttpTransport extends StreamableHTTPClientTransport {
       if (typeof version === 'string') this.setProtocolVersion(version);
       await super.send(this.#mine({ jsonrpc: '2.0', method: 'notifications/initialized' }));
     } catch (error) {
+      this.#ledger.cancel(id, 'no new session');
       const reason = `the server lost this client's session and no new one could be started: ${describe(error)}`;
       this.#lose(reason);
       throw new Error(reason, { cause: error });
     }
     log.info(`${server}: new session started`);
-    this.#abandon(lost);
+    this.#ledger.abandon(lost);
   }
 
   #mine(message: JSONRPCMessage): JSONRPCMessage {
     this.#own.add(message);
     return message;
-  }
-
-  /** Waits for the answer to our request `id`, at most `ms`. */
-  #answerTo(id: RequestId, ms: number): Promise<Answer> {
-    return new Promise<Answer>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#ours.delete(id);
-        reject(new Error(`no answer to initialize within ${ms} ms`));
-      }, ms);
-      timer.unref();
-      const settle = <T>(done: (value: T) => void) => (value: T) => {
-        clearTimeout(timer);
-        done(value);
-      };
-      this.#ours.set(id, { resolve: settle(resolve), reject: settle(reject) });
-    });
-  }
-
-  /** Fails the requests `lost` had accepted: the server that forgot the session will not answer them. */
-  #abandon(lost: string): void {
-    for (const [id, session] of [...this.#unanswered]) {
-      if (session !== lost) continue;
-      this.#unanswered.delete(id);
-      this.onmessage?.({
-        jsonrpc: '2.0',
-        id,
-        error: { code: CONNECTION_CLOSED, message: 'the server lost the session this request was sent in (it restarted?) and will not answer it; a new session was started' },
-      });
-    }
   }
 
   // ---- the end -----------------------------------------------------------------
@@ -275,9 +211,7 @@ export class SessionHttpTransport extends StreamableHTTPClientTransport {
 
   /** Closes the streams (aborting a DELETE still under way too: its signal follows the transport's) and settles what waits. */
   async #closeStreams(): Promise<void> {
-    for (const { reject } of this.#ours.values()) reject(new Error('the transport closed'));
-    this.#ours.clear();
-    this.#unanswered.clear();
+    this.#ledger.close();
     await super.close();
   }
 }
