@@ -5,11 +5,13 @@
  * `mcp` service built on the SDK's own Client (fixtures/mcp/faulty/mini-mcp.ts);
  * the second boots real kernels.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { execa } from 'execa';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createTestKernel, type Logger, type TestKernel } from 'plinth/sdk';
@@ -392,7 +394,11 @@ afterEach(async () => {
 });
 
 /** Boots builtin plinth with `servers` (fixture files) and small health settings, then serves (as `plinth up`). */
-async function boot(servers: Record<string, { file: string; args?: string[]; timeout?: number }>, settings: Partial<HealthSettings> = {}): Promise<Booted> {
+async function boot(
+  servers: Record<string, { file: string; args?: string[]; timeout?: number } | { url: string }>,
+  settings: Partial<HealthSettings> = {},
+  plugins: Record<string, { settings: Record<string, unknown> }> = {},
+): Promise<Booted> {
   const mark = marker();
   const seen: HealthChange[] = [];
   const observer: InlinePlugin = {
@@ -404,7 +410,10 @@ async function boot(servers: Record<string, { file: string; args?: string[]; tim
     },
   };
   const mcpServers = Object.fromEntries(
-    Object.entries(servers).map(([name, s]) => [name, { command: process.execPath, args: [faulty(s.file), ...(s.args ?? []), mark], ...(s.timeout && { timeout: s.timeout }) }]),
+    Object.entries(servers).map(([name, s]) => [
+      name,
+      'url' in s ? { url: s.url, transport: 'http' } : { command: process.execPath, args: [faulty(s.file), ...(s.args ?? []), mark], ...(s.timeout && { timeout: s.timeout }) },
+    ]),
   );
   const kernel = await createTestKernel({
     builtin: true,
@@ -417,6 +426,7 @@ async function boot(servers: Record<string, { file: string; args?: string[]; tim
         // each regardless. They still apply to the first start at serve; short waits keep that quick.
         mcp: { settings: { retryBaseMs: 20 } },
         health: { settings: { ...FAST, ...settings } },
+        ...plugins,
       },
     },
   });
@@ -437,6 +447,28 @@ async function boot(servers: Record<string, { file: string; args?: string[]; tim
   const booted: Booted = { kernel, mcp: await kernel.get('mcp'), health, seen, changes, mark, until };
   kernels.push(booted);
   return booted;
+}
+
+const HTTP_SERVER = fileURLToPath(new URL('./fixtures/mcp/servers/http-server.mjs', import.meta.url));
+
+/** The fixture's streamable HTTP server on 127.0.0.1 (`port` 0: any free one), once it listens. */
+async function httpServer(port = 0): Promise<{ child: ChildProcess; port: number; url: string; stats: () => Promise<{ initialized: number }> }> {
+  const child = spawn(process.execPath, [HTTP_SERVER, '--port', String(port)], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const info = await new Promise<{ port: number; url: string }>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the HTTP fixture exited with code ${code} before listening`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line.startsWith('{')) resolve(JSON.parse(line) as { port: number; url: string });
+    });
+  });
+  const stats = async () => (await (await fetch(info.url.replace(/\/mcp$/, '/stats'))).json()) as { initialized: number };
+  return { child, ...info, stats };
+}
+
+async function killed(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
 }
 
 const statesOf = (seen: readonly HealthChange[], server: string): HealthState[] => seen.filter((c) => c.server === server).map((c) => c.state);
@@ -464,6 +496,41 @@ describe('health in a real kernel', () => {
     expect(isAlive(pid)).toBe(false);
     await eventually(() => mcp.tools().some((t) => t.name === 'victim__echo'));
     expect((await mcp.callTool('victim__echo', { text: 'again' })).text).toContain('again');
+  });
+
+  test('a remote server killed: down at once (restarting, not degraded), the pending call answers PLN_E_MCP_DISCONNECTED; restarted on the same port, it is reconnected in a new session and healthy', async () => {
+    let server = await httpServer();
+    try {
+      // Checks every 200 ms; enough restarts, 200 ms apart and doubling, to outlast a server process starting again.
+      // The broken SSE streams are not reopened within the test: the check is what finds the server gone.
+      const { mcp, until, changes } = await boot(
+        { web: { url: server.url } },
+        { interval: 200, backoffBaseMs: 200, maxRestarts: 8 },
+        { 'transport-http': { settings: { reconnectDelayMs: 60_000 } } },
+      );
+      await until(is('web', 'healthy'));
+      await eventually(() => mcp.tools().some((t) => t.name === 'web__slow'));
+      const pending = mcp.callTool('web__slow', { ms: 20_000 }, { timeoutMs: 25_000 });
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the server has the call
+      await killed(server.child);
+
+      const down = await until(is('web', 'restarting'));
+      // The first change after healthy: a dead server is not a slow one.
+      expect(statesOf(changes, 'web').slice(0, 2)).toEqual(['healthy', 'restarting']);
+      expect(down.reason).toMatch(/connection|cannot be reached/);
+      const result = await pending;
+      expect(result.error?.code).toBe('PLN_E_MCP_DISCONNECTED');
+
+      server = await httpServer(server.port);
+      await until((c) => is('web', 'healthy')(c) && c.previous === 'restarting');
+      await eventually(() => mcp.tools().some((t) => t.name === 'web__echo'));
+      expect((await mcp.callTool('web__echo', { text: 'back' })).text).toBe('back');
+      expect((await server.stats()).initialized).toBe(1); // a new session, on the new process
+      // The client's capabilities, as a server sees them over the real connection path (SEP-1034 defaults declared).
+      expect(JSON.parse((await mcp.callTool('web__client_capabilities', {})).text)).toMatchObject({ elicitation: { form: { applyDefaults: true } } });
+    } finally {
+      await killed(server.child);
+    }
   });
 
   test('a crash in the middle of a call: PLN_E_MCP_DISCONNECTED for that call, then the server is back', async () => {

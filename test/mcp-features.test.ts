@@ -619,6 +619,54 @@ describe('requests from servers', () => {
     expect(await askElicitation({ server: 's', message: 'm', requestedSchema: schema }, { input: ended, output: new PassThrough() })).toEqual({ action: 'cancel' });
   });
 
+  describe('elicitation defaults (SEP-1034, conformance elicitation-sep1034-client-defaults)', () => {
+    const SERVERS_FIXTURE = ['test/fixtures/mcp/servers/stdio-server.mjs'];
+    const ALL_DEFAULTS = { city: 'Lisbon', nights: 3, budget: 420.5, room: 'double', breakfast: true };
+    /** What the server got back from `elicitation/create`, as its tool reports it. */
+    const elicited = (result: ToolCallResult) => JSON.parse(result.text) as { action: string; content?: Record<string, unknown> };
+
+    it('the client declares elicitation.form.applyDefaults, as the server sees it', async () => {
+      const server = await connect(definition('capable', SERVERS_FIXTURE));
+      try {
+        const seen = JSON.parse((await server.registry.callTool('capable__client_capabilities', {})).text) as Record<string, unknown>;
+        expect(seen.elicitation).toEqual({ form: { applyDefaults: true } });
+      } finally {
+        await server.client.close();
+      }
+    });
+
+    it('a host answering with part of the fields, or with none: the server gets the schema defaults for the rest', async () => {
+      const answers: Array<{ action: 'accept'; content?: Record<string, unknown> }> = [
+        { action: 'accept', content: { nights: 5, room: 'suite' } },
+        { action: 'accept' },
+        { action: 'accept', content: { name: 'Grace' } },
+      ];
+      const off = kernel.provide('mcp:elicitation', async () => answers.shift()!);
+      const server = await connect(definition('hosted', SERVERS_FIXTURE));
+      try {
+        expect(elicited(await server.registry.callTool('hosted__ask_defaults', {}))).toEqual({ action: 'accept', content: { ...ALL_DEFAULTS, nights: 5, room: 'suite' } });
+        expect(elicited(await server.registry.callTool('hosted__ask_defaults', {}))).toEqual({ action: 'accept', content: ALL_DEFAULTS });
+        // A schema with a required field and fields without a default: only the defaults are added.
+        expect(elicited(await server.registry.callTool('hosted__ask', {}))).toEqual({ action: 'accept', content: { name: 'Grace', colour: 'green', subscribe: false } });
+      } finally {
+        off();
+        await server.client.close();
+      }
+    });
+
+    it('the form on a terminal that is not interactive: fields left at their default reach the server with it', async () => {
+      const input = new PassThrough();
+      // city, nights (changed), budget, room, breakfast: Enter keeps a default
+      input.end(['', '4', '', '', ''].join('\n') + '\n');
+      const server = await connect(definition('formed', SERVERS_FIXTURE), { terminal: { input, output: new PassThrough() } });
+      try {
+        expect(elicited(await server.registry.callTool('formed__ask_defaults', {}))).toEqual({ action: 'accept', content: { ...ALL_DEFAULTS, nights: 4 } });
+      } finally {
+        await server.client.close();
+      }
+    });
+  });
+
   it('sampling without a host: declined with a clear error', async () => {
     const result = await everything.registry.callTool('everything__trigger-sampling-request', { prompt: 'hello' });
     expect(result.isError).toBe(true);

@@ -499,6 +499,123 @@ describe('HTTP transports against the fixture server', () => {
   });
 });
 
+// ── streamable HTTP sessions across a server restart ───────────────────────
+
+describe('transport-http when the server forgets the session or goes away', () => {
+  let server: ChildProcess | undefined;
+  let base = '';
+  let mcpUrl = '';
+  const stats = async () => (await (await fetch(`${base}/stats`)).json()) as { initialized: number; sessions: string[]; gets: number };
+  const forget = async () => ((await (await fetch(`${base}/forget`, { method: 'POST' })).json()) as { forgotten: string[] }).forgotten;
+
+  beforeAll(async () => {
+    const started = await startListening([HTTP_SERVER, '--port', '0']);
+    server = started.child;
+    mcpUrl = String(started.info.url);
+    base = mcpUrl.replace(/\/mcp$/, '');
+  });
+  afterAll(() => stopProcess(server));
+
+  /** A client that declares capabilities of its own, to see them repeated in a new session. */
+  async function connectWith(factory: TransportFactory, url: string, ctx: TransportContext = context()): Promise<Connected> {
+    const connection = await factory.create(definition({ transport: 'http', url }), ctx);
+    const client = new Client({ name: 'plinth-session-test', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
+    clients.add(client);
+    await client.connect(connection.transport);
+    return { client, connection };
+  }
+
+  test('404 for the session: the next call starts a new session with the same handshake and is answered', async () => {
+    // No stream reconnects during the test: the call is the first to meet the forgotten session.
+    const http = createHttpTransportFactory({ ...HTTP_DEFAULTS, reconnectDelayMs: 60_000 });
+    const { client, connection } = await connectWith(http, mcpUrl);
+    const old = connection.transport.sessionId!;
+    const before = await stats();
+    expect(await forget()).toContain(old);
+
+    expect(textOf(await call(client, 'echo', { text: 'after the restart' }))).toBe('after the restart');
+    const renewed = connection.transport.sessionId;
+    expect(renewed).toBeDefined();
+    expect(renewed).not.toBe(old);
+    const after = await stats();
+    expect(after.initialized).toBe(before.initialized + 1);
+    expect(after.sessions).toContain(renewed);
+    // The server of the new session heard the client's own initialize again.
+    expect(JSON.parse(textOf(await call(client, 'client_capabilities')))).toEqual({ roots: { listChanged: true } });
+  });
+
+  test('the standalone stream finds the session gone: a new session starts without a call, and notifications come on its stream', async () => {
+    const http = createHttpTransportFactory({ ...HTTP_DEFAULTS, reconnectDelayMs: 20 });
+    const before = await stats();
+    const { client, connection } = await connectWith(http, mcpUrl);
+    await eventually(async () => expect((await stats()).gets).toBeGreaterThan(before.gets)); // the GET stream is open
+    const old = connection.transport.sessionId!;
+    await forget();
+
+    await eventually(async () => expect((await stats()).initialized).toBe(before.initialized + 2));
+    await eventually(() => expect(connection.transport.sessionId).not.toBe(old));
+    const received: string[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void received.push(String(notification.params.data)));
+    await call(client, 'broadcast', { count: 2, prefix: 'new stream' });
+    await eventually(() => expect(received).toEqual(['new stream 1', 'new stream 2']));
+  });
+
+  test('a request the lost session had accepted fails with "connection closed" at once, not at its timeout', async () => {
+    const http = createHttpTransportFactory({ ...HTTP_DEFAULTS, reconnectDelayMs: 20 });
+    const { client } = await connectWith(http, mcpUrl);
+    const pending = client.callTool({ name: 'slow', arguments: { ms: 25_000 } }, undefined, { timeout: 20_000 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the server has the call
+    await forget();
+    expect(await pending).toMatchObject({ code: -32000, message: expect.stringContaining('lost the session') });
+    expect(textOf(await call(client, 'echo', { text: 'still usable' }))).toBe('still usable');
+  });
+
+  test('a server that cannot be reached any more: onDown says why, the transport closes, the pending call fails at once', async () => {
+    const own = await startListening([HTTP_SERVER, '--port', '0']);
+    try {
+      const http = createHttpTransportFactory({ ...HTTP_DEFAULTS, reconnectDelayMs: 20 });
+      const { client, connection } = await connectWith(http, String(own.info.url));
+      const downs: string[] = [];
+      connection.onDown?.((reason) => void downs.push(reason));
+      let closed = false;
+      client.onclose = () => void (closed = true);
+      const pending = client.callTool({ name: 'slow', arguments: { ms: 25_000 } }, undefined, { timeout: 20_000 }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      own.child.kill('SIGKILL');
+      expect(await pending).toMatchObject({ code: -32000 });
+      expect(closed).toBe(true);
+      expect(downs).toEqual([expect.stringContaining('ECONNREFUSED')]);
+    } finally {
+      await stopProcess(own.child);
+    }
+  });
+
+  test('server-everything restarted on the same port (it answers a session it does not know with 400): the next call is answered in a new session', async () => {
+    let everything = await startListening(['--import', LOOPBACK_LISTEN, EVERYTHING, 'streamableHttp'], { PORT: '0' });
+    const port = String(everything.info.port);
+    try {
+      const http = createHttpTransportFactory({ ...HTTP_DEFAULTS, reconnectDelayMs: 60_000 });
+      const { client, connection } = await connectWith(http, `http://127.0.0.1:${port}/mcp`);
+      expect(textOf(await call(client, 'echo', { message: 'first' }))).toContain('first');
+      const old = connection.transport.sessionId;
+      const exited = new Promise((resolve) => everything.child.once('exit', resolve));
+      everything.child.kill('SIGKILL');
+      await exited;
+      everything = await startListening(['--import', LOOPBACK_LISTEN, EVERYTHING, 'streamableHttp'], { PORT: port });
+      expect(textOf(await call(client, 'echo', { message: 'second' }))).toContain('second');
+      expect(connection.transport.sessionId).not.toBe(old);
+    } finally {
+      await stopProcess(everything.child);
+    }
+  });
+});
+
 // ── server-everything over streamable HTTP ─────────────────────────────────
 
 describe('transport-http against server-everything', () => {

@@ -253,8 +253,9 @@ export class HealthMonitor {
       return;
     }
     const outcome = await probe(client, record.probe, settings.timeout);
-    // Dropped when the server was restarted, stopped or replaced meanwhile.
+    // Dropped when the server was restarted, stopped or replaced meanwhile, or found down by other news (its connection closed).
     if (this.closed || record.action || board.get(record.name) !== record || record.generation !== generation) return;
+    if (record.state !== 'healthy' && record.state !== 'degraded') return;
     const restart = applyOutcome(record, outcome, settings, board);
     if (restart !== undefined) this.down(record.name, record, restart);
   }

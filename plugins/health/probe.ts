@@ -44,7 +44,7 @@ export async function probe(client: Client, method: ProbeMethod, timeoutMs: numb
       // The server answered, even if with an error: it is alive and responsive.
       return { ok: true, method, latencyMs: elapsed() };
     }
-    const down = code === CONNECTION_CLOSED || /not connected/i.test(message(error));
+    const down = code === CONNECTION_CLOSED || /not connected/i.test(message(error)) || connectionGone(error);
     return { ok: false, method, latencyMs: elapsed(), reason: describe(method, code, error, timeoutMs), down };
   }
 }
@@ -79,7 +79,47 @@ async function send(client: Client, method: ProbeMethod, timeout: number): Promi
 function describe(method: ProbeMethod, code: number | undefined, error: unknown, timeoutMs: number): string {
   if (code === REQUEST_TIMEOUT) return `${method} got no answer within ${timeoutMs} ms`;
   if (code === CONNECTION_CLOSED) return `the connection closed during ${method}`;
+  if (connectionGone(error)) return `${method} failed: the connection to the server failed (${goneCode(error)})`;
   return `${method} failed: ${message(error)}`;
+}
+
+/**
+ * Errors of the connection itself, as Node and its fetch name them: nothing
+ * answers at a remote server's address (refused, no route, no such host), or
+ * the connection broke under the check (reset, socket closed, pipe gone). The
+ * server is down: a restart case, not a slow server to count failures for.
+ */
+const CONNECTION_GONE = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ECONNRESET',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+]);
+
+/** Whether `error`, or what caused it (fetch failed → connect ECONNREFUSED), is such a connection error. */
+function connectionGone(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 4) return false;
+  const { code, errors, cause } = error as { code?: unknown; errors?: unknown; cause?: unknown };
+  if (typeof code === 'string' && CONNECTION_GONE.has(code)) return true;
+  // Several addresses tried (localhost as ::1 and 127.0.0.1): gone when every one failed so.
+  if (Array.isArray(errors) && errors.length > 0 && errors.every((e) => connectionGone(e, depth + 1))) return true;
+  return connectionGone(cause, depth + 1);
+}
+
+/** The first error code along `error`'s causes, for the reason line. */
+function goneCode(error: unknown): string {
+  let current: unknown = error;
+  for (let depth = 0; typeof current === 'object' && current !== null && depth < 5; depth++) {
+    const { code, errors, cause } = current as { code?: unknown; errors?: unknown[]; cause?: unknown };
+    if (typeof code === 'string') return code;
+    current = Array.isArray(errors) && errors.length > 0 ? errors[0] : cause;
+  }
+  return 'no code';
 }
 
 /** The JSON-RPC code of an McpError, recognised by shape (the SDK may be another copy). */

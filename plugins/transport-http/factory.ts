@@ -26,9 +26,10 @@ export function createHttpTransportFactory(settings: HttpSettings = HTTP_DEFAULT
             maxRetries: settings.reconnectRetries,
           },
         },
-        { terminateTimeoutMs: settings.terminateTimeoutMs, log: context.log, redact: context.redact, server: server.name },
+        { terminateTimeoutMs: settings.terminateTimeoutMs, renewTimeoutMs: server.connectTimeoutMs, log: context.log, redact: context.redact, server: server.name },
       );
-      return { transport };
+      // A server that cannot be reached once connected is down: the health plugin reacts at once.
+      return { transport, onDown: (listener) => transport.onDown(listener) };
     },
   };
 }

@@ -20,8 +20,14 @@ import type { McpServerDefinition } from '../types.js';
 import { askElicitation } from './elicit-form.js';
 import type { FeatureDeps, HostServiceName, Terminal } from './types.js';
 
-/** What plinth declares in `initialize`: roots (with change notifications), form elicitation, sampling. */
-export const CLIENT_CAPABILITIES = { roots: { listChanged: true }, elicitation: {}, sampling: {} } as const;
+/**
+ * What plinth declares in `initialize`: roots (with change notifications), form
+ * elicitation, sampling. `applyDefaults` (SEP-1034): every accepted answer is
+ * completed with the requested schema's defaults for the fields it leaves out,
+ * whoever answered (the host's `mcp:elicitation` or the form); the SDK's client
+ * does the filling once the capability is declared.
+ */
+export const CLIENT_CAPABILITIES = { roots: { listChanged: true }, elicitation: { form: { applyDefaults: true } }, sampling: {} } as const;
 
 // The spec's code for "the user rejected the sampling request".
 const SAMPLING_DECLINED = -1;
@@ -63,7 +69,7 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
       const params = request.params as { message: string; requestedSchema?: Record<string, unknown> };
       const requestedSchema = params.requestedSchema ?? { type: 'object', properties: {} };
       const host = await hostService(deps, 'mcp:elicitation', server);
-      if (host) return answer(deps, server, 'elicitation/create', () => host({ server, message: params.message, requestedSchema }));
+      if (host) return withContent(await answer(deps, server, 'elicitation/create', () => host({ server, message: params.message, requestedSchema })));
       const terminal = terminalOf(deps.terminal);
       if (terminal) return askElicitation({ server, message: redactFor(deps, definition)(params.message), requestedSchema }, terminal, extra.signal);
       deps.log.warn(
@@ -105,6 +111,16 @@ async function answer<T>(deps: Pick<FeatureDeps, 'log' | 'redact'>, server: stri
     deps.log.warn(`server "${server}": the host's handler for ${method} failed: ${message}`);
     throw new McpError(ErrorCode.InternalError, `the host could not answer ${method}: ${message}`);
   }
+}
+
+/**
+ * An accepted answer always carries `content`, empty when the host gave none:
+ * the SDK fills the schema's defaults into the content object, and an accept
+ * without one would reach the server without them.
+ */
+function withContent<T extends { action: string; content?: Record<string, unknown> }>(result: T): T {
+  // Anything else (not an object, another action) is the SDK's to check and refuse.
+  return typeof result === 'object' && result !== null && result.action === 'accept' && result.content === undefined ? { ...result, content: {} } : result;
 }
 
 /** The terminal to ask on: the one given, none (`null`), or stdin/stderr when both are terminals outside CI. */
