@@ -74,6 +74,8 @@ interface PluginRecord {
   api?: PluginApi;
   teardown?: Teardown;
   abort: AbortController;
+  /** Removes the blocking handlers of the events this plugin guards, set while it is not running. */
+  guardOff?: (() => void) | undefined;
 }
 
 /** What boot found and did. */
@@ -208,7 +210,7 @@ export class Kernel {
       const record = this.addRecord(candidate, candidate.manifest.activation === 'lazy' ? 'lazy' : 'loading');
       this.services.declare(record.info.name, candidate.manifest.provides);
       this.resolveSettings(record);
-      if (candidate.manifest.activation === 'lazy') this.indexLazyEvents(record);
+      this.indexEvents(record);
     }
     const decls = new Map([...resolution.candidates].map(([name, list]) => [name, list.flatMap((c) => c.manifest.settings)]));
     this.pluginConfig = redactSettings(config.settings, decls);
@@ -217,6 +219,8 @@ export class Kernel {
       if (this.records.has(excluded.name)) continue;
       const record = this.addRecord(excluded.candidate, 'excluded', excluded.name);
       record.error = excluded.error;
+      // A plugin the user disabled guards nothing; one left out for any other reason fails closed.
+      if (excluded.error.code !== 'PLN_E_PLUGIN_DISABLED') this.guardWhileDown(record, redactError(excluded.error, this.redactor));
     }
     for (const error of resolution.invalid) this.reportError(error);
     for (const excluded of resolution.excluded) {
@@ -364,8 +368,46 @@ export class Kernel {
     record.error = safe;
     record.abort.abort(safe);
     record.api?.dispose();
+    this.guardWhileDown(record, safe);
     this.reportError(safe);
     throw safe;
+  }
+
+  /**
+   * The generic fail-closed rule: a plugin whose manifest `guards` events is not
+   * running, so each of those events is blocked in its name, with its error and
+   * the fix. The kernel does not ask whether the plugin had anything to guard
+   * (for the hooks plugin: whether hooks of that event are configured): only the
+   * plugin knows, and it is the one that failed. A false block is loud and names
+   * its fix; a false allow is silent.
+   */
+  private guardWhileDown(record: PluginRecord, error: PlinthError): void {
+    const { name, manifest } = record.info;
+    if (record.guardOff || manifest.guards.length === 0) return;
+    const events = new Set(manifest.guards.map((event) => canonicalEvent(event)).filter((event) => event !== undefined));
+    if (events.size === 0) return;
+    const fix = [
+      error.hint ?? `\`plinth plugins why ${name}\` explains why it did not load`,
+      `to go on without it, disable it in your user settings (plugins.${name}.enabled: false)`,
+    ].join('; ');
+    const offs = [...events].map((event) =>
+      this.events.on(
+        name,
+        event,
+        () => ({
+          allow: false,
+          message: `plugin "${name}" guards ${event} and is not running (${record.state}: ${error.code}: ${error.message}); ${event} is blocked until it runs. Fix: ${fix}`,
+          code: 'PLN_E_GUARD_UNAVAILABLE',
+          fix,
+        }),
+        // Before every other handler: nothing acts on an event that is going to be blocked anyway.
+        { stage: Number.MIN_SAFE_INTEGER },
+      ),
+    );
+    record.guardOff = () => {
+      for (const off of offs) off();
+      record.guardOff = undefined;
+    };
   }
 
   /** Fires an agent event (name or alias) and returns the combined decision. */
@@ -523,13 +565,19 @@ export class Kernel {
     }
   }
 
-  private indexLazyEvents(record: PluginRecord): void {
-    for (const event of record.info.manifest.events) {
+  /**
+   * Checks the events a manifest names (`events`, `guards`); for a lazy plugin,
+   * remembers them as the events that activate it.
+   */
+  private indexEvents(record: PluginRecord): void {
+    const { events, guards, activation } = record.info.manifest;
+    for (const event of new Set([...events, ...guards])) {
       const name = canonicalEvent(event);
       if (name === undefined) {
         this.reportError(new PlinthError('PLN_E_EVENT_UNKNOWN', `plugin "${record.info.name}" declares unknown event "${event}"`, { plugin: record.info.name, hook: 'manifest' }));
         continue;
       }
+      if (activation !== 'lazy') continue;
       const list = this.lazyByEvent.get(name) ?? [];
       list.push(record.info.name);
       this.lazyByEvent.set(name, list);
