@@ -26,6 +26,7 @@ import { DEFAULT_TIMEOUTS, type Timeouts } from './config/schema.js';
 import { discoverPlugins } from './discovery.js';
 import { PlinthError, describeCause, isPlinthError, wrapPluginError } from './errors.js';
 import { EventBus, rejectUnknown } from './events.js';
+import { blockGuardedEvents } from './guards.js';
 import { type LifecycleHooks, createLifecycleHooks } from './lifecycle.js';
 import { loadPluginCode } from './loader.js';
 import { type LogLevel, type LogSink, createLogger, parseLogLevel } from './log.js';
@@ -75,7 +76,7 @@ interface PluginRecord {
   teardown?: Teardown;
   abort: AbortController;
   /** Removes the blocking handlers of the events this plugin guards, set while it is not running. */
-  guardOff?: (() => void) | undefined;
+  guardOff?: Disposer | undefined;
 }
 
 /** What boot found and did. */
@@ -373,41 +374,10 @@ export class Kernel {
     throw safe;
   }
 
-  /**
-   * The generic fail-closed rule: a plugin whose manifest `guards` events is not
-   * running, so each of those events is blocked in its name, with its error and
-   * the fix. The kernel does not ask whether the plugin had anything to guard
-   * (for the hooks plugin: whether hooks of that event are configured): only the
-   * plugin knows, and it is the one that failed. A false block is loud and names
-   * its fix; a false allow is silent.
-   */
+  /** While `record` is not running, the events its manifest `guards` are blocked in its name (see guards.ts). */
   private guardWhileDown(record: PluginRecord, error: PlinthError): void {
-    const { name, manifest } = record.info;
-    if (record.guardOff || manifest.guards.length === 0) return;
-    const events = new Set(manifest.guards.map((event) => canonicalEvent(event)).filter((event) => event !== undefined));
-    if (events.size === 0) return;
-    const fix = [
-      error.hint ?? `\`plinth plugins why ${name}\` explains why it did not load`,
-      `to go on without it, disable it in your user settings (plugins.${name}.enabled: false)`,
-    ].join('; ');
-    const offs = [...events].map((event) =>
-      this.events.on(
-        name,
-        event,
-        () => ({
-          allow: false,
-          message: `plugin "${name}" guards ${event} and is not running (${record.state}: ${error.code}: ${error.message}); ${event} is blocked until it runs. Fix: ${fix}`,
-          code: 'PLN_E_GUARD_UNAVAILABLE',
-          fix,
-        }),
-        // Before every other handler: nothing acts on an event that is going to be blocked anyway.
-        { stage: Number.MIN_SAFE_INTEGER },
-      ),
-    );
-    record.guardOff = () => {
-      for (const off of offs) off();
-      record.guardOff = undefined;
-    };
+    if (record.guardOff) return;
+    record.guardOff = blockGuardedEvents(this.events, record.info, record.state, error);
   }
 
   /** Fires an agent event (name or alias) and returns the combined decision. */

@@ -15,7 +15,7 @@ import { scriptOf } from './script.js';
 import type { AskAgentRequest } from './service.js';
 import { renderTemplate, templateValues } from './template.js';
 import type { Trace } from './trace.js';
-import { hookLabel } from './runner/outcome.js';
+import { hookLabel, preflightHint } from './runner/outcome.js';
 import type { HookDefinition, HookFailure, HookRunner, PlanResult, PreflightFailure, RunResult, Strategy } from './types.js';
 
 type Context = Readonly<Record<string, unknown>>;
@@ -189,18 +189,10 @@ function refusal(hook: HookDefinition, event: EventName, failure: HookFailure, w
   };
 }
 
-/** What fixes a hook that cannot start, by why. */
+/** What fixes a hook that cannot start, and where it is defined. */
 function preflightFix(hook: HookDefinition, failure: PreflightFailure): string {
-  const where = `the hook is defined at ${hook.origin}`;
   const disable = hook.source === 'user' ? '; or set "enabled": false on it' : '';
-  switch (failure) {
-    case 'not_allowed':
-      return `run an allowed program (setting plugins.hooks.settings.allowedCommands, in your user settings), or change its command; ${where}${disable}`;
-    case 'script_missing':
-      return `restore the script, or correct its "args"; ${where}${disable}`;
-    case 'spawn_failed':
-      return `install the program, or correct its "command" or "cwd"; ${where}${disable}`;
-  }
+  return `${preflightHint(failure)}; the hook is defined at ${hook.origin}${disable}`;
 }
 
 /** What the trust plugin fingerprints: the definition (not where in a file it sits) and its script. */

@@ -9,6 +9,7 @@
 import type { EventName } from 'plinth/sdk';
 import { trustSubject } from './engine.js';
 import { plan } from './plan.js';
+import { preflightHint } from './runner/outcome.js';
 import type { TrustService } from '../trust/types.js';
 import type { HookDefinition, HookRunner, Strategy } from './types.js';
 
@@ -81,14 +82,7 @@ async function checkHook(hook: HookDefinition, inputs: ValidateInputs): Promise<
     hint,
   });
   const cannot = hook.action.type === 'command' ? await inputs.runner.check(hook) : undefined;
-  if (cannot) {
-    const hints = {
-      not_allowed: 'run an allowed program (setting plugins.hooks.settings.allowedCommands, in your user settings), or change its "command"',
-      script_missing: 'restore the script, or correct its "args"',
-      spawn_failed: 'install the program, or correct its "command" or "cwd"',
-    } as const;
-    return { problem: unrunnable(cannot.failure, cannot.detail, hints[cannot.failure]) };
-  }
+  if (cannot) return { problem: unrunnable(cannot.failure, cannot.detail, preflightHint(cannot.failure)) };
   const verdict = await inputs.trust.inspect(trustSubject(hook));
   if (verdict.trusted) return {};
   const approve = verdict.approveCommand ?? `plinth hooks trust ${hook.id}`;
