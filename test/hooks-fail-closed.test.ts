@@ -132,6 +132,7 @@ describe('a user hook that cannot run blocks the gate event', () => {
     const human = await run(where, ['hooks', 'run', 'before_tool', '--context', '{"tool":"ls"}']);
     expectExit(human, 5);
     expect(human.stdout).toContain('BLOCKED by user:no-echo');
+    expect(human.stdout).toMatch(/^fix: review the change, then approve it: plinth hooks trust user:no-echo/m);
 
     expectExit(await run(where, ['hooks', 'trust', 'user:no-echo']), 0);
     const approved = await hooksRun(where, 'before_tool', { tool: 'ls' });

@@ -96,6 +96,7 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
           const shown = new Set(outcomes.map((o) => o.message));
           for (const message of decision.messages) if (!shown.has(message)) out.print(`message: ${message}`);
           for (const message of decision.systemMessages) out.print(`system message: ${message}`);
+          if (decision.blockedBy?.fix) out.print(`fix: ${decision.blockedBy.fix}`);
         }
         return decision.allow ? EXIT.OK : EXIT.BLOCKED;
       },
