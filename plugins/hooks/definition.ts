@@ -153,7 +153,9 @@ export function normalizeSection(section: unknown, where: SectionOrigin, default
       const at = `${eventPath}[${index}]`;
       const parsed = hookEntrySchema.safeParse(raw);
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) problems.push(...issueProblems(issue, where, at, event));
+        // A definition switched off is no guard, readable or not: its problems name no event.
+        const guards = !(isRecord(raw) && raw.enabled === false) ? event : undefined;
+        for (const issue of parsed.error.issues) problems.push(...issueProblems(issue, where, at, guards));
         return;
       }
       const id = hookId(where, parsed.data.name);
@@ -290,7 +292,7 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function issueProblems(issue: z.core.$ZodIssue, where: SectionOrigin, at: string, event: EventName): PlinthError[] {
+function issueProblems(issue: z.core.$ZodIssue, where: SectionOrigin, at: string, event: EventName | undefined): PlinthError[] {
   const path = at + issue.path.map((k) => (typeof k === 'number' ? `[${k}]` : pathKey(String(k)))).join('');
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => {
