@@ -270,6 +270,8 @@ function apply(state: EmitState, plugin: string, result: EventResult | void): Em
     const blockedBy: BlockedBy = { plugin };
     if (result.by !== undefined) blockedBy.by = result.by;
     if (messages?.[0] !== undefined) blockedBy.reason = messages[0];
+    if (typeof result.code === 'string' && result.code !== '') blockedBy.code = result.code;
+    if (typeof result.fix === 'string' && result.fix !== '') blockedBy.fix = state.redact(result.fix);
     state.blockedBy = blockedBy;
   }
   return state;

@@ -29,6 +29,7 @@ import { restrictWorkspace, workspacePolicy } from './config/workspace-policy.js
 import { discoverPlugins } from './discovery.js';
 import { PlinthError, describeCause, isPlinthError, wrapPluginError } from './errors.js';
 import { EventBus, rejectUnknown } from './events.js';
+import { blockGuardedEvents } from './guards.js';
 import { type LifecycleHooks, createLifecycleHooks } from './lifecycle.js';
 import { loadPluginCode } from './loader.js';
 import { type LogLevel, type LogSink, createLogger, parseLogLevel } from './log.js';
@@ -77,6 +78,8 @@ interface PluginRecord {
   api?: PluginApi;
   teardown?: Teardown;
   abort: AbortController;
+  /** Removes the blocking handlers of the events this plugin guards, set while it is not running. */
+  guardOff?: Disposer | undefined;
 }
 
 /** What boot found and did. */
@@ -219,7 +222,7 @@ export class Kernel {
       const record = this.addRecord(candidate, candidate.manifest.activation === 'lazy' ? 'lazy' : 'loading');
       this.services.declare(record.info.name, candidate.manifest.provides);
       this.resolveSettings(record);
-      if (candidate.manifest.activation === 'lazy') this.indexLazyEvents(record);
+      this.indexEvents(record);
     }
     const decls = new Map([...resolution.candidates].map(([name, list]) => [name, list.flatMap((c) => c.manifest.settings)]));
     this.pluginConfig = redactSettings(config.settings, decls);
@@ -228,6 +231,8 @@ export class Kernel {
       if (this.records.has(excluded.name)) continue;
       const record = this.addRecord(excluded.candidate, 'excluded', excluded.name);
       record.error = excluded.error;
+      // A plugin the user disabled guards nothing; one left out for any other reason fails closed.
+      if (excluded.error.code !== 'PLN_E_PLUGIN_DISABLED') this.guardWhileDown(record, redactError(excluded.error, this.redactor));
     }
     for (const error of resolution.invalid) this.reportError(error);
     for (const excluded of resolution.excluded) {
@@ -375,8 +380,15 @@ export class Kernel {
     record.error = safe;
     record.abort.abort(safe);
     record.api?.dispose();
+    this.guardWhileDown(record, safe);
     this.reportError(safe);
     throw safe;
+  }
+
+  /** While `record` is not running, the events its manifest `guards` are blocked in its name (see guards.ts). */
+  private guardWhileDown(record: PluginRecord, error: PlinthError): void {
+    if (record.guardOff) return;
+    record.guardOff = blockGuardedEvents(this.events, record.info, record.state, error);
   }
 
   /** Fires an agent event (name or alias) and returns the combined decision. */
@@ -535,13 +547,19 @@ export class Kernel {
     }
   }
 
-  private indexLazyEvents(record: PluginRecord): void {
-    for (const event of record.info.manifest.events) {
+  /**
+   * Checks the events a manifest names (`events`, `guards`); for a lazy plugin,
+   * remembers them as the events that activate it.
+   */
+  private indexEvents(record: PluginRecord): void {
+    const { events, guards, activation } = record.info.manifest;
+    for (const event of new Set([...events, ...guards])) {
       const name = canonicalEvent(event);
       if (name === undefined) {
         this.reportError(new PlinthError('PLN_E_EVENT_UNKNOWN', `plugin "${record.info.name}" declares unknown event "${event}"`, { plugin: record.info.name, hook: 'manifest' }));
         continue;
       }
+      if (activation !== 'lazy') continue;
       const list = this.lazyByEvent.get(name) ?? [];
       list.push(record.info.name);
       this.lazyByEvent.set(name, list);

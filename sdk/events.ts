@@ -29,6 +29,19 @@ export const EVENTS = [
 export type EventName = (typeof EVENTS)[number];
 
 /**
+ * Events whose decision gates what the host does next: a tool call, a model
+ * call, an agent turn, the tools offered, an approval. They fail closed: a
+ * guard that cannot run blocks them (a plugin lists the ones it guards in its
+ * manifest's `guards`).
+ */
+export const GATE_EVENTS = ['before_agent', 'before_model', 'before_tool_selection', 'before_tool', 'approval_request'] as const satisfies readonly EventName[];
+
+/** Whether `event` (a canonical name) is one of the {@link GATE_EVENTS}. */
+export function isGateEvent(event: EventName): boolean {
+  return (GATE_EVENTS as readonly EventName[]).includes(event);
+}
+
+/**
  * The hook protocol's spellings, accepted wherever an event name is taken.
  * `pre-execution` and `post-execution` wrap one model invocation in the protocol
  * ("before LLM execution starts"), so they alias the model events.
@@ -68,6 +81,10 @@ export interface EventResult {
   context?: Record<string, unknown>;
   /** What inside the plugin decided, e.g. an external hook's id; reported as `blockedBy.by`. */
   by?: string;
+  /** When blocking because something could not run (rather than because it decided no): its `PLN_E_…` code, reported as `blockedBy.code`. */
+  code?: string;
+  /** When blocking: what the user can do about it (the command that approves, the setting to correct), reported as `blockedBy.fix`. */
+  fix?: string;
 }
 
 /** Who blocked an event, and why. */
@@ -80,6 +97,8 @@ export interface BlockedBy {
   reason?: string;
   /** Set when the block comes from a failure rather than a decision. */
   code?: string;
+  /** What the user can do about it, when the blocker said (a command, a setting to correct). */
+  fix?: string;
 }
 
 /** The combined answer of every handler of one event. */

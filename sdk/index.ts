@@ -24,11 +24,13 @@ export type {
   TapOptions,
   Teardown,
 } from './plugin.js';
-export { EVENTS, EVENT_ALIASES, canonicalEvent } from './events.js';
+export { EVENTS, EVENT_ALIASES, GATE_EVENTS, canonicalEvent, isGateEvent } from './events.js';
 export type { BlockedBy, Decision, EventHandler, EventName, EventResult } from './events.js';
 export { manifestSchema, parseManifest, settingSchema } from './manifest.js';
 export type { Manifest, ManifestInput, ManifestIssue, SettingDecl } from './manifest.js';
 export type { ServiceName, ServiceType } from './services.js';
+export { describeIssue, parseSettings, settingIssues } from './settings.js';
+export type { SettingIssue } from './settings.js';
 
 /**
  * Typed services. A plugin that provides a service describes its type by

@@ -61,11 +61,21 @@ export const manifestSchema = z.looseObject({
   activation: z.enum(['eager', 'lazy']).default('eager'),
   /** Events this plugin handles; for a lazy plugin, the events that activate it. */
   events: z.array(z.string().min(1)).default([]),
+  /**
+   * Events this plugin guards (names or aliases; usually the gate events: `before_tool`,
+   * `before_model`, `before_agent`, `before_tool_selection`, `approval_request`). While the plugin
+   * is not running — its import, setup or settings failed, it timed out, a dependency did not load,
+   * or the resolver left it out for any reason but being disabled — the kernel blocks each of these
+   * events, `blockedBy` naming the plugin, its error and the fix: a guard that cannot run fails
+   * closed. A lazy plugin is activated by the events it guards, as by those in `events`.
+   */
+  guards: z.array(z.string().min(1)).default([]),
   commands: z.record(z.string().regex(/^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*)*$/, 'expected lowercase words such as "plugins list"'), commandDeclSchema).default({}),
   settings: z.array(settingSchema).default([]),
   /**
    * A guard: a plugin that checks or blocks what others do (trust, hooks, a
-   * sandbox). A workspace settings file cannot disable it: its
+   * sandbox); a plugin with `guards` is one without saying so. A workspace
+   * settings file cannot disable it: its
    * `plugins.<name>.enabled: false` is ignored with
    * `PLN_E_WORKSPACE_SETTING_IGNORED`. Only the user's settings can.
    */

@@ -438,8 +438,9 @@ describe('resolvePluginSettings', () => {
 
 describe('restrictWorkspace: a workspace file may tighten, never loosen', () => {
   const manifests = [
-    { name: 'guarded', guard: true, settings: [settingSchema.parse({ name: 'module', scope: 'user' }), settingSchema.parse({ name: 'color' })] },
-    { name: 'other', guard: false, settings: [] },
+    { name: 'guarded', guard: true, guards: [], settings: [settingSchema.parse({ name: 'module', scope: 'user' }), settingSchema.parse({ name: 'color' })] },
+    { name: 'other', guard: false, guards: [], settings: [] },
+    { name: 'gatekeeper', guard: false, guards: ['before_tool'], settings: [] },
   ];
   const policy = workspacePolicy(manifests);
 
@@ -471,6 +472,13 @@ describe('restrictWorkspace: a workspace file may tighten, never loosen', () => 
     expect(config.settings.plugins?.guarded).toEqual({ settings: { module: 'user-dev' } });
     // Only the profile in use is reported.
     expect(ignored.map((e) => e.details?.path).sort()).toEqual(['profiles.dev.plugins.guarded.enabled', 'profiles.dev.plugins.guarded.settings.module']);
+  });
+
+  it('counts a plugin that guards events as a guard: a workspace cannot disable it', async () => {
+    await writeWorkspace({ plugins: { gatekeeper: { enabled: false } } });
+    const { config, ignored } = restrictWorkspace(await load(), policy);
+    expect(config.settings.plugins?.gatekeeper?.enabled).toBeUndefined();
+    expect(ignored.map((e) => e.details?.path)).toEqual(['plugins.gatekeeper.enabled']);
   });
 
   it('keeps what a workspace may set: a plain setting, a non-guard disabled', async () => {

@@ -110,6 +110,20 @@ describe('normalizeSection', () => {
     expect(hooks[0]!.origin).toBe(`${settings.origin}#hooks.before_tool[0]`);
   });
 
+  it('names the event a definition that cannot be read is listed under (a user\'s guard for it blocks it), unless the definition is switched off', () => {
+    const result = normalizeSection(
+      {
+        'pre-tool-call': [{ name: 'slow', command: 'node', timeout: '5s' }],
+        before_model: [{ name: 'off', command: 'node', timeout: '5s', enabled: false }],
+      },
+      settings,
+      defaults,
+    );
+    expect(codes(result)).toEqual(['PLN_E_HOOK_INVALID', 'PLN_E_HOOK_INVALID']);
+    expect(result.problems[0]!.details).toMatchObject({ path: 'hooks.pre-tool-call[0].timeout', event: 'before_tool' });
+    expect(result.problems[1]!.details).not.toHaveProperty('event');
+  });
+
   it('reports the later of two different definitions with one name', () => {
     const result = normalizeSection(
       { before_tool: [{ name: 'log', command: 'node', args: ['a.js'] }], after_tool: [{ name: 'x', command: 'node' }, { name: 'log', command: 'node', args: ['b.js'] }] },

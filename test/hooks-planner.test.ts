@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { matches } from '../plugins/hooks/matcher.js';
-import { execute, type HookSkip, type RunHook } from '../plugins/hooks/execute.js';
+import { execute, type HookRefusal, type HookSkip, type RunHook } from '../plugins/hooks/execute.js';
 import { plan, type Plan } from '../plugins/hooks/plan.js';
 import { createRateLimiter } from '../plugins/hooks/rate-limit.js';
 import { hookDefinition } from './support/hook-definition.js';
@@ -39,7 +39,7 @@ const failure = (id: string, failure: 'timeout' | 'exit_nonzero' | 'invalid_json
 });
 
 /** A `run` that answers from a script (default: allow) and records what each hook saw. */
-function scripted(script: Record<string, RunResult | HookSkip | ((context: Context) => RunResult)> = {}) {
+function scripted(script: Record<string, RunResult | HookSkip | HookRefusal | ((context: Context) => RunResult)> = {}) {
   const calls: Array<{ id: string; context: Context }> = [];
   const run: RunHook = async (h, context) => {
     calls.push({ id: h.id, context: context as Context });
@@ -430,6 +430,22 @@ describe('execute: the decision', () => {
       message: 'approve with: plinth hooks trust workspace:fmt',
       durationMs: 0,
     });
+  });
+
+  it('keeps a skip\'s system message: the model is told that a hook did not run', async () => {
+    const skip: HookSkip = { status: 'skipped', failure: 'untrusted', message: 'not approved', systemMessage: 'The workspace hook "workspace:fmt" was skipped' };
+    const result = await execute(plan([hook('workspace:fmt')]), {}, scripted({ 'workspace:fmt': skip }).run);
+    expect(result.allow).toBe(true);
+    expect(result.systemMessages).toEqual(['The workspace hook "workspace:fmt" was skipped']);
+  });
+
+  it('treats a refusal returned by run (a guard that cannot run) as a failure that blocks whatever onError says, with its code and fix', async () => {
+    const refusal: HookRefusal = { status: 'blocked', failure: 'script_missing', message: 'Hook "guard" cannot run: its script is gone', code: 'PLN_E_HOOK_UNRUNNABLE', fix: 'restore the script' };
+    const result = await execute(plan([hook('guard', { onError: 'allow' }), hook('later')], 'sequential'), {}, scripted({ guard: refusal }).run);
+    expect(result.allow).toBe(false);
+    expect(result).toMatchObject({ blockedBy: 'guard', code: 'PLN_E_HOOK_UNRUNNABLE', fix: 'restore the script' });
+    expect(result.outcomes[0]).toMatchObject({ status: 'failed', allow: false, failure: 'script_missing', code: 'PLN_E_HOOK_UNRUNNABLE', fix: 'restore the script' });
+    expect(summary(result)).toEqual(['guard:failed:script_missing', 'later:skipped']);
   });
 
   it('reports a run function that throws as a failure of that hook', async () => {

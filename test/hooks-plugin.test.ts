@@ -209,7 +209,7 @@ describe('hooks from settings decide kernel.emit', () => {
 // ── 2. trust ────────────────────────────────────────────────────────────────
 
 describe('trust gates every external hook', () => {
-  it('a workspace hook waits for approval, runs once approved, and is refused again after its script changes', async () => {
+  it('a workspace hook waits for approval (skipped, the system messages say so), runs once approved, and blocks the gate event after its script changes', async () => {
     const { workspace } = await sandbox();
     const script = await workspaceScript(workspace, 'ran.js', 'hooks/check.js');
     await workspaceSettings(workspace, { hooks: { before_tool: [{ name: 'check', command: 'node', args: ['hooks/check.js'] }] } });
@@ -220,6 +220,7 @@ describe('trust gates every external hook', () => {
     expect(first.allow).toBe(true);
     expect(first.messages.join('\n')).toContain('plinth hooks trust workspace:check');
     expect(first.messages.join('\n')).not.toContain('check ran');
+    expect(first.systemMessages.join('\n')).toContain('"workspace:check" was skipped on before_tool: it has not been approved');
     expect(await outcomes(kernel, 'before_tool')).toEqual({ 'workspace:check': 'skipped:untrusted' });
 
     // Approved through the trust service: it runs.
@@ -228,13 +229,15 @@ describe('trust gates every external hook', () => {
     expect(second.messages).toContain('check ran on before_tool');
     expect(await outcomes(kernel, 'before_tool')).toEqual({ 'workspace:check': 'ran' });
 
-    // Someone edits the script: the approval no longer covers it.
+    // Someone edits the script: the approval no longer covers it, and the guard the user approved cannot
+    // run, so the gate event is blocked (not allowed without it), with the command that approves it again.
     await appendFile(script, '// a harmless-looking change\n');
     const third = await kernel.emit('before_tool', { tool: 'ls' });
-    expect(third.allow).toBe(true);
-    expect(third.messages.join('\n')).toContain('changed');
-    expect(third.messages.join('\n')).toContain('plinth hooks trust workspace:check');
-    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'workspace:check': 'skipped:untrusted' });
+    expect(third.allow).toBe(false);
+    expect(third.blockedBy).toMatchObject({ plugin: 'hooks', by: 'workspace:check', code: 'PLN_E_HOOK_UNRUNNABLE' });
+    expect(third.blockedBy?.reason).toContain('changed');
+    expect(third.blockedBy?.fix).toContain('plinth hooks trust workspace:check');
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'workspace:check': 'failed:untrusted' });
   });
 
   it('a user hook runs on first use (and is pinned)', async () => {

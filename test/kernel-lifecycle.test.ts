@@ -638,3 +638,110 @@ describe('plugin settings', () => {
     expect(statusOf(kernel, 'greeter').error?.message).toContain('GREETER_VERBOSE');
   });
 });
+
+describe('plugins that guard events (manifest `guards`)', () => {
+  const GATES = ['before_tool', 'before_model', 'before_agent', 'before_tool_selection', 'approval_request'];
+  /** A guard plugin: it guards the gate events and, when running, blocks `rm`. */
+  const guard = (setup: NonNullable<TestKernelOptions['plugins']>[number]['setup'], extra: Record<string, unknown> = {}) => ({
+    manifest: { name: 'guard', guards: GATES, ...extra },
+    setup,
+  });
+
+  it('blocks every guarded event, naming the plugin, its error and the fix, when its setup throws; other events are unaffected', async () => {
+    const kernel = await boot({
+      plugins: [
+        guard(() => {
+          throw new Error('policy file unreadable');
+        }),
+      ],
+    });
+    expect(statusOf(kernel, 'guard').state).toBe('failed');
+    for (const event of GATES) {
+      const decision = await kernel.emit(event, { tool: 'ls' });
+      expect(decision.allow, event).toBe(false);
+      expect(decision.blockedBy).toMatchObject({ plugin: 'guard', code: 'PLN_E_GUARD_UNAVAILABLE' });
+      expect(decision.blockedBy?.reason).toContain('PLN_E_PLUGIN_SETUP');
+      expect(decision.blockedBy?.reason).toContain('policy file unreadable');
+      expect(decision.blockedBy?.fix).toContain('plugins.guard.enabled: false');
+    }
+    // Aliases name the same events; events the plugin does not guard go on.
+    expect((await kernel.emit('pre-tool-call', { tool: 'ls' })).allow).toBe(false);
+    for (const event of ['after_tool', 'notification', 'session_start']) expect((await kernel.emit(event, {})).allow, event).toBe(true);
+  });
+
+  it('blocks when its settings are invalid, with the setting named and the fix from the error', async () => {
+    const kernel = await boot({
+      settings: { plugins: { guard: { settings: { timeout: '5s' } } } },
+      plugins: [guard(() => {}, { settings: [{ name: 'timeout', type: 'number', default: 5000 }] })],
+    });
+    const decision = await kernel.emit('before_tool', { tool: 'ls' });
+    expect(decision.allow).toBe(false);
+    expect(decision.blockedBy?.reason).toContain('PLN_E_SETTING_INVALID');
+    expect(decision.blockedBy?.reason).toContain('plugins.guard.settings.timeout');
+    expect(decision.blockedBy?.fix).toContain('plugins.guard.settings.timeout');
+  });
+
+  it('blocks when its setup times out, and when it is skipped because a dependency failed', async () => {
+    const timedOut = await boot({ settings: { timeouts: { setup: 200 } }, plugins: [guard(() => never())] });
+    expect((await timedOut.emit('before_tool', {})).blockedBy?.reason).toContain('PLN_E_PLUGIN_TIMEOUT');
+
+    const skipped = await boot({
+      plugins: [
+        {
+          manifest: { name: 'store' },
+          setup() {
+            throw new Error('no disk');
+          },
+        },
+        guard(() => {}, { dependencies: { store: '*' } }),
+      ],
+    });
+    expect(statusOf(skipped, 'guard').state).toBe('skipped');
+    const decision = await skipped.emit('before_model', {});
+    expect(decision.allow).toBe(false);
+    expect(decision.blockedBy?.reason).toContain('PLN_E_DEP_FAILED');
+  });
+
+  it('blocks when the resolver leaves it out (a missing dependency), but not when the user disabled it', async () => {
+    const missing = await boot({ plugins: [guard(() => {}, { dependencies: { absent: '^1.0.0' } })] });
+    expect(statusOf(missing, 'guard').state).toBe('excluded');
+    expect((await missing.emit('before_tool', {})).blockedBy).toMatchObject({ plugin: 'guard', code: 'PLN_E_GUARD_UNAVAILABLE' });
+
+    const disabled = await boot({ settings: { plugins: { guard: { enabled: false } } }, plugins: [guard(() => {})] });
+    expect(statusOf(disabled, 'guard').state).toBe('excluded');
+    expect((await disabled.emit('before_tool', {})).allow).toBe(true);
+  });
+
+  it('lets the events through while the guard runs, and activates a lazy guard on the events it guards', async () => {
+    let activated = 0;
+    const kernel = await boot({
+      plugins: [
+        guard(
+          (k) => {
+            activated++;
+            k.on('before_tool', (context) => (context.tool === 'rm' ? { allow: false, message: 'no rm' } : undefined));
+          },
+          { activation: 'lazy' },
+        ),
+      ],
+    });
+    expect(activated).toBe(0);
+    expect((await kernel.emit('before_tool', { tool: 'ls' })).allow).toBe(true);
+    expect(activated).toBe(1);
+    expect((await kernel.emit('before_tool', { tool: 'rm' })).blockedBy).toMatchObject({ plugin: 'guard', reason: 'no rm' });
+  });
+
+  it('does not block for a failed plugin that guards nothing', async () => {
+    const kernel = await boot({
+      plugins: [
+        {
+          manifest: { name: 'plain' },
+          setup() {
+            throw new Error('broken');
+          },
+        },
+      ],
+    });
+    expect((await kernel.emit('before_tool', {})).allow).toBe(true);
+  });
+});

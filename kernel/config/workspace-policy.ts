@@ -34,11 +34,12 @@ export const USER_ONLY_KEYS: Readonly<Record<string, string>> = Object.freeze({
  * The policy of a set of manifests. Every version of a plugin counts: a mark
  * in any of them holds, so a newer version without the mark cannot lift it.
  */
-export function workspacePolicy(manifests: Iterable<Pick<Manifest, 'name' | 'guard' | 'settings'>>): WorkspacePolicy {
+export function workspacePolicy(manifests: Iterable<Pick<Manifest, 'name' | 'guard' | 'guards' | 'settings'>>): WorkspacePolicy {
   const guards = new Set<string>();
   const userOnly = new Map<string, Set<string>>();
   for (const manifest of manifests) {
-    if (manifest.guard) guards.add(manifest.name);
+    // A plugin that guards events is a guard whether or not it says `guard: true`.
+    if (manifest.guard || manifest.guards.length > 0) guards.add(manifest.name);
     for (const decl of manifest.settings) {
       if (decl.scope !== 'user') continue;
       const names = userOnly.get(manifest.name) ?? new Set<string>();

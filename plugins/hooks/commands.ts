@@ -7,7 +7,8 @@ import { canonicalEvent, type CommandSpec, EXIT, formatTable as table, PlinthErr
 import { trustSubject } from './engine.js';
 import type { HooksService } from './service.js';
 import type { Trace, TraceEntry } from './trace.js';
-import type { HookDefinition, HookOutcome } from './types.js';
+import type { HookDefinition, HookOutcome, HookRunner, Strategy } from './types.js';
+import { validateHooks } from './validate.js';
 
 export interface CommandDeps {
   readonly kernel: PluginKernel;
@@ -16,9 +17,12 @@ export interface CommandDeps {
   readonly workspace: string;
   readonly home: string;
   readonly events: readonly string[];
+  /** The runner's checks before a spawn, for `hooks validate`. */
+  readonly runner: Pick<HookRunner, 'check'>;
+  readonly strategy: Strategy;
 }
 
-export function hooksCommands({ kernel, service, trace, workspace, home, events }: CommandDeps): CommandSpec[] {
+export function hooksCommands({ kernel, service, trace, workspace, home, events, runner, strategy }: CommandDeps): CommandSpec[] {
   const find = async (id: string): Promise<HookDefinition> => {
     const { hooks } = await service.definitions();
     const hook = hooks.find((h) => h.id === id);
@@ -92,6 +96,7 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events 
           const shown = new Set(outcomes.map((o) => o.message));
           for (const message of decision.messages) if (!shown.has(message)) out.print(`message: ${message}`);
           for (const message of decision.systemMessages) out.print(`system message: ${message}`);
+          if (decision.blockedBy?.fix) out.print(`fix: ${decision.blockedBy.fix}`);
         }
         return decision.allow ? EXIT.OK : EXIT.BLOCKED;
       },
@@ -119,12 +124,18 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events 
       name: 'hooks validate',
       async run({ json, out }) {
         const { hooks, problems } = await service.definitions();
-        if (json) out.json({ valid: problems.length === 0, hooks: hooks.length, problems });
+        const report = await validateHooks({ hooks, problems, runner, trust: await kernel.get('trust'), strategy });
+        const valid = report.problems.length === 0;
+        if (json) out.json({ valid, ...report });
         else {
-          for (const p of problems) out.print(`${p.code}: ${p.message}`);
-          out.print(problems.length === 0 ? `All ${hooks.length} hook definition(s) are valid.` : `${problems.length} problem(s) in hook definitions.`);
+          for (const p of report.problems) {
+            out.print(`${p.code}: ${p.message}`);
+            if (p.hint) out.print(`  fix: ${p.hint}`);
+          }
+          for (const w of report.warnings) out.print(`warning: ${w.message}${w.hint ? ` (${w.hint})` : ''}`);
+          out.print(valid ? `All ${hooks.length} hook definition(s) are valid and can run.` : `${report.problems.length} problem(s) in hook definitions.`);
         }
-        return problems.length === 0 ? EXIT.OK : EXIT.FAILURE;
+        return valid ? EXIT.OK : EXIT.FAILURE;
       },
     },
     {

@@ -146,14 +146,16 @@ export function normalizeSection(section: unknown, where: SectionOrigin, default
       continue;
     }
     if (!Array.isArray(list)) {
-      problems.push(problem('PLN_E_HOOK_INVALID', where, eventPath, 'expected a list of hook definitions'));
+      problems.push(problem('PLN_E_HOOK_INVALID', where, eventPath, 'expected a list of hook definitions', undefined, event));
       continue;
     }
     list.forEach((raw, index) => {
       const at = `${eventPath}[${index}]`;
       const parsed = hookEntrySchema.safeParse(raw);
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) problems.push(...issueProblems(issue, where, at));
+        // A definition switched off is no guard, readable or not: its problems name no event.
+        const guards = !(isRecord(raw) && raw.enabled === false) ? event : undefined;
+        for (const issue of parsed.error.issues) problems.push(...issueProblems(issue, where, at, guards));
         return;
       }
       const id = hookId(where, parsed.data.name);
@@ -240,7 +242,15 @@ export function hookId(where: Pick<SectionOrigin, 'source' | 'plugin'>, name: st
 }
 
 /** A PlinthError naming the file and JSON path of a bad definition. */
-export function problem(code: 'PLN_E_HOOK_INVALID' | 'PLN_E_HOOK_DUPLICATE' | 'PLN_E_HOOK_EVENT_UNKNOWN', where: Pick<SectionOrigin, 'origin' | 'plugin' | 'source'>, path: string, message: string, hook?: string): PlinthError {
+export function problem(
+  code: 'PLN_E_HOOK_INVALID' | 'PLN_E_HOOK_DUPLICATE' | 'PLN_E_HOOK_EVENT_UNKNOWN',
+  where: Pick<SectionOrigin, 'origin' | 'plugin' | 'source'>,
+  path: string,
+  message: string,
+  hook?: string,
+  /** The event the bad definition is listed under, when known: a user's unreadable guard blocks it. */
+  event?: EventName,
+): PlinthError {
   const hints = {
     PLN_E_HOOK_INVALID: 'correct the definition at the path given; `plinth hooks validate` checks every source',
     PLN_E_HOOK_DUPLICATE: 'rename one of the hooks, or make both definitions identical to list one hook under several events',
@@ -249,7 +259,7 @@ export function problem(code: 'PLN_E_HOOK_INVALID' | 'PLN_E_HOOK_DUPLICATE' | 'P
   return new PlinthError(code, path === '' ? `${where.origin}: ${message}` : `${where.origin}: ${path}: ${message}`, {
     ...(where.plugin !== undefined && { plugin: where.plugin }),
     hint: hints[code],
-    details: { origin: where.origin, path, source: where.source, ...(hook !== undefined && { hook }) },
+    details: { origin: where.origin, path, source: where.source, ...(hook !== undefined && { hook }), ...(event !== undefined && { event }) },
   });
 }
 
@@ -282,15 +292,15 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function issueProblems(issue: z.core.$ZodIssue, where: SectionOrigin, at: string): PlinthError[] {
+function issueProblems(issue: z.core.$ZodIssue, where: SectionOrigin, at: string, event: EventName | undefined): PlinthError[] {
   const path = at + issue.path.map((k) => (typeof k === 'number' ? `[${k}]` : pathKey(String(k)))).join('');
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => {
       const near = closestName(key, Object.keys(hookEntrySchema.shape).concat(path.endsWith('rateLimit') ? ['perMinute', 'cooldownMs'] : []));
-      return problem('PLN_E_HOOK_INVALID', where, `${path}${pathKey(key)}`, `unknown key "${key}"${near ? ` (did you mean "${near}"?)` : ''}`);
+      return problem('PLN_E_HOOK_INVALID', where, `${path}${pathKey(key)}`, `unknown key "${key}"${near ? ` (did you mean "${near}"?)` : ''}`, undefined, event);
     });
   }
-  return [problem('PLN_E_HOOK_INVALID', where, path, issue.message)];
+  return [problem('PLN_E_HOOK_INVALID', where, path, issue.message, undefined, event)];
 }
 
 /** `"befor_tool" is not an event (did you mean "before_tool"?); …`. */

@@ -3,10 +3,10 @@
  * them, ask trust and the rate limiter, run them, combine their answers, and
  * record the runs in the trace.
  */
-import type { EventName, Logger } from 'plinth/sdk';
+import { type EventName, isGateEvent, type Logger } from 'plinth/sdk';
 import { AsyncSeriesBailHook } from 'tapable';
-import type { TrustService, TrustSubject } from '../trust/types.js';
-import { type HookSkip, execute } from './execute.js';
+import type { TrustService, TrustSubject, TrustVerdict } from '../trust/types.js';
+import { type HookRefusal, type HookSkip, execute } from './execute.js';
 import { matches } from './matcher.js';
 import { plan } from './plan.js';
 import { buildInput, subscribedSpelling } from './protocol.js';
@@ -15,7 +15,8 @@ import { scriptOf } from './script.js';
 import type { AskAgentRequest } from './service.js';
 import { renderTemplate, templateValues } from './template.js';
 import type { Trace } from './trace.js';
-import type { HookDefinition, HookRunner, PlanResult, RunResult, Strategy } from './types.js';
+import { hookLabel, preflightHint } from './runner/outcome.js';
+import type { HookDefinition, HookFailure, HookRunner, PlanResult, PreflightFailure, RunResult, Strategy } from './types.js';
 
 type Context = Readonly<Record<string, unknown>>;
 
@@ -35,17 +36,22 @@ export class HookEngine {
   readonly askAgent = new AsyncSeriesBailHook<[AskAgentRequest], true | undefined>(['request']);
   private readonly last = new Map<EventName, PlanResult>();
   private hooks: readonly HookDefinition[] = [];
+  private unreadable: readonly UnreadableGuard[] = [];
 
   constructor(private readonly deps: EngineDeps) {}
 
-  /** Replaces the definitions (after reading settings, manifests and legacy files). */
-  setHooks(hooks: readonly HookDefinition[]): void {
+  /**
+   * Replaces the definitions (after reading settings, manifests and legacy files), and the
+   * user's definitions for gate events that could not be read: each blocks its event.
+   */
+  setHooks(hooks: readonly HookDefinition[], unreadable: readonly UnreadableGuard[] = []): void {
     this.hooks = hooks;
+    this.unreadable = unreadable.filter((u) => isGateEvent(u.event));
   }
 
-  /** Canonical events at least one enabled hook runs on. */
+  /** Canonical events at least one enabled hook runs on, or an unreadable guard blocks. */
   events(): Set<EventName> {
-    return new Set(this.hooks.filter((h) => h.enabled).flatMap((h) => h.events));
+    return new Set([...this.hooks.filter((h) => h.enabled).flatMap((h) => h.events), ...this.unreadable.map((u) => u.event)]);
   }
 
   /** The last run of `event`; with `deps.redact`, secrets are masked in the hooks' messages and stderr (the context stays the caller's). */
@@ -55,6 +61,12 @@ export class HookEngine {
 
   /** Runs the hooks of `event` that match `context`; undefined when none does. */
   async fire(event: EventName, context: Context): Promise<PlanResult | undefined> {
+    const unreadable = this.unreadable.filter((u) => u.event === event);
+    if (unreadable.length > 0) {
+      const result = unreadableResult(event, unreadable, context);
+      this.last.set(event, result);
+      return result;
+    }
     const selected = this.hooks.filter((hook) => hook.enabled && matches(hook, event, context, { workspace: this.deps.workspace }));
     if (selected.length === 0) return undefined;
     const planned = plan(selected, this.deps.strategy);
@@ -73,11 +85,45 @@ export class HookEngine {
     return combined;
   }
 
-  private async runOne(hook: HookDefinition, event: EventName, context: Context, sessionId: string | undefined, prompts: string[]): Promise<RunResult | HookSkip> {
+  private async runOne(hook: HookDefinition, event: EventName, context: Context, sessionId: string | undefined, prompts: string[]): Promise<RunResult | HookSkip | HookRefusal> {
+    try {
+      return await this.decide(hook, event, context, sessionId, prompts);
+    } catch (error) {
+      // Outside gate events a throw is the hook's failure (its onError decides); a gate fails closed.
+      if (!isGateEvent(event)) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      return refusal(hook, event, 'spawn_failed', `Hook "${hook.id}" could not be checked: ${reason}`, `see \`plinth hooks validate\`; the hook is defined at ${hook.origin}`);
+    }
+  }
+
+  /**
+   * Whether and how `hook` runs. A hook nobody approved (a workspace or extension hook
+   * waiting for approval) is skipped, and the decision's system messages say so. A hook
+   * that should guard a gate event but cannot run — its approval or pin no longer matches,
+   * its command is not allowed, its script or folder is missing — blocks the event, naming
+   * the fix; on other events it is skipped or fails as its `onError` says.
+   */
+  private async decide(hook: HookDefinition, event: EventName, context: Context, sessionId: string | undefined, prompts: string[]): Promise<RunResult | HookSkip | HookRefusal> {
+    const gate = isGateEvent(event);
     const trust = await this.deps.trust();
-    const verdict = await trust.check(trustSubject(hook));
+    const subject = trustSubject(hook);
+    if (hook.action.type === 'command') {
+      // Before trust.check: a user hook must not be pinned (nor anyone asked) as it is while it cannot run.
+      const cannot = await this.deps.runner.check(hook);
+      if (cannot) {
+        const verdict = await trust.inspect(subject);
+        if (!verdict.trusted && neverApproved(hook, verdict)) return notApproved(hook, event, verdict);
+        if (!gate) return { ok: false, failure: cannot.failure, message: `${hookLabel(hook)} was not run: ${cannot.detail}`, durationMs: 0, stderrTail: '' };
+        return refusal(hook, event, cannot.failure, `Hook "${hook.id}" cannot run: ${cannot.detail}`, preflightFix(hook, cannot.failure));
+      }
+    }
+    const verdict = await trust.check(subject);
     if (!verdict.trusted) {
-      return { status: 'skipped', failure: 'untrusted', message: `Hook "${hook.id}" did not run: ${verdict.reason ?? 'it is not approved'}` };
+      if (neverApproved(hook, verdict)) return notApproved(hook, event, verdict);
+      const message = `Hook "${hook.id}" did not run: ${verdict.reason ?? 'its approval does not cover it as it is now'}`;
+      if (!gate) return { status: 'skipped', failure: 'untrusted', message };
+      const fix = verdict.approveCommand ? `review the change, then approve it: ${verdict.approveCommand}` : `approve it again with \`plinth hooks trust ${hook.id}\``;
+      return refusal(hook, event, 'untrusted', message, fix);
     }
     if (hook.action.type === 'askAgent') {
       const started = performance.now();
@@ -88,6 +134,65 @@ export class HookEngine {
     }
     return this.deps.runner.run(hook, buildInput(hook, subscribedSpelling(hook, event), context, sessionId));
   }
+}
+
+/**
+ * A hook definition the user wrote for a gate event that could not be read (a wrong type, an
+ * unknown key, a bad pattern): the guard it was meant to be does not exist, so the event is blocked.
+ */
+export interface UnreadableGuard {
+  readonly event: EventName;
+  /** `<file>#<JSON path>`. */
+  readonly where: string;
+  /** The problem, as `plinth hooks validate` reports it. */
+  readonly message: string;
+}
+
+function unreadableResult(event: EventName, unreadable: readonly UnreadableGuard[], context: Context): PlanResult {
+  const first = unreadable[0]!;
+  const fix = `correct the definition at ${first.where} (\`plinth hooks validate\` lists every problem), or remove it`;
+  return {
+    allow: false,
+    blockedBy: first.where,
+    code: 'PLN_E_HOOK_INVALID',
+    fix,
+    messages: unreadable.map((u, i) => `A hook definition for ${event} cannot be read, so ${event} is blocked until it is corrected: ${u.message}${i === 0 ? `. Fix: ${fix}` : ''}`),
+    systemMessages: [],
+    context,
+    outcomes: [],
+  };
+}
+
+/** Never approved: waiting for a first approval, or declined at the prompt (a user hook is trusted on first use, so it is never this). */
+function neverApproved(hook: HookDefinition, verdict: TrustVerdict): boolean {
+  return verdict.level === 'pending' || (verdict.level === 'denied' && hook.source !== 'user');
+}
+
+function notApproved(hook: HookDefinition, event: EventName, verdict: TrustVerdict): HookSkip {
+  const how = verdict.approveCommand ? ` Approve it with: ${verdict.approveCommand}` : '';
+  return {
+    status: 'skipped',
+    failure: 'untrusted',
+    message: `Hook "${hook.id}" did not run: ${verdict.reason ?? 'it is not approved'}`,
+    systemMessage: `The ${hook.source} hook "${hook.id}" was skipped on ${event}: it has not been approved.${how}`,
+  };
+}
+
+/** A hook that guards `event` (a gate event) and cannot run: the event is blocked, the message says until what. */
+function refusal(hook: HookDefinition, event: EventName, failure: HookFailure, why: string, fix: string): HookRefusal {
+  return {
+    status: 'blocked',
+    failure,
+    code: 'PLN_E_HOOK_UNRUNNABLE',
+    message: `${why}. ${event} is blocked until it can run (it guards this event). Fix: ${fix}`,
+    fix,
+  };
+}
+
+/** What fixes a hook that cannot start, and where it is defined. */
+function preflightFix(hook: HookDefinition, failure: PreflightFailure): string {
+  const disable = hook.source === 'user' ? '; or set "enabled": false on it' : '';
+  return `${preflightHint(failure)}; the hook is defined at ${hook.origin}${disable}`;
 }
 
 /** What the trust plugin fingerprints: the definition (not where in a file it sits) and its script. */

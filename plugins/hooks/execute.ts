@@ -10,20 +10,38 @@ import type { HookDefinition, HookFailure, HookOutcome, PlanResult, RunResult } 
 
 type Context = Readonly<Record<string, unknown>>;
 
-/** What a `run` function answers for a hook it decided not to run (not trusted, for instance). */
+/** What a `run` function answers for a hook it decided not to run (never approved, for instance). */
 export interface HookSkip {
   readonly status: 'skipped';
   readonly failure?: HookFailure;
   /** Kept in the outcome and in the decision's messages (e.g. the command that approves the hook). */
   readonly message?: string;
+  /** Added to the decision's system messages: the model is told that a hook did not run. */
+  readonly systemMessage?: string;
   readonly durationMs?: number;
+}
+
+/**
+ * What a `run` function answers for a hook that should guard the event but cannot run (its
+ * approval is out of date, its script is missing, …): a failure that blocks whatever the
+ * hook's `onError` says, since `onError` covers how a run ends, not whether the guard exists.
+ */
+export interface HookRefusal {
+  readonly status: 'blocked';
+  readonly failure: HookFailure;
+  /** Why, naming the hook; the first message of a decision it blocks. */
+  readonly message: string;
+  /** A `PLN_E_…` code for the block. */
+  readonly code: string;
+  /** What the user can do: the command that approves it, the file to restore. */
+  readonly fix: string;
 }
 
 /**
  * Runs one hook with the context it should see. Should not throw (a throw is
  * reported as a `spawn_failed` failure of that hook).
  */
-export type RunHook = (hook: HookDefinition, context: Context) => Promise<RunResult | HookSkip>;
+export type RunHook = (hook: HookDefinition, context: Context) => Promise<RunResult | HookSkip | HookRefusal>;
 
 /** Options of {@link execute}. */
 export interface ExecuteOptions {
@@ -39,11 +57,20 @@ function quoteList(ids: readonly string[]): string {
 
 type Answer =
   | { readonly kind: 'ran'; readonly result: Extract<RunResult, { ok: true }> }
-  | { readonly kind: 'failed'; readonly failure: HookFailure; readonly message: string; readonly durationMs: number; readonly exitCode?: number; readonly stderrTail?: string }
-  | { readonly kind: 'skipped'; readonly failure?: HookFailure; readonly message?: string; readonly durationMs: number };
+  | {
+      readonly kind: 'failed';
+      readonly failure: HookFailure;
+      readonly message: string;
+      readonly durationMs: number;
+      readonly exitCode?: number;
+      readonly stderrTail?: string;
+      /** Set for a {@link HookRefusal}: blocks whatever `onError` says. */
+      readonly refused?: { readonly code: string; readonly fix: string };
+    }
+  | { readonly kind: 'skipped'; readonly failure?: HookFailure; readonly message?: string; readonly systemMessage?: string; readonly durationMs: number };
 
 async function invoke(run: RunHook, hook: HookDefinition, context: Context): Promise<Answer> {
-  let result: RunResult | HookSkip;
+  let result: RunResult | HookSkip | HookRefusal;
   try {
     result = await run(hook, context);
   } catch (error) {
@@ -51,7 +78,16 @@ async function invoke(run: RunHook, hook: HookDefinition, context: Context): Pro
     return { kind: 'failed', failure: 'spawn_failed', message: `Hook "${hook.id}" could not be run: ${reason}`, durationMs: 0 };
   }
   if ('status' in result) {
-    return { kind: 'skipped', ...(result.failure && { failure: result.failure }), ...(result.message !== undefined && { message: result.message }), durationMs: result.durationMs ?? 0 };
+    if (result.status === 'blocked') {
+      return { kind: 'failed', failure: result.failure, message: result.message, durationMs: 0, refused: { code: result.code, fix: result.fix } };
+    }
+    return {
+      kind: 'skipped',
+      ...(result.failure && { failure: result.failure }),
+      ...(result.message !== undefined && { message: result.message }),
+      ...(result.systemMessage !== undefined && { systemMessage: result.systemMessage }),
+      durationMs: result.durationMs ?? 0,
+    };
   }
   if (result.ok) return { kind: 'ran', result };
   return {
@@ -170,8 +206,9 @@ export async function execute(plan: Plan, context: Context, run: RunHook, option
         return;
       }
       if (answer.kind === 'failed') {
-        const { kind: _, ...rest } = answer;
-        record({ hook: ref(hook), status: 'failed', allow: hook.onError === 'allow', ...rest }, rest.message);
+        const { kind: _, refused, ...rest } = answer;
+        const allow = refused ? false : hook.onError === 'allow';
+        record({ hook: ref(hook), status: 'failed', allow, ...rest, ...(refused && { code: refused.code, fix: refused.fix }) }, rest.message);
         return;
       }
       const { response, durationMs, stderrTail, exitCode } = answer.result;
@@ -201,9 +238,12 @@ export async function execute(plan: Plan, context: Context, run: RunHook, option
     current = applyChanges(input, merged);
   }
 
+  const blocker = blockedBy === undefined ? undefined : byId.get(blockedBy);
   return {
     allow: blockedBy === undefined,
     ...(blockedBy !== undefined && { blockedBy }),
+    ...(blocker?.code !== undefined && { code: blocker.code }),
+    ...(blocker?.fix !== undefined && { fix: blocker.fix }),
     messages,
     systemMessages,
     context: current,

@@ -4,15 +4,16 @@
  * the trust plugin, planned, rate limited and recorded.
  */
 import { join } from 'node:path';
-import { EVENTS, definePlugin, type EventName, type PluginInfo } from 'plinth/sdk';
+import { EVENTS, definePlugin, type EventName, type EventResult, type PlinthError, type PluginInfo } from 'plinth/sdk';
 import { hooksCommands } from './commands.js';
-import { HookEngine } from './engine.js';
+import { HookEngine, type UnreadableGuard } from './engine.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createRunner } from './runner/index.js';
 import type { HooksService } from './service.js';
 import { hookSettings } from './settings.js';
 import { collectHooks } from './sources.js';
 import { createTrace } from './trace.js';
+import type { PlanResult } from './types.js';
 import type { WorkspaceWatcher } from './watcher.js';
 
 export default definePlugin({
@@ -57,18 +58,11 @@ export default definePlugin({
     kernel.hooks.ready.tap(async () => {
       const { hooks, problems } = await definitions();
       for (const problem of problems) ctx.log.warn(`${problem.code}: ${problem.message}`);
-      engine.setHooks(hooks);
+      engine.setHooks(hooks, unreadableGuards(problems));
       for (const event of engine.events()) {
         kernel.on(event, async (context) => {
           const result = await engine.fire(event, context);
-          if (!result) return undefined;
-          return {
-            allow: result.allow,
-            message: result.messages,
-            systemMessage: result.systemMessages,
-            context: result.context as Record<string, unknown>,
-            ...(result.blockedBy && { by: result.blockedBy }),
-          };
+          return result && toEventResult(result);
         });
       }
     });
@@ -100,7 +94,7 @@ export default definePlugin({
     const service: HooksService = {
       definitions: async () => {
         const { hooks, problems } = await definitions();
-        return { hooks, problems: problems.map((p) => ({ code: p.code, message: p.message })) };
+        return { hooks, problems: problems.map((p) => ({ code: p.code, message: p.message, ...(p.hint && { hint: p.hint }) })) };
       },
       lastRun: (event: EventName) => engine.lastRun(event),
       counts: () => ({ hooks: limiter.counts(), global: limiter.globalCounts() }),
@@ -108,7 +102,7 @@ export default definePlugin({
     };
     kernel.provide('hooks', service);
     kernel.hooks.commands.tap((registry) => {
-      for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS })) registry.add(command);
+      for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS, runner, strategy: settings.strategy })) registry.add(command);
     });
 
     return async () => {
@@ -117,3 +111,28 @@ export default definePlugin({
     };
   },
 });
+
+/** The external hooks' decision as the kernel takes it; when blocked, the blocker's message comes first (it is the reason). */
+function toEventResult(result: PlanResult): EventResult {
+  const blocker = result.blockedBy === undefined ? undefined : result.outcomes.find((o) => o.hook.id === result.blockedBy && !o.allow);
+  const first = blocker?.message;
+  const messages = first === undefined ? result.messages : [first, ...result.messages.filter((m) => m !== first)];
+  return {
+    allow: result.allow,
+    message: messages,
+    systemMessage: result.systemMessages,
+    context: result.context as Record<string, unknown>,
+    ...(result.blockedBy && { by: result.blockedBy }),
+    ...(result.code && { code: result.code }),
+    ...(result.fix && { fix: result.fix }),
+  };
+}
+
+/** The user's hook definitions for an event that could not be read: the guards they were meant to be block that event (the engine keeps the gate events). */
+function unreadableGuards(problems: readonly PlinthError[]): UnreadableGuard[] {
+  return problems.flatMap((problem) => {
+    const details = problem.details ?? {};
+    if (problem.code !== 'PLN_E_HOOK_INVALID' || details.source !== 'user' || typeof details.event !== 'string') return [];
+    return [{ event: details.event as EventName, where: `${String(details.origin)}#${String(details.path)}`, message: problem.message }];
+  });
+}

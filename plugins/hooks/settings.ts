@@ -1,21 +1,28 @@
 /** The hooks plugin's own settings (declared in manifest.json), checked once at setup. */
+import { parseSettings } from 'plinth/sdk';
 import { z } from 'zod';
 
+const positiveInt = (unit: string) =>
+  z.int({ error: `expected a whole number${unit}` }).positive({ error: `expected a positive integer${unit}` });
+
 const settingsSchema = z.object({
-  timeout: z.number().int().positive(),
-  allowedCommands: z.array(z.string().min(1)),
-  maxOutputBytes: z.number().int().positive(),
-  strategy: z.enum(['sequential', 'parallel', 'optimized', 'priority']),
-  perMinute: z.number().int().positive().optional(),
-  env: z.array(z.string().min(1)),
-  persistentIdleMs: z.number().int().positive(),
-  traceSize: z.number().int().positive(),
-  watchDebounceMs: z.number().int().nonnegative(),
+  timeout: positiveInt(' of milliseconds'),
+  allowedCommands: z.array(z.string().min(1, { error: 'expected a program name or an absolute path, not an empty string' })),
+  maxOutputBytes: positiveInt(' of bytes'),
+  strategy: z.enum(['sequential', 'parallel', 'optimized', 'priority'], { error: 'expected "sequential", "parallel", "optimized" or "priority"' }),
+  perMinute: positiveInt('').optional(),
+  env: z.array(z.string().min(1, { error: 'expected an environment variable name, not an empty string' })),
+  persistentIdleMs: positiveInt(' of milliseconds'),
+  traceSize: positiveInt(''),
+  watchDebounceMs: z.int({ error: 'expected a whole number of milliseconds' }).nonnegative({ error: 'expected 0 or more milliseconds' }),
 });
 
 export type HookSettings = z.infer<typeof settingsSchema>;
 
-/** The validated settings; the kernel already applied defaults and checked types, this checks values. */
+/**
+ * The validated settings; the kernel already applied defaults and checked types, this checks values.
+ * @throws PlinthError `PLN_E_SETTING_INVALID` naming each bad key (`plugins.hooks.settings.perMinute: expected a positive integer`).
+ */
 export function hookSettings(values: Readonly<Record<string, unknown>>): HookSettings {
-  return settingsSchema.parse(values);
+  return parseSettings('hooks', settingsSchema, values);
 }

@@ -106,8 +106,16 @@ export type RunResult =
       readonly stderrTail: string;
     };
 
+/** Why a hook cannot start at all: found before anything is spawned. */
+export type PreflightFailure = Extract<HookFailure, 'not_allowed' | 'script_missing' | 'spawn_failed'>;
+
 /** Runs hook processes: spawn mode or persistent mode, as each definition says. */
 export interface HookRunner {
+  /**
+   * The checks a run makes before it spawns anything (the command is allowed and found, the
+   * script and the working folder exist); undefined when the hook could start. Never throws.
+   */
+  check(hook: HookDefinition): Promise<{ readonly failure: PreflightFailure; readonly detail: string } | undefined>;
   /** Never throws: every failure is a `RunResult` with `ok: false`. */
   run(hook: HookDefinition, input: HookInput, signal?: AbortSignal): Promise<RunResult>;
   /** Stops every persistent process (and its process tree). */
@@ -138,6 +146,9 @@ export interface HookOutcome {
   readonly failure?: HookFailure;
   readonly message?: string;
   readonly systemMessage?: string;
+  /** For a hook that could not run on a gate event and so blocked it: the block's `PLN_E_…` code and what fixes it. */
+  readonly code?: string;
+  readonly fix?: string;
   /** The hook asked to stop the chain (`continue: false`). */
   readonly stop?: boolean;
   /** Top-level context fields this hook changed. */
@@ -153,8 +164,11 @@ export type Strategy = 'sequential' | 'parallel' | 'optimized' | 'priority';
 /** The combined result of every hook of one event. */
 export interface PlanResult {
   readonly allow: boolean;
-  /** The hook that blocked, when one did. */
+  /** The hook that blocked, when one did (or, for a definition that could not be read, where it is). */
   readonly blockedBy?: string;
+  /** When the block is a hook that could not run, rather than one that decided: its code and fix. */
+  readonly code?: string;
+  readonly fix?: string;
   readonly messages: readonly string[];
   readonly systemMessages: readonly string[];
   readonly context: Readonly<Record<string, unknown>>;

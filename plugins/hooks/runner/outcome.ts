@@ -20,6 +20,18 @@ export type Outcome =
   /** Refused before any process started. */
   | { readonly kind: 'refused'; readonly failure: 'not_allowed' | 'script_missing' | 'spawn_failed'; readonly detail: string };
 
+/** What fixes a hook that cannot start, by why (the pre-spawn checks' failures). */
+export function preflightHint(failure: 'not_allowed' | 'script_missing' | 'spawn_failed'): string {
+  switch (failure) {
+    case 'not_allowed':
+      return 'run an allowed program (setting plugins.hooks.settings.allowedCommands, in your user settings), or change its "command"';
+    case 'script_missing':
+      return 'restore the script, or correct its "args"';
+    case 'spawn_failed':
+      return 'install the program, or correct its "command" or "cwd"';
+  }
+}
+
 /** A cancellation's reason, for the message. */
 export function describeAbort(signal: AbortSignal | undefined): string {
   const reason: unknown = signal?.reason;

@@ -7,7 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { encodeInput } from '../protocol.js';
 import { scriptOf } from '../script.js';
-import type { HookDefinition, HookInput, HookRunner, RunResult } from '../types.js';
+import type { HookDefinition, HookInput, HookRunner, PreflightFailure, RunResult } from '../types.js';
 import { createCommandResolver } from './command.js';
 import { hookEnvironment } from './environment.js';
 import { type Outcome, hookLabel, toRunResult } from './outcome.js';
@@ -58,6 +58,15 @@ async function missingScript(hook: HookDefinition): Promise<string | undefined> 
   }
 }
 
+/** Whether `dir` is missing (or not a folder): a hook cannot start there. */
+async function missingFolder(dir: string): Promise<boolean> {
+  try {
+    return !(await stat(dir)).isDirectory();
+  } catch {
+    return true;
+  }
+}
+
 export function createRunner(options: RunnerOptions): HookRunner {
   const log = options.log;
   const resolver = createCommandResolver({ allowed: options.allowedCommands, pathEnv: process.env.PATH, ...(log ? { log } : {}) });
@@ -71,11 +80,22 @@ export function createRunner(options: RunnerOptions): HookRunner {
   const onEscapees = (hook: HookDefinition) => (pids: readonly number[]) =>
     log?.warn(`${hookLabel(hook)}: killed ${pids.length} process(es) that left its process group holding its output (pid ${pids.join(', ')})`);
 
+  /** Everything that must hold before `hook` can start, short of starting it; the resolved program when it holds. */
+  async function preflight(hook: HookDefinition): Promise<{ ok: true; file: string } | { ok: false; failure: PreflightFailure; detail: string }> {
+    const action = hook.action;
+    if (action.type !== 'command') return { ok: false, failure: 'spawn_failed', detail: 'it is an askAgent hook: there is no process to run' };
+    const [command, script, cwd] = await Promise.all([resolver.resolve(action.command, hook.cwd), missingScript(hook), missingFolder(hook.cwd)]);
+    if (!command.ok) return command;
+    if (script !== undefined) return { ok: false, failure: 'script_missing', detail: `its script ${script} does not exist` };
+    if (cwd) return { ok: false, failure: 'spawn_failed', detail: `its working directory ${hook.cwd} does not exist` };
+    return command;
+  }
+
   /** The checks before a run, then what to launch. */
   async function prepare(hook: HookDefinition, action: { command: string; args: readonly string[] }, event: string): Promise<Launch | Reply> {
-    const [command, script] = await Promise.all([resolver.resolve(action.command, hook.cwd), missingScript(hook), loadExeca()]);
-    if (!command.ok) return refused(command.failure, command.detail);
-    if (script !== undefined) return refused('script_missing', `its script ${script} does not exist`);
+    const [checked] = await Promise.all([preflight(hook), loadExeca()]);
+    if (!checked.ok) return refused(checked.failure, checked.detail);
+    const command = checked;
     const env = hookEnvironment(hook, {
       host: process.env,
       extra: options.env,
@@ -137,6 +157,11 @@ export function createRunner(options: RunnerOptions): HookRunner {
   }
 
   return {
+    async check(hook) {
+      const checked = await preflight(hook);
+      return checked.ok ? undefined : { failure: checked.failure, detail: checked.detail };
+    },
+
     async run(hook, input, signal) {
       const started = performance.now();
       let reply: Reply;
