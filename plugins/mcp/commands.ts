@@ -29,9 +29,11 @@ const SERVER_ARG = [{ name: 'server', description: 'Only this server (default: e
  * plugin's retries (1 s, 2 s, 4 s) are for a host that stays up; a person who
  * ran a command would wait 7 s and more to learn that a server does not start,
  * and can run it again. Failures no retry helps (configuration, trust) are
- * reported at once either way.
+ * reported at once either way. And a short exit grace: when the command is
+ * done, a stdio server gets 100 ms after its stdin closes before SIGTERM,
+ * not the 2 s a host gives it (nobody waits for its tidying up).
  */
-const ONE_SHOT = { retries: 0 } as const;
+const ONE_SHOT = { retries: 0, exitGraceMs: 100 } as const;
 
 /**
  * The commands plugins/mcp/manifest.json declares, for `kernel.hooks.commands`:

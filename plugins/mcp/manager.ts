@@ -48,6 +48,12 @@ export type StateListener = (status: ServerStatus, previous: ServerState) => voi
 /** Codes retrying cannot help with: configuration, trust, the kernel. */
 const RETRYABLE = new Set(['PLN_E_MCP_CONNECT_TIMEOUT', 'PLN_E_MCP_CONNECT_FAILED']);
 
+/** The caller's exit grace for the transport (a whole number of ms, at least 0), if it gave one. */
+function exitGrace(options: StartOptions | undefined): number | undefined {
+  const asked = options?.exitGraceMs;
+  return asked !== undefined && Number.isFinite(asked) ? Math.max(0, Math.floor(asked)) : undefined;
+}
+
 /** The reason a start is called off by `stop`; never shown. */
 const STOPPED = Symbol('stopped');
 
@@ -113,7 +119,7 @@ export class ServerManager {
       return Promise.reject(error as Error);
     }
     if (slot.state === 'connected') return Promise.resolve(this.#status(slot));
-    slot.starting ??= this.#run(slot, this.#retries(options)).finally(() => {
+    slot.starting ??= this.#run(slot, this.#retries(options), exitGrace(options)).finally(() => {
       slot.starting = undefined;
     });
     return slot.starting;
@@ -183,7 +189,7 @@ export class ServerManager {
     return asked !== undefined && Number.isFinite(asked) ? Math.max(0, Math.floor(asked)) : this.#deps.settings.retries;
   }
 
-  async #run(slot: Slot, retries: number): Promise<ServerStatus> {
+  async #run(slot: Slot, retries: number, exitGraceMs: number | undefined): Promise<ServerStatus> {
     const { definition } = slot.record;
     const generation = ++slot.generation;
     const abort = new AbortController();
@@ -205,7 +211,8 @@ export class ServerManager {
     for (let n = 0; ; n++) {
       slot.attempts++;
       try {
-        const connected = await connectOnce(definition, this.#deps, abort.signal, (connection) => {
+        const deps = exitGraceMs === undefined ? this.#deps : { ...this.#deps, exitGraceMs };
+        const connected = await connectOnce(definition, deps, abort.signal, (connection) => {
           if (slot.generation === generation) slot.last = connection;
         });
         if (!current()) {
