@@ -1,5 +1,5 @@
 /**
- * `plinth mcp add|remove|list|status|tools|resources|prompts|restart` and
+ * `plinth mcp add|remove|list|get|status|tools|resources|prompts|restart` and
  * `plinth call <server>__<tool>`. Every boot loads this file (the commands are
  * registered in setup), so it imports no SDK code: it works through the `mcp`
  * service. Servers start only when a command needs them, never for `list`,
@@ -9,6 +9,7 @@
 import { type CommandOutput, type CommandSpec, EXIT, formatTable as table, PlinthError, type PluginKernel } from 'plinth/sdk';
 import { settingsCommands } from './cli-config.js';
 import { milliseconds, pairs, splitToolName, toolArguments, usage } from './cli-input.js';
+import { getCommand } from './cli-get.js';
 import { healthOf, healthService } from './cli-health.js';
 import { type SignInIo, offerSignIn } from './cli-signin.js';
 import { oneLine, statusNote } from './cli-view.js';
@@ -49,7 +50,7 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
     const names = service.servers().map((s) => s.name);
     throw new PlinthError('PLN_E_MCP_SERVER_UNKNOWN', `no MCP server named "${name}"`, {
       plugin: 'mcp',
-      hint: names.length > 0 ? `configured servers: ${names.join(', ')} (\`plinth mcp list\`)` : 'add one with `plinth mcp add <name> --command <program>` or `--url <url>`',
+      hint: names.length > 0 ? `configured servers: ${names.join(', ')} (\`plinth mcp list\`)` : 'add one with `plinth mcp add <name> -- <program> [args…]` or `plinth mcp add -t http <name> <url>`',
     });
   };
 
@@ -74,6 +75,7 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
 
   const commands: CommandSpec[] = [
     ...settingsCommands({ kernel, service }),
+    getCommand({ service, known, start: async (name, io) => (await startServers(name, io))[0]! }),
     {
       name: 'mcp status',
       args: SERVER_ARG,
