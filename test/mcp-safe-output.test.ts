@@ -9,8 +9,10 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { safeJson, safeLine, safeText } from '../sdk/format.js';
+import { askYesNo } from '../sdk/prompt.js';
 import { ROOT, type Result, type Sandbox, describeRun, ensureBuilt, expectExit, json, run, sandbox } from './support/cli.js';
 
 const HOSTILE = join(ROOT, 'test', 'fixtures', 'mcp', 'servers', 'hostile-server.mjs');
@@ -53,6 +55,18 @@ describe('the sdk helpers', () => {
     expect(text).not.toContain('\u2028');
     expect(JSON.parse(text)).toEqual(value);
   });
+});
+
+test('askYesNo shows the question\'s escapes (it quotes what asks for approval), never sends them', async () => {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let written = '';
+  output.on('data', (chunk: Buffer) => (written += chunk.toString('utf8')));
+  const answer = askYesNo(`Run node ${ESC}[8mhidden.js? `, { input, output });
+  input.write('yes\n');
+  expect(await answer).toBe(true);
+  expect(written).toContain('node \\x1b[8mhidden.js?');
+  expect(RAW_CONTROL.test(written)).toBe(false);
 });
 
 describe('a server whose strings hold escape sequences', () => {
@@ -116,6 +130,11 @@ describe('a server whose strings hold escape sequences', () => {
     expectExit(status, 0);
     expectNoRawControl(status);
     expect(status.stdout).toContain('hostile\\x1b[32m');
+
+    const got = await run(box, ['mcp', 'get', 'hostile']);
+    expectExit(got, 0);
+    expectNoRawControl(got);
+    expect(got.stdout).toContain('Use me \\x1b[41mnow\\x1b[0m');
   }, 120_000);
 });
 

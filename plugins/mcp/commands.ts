@@ -21,6 +21,11 @@ import type { McpService, ServerStatus, ToolCallResult } from './types.js';
 export interface McpCommandDeps {
   readonly kernel: PluginKernel;
   readonly service: McpService;
+  /**
+   * Called as each command begins: this process is a one-shot command, so the
+   * servers it starts are stopped with a short exit grace (see {@link ONE_SHOT_EXIT_GRACE_MS}).
+   */
+  readonly oneShot?: (exitGraceMs: number) => void;
 }
 
 const SERVER_ARG = [{ name: 'server', description: 'Only this server (default: every enabled server)' }] as const;
@@ -30,11 +35,16 @@ const SERVER_ARG = [{ name: 'server', description: 'Only this server (default: e
  * plugin's retries (1 s, 2 s, 4 s) are for a host that stays up; a person who
  * ran a command would wait 7 s and more to learn that a server does not start,
  * and can run it again. Failures no retry helps (configuration, trust) are
- * reported at once either way. And a short exit grace: when the command is
- * done, a stdio server gets 100 ms after its stdin closes before SIGTERM,
- * not the 2 s a host gives it (nobody waits for its tidying up).
+ * reported at once either way.
  */
-const ONE_SHOT = { retries: 0, exitGraceMs: 100 } as const;
+const ONE_SHOT = { retries: 0 } as const;
+
+/**
+ * When a command is done, a stdio server gets this long after its stdin closes
+ * before SIGTERM, not the 2 s a host gives it: nobody waits for its tidying up.
+ * For every server the command starts, also through the health plugin's restart.
+ */
+const ONE_SHOT_EXIT_GRACE_MS = 100;
 
 /**
  * The commands plugins/mcp/manifest.json declares, for `kernel.hooks.commands`:
@@ -44,7 +54,7 @@ const ONE_SHOT = { retries: 0, exitGraceMs: 100 } as const;
  *   for (const command of mcpCommands({ kernel, service })) registry.add(command);
  * });
  */
-export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] {
+export function mcpCommands({ kernel, service, oneShot }: McpCommandDeps): CommandSpec[] {
   const known = (name: string) => {
     if (service.definition(name)) return;
     const names = service.servers().map((s) => s.name);
@@ -250,7 +260,13 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
       },
     },
   ];
-  return commands.map((command) => ({ ...command, run: (input) => command.run({ ...input, out: maskedOutput(input.out, service) }) }));
+  return commands.map((command) => ({
+    ...command,
+    run: (input) => {
+      oneShot?.(ONE_SHOT_EXIT_GRACE_MS);
+      return command.run({ ...input, out: maskedOutput(input.out, service) });
+    },
+  }));
 }
 
 /**

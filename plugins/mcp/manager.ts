@@ -81,6 +81,8 @@ export class ServerManager {
   readonly #deps: ManagerDeps;
   #slots: Map<string, Slot> | undefined;
   readonly #listeners = new Set<StateListener>();
+  /** See {@link useExitGrace}; undefined: the transport's own setting. */
+  #exitGraceMs: number | undefined;
   #closed = false;
 
   constructor(deps: ManagerDeps) {
@@ -119,7 +121,7 @@ export class ServerManager {
       return Promise.reject(error as Error);
     }
     if (slot.state === 'connected') return Promise.resolve(this.#status(slot));
-    slot.starting ??= this.#run(slot, this.#retries(options), exitGrace(options)).finally(() => {
+    slot.starting ??= this.#run(slot, this.#retries(options), exitGrace(options) ?? this.#exitGraceMs).finally(() => {
       slot.starting = undefined;
     });
     return slot.starting;
@@ -129,6 +131,15 @@ export class ServerManager {
   startAll(options?: StartOptions): Promise<ServerStatus[]> {
     const enabled = [...this.#all().values()].filter((slot) => slot.record.definition.enabled);
     return Promise.all(enabled.map((slot) => this.start(slot.record.definition.name, options)));
+  }
+
+  /**
+   * From now on, servers started without an `exitGraceMs` of their own get this
+   * one: a one-shot command says so when it begins, so that every server it
+   * starts (also through the health plugin's restart) stops promptly when it is done.
+   */
+  useExitGrace(ms: number): void {
+    this.#exitGraceMs = Math.max(0, Math.floor(ms));
   }
 
   /** Calls off a start in progress, closes the connection; resolves once closed. */
