@@ -1,7 +1,9 @@
 /**
  * Plain-text logging to stderr. Every line passes through the redactor, so a
- * sensitive setting's value cannot reach a log however a plugin formats it.
+ * sensitive setting's value cannot reach a log however a plugin formats it,
+ * and through `safeText`, so an escape sequence a server sent cannot reach the terminal.
  */
+import { safeText } from '../sdk/format.js';
 import type { Logger } from '../sdk/plugin.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
@@ -34,7 +36,8 @@ export function createLogger(scope: string, options: LoggerOptions): Logger & { 
   const write = (level: Exclude<LogLevel, 'silent'>, message: string, data?: Record<string, unknown>): void => {
     if (RANK[level] < threshold) return;
     const tail = data === undefined ? '' : ` ${safeJson(data)}`;
-    sink(redact(`plinth[${scope}] ${level}: ${message}${tail}`));
+    // Messages quote servers, hooks and plugins: what a terminal would act on is shown instead.
+    sink(safeText(redact(`plinth[${scope}] ${level}: ${message}${tail}`)));
   };
   return {
     debug: (message, data) => write('debug', message, data),

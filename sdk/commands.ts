@@ -6,6 +6,8 @@ export interface CommandOption {
   short?: string;
   multiple?: boolean;
   description: string;
+  /** How the help shows a string option's value, e.g. `<name>` (default `<value>`). */
+  value?: string;
 }
 
 /** Where a command writes; everything passes through the kernel's redactor. */
@@ -35,8 +37,12 @@ export interface CommandInput {
 export interface CommandSpec {
   /** Words, as declared in the manifest's `commands`, e.g. `"plugins why"`. */
   name: string;
-  /** Positional arguments, for help and checking. */
-  args?: ReadonlyArray<{ name: string; required?: boolean; description?: string }>;
+  /**
+   * Positional arguments, for help and checking. `variadic` on the last one:
+   * it takes every remaining word, e.g. a program and its arguments after `--`
+   * (`plinth mcp add files -- npx -y server`).
+   */
+  args?: ReadonlyArray<{ name: string; required?: boolean; description?: string; variadic?: boolean }>;
   options?: Readonly<Record<string, CommandOption>>;
   /** Returns the exit code (0 when nothing is returned). */
   run(input: CommandInput): number | void | Promise<number | void>;

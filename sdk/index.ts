@@ -47,7 +47,7 @@ export type { SettingIssue } from './settings.js';
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface Services {}
 export { EXIT } from './commands.js';
-export { formatTable } from './format.js';
+export { formatTable, safeJson, safeLine, safeText } from './format.js';
 export { withFileLock, writeFileAtomic } from './files.js';
 export type { FileLockOptions, WriteFileAtomicOptions } from './files.js';
 export { closestName } from './suggest.js';

@@ -1,5 +1,6 @@
 /** Asking a person on the terminal: one yes/no question, "no" unless they type yes. */
 import { createInterface } from 'node:readline';
+import { safeText } from './format.js';
 
 /** Where to ask: the question goes to `output`, the answer comes from `input`. */
 export interface PromptIO {
@@ -50,6 +51,7 @@ export function askYesNo(question: string, io: PromptIO, signal?: AbortSignal): 
       finish(false);
     });
     rl.on('close', () => finish(false)); // end of input (Ctrl-D)
-    rl.question(question, (answer) => finish(/^y(es)?$/i.test(answer.trim())));
+    // The question quotes what asks for approval (a workspace server's command, a hook's script): shown, never sent to the terminal.
+    rl.question(safeText(question), (answer) => finish(/^y(es)?$/i.test(answer.trim())));
   });
 }

@@ -225,11 +225,12 @@ describe('mcp add, list, remove', () => {
     const byName = Object.fromEntries(json(list).servers.map((s: { name: string }) => [s.name, s]));
     expect(byName.local).toMatchObject({ source: 'user', transport: 'stdio', enabled: true, command: 'node', env: ['TOKEN'] });
     expect(byName.remote).toMatchObject({ source: 'workspace', transport: 'http', enabled: true, headers: ['Authorization'] });
-    expect(byName.demo).toMatchObject({ source: 'builtin', plugin: 'mcp-demo', command: 'node' });
+    // The user has servers of their own: the builtin demo server is not listed (plugins/mcp-demo/README.md).
+    expect(byName.demo).toBeUndefined();
 
     const table = await run(box, ['mcp', 'list']);
     expectExit(table, 0);
-    for (const name of ['local', 'remote', 'demo']) expect(table.stdout).toContain(name);
+    for (const name of ['local', 'remote']) expect(table.stdout).toContain(name);
     expect(table.stdout).not.toMatch(/secret-\d/);
 
     const removed = await run(box, ['mcp', 'remove', 'remote', '--json']);
@@ -250,8 +251,8 @@ describe('mcp add, list, remove', () => {
     const unknown = await run(box, ['mcp', 'remove', 'remote', '--json']);
     expectExit(unknown, 1);
     expect(json(unknown).error.code).toBe('PLN_E_MCP_SERVER_UNKNOWN');
-    // A plugin's server is not in any settings file: the hint says where it is.
-    const demo = await run(box, ['mcp', 'remove', 'demo']);
+    // A plugin's server is not in any settings file: the hint says where it is (the demo, listed while no server of one's own is).
+    const demo = await run(await sandbox(), ['mcp', 'remove', 'demo']);
     expectExit(demo, 1);
     expect(demo.stderr).toContain('PLN_E_MCP_SERVER_UNKNOWN');
     expect(demo.stderr).toContain('mcp-demo');

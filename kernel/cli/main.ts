@@ -8,6 +8,7 @@ import { EXIT, type CommandSpec } from '../../sdk/commands.js';
 import { PlinthError, isPlinthError } from '../errors.js';
 import { type Kernel, createKernel } from '../kernel.js';
 import { packageVersion } from '../paths.js';
+import { groupCommands, groupHelpText } from './group-help.js';
 import { createOutput, printError, processStreams, type Streams } from './output.js';
 import { upCommand } from './up.js';
 
@@ -94,6 +95,12 @@ async function dispatch(
       streams.stdout(`${helpText(commands)}\n`);
       return globals.help === true ? EXIT.OK : EXIT.USAGE;
     }
+    // A group's name alone (`plinth mcp`, `plinth mcp --help`): its commands.
+    const group = groupCommands(commands, words);
+    if (group.length > 0) {
+      streams.stdout(`${groupHelpText(words.join(' '), group)}\n`);
+      return globals.help === true ? EXIT.OK : EXIT.USAGE;
+    }
     const error = unknownCommand(words, commands);
     printError(error, json, streams, kernel.redactor);
     return EXIT.USAGE;
@@ -175,7 +182,7 @@ function parseCommandLine(argv: readonly string[], command: Resolved, spec: Comm
       hint: `usage: plinth ${usageLine(command, spec)}`,
     });
   }
-  if (args.length > expected.length) {
+  if (args.length > expected.length && expected.at(-1)?.variadic !== true) {
     throw new PlinthError('PLN_E_CLI_USAGE', `"${command.name}" takes ${expected.length} argument(s), got ${args.length}: ${args.join(' ')}`, {
       hint: `usage: plinth ${usageLine(command, spec)}`,
     });
@@ -197,7 +204,10 @@ function unknownCommand(words: readonly string[], commands: readonly Resolved[])
 
 function usageLine(command: Resolved, spec: CommandSpec): string {
   if (command.usage) return command.usage;
-  const args = (spec.args ?? []).map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`));
+  const args = (spec.args ?? []).map((a) => {
+    const name = a.variadic ? `${a.name}...` : a.name;
+    return a.required ? `<${name}>` : `[${name}]`;
+  });
   return [command.name, ...args, ...(spec.options && Object.keys(spec.options).length > 0 ? ['[options]'] : [])].join(' ');
 }
 

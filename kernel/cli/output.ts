@@ -1,5 +1,12 @@
-/** What commands print: human text or JSON on stdout, notes on stderr, always redacted. */
+/**
+ * What commands print: human text or JSON on stdout, notes on stderr, always
+ * redacted, and always safe for a terminal: text from servers, hooks and
+ * plugins reaches here, so escape sequences and other control characters are
+ * shown, never sent (`safeText`; JSON through `safeJson`, which keeps it the
+ * same document).
+ */
 import type { CommandOutput } from '../../sdk/commands.js';
+import { safeJson, safeText } from '../../sdk/format.js';
 import { type PlinthError, describeCause, isPlinthError } from '../errors.js';
 import type { Redactor } from '../redact.js';
 
@@ -8,16 +15,17 @@ export interface Streams {
   stderr(text: string): void;
 }
 
+/** The process's streams; whatever the CLI writes to them (help, warnings, output) is made safe here last. */
 export const processStreams: Streams = {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
+  stdout: (text) => void process.stdout.write(safeText(text)),
+  stderr: (text) => void process.stderr.write(safeText(text)),
 };
 
 export function createOutput(streams: Streams, redactor: Redactor): CommandOutput {
   return {
-    print: (text) => streams.stdout(`${redactor.text(text)}\n`),
-    json: (value) => streams.stdout(`${redactor.text(JSON.stringify(redactor.value(value), null, 2))}\n`),
-    note: (text) => streams.stderr(`${redactor.text(text)}\n`),
+    print: (text) => streams.stdout(`${safeText(redactor.text(text))}\n`),
+    json: (value) => streams.stdout(`${safeJson(redactor.text(JSON.stringify(redactor.value(value), null, 2)))}\n`),
+    note: (text) => streams.stderr(`${safeText(redactor.text(text))}\n`),
   };
 }
 
@@ -34,9 +42,9 @@ export function formatError(error: unknown): string {
 export function printError(error: unknown, json: boolean, streams: Streams, redactor: Redactor): void {
   if (json) {
     const body = isPlinthError(error) ? (error as PlinthError).toJSON() : { message: describeCause(error) };
-    streams.stdout(`${redactor.text(JSON.stringify({ error: redactor.value(body) }, null, 2))}\n`);
+    streams.stdout(`${safeJson(redactor.text(JSON.stringify({ error: redactor.value(body) }, null, 2)))}\n`);
   } else {
-    streams.stderr(`${redactor.text(formatError(error))}\n`);
+    streams.stderr(`${safeText(redactor.text(formatError(error)))}\n`);
   }
 }
 

@@ -10,30 +10,39 @@ import { commandLine, definitionJson, maskArgs, maskUrl, oneLine, target } from 
 import type { TrustVerdict } from '../trust/types.js';
 import type { McpService } from './types.js';
 
-const SCOPE_OPTION = { type: 'string', description: 'Which settings file: user ($PLINTH_HOME/settings.json, the default for add) or workspace (.plinth/settings.json)' } as const;
+const SCOPE_OPTION = {
+  type: 'string',
+  short: 's',
+  value: '<scope>',
+  description: 'Which settings file: user ($PLINTH_HOME/settings.json, the default for add) or workspace (.plinth/settings.json; "project" is the same)',
+} as const;
 
 /** `mcp add`, `mcp remove`, `mcp list`. */
 export function settingsCommands({ kernel, service }: { readonly kernel: PluginKernel; readonly service: McpService }): CommandSpec[] {
   return [
     {
       name: 'mcp add',
-      args: [{ name: 'name', required: true, description: 'The server name: letters, digits, "-", "_" (tools become <name>__<tool>)' }],
+      args: [
+        { name: 'name', required: true, description: 'The server name: letters, digits, "-", "_" (tools become <name>__<tool>)' },
+        { name: 'commandOrUrl', description: 'A remote server\'s URL, or a local server\'s program (after "--", so that its own options stay its own)' },
+        { name: 'args', variadic: true, description: 'The program\'s arguments' },
+      ],
       options: {
-        command: { type: 'string', description: 'A local server: the program to run (stdio)' },
+        command: { type: 'string', description: 'A local server: the program to run (stdio); or give it after the name' },
         arg: { type: 'string', multiple: true, description: 'An argument of --command; repeatable, in order (one that starts with "-" as --arg=-y)' },
-        url: { type: 'string', description: 'A remote server: its URL (streamable HTTP, falling back to SSE)' },
-        transport: { type: 'string', description: 'stdio, http, sse, or a transport plugin\'s name (default: stdio with --command, http then sse with --url)' },
-        env: { type: 'string', multiple: true, description: 'NAME=VALUE for the server\'s environment; repeatable; values may be ${env:NAME} or ${setting:plugin.name}' },
-        header: { type: 'string', multiple: true, description: 'Name=Value HTTP header for a remote server; repeatable; same references as --env' },
+        url: { type: 'string', description: 'A remote server: its URL (streamable HTTP, falling back to SSE); or give it after the name' },
+        transport: { type: 'string', short: 't', value: '<name>', description: 'stdio, http, sse, or a transport plugin\'s name (default: stdio for a program, http then sse for a URL)' },
+        env: { type: 'string', short: 'e', multiple: true, value: '<KEY=VALUE>', description: 'For the server\'s environment; repeatable; values may be ${env:NAME} or ${setting:plugin.name}' },
+        header: { type: 'string', short: 'H', multiple: true, value: '<"Name: value">', description: 'HTTP header for a remote server ("Name=value" too); repeatable; same references as --env' },
         cwd: { type: 'string', description: 'Working folder of a local server, from the current folder (written relative to the project with --scope workspace)' },
         timeout: { type: 'string', description: 'Connection timeout in ms (default 10000)' },
         scope: SCOPE_OPTION,
         force: { type: 'boolean', description: 'Replace a server of the same name' },
       },
       async run({ args, options, json, out }) {
-        const name = args[0]!;
+        const [name = '', target, ...rest] = args;
         checkServerName(name);
-        const entry = serverEntry(options as AddOptions);
+        const entry = serverEntry({ ...(options as AddOptions), ...(target !== undefined && { target, rest }) });
         const ref = settingsFile(kernel, scopeOption(options.scope) ?? 'user');
         // As typed on a command line: from the current folder. Settings read a relative cwd from the file's own
         // place (home or project), so write it absolute, or relative to the project for a file that travels with it.
@@ -114,7 +123,7 @@ export function settingsCommands({ kernel, service }: { readonly kernel: PluginK
           out.json({ servers: definitions.map((d) => ({ ...definitionJson(d), ...(trust.has(d.name) && { trust: trust.get(d.name) }) })), problems });
           return code;
         }
-        if (definitions.length === 0) out.print('No MCP servers configured. Add one with `plinth mcp add <name> --command <program>` or `--url <url>`.');
+        if (definitions.length === 0) out.print('No MCP servers configured. Add one with `plinth mcp add <name> -- <program> [args…]` or `plinth mcp add -t http <name> <url>`.');
         else {
           const withTrust = trust.size > 0;
           out.print(
@@ -147,7 +156,7 @@ export function settingsCommands({ kernel, service }: { readonly kernel: PluginK
  */
 type TrustAware = McpService & { trust?(name: string): Promise<TrustVerdict | undefined> };
 
-async function trustStates(service: TrustAware, names: readonly string[]): Promise<Map<string, TrustVerdict>> {
+export async function trustStates(service: TrustAware, names: readonly string[]): Promise<Map<string, TrustVerdict>> {
   const states = new Map<string, TrustVerdict>();
   if (typeof service.trust !== 'function') return states;
   await Promise.all(
@@ -162,7 +171,9 @@ async function trustStates(service: TrustAware, names: readonly string[]): Promi
 function scopeOption(value: unknown): 'user' | 'workspace' | undefined {
   if (value === undefined) return undefined;
   if (value === 'user' || value === 'workspace') return value;
-  throw usage(`--scope must be user or workspace, got "${String(value)}"`);
+  // Claude Code's and Gemini CLI's name for the settings that travel with the project.
+  if (value === 'project') return 'workspace';
+  throw usage(`--scope must be user or workspace (or project), got "${String(value)}"`, value === 'local' ? 'plinth has no per-project user scope: user applies everywhere, workspace to this project (.plinth/settings.json)' : undefined);
 }
 
 /** The settings file of a scope, as the kernel looked for it (so --home and --workspace apply). */

@@ -26,6 +26,12 @@ export function splitToolName(name: string): { server: string; tool: string } {
 
 /** The options of `plinth mcp add`, as parsed by the CLI. */
 export interface AddOptions {
+  /**
+   * The word after the name, as Claude Code's and Gemini CLI's `mcp add` take
+   * it: a URL, or the program (its arguments in `rest`), usually after `--`.
+   */
+  readonly target?: string;
+  readonly rest?: readonly string[];
   readonly command?: string;
   readonly arg?: readonly string[];
   readonly url?: string;
@@ -40,11 +46,15 @@ export interface AddOptions {
  * The settings entry `mcp add` writes: the shape people paste between MCP hosts,
  * with only the fields given (a default stays a default when plinth's changes).
  */
-export function serverEntry(options: AddOptions): McpServerConfig {
+export function serverEntry(given: AddOptions): McpServerConfig {
+  const options = positionalTarget(given);
   const local = options.command !== undefined;
   const remote = options.url !== undefined;
   if (local === remote) {
-    throw usage(local ? 'give either --command or --url, not both' : 'give --command <program> (a local server) or --url <url> (a remote one)', 'e.g. `plinth mcp add demo --command node --arg server.mjs` or `plinth mcp add docs --url http://127.0.0.1:3000/mcp`');
+    throw usage(
+      local ? 'give either --command or --url, not both' : 'give the server after its name: a program (a local server) or a URL (a remote one)',
+      'e.g. `plinth mcp add files -- npx -y @modelcontextprotocol/server-filesystem .`, `plinth mcp add -t http docs http://127.0.0.1:3000/mcp`, or `--command <program>` / `--url <url>`',
+    );
   }
   if (local && options.command!.trim() === '') throw usage('--command is empty');
   const misplaced = local
@@ -65,7 +75,7 @@ export function serverEntry(options: AddOptions): McpServerConfig {
     if (options.cwd !== undefined) entry.cwd = options.cwd;
   } else {
     entry.url = checkUrl(options.url!);
-    if (options.header?.length) entry.headers = pairs(options.header, '--header');
+    if (options.header?.length) entry.headers = headerPairs(options.header);
   }
   if (options.transport !== undefined) entry.transport = options.transport;
   if (options.timeout !== undefined) entry.timeout = milliseconds(options.timeout, '--timeout');
@@ -76,6 +86,45 @@ export function serverEntry(options: AddOptions): McpServerConfig {
     throw usage(`the server entry would be invalid: ${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`);
   }
   return entry;
+}
+
+/**
+ * The positional shapes as `--command`/`--arg` or `--url`: `<name> -- <program> [args…]`,
+ * `<name> <program> [args…]`, `<name> <url>`. The word is a URL with `-t http` or `-t sse`,
+ * or when it starts with `http://` or `https://` and no `-t` says otherwise; else a program.
+ */
+function positionalTarget(options: AddOptions): AddOptions {
+  const { target, rest = [], ...named } = options;
+  if (target === undefined) return named;
+  if (named.command !== undefined || named.url !== undefined) {
+    throw usage(`give the server as "${target}" after the name or with ${named.command !== undefined ? '--command' : '--url'}, not both`);
+  }
+  const transport = named.transport;
+  const isUrl = transport === 'http' || transport === 'sse' || (transport !== 'stdio' && /^https?:\/\//i.test(target) && rest.length === 0);
+  if (isUrl) {
+    if (rest.length > 0) throw usage(`a remote server takes no arguments after its URL (got ${rest.length})`, `e.g. \`plinth mcp add -t ${transport ?? 'http'} docs https://example.com/mcp\``);
+    return { ...named, url: target };
+  }
+  if (named.arg?.length) throw usage('give the program\'s arguments after it (`-- <program> <args…>`), or use --command with --arg, not both');
+  return { ...named, command: target, ...(rest.length > 0 && { arg: rest }) };
+}
+
+/**
+ * `--header` values: `Name: value` (as curl, Claude Code and Gemini CLI take them) or
+ * `Name=value` (plinth's first spelling); whichever of `:` and `=` comes first separates.
+ */
+export function headerPairs(items: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of items) {
+    const at = item.search(/[:=]/);
+    const name = at > 0 ? item.slice(0, at).trim() : '';
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      throw usage('--header takes "Name: value"; one has no header name before ":"', 'e.g. -H "Authorization: Bearer ${env:TOKEN}"');
+    }
+    const value = item[at] === ':' ? item.slice(at + 1).trim() : item.slice(at + 1);
+    Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
 }
 
 function checkUrl(url: string): string {

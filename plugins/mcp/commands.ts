@@ -1,5 +1,5 @@
 /**
- * `plinth mcp add|remove|list|status|tools|resources|prompts|restart` and
+ * `plinth mcp add|remove|list|get|status|tools|resources|prompts|restart` and
  * `plinth call <server>__<tool>`. Every boot loads this file (the commands are
  * registered in setup), so it imports no SDK code: it works through the `mcp`
  * service. Servers start only when a command needs them, never for `list`,
@@ -9,6 +9,7 @@
 import { type CommandOutput, type CommandSpec, EXIT, formatTable as table, PlinthError, type PluginKernel } from 'plinth/sdk';
 import { settingsCommands } from './cli-config.js';
 import { milliseconds, pairs, splitToolName, toolArguments, usage } from './cli-input.js';
+import { getCommand } from './cli-get.js';
 import { healthOf, healthService } from './cli-health.js';
 import { type SignInIo, offerSignIn } from './cli-signin.js';
 import { oneLine, statusNote } from './cli-view.js';
@@ -20,6 +21,11 @@ import type { McpService, ServerStatus, ToolCallResult } from './types.js';
 export interface McpCommandDeps {
   readonly kernel: PluginKernel;
   readonly service: McpService;
+  /**
+   * Called as each command begins: this process is a one-shot command, so the
+   * servers it starts are stopped with a short exit grace (see {@link ONE_SHOT_EXIT_GRACE_MS}).
+   */
+  readonly oneShot?: (exitGraceMs: number) => void;
 }
 
 const SERVER_ARG = [{ name: 'server', description: 'Only this server (default: every enabled server)' }] as const;
@@ -34,6 +40,13 @@ const SERVER_ARG = [{ name: 'server', description: 'Only this server (default: e
 const ONE_SHOT = { retries: 0 } as const;
 
 /**
+ * When a command is done, a stdio server gets this long after its stdin closes
+ * before SIGTERM, not the 2 s a host gives it: nobody waits for its tidying up.
+ * For every server the command starts, also through the health plugin's restart.
+ */
+const ONE_SHOT_EXIT_GRACE_MS = 100;
+
+/**
  * The commands plugins/mcp/manifest.json declares, for `kernel.hooks.commands`:
  *
  * @example
@@ -41,13 +54,13 @@ const ONE_SHOT = { retries: 0 } as const;
  *   for (const command of mcpCommands({ kernel, service })) registry.add(command);
  * });
  */
-export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] {
+export function mcpCommands({ kernel, service, oneShot }: McpCommandDeps): CommandSpec[] {
   const known = (name: string) => {
     if (service.definition(name)) return;
     const names = service.servers().map((s) => s.name);
     throw new PlinthError('PLN_E_MCP_SERVER_UNKNOWN', `no MCP server named "${name}"`, {
       plugin: 'mcp',
-      hint: names.length > 0 ? `configured servers: ${names.join(', ')} (\`plinth mcp list\`)` : 'add one with `plinth mcp add <name> --command <program>` or `--url <url>`',
+      hint: names.length > 0 ? `configured servers: ${names.join(', ')} (\`plinth mcp list\`)` : 'add one with `plinth mcp add <name> -- <program> [args…]` or `plinth mcp add -t http <name> <url>`',
     });
   };
 
@@ -72,6 +85,7 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
 
   const commands: CommandSpec[] = [
     ...settingsCommands({ kernel, service }),
+    getCommand({ service, known, start: async (name, io) => (await startServers(name, io))[0]! }),
     {
       name: 'mcp status',
       args: SERVER_ARG,
@@ -246,7 +260,13 @@ export function mcpCommands({ kernel, service }: McpCommandDeps): CommandSpec[] 
       },
     },
   ];
-  return commands.map((command) => ({ ...command, run: (input) => command.run({ ...input, out: maskedOutput(input.out, service) }) }));
+  return commands.map((command) => ({
+    ...command,
+    run: (input) => {
+      oneShot?.(ONE_SHOT_EXIT_GRACE_MS);
+      return command.run({ ...input, out: maskedOutput(input.out, service) });
+    },
+  }));
 }
 
 /**

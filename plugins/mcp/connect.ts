@@ -13,7 +13,7 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { type Logger, type PluginKernel, PlinthError, isPlinthError, describeError } from 'plinth/sdk';
 import { mcpError } from './errors.js';
-import type { McpServerDefinition, TransportConnection, TransportFactory } from './types.js';
+import type { McpServerDefinition, TransportConnection, TransportContext, TransportFactory } from './types.js';
 
 /** What an attempt needs from the plugin. */
 export interface ConnectDeps {
@@ -25,6 +25,8 @@ export interface ConnectDeps {
   readonly attach: (client: Client, definition: McpServerDefinition) => Promise<FeatureSession | undefined>;
   /** The OAuth provider a remote server's transport gets (the oauth plugin's), or undefined. */
   readonly authProvider?: (definition: McpServerDefinition, signal: AbortSignal) => Promise<OAuthClientProvider | undefined>;
+  /** Handed to the transport: see {@link TransportContext.exitGraceMs}. */
+  readonly exitGraceMs?: number;
 }
 
 /**
@@ -117,7 +119,12 @@ async function open(
 ): Promise<Connected> {
   const factory = known ?? (await abortable(transportFactory(name, definition, deps), signal));
   const authProvider = await abortable(deps.authProvider?.(definition, signal) ?? Promise.resolve(undefined), signal);
-  const context = { log: deps.log, redact: deps.redact, ...(authProvider !== undefined && { authProvider }) };
+  const context: TransportContext = {
+    log: deps.log,
+    redact: deps.redact,
+    ...(authProvider !== undefined && { authProvider }),
+    ...(deps.exitGraceMs !== undefined && { exitGraceMs: deps.exitGraceMs }),
+  };
   const connection = await abortable(
     Promise.resolve(factory.create(definition, context)).then((made) => {
       // Called off while the factory worked: nobody else will close this transport (never started, so quick).

@@ -20,7 +20,8 @@
  * transport. An amended server takes the stricter source of the two (a
  * workspace amendment makes it a workspace server, which needs approval). Two
  * plugins declaring one name is a `PLN_E_MCP_SERVER_DUPLICATE` problem; the
- * first stays.
+ * first stays. A plugin's server marked `"fallback": true` (the builtin demo)
+ * is left out once any server that is not a fallback is defined, anywhere.
  *
  * Bad input never throws: each problem is a PlinthError naming the file and
  * JSON path, and the entry is left out. A reference that cannot be resolved
@@ -84,6 +85,8 @@ interface Draft {
   keyOrigins: Map<string, string>;
   /** The profile whose layer defined or amended it. */
   profile?: string;
+  /** Declared by a plugin with `"fallback": true`: left out once any other server is defined. */
+  fallback?: boolean;
 }
 
 /** Sources from least to most in need of approval. */
@@ -140,6 +143,12 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
     }, problems);
   }
 
+  // A fallback server (the builtin demo) is there for a first run only: once anything else defines
+  // a server (the user's or the workspace's settings, a profile, another plugin), it is left out.
+  if ([...drafts.values()].some((draft) => draft.fallback !== true)) {
+    for (const [name, draft] of drafts) if (draft.fallback === true) drafts.delete(name);
+  }
+
   const lookup = referenceLookup(inputs);
   const servers = [...drafts].map(([name, draft]) => finish(name, draft, inputs.connectTimeoutMs, lookup, problems));
   return { servers, problems };
@@ -167,7 +176,9 @@ function readSection(
       problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, path, `"${name}" cannot be a server name: ${why}`, name));
       continue;
     }
-    const parsed = serverEntrySchema.safeParse(raw);
+    // `fallback` is a plugin's word about its own server; in a settings file it is an unknown key like any other.
+    const { body, fallback } = place.plugin !== undefined ? withoutFallback(raw) : { body: raw, fallback: false };
+    const parsed = serverEntrySchema.safeParse(body);
     if (!parsed.success) {
       problems.push(...entryProblems(parsed.error, place, path, name));
       continue;
@@ -178,9 +189,24 @@ function readSection(
     const keyOrigins = new Map<string, string>();
     for (const key of Object.keys(entry.env ?? {})) keyOrigins.set(`env\0${key}`, `${place.origin}#${path}.env${pathKey(key)}`);
     for (const key of Object.keys(entry.headers ?? {})) keyOrigins.set(`headers\0${key}`, `${place.origin}#${path}.headers${pathKey(key)}`);
-    const draft: Draft = { entry, source: place.source, origins: [`${place.origin}#${path}`], defaultCwd, keyOrigins, ...(place.plugin !== undefined && { plugin: place.plugin }) };
+    const draft: Draft = {
+      entry,
+      source: place.source,
+      origins: [`${place.origin}#${path}`],
+      defaultCwd,
+      keyOrigins,
+      ...(place.plugin !== undefined && { plugin: place.plugin }),
+      ...(fallback && { fallback: true }),
+    };
     take(name, draft, path);
   }
+}
+
+/** A manifest entry without its `fallback` flag (which the entry schema does not know), and the flag. */
+function withoutFallback(raw: unknown): { body: unknown; fallback: boolean } {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || !Object.hasOwn(raw, 'fallback')) return { body: raw, fallback: false };
+  const { fallback, ...body } = raw as Record<string, unknown>;
+  return { body, fallback: fallback === true };
 }
 
 /** `earlier` with `amendment`'s fields over it. */
@@ -200,6 +226,8 @@ function amend(earlier: Draft, amendment: Draft): Draft {
     keyOrigins: new Map([...earlier.keyOrigins, ...amendment.keyOrigins]),
     ...(earlier.plugin !== undefined && { plugin: earlier.plugin }),
     ...((amendment.profile ?? earlier.profile) !== undefined && { profile: amendment.profile ?? earlier.profile }),
+    // Switching the demo off (`{ "demo": { "enabled": false } }`) does not make it the user's own server.
+    ...(earlier.fallback === true && { fallback: true }),
   };
 }
 

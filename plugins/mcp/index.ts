@@ -79,7 +79,7 @@ export default definePlugin({
     kernel.provide('mcp', service);
 
     kernel.hooks.commands.tap((registry) => {
-      for (const command of mcpCommands({ kernel, service })) registry.add(command);
+      for (const command of mcpCommands({ kernel, service, oneShot: (ms) => manager.useExitGrace(ms) })) registry.add(command);
     });
 
     // Only while the host stays up; in the background, because retries with

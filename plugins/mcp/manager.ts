@@ -48,6 +48,12 @@ export type StateListener = (status: ServerStatus, previous: ServerState) => voi
 /** Codes retrying cannot help with: configuration, trust, the kernel. */
 const RETRYABLE = new Set(['PLN_E_MCP_CONNECT_TIMEOUT', 'PLN_E_MCP_CONNECT_FAILED']);
 
+/** The caller's exit grace for the transport (a whole number of ms, at least 0), if it gave one. */
+function exitGrace(options: StartOptions | undefined): number | undefined {
+  const asked = options?.exitGraceMs;
+  return asked !== undefined && Number.isFinite(asked) ? Math.max(0, Math.floor(asked)) : undefined;
+}
+
 /** The reason a start is called off by `stop`; never shown. */
 const STOPPED = Symbol('stopped');
 
@@ -75,6 +81,8 @@ export class ServerManager {
   readonly #deps: ManagerDeps;
   #slots: Map<string, Slot> | undefined;
   readonly #listeners = new Set<StateListener>();
+  /** See {@link useExitGrace}; undefined: the transport's own setting. */
+  #exitGraceMs: number | undefined;
   #closed = false;
 
   constructor(deps: ManagerDeps) {
@@ -113,7 +121,7 @@ export class ServerManager {
       return Promise.reject(error as Error);
     }
     if (slot.state === 'connected') return Promise.resolve(this.#status(slot));
-    slot.starting ??= this.#run(slot, this.#retries(options)).finally(() => {
+    slot.starting ??= this.#run(slot, this.#retries(options), exitGrace(options) ?? this.#exitGraceMs).finally(() => {
       slot.starting = undefined;
     });
     return slot.starting;
@@ -123,6 +131,15 @@ export class ServerManager {
   startAll(options?: StartOptions): Promise<ServerStatus[]> {
     const enabled = [...this.#all().values()].filter((slot) => slot.record.definition.enabled);
     return Promise.all(enabled.map((slot) => this.start(slot.record.definition.name, options)));
+  }
+
+  /**
+   * From now on, servers started without an `exitGraceMs` of their own get this
+   * one: a one-shot command says so when it begins, so that every server it
+   * starts (also through the health plugin's restart) stops promptly when it is done.
+   */
+  useExitGrace(ms: number): void {
+    this.#exitGraceMs = Math.max(0, Math.floor(ms));
   }
 
   /** Calls off a start in progress, closes the connection; resolves once closed. */
@@ -183,7 +200,7 @@ export class ServerManager {
     return asked !== undefined && Number.isFinite(asked) ? Math.max(0, Math.floor(asked)) : this.#deps.settings.retries;
   }
 
-  async #run(slot: Slot, retries: number): Promise<ServerStatus> {
+  async #run(slot: Slot, retries: number, exitGraceMs: number | undefined): Promise<ServerStatus> {
     const { definition } = slot.record;
     const generation = ++slot.generation;
     const abort = new AbortController();
@@ -205,7 +222,8 @@ export class ServerManager {
     for (let n = 0; ; n++) {
       slot.attempts++;
       try {
-        const connected = await connectOnce(definition, this.#deps, abort.signal, (connection) => {
+        const deps = exitGraceMs === undefined ? this.#deps : { ...this.#deps, exitGraceMs };
+        const connected = await connectOnce(definition, deps, abort.signal, (connection) => {
           if (slot.generation === generation) slot.last = connection;
         });
         if (!current()) {

@@ -75,6 +75,13 @@ export interface TransportContext {
   readonly authProvider?: OAuthClientProvider;
   /** Masks secrets in anything the transport reports (stderr tails, errors). */
   readonly redact: (text: string) => string;
+  /**
+   * When the connection is closed: how long a local server gets to exit by
+   * itself once its input is closed, before it is signalled (ms). Set by the
+   * caller that started it (see {@link StartOptions.exitGraceMs}); undefined:
+   * the transport's own setting.
+   */
+  readonly exitGraceMs?: number;
 }
 
 /** One connection's transport, plus what only the transport can tell about the server. */
@@ -154,6 +161,13 @@ export interface StartOptions {
    * A start already in progress is joined as it is.
    */
   readonly retries?: number;
+  /**
+   * When the server is stopped later: how long a local (stdio) server gets to
+   * exit by itself after its input is closed, before SIGTERM (default: the
+   * transport's `exitGraceMs` setting). A one-shot command, whose work is done
+   * when it stops servers, asks for a short one.
+   */
+  readonly exitGraceMs?: number;
 }
 
 /** The `mcp` service. */

@@ -2,8 +2,10 @@
  * One stdio server: the SDK's `StdioClientTransport` behind a thin Transport
  * that adds what plinth needs around it: a bounded, redacted stderr tail, the
  * pid, `onDown` when the process dies on its own, and a close that leaves no
- * process behind. The protocol (framing, spawning, the stdin-EOF → SIGTERM →
- * SIGKILL close) is the SDK's; this module only watches and cleans up.
+ * process behind. The protocol (framing, spawning) is the SDK's; the close
+ * follows the stdio specification's order (close stdin, wait, SIGTERM, wait,
+ * SIGKILL) with graces of plinth's (`exitGraceMs`, `killGraceMs`: the SDK's
+ * fixed 2 s + 2 s kept every one-shot command waiting), for the whole tree.
  *
  * Loaded on the first `create()`: it imports the SDK.
  */
@@ -64,6 +66,8 @@ export class StdioProcessTransport implements Transport {
   #closing: Promise<void> | undefined;
   #closeFired = false;
   #pipesClosed: Promise<void>;
+  readonly #exitSeen: Promise<void>;
+  #markExited: () => void = () => {};
   #markPipesClosed: () => void = () => {};
   #downReason: string | undefined;
   readonly #stderrEnded: Promise<void>;
@@ -78,6 +82,7 @@ export class StdioProcessTransport implements Transport {
     this.#plan = launchPlan(server, getDefaultEnvironment(), settings.processGroup);
     this.#tail = new StderrTail(settings.stderrTailBytes);
     this.#pipesClosed = new Promise((resolve) => (this.#markPipesClosed = resolve));
+    this.#exitSeen = new Promise((resolve) => (this.#markExited = resolve));
     this.#inner = new StdioClientTransport({ command: this.#plan.command, args: this.#plan.args, env: this.#plan.env, cwd: this.#plan.cwd, stderr: 'pipe' });
     // Read from the start (the SDK hands out the stream before spawning), and always: an unread pipe would stall the server.
     const stderr = this.#inner.stderr;
@@ -153,6 +158,7 @@ export class StdioProcessTransport implements Transport {
   #processExited(code: number | null, sig: NodeJS.Signals | null): void {
     if (this.#exited) return;
     this.#exited = true;
+    this.#markExited();
     if (this.#state !== 'running') return; // our own close
     // What the server left running in its group goes with it; that also closes the pipes, so the client learns of it.
     if (this.#plan.grouped && this.#pid !== undefined) {
@@ -191,8 +197,20 @@ export class StdioProcessTransport implements Transport {
       } else {
         // Children that might leave the group are found through their parent, so before it goes.
         const tree = await descendantsOf(pid).catch(() => []);
-        await this.#inner.close();
-        await this.#reap(pid, tree);
+        const input = childOf(this.#inner)?.stdin;
+        if (input) {
+          // The stdio specification's order, with our grace: close its input, let it exit by itself for a
+          // moment, then SIGTERM and SIGKILL (#reap), the whole tree. The SDK's own close would wait 2 s, then 2 s more.
+          input.end();
+          await this.#exitWithin(this.#context.exitGraceMs ?? this.#settings.exitGraceMs);
+          await this.#reap(pid, tree);
+          // Gone by now: the SDK's close only lets go of what it holds.
+          await this.#inner.close();
+        } else {
+          // The SDK's process is not reachable (its internals changed): its close, then what is left.
+          await this.#inner.close();
+          await this.#reap(pid, tree);
+        }
       }
     } finally {
       this.#state = 'closed';
@@ -230,6 +248,14 @@ export class StdioProcessTransport implements Transport {
       }
     }
     if (left.length > 0) this.#context.log.warn(`${this.#server.name}: process(es) ${left.join(', ')} still alive after SIGKILL`);
+  }
+
+  /** Resolves when the process has exited or after `ms`, whichever comes first (no timer is left behind). */
+  async #exitWithin(ms: number): Promise<void> {
+    if (this.#exited || ms <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.#exitSeen, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
   }
 
   #fireClose(): void {

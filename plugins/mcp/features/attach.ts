@@ -28,6 +28,9 @@ import { compileSchema } from './validate.js';
 /** The default per-call (and per-request) timeout, when the core gives none. */
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 
+/** Logged (never thrown) when a server lists a tool name plinth refuses: empty, `__proto__`, `constructor`, `prototype`. */
+const TOOL_NAME_INVALID = 'PLN_E_MCP_TOOL_NAME_INVALID';
+
 /**
  * Attaches a connected client's features to the registry and returns the
  * server's handle. Resolves once the tools are listed; a server whose tools
@@ -46,6 +49,7 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
   let detachedReason: string | undefined;
   let current = new Map<string, RegisteredTool>();
   let listed: readonly RegisteredTool[] = [];
+  const warned = new Set<string>();
 
   const callContext: CallContext = {
     client,
@@ -67,9 +71,15 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
       try {
         while (dirty && detachedReason === undefined) {
           dirty = false;
-          const { tools, skipped } = await listServerTools(client, definition, timeoutMs);
+          const { tools, skipped, refused } = await listServerTools(client, definition, timeoutMs);
           if (detachedReason !== undefined) break;
           for (const note of skipped) log.warn(`server "${server}": tool ${note}`);
+          for (const what of refused) {
+            // Once per connection: the list is read again on each list_changed.
+            if (warned.has(what)) continue;
+            warned.add(what);
+            log.warn(`${TOOL_NAME_INVALID}: MCP server "${server}" lists ${what}; it is left out, its other tools register`);
+          }
           await precompile(tools);
           // By the server's own name too; a namespaced name wins where the two spellings collide.
           current = new Map([...tools.map((entry) => [entry.tool.tool, entry] as const), ...tools.map((entry) => [entry.tool.name, entry] as const)]);

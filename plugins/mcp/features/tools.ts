@@ -16,6 +16,19 @@ export const NAMESPACE_SEPARATOR = '__';
 // A server that keeps sending cursors must not keep us listing forever.
 const MAX_PAGES = 1000;
 
+/**
+ * Tool names a server may not give: none at all (`<server>__` names nothing),
+ * and the keys every plain object inherits, which a host or a model's tool
+ * table keyed by name would resolve to `Object.prototype` instead of a tool.
+ */
+const REFUSED_TOOL_NAMES: ReadonlySet<string> = new Set(['', '__proto__', 'constructor', 'prototype']);
+
+/** Why plinth refuses a tool name, or undefined for one it takes. */
+export function refusedToolName(name: string): string | undefined {
+  if (!REFUSED_TOOL_NAMES.has(name)) return undefined;
+  return name === '' ? 'a tool with an empty name' : `a tool named "${name}" (a key every object inherits)`;
+}
+
 /** Every item of a paginated list: follows `nextCursor` until there is none (or it repeats). */
 export async function paginate<T>(fetchPage: (cursor: string | undefined) => Promise<{ items: readonly T[]; nextCursor?: string | undefined }>): Promise<T[]> {
   const items: T[] = [];
@@ -50,13 +63,17 @@ export function toolFilter(definition: Pick<McpServerDefinition, 'includeTools' 
   return (tool) => (include === undefined || include(tool)) && !(exclude !== undefined && exclude(tool));
 }
 
-/** The server's tools, listed page by page and filtered; `timeoutMs` applies to each page. */
+/**
+ * The server's tools, listed page by page and filtered; `timeoutMs` applies to
+ * each page. `skipped`: tools listed twice; `refused`: names plinth does not
+ * take ({@link refusedToolName}); the other tools register either way.
+ */
 export async function listServerTools(
   client: Client,
   definition: McpServerDefinition,
   timeoutMs: number,
-): Promise<{ tools: RegisteredTool[]; skipped: string[] }> {
-  if (!client.getServerCapabilities()?.tools) return { tools: [], skipped: [] };
+): Promise<{ tools: RegisteredTool[]; skipped: string[]; refused: string[] }> {
+  if (!client.getServerCapabilities()?.tools) return { tools: [], skipped: [], refused: [] };
   const listed = await paginate<Tool>(async (cursor) => {
     const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs });
     return { items: page.tools, nextCursor: page.nextCursor };
@@ -64,8 +81,14 @@ export async function listServerTools(
   const allowed = toolFilter(definition);
   const tools: RegisteredTool[] = [];
   const skipped: string[] = [];
+  const refused: string[] = [];
   const names = new Set<string>();
   for (const tool of listed) {
+    const refusal = refusedToolName(tool.name);
+    if (refusal !== undefined) {
+      refused.push(refusal);
+      continue;
+    }
     if (names.has(tool.name)) {
       skipped.push(`${tool.name} (listed twice; the first is kept)`);
       continue;
@@ -73,7 +96,7 @@ export async function listServerTools(
     names.add(tool.name);
     if (allowed(tool.name)) tools.push(registeredTool(definition.name, tool));
   }
-  return { tools, skipped };
+  return { tools, skipped, refused };
 }
 
 /** One listed tool as a registry entry. */
