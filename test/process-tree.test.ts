@@ -70,8 +70,9 @@ describe.skipIf(process.platform === 'win32')('process tree', () => {
   });
 
   test.skipIf(!linux)('a zombie counts as dead', async () => {
-    // `sh` forks `true`, then execs `sleep`, which never reaps it: `true` stays a zombie.
-    const sh = spawn('/bin/sh', ['-c', 'true & echo $!; exec sleep 30'], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+    // `sh` forks a short sleep, then execs a long one, which never reaps it: the short one stays a
+    // zombie. It must outlive the exec: a child that ends first may be reaped by `sh` itself.
+    const sh = spawn('/bin/sh', ['-c', 'sleep 1 & echo $!; exec sleep 30'], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
     started.add(sh.pid!);
     const zombie = Number(await new Promise<string>((resolve) => createInterface({ input: sh.stdout! }).once('line', resolve)));
     await until(() => readFileSync(`/proc/${zombie}/stat`, 'utf8').split(') ')[1]!.startsWith('Z'));
