@@ -78,6 +78,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
    */
   #lastDiscovery: OAuthDiscoveryState | undefined;
   #jwtAuth: AddClientAuthentication | undefined;
+  /** The protected-resource metadata URL a challenge named (kept apart: the stream's GET and a POST discover at once, one without it). */
+  #challengedMetadataUrl: string | undefined;
 
   constructor(deps: ProviderDeps) {
     this.#deps = deps;
@@ -243,6 +245,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
     this.#lastDiscovery = state;
+    if (state.resourceMetadataUrl !== undefined) this.#challengedMetadataUrl = state.resourceMetadataUrl;
     if (this.#deps.mode.kind === 'connection' && (await this.#current()) === undefined) return;
     await this.#change((record) => ({ ...record, discovery: state }));
   }
@@ -308,12 +311,12 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   /** What the server's challenge asked for, from the authorization request the SDK built for it; handed on, and kept with a stored sign-in. */
   async #keepChallenge(authorizationUrl: URL): Promise<OAuthChallenge> {
     const scope = authorizationUrl.searchParams.get('scope') ?? undefined;
-    const resourceMetadataUrl = this.#lastDiscovery?.resourceMetadataUrl ?? this.#record?.discovery?.resourceMetadataUrl;
+    const resourceMetadataUrl = this.#challengedMetadataUrl ?? this.#record?.discovery?.resourceMetadataUrl;
     const challenge: OAuthChallenge = { ...(scope !== undefined && { scope }), ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }) };
     this.#deps.onChallenge?.(challenge);
     // Another process's `plinth auth login` finds it with the sign-in it extends (a connection without one stores nothing).
     if ((await this.#current()) !== undefined) {
-      await this.#change((record) => ({ ...record, challenge })).catch((error: unknown) => this.#deps.log.debug(`keeping the challenge: ${String(error)}`));
+      await this.#change((record) => ({ ...record, challenge: { ...record.challenge, ...challenge } })).catch((error: unknown) => this.#deps.log.debug(`keeping the challenge: ${String(error)}`));
     }
     return challenge;
   }

@@ -99,7 +99,8 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
         refresh: refreshDeps(server.name, options.signal),
         log,
         mode: { kind: 'connection' },
-        onChallenge: (challenge) => void challenges.set(server.name, challenge),
+        // Requests fail at once (the stream's GET, a POST): one that learnt less does not wipe out what another learnt.
+        onChallenge: (challenge) => void challenges.set(server.name, { ...challenges.get(server.name), ...challenge }),
       });
     },
 
