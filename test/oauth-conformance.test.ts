@@ -214,6 +214,19 @@ describe('machine-to-machine servers (client_credentials, no browser)', () => {
     expect(server.counters.authorize).toBe(0);
   });
 
+  it('asks for a new token when the one it has is refused, rather than refreshing or asking for a sign-in', async () => {
+    const server = await fixture({ clientCredentials: { clientId: 'robot', clientSecret: SECRET, method: 'client_secret_post' } });
+    const booted = await host(server, { oauth: { grant: 'client_credentials', clientId: 'robot', clientSecret: '${env:ROBOT_SECRET}' } }, { ROBOT_SECRET: SECRET });
+    const status = await start(booted.mcp);
+    expect(status.error).toBeUndefined();
+    expect(status.state).toBe('connected');
+    server.expireAccessTokens();
+    expect((await whoami(booted.mcp)).clientId).toBe('robot');
+    expect(server.clientCredentialRequests).toHaveLength(2);
+    expect(server.clientCredentialRequests.every((request) => request.accepted)).toBe(true);
+    expect(server.counters.refresh).toBe(0);
+  });
+
   it('refuses client_credentials without a way to authenticate', async () => {
     const server = await fixture();
     const booted = await host(server, { oauth: { grant: 'client_credentials', clientId: 'robot' } });

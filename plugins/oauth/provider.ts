@@ -185,8 +185,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     if (this.#deps.mode.kind === 'login') return undefined;
     const stored = await this.#current();
     if (stored?.tokens === undefined) return undefined;
-    // A machine-to-machine server: a token due for renewal is simply asked for again (the SDK does, on the 401).
-    if (this.#machine && !refreshable(stored) && refreshDue(stored, this.#deps.refresh.skewMs)) return undefined;
+    // A machine-to-machine server: never refreshed; an expired token is simply asked for again (the SDK does, on the 401).
+    if (this.#machine) return expired(stored) ? undefined : stored.tokens;
     let record: OAuthRecord | undefined = stored;
     if (refreshDue(stored, this.#deps.refresh.skewMs) && refreshable(stored)) {
       try {
