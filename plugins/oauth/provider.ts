@@ -80,6 +80,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   #jwtAuth: AddClientAuthentication | undefined;
   /** The protected-resource metadata URL a challenge named (kept apart: the stream's GET and a POST discover at once, one without it). */
   #challengedMetadataUrl: string | undefined;
+  /** The scopes the protected-resource metadata lists: what the SDK asks for when the challenge names none. */
+  #listedScopes: string | undefined;
 
   constructor(deps: ProviderDeps) {
     this.#deps = deps;
@@ -246,6 +248,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
     this.#lastDiscovery = state;
     if (state.resourceMetadataUrl !== undefined) this.#challengedMetadataUrl = state.resourceMetadataUrl;
+    if (state.resourceMetadata?.scopes_supported !== undefined) this.#listedScopes = state.resourceMetadata.scopes_supported.join(' ');
     if (this.#deps.mode.kind === 'connection' && (await this.#current()) === undefined) return;
     await this.#change((record) => ({ ...record, discovery: state }));
   }
@@ -308,9 +311,14 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     });
   }
 
-  /** What the server's challenge asked for, from the authorization request the SDK built for it; handed on, and kept with a stored sign-in. */
+  /**
+   * What the server's challenge asked for, from the authorization request the SDK built for it; handed on, and kept with a stored sign-in.
+   * A scope the SDK fell back to (the metadata's list, the configured scopes) is no challenge's: it is not kept.
+   */
   async #keepChallenge(authorizationUrl: URL): Promise<OAuthChallenge> {
-    const scope = authorizationUrl.searchParams.get('scope') ?? undefined;
+    const asked = authorizationUrl.searchParams.get('scope') ?? undefined;
+    const listed = this.#listedScopes ?? this.#record?.discovery?.resourceMetadata?.scopes_supported?.join(' ');
+    const scope = asked !== undefined && asked !== listed && asked !== this.#deps.config.scope ? asked : undefined;
     const resourceMetadataUrl = this.#challengedMetadataUrl ?? this.#record?.discovery?.resourceMetadataUrl;
     const challenge: OAuthChallenge = { ...(scope !== undefined && { scope }), ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }) };
     this.#deps.onChallenge?.(challenge);

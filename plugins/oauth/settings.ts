@@ -76,8 +76,6 @@ export interface ServerOAuthConfig {
   readonly scope?: string;
   readonly callbackPort?: number;
   readonly clientName: string;
-  /** `oauth` was given (true or an object): sign-in is expected even before the server answers 401. */
-  readonly explicit: boolean;
   /** The URL plinth offers as its client id where the authorization server accepts Client ID Metadata Documents. */
   readonly clientMetadataUrl?: string;
   /** `authorization_code` (a person signs in in a browser) or `client_credentials` (machine to machine, no browser). */
@@ -99,7 +97,7 @@ const ENV_REFERENCE = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
 export function serverOAuthConfig(definition: McpServerDefinition, env: NodeJS.ProcessEnv = process.env): ServerOAuthConfig | undefined {
   const raw = definition.oauth;
   if (raw === false) return undefined;
-  if (raw === undefined || raw === true) return { clientName: 'plinth', explicit: raw === true, grant: 'authorization_code' };
+  if (raw === undefined || raw === true) return { clientName: 'plinth', grant: 'authorization_code' };
   const parsed = serverOAuthSchema.safeParse(raw);
   const invalid = (message: string) =>
     oauthError('PLN_E_OAUTH_CONFIG', definition.name, `MCP server "${definition.name}" ${message} (${definition.origin})`, { details: { origin: definition.origin } });
@@ -132,7 +130,6 @@ export function serverOAuthConfig(definition: McpServerDefinition, env: NodeJS.P
     ...(privateKey !== undefined && { privateKey: resolveSecret(privateKey, 'privateKey', definition, env) }),
     ...(method === 'private_key_jwt' && { signingAlgorithm: signingAlgorithm ?? 'RS256' }),
     clientName: clientName ?? 'plinth',
-    explicit: true,
   };
 }
 
