@@ -17,6 +17,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { McpService, ServerStatus } from '../plugins/mcp/types.js';
 import type { OAuthService, SignInChannel } from '../plugins/oauth/types.js';
 import { type TestKernel, createTestKernel } from '../sdk/index.js';
+import { rejection } from './support/errors.js';
 import { type OAuthFixture, type OAuthFixtureOptions, startOAuthFixture } from './support/oauth-server.js';
 
 const kernels: TestKernel[] = [];
@@ -225,6 +226,19 @@ describe('machine-to-machine servers (client_credentials, no browser)', () => {
     expect(server.clientCredentialRequests).toHaveLength(2);
     expect(server.clientCredentialRequests.every((request) => request.accepted)).toBe(true);
     expect(server.counters.refresh).toBe(0);
+  });
+
+  it('reports refused credentials at sign-in and at connection, stores no tokens, and never shows the secret', async () => {
+    const server = await fixture({ clientCredentials: { clientId: 'robot', clientSecret: SECRET, method: 'client_secret_post' } });
+    const booted = await host(server, { oauth: { grant: 'client_credentials', clientId: 'robot', clientSecret: '${env:ROBOT_SECRET}' } }, { ROBOT_SECRET: 'wrong-secret-0d2e' });
+    const error = await rejection(booted.oauth.login('secure', { progress: () => {} }));
+    expect(error).toMatchObject({ code: 'PLN_E_OAUTH_FAILED' });
+    expect(error.message).toContain('invalid_client');
+    expect(error.message).not.toContain('wrong-secret-0d2e');
+    const status = await start(booted.mcp);
+    expect(status.state).toBe('error');
+    expect(JSON.stringify(status)).not.toContain('wrong-secret-0d2e');
+    expect((await booted.oauth.status('secure'))[0]?.state).toBe('signed-out');
   });
 
   it('refuses client_credentials without a way to authenticate', async () => {

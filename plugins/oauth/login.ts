@@ -119,7 +119,7 @@ async function signInAsMachine(deps: LoginDeps): Promise<OAuthRecord> {
     });
     if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
   } catch (error) {
-    throw classify(error, name, 'token exchange');
+    throw classify(error, name, 'client credentials');
   }
   return storedRecord(deps);
 }

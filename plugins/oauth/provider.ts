@@ -259,6 +259,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       return;
     }
     const handedOut = this.#handedOut;
+    // A connection without a stored sign-in (a machine-to-machine client refused) has nothing to forget, and stores nothing.
+    if (this.#deps.mode.kind === 'connection' && (await this.#current()) === undefined) {
+      if (scope === 'tokens' || scope === 'all') this.#refused = true;
+      return;
+    }
     await this.#change((record) => {
       const { client, tokens, expiresAt, obtainedAt, discovery, ...rest } = record;
       // Another process refreshed since these tokens were handed out: the refusal was of spent tokens.
