@@ -335,7 +335,7 @@ describe('a connection', () => {
     expect(server.counters.authorize).toBe(0);
   });
 
-  it('tells a server that answers 401 without any OAuth metadata from one that needs a sign-in, and stores nothing', async () => {
+  it('asks for a sign-in (with the default endpoints) from a server that answers 401 without any OAuth metadata, names "headers" as the other cause, and stores nothing', async () => {
     const plain = createHttpServer((req, res) => {
       res.statusCode = req.url?.startsWith('/.well-known/') ? 404 : 401;
       res.end('{"error":"unauthorized"}');
@@ -345,7 +345,8 @@ describe('a connection', () => {
       const { port } = plain.address() as { port: number };
       const booted = await boot({ url: `http://127.0.0.1:${port}/mcp`, transport: 'http' });
       const status = await started(booted.mcp);
-      expect(status.error?.code).toBe('PLN_E_OAUTH_DISCOVERY');
+      // A 2025-03-26 server publishes no metadata: the sign-in uses the default endpoints at its origin.
+      expect(status.error?.code).toBe('PLN_E_OAUTH_SIGNIN_REQUIRED');
       expect(await (await booted.kernel.get('secrets')).keys()).toEqual([]);
     } finally {
       plain.closeAllConnections();

@@ -38,7 +38,8 @@ export interface FeatureSession {
   /**
    * `initialize` succeeded: discover tools and follow `list_changed`. Awaited,
    * within the connection timeout, before the server counts as connected, so
-   * that whoever started it finds its tools. A failure is logged, not fatal.
+   * that whoever started it finds its tools. A failure is logged, not fatal,
+   * except an OAuth one (`PLN_E_OAUTH_…`): the attempt fails with it.
    */
   connected?(): Promise<void>;
   /** The client closed (stopped, disconnected, failed): drop this connection's tools; `reason` is what calls to them answer. */
@@ -161,6 +162,8 @@ async function open(
         await session.connected();
       } catch (error) {
         if (signal.aborted) throw signal.reason;
+        // Let through without a token, then refused (`tools/list` answered 401): it needs a sign-in, it is not connected.
+        if (isPlinthError(error) && error.code.startsWith('PLN_E_OAUTH_')) throw error;
         deps.log.warn(deps.redact(`MCP server "${definition.name}" connected, but discovering its tools failed: ${describeError(error)}`));
       }
       if (signal.aborted) throw signal.reason;

@@ -142,6 +142,19 @@ export class ServerManager {
     this.#exitGraceMs = Math.max(0, Math.floor(ms));
   }
 
+  /**
+   * Resolves when `name` may be contacted now (as `start` checks: workspace and
+   * extension servers need approval, asked for on a terminal), else rejects with
+   * the error that says why, naming the command that approves it.
+   * @throws PlinthError PLN_E_MCP_SERVER_UNKNOWN, PLN_E_MCP_UNTRUSTED, or the trust store's own code
+   */
+  async ensureTrusted(name: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+    const slot = this.#slot(name);
+    const signal = options.signal === undefined ? this.#deps.signal : AbortSignal.any([options.signal, this.#deps.signal]);
+    const refusal = await checkServerTrust(slot.record, this.#deps.trust, this.#deps.redact, signal);
+    if (refusal) throw refusal;
+  }
+
   /** Calls off a start in progress, closes the connection; resolves once closed. */
   async stop(name: string): Promise<void> {
     await this.#stop(this.#slot(name));

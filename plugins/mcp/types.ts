@@ -182,6 +182,14 @@ export interface McpService {
   stop(name: string): Promise<void>;
   /** Stops, then starts (with `options`). */
   restart(name: string, options?: StartOptions): Promise<ServerStatus>;
+  /**
+   * Resolves when the server may be contacted now — the trust check `start` makes
+   * (workspace and extension servers need approval; on a terminal the user may be
+   * asked) — else rejects with `PLN_E_MCP_UNTRUSTED` (`details.approveCommand`), or
+   * the trust store's own code: it fails closed. For whoever sends the server
+   * anything outside a connection (the oauth plugin's sign-in).
+   */
+  ensureTrusted(name: string, options?: { readonly signal?: AbortSignal }): Promise<void>;
   /** The SDK client of a connected server (for `ping` and direct requests). */
   client(name: string): Client | undefined;
   connection(name: string): TransportConnection | undefined;

@@ -8,7 +8,7 @@ import { type PlinthError, describeError, isPlinthError } from 'plinth/sdk';
 import { oauthError } from './errors.js';
 
 /** What was being done when it failed, for the message. */
-export type Step = 'discovery' | 'registration' | 'token exchange' | 'refresh' | 'revocation';
+export type Step = 'discovery' | 'registration' | 'token exchange' | 'client credentials' | 'refresh' | 'revocation';
 
 /**
  * The OAuth error code (`invalid_grant`, …) of an error the SDK made from an

@@ -15,7 +15,8 @@ export type OAuthCode =
   | 'PLN_E_OAUTH_DENIED'
   | 'PLN_E_OAUTH_EXCHANGE_FAILED'
   | 'PLN_E_OAUTH_FAILED'
-  | 'PLN_E_OAUTH_CONFIG';
+  | 'PLN_E_OAUTH_CONFIG'
+  | 'PLN_E_OAUTH_UNTRUSTED';
 
 /** The hint of each code; `<server>` is filled in. */
 const HINTS: Readonly<Record<OAuthCode, string>> = {
@@ -29,6 +30,7 @@ const HINTS: Readonly<Record<OAuthCode, string>> = {
   PLN_E_OAUTH_EXCHANGE_FAILED: 'sign in again with `plinth auth login <server>`; if it keeps failing, the authorization server\'s own logs say why it refused the code',
   PLN_E_OAUTH_FAILED: 'the authorization server\'s answer is in the message; check the server\'s oauth settings, then sign in again with `plinth auth login <server>`',
   PLN_E_OAUTH_CONFIG: 'fix the "oauth" entry of the server (or the oauth plugin\'s settings) as the message says',
+  PLN_E_OAUTH_UNTRUSTED: 'review the server\'s definition, approve it with `plinth trust approve mcp-server <server>`, then run `plinth auth login <server>` again',
 };
 
 /** A PlinthError of the oauth plugin about `server`. */

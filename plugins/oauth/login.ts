@@ -5,16 +5,24 @@
  * for the callback; then `auth()` exchanges the code for tokens, which the
  * provider stores. What plinth adds is the order, the checks on the callback
  * (error, state, code) and errors a person can act on.
+ *
+ * What to ask for comes from the server's challenge: the one a connection's
+ * failed request received (kept by the provider), else the answer to the
+ * request a connection sends first. A step-up (a challenge naming scopes the
+ * stored sign-in lacks) asks for those together with what was granted before.
+ * A machine-to-machine server (`client_credentials`) gets its tokens in one
+ * request, without a browser or a channel.
  */
 import { randomBytes } from 'node:crypto';
 import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { type Logger, PlinthError } from 'plinth/sdk';
 import type { McpServerDefinition } from '../mcp/types.js';
 import { type Step, classify, describeOAuth } from './classify.js';
 import { oauthError } from './errors.js';
 import { StoredOAuthProvider } from './provider.js';
-import type { OAuthRecord, TokenVault } from './record.js';
+import type { OAuthChallenge, OAuthRecord, TokenVault } from './record.js';
 import type { RefreshDeps } from './refresh.js';
 import type { ServerOAuthConfig } from './settings.js';
 import { inspectCallback } from './signin/callback-params.js';
@@ -33,17 +41,27 @@ export interface LoginDeps {
   readonly port: number;
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
+  /** What a connection's failed request was challenged with, when one was (it wins over asking the server again). */
+  readonly challenge?: OAuthChallenge;
+}
+
+/** What the server asked for: its status (401, 403) and the parameters of its `WWW-Authenticate`. */
+interface Challenge {
+  readonly status: number;
+  readonly resourceMetadataUrl?: URL;
+  readonly scope?: string;
 }
 
 /** Signs in and resolves with the record stored. Nothing stored before is touched unless the sign-in succeeds. */
 export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
+  if (deps.config.grant === 'client_credentials') return signInAsMachine(deps);
   const name = deps.server.name;
   const state = randomBytes(32).toString('base64url');
   const limit = AbortSignal.timeout(deps.timeoutMs);
   const signal = deps.signal ? AbortSignal.any([deps.signal, limit]) : limit;
   const channel = await deps.channel({ server: name, state, port: deps.port, signal });
   try {
-    const challenge = await challengeOf(deps, signal);
+    const challenge = await challengeFor(deps, signal);
     const provider = new StoredOAuthProvider({
       server: deps.server,
       config: deps.config,
@@ -52,8 +70,7 @@ export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
       log: deps.log,
       mode: { kind: 'login', redirectUrl: channel.redirectUrl, state, open: (url) => channel.open(url) },
     });
-    // Configured scopes win; otherwise the server's challenge, then what its metadata lists (the SDK's order).
-    const scope = deps.config.scope ?? challenge.scope;
+    const scope = scopeToAsk(deps.config.scope, challenge.scope, await grantedScope(deps));
     const options = {
       serverUrl: deps.server.url,
       ...(challenge.resourceMetadataUrl !== undefined && { resourceMetadataUrl: challenge.resourceMetadataUrl }),
@@ -65,7 +82,7 @@ export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
       try {
         await auth(provider, options);
       } catch (error) {
-        throw noMetadata(provider, challenge.status, name) ?? error;
+        throw noMetadata(provider, challenge.status, name, error) ?? error;
       }
       const code = checkCallback(await raced(channel.callback(), signal, name, deps.timeoutMs), state, name);
       step = 'token exchange';
@@ -74,36 +91,125 @@ export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
     } catch (error) {
       throw signal.aborted && !(error instanceof PlinthError) ? abortError(signal, limit, name, deps.timeoutMs) : classify(error, name, step);
     }
-    const record = await deps.vault.read(name);
-    if (record?.tokens === undefined) throw oauthError('PLN_E_OAUTH_FAILED', name, `Signing in to MCP server "${name}" ended without tokens being stored`);
-    return record;
+    return await storedRecord(deps);
   } finally {
     await channel.close().catch((error: unknown) => deps.log.debug(`closing the sign-in channel: ${String(error)}`));
   }
 }
 
+/** `client_credentials`: the SDK discovers the token endpoint and asks it directly with the configured credentials; no browser. */
+async function signInAsMachine(deps: LoginDeps): Promise<OAuthRecord> {
+  const name = deps.server.name;
+  const signal = deps.signal ? AbortSignal.any([deps.signal, AbortSignal.timeout(deps.timeoutMs)]) : AbortSignal.timeout(deps.timeoutMs);
+  const challenge = await challengeFor(deps, signal);
+  const provider = new StoredOAuthProvider({
+    server: deps.server,
+    config: deps.config,
+    vault: deps.vault,
+    refresh: deps.refresh,
+    log: deps.log,
+    // No redirect is ever used: the provider has no redirect URL for a machine-to-machine server.
+    mode: { kind: 'login', redirectUrl: '', state: '', open: async () => {} },
+  });
+  try {
+    const result = await auth(provider, {
+      serverUrl: deps.server.url,
+      ...(challenge.resourceMetadataUrl !== undefined && { resourceMetadataUrl: challenge.resourceMetadataUrl }),
+      fetchFn: deps.fetch,
+    });
+    if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
+  } catch (error) {
+    throw classify(error, name, 'client credentials');
+  }
+  return storedRecord(deps);
+}
+
+async function storedRecord(deps: LoginDeps): Promise<OAuthRecord> {
+  const name = deps.server.name;
+  const record = await deps.vault.read(name);
+  if (record?.tokens === undefined) throw oauthError('PLN_E_OAUTH_FAILED', name, `Signing in to MCP server "${name}" ended without tokens being stored`);
+  return record;
+}
+
+/** The scope the stored sign-in for this URL was granted, if any. */
+async function grantedScope(deps: LoginDeps): Promise<string | undefined> {
+  const record = await deps.vault.read(deps.server.name).catch(() => undefined);
+  return record?.serverUrl === deps.server.url ? record.tokens?.scope : undefined;
+}
+
 /**
- * What the server says when asked without a token: its status, and the
- * protected-resource metadata URL and scope of its `WWW-Authenticate`
- * challenge. A GET creates no session on a streamable HTTP server and opens
- * (then drops) the stream of an SSE one. A server that does not challenge a
- * GET (it may protect only its POSTs) is still signed in to through its
- * well-known metadata.
+ * Configured scopes win; otherwise the server's challenge (then what its metadata
+ * lists: the SDK's order). A challenge naming scopes beyond those granted (a step-up,
+ * 403 `insufficient_scope`) asks for them together with what was granted before.
  */
-async function challengeOf(deps: LoginDeps, signal: AbortSignal): Promise<{ status: number; resourceMetadataUrl?: URL; scope?: string }> {
+function scopeToAsk(configured: string | undefined, challenged: string | undefined, granted: string | undefined): string | undefined {
+  const base = configured ?? challenged;
+  if (challenged === undefined || granted === undefined) return base;
+  const have = new Set(granted.split(' ').filter(Boolean));
+  const more = challenged.split(' ').filter((scope) => scope !== '' && !have.has(scope));
+  if (more.length === 0) return base;
+  return [...new Set([...granted.split(' '), ...(configured?.split(' ') ?? []), ...challenged.split(' ')].filter(Boolean))].join(' ');
+}
+
+/** The challenge a connection's failed request received, else the server's answer to the request a connection sends first. */
+async function challengeFor(deps: LoginDeps, signal: AbortSignal): Promise<Challenge> {
+  const kept = deps.challenge;
+  if (kept !== undefined && (kept.scope !== undefined || kept.resourceMetadataUrl !== undefined)) {
+    const url = kept.resourceMetadataUrl !== undefined ? URL.parse(kept.resourceMetadataUrl) : null;
+    return { status: 401, ...(url !== null && { resourceMetadataUrl: url }), ...(kept.scope !== undefined && { scope: kept.scope }) };
+  }
+  if (deps.server.transport === 'sse') return challengeOf(deps, 'GET', signal);
+  const posted = await challengeOf(deps, 'POST', signal);
+  // `auto` goes on to SSE after a 4xx other than 401 (connect.ts): so does the question.
+  if (deps.server.transport === 'auto' && posted.status >= 400 && posted.status < 500 && posted.status !== 401 && posted.status !== 403) {
+    return challengeOf(deps, 'GET', signal);
+  }
+  return posted;
+}
+
+/**
+ * What the server says to a connection's first request without a token — an
+ * `initialize` POST (streamable HTTP) or the stream's GET (SSE) — : its status,
+ * and the protected-resource metadata URL and scope of its `WWW-Authenticate`
+ * challenge. A server that lets `initialize` through without a token (it may
+ * protect only later requests) is still signed in to through its well-known
+ * metadata; a session it opened for the question is closed again.
+ */
+async function challengeOf(deps: LoginDeps, method: 'GET' | 'POST', signal: AbortSignal): Promise<Challenge> {
   const probe = new AbortController();
   const both = AbortSignal.any([signal, probe.signal]);
+  const { url, headers, name } = deps.server;
   let response: Response;
   try {
-    response = await deps.fetch(deps.server.url, { method: 'GET', headers: { ...deps.server.headers, accept: 'text/event-stream' }, signal: both });
+    response =
+      method === 'GET'
+        ? await deps.fetch(url, { method, headers: { ...headers, accept: 'text/event-stream' }, signal: both })
+        : await deps.fetch(url, {
+            method,
+            headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+            body: JSON.stringify({
+              jsonrpc: '2.0',
+              id: 0,
+              method: 'initialize',
+              params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'plinth', version: '1' } },
+            }),
+            signal: both,
+          });
   } catch (error) {
     if (signal.aborted) throw error;
-    throw oauthError('PLN_E_OAUTH_UNREACHABLE', deps.server.name, `MCP server "${deps.server.name}" could not be reached at its URL: ${describeOAuth(error)}`, {
+    throw oauthError('PLN_E_OAUTH_UNREACHABLE', name, `MCP server "${name}" could not be reached at its URL: ${describeOAuth(error)}`, {
       cause: error,
-      hint: `check the server's "url" and that it is running, then run \`plinth auth login ${deps.server.name}\` again`,
+      hint: `check the server's "url" and that it is running, then run \`plinth auth login ${name}\` again`,
     });
   } finally {
     probe.abort();
+  }
+  const session = response.headers.get('mcp-session-id');
+  if (response.ok && session !== null) {
+    await deps.fetch(url, { method: 'DELETE', headers: { ...headers, 'mcp-session-id': session }, signal }).then(
+      (closed) => closed.body?.cancel(),
+      () => undefined,
+    );
   }
   const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
   return { status: response.status, ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }), ...(scope !== undefined && { scope }) };
@@ -111,13 +217,18 @@ async function challengeOf(deps: LoginDeps, signal: AbortSignal): Promise<{ stat
 
 /**
  * When the sign-in failed and discovery found no OAuth metadata at all, that is
- * the reason to give (not the 404 of a guessed registration endpoint).
+ * the reason to give. A server that challenged (401, 403) was tried at the
+ * default endpoints of its origin first, as the 2025-03-26 specification says;
+ * they failed too.
  */
-function noMetadata(provider: StoredOAuthProvider, status: number, server: string): PlinthError | undefined {
+function noMetadata(provider: StoredOAuthProvider, status: number, server: string, error: unknown): PlinthError | undefined {
   const found = provider.discovered;
   if (found !== undefined && (found.resourceMetadata !== undefined || found.authorizationServerMetadata !== undefined)) return undefined;
-  const asked = status === 401 || status === 403 ? `it answered HTTP ${status} without a token` : `it answered HTTP ${status} without a token: it may not need a sign-in`;
-  return oauthError('PLN_E_OAUTH_DISCOVERY', server, `MCP server "${server}" publishes no OAuth metadata (${asked})`, {
+  const challenged = status === 401 || status === 403;
+  const asked = challenged ? `it answered HTTP ${status} without a token` : `it answered HTTP ${status} without a token: it may not need a sign-in`;
+  const defaults = challenged ? `, and the default endpoints at its origin did not work either (${describeOAuth(error)})` : '';
+  return oauthError('PLN_E_OAUTH_DISCOVERY', server, `MCP server "${server}" publishes no OAuth metadata (${asked})${defaults}`, {
+    cause: error,
     hint: 'check the server\'s "url"; a server that takes a key in a header needs "headers", not a sign-in',
   });
 }

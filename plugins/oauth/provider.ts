@@ -9,16 +9,28 @@
  *   `PLN_E_OAUTH_SIGNIN_REQUIRED` (or `PLN_E_OAUTH_UNREACHABLE` when the
  *   authorization server could not be asked), naming `plinth auth login`;
  * - for a sign-in (`plinth auth login`) it starts from fresh discovery and no
- *   tokens, and hands the authorization URL to the sign-in channel.
+ *   tokens, and hands the authorization URL to the sign-in channel;
+ * - for a machine-to-machine server (`"grant": "client_credentials"`) it has no
+ *   redirect URL, so the SDK asks the token endpoint directly, authenticating
+ *   with the client secret (basic or post) or a signed JWT (`private_key_jwt`,
+ *   the SDK's `createPrivateKeyJwtAuth`): no browser, in a connection too.
+ *
+ * When a connection would need a sign-in, the SDK has already chosen what to
+ * ask for from the request that failed (the `resource_metadata` and `scope` of
+ * its `WWW-Authenticate`, a 403 `insufficient_scope` included): the provider
+ * lets it build the authorization request (never sent) and keeps that
+ * challenge for the sign-in that follows.
  *
  * The PKCE verifier and the `state` live in memory only, for one sign-in.
  */
-import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import { randomBytes } from 'node:crypto';
+import type { AddClientAuthentication, OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { type Logger, type PlinthError, isPlinthError } from 'plinth/sdk';
 import type { McpServerDefinition } from '../mcp/types.js';
 import { oauthError } from './errors.js';
-import { type OAuthRecord, type TokenVault, withTokens } from './record.js';
+import { type OAuthChallenge, type OAuthRecord, type TokenVault, withTokens } from './record.js';
 import { type RefreshDeps, expired, refreshDue, refreshTokens, refreshable } from './refresh.js';
 import type { ServerOAuthConfig } from './settings.js';
 
@@ -27,6 +39,13 @@ const RELOAD_AFTER_MS = 30_000;
 
 /** A redirect URI for connections, which never redirect: the SDK needs one to stay on the authorization-code flow. */
 const UNUSED_REDIRECT = 'http://127.0.0.1/callback';
+
+/**
+ * The client id a connection without a registration lets the SDK put into an
+ * authorization request that is never sent: the SDK then picks the scope and
+ * the metadata from the failed request, and registers nothing.
+ */
+const NOT_REGISTERED = 'plinth-not-registered';
 
 export type ProviderMode =
   | { readonly kind: 'connection' }
@@ -39,6 +58,8 @@ export interface ProviderDeps {
   readonly refresh: RefreshDeps;
   readonly log: Logger;
   readonly mode: ProviderMode;
+  /** A connection that needs a sign-in: what the server's challenge asked for (the sign-in uses it). */
+  readonly onChallenge?: (challenge: OAuthChallenge) => void;
 }
 
 export class StoredOAuthProvider implements OAuthClientProvider {
@@ -56,21 +77,37 @@ export class StoredOAuthProvider implements OAuthClientProvider {
    * so that a server that merely answers 401 leaves nothing stored.
    */
   #lastDiscovery: OAuthDiscoveryState | undefined;
+  #jwtAuth: AddClientAuthentication | undefined;
+  /** The protected-resource metadata URL a challenge named (kept apart: the stream's GET and a POST discover at once, one without it). */
+  #challengedMetadataUrl: string | undefined;
+  /** The scopes the protected-resource metadata lists: what the SDK asks for when the challenge names none. */
+  #listedScopes: string | undefined;
 
   constructor(deps: ProviderDeps) {
     this.#deps = deps;
   }
 
-  get redirectUrl(): string {
+  /** Undefined for a machine-to-machine server: the SDK then uses the provider's token request, with no browser. */
+  get redirectUrl(): string | undefined {
     const { mode } = this.#deps;
+    if (this.#machine) return undefined;
     return mode.kind === 'login' ? mode.redirectUrl : (this.#record?.redirectUrl ?? UNUSED_REDIRECT);
   }
 
   get clientMetadata(): OAuthClientMetadata {
     const { config } = this.#deps;
+    if (this.#machine) {
+      return {
+        client_name: config.clientName,
+        redirect_uris: [],
+        grant_types: ['client_credentials'],
+        token_endpoint_auth_method: config.tokenEndpointAuthMethod ?? 'client_secret_basic',
+        ...(config.scope !== undefined && { scope: config.scope }),
+      };
+    }
     return {
       client_name: config.clientName,
-      redirect_uris: [this.redirectUrl],
+      redirect_uris: [this.redirectUrl ?? UNUSED_REDIRECT],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: config.clientSecret !== undefined ? 'client_secret_basic' : 'none',
@@ -78,27 +115,71 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     };
   }
 
-  async state(): Promise<string> {
-    const { mode } = this.#deps;
-    if (mode.kind === 'login') return mode.state;
-    throw await this.#signInNeeded();
+  /** The Client ID Metadata Document plinth offers, where the authorization server accepts them (the SDK checks that it does). */
+  get clientMetadataUrl(): string | undefined {
+    return this.#machine ? undefined : this.#deps.config.clientMetadataUrl;
   }
 
+  /** `private_key_jwt`: a client assertion signed with the configured key (the SDK's helper); other methods are the SDK's own. */
+  get addClientAuthentication(): AddClientAuthentication | undefined {
+    const { config } = this.#deps;
+    if (!this.#machine || config.tokenEndpointAuthMethod !== 'private_key_jwt') return undefined;
+    this.#jwtAuth ??= createPrivateKeyJwtAuth({
+      issuer: config.clientId!,
+      subject: config.clientId!,
+      privateKey: config.privateKey!,
+      alg: config.signingAlgorithm ?? 'RS256',
+    });
+    return this.#jwtAuth;
+  }
+
+  /** The client_credentials grant of a machine-to-machine server; undefined otherwise (the SDK's authorization-code exchange). */
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    if (!this.#machine) return undefined;
+    const params = new URLSearchParams({ grant_type: 'client_credentials' });
+    if (scope) params.set('scope', scope);
+    return params;
+  }
+
+  async state(): Promise<string> {
+    const { mode } = this.#deps;
+    // A connection's authorization request is never sent (see redirectToAuthorization): any value does.
+    return mode.kind === 'login' ? mode.state : randomBytes(16).toString('base64url');
+  }
+
+  /**
+   * Which client plinth is, in the 2025-11-25 specification's order: a Client ID
+   * Metadata Document where the authorization server accepts them, else the
+   * configured (pre-registered) client, else the one registered dynamically.
+   */
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
     const { config, mode } = this.#deps;
-    if (config.clientId !== undefined) return { client_id: config.clientId, ...(config.clientSecret !== undefined && { client_secret: config.clientSecret }) };
-    const client = (await this.#current())?.client;
+    const stored = (await this.#current())?.client;
+    if (this.#offersMetadataDocument()) {
+      if (stored?.client_id === config.clientMetadataUrl) return stored;
+      // Undefined: the SDK takes the document's URL as the client id (and saves it).
+      if (mode.kind === 'login') return undefined;
+    }
+    if (config.clientId !== undefined) {
+      return {
+        client_id: config.clientId,
+        ...(config.clientSecret !== undefined && { client_secret: config.clientSecret }),
+        ...(this.#machine && config.tokenEndpointAuthMethod !== undefined && config.tokenEndpointAuthMethod !== 'private_key_jwt' && { token_endpoint_auth_method: config.tokenEndpointAuthMethod }),
+      };
+    }
     if (mode.kind === 'login') {
       // A registration made for another callback port cannot take this redirect: register again.
-      const uris = (client as { redirect_uris?: unknown } | undefined)?.redirect_uris;
-      return client !== undefined && (!Array.isArray(uris) || uris.includes(mode.redirectUrl)) ? client : undefined;
+      const uris = (stored as { redirect_uris?: unknown } | undefined)?.redirect_uris;
+      return stored !== undefined && (!Array.isArray(uris) || uris.includes(mode.redirectUrl)) ? stored : undefined;
     }
-    if (client === undefined) throw await this.#signInNeeded();
-    return client;
+    // A connection never registers: without a client it goes on to an authorization request that is never sent.
+    return stored ?? { client_id: NOT_REGISTERED };
   }
 
   async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
-    if (this.#deps.config.clientId !== undefined) return; // configured, not ours to keep
+    const { config } = this.#deps;
+    if (client.client_id === NOT_REGISTERED) return;
+    if (config.clientId !== undefined && client.client_id === config.clientId) return; // configured, not ours to keep
     await this.#change((record) => ({ ...record, client }));
   }
 
@@ -106,6 +187,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     if (this.#deps.mode.kind === 'login') return undefined;
     const stored = await this.#current();
     if (stored?.tokens === undefined) return undefined;
+    // A machine-to-machine server: never refreshed; an expired token is simply asked for again (the SDK does, on the 401).
+    if (this.#machine) return expired(stored) ? undefined : stored.tokens;
     let record: OAuthRecord | undefined = stored;
     if (refreshDue(stored, this.#deps.refresh.skewMs) && refreshable(stored)) {
       try {
@@ -125,13 +208,16 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     const { mode } = this.#deps;
-    await this.#change((record) => withTokens({ ...record, ...(mode.kind === 'login' && { redirectUrl: mode.redirectUrl }) }, tokens));
+    await this.#change((record) => {
+      const { challenge: _answered, ...rest } = record;
+      return withTokens({ ...rest, ...(mode.kind === 'login' && { redirectUrl: mode.redirectUrl }) }, tokens);
+    });
     this.#refused = false;
   }
 
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     const { mode } = this.#deps;
-    if (mode.kind !== 'login') throw await this.#signInNeeded();
+    if (mode.kind !== 'login') throw await this.#signInNeeded(await this.#keepChallenge(authorizationUrl));
     // The URL comes from the server's metadata: only a web page may be shown to the user.
     if (authorizationUrl.protocol !== 'https:' && authorizationUrl.protocol !== 'http:') {
       throw oauthError('PLN_E_OAUTH_DISCOVERY', this.#deps.server.name, `The authorization endpoint of MCP server "${this.#deps.server.name}" is not a web address (${authorizationUrl.protocol})`);
@@ -140,7 +226,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   saveCodeVerifier(verifier: string): void {
-    this.#verifier = verifier;
+    if (this.#deps.mode.kind === 'login') this.#verifier = verifier;
   }
 
   codeVerifier(): string {
@@ -161,6 +247,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
     this.#lastDiscovery = state;
+    if (state.resourceMetadataUrl !== undefined) this.#challengedMetadataUrl = state.resourceMetadataUrl;
+    if (state.resourceMetadata?.scopes_supported !== undefined) this.#listedScopes = state.resourceMetadata.scopes_supported.join(' ');
     if (this.#deps.mode.kind === 'connection' && (await this.#current()) === undefined) return;
     await this.#change((record) => ({ ...record, discovery: state }));
   }
@@ -171,6 +259,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       return;
     }
     const handedOut = this.#handedOut;
+    // A connection without a stored sign-in (a machine-to-machine client refused) has nothing to forget, and stores nothing.
+    if (this.#deps.mode.kind === 'connection' && (await this.#current()) === undefined) {
+      if (scope === 'tokens' || scope === 'all') this.#refused = true;
+      return;
+    }
     await this.#change((record) => {
       const { client, tokens, expiresAt, obtainedAt, discovery, ...rest } = record;
       // Another process refreshed since these tokens were handed out: the refusal was of spent tokens.
@@ -192,10 +285,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
    * it (the SDK does not say why): refreshing once more tells "unreachable, tokens
    * kept" from "refused, sign in again".
    */
-  async #signInNeeded(): Promise<PlinthError> {
+  async #signInNeeded(challenge: OAuthChallenge): Promise<PlinthError> {
     const name = this.#deps.server.name;
     const record = await this.#current({ reload: true });
-    if (!this.#refused && refreshable(record)) {
+    const stepUp = wantsMore(challenge.scope, record?.tokens?.scope);
+    if (!this.#refused && !stepUp && refreshable(record)) {
       try {
         this.#remember(await refreshTokens(this.#deps.refresh, record, { force: true }));
         return oauthError('PLN_E_OAUTH_UNREACHABLE', name, `The authorization server of MCP server "${name}" did not answer a moment ago; the sign-in is now refreshed, try again`);
@@ -205,13 +299,50 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       }
     }
     const found = record?.discovery ?? this.#lastDiscovery;
-    if (record === undefined && !this.#deps.config.explicit && found !== undefined && found.resourceMetadata === undefined && found.authorizationServerMetadata === undefined) {
-      return oauthError('PLN_E_OAUTH_DISCOVERY', name, `MCP server "${name}" answered 401 Unauthorized and publishes no OAuth metadata`, {
-        hint: `if it takes a key in a header, check the server's "headers"; if it does use OAuth, set "oauth": true on it and run \`plinth auth login ${name}\``,
+    const noMetadata = found !== undefined && found.resourceMetadata === undefined && found.authorizationServerMetadata === undefined;
+    const scope = challenge.scope === undefined ? {} : { scope: challenge.scope };
+    if (stepUp) {
+      return oauthError('PLN_E_OAUTH_SIGNIN_REQUIRED', name, `MCP server "${name}" asks for more access than was granted (scope "${challenge.scope}"): run \`plinth auth login ${name}\` to sign in again with it`, {
+        details: scope,
       });
     }
     const why = this.#refused ? 'its authorization server no longer accepts the saved sign-in' : record?.tokens !== undefined ? 'the server refused the stored access token and it cannot be refreshed' : 'no sign-in is stored for it';
-    return oauthError('PLN_E_OAUTH_SIGNIN_REQUIRED', name, `MCP server "${name}" needs you to sign in${this.#refused ? ' again' : ''} (${why}): run \`plinth auth login ${name}\``);
+    return oauthError('PLN_E_OAUTH_SIGNIN_REQUIRED', name, `MCP server "${name}" needs you to sign in${this.#refused ? ' again' : ''} (${why}): run \`plinth auth login ${name}\``, {
+      // A server of the 2025-03-26 specification publishes no metadata: the sign-in uses the default endpoints at its origin.
+      ...(noMetadata && record === undefined && {
+        hint: `run \`plinth auth login ${name}\` (it publishes no OAuth metadata, so the default endpoints at its origin are used); if it takes a key in a header instead, check the server's "headers"`,
+      }),
+      details: scope,
+    });
+  }
+
+  /**
+   * What the server's challenge asked for, from the authorization request the SDK built for it; handed on, and kept with a stored sign-in.
+   * A scope the SDK fell back to (the metadata's list, the configured scopes) is no challenge's: it is not kept.
+   */
+  async #keepChallenge(authorizationUrl: URL): Promise<OAuthChallenge> {
+    const asked = authorizationUrl.searchParams.get('scope') ?? undefined;
+    const listed = this.#listedScopes ?? this.#record?.discovery?.resourceMetadata?.scopes_supported?.join(' ');
+    const scope = asked !== undefined && asked !== listed && asked !== this.#deps.config.scope ? asked : undefined;
+    const resourceMetadataUrl = this.#challengedMetadataUrl ?? this.#record?.discovery?.resourceMetadataUrl;
+    const challenge: OAuthChallenge = { ...(scope !== undefined && { scope }), ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }) };
+    this.#deps.onChallenge?.(challenge);
+    // Another process's `plinth auth login` finds it with the sign-in it extends (a connection without one stores nothing).
+    if ((await this.#current()) !== undefined) {
+      await this.#change((record) => ({ ...record, challenge: { ...record.challenge, ...challenge } })).catch((error: unknown) => this.#deps.log.debug(`keeping the challenge: ${String(error)}`));
+    }
+    return challenge;
+  }
+
+  /** The authorization server accepts Client ID Metadata Documents and one is configured. */
+  #offersMetadataDocument(): boolean {
+    const { config } = this.#deps;
+    const found = this.#lastDiscovery ?? this.#record?.discovery;
+    return !this.#machine && config.clientMetadataUrl !== undefined && found?.authorizationServerMetadata?.client_id_metadata_document_supported === true;
+  }
+
+  get #machine(): boolean {
+    return this.#deps.config.grant === 'client_credentials';
   }
 
   async #current(options: { reload?: boolean } = {}): Promise<OAuthRecord | undefined> {
@@ -249,4 +380,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     );
     this.#remember(next);
   }
+}
+
+/** Whether `asked` (space-separated) names a scope that `granted` lacks: more access than a refresh can give. */
+function wantsMore(asked: string | undefined, granted: string | undefined): boolean {
+  if (asked === undefined || granted === undefined) return false;
+  const have = new Set(granted.split(' ').filter(Boolean));
+  return asked.split(' ').some((scope) => scope !== '' && !have.has(scope));
 }

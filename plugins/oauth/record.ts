@@ -30,7 +30,19 @@ const recordSchema = z.looseObject({
   expiresAt: z.number().optional(),
   obtainedAt: z.number().optional(),
   discovery: z.looseObject({ authorizationServerUrl: z.string() }).optional(),
+  challenge: z.looseObject({ scope: z.string().optional(), resourceMetadataUrl: z.string().optional() }).optional(),
 });
+
+/**
+ * What a server's challenge asked for when a connection needed a sign-in: the
+ * `scope` and the protected-resource metadata URL of its `WWW-Authenticate` (a
+ * 403 `insufficient_scope` included), as the SDK read them from the request
+ * that failed. The sign-in that follows asks for exactly that.
+ */
+export interface OAuthChallenge {
+  readonly scope?: string;
+  readonly resourceMetadataUrl?: string;
+}
 
 /** One server's stored sign-in. */
 export interface OAuthRecord {
@@ -43,6 +55,8 @@ export interface OAuthRecord {
   readonly expiresAt?: number;
   readonly obtainedAt?: number;
   readonly discovery?: OAuthDiscoveryState;
+  /** The last challenge a connection could not answer with the stored tokens (cleared by the next sign-in). */
+  readonly challenge?: OAuthChallenge;
 }
 
 /** The secret store key of a server's record. */

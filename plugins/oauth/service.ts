@@ -10,7 +10,7 @@ import type { McpServerDefinition } from '../mcp/types.js';
 import { oauthError } from './errors.js';
 import { signIn } from './login.js';
 import { StoredOAuthProvider } from './provider.js';
-import type { OAuthRecord, TokenVault } from './record.js';
+import type { OAuthChallenge, OAuthRecord, TokenVault } from './record.js';
 import { type RefreshDeps, expired } from './refresh.js';
 import { type Revocation, revokeTokens } from './revoke.js';
 import { type OAuthSettings, serverOAuthConfig } from './settings.js';
@@ -43,6 +43,26 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
   });
 
   const mcp = () => deps.kernel.get('mcp');
+  /** Per server, what the last connection's failed request was challenged with (this process). */
+  const challenges = new Map<string, OAuthChallenge>();
+
+  /**
+   * Signing in sends the server requests (and the headers it is configured with, `${env:…}` values included):
+   * like starting it, that needs its approval first. Fails closed.
+   */
+  const approved = async (name: string, signal?: AbortSignal): Promise<void> => {
+    try {
+      await (await mcp()).ensureTrusted(name, signal === undefined ? {} : { signal });
+    } catch (error) {
+      if (!isPlinthError(error) || error.code !== 'PLN_E_MCP_UNTRUSTED') throw error;
+      const approveCommand = typeof error.details?.approveCommand === 'string' ? error.details.approveCommand : undefined;
+      throw oauthError('PLN_E_OAUTH_UNTRUSTED', name, `Signing in to MCP server "${name}" was refused: ${error.message.replace(/^MCP server "[^"]*" was not started: /, '')}; nothing was sent to it`, {
+        cause: error,
+        ...(approveCommand !== undefined && { hint: `review it, then run: ${approveCommand}, and sign in again` }),
+        details: { ...error.details, ...(approveCommand !== undefined && { approveCommand }) },
+      });
+    }
+  };
 
   /** The definition of a remote server, or the error that says why `name` cannot be signed in to. */
   const remote = async (name: string): Promise<RemoteDefinition> => {
@@ -79,6 +99,8 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
         refresh: refreshDeps(server.name, options.signal),
         log,
         mode: { kind: 'connection' },
+        // Requests fail at once (the stream's GET, a POST): one that learnt less does not wipe out what another learnt.
+        onChallenge: (challenge) => void challenges.set(server.name, { ...challenges.get(server.name), ...challenge }),
       });
     },
 
@@ -88,11 +110,14 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
       }
       const definition = await remote(name);
       const config = serverOAuthConfig(definition, env)!;
+      await approved(name, options.signal);
+      const stored = await vault.read(name).catch(() => undefined);
+      const challenge = challenges.get(name) ?? (stored?.serverUrl === definition.url ? stored.challenge : undefined);
       // The lines carry the authorization URL (and its state): for the person signing in, not for the log.
       const progress = options.progress ?? ((line: string) => void process.stderr.write(`${line}\n`));
       const configured = config.callbackPort ?? (settings.callbackPort || undefined);
       // The port of the stored registration's redirect URI, so that the registration is used again rather than a new one made.
-      const remembered = configured === undefined ? registeredPort(await vault.read(name).catch(() => undefined), definition.url) : undefined;
+      const remembered = configured === undefined ? registeredPort(stored, definition.url) : undefined;
       const loopback = (request: SignInRequest) => createLoopbackChannel(request, { timeoutMs: settings.callbackTimeoutMs, openBrowser: settings.openBrowser, progress });
       const record = await signIn({
         server: definition,
@@ -115,7 +140,9 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
         port: configured ?? remembered ?? 0,
         timeoutMs: settings.callbackTimeoutMs,
         ...(options.signal !== undefined && { signal: options.signal }),
+        ...(challenge !== undefined && { challenge }),
       });
+      challenges.delete(name);
       return {
         server: name,
         backend: (await vault.where(name)) ?? 'file',

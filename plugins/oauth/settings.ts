@@ -1,7 +1,7 @@
 /**
  * The oauth plugin's settings (declared in manifest.json) and a server's
- * `oauth` entry in `mcpServers`, both checked with zod. A client secret may be
- * written as `${env:NAME}` so that it stays out of settings files.
+ * `oauth` entry in `mcpServers`, both checked with zod. A client secret or a
+ * private key may be written as `${env:NAME}` so that it stays out of settings files.
  */
 import { z } from 'zod';
 import type { McpServerDefinition } from '../mcp/types.js';
@@ -35,13 +35,38 @@ export function oauthSettings(values: Readonly<Record<string, unknown>>): OAuthS
   });
 }
 
+/** A Client ID Metadata Document URL: https with a path, as the 2025-11-25 specification (and the SDK) require. */
+const metadataDocumentUrl = z.string().refine(
+  (value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'https:' && url.pathname !== '/';
+    } catch {
+      return false;
+    }
+  },
+  { error: 'expected an https:// URL with a path (the client metadata document plinth is known by)' },
+);
+
 const serverOAuthSchema = z.strictObject({
   clientId: z.string().min(1).optional(),
   clientSecret: z.string().min(1).optional(),
   scopes: z.union([z.array(z.string().min(1)), z.string().min(1)]).optional(),
   callbackPort: port.optional(),
   clientName: z.string().min(1).optional(),
+  clientMetadataUrl: metadataDocumentUrl.optional(),
+  grant: z.enum(['authorization_code', 'client_credentials'], { error: 'expected "authorization_code" or "client_credentials"' }).optional(),
+  tokenEndpointAuthMethod: z
+    .enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'], {
+      error: 'expected "client_secret_basic", "client_secret_post", "private_key_jwt" or "none"',
+    })
+    .optional(),
+  privateKey: z.string().min(1).optional(),
+  signingAlgorithm: z.string().regex(/^(RS|PS|ES|HS)(256|384|512)$|^EdDSA$/, { error: 'expected a JWS algorithm such as "RS256" or "ES256"' }).optional(),
 });
+
+/** How a machine-to-machine server (`"grant": "client_credentials"`) authenticates plinth at the token endpoint. */
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 
 /** A server's OAuth settings once checked, the secret resolved. */
 export interface ServerOAuthConfig {
@@ -51,8 +76,16 @@ export interface ServerOAuthConfig {
   readonly scope?: string;
   readonly callbackPort?: number;
   readonly clientName: string;
-  /** `oauth` was given (true or an object): sign-in is expected even before the server answers 401. */
-  readonly explicit: boolean;
+  /** The URL plinth offers as its client id where the authorization server accepts Client ID Metadata Documents. */
+  readonly clientMetadataUrl?: string;
+  /** `authorization_code` (a person signs in in a browser) or `client_credentials` (machine to machine, no browser). */
+  readonly grant: 'authorization_code' | 'client_credentials';
+  /** For `client_credentials`: how plinth authenticates at the token endpoint (undefined: as the authorization server's metadata allows). */
+  readonly tokenEndpointAuthMethod?: ClientAuthMethod;
+  /** For `private_key_jwt`: the PEM (PKCS #8) private key, or the HMAC secret for `HS…`, resolved. */
+  readonly privateKey?: string;
+  /** For `private_key_jwt`: the JWS algorithm of the client assertion. */
+  readonly signingAlgorithm?: string;
 }
 
 const ENV_REFERENCE = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
@@ -64,37 +97,48 @@ const ENV_REFERENCE = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
 export function serverOAuthConfig(definition: McpServerDefinition, env: NodeJS.ProcessEnv = process.env): ServerOAuthConfig | undefined {
   const raw = definition.oauth;
   if (raw === false) return undefined;
-  if (raw === undefined || raw === true) return { clientName: 'plinth', explicit: raw === true };
+  if (raw === undefined || raw === true) return { clientName: 'plinth', grant: 'authorization_code' };
   const parsed = serverOAuthSchema.safeParse(raw);
+  const invalid = (message: string) =>
+    oauthError('PLN_E_OAUTH_CONFIG', definition.name, `MCP server "${definition.name}" ${message} (${definition.origin})`, { details: { origin: definition.origin } });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const at = ['oauth', ...issue.path.map(String)].join('.');
-    throw oauthError('PLN_E_OAUTH_CONFIG', definition.name, `MCP server "${definition.name}" has an invalid "${at}" (${definition.origin}): ${issue.message}`, {
-      details: { origin: definition.origin },
-    });
+    throw invalid(`has an invalid "${at}": ${issue.message}`);
   }
-  const { clientId, clientSecret, scopes, callbackPort, clientName } = parsed.data;
-  if (clientSecret !== undefined && clientId === undefined) {
-    throw oauthError('PLN_E_OAUTH_CONFIG', definition.name, `MCP server "${definition.name}" has "oauth.clientSecret" without "oauth.clientId" (${definition.origin})`, {
-      details: { origin: definition.origin },
-    });
+  const { clientId, clientSecret, scopes, callbackPort, clientName, clientMetadataUrl, grant, tokenEndpointAuthMethod, privateKey, signingAlgorithm } = parsed.data;
+  if (clientSecret !== undefined && clientId === undefined) throw invalid('has "oauth.clientSecret" without "oauth.clientId"');
+  const machine = grant === 'client_credentials';
+  const method = tokenEndpointAuthMethod ?? (privateKey !== undefined ? 'private_key_jwt' : undefined);
+  if (machine) {
+    if (clientId === undefined) throw invalid('has "oauth.grant": "client_credentials" without "oauth.clientId"');
+    if (method === 'private_key_jwt' && privateKey === undefined) throw invalid('authenticates with "private_key_jwt" but has no "oauth.privateKey"');
+    if (method !== 'private_key_jwt' && method !== 'none' && clientSecret === undefined) {
+      throw invalid('has "oauth.grant": "client_credentials" without "oauth.clientSecret" or "oauth.privateKey"');
+    }
+  } else if (tokenEndpointAuthMethod !== undefined || privateKey !== undefined || signingAlgorithm !== undefined) {
+    throw invalid('has "oauth.tokenEndpointAuthMethod", "oauth.privateKey" or "oauth.signingAlgorithm", which apply only with "oauth.grant": "client_credentials"');
   }
   return {
     ...(clientId !== undefined && { clientId }),
-    ...(clientSecret !== undefined && { clientSecret: resolveSecret(clientSecret, definition, env) }),
+    ...(clientSecret !== undefined && { clientSecret: resolveSecret(clientSecret, 'clientSecret', definition, env) }),
     ...(scopes !== undefined && { scope: typeof scopes === 'string' ? scopes : scopes.join(' ') }),
     ...(callbackPort !== undefined && { callbackPort }),
+    ...(clientMetadataUrl !== undefined && { clientMetadataUrl }),
+    grant: grant ?? 'authorization_code',
+    ...(method !== undefined && { tokenEndpointAuthMethod: method }),
+    ...(privateKey !== undefined && { privateKey: resolveSecret(privateKey, 'privateKey', definition, env) }),
+    ...(method === 'private_key_jwt' && { signingAlgorithm: signingAlgorithm ?? 'RS256' }),
     clientName: clientName ?? 'plinth',
-    explicit: true,
   };
 }
 
-function resolveSecret(value: string, definition: McpServerDefinition, env: NodeJS.ProcessEnv): string {
+function resolveSecret(value: string, key: string, definition: McpServerDefinition, env: NodeJS.ProcessEnv): string {
   const reference = ENV_REFERENCE.exec(value);
   if (!reference) return value;
   const resolved = env[reference[1]!];
   if (resolved === undefined || resolved === '') {
-    throw oauthError('PLN_E_OAUTH_CONFIG', definition.name, `MCP server "${definition.name}" takes "oauth.clientSecret" from the environment variable ${reference[1]}, which is not set (${definition.origin})`, {
+    throw oauthError('PLN_E_OAUTH_CONFIG', definition.name, `MCP server "${definition.name}" takes "oauth.${key}" from the environment variable ${reference[1]}, which is not set (${definition.origin})`, {
       hint: `set ${reference[1]} in the environment plinth runs in`,
       details: { origin: definition.origin },
     });

@@ -67,7 +67,7 @@ try {
   const provider = () =>
     new StoredOAuthProvider({
       server: { name: 'bench', url, headers: {}, args: [], env: {}, cwd: home, transport: 'http', connectTimeoutMs: 10_000, enabled: true, source: 'user', origin: 'bench', secrets: [] },
-      config: { clientName: 'plinth', explicit: false },
+      config: { clientName: 'plinth', grant: 'authorization_code' },
       vault,
       refresh: { server: 'bench', vault, fetch, skewMs: 60_000, requestTimeoutMs: 30_000 },
       log: quiet,

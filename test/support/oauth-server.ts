@@ -7,11 +7,20 @@
  * with a redirect to the client's redirect URI, which a test follows with
  * {@link OAuthFixture.followAuthorization}.
  *
+ * Options reproduce the MCP client conformance scenarios (`auth/…`): a
+ * server that protects only its POSTs (`protectGet: false`), lets `initialize`
+ * through without a token (`openInitialize`), asks for more scope on
+ * `tools/call` (`callScope`: 403 `insufficient_scope`), publishes no metadata
+ * at all (`authServerMetadata: 'none'`), accepts Client ID Metadata Documents
+ * (`clientMetadataDocuments`) or machine-to-machine clients
+ * (`clientCredentials`: the `client_credentials` grant, basic, post or
+ * `private_key_jwt`).
+ *
  *   const fixture = await startOAuthFixture({ resourceMetadata: 'path' });
  *   // … sign in against fixture.mcpUrl, follow the redirect, call `whoami` …
  *   await fixture.close();
  */
-import { randomBytes } from 'node:crypto';
+import { type KeyObject, createPublicKey, randomBytes, verify } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
@@ -71,9 +80,10 @@ export interface OAuthFixtureOptions {
    * - `'oauth'`: RFC 8414, `/.well-known/oauth-authorization-server<issuerPath>`.
    * - `'openid'`: OpenID Connect Discovery, appended: `<issuerPath>/.well-known/openid-configuration`.
    * - `'openid-path'`: OpenID, path-inserted: `/.well-known/openid-configuration<issuerPath>`.
+   * - `'none'`: no metadata at all: the endpoints are the 2025-03-26 defaults `/authorize`, `/token`, `/register` at the origin (with `resourceMetadata: 'none'`).
    * Without an issuer path the two OpenID forms are the same URL.
    */
-  authServerMetadata?: 'oauth' | 'openid' | 'openid-path';
+  authServerMetadata?: 'oauth' | 'openid' | 'openid-path' | 'none';
   /** The authorization server on its own port, apart from the MCP server. Default false. */
   separateAuthServer?: boolean;
   /** Path of the issuer on the authorization server's origin. Default `'/tenant1'` with `separateAuthServer`, else `''`. Must be `''` with `resourceMetadata: 'none'`. */
@@ -82,6 +92,32 @@ export interface OAuthFixtureOptions {
   deny?: boolean;
   /** A refresh is answered only after this long (ms): long enough for several clients to find the same token due. Default 0. */
   refreshDelayMs?: number;
+  /** Whether a GET of the MCP endpoint is challenged (401) like a POST. Default true; false: it answers 405 at once, as a server that protects only its POSTs. */
+  protectGet?: boolean;
+  /** `initialize` and notifications pass without a token; every other request needs one. Default false. */
+  openInitialize?: boolean;
+  /** Space-separated scopes a `tools/call` needs (a token without them gets 403 `insufficient_scope` naming them): a step-up. */
+  callScope?: string;
+  /** Client ID Metadata Documents the authorization server "fetches" (keyed by the client id URL; nothing leaves the machine); their presence advertises `client_id_metadata_document_supported`. */
+  clientMetadataDocuments?: Record<string, { redirect_uris: string[]; client_name?: string }>;
+  /** A machine-to-machine client: the `client_credentials` grant with this client's credentials, checked as `method` says. */
+  clientCredentials?: {
+    clientId: string;
+    method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+    clientSecret?: string;
+    /** For `private_key_jwt`: the PEM public key the client assertion (ES256) is verified with. */
+    publicKey?: string;
+  };
+}
+
+/** One `client_credentials` token request as it arrived (never the secret). */
+export interface ClientCredentialsRecord {
+  readonly clientId?: string;
+  /** How the client authenticated: `client_secret_basic`, `client_secret_post`, `private_key_jwt`, or `none` found. */
+  readonly method: string;
+  readonly accepted: boolean;
+  readonly scope?: string;
+  readonly resource?: string;
 }
 
 /** Requests as they arrived; those dropped by {@link OAuthFixture.setDown} are not counted. */
@@ -145,6 +181,8 @@ export interface OAuthFixture {
   readonly revoked: readonly string[];
   /** Every authorization request that reached the provider, in order. */
   readonly authorizations: readonly AuthorizationRecord[];
+  /** Every `client_credentials` token request, in order. */
+  readonly clientCredentialRequests: readonly ClientCredentialsRecord[];
   /** Every access and refresh token ever issued, so a test can scan output for them. */
   issuedTokens(): { access: string[]; refresh: string[] };
   /** The pre-registered client (first) and every dynamically registered one, with their secrets. */
@@ -220,6 +258,8 @@ interface RefreshGrant {
 /** The in-memory authorization server behind the SDK's handlers; also the MCP server's token verifier. */
 class FixtureProvider implements OAuthServerProvider {
   readonly clients = new Map<string, OAuthClientInformationFull>();
+  /** Client ID Metadata Documents, by client id URL. */
+  readonly documents = new Map<string, { redirect_uris: string[]; client_name?: string }>();
   readonly codes = new Map<string, CodeGrant>();
   readonly access = new Map<string, AccessGrant>();
   readonly refresh = new Map<string, RefreshGrant>();
@@ -232,7 +272,12 @@ class FixtureProvider implements OAuthServerProvider {
     private readonly settings: Settings,
     dynamicRegistration: boolean,
   ) {
-    const getClient = (clientId: string): OAuthClientInformationFull | undefined => this.clients.get(clientId);
+    const getClient = (clientId: string): OAuthClientInformationFull | undefined => {
+      const document = this.documents.get(clientId);
+      // A URL client id: the client is what its metadata document says (a public client).
+      if (document !== undefined) return { client_id: clientId, ...document, token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'] };
+      return this.clients.get(clientId);
+    };
     const registerClient = (client: OAuthClientInformationFull): OAuthClientInformationFull => {
       this.clients.set(client.client_id, client);
       return client;
@@ -370,6 +415,12 @@ class FixtureProvider implements OAuthServerProvider {
     }
   }
 
+  /** Access for a machine-to-machine client: no refresh token, as RFC 6749 §4.4.3 advises. */
+  issueClientCredentials(clientId: string, scopes: readonly string[], resource: string | undefined): OAuthTokens {
+    this.#checkResource(resource);
+    return this.#issueAccess(clientId, scopes, resource ?? this.settings.resource, ++this.#grants);
+  }
+
   #issueAccess(clientId: string, scopes: readonly string[], resource: string | undefined, grant: number): OAuthTokens {
     const token = newToken();
     this.access.set(token, {
@@ -477,7 +528,9 @@ function authServerMetadata(
   scopes: readonly string[],
   refresh: boolean,
   openid: boolean,
+  extra: { cimd: boolean; clientCredentials?: NonNullable<OAuthFixtureOptions['clientCredentials']>['method'] },
 ): OAuthMetadata {
+  const machine = extra.clientCredentials;
   return {
     issuer,
     authorization_endpoint: endpoints.authorization,
@@ -487,10 +540,12 @@ function authServerMetadata(
       ? {}
       : { revocation_endpoint: endpoints.revocation, revocation_endpoint_auth_methods_supported: ['client_secret_post', 'none'] }),
     response_types_supported: ['code'],
-    grant_types_supported: refresh ? ['authorization_code', 'refresh_token'] : ['authorization_code'],
+    grant_types_supported: [...(refresh ? ['authorization_code', 'refresh_token'] : ['authorization_code']), ...(machine ? ['client_credentials'] : [])],
     code_challenge_methods_supported: ['S256'],
-    // The SDK's client authentication middleware reads credentials from the body only: no client_secret_basic.
-    token_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
+    // The SDK's client authentication middleware reads credentials from the body only: no client_secret_basic (but the client_credentials handler here does).
+    token_endpoint_auth_methods_supported: machine ? [machine] : ['client_secret_post', 'none'],
+    ...(machine === 'private_key_jwt' ? { token_endpoint_auth_signing_alg_values_supported: ['ES256'] } : {}),
+    ...(extra.cimd ? { client_id_metadata_document_supported: true } : {}),
     scopes_supported: [...scopes],
     ...(openid
       ? { jwks_uri: `${issuer}/jwks`, subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'] }
@@ -503,6 +558,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
   const asLayout = options.authServerMetadata ?? 'oauth';
   const separate = options.separateAuthServer ?? false;
   const issuerPath = (options.issuerPath ?? (separate ? '/tenant1' : '')).replace(/\/$/, '');
+  if (asLayout === 'none' && prmLayout !== 'none') throw new Error("authServerMetadata 'none' is the 2025-03-26 layout: resourceMetadata 'none' too");
   if (prmLayout === 'none' && (separate || issuerPath !== '')) {
     throw new Error("resourceMetadata 'none' means the MCP server's origin is the authorization server: no separateAuthServer, no issuerPath");
   }
@@ -529,6 +585,8 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
   const dynamicRegistration = options.dynamicRegistration ?? true;
   const revocation = options.revocation ?? true;
   const provider = new FixtureProvider(settings, dynamicRegistration);
+  for (const [url, document] of Object.entries(options.clientMetadataDocuments ?? {})) provider.documents.set(url, document);
+  const clientCredentialRequests: ClientCredentialsRecord[] = [];
   const pre = options.preRegistered;
   if (pre !== undefined) {
     provider.clients.set(pre.clientId, {
@@ -564,6 +622,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     oauth: `/.well-known/oauth-authorization-server${issuerPath}`,
     openid: `${issuerPath}/.well-known/openid-configuration`,
     'openid-path': `/.well-known/openid-configuration${issuerPath}`,
+    none: '/.well-known/oauth-authorization-server',
   }[asLayout];
   const endpoints: OAuthFixture['endpoints'] = {
     authorization: `${issuer}/authorize`,
@@ -592,10 +651,38 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
   mcpApp.use(countMetadata(counters, mcpOrigin));
   if (separate) authApp.use(countMetadata(counters, authOrigin));
 
+  /** The `client_credentials` grant (the SDK's token handler has none): the client authenticated as configured, or 401 `invalid_client`. */
+  const clientCredentialsGrant = (req: Request, res: Response): void => {
+    const body = req.body as Record<string, string | undefined>;
+    const expected = options.clientCredentials;
+    const { clientId, method, valid } = authenticateClient(req, body, expected, [issuer, `${issuer}/`, endpoints.token]);
+    const accepted = expected !== undefined && valid && clientId === expected.clientId && method === expected.method;
+    clientCredentialRequests.push({
+      ...(clientId === undefined ? {} : { clientId }),
+      method,
+      accepted,
+      ...(body.scope === undefined ? {} : { scope: body.scope }),
+      ...(body.resource === undefined ? {} : { resource: body.resource }),
+    });
+    if (!accepted) {
+      res.status(401).json({ error: 'invalid_client', error_description: `client authentication failed (${method})` });
+      return;
+    }
+    try {
+      const scopes = body.scope ? body.scope.split(' ') : [...settings.scopes];
+      res.json(provider.issueClientCredentials(clientId!, scopes, body.resource));
+    } catch (error) {
+      res.status(400).json({ error: 'invalid_target', error_description: String(error) });
+    }
+  };
+
   const noLimit = { rateLimit: false } as const;
   const verifiers: string[] = [];
-  authApp.use(asMetadataPath, metadataHandler(authServerMetadata(issuer, endpoints, settings.scopes, settings.issueRefresh, asLayout !== 'oauth')));
-  if (asLayout !== 'oauth') authApp.get(`${issuerPath}/jwks`, (_req, res) => void res.json({ keys: [] }));
+  const extra = { cimd: options.clientMetadataDocuments !== undefined, ...(options.clientCredentials ? { clientCredentials: options.clientCredentials.method } : {}) };
+  if (asLayout !== 'none') {
+    authApp.use(asMetadataPath, metadataHandler(authServerMetadata(issuer, endpoints, settings.scopes, settings.issueRefresh, asLayout !== 'oauth', extra)));
+  }
+  if (asLayout === 'openid' || asLayout === 'openid-path') authApp.get(`${issuerPath}/jwks`, (_req, res) => void res.json({ keys: [] }));
   authApp.use(`${issuerPath}/authorize`, count(() => counters.authorize++), authorizationHandler({ provider, ...noLimit }));
   authApp.use(
     `${issuerPath}/token`,
@@ -604,6 +691,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     (req, _res, next) => {
       const body = req.body as { grant_type?: unknown; code_verifier?: unknown } | undefined;
       if (typeof body?.code_verifier === 'string') verifiers.push(body.code_verifier);
+      if (body?.grant_type === 'client_credentials') return void clientCredentialsGrant(req, _res);
       if (body?.grant_type !== 'refresh_token') return next();
       counters.refresh++;
       setTimeout(next, options.refreshDelayMs ?? 0);
@@ -642,7 +730,27 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     ...(prmLayout === 'header' && resourceMetadataUrl !== undefined ? { resourceMetadataUrl } : {}),
     ...(resource === undefined ? {} : { expectedResource: new URL(resource) }),
   });
-  mcpApp.all(MCP_PATH, countMcp, bearer, express.json(), (req, res) => handleMcp(req, res));
+  // A tools/call that needs more than the rest: 403 insufficient_scope naming `callScope` (a step-up).
+  const callBearer =
+    options.callScope === undefined
+      ? bearer
+      : requireBearerAuth({
+          verifier: provider,
+          requiredScopes: options.callScope.split(' ').filter(Boolean),
+          ...(resourceMetadataUrl !== undefined ? { resourceMetadataUrl } : {}),
+          ...(resource === undefined ? {} : { expectedResource: new URL(resource) }),
+        });
+  const gate = (req: Request, res: Response, next: NextFunction): void => {
+    if (req.method === 'GET' && options.protectGet === false) {
+      res.status(405).set('Allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
+      return;
+    }
+    const method = (req.body as { method?: unknown } | undefined)?.method;
+    if (options.openInitialize && typeof method === 'string' && (method === 'initialize' || method.startsWith('notifications/'))) return next();
+    if (method === 'tools/call') return void callBearer(req, res, next);
+    void bearer(req, res, next);
+  };
+  mcpApp.all(MCP_PATH, countMcp, express.json(), gate, (req, res) => handleMcp(req, res));
   // The older HTTP+SSE transport, behind the same bearer check: a stream per client, its messages POSTed beside it.
   const sseSessions = new Map<string, SSEServerTransport>();
   mcpApp.get(`${MCP_PATH}/sse`, countMcp, bearer, async (_req, res) => {
@@ -679,6 +787,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     counters,
     revoked: provider.revoked,
     authorizations: provider.authorizations,
+    clientCredentialRequests,
     issuedTokens: () => ({ access: [...provider.access.keys()], refresh: [...provider.refresh.keys()] }),
     registeredClients: () =>
       [...provider.clients.values()].map((client) => ({
@@ -712,4 +821,47 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
       await Promise.all(servers.map(stop));
     },
   };
+}
+
+/**
+ * Who the client of a token request says it is, how, and whether that holds:
+ * HTTP Basic, the body's `client_secret`, or a `private_key_jwt` assertion
+ * (ES256, verified with the configured public key: issuer and subject the
+ * client id, audience the issuer or the token endpoint, not expired).
+ */
+function authenticateClient(
+  req: Request,
+  body: Record<string, string | undefined>,
+  expected: OAuthFixtureOptions['clientCredentials'],
+  audiences: readonly string[],
+): { clientId?: string; method: string; valid: boolean } {
+  const header = req.headers.authorization;
+  if (header?.startsWith('Basic ')) {
+    const [id, secret] = Buffer.from(header.slice(6), 'base64').toString('utf8').split(':');
+    const clientId = decodeURIComponent(id ?? '');
+    return { clientId, method: 'client_secret_basic', valid: expected?.clientSecret !== undefined && decodeURIComponent(secret ?? '') === expected.clientSecret };
+  }
+  if (body.client_assertion !== undefined) {
+    const valid = body.client_assertion_type === 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' && expected?.publicKey !== undefined;
+    const claims = valid ? verifiedJwt(body.client_assertion, createPublicKey(expected.publicKey!)) : undefined;
+    const clientId = typeof claims?.iss === 'string' ? claims.iss : undefined;
+    const audience = [claims?.aud].flat();
+    const ok =
+      claims !== undefined && claims.sub === clientId && audience.some((aud) => typeof aud === 'string' && audiences.includes(aud)) && typeof claims.exp === 'number' && claims.exp > nowSeconds();
+    return { ...(clientId === undefined ? {} : { clientId }), method: 'private_key_jwt', valid: ok };
+  }
+  if (body.client_secret !== undefined) {
+    return { ...(body.client_id === undefined ? {} : { clientId: body.client_id }), method: 'client_secret_post', valid: expected?.clientSecret !== undefined && body.client_secret === expected.clientSecret };
+  }
+  return { ...(body.client_id === undefined ? {} : { clientId: body.client_id }), method: 'none', valid: false };
+}
+
+/** The claims of an ES256 JWT whose signature `key` verifies, else undefined. */
+function verifiedJwt(jwt: string, key: KeyObject): Record<string, unknown> | undefined {
+  const [header, payload, signature] = jwt.split('.');
+  if (header === undefined || payload === undefined || signature === undefined) return undefined;
+  const alg = (JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as { alg?: unknown }).alg;
+  if (alg !== 'ES256') return undefined;
+  const ok = verify('sha256', Buffer.from(`${header}.${payload}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'));
+  return ok ? (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>) : undefined;
 }

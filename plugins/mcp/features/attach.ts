@@ -35,7 +35,9 @@ const TOOL_NAME_INVALID = 'PLN_E_MCP_TOOL_NAME_INVALID';
  * Attaches a connected client's features to the registry and returns the
  * server's handle. Resolves once the tools are listed; a server whose tools
  * cannot be listed is attached with none (logged) and listed again on its
- * next `tools/list_changed`. Never rejects for server trouble.
+ * next `tools/list_changed`. Rejects only when listing needs an OAuth sign-in
+ * (a server that lets `initialize` through without a token): the server is
+ * not usable then, and the core says so.
  */
 export async function attachFeatures(client: Client, definition: McpServerDefinition, deps: FeatureDeps): Promise<ServerFeatures> {
   prepareClient(client, definition, deps);
@@ -161,9 +163,19 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
   try {
     await refreshTools();
   } catch (error) {
+    if (needsAuthorization(error)) {
+      features.detach('the server needs a sign-in');
+      throw error;
+    }
     log.warn(redact(`server "${server}": its tools could not be listed (${message(error)}); it is attached without tools until it sends tools/list_changed`));
   }
   return features;
+}
+
+/** An OAuth error of the auth provider (the oauth plugin's `PLN_E_OAUTH_…`): a sign-in is needed, not a server fault. */
+export function needsAuthorization(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && code.startsWith('PLN_E_OAUTH_');
 }
 
 function message(error: unknown): string {

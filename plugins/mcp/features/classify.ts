@@ -27,6 +27,9 @@ export function classifyError(error: unknown, situation: RequestSituation): Fail
   if (situation.callerAborted) {
     return { code: MCP_CODES.cancelled, message: `${what} on server "${server}" was cancelled by the caller` };
   }
+  // The auth provider's own errors (a sign-in needed, a step-up to more scope) keep their code: the host can act on it.
+  const authCode = oauthCode(error);
+  if (authCode !== undefined) return { code: authCode, message: redact((error as Error).message) };
   const rpcCode = mcpErrorCode(error);
   const detail = redact(serverMessage(error));
   if (rpcCode === ErrorCode.RequestTimeout) {
@@ -42,6 +45,13 @@ export function classifyError(error: unknown, situation: RequestSituation): Fail
     return { code: MCP_CODES.resultInvalid, message: `server "${server}" sent an invalid result for ${what}: ${detail}` };
   }
   return { code: MCP_CODES.serverError, message: `${what} on server "${server}" failed: ${detail}` };
+}
+
+/** The `PLN_E_OAUTH_…` code of an error the oauth plugin's auth provider threw inside the transport. */
+function oauthCode(error: unknown): `PLN_E_OAUTH_${string}` | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('PLN_E_OAUTH_') ? (code as `PLN_E_OAUTH_${string}`) : undefined;
 }
 
 /** The JSON-RPC code of an `McpError`, if `error` is one. */

@@ -18,7 +18,8 @@ export const MCP_CODES = {
   blocked: 'PLN_E_MCP_BLOCKED',
 } as const;
 
-export type McpCallCode = (typeof MCP_CODES)[keyof typeof MCP_CODES];
+/** A call's own codes, and the auth provider's (`PLN_E_OAUTH_SIGNIN_REQUIRED`, …) passed through. */
+export type McpCallCode = (typeof MCP_CODES)[keyof typeof MCP_CODES] | `PLN_E_OAUTH_${string}`;
 
 /** A problem with a code, before it becomes a result or an error. */
 export interface Failure {
