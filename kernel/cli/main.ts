@@ -47,20 +47,28 @@ export async function main(argv: readonly string[], streams: Streams = processSt
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) {
+      // A closed terminal can hang up more than once (the kernel, then the shell
+      // passing it on to its jobs): only a person pressing Ctrl-C again, or a
+      // second SIGTERM, cuts shutdown short and may leave children behind.
+      if (signal === 'SIGHUP') return;
       streams.stderr(`plinth: ${signal} again, exiting now\n`);
       process.exit(EXIT.INTERRUPTED);
     }
     controller.abort(signal);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, onSignal);
   try {
     return await dispatch(argv, first, kernel, controller.signal, streams);
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const signal of SHUTDOWN_SIGNALS) process.off(signal, onSignal);
   }
 }
+
+/**
+ * Signals that end plinth through a clean shutdown (teardowns, every MCP
+ * server's process group). SIGHUP is the everyday one: the terminal was closed.
+ */
+const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
 
 async function dispatch(
   argv: readonly string[],

@@ -2,6 +2,7 @@
 import type { CommandOutput } from '../../sdk/commands.js';
 import { type PlinthError, describeCause, isPlinthError } from '../errors.js';
 import type { Redactor } from '../redact.js';
+import { writeStandard } from '../std-streams.js';
 
 export interface Streams {
   stdout(text: string): void;
@@ -9,8 +10,8 @@ export interface Streams {
 }
 
 export const processStreams: Streams = {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
+  stdout: (text) => writeStandard(process.stdout, text),
+  stderr: (text) => writeStandard(process.stderr, text),
 };
 
 export function createOutput(streams: Streams, redactor: Redactor): CommandOutput {

@@ -1,6 +1,6 @@
 /**
  * `plinth up`: boot everything the configuration asks for, print a status
- * table, stay up until SIGINT/SIGTERM, then shut down cleanly.
+ * table, stay up until SIGINT, SIGTERM or SIGHUP, then shut down cleanly.
  */
 import { type CommandOutput, type CommandSpec, EXIT } from '../../sdk/commands.js';
 import type { PluginStatus, StatusSection } from '../../sdk/plugin.js';
