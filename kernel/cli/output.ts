@@ -22,10 +22,14 @@ export function createOutput(streams: Streams, redactor: Redactor): CommandOutpu
   };
 }
 
-/** An error as a person reads it: code and message, then the plugin, hook and fix. */
+/** An error as a person reads it: code and message, the coded errors it wraps, then the plugin, hook and fix. */
 export function formatError(error: unknown): string {
   if (!isPlinthError(error)) return `plinth: ${describeCause(error)}`;
   const lines = [`plinth: ${error.code}: ${error.message}`];
+  // What it wraps, so a failure the log would have reported is here, once, with its code.
+  for (let cause = error.cause, depth = 0; isPlinthError(cause) && depth < 3; cause = cause.cause, depth++) {
+    if (!error.message.includes(cause.message)) lines.push(`  because: ${cause.code}: ${cause.message}`);
+  }
   if (error.plugin) lines.push(`  plugin: ${error.plugin}${error.hook ? ` (in ${error.hook})` : ''}`);
   if (error.hint) lines.push(`  fix: ${error.hint}`);
   return lines.join('\n');
