@@ -10,7 +10,7 @@
  */
 import type { Streams } from './output.js';
 
-/** A log line that reports a failure: `plinth[scope] warn: PLN_E_X: message`. */
+/** A log line that reports a failure: `plinth[scope] warn: <code>: message`. */
 const CODED = /^plinth\[[^\]]*\] (?:warn|error): (PLN_E_[A-Z0-9_]+): ([^\n]*)/;
 
 interface Held {
