@@ -1,10 +1,11 @@
 /**
  * A plugin made by `plinth plugin new` passes its own test and type check with
  * exactly the commands `plinth plugin new` prints, run as a person runs them:
- * outside the repository (a folder in the temporary folder, PLINTH_HOME
+ * outside the repository (a project in the temporary folder, PLINTH_HOME
  * elsewhere, the `plinth` installed with `npm install -g .`) and inside it (a
- * clone's own `.plinth/plugins/`). npm is offline for real (support/npm.ts):
- * the project's dependencies must all be links to the host's install.
+ * folder in the clone, under its package.json, tsconfig and vitest config).
+ * npm is offline for real (support/npm.ts): the project's dependencies must
+ * all be links to the host's install.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
@@ -17,8 +18,8 @@ import { installGlobally, offlineNpmEnv, shell } from './support/npm.js';
 const TEST_TIMEOUT = 300_000;
 let base: string;
 let plinth: string;
-const insideName = `scaffold-inside-${process.pid}`;
-const hadPlinthFolder = existsSync(join(ROOT, '.plinth'));
+/** Inside the repository, but not where plinth or the repository's own tests look for anything. */
+const inside = join(ROOT, `.scaffold-test-${process.pid}`);
 
 beforeAll(async () => {
   ensureBuilt();
@@ -31,7 +32,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await rm(base, { recursive: true, force: true });
-  await rm(hadPlinthFolder ? join(ROOT, '.plinth', 'plugins', insideName) : join(ROOT, '.plinth'), { recursive: true, force: true });
+  await rm(inside, { recursive: true, force: true });
 });
 
 interface Created {
@@ -57,19 +58,21 @@ const PROJECT_FILES = ['.gitignore', '.npmrc', 'README.md', 'index.test.ts', 'in
 describe('a scaffolded plugin tests itself', () => {
   test('outside the repository, with the installed plinth: the printed commands install, test and type-check it, offline', async () => {
     const env = await offlineNpmEnv(base, { PLINTH_HOME: join(base, 'home') });
-    const work = join(base, 'work');
-    await mkdir(work, { recursive: true });
+    const project = join(base, 'project');
+    await mkdir(project, { recursive: true });
 
     // What a person reads, then what a script reads: the same commands.
-    const printed = await shell(`'${plinth}' plugin new shown-plugin --dir src`, work, env);
+    const printed = await shell(`'${plinth}' plugin new shown-plugin --dir src`, project, env);
     expect(printed.code, describeRun(printed)).toBe(0);
     expect(printed.stdout).toContain('`cd src/shown-plugin && npm install && npm test && npm run typecheck`');
     expect(printed.stdout).toContain('no download');
 
-    const asJson = await shell(`'${plinth}' plugin new my-plugin --dir src --json`, work, env);
+    // In the workspace's .plinth/plugins, where `plinth up` finds it, approved as created.
+    const asJson = await shell(`'${plinth}' plugin new my-plugin --json`, project, env);
     expect(asJson.code, describeRun(asJson)).toBe(0);
-    const created = JSON.parse(asJson.stdout) as Created;
-    expect(created.dir).toBe(join(work, 'src', 'my-plugin'));
+    const created = JSON.parse(asJson.stdout) as Created & { approved: boolean };
+    expect(created.dir).toBe(join(project, '.plinth', 'plugins', 'my-plugin'));
+    expect(created.approved).toBe(true);
     expect((await readdir(created.dir)).sort()).toEqual(PROJECT_FILES);
     expect(created.next).toEqual(['npm install', 'npm test', 'npm run typecheck']);
     expect(created.fromRegistry).toEqual([]);
@@ -81,6 +84,13 @@ describe('a scaffolded plugin tests itself', () => {
     expect(tested!.stdout).toMatch(/Tests\s+2 passed \(2\)/);
     expect(tested!.stdout).toContain('index.test.ts');
 
+    // npm install wrote node_modules (not fingerprinted) and no lock file: the approval still holds.
+    expect(existsSync(join(created.dir, 'package-lock.json'))).toBe(false);
+    const up = await shell(`'${plinth}' up --once --json`, project, env);
+    expect(up.code, describeRun(up)).toBe(0);
+    const plugins = (JSON.parse(up.stdout) as { plugins: { name: string; state: string; source: string }[] }).plugins;
+    expect(plugins.find((p) => p.name === 'my-plugin')).toMatchObject({ state: 'active', source: 'workspace' });
+
     // The type check sees the sdk's real types: a wrong decision does not pass.
     await writeFile(join(created.dir, 'index.ts'), "import { definePlugin } from 'plinth/sdk';\nexport default definePlugin({ setup(kernel) { kernel.on('before_tool', () => ({ allow: 'no' })); } });\n");
     const typeError = await shell('npm run typecheck', created.dir, env);
@@ -88,22 +98,17 @@ describe('a scaffolded plugin tests itself', () => {
     expect(typeError.stdout + typeError.stderr).toMatch(/index\.ts.*error TS/);
   }, TEST_TIMEOUT);
 
-  test('inside the repository, in a clone\'s .plinth/plugins: the same commands pass, and up still loads it as approved', async () => {
+  test('inside the repository, under its package.json, tsconfig and vitest config: the same commands pass', async () => {
     const env = await offlineNpmEnv(base, { PLINTH_HOME: join(base, 'home-inside') });
-    const created = await shell(`'${process.execPath}' '${BIN}' --workspace '${ROOT}' plugin new ${insideName} --json`, ROOT, env);
+    const created = await shell(`'${process.execPath}' '${BIN}' plugin new inner-plugin --dir '${inside}' --json`, ROOT, env);
     expect(created.code, describeRun(created)).toBe(0);
-    const body = JSON.parse(created.stdout) as Created & { approved: boolean };
-    expect(body.dir).toBe(join(ROOT, '.plinth', 'plugins', insideName));
-    expect(body.approved).toBe(true);
+    const body = JSON.parse(created.stdout) as Created;
+    expect(body.dir).toBe(join(inside, 'inner-plugin'));
 
-    const [, tested] = await runPrinted(body, env);
+    const [, tested, typed] = await runPrinted(body, env);
+    // Its own test only: not the repository's suite, which the parent vitest config would pick.
+    expect(tested!.stdout).toMatch(/Test Files\s+1 passed \(1\)/);
     expect(tested!.stdout).toMatch(/Tests\s+2 passed \(2\)/);
-
-    // npm install wrote node_modules (not fingerprinted) and no lock file: the approval still holds.
-    expect(existsSync(join(body.dir, 'package-lock.json'))).toBe(false);
-    const up = await shell(`'${process.execPath}' '${BIN}' --workspace '${ROOT}' up --once --json`, ROOT, env);
-    expect(up.code, describeRun(up)).toBe(0);
-    const plugins = (JSON.parse(up.stdout) as { plugins: { name: string; state: string; source: string }[] }).plugins;
-    expect(plugins.find((p) => p.name === insideName)).toMatchObject({ state: 'active', source: 'workspace' });
+    expect(typed!.code).toBe(0);
   }, TEST_TIMEOUT);
 });
