@@ -7,12 +7,13 @@
  * npm is offline for real (support/npm.ts): the project's dependencies must
  * all be links to the host's install.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdtemp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN, ROOT, type Result, describeRun, ensureBuilt } from './support/cli.js';
+import { scaffoldPlugin } from '../sdk/scaffold.js';
 import { installGlobally, offlineNpmEnv, shell } from './support/npm.js';
 
 const TEST_TIMEOUT = 300_000;
@@ -111,4 +112,14 @@ describe('a scaffolded plugin tests itself', () => {
     expect(tested!.stdout).toMatch(/Tests\s+2 passed \(2\)/);
     expect(typed!.code).toBe(0);
   }, TEST_TIMEOUT);
+
+  test('a host installed without its dev dependencies: the tools come from the registry, in plinth\'s own ranges, and the result says so', async () => {
+    const host = join(base, 'bare-host');
+    await mkdir(host, { recursive: true });
+    await writeFile(join(host, 'package.json'), JSON.stringify({ name: 'plinth', version: '9.9.9', devDependencies: { vitest: '~4.1', typescript: '^7.0.2', '@types/node': '^20.19.0' } }));
+    const created = await scaffoldPlugin({ name: 'bare-plugin', parent: join(base, 'bare'), host });
+    expect(created.fromRegistry).toEqual(['vitest', 'typescript', '@types/node']);
+    const pkg = JSON.parse(readFileSync(join(created.dir, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+    expect(pkg.devDependencies).toEqual({ plinth: `file:${realpathSync(host)}`, vitest: '~4.1', typescript: '^7.0.2', '@types/node': '^20.19.0' });
+  });
 });
