@@ -438,7 +438,7 @@ export class Kernel {
       state: record.state,
       provides: record.info.manifest.provides,
       ...(record.loadMs !== undefined && { loadMs: record.loadMs }),
-      ...(record.error && { error: { code: record.error.code, message: this.redactor.text(record.error.message) } }),
+      ...(record.error && { error: { code: record.error.code, message: this.redactor.text(record.error.message), ...(record.error.hint && { hint: this.redactor.text(record.error.hint) }) } }),
     }));
   }
 
@@ -576,7 +576,7 @@ export class Kernel {
 
   // Not named `report`: the test kernel puts its boot report on the instance under that name.
   private reportError(error: PlinthError): void {
-    this.log.warn(`${error.code}: ${error.message}`);
+    this.log.warn(`${error.code}: ${error.message}${error.hint ? `\n  fix: ${error.hint}` : ''}`);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { safeText } from '../sdk/format.js';
 import type { Logger } from '../sdk/plugin.js';
+import { writeStandard } from './std-streams.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -31,7 +32,7 @@ export function parseLogLevel(value: string | undefined, fallback: LogLevel): Lo
 /** A logger whose lines read `plinth[scope] level: message {data}`. */
 export function createLogger(scope: string, options: LoggerOptions): Logger & { child(scope: string): Logger } {
   const threshold = RANK[options.level];
-  const sink = options.sink ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const sink = options.sink ?? ((line: string) => writeStandard(process.stderr, `${line}\n`));
   const redact = options.redact ?? ((text: string) => text);
   const write = (level: Exclude<LogLevel, 'silent'>, message: string, data?: Record<string, unknown>): void => {
     if (RANK[level] < threshold) return;

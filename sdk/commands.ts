@@ -29,7 +29,7 @@ export interface CommandInput {
   /** `--json` was given: print one JSON document with `out.json`. */
   readonly json: boolean;
   readonly out: CommandOutput;
-  /** Aborted on SIGINT/SIGTERM. */
+  /** Aborted on SIGINT, SIGTERM or SIGHUP (the terminal closed). */
   readonly signal: AbortSignal;
 }
 

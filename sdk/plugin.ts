@@ -66,8 +66,8 @@ export interface PluginStatus {
   /** Milliseconds spent importing and setting up, when it loaded. */
   readonly loadMs?: number;
   readonly provides: readonly string[];
-  /** Why it is failed, skipped or excluded. */
-  readonly error?: { code: string; message: string };
+  /** Why it is failed, skipped or excluded, and what fixes it. */
+  readonly error?: { code: string; message: string; hint?: string };
 }
 
 /** A section a plugin adds to `plinth up`'s status: a table for people, a value for `--json`. */

@@ -1,8 +1,16 @@
-/** `plinth plugin new`: a plugin folder that loads into `plinth up` unchanged, with a passing test. */
+/**
+ * `plinth plugin new`: a plugin folder that loads into `plinth up` unchanged,
+ * and a small npm project of its own whose test and type check pass, wherever
+ * the folder is. Its dev dependencies are links to the running plinth's own
+ * install (plinth itself, vitest, TypeScript, Node's types), so `npm install`
+ * there needs no network and `plinth/sdk` is the sdk of the plinth that runs it.
+ */
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import semver from 'semver';
 import { PlinthError } from '../kernel/errors.js';
+import { packageRoot } from '../kernel/paths.js';
 import { KERNEL_API_VERSION } from '../kernel/version.js';
 import { pluginName } from './manifest.js';
 
@@ -12,10 +20,29 @@ export interface ScaffoldOptions {
   /** The folder to create the plugin folder in. */
   parent: string;
   description?: string;
+  /** The plinth install the plugin's project links to; default: the running plinth's package folder. */
+  host?: string;
 }
 
-/** Writes `<parent>/<name>/` with manifest.json, index.ts, index.test.ts and README.md; returns the folder. */
-export async function scaffoldPlugin(options: ScaffoldOptions): Promise<{ dir: string; files: string[] }> {
+/** What was created, and the commands (run in `dir`) that install, test and type-check it. */
+export interface ScaffoldResult {
+  readonly dir: string;
+  readonly files: string[];
+  /** `npm install`, `npm test`, `npm run typecheck`: exactly what `plinth plugin new` prints. */
+  readonly next: string[];
+  /** Dev dependencies that are not links to the host's install (it has no copy), so `npm install` downloads them. */
+  readonly fromRegistry: string[];
+}
+
+/** The tools a plugin's test and type check need, next to plinth itself. */
+const TOOLS = ['vitest', 'typescript', '@types/node'] as const;
+
+/**
+ * Writes `<parent>/<name>/`: manifest.json, index.ts, index.test.ts, README.md,
+ * and its project (package.json, tsconfig.json, vitest.config.ts, .npmrc,
+ * .gitignore); returns the folder and the commands to run there.
+ */
+export async function scaffoldPlugin(options: ScaffoldOptions): Promise<ScaffoldResult> {
   const name = pluginName.safeParse(options.name);
   if (!name.success) {
     throw new PlinthError('PLN_E_SCAFFOLD_NAME', `"${options.name}" is not a valid plugin name: ${name.error.issues[0]?.message ?? 'invalid'}`, {
@@ -31,6 +58,7 @@ export async function scaffoldPlugin(options: ScaffoldOptions): Promise<{ dir: s
   }
   await mkdir(dir, { recursive: true });
   const description = options.description ?? `The ${options.name} plugin.`;
+  const project = devDependencies(options.host ?? packageRoot());
   const files: Record<string, string> = {
     'manifest.json': `${JSON.stringify(
       {
@@ -48,9 +76,49 @@ export async function scaffoldPlugin(options: ScaffoldOptions): Promise<{ dir: s
     'index.ts': INDEX,
     'index.test.ts': TEST.replaceAll('__NAME__', options.name),
     'README.md': README.replaceAll('__NAME__', options.name).replace('__DESCRIPTION__', description),
+    'package.json': `${JSON.stringify(
+      {
+        name: options.name,
+        version: '0.1.0',
+        private: true,
+        description,
+        type: 'module',
+        scripts: { test: 'vitest run', typecheck: 'tsc -p tsconfig.json' },
+        devDependencies: project.dependencies,
+      },
+      null,
+      2,
+    )}\n`,
+    'tsconfig.json': TSCONFIG,
+    'vitest.config.ts': VITEST_CONFIG,
+    // The links need no lock, and a lock file written by `npm install` would change the
+    // folder that was approved as created: plinth would ask again before loading it.
+    '.npmrc': 'package-lock=false\nfund=false\n',
+    '.gitignore': 'node_modules/\n',
   };
   for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
-  return { dir, files: Object.keys(files) };
+  return { dir, files: Object.keys(files), next: ['npm install', 'npm test', 'npm run typecheck'], fromRegistry: project.fromRegistry };
+}
+
+/**
+ * `file:` links to plinth and to the host's own copies of the tools; a tool the
+ * host does not have (installed without its dev dependencies) comes from the
+ * registry, in the range plinth itself develops with.
+ */
+function devDependencies(host: string): { dependencies: Record<string, string>; fromRegistry: string[] } {
+  const root = realpathSync(host);
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies?: Record<string, string> };
+  const dependencies: Record<string, string> = { plinth: `file:${root}` };
+  const fromRegistry: string[] = [];
+  for (const tool of TOOLS) {
+    const local = join(root, 'node_modules', tool);
+    if (existsSync(join(local, 'package.json'))) dependencies[tool] = `file:${realpathSync(local)}`;
+    else {
+      dependencies[tool] = pkg.devDependencies?.[tool] ?? 'latest';
+      fromRegistry.push(tool);
+    }
+  }
+  return { dependencies, fromRegistry };
 }
 
 const INDEX = `import { definePlugin } from 'plinth/sdk';
@@ -69,6 +137,35 @@ export default definePlugin({
 
     ctx.log.info('ready');
   },
+});
+`;
+
+const TSCONFIG = `${JSON.stringify(
+  {
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      lib: ['ES2023'],
+      types: ['node'],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      verbatimModuleSyntax: true,
+    },
+    include: ['**/*.ts'],
+    exclude: ['node_modules'],
+  },
+  null,
+  2,
+)}\n`;
+
+const VITEST_CONFIG = `import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+// This folder is the project, whatever folder holds it: its own tests, not a parent's.
+export default defineConfig({
+  test: { root: fileURLToPath(new URL('.', import.meta.url)), include: ['**/*.test.ts'] },
 });
 `;
 
@@ -116,7 +213,14 @@ Set them in \`settings.json\`: \`{ "plugins": { "__NAME__": { "settings": { "blo
 
 ## Develop
 
-\`npx vitest run\` in this folder runs its test. \`plinth up\` loads it from \`.plinth/plugins/\` once it is approved:
+\`\`\`sh
+npm install         # links plinth, vitest and TypeScript from the plinth that created this folder
+npm test            # runs index.test.ts
+npm run typecheck   # checks the types, \`plinth/sdk\` included
+\`\`\`
+
+\`package.json\` links to that plinth's install by its path (\`file:…\`): if it moves, change the paths and run
+\`npm install\` again. \`plinth up\` loads the plugin from \`.plinth/plugins/\` once it is approved:
 \`plinth plugin new\` approved it as created, and after an edit plinth asks again on a terminal, or refuses it and
 prints the command that approves it (\`plinth trust approve plugin __NAME__\`). While you work on it,
 \`plinth up --plugin-dir <this folder>\` loads it without approval: a folder you name yourself is trusted.

@@ -530,7 +530,7 @@ describe('plinth plugin new', () => {
     const created = await run(['plugin', 'new', 'my-plugin', ...dirs]);
     expectExit(created, 0);
     const dir = join(workspace, '.plinth', 'plugins', 'my-plugin');
-    expect((await readdir(dir)).sort()).toEqual(['README.md', 'index.test.ts', 'index.ts', 'manifest.json']);
+    expect((await readdir(dir)).sort()).toEqual(['.gitignore', '.npmrc', 'README.md', 'index.test.ts', 'index.ts', 'manifest.json', 'package.json', 'tsconfig.json', 'vitest.config.ts']);
 
     // A workspace plugin needs approval; the one you just created is approved as created.
     expect(created.stdout).toContain('Approved it as it is now');

@@ -17,7 +17,9 @@ if (beforeDashes.includes('--version') || beforeDashes.includes('-V')) {
     process.stdout.write(`plinth ${pkg.version} (kernel API ${KERNEL_API_VERSION}, node ${process.version})\n`);
   }
 } else {
-  const { main } = await import('./main.js');
+  const [{ main }, { tolerateClosedStandardStreams }] = await Promise.all([import('./main.js'), import('../std-streams.js')]);
+  // A closed terminal or pipe must not crash plinth halfway through shutdown.
+  tolerateClosedStandardStreams();
   const code = await main(argv);
   process.exitCode = code;
   // Shutdown is done; a plugin that left a timer or socket open (a hung

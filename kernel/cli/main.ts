@@ -7,9 +7,11 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { EXIT, type CommandSpec } from '../../sdk/commands.js';
 import { PlinthError, isPlinthError } from '../errors.js';
 import { type Kernel, createKernel } from '../kernel.js';
+import { parseLogLevel } from '../log.js';
 import { packageVersion } from '../paths.js';
 import { groupCommands, groupHelpText } from './group-help.js';
-import { createOutput, printError, processStreams, type Streams } from './output.js';
+import { createOutput, formatError, printError, processStreams, type Streams } from './output.js';
+import { ProblemLog } from './problems.js';
 import { upCommand } from './up.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -38,30 +40,43 @@ interface Resolved {
 export async function main(argv: readonly string[], streams: Streams = processStreams): Promise<number> {
   const first = parseArgs({ args: [...argv], options: GLOBAL_OPTIONS, strict: false, allowPositionals: true });
   const globals = first.values;
+  const logLevel = globals.verbose === true ? 'debug' : parseLogLevel(process.env.PLINTH_LOG, 'warn');
+  // With the log at its default, a failure the command reports itself is not also printed by the log.
+  const problems = new ProblemLog(streams.stderr, { holdBack: logLevel === 'warn' || logLevel === 'error' });
   const kernel = createKernel({
     ...(typeof globals.home === 'string' && { home: globals.home }),
     ...(typeof globals.workspace === 'string' && { workspace: globals.workspace }),
     ...(typeof globals.profile === 'string' && { profile: globals.profile }),
     pluginDirs: (globals['plugin-dir'] as string[] | undefined) ?? [],
     ...(globals.verbose === true && { logLevel: 'debug' as const }),
+    logSink: problems.sink,
   });
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) {
+      // A closed terminal can hang up more than once (the kernel, then the shell
+      // passing it on to its jobs): only a person pressing Ctrl-C again, or a
+      // second SIGTERM, cuts shutdown short and may leave children behind.
+      if (signal === 'SIGHUP') return;
       streams.stderr(`plinth: ${signal} again, exiting now\n`);
       process.exit(EXIT.INTERRUPTED);
     }
     controller.abort(signal);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, onSignal);
   try {
-    return await dispatch(argv, first, kernel, controller.signal, streams);
+    return await dispatch(argv, first, kernel, controller.signal, problems.guard(streams), problems);
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    problems.live();
+    for (const signal of SHUTDOWN_SIGNALS) process.off(signal, onSignal);
   }
 }
+
+/**
+ * Signals that end plinth through a clean shutdown (teardowns, every MCP
+ * server's process group). SIGHUP is the everyday one: the terminal was closed.
+ */
+const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
 
 async function dispatch(
   argv: readonly string[],
@@ -69,13 +84,19 @@ async function dispatch(
   kernel: Kernel,
   signal: AbortSignal,
   streams: Streams,
+  problems: ProblemLog,
 ): Promise<number> {
   const globals = first.values;
   const json = globals.json === true;
+  const fail = (error: unknown): void => {
+    // Held log lines that this error shows (itself or a cause) are not printed again, also with --json.
+    problems.before(kernel.redactor.text(formatError(error)));
+    printError(error, json, streams, kernel.redactor);
+  };
   try {
     await kernel.prepare();
   } catch (error) {
-    printError(error, json, streams, kernel.redactor);
+    fail(error);
     return isPlinthError(error) && /^PLN_E_(CONFIG|PROFILE)_/.test(error.code) ? EXIT.CONFIG : EXIT.FAILURE;
   }
 
@@ -88,7 +109,7 @@ async function dispatch(
         try {
           parseArgs({ args: [...argv], options: GLOBAL_OPTIONS, strict: true, allowPositionals: true });
         } catch (error) {
-          printError(usageError(error, 'plinth --help'), json, streams, kernel.redactor);
+          fail(usageError(error, 'plinth --help'));
           return EXIT.USAGE;
         }
       }
@@ -102,13 +123,13 @@ async function dispatch(
       return globals.help === true ? EXIT.OK : EXIT.USAGE;
     }
     const error = unknownCommand(words, commands);
-    printError(error, json, streams, kernel.redactor);
+    fail(error);
     return EXIT.USAGE;
   }
 
   const out = createOutput(streams, kernel.redactor);
   try {
-    const spec = command.plugin === undefined ? upCommand(kernel) : await pluginCommand(kernel, command);
+    const spec = command.plugin === undefined ? upCommand(kernel, problems) : await pluginCommand(kernel, command);
     if (globals.help === true) {
       streams.stdout(`${commandHelp(command, spec)}\n`);
       return EXIT.OK;
@@ -117,7 +138,7 @@ async function dispatch(
     const code = await spec.run({ args: parsed.args, options: parsed.options, json, out, signal });
     return code ?? EXIT.OK;
   } catch (error) {
-    printError(error, json, streams, kernel.redactor);
+    fail(error);
     return isPlinthError(error) && error.code === 'PLN_E_CLI_USAGE' ? EXIT.USAGE : EXIT.FAILURE;
   } finally {
     const report = await kernel.shutdown();
@@ -147,10 +168,11 @@ async function pluginCommand(kernel: Kernel, command: Resolved): Promise<Command
   try {
     registered = await kernel.commands(command.plugin);
   } catch (cause) {
+    // The cause is printed with this error (formatError), so the fix it names comes first.
     throw new PlinthError('PLN_E_COMMAND_UNAVAILABLE', `"${command.name}" is unavailable: plugin "${command.plugin}" did not load`, {
       ...(command.plugin && { plugin: command.plugin }),
       cause,
-      hint: `\`plinth plugins why ${command.plugin}\` explains why`,
+      hint: isPlinthError(cause) && cause.hint ? cause.hint : `\`plinth plugins why ${command.plugin}\` explains why`,
     });
   }
   const spec = registered.get(command.name);

@@ -9,6 +9,7 @@ import type { CommandOutput } from '../../sdk/commands.js';
 import { safeJson, safeText } from '../../sdk/format.js';
 import { type PlinthError, describeCause, isPlinthError } from '../errors.js';
 import type { Redactor } from '../redact.js';
+import { writeStandard } from '../std-streams.js';
 
 export interface Streams {
   stdout(text: string): void;
@@ -17,8 +18,8 @@ export interface Streams {
 
 /** The process's streams; whatever the CLI writes to them (help, warnings, output) is made safe here last. */
 export const processStreams: Streams = {
-  stdout: (text) => void process.stdout.write(safeText(text)),
-  stderr: (text) => void process.stderr.write(safeText(text)),
+  stdout: (text) => writeStandard(process.stdout, safeText(text)),
+  stderr: (text) => writeStandard(process.stderr, safeText(text)),
 };
 
 export function createOutput(streams: Streams, redactor: Redactor): CommandOutput {
@@ -29,10 +30,14 @@ export function createOutput(streams: Streams, redactor: Redactor): CommandOutpu
   };
 }
 
-/** An error as a person reads it: code and message, then the plugin, hook and fix. */
+/** An error as a person reads it: code and message, the coded errors it wraps, then the plugin, hook and fix. */
 export function formatError(error: unknown): string {
   if (!isPlinthError(error)) return `plinth: ${describeCause(error)}`;
   const lines = [`plinth: ${error.code}: ${error.message}`];
+  // What it wraps, so a failure the log would have reported is here, once, with its code.
+  for (let cause = error.cause, depth = 0; isPlinthError(cause) && depth < 3; cause = cause.cause, depth++) {
+    if (!error.message.includes(cause.message)) lines.push(`  because: ${cause.code}: ${cause.message}`);
+  }
   if (error.plugin) lines.push(`  plugin: ${error.plugin}${error.hook ? ` (in ${error.hook})` : ''}`);
   if (error.hint) lines.push(`  fix: ${error.hint}`);
   return lines.join('\n');

@@ -1,13 +1,15 @@
 /**
  * `plinth up`: boot everything the configuration asks for, print a status
- * table, stay up until SIGINT/SIGTERM, then shut down cleanly.
+ * table, stay up until SIGINT, SIGTERM or SIGHUP, then shut down cleanly.
  */
 import { type CommandOutput, type CommandSpec, EXIT } from '../../sdk/commands.js';
 import type { PluginStatus, StatusSection } from '../../sdk/plugin.js';
 import type { BootReport, Kernel, ShutdownReport } from '../kernel.js';
 import { table } from './output.js';
+import type { ProblemLog } from './problems.js';
 
-export function upCommand(kernel: Kernel): CommandSpec {
+/** `problemLog`: the CLI's held log lines, printed as they come once plinth is up. */
+export function upCommand(kernel: Kernel, problemLog?: ProblemLog): CommandSpec {
   return {
     name: 'up',
     options: { once: { type: 'boolean', description: 'Print the status and exit instead of staying up' } },
@@ -19,13 +21,13 @@ export function upCommand(kernel: Kernel): CommandSpec {
       await kernel.serve();
       const sections = await kernel.statusSections();
       if (json) out.json({ ...bootJson(report), ...Object.fromEntries(sections.map((s) => [s.key, s.json])) });
-      else {
-        printBoot(out, report);
-        for (const section of sections) printSection(out, section);
-      }
+      // One print, so that the problems the log held back are matched against the whole status at once.
+      else out.print([...bootLines(report), ...sections.flatMap(sectionLines)].join('\n'));
 
       if (options.once !== true) {
         if (!json) out.note('plinth is up; press Ctrl-C to stop');
+        // The status has shown what boot found; what goes wrong from now on is printed when it happens.
+        problemLog?.live();
         await new Promise<void>((resolve) => {
           if (signal.aborted) return resolve();
           // Signal listeners do not keep Node's event loop alive: without a
@@ -68,7 +70,8 @@ function bootJson(report: BootReport) {
   };
 }
 
-function printBoot(out: CommandOutput, report: BootReport): void {
+function bootLines(report: BootReport): string[] {
+  const lines: string[] = [];
   const rows = report.plugins.map((p) => [
     p.name,
     p.version,
@@ -77,30 +80,33 @@ function printBoot(out: CommandOutput, report: BootReport): void {
     p.loadMs === undefined ? '-' : `${round(p.loadMs)} ms`,
     p.error ? p.error.code : p.provides.join(', '),
   ]);
-  if (rows.length === 0) out.print('No plugins found.');
-  else out.print(table(['PLUGIN', 'VERSION', 'SOURCE', 'STATE', 'LOAD', 'PROVIDES / REASON'], rows));
+  if (rows.length === 0) lines.push('No plugins found.');
+  else lines.push(table(['PLUGIN', 'VERSION', 'SOURCE', 'STATE', 'LOAD', 'PROVIDES / REASON'], rows));
 
   const count = (state: string) => report.plugins.filter((p) => p.state === state).length;
   const parts = [`${count('active')} active`, `${count('lazy')} lazy`];
   for (const state of ['failed', 'skipped', 'excluded']) if (count(state) > 0) parts.push(`${count(state)} ${state}`);
   if (report.invalid.length > 0) parts.push(`${report.invalid.length} invalid manifest(s)`);
-  out.print('');
-  out.print(`Ready in ${round(report.durationMs)} ms: ${parts.join(', ')}.`);
+  lines.push('', `Ready in ${round(report.durationMs)} ms: ${parts.join(', ')}.`);
   const settings = report.config.files.filter((f) => f.exists).map((f) => `${f.scope} ${f.file}`);
-  out.print(`Settings: ${settings.length > 0 ? settings.join('; ') : 'none (embedded default)'}${report.config.profile ? `; profile ${report.config.profile}` : ''}.`);
+  lines.push(`Settings: ${settings.length > 0 ? settings.join('; ') : 'none (embedded default)'}${report.config.profile ? `; profile ${report.config.profile}` : ''}.`);
 
   const reasons = report.plugins.filter((p) => p.error);
   if (reasons.length > 0 || report.invalid.length > 0) {
-    out.print('');
-    for (const p of reasons) out.print(`${p.name}: ${p.error!.code}: ${p.error!.message}`);
-    for (const e of report.invalid) out.print(`${e.code}: ${e.message}`);
+    lines.push('');
+    for (const p of reasons) lines.push(...reason(`${p.name}: `, p.error!));
+    for (const e of report.invalid) lines.push(...reason('', e));
   }
+  return lines;
 }
 
-function printSection(out: CommandOutput, section: StatusSection): void {
-  out.print('');
-  out.print(`${section.title}:`);
-  out.print(section.rows.length > 0 ? table(section.head, section.rows) : '  none');
+/** A plugin's reason as the status shows it: code and message, then the fix. */
+function reason(prefix: string, error: { code: string; message: string; hint?: string }): string[] {
+  return [`${prefix}${error.code}: ${error.message}`, ...(error.hint ? [`  fix: ${error.hint}`] : [])];
+}
+
+function sectionLines(section: StatusSection): string[] {
+  return ['', `${section.title}:`, section.rows.length > 0 ? table(section.head, section.rows) : '  none'];
 }
 
 function printShutdown(out: CommandOutput, report: ShutdownReport): void {

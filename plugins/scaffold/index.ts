@@ -35,7 +35,8 @@ export default definePlugin({
           } else {
             out.print('`plinth up` loads it from there (with --plugin-dir, when the folder is not a plugin folder plinth searches).');
           }
-          out.print('`npx vitest run` in that folder runs its test.');
+          const links = created.fromRegistry.length > 0 ? ` (${created.fromRegistry.join(', ')} from the npm registry: this plinth has no copy)` : ' (links to this plinth\'s install, no download)';
+          out.print(`Its test: \`cd ${relative(process.cwd(), created.dir) || '.'} && ${created.next.join(' && ')}\`${links}.`);
         },
       }),
     );
