@@ -72,7 +72,11 @@ describe('parseSettings', () => {
     });
     try {
       const status = kernel.status().find((p) => p.name === 'limiter');
-      expect(status?.error).toEqual({ code: 'PLN_E_SETTING_INVALID', message: 'plugin "limiter": plugins.limiter.settings.perMinute: expected a positive integer' });
+      expect(status?.error).toEqual({
+        code: 'PLN_E_SETTING_INVALID',
+        message: 'plugin "limiter": plugins.limiter.settings.perMinute: expected a positive integer',
+        hint: expect.stringContaining('plugins.limiter.settings.perMinute'),
+      });
     } finally {
       await kernel.dispose();
     }
