@@ -28,6 +28,7 @@ export type { BlockedBy, Decision, EventHandler, EventName, EventResult } from '
 export { manifestSchema, parseManifest, settingSchema } from './manifest.js';
 export type { Manifest, ManifestInput, ManifestIssue, SettingDecl } from './manifest.js';
 export type { ServiceName, ServiceType } from './services.js';
+export type { CheckOptions, TrustRun, TrustService, TrustSource, TrustSubject, TrustVerdict } from './trust.js';
 
 /**
  * Typed services. A plugin that provides a service describes its type by

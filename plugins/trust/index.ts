@@ -22,7 +22,7 @@ export default definePlugin({
       profile ??= { value: kernel.inspect().config.profile };
       return { home: ctx.paths.home, workspace: ctx.paths.workspace, profile: profile.value };
     };
-    const service = createTrustService({ store, log: ctx.log, signal: ctx.signal, where });
+    const service = createTrustService({ store, log: ctx.log, signal: ctx.signal, where, redact: (text) => kernel.redact(text) });
     kernel.provide('trust', service);
     // The service itself, not kernel.get('trust'): settings cannot hand this check to another provider.
     kernel.hooks.load.tap(pluginGate({ service, log: ctx.log, answerWithinMs: () => answerWithin(kernel.config) }));

@@ -1,0 +1,147 @@
+/**
+ * The one rule for what a hook or a server runs (`subject.runs`): every word
+ * of `command`, of each argument and of each env value that names an
+ * existing file or folder contributes that file's content, or the folder's
+ * (recursively, bounded). No guessing which argument is "the script": `node
+ * -r ./benign.js a.js` covers both files, `python3.11 s3.py` and `bin/srv`
+ * are covered like any other, and a folder (`node lib`) by its content.
+ */
+import { createHash } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { delimiter, isAbsolute, join, relative, resolve } from 'node:path';
+import type { TrustRun } from './types.js';
+import { canonicalJson, fileState } from './fingerprint.js';
+import { type FileLimits, PLUGIN_FILE_LIMITS, folderFiles } from './plugin-files.js';
+
+/**
+ * At most this many files (and bytes), over all the folders one subject
+ * names. Past it a folder is not half-read: it is marked `too-large`, which
+ * the approval text says, and its content is not covered.
+ */
+export const RUN_FOLDER_LIMITS: FileLimits = PLUGIN_FILE_LIMITS;
+
+/** What one word that names something contributes; `word` is as written (relative words stay relative). */
+export type NamedState =
+  | { readonly word: string; readonly state: 'file'; readonly sha256: string }
+  | { readonly word: string; readonly state: 'folder'; readonly files: number; readonly sha256: string }
+  | { readonly word: string; readonly state: 'too-large'; readonly limit: string }
+  | { readonly word: string; readonly state: 'special' }
+  | { readonly word: string; readonly state: 'unreadable'; readonly code: string };
+
+/** Longer words are not paths worth a system call. */
+const MAX_WORD = 4096;
+
+/**
+ * The words of one argument or env value that may name a path: the whole
+ * text, what follows its first `=` (`--require=./x.js`), and, when it has
+ * spaces (`bash -c "node ./x.js"`, `NODE_OPTIONS=--require ./p.js`), each
+ * shell word of it, unquoted, with its own `=` part.
+ */
+export function candidateWords(text: string): string[] {
+  const words = [text];
+  const afterEquals = (word: string) => {
+    const at = word.indexOf('=');
+    if (at > 0 && at < word.length - 1) words.push(word.slice(at + 1));
+  };
+  afterEquals(text);
+  if (/\s/.test(text)) {
+    for (const token of text.split(/[\s;&|()<>`]+/)) {
+      const word = token.replace(/^['"]+|['"]+$/g, '');
+      if (word === '') continue;
+      words.push(word);
+      afterEquals(word);
+    }
+  }
+  return words.filter((word) => word !== '' && word.length <= MAX_WORD && !word.includes('\0'));
+}
+
+/**
+ * Where relative words are looked up, or undefined when they are not: a
+ * defaulted cwd (the folder plinth runs in) of a subject approved once for
+ * every folder must not make its identity depend on that folder.
+ */
+export function lookupFolder(run: TrustRun, approvedPerWorkspace: boolean): string | undefined {
+  if (run.cwd === undefined) return undefined;
+  if (run.cwdIsDefault === true && !approvedPerWorkspace) return undefined;
+  return run.cwd;
+}
+
+/** Every word of `run` that may name a path, in order, once each. `PATH` is read as a search path, not as words. */
+export function runWords(run: TrustRun, cwd: string | undefined): string[] {
+  const words: string[] = [];
+  if (run.command !== undefined) words.push(run.command);
+  for (const arg of run.args ?? []) words.push(...candidateWords(arg));
+  for (const [name, value] of Object.entries(run.env ?? {})) {
+    if (name !== 'PATH') words.push(...candidateWords(value));
+  }
+  // A PATH the definition sets can point a bare command at its own folder (`PATH: "bin"`): what it finds there counts.
+  const path = run.env?.PATH;
+  if (path !== undefined && run.command !== undefined && !run.command.includes('/')) {
+    for (const dir of path.split(delimiter)) {
+      if (dir !== '' && (isAbsolute(dir) || cwd !== undefined)) words.push(join(dir, run.command));
+    }
+  }
+  return [...new Set(words)];
+}
+
+/**
+ * The state of every word of `run` that names an existing file or folder,
+ * looked up relative to `cwd` (absolute words always). Words that name
+ * nothing contribute nothing, so creating one later changes the fingerprint.
+ */
+export async function namedStates(run: TrustRun, cwd: string | undefined, limits: FileLimits = RUN_FOLDER_LIMITS): Promise<NamedState[]> {
+  const states: NamedState[] = [];
+  const budget = { files: limits.files, bytes: limits.bytes };
+  for (const word of runWords(run, cwd)) {
+    if (!isAbsolute(word) && cwd === undefined) continue;
+    const path = isAbsolute(word) ? word : resolve(cwd!, word);
+    let info;
+    try {
+      info = await stat(path);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENAMETOOLONG' || code === 'ELOOP') continue;
+      states.push({ word, state: 'unreadable', code: code ?? 'EUNKNOWN' });
+      continue;
+    }
+    if (info.isDirectory()) {
+      states.push(await folderState(word, path, budget));
+      continue;
+    }
+    const file = await fileState(path);
+    if (file.state === 'file') states.push({ word, state: 'file', sha256: file.sha256 });
+    else if (file.state === 'unreadable') states.push({ word, state: 'unreadable', code: file.code });
+    else if (file.state === 'special') states.push({ word, state: 'special' });
+  }
+  return states;
+}
+
+class TooLarge extends Error {}
+
+/** A folder's content as one digest over its files' relative paths and contents; `too-large` past what is left of the budget. */
+async function folderState(word: string, dir: string, budget: { files: number; bytes: number }): Promise<NamedState> {
+  const limit = `more than ${RUN_FOLDER_LIMITS.files.toLocaleString('en-US')} files or ${Math.round(RUN_FOLDER_LIMITS.bytes / 1024 / 1024)} MB in the folders it names`;
+  let files: string[];
+  try {
+    files = await folderFiles(
+      dir,
+      budget,
+      (what) => new TooLarge(what),
+      (_folder, error) => Object.assign(new Error('unlisted'), { code: (error as NodeJS.ErrnoException).code ?? 'EUNKNOWN' }),
+    );
+  } catch (error) {
+    if (error instanceof TooLarge) return { word, state: 'too-large', limit };
+    return { word, state: 'unreadable', code: (error as { code?: string }).code ?? 'EUNKNOWN' };
+  }
+  const entries = [];
+  let bytes = 0;
+  for (const file of files) {
+    const { path: _path, ...state } = await fileState(file);
+    entries.push({ path: relative(dir, file), ...state });
+    bytes += (await stat(file).catch(() => undefined))?.size ?? 0;
+  }
+  budget.files -= files.length;
+  budget.bytes -= bytes;
+  if (budget.files < 0 || budget.bytes < 0) return { word, state: 'too-large', limit };
+  return { word, state: 'folder', files: files.length, sha256: createHash('sha256').update(canonicalJson(entries), 'utf8').digest('hex') };
+}

@@ -1,0 +1,125 @@
+/**
+ * A subject as it is now: its fingerprint, and what a person is shown of it
+ * (`shown`: one line per field that affects what runs or where data goes,
+ * secrets masked), which is also kept with an approval so that the next
+ * question can say what changed without the store holding a secret.
+ */
+import { createHash } from 'node:crypto';
+import { canonicalJson, fileState } from './fingerprint.js';
+import { type NamedState, lookupFolder, namedStates } from './run-files.js';
+import type { TrustRun, TrustSubject } from './types.js';
+import { printable, shellQuote, shortFingerprint } from './verdict.js';
+
+/** Bumped if the hashed document ever changes shape: every approval is then asked for again. 2: `runs` and the files its words name. */
+const FORMAT = 'plinth-trust/2';
+
+/** Field label → what is shown for it, in the order shown. Never holds a secret. */
+export type Shown = Readonly<Record<string, string>>;
+
+export interface Snapshot {
+  readonly fingerprint: string;
+  readonly shown: Shown;
+}
+
+/** Env names whose values are secrets (shown masked); header values are always masked. */
+export const SECRET_NAME = /token|secret|passw|key|auth|credential|cookie|session|signature|private/i;
+
+const HIDDEN = '(hidden)';
+
+/** More files than this in `subject.files` are shown as one line (a plugin's folder). */
+const LISTED_FILES = 20;
+
+/**
+ * SHA-256 (hex) of the canonical JSON of `{ format, definition, files, runs }`,
+ * and what is shown. `approvedPerWorkspace`: whether the subject's approval is
+ * kept per workspace (then a defaulted cwd's relative words count).
+ */
+export async function snapshot(subject: Pick<TrustSubject, 'definition' | 'files' | 'runs'>, approvedPerWorkspace: boolean, redact: (text: string) => string = (t) => t): Promise<Snapshot> {
+  const paths = [...new Set(subject.files)].sort();
+  const files = await Promise.all(paths.map(fileState));
+  const run = subject.runs;
+  const cwd = run ? lookupFolder(run, approvedPerWorkspace) : undefined;
+  const named = run ? await namedStates(run, cwd) : [];
+  const runs = run === undefined ? null : runDocument(run, named);
+  const document = canonicalJson({ format: FORMAT, definition: subject.definition ?? null, files, runs });
+  const fingerprint = createHash('sha256').update(document, 'utf8').digest('hex');
+
+  const shown: Record<string, string> = {};
+  const put = (label: string, value: string) => Object.defineProperty(shown, label, { value: printable(redact(value)), enumerable: true, writable: true, configurable: true });
+  if (run) showRun(run, named, approvedPerWorkspace, put);
+  put('other settings', `sha256 ${shortFingerprint(createHash('sha256').update(canonicalJson(subject.definition ?? null), 'utf8').digest('hex'))}`);
+  if (files.length > LISTED_FILES) {
+    const digest = createHash('sha256').update(canonicalJson(files), 'utf8').digest('hex');
+    put('files', `${files.length} files, sha256 ${shortFingerprint(digest)}`);
+  } else {
+    for (const file of files) put(`file ${file.path}`, file.state === 'file' ? `sha256 ${shortFingerprint(file.sha256)}` : file.state);
+  }
+  return { fingerprint, shown };
+}
+
+/** What `runs` adds to the hashed document: its fields (a defaulted cwd left out) and the states of what its words name. */
+function runDocument(run: TrustRun, named: readonly NamedState[]): unknown {
+  return {
+    command: run.command ?? null,
+    args: run.args ?? [],
+    env: run.env ?? {},
+    cwd: run.cwd !== undefined && run.cwdIsDefault !== true ? run.cwd : null,
+    url: run.url ?? null,
+    headers: run.headers ?? {},
+    named,
+  };
+}
+
+function showRun(run: TrustRun, named: readonly NamedState[], approvedPerWorkspace: boolean, put: (label: string, value: string) => void): void {
+  if (run.command !== undefined) put('command', shellQuote(run.command));
+  if ((run.args ?? []).length > 0) put('args', (run.args ?? []).map(shellQuote).join(' '));
+  if (run.cwd !== undefined) {
+    const note = run.cwdIsDefault === true ? ` (not set: the folder plinth runs in${approvedPerWorkspace ? '' : '; relative paths in it are not fingerprinted'})` : '';
+    put('cwd', `${run.cwd}${note}`);
+  }
+  if (run.url !== undefined) put('url', run.url);
+  for (const [name, value] of Object.entries(run.env ?? {})) put(`env ${name}`, SECRET_NAME.test(name) ? HIDDEN : value);
+  for (const name of Object.keys(run.headers ?? {})) put(`header ${name}`, `${HIDDEN} value`);
+  for (const state of named) put(`${state.state === 'file' ? 'file' : state.state === 'folder' || state.state === 'too-large' ? 'folder' : 'path'} ${state.word}`, namedText(state));
+}
+
+function namedText(state: NamedState): string {
+  switch (state.state) {
+    case 'file':
+      return `sha256 ${shortFingerprint(state.sha256)}`;
+    case 'folder':
+      return `${state.files} ${state.files === 1 ? 'file' : 'files'}, sha256 ${shortFingerprint(state.sha256)}`;
+    case 'too-large':
+      return `NOT fingerprinted: ${state.limit}; changes inside it will not be noticed`;
+    case 'special':
+      return 'a FIFO or device (not read)';
+    case 'unreadable':
+      return `unreadable (${state.code})`;
+  }
+}
+
+/**
+ * What differs between what was shown at the last approval and now, one line
+ * each (`env NODE_OPTIONS: added: --require ./p.js`). Empty when nothing
+ * shown changed (a hidden value did, or `before` was not kept).
+ */
+export function changes(before: Shown | undefined, now: Shown): string[] {
+  if (before === undefined) return [];
+  const lines: string[] = [];
+  for (const [label, value] of Object.entries(now)) {
+    const was = own(before, label);
+    if (was === undefined) lines.push(`${label}: added: ${value}`);
+    else if (was !== value) lines.push(`${label}: was ${was}, now ${value}`);
+  }
+  for (const [label, value] of Object.entries(before)) if (!Object.hasOwn(now, label)) lines.push(`${label}: removed (was ${value})`);
+  return lines;
+}
+
+/** The labels of {@link changes}, for a one-line reason. */
+export function changedLabels(before: Shown | undefined, now: Shown): string[] {
+  if (before === undefined) return [];
+  const labels = new Set([...Object.keys(before), ...Object.keys(now)]);
+  return [...labels].filter((label) => own(before, label) !== own(now, label));
+}
+
+const own = (shown: Shown, label: string): string | undefined => (Object.hasOwn(shown, label) ? shown[label] : undefined);
