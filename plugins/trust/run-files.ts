@@ -26,10 +26,24 @@ export type NamedState =
   | { readonly word: string; readonly state: 'folder'; readonly files: number; readonly sha256: string }
   | { readonly word: string; readonly state: 'too-large'; readonly limit: string }
   | { readonly word: string; readonly state: 'special' }
-  | { readonly word: string; readonly state: 'unreadable'; readonly code: string };
+  | { readonly word: string; readonly state: 'unreadable'; readonly code: string }
+  /** Shown, not fingerprinted: see {@link isDataFile}. */
+  | { readonly word: string; readonly state: 'data' };
 
 /** Longer words are not paths worth a system call. */
 const MAX_WORD = 4096;
+
+/**
+ * Names of files that are data, not code: their content is not fingerprinted
+ * (a hook that appends to the log its arguments name would otherwise need
+ * approval again after every run). Every other file counts, whatever its name.
+ */
+const DATA_FILE = /\.(?:log|txt|md|csv|tsv|jsonl|ndjson|db|sqlite|sqlite3|pid|lock|tmp|out|png|jpe?g|gif|webp|svg|pdf|docx?|xlsx?|pptx?)$/i;
+
+/** Whether `path` names a data file (see {@link DATA_FILE}). */
+export function isDataFile(path: string): boolean {
+  return DATA_FILE.test(path);
+}
 
 /**
  * The words of one argument or env value that may name a path: the whole
@@ -108,6 +122,10 @@ export async function namedStates(run: TrustRun, cwd: string | undefined, limits
       states.push(await folderState(word, path, budget));
       continue;
     }
+    if (isDataFile(path)) {
+      states.push({ word, state: 'data' });
+      continue;
+    }
     const file = await fileState(path);
     if (file.state === 'file') states.push({ word, state: 'file', sha256: file.sha256 });
     else if (file.state === 'unreadable') states.push({ word, state: 'unreadable', code: file.code });
@@ -135,7 +153,7 @@ async function folderState(word: string, dir: string, budget: { files: number; b
   }
   const entries = [];
   let bytes = 0;
-  for (const file of files) {
+  for (const file of files.filter((f) => !isDataFile(f))) {
     const { path: _path, ...state } = await fileState(file);
     entries.push({ path: relative(dir, file), ...state });
     bytes += (await stat(file).catch(() => undefined))?.size ?? 0;
@@ -143,5 +161,5 @@ async function folderState(word: string, dir: string, budget: { files: number; b
   budget.files -= files.length;
   budget.bytes -= bytes;
   if (budget.files < 0 || budget.bytes < 0) return { word, state: 'too-large', limit };
-  return { word, state: 'folder', files: files.length, sha256: createHash('sha256').update(canonicalJson(entries), 'utf8').digest('hex') };
+  return { word, state: 'folder', files: entries.length, sha256: createHash('sha256').update(canonicalJson(entries), 'utf8').digest('hex') };
 }

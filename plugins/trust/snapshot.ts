@@ -40,7 +40,7 @@ export async function snapshot(subject: Pick<TrustSubject, 'definition' | 'files
   const run = subject.runs;
   const cwd = run ? lookupFolder(run, approvedPerWorkspace) : undefined;
   const named = run ? await namedStates(run, cwd) : [];
-  const runs = run === undefined ? null : runDocument(run, named);
+  const runs = run === undefined ? null : runDocument(run, named.filter((state) => state.state !== 'data'));
   const document = canonicalJson({ format: FORMAT, definition: subject.definition ?? null, files, runs });
   const fingerprint = createHash('sha256').update(document, 'utf8').digest('hex');
 
@@ -80,7 +80,7 @@ function showRun(run: TrustRun, named: readonly NamedState[], approvedPerWorkspa
   if (run.url !== undefined) put('url', run.url);
   for (const [name, value] of Object.entries(run.env ?? {})) put(`env ${name}`, SECRET_NAME.test(name) ? HIDDEN : value);
   for (const name of Object.keys(run.headers ?? {})) put(`header ${name}`, `${HIDDEN} value`);
-  for (const state of named) put(`${state.state === 'file' ? 'file' : state.state === 'folder' || state.state === 'too-large' ? 'folder' : 'path'} ${state.word}`, namedText(state));
+  for (const state of named) put(`${state.state === 'file' || state.state === 'data' ? 'file' : state.state === 'folder' || state.state === 'too-large' ? 'folder' : 'path'} ${state.word}`, namedText(state));
 }
 
 function namedText(state: NamedState): string {
@@ -95,6 +95,8 @@ function namedText(state: NamedState): string {
       return 'a FIFO or device (not read)';
     case 'unreadable':
       return `unreadable (${state.code})`;
+    case 'data':
+      return 'data (its content is not fingerprinted)';
   }
 }
 
