@@ -6,6 +6,7 @@
  * swapped: each swap must need approval again. And a user server's identity
  * does not depend on the folder plinth runs in.
  */
+import { execFile } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +17,7 @@ import { trustSubject } from '../plugins/hooks/engine.js';
 import type { McpService } from '../plugins/mcp/types.js';
 import type { CommandOutput } from '../sdk/commands.js';
 import { type TestKernel, createTestKernel } from '../sdk/index.js';
-import { describeRun, ensureBuilt, plinth } from './support/cli.js';
+import { BIN, cleanEnv, describeRun, ensureBuilt, plinth } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const STDIO_SERVER = join(root, 'test', 'fixtures', 'mcp', 'servers', 'stdio-server.mjs');
@@ -234,8 +235,26 @@ describe('through the CLI', () => {
     await put(join(ws, 'p.js'), '// v2: evil\n');
     const changed = await plinth(['mcp', 'status', ...dirs], opts);
     expect(`${changed.stdout}${changed.stderr}`, describeRun(changed)).toContain('file ./p.js');
+    // On a terminal, the question shows the fields and what changed (answered no here).
+    const asked = await onTerminal('n', ['mcp', 'status', 'ws', ...dirs], ws);
+    expect(asked, asked).toContain('Allow workspace MCP server "ws" to run?');
+    expect(asked).toContain('What changed:');
+    expect(asked).toMatch(/file \.\/p\.js: was sha256 [0-9a-f]{12}, now sha256 [0-9a-f]{12}/);
+    expect(asked).toContain('env NODE_OPTIONS: --require /abs/p.js');
+    expect(asked).not.toContain('SECRET');
+
     const again = await plinth(['trust', 'approve', 'mcp-server', 'ws', ...dirs], opts);
     expect(again.code, describeRun(again)).toBe(0);
     expect(again.stdout).toMatch(/Changed since the previous approval:\n\s+file \.\/p\.js: was sha256 [0-9a-f]{12}, now sha256 [0-9a-f]{12}/);
   }, TEST_TIMEOUT * 2);
 });
+
+/** Runs plinth on a pseudo-terminal that answers the first question with `answer`; returns everything it wrote. */
+function onTerminal(answer: 'y' | 'n', args: string[], cwd: string): Promise<string> {
+  const env = cleanEnv({}, { ci: false });
+  return new Promise((resolve) => {
+    execFile('python3', ['-B', join(root, 'test', 'fixtures', 'trust', 'answer-on-pty.py'), answer, '40', process.execPath, BIN, ...args], { cwd, env, timeout: 50_000, maxBuffer: 4 * 1024 * 1024 }, (_error, stdout, stderr) =>
+      resolve(`${stdout}${stderr}`),
+    );
+  });
+}
