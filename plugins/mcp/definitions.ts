@@ -27,8 +27,7 @@
  * keeps the server listed, with the problem, and it fails when started.
  */
 import { isAbsolute, join, resolve } from 'node:path';
-import type { ConfigLayerView, PlinthError, PluginInfo } from 'plinth/sdk';
-import type { TrustSource } from '../trust/types.js';
+import type { ConfigLayerView, PlinthError, PluginInfo, TrustSource } from 'plinth/sdk';
 import { type ReferenceLookup, resolveReferences } from './references.js';
 import { type ProblemPlace, SERVER_NAME, type ServerEntry, definesServer, definitionProblem, entryProblems, entryTransport, pathKey, serverEntrySchema } from './schema.js';
 import type { McpServerDefinition } from './types.js';
