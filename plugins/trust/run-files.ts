@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, relative, resolve } from 'node:path';
+import { isSecretValue } from './secrets.js';
 import type { TrustRun } from './types.js';
 import { canonicalJson, fileState } from './fingerprint.js';
 import { type FileLimits, PLUGIN_FILE_LIMITS, folderFiles } from './plugin-files.js';
@@ -86,7 +87,8 @@ export function runWords(run: TrustRun, cwd: string | undefined): string[] {
   if (run.command !== undefined) words.push(run.command);
   for (const arg of run.args ?? []) words.push(...candidateWords(arg));
   for (const [name, value] of Object.entries(run.env ?? {})) {
-    if (name !== 'PATH') words.push(...candidateWords(value));
+    // A secret's value is never shown, so neither is a path it holds (a key file): it counts as written.
+    if (name !== 'PATH' && !isSecretValue(name, value)) words.push(...candidateWords(value));
   }
   // A PATH the definition sets can point a bare command at its own folder (`PATH: "bin"`): what it finds there counts.
   const path = run.env?.PATH;

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson, fileState } from './fingerprint.js';
 import { type NamedState, lookupFolder, namedStates } from './run-files.js';
+import { HIDDEN, SECRET_NAME, isSecretValue } from './secrets.js';
 import type { TrustRun, TrustSubject } from './types.js';
 import { printable, shellQuote, shortFingerprint } from './verdict.js';
 
@@ -20,11 +21,6 @@ export interface Snapshot {
   readonly fingerprint: string;
   readonly shown: Shown;
 }
-
-/** Env names whose values are secrets (shown masked); header values are always masked. */
-export const SECRET_NAME = /token|secret|passw|key|auth|credential|cookie|session|signature|private/i;
-
-const HIDDEN = '(hidden)';
 
 /** More files than this in `subject.files` are shown as one line (a plugin's folder). */
 const LISTED_FILES = 20;
@@ -72,15 +68,26 @@ function runDocument(run: TrustRun, named: readonly NamedState[]): unknown {
 
 function showRun(run: TrustRun, named: readonly NamedState[], approvedPerWorkspace: boolean, put: (label: string, value: string) => void): void {
   if (run.command !== undefined) put('command', shellQuote(run.command));
-  if ((run.args ?? []).length > 0) put('args', (run.args ?? []).map(shellQuote).join(' '));
+  if ((run.args ?? []).length > 0) put('args', maskArgs(run.args ?? []).map(shellQuote).join(' '));
   if (run.cwd !== undefined) {
     const note = run.cwdIsDefault === true ? ` (not set: the folder plinth runs in${approvedPerWorkspace ? '' : '; relative paths in it are not fingerprinted'})` : '';
     put('cwd', `${run.cwd}${note}`);
   }
   if (run.url !== undefined) put('url', run.url);
-  for (const [name, value] of Object.entries(run.env ?? {})) put(`env ${name}`, SECRET_NAME.test(name) ? HIDDEN : value);
+  for (const [name, value] of Object.entries(run.env ?? {})) put(`env ${name}`, isSecretValue(name, value) ? HIDDEN : value);
   for (const name of Object.keys(run.headers ?? {})) put(`header ${name}`, `${HIDDEN} value`);
   for (const state of named) put(`${state.state === 'file' || state.state === 'data' ? 'file' : state.state === 'folder' || state.state === 'too-large' ? 'folder' : 'path'} ${state.word}`, namedText(state));
+}
+
+/** Arguments with credentials masked: one that looks like a credential, the value after a flag that names a secret (`--token x`, `--api-key=x`). */
+function maskArgs(args: readonly string[]): string[] {
+  return args.map((arg, i) => {
+    const flag = /^(--?[^=]+)=(.*)$/s.exec(arg);
+    if (flag && (SECRET_NAME.test(flag[1]!) || isSecretValue('', flag[2]!))) return `${flag[1]}=${HIDDEN}`;
+    const previous = i > 0 ? args[i - 1]! : '';
+    if (previous.startsWith('-') && !previous.includes('=') && SECRET_NAME.test(previous) && !arg.startsWith('-')) return HIDDEN;
+    return isSecretValue('', arg) ? HIDDEN : arg;
+  });
 }
 
 function namedText(state: NamedState): string {
