@@ -197,6 +197,45 @@ describe('a user server', () => {
   }, TEST_TIMEOUT);
 });
 
+describe('the rule, through the trust service', () => {
+  /** A kernel with only the trust plugin, on its own home and the given workspace. */
+  async function trustIn(workspace: string) {
+    const kernel = await createTestKernel({ builtin: false, pluginDirs: [join(root, 'plugins', 'trust')], workspace });
+    kernels.push(kernel);
+    return { kernel, trust: await kernel.get('trust') };
+  }
+  const subject = (runs: Record<string, unknown>) => ({ kind: 'mcp-server' as const, id: 'srv', source: 'workspace' as const, definition: {}, files: [], runs, summary: 'srv' });
+
+  it('a folder past the bound is marked as not fingerprinted (and approvable as it is); a data file it appends to does not count', async () => {
+    const ws = await temp();
+    const big = join(ws, 'big');
+    await mkdir(big);
+    await Promise.all(Array.from({ length: 2_001 }, (_, i) => writeFile(join(big, `f${i}.js`), `// ${i}\n`)));
+    await put(join(ws, 'run.log'), 'started\n');
+    const { kernel, trust } = await trustIn(ws);
+    const s = subject({ command: 'node', args: ['big', '--log', 'run.log'], cwd: ws });
+    const approved = await trust.approve(s);
+    await put(join(ws, 'run.log'), 'started\nran again\n');
+    await writeFile(join(big, 'f7.js'), '// not seen: past the bound\n');
+    expect(await trust.inspect(s)).toMatchObject({ trusted: true, fingerprint: approved.fingerprint });
+    const stored = JSON.parse(await readFile(join(kernel.home, 'trust.json'), 'utf8'));
+    expect(stored.approvals[0].shown).toMatchObject({ 'folder big': expect.stringContaining('NOT fingerprinted'), 'file run.log': expect.stringContaining('data') });
+  }, TEST_TIMEOUT);
+
+  it('a token under an innocent name is shown and kept masked, and still counts', async () => {
+    const ws = await temp();
+    const { kernel, trust } = await trustIn(ws);
+    const s = subject({ command: 'node', args: ['s.js'], cwd: ws, env: { GITHUB_PAT: 'ghp_abcdefghijklmnop1234567890' } });
+    await trust.approve(s);
+    const changed = subject({ command: 'node', args: ['s.js'], cwd: ws, env: { GITHUB_PAT: 'ghp_zzzzzzzzzzzzzzzz1234567890' } });
+    const verdict = await trust.inspect(changed);
+    expect(await readFile(join(kernel.home, 'trust.json'), 'utf8')).not.toContain('ghp_');
+    expect(verdict).toMatchObject({ trusted: false, level: 'changed' });
+    expect(verdict.reason).toContain('a hidden value');
+    expect(verdict.reason).not.toContain('ghp_');
+  }, TEST_TIMEOUT);
+});
+
 describe('through the CLI', () => {
   beforeAll(() => ensureBuilt(), 300_000);
 
