@@ -6,7 +6,8 @@
  * swapped: each swap must need approval again. And a user server's identity
  * does not depend on the folder plinth runs in.
  */
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,7 @@ const STDIO_SERVER = join(root, 'test', 'fixtures', 'mcp', 'servers', 'stdio-ser
 const QUIET = { health: { enabled: false }, 'mcp-demo': { enabled: false } };
 const TEST_TIMEOUT = 60_000;
 
+const children: ChildProcess[] = [];
 const kernels: Array<{ dispose?: () => Promise<unknown>; shutdown: () => Promise<unknown> }> = [];
 const folders: string[] = [];
 
@@ -31,6 +33,7 @@ afterEach(async () => {
   for (const kernel of kernels.splice(0)) await (kernel.dispose ? kernel.dispose() : kernel.shutdown()).catch(() => undefined);
 });
 afterAll(async () => {
+  for (const child of children) child.kill();
   for (const dir of folders) await rm(dir, { recursive: true, force: true });
 });
 
@@ -45,6 +48,17 @@ async function put(file: string, content: string, mode?: number): Promise<string
   await writeFile(file, content);
   if (mode !== undefined) await chmod(file, mode);
   return file;
+}
+
+/** The fixture MCP server over streamable HTTP, on 127.0.0.1; its base URL. */
+async function httpFixture(): Promise<string> {
+  const child = spawn(process.execPath, [join(root, 'test', 'fixtures', 'mcp', 'servers', 'http-server.mjs'), '--port', '0', '--name', 'http-fixture'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`the HTTP fixture exited with ${code}`)));
+  });
+  return `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`;
 }
 
 /** A module that starts the fixture MCP server over stdio; `note` makes two versions differ. */
@@ -180,19 +194,22 @@ describe('a user server', () => {
     const home = await temp();
     const x = await temp('plinth-x-');
     const y = await temp('plinth-y-');
-    await writeFile(join(home, 'settings.json'), JSON.stringify({ plugins: QUIET, mcpServers: { mine: { command: process.execPath, args: [STDIO_SERVER] } } }));
+    const remote = await httpFixture();
+    const mcpServers = { mine: { command: process.execPath, args: [STDIO_SERVER] }, remote: { url: `${remote}/mcp`, transport: 'http' } };
+    await writeFile(join(home, 'settings.json'), JSON.stringify({ plugins: QUIET, mcpServers }));
     const startIn = async (workspace: string) => {
       const kernel = new Kernel({ home, workspace, builtin: true, env: {}, logLevel: 'silent' });
       kernels.push(kernel);
       await kernel.boot();
-      return (await kernel.get('mcp')).start('mine');
+      const mcp = await kernel.get('mcp');
+      return [await mcp.start('mine'), await mcp.start('remote')];
     };
     for (const folder of [x, y, x]) {
-      const status = await startIn(folder);
-      expect(status.state, `in ${folder}: ${status.error?.message ?? ''}`).toBe('connected');
+      for (const status of await startIn(folder)) expect(status.state, `${status.name} in ${folder}: ${status.error?.message ?? ''}`).toBe('connected');
     }
     const store = JSON.parse(await readFile(join(home, 'trust.json'), 'utf8'));
     expect(store.approvals.filter((a: { id: string }) => a.id === 'mine')).toHaveLength(1);
+    expect(store.approvals.filter((a: { id: string }) => a.id === 'remote')).toHaveLength(1);
     expect(store.requests).toEqual([]);
   }, TEST_TIMEOUT);
 });
