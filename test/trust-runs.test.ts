@@ -239,6 +239,14 @@ describe('the rule, through the trust service', () => {
     expect(stored.approvals[0].shown).toMatchObject({ 'folder big': expect.stringContaining('NOT fingerprinted'), 'file run.log': expect.stringContaining('data') });
   }, TEST_TIMEOUT);
 
+  it('a path built from a ${env:…} reference is flagged as not fingerprinted, not silently left out', async () => {
+    const ws = await temp();
+    const { kernel, trust } = await trustIn(ws);
+    await trust.approve(subject({ command: 'node', args: ['s.js'], cwd: ws, env: { NODE_OPTIONS: '--require ${env:PWD}/p.js' } }));
+    const stored = JSON.parse(await readFile(join(kernel.home, 'trust.json'), 'utf8'));
+    expect(stored.approvals[0].shown['path ${env:PWD}/p.js']).toContain('NOT fingerprinted');
+  }, TEST_TIMEOUT);
+
   it('a token under an innocent name is shown and kept masked, and still counts', async () => {
     const ws = await temp();
     const { kernel, trust } = await trustIn(ws);

@@ -29,7 +29,9 @@ export type NamedState =
   | { readonly word: string; readonly state: 'special' }
   | { readonly word: string; readonly state: 'unreadable'; readonly code: string }
   /** Shown, not fingerprinted: see {@link isDataFile}. */
-  | { readonly word: string; readonly state: 'data' };
+  | { readonly word: string; readonly state: 'data' }
+  /** A path with a `${…}` reference in it: resolved only at start, so flagged rather than fingerprinted. */
+  | { readonly word: string; readonly state: 'reference' };
 
 /** Longer words are not paths worth a system call. */
 const MAX_WORD = 4096;
@@ -90,11 +92,13 @@ export function runWords(run: TrustRun, cwd: string | undefined): string[] {
     // A secret's value is never shown, so neither is a path it holds (a key file): it counts as written.
     if (name !== 'PATH' && !isSecretValue(name, value)) words.push(...candidateWords(value));
   }
-  // A PATH the definition sets can point a bare command at its own folder (`PATH: "bin"`): what it finds there counts.
+  // A PATH the definition sets can point a bare command at its own folder (`PATH: "bin"`): what it finds
+  // there counts. Entries that plinth's own PATH has too are the system's, as without that PATH.
   const path = run.env?.PATH;
   if (path !== undefined && run.command !== undefined && !run.command.includes('/')) {
+    const host = new Set((process.env.PATH ?? '').split(delimiter));
     for (const dir of path.split(delimiter)) {
-      if (dir !== '' && (isAbsolute(dir) || cwd !== undefined)) words.push(join(dir, run.command));
+      if (dir !== '' && !host.has(dir) && (isAbsolute(dir) || cwd !== undefined)) words.push(join(dir, run.command));
     }
   }
   return [...new Set(words)];
@@ -109,6 +113,12 @@ export async function namedStates(run: TrustRun, cwd: string | undefined, limits
   const states: NamedState[] = [];
   const budget = { files: limits.files, bytes: limits.bytes };
   for (const word of runWords(run, cwd)) {
+    // `${env:…}` is resolved when the server starts, not here: what such a word names cannot be
+    // fingerprinted, so it is flagged for the person approving instead of silently left out.
+    if (/\$\{[^}]*\}/.test(word) && /[/\\]/.test(word) && !/\s/.test(word)) {
+      states.push({ word, state: 'reference' });
+      continue;
+    }
     if (!isAbsolute(word) && cwd === undefined) continue;
     const path = isAbsolute(word) ? word : resolve(cwd!, word);
     let info;

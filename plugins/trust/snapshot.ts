@@ -36,7 +36,7 @@ export async function snapshot(subject: Pick<TrustSubject, 'definition' | 'files
   const run = subject.runs;
   const cwd = run ? lookupFolder(run, approvedPerWorkspace) : undefined;
   const named = run ? await namedStates(run, cwd) : [];
-  const runs = run === undefined ? null : runDocument(run, named.filter((state) => state.state !== 'data'));
+  const runs = run === undefined ? null : runDocument(run, named.filter((state) => state.state !== 'data' && state.state !== 'reference'));
   const document = canonicalJson({ format: FORMAT, definition: subject.definition ?? null, files, runs });
   const fingerprint = createHash('sha256').update(document, 'utf8').digest('hex');
 
@@ -76,7 +76,7 @@ function showRun(run: TrustRun, named: readonly NamedState[], approvedPerWorkspa
   if (run.url !== undefined) put('url', run.url);
   for (const [name, value] of Object.entries(run.env ?? {})) put(`env ${name}`, isSecretValue(name, value) ? HIDDEN : value);
   for (const name of Object.keys(run.headers ?? {})) put(`header ${name}`, `${HIDDEN} value`);
-  for (const state of named) put(`${state.state === 'file' || state.state === 'data' ? 'file' : state.state === 'folder' || state.state === 'too-large' ? 'folder' : 'path'} ${state.word}`, namedText(state));
+  for (const state of named) put(`${namedLabel(state)} ${state.word}`, namedText(state));
 }
 
 /** Arguments with credentials masked: one that looks like a credential, the value after a flag that names a secret (`--token x`, `--api-key=x`). */
@@ -88,6 +88,12 @@ function maskArgs(args: readonly string[]): string[] {
     if (previous.startsWith('-') && !previous.includes('=') && SECRET_NAME.test(previous) && !arg.startsWith('-')) return HIDDEN;
     return isSecretValue('', arg) ? HIDDEN : arg;
   });
+}
+
+function namedLabel(state: NamedState): 'file' | 'folder' | 'path' {
+  if (state.state === 'file' || state.state === 'data') return 'file';
+  if (state.state === 'folder' || state.state === 'too-large') return 'folder';
+  return 'path';
 }
 
 function namedText(state: NamedState): string {
@@ -104,6 +110,8 @@ function namedText(state: NamedState): string {
       return `unreadable (${state.code})`;
     case 'data':
       return 'data (its content is not fingerprinted)';
+    case 'reference':
+      return 'holds a ${…} reference: what it names once resolved is NOT fingerprinted';
   }
 }
 
