@@ -221,22 +221,36 @@ describe('the rule, through the trust service', () => {
     kernels.push(kernel);
     return { kernel, trust: await kernel.get('trust') };
   }
-  const subject = (runs: Record<string, unknown>) => ({ kind: 'mcp-server' as const, id: 'srv', source: 'workspace' as const, definition: {}, files: [], runs, summary: 'srv' });
+  const subject = (runs: Record<string, unknown>, source: 'workspace' | 'user' = 'workspace') => ({ kind: 'mcp-server' as const, id: 'srv', source, definition: {}, files: [], runs, summary: 'srv' });
 
-  it('a folder past the bound is marked as not fingerprinted (and approvable as it is); a data file it appends to does not count', async () => {
+  it('a folder past the bound is marked as not fingerprinted, and approvable as it is', async () => {
     const ws = await temp();
     const big = join(ws, 'big');
     await mkdir(big);
     await Promise.all(Array.from({ length: 2_001 }, (_, i) => writeFile(join(big, `f${i}.js`), `// ${i}\n`)));
-    await put(join(ws, 'run.log'), 'started\n');
     const { kernel, trust } = await trustIn(ws);
-    const s = subject({ command: 'node', args: ['big', '--log', 'run.log'], cwd: ws });
+    const s = subject({ command: 'node', args: ['big'], cwd: ws });
     const approved = await trust.approve(s);
-    await put(join(ws, 'run.log'), 'started\nran again\n');
-    await writeFile(join(big, 'f7.js'), '// not seen: past the bound\n');
+    await writeFile(join(big, 'f7.js'), '// not seen: past the bound, as the approval said\n');
     expect(await trust.inspect(s)).toMatchObject({ trusted: true, fingerprint: approved.fingerprint });
     const stored = JSON.parse(await readFile(join(kernel.home, 'trust.json'), 'utf8'));
-    expect(stored.approvals[0].shown).toMatchObject({ 'folder big': expect.stringContaining('NOT fingerprinted'), 'file run.log': expect.stringContaining('data') });
+    expect(stored.approvals[0].shown['folder big']).toContain('NOT fingerprinted');
+  }, TEST_TIMEOUT);
+
+  it('a user server: the state file it writes does not count, its script does; a workspace server: both count', async () => {
+    const dir = await temp();
+    const script = await put(join(dir, 'srv.mjs'), '// v1\n');
+    const state = await put(join(dir, 'state'), '0\n');
+    const { trust } = await trustIn(await temp());
+    const user = subject({ command: 'node', args: [script, `--state=${state}`], cwd: dir }, 'user');
+    const workspace = subject({ command: 'node', args: [script, `--state=${state}`], cwd: dir });
+    expect(await trust.check(user)).toMatchObject({ trusted: true, level: 'user' });
+    await trust.approve(workspace);
+    await writeFile(state, '1\n');
+    expect(await trust.inspect(user)).toMatchObject({ trusted: true, level: 'user' });
+    expect(await trust.inspect(workspace)).toMatchObject({ trusted: false, level: 'changed' });
+    await writeFile(script, '// v2\n');
+    expect(await trust.inspect(user)).toMatchObject({ trusted: false, level: 'changed' });
   }, TEST_TIMEOUT);
 
   it('a path built from a ${env:…} reference is flagged as not fingerprinted, not silently left out', async () => {

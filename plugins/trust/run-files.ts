@@ -7,7 +7,8 @@
  * are covered like any other, and a folder (`node lib`) by its content.
  */
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, relative, resolve } from 'node:path';
 import { isSecretValue } from './secrets.js';
 import type { TrustRun } from './types.js';
@@ -28,7 +29,7 @@ export type NamedState =
   | { readonly word: string; readonly state: 'too-large'; readonly limit: string }
   | { readonly word: string; readonly state: 'special' }
   | { readonly word: string; readonly state: 'unreadable'; readonly code: string }
-  /** Shown, not fingerprinted: see {@link isDataFile}. */
+  /** Shown, not fingerprinted: a data file of a subject trusted on first use (see {@link isCodeFile}). */
   | { readonly word: string; readonly state: 'data' }
   /** A path with a `${…}` reference in it: resolved only at start, so flagged rather than fingerprinted. */
   | { readonly word: string; readonly state: 'reference' };
@@ -36,16 +37,27 @@ export type NamedState =
 /** Longer words are not paths worth a system call. */
 const MAX_WORD = 4096;
 
-/**
- * Names of files that are data, not code: their content is not fingerprinted
- * (a hook that appends to the log its arguments name would otherwise need
- * approval again after every run). Every other file counts, whatever its name.
- */
-const DATA_FILE = /\.(?:log|txt|md|csv|tsv|jsonl|ndjson|db|sqlite|sqlite3|pid|lock|tmp|out|png|jpe?g|gif|webp|svg|pdf|docx?|xlsx?|pptx?)$/i;
+/** Names of files that are code whatever their mode: scripts, modules, binaries, and what tells Node what to run. */
+const CODE_FILE = /(?:\.(?:[cm]?[jt]sx?|py[cwz]?|sh|bash|zsh|fish|ksh|rb|pl|pm|php|lua|r|jl|tcl|jar|class|wasm|so|dylib|dll|node|exe|ps1|psm1|bat|cmd|go|rs|java|kts?|swift|cs|exs?|erl|clj|groovy|scala|dart)|(?:^|\/)package\.json)$/i;
 
-/** Whether `path` names a data file (see {@link DATA_FILE}). */
-export function isDataFile(path: string): boolean {
-  return DATA_FILE.test(path);
+/**
+ * Whether a file is code: a code name (see {@link CODE_FILE}), an execute
+ * bit, or a `#!` first line. For subjects trusted on first use (the user's
+ * own), only code counts: the data files their arguments name (a log, a
+ * state file) change at every run, and a workspace cannot choose their names.
+ */
+export async function isCodeFile(path: string, mode: number): Promise<boolean> {
+  if (CODE_FILE.test(path) || (mode & 0o111) !== 0) return true;
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    const { bytesRead, buffer } = await handle.read(Buffer.alloc(2), 0, 2, 0);
+    return bytesRead === 2 && buffer.toString('latin1') === '#!';
+  } catch {
+    return true; // unreadable: let the fingerprint say so
+  } finally {
+    await handle?.close();
+  }
 }
 
 /**
@@ -109,7 +121,7 @@ export function runWords(run: TrustRun, cwd: string | undefined): string[] {
  * looked up relative to `cwd` (absolute words always). Words that name
  * nothing contribute nothing, so creating one later changes the fingerprint.
  */
-export async function namedStates(run: TrustRun, cwd: string | undefined, limits: FileLimits = RUN_FOLDER_LIMITS): Promise<NamedState[]> {
+export async function namedStates(run: TrustRun, cwd: string | undefined, codeOnly: boolean, limits: FileLimits = RUN_FOLDER_LIMITS): Promise<NamedState[]> {
   const states: NamedState[] = [];
   const budget = { files: limits.files, bytes: limits.bytes };
   for (const word of runWords(run, cwd)) {
@@ -131,10 +143,10 @@ export async function namedStates(run: TrustRun, cwd: string | undefined, limits
       continue;
     }
     if (info.isDirectory()) {
-      states.push(await folderState(word, path, budget));
+      states.push(await folderState(word, path, budget, codeOnly));
       continue;
     }
-    if (isDataFile(path)) {
+    if (codeOnly && info.isFile() && !(await isCodeFile(path, info.mode))) {
       states.push({ word, state: 'data' });
       continue;
     }
@@ -149,7 +161,7 @@ export async function namedStates(run: TrustRun, cwd: string | undefined, limits
 class TooLarge extends Error {}
 
 /** A folder's content as one digest over its files' relative paths and contents; `too-large` past what is left of the budget. */
-async function folderState(word: string, dir: string, budget: { files: number; bytes: number }): Promise<NamedState> {
+async function folderState(word: string, dir: string, budget: { files: number; bytes: number }, codeOnly: boolean): Promise<NamedState> {
   const limit = `more than ${RUN_FOLDER_LIMITS.files.toLocaleString('en-US')} files or ${Math.round(RUN_FOLDER_LIMITS.bytes / 1024 / 1024)} MB in the folders it names`;
   let files: string[];
   try {
@@ -165,10 +177,12 @@ async function folderState(word: string, dir: string, budget: { files: number; b
   }
   const entries = [];
   let bytes = 0;
-  for (const file of files.filter((f) => !isDataFile(f))) {
+  for (const file of files) {
+    const info = await stat(file).catch(() => undefined);
+    bytes += info?.size ?? 0;
+    if (codeOnly && info !== undefined && !(await isCodeFile(file, info.mode))) continue;
     const { path: _path, ...state } = await fileState(file);
     entries.push({ path: relative(dir, file), ...state });
-    bytes += (await stat(file).catch(() => undefined))?.size ?? 0;
   }
   budget.files -= files.length;
   budget.bytes -= bytes;

@@ -28,14 +28,21 @@ const LISTED_FILES = 20;
 /**
  * SHA-256 (hex) of the canonical JSON of `{ format, definition, files, runs }`,
  * and what is shown. `approvedPerWorkspace`: whether the subject's approval is
- * kept per workspace (then a defaulted cwd's relative words count).
+ * kept per workspace (then a defaulted cwd's relative words count). For a
+ * `user` subject only named files that are code count (see `isCodeFile`).
  */
-export async function snapshot(subject: Pick<TrustSubject, 'definition' | 'files' | 'runs'>, approvedPerWorkspace: boolean, redact: (text: string) => string = (t) => t): Promise<Snapshot> {
+export async function snapshot(
+  subject: Pick<TrustSubject, 'definition' | 'files' | 'runs' | 'source'>,
+  approvedPerWorkspace: boolean,
+  redact: (text: string) => string = (t) => t,
+): Promise<Snapshot> {
+  const trustedOnFirstUse = subject.source === 'user';
   const paths = [...new Set(subject.files)].sort();
   const files = await Promise.all(paths.map(fileState));
   const run = subject.runs;
   const cwd = run ? lookupFolder(run, approvedPerWorkspace) : undefined;
-  const named = run ? await namedStates(run, cwd) : [];
+  // Subjects trusted on first use (`user`) are the user's own: only code they name counts, not the data it writes.
+  const named = run ? await namedStates(run, cwd, trustedOnFirstUse) : [];
   const runs = run === undefined ? null : runDocument(run, named.filter((state) => state.state !== 'data' && state.state !== 'reference'));
   const document = canonicalJson({ format: FORMAT, definition: subject.definition ?? null, files, runs });
   const fingerprint = createHash('sha256').update(document, 'utf8').digest('hex');
