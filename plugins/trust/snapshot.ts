@@ -77,8 +77,10 @@ function showRun(run: TrustRun, named: readonly NamedState[], approvedPerWorkspa
   if (run.command !== undefined) put('command', shellQuote(run.command));
   if ((run.args ?? []).length > 0) put('args', maskArgs(run.args ?? []).map(shellQuote).join(' '));
   if (run.cwd !== undefined) {
-    const note = run.cwdIsDefault === true ? ` (not set: the folder plinth runs in${approvedPerWorkspace ? '' : '; relative paths in it are not fingerprinted'})` : '';
-    put('cwd', `${run.cwd}${note}`);
+    // A defaulted cwd of a subject approved for every folder is not shown by path: what is kept must not depend on the folder.
+    if (run.cwdIsDefault !== true) put('cwd', run.cwd);
+    else if (approvedPerWorkspace) put('cwd', `${run.cwd} (not set: the folder plinth runs in)`);
+    else put('cwd', 'not set: the folder plinth runs in (relative paths are not looked up there)');
   }
   if (run.url !== undefined) put('url', run.url);
   for (const [name, value] of Object.entries(run.env ?? {})) put(`env ${name}`, isSecretValue(name, value) ? HIDDEN : value);
