@@ -294,6 +294,12 @@ describe('through the CLI', () => {
     const refused = await plinth(['mcp', 'status', ...dirs], opts);
     expect(`${refused.stdout}${refused.stderr}`, describeRun(refused)).toContain('plinth trust approve mcp-server ws');
 
+    // Before approving, `trust list` shows what it would run.
+    const waiting = await plinth(['trust', 'list', ...dirs], opts);
+    expect(waiting.code, describeRun(waiting)).toBe(0);
+    expect(waiting.stdout).toContain('env NODE_OPTIONS: --require /abs/p.js');
+    expect(waiting.stdout).not.toContain('SECRET');
+
     const approved = await plinth(['trust', 'approve', 'mcp-server', 'ws', ...dirs], opts);
     expect(approved.code, describeRun(approved)).toBe(0);
     const text = approved.stdout;

@@ -42,6 +42,13 @@ export function trustCommands({ store, service, where, plugins }: TrustCommandsO
           out.print('Waiting for approval:');
           const rows = requests.map((r) => [r.kind, printable(r.id), r.source, r.state, shortFingerprint(r.fingerprint), r.approveCommand]);
           out.print(table(['KIND', 'ID', 'SOURCE', 'STATE', 'FINGERPRINT', 'APPROVE WITH'], rows));
+          // What each would run, to review before approving it.
+          for (const r of requests) {
+            if (r.shown === undefined) continue;
+            const previous = findEntry(data.approvals, r);
+            const changed = previous ? changes(previous.shown, r.shown) : [];
+            out.print(['', `${describeSubject(r)}:`, ...shownLines(r.shown, '  '), ...(changed.length > 0 ? ['  What changed:', ...changed.map((line) => `    ${printable(line)}`)] : [])].join('\n'));
+          }
         }
       },
     },
