@@ -253,6 +253,18 @@ describe('the rule, through the trust service', () => {
     expect(await trust.inspect(user)).toMatchObject({ trusted: false, level: 'changed' });
   }, TEST_TIMEOUT);
 
+  it('the working folder itself (`eslint .`) is flagged, not walked: an edit in the project does not need approval again', async () => {
+    const ws = await temp();
+    await put(join(ws, 'src', 'a.ts'), 'export {};\n');
+    const { kernel, trust } = await trustIn(ws);
+    const s = subject({ command: 'npx', args: ['eslint', '.'], cwd: ws });
+    await trust.approve(s);
+    await put(join(ws, 'src', 'a.ts'), 'export const edited = 1;\n');
+    expect(await trust.inspect(s)).toMatchObject({ trusted: true });
+    const stored = JSON.parse(await readFile(join(kernel.home, 'trust.json'), 'utf8'));
+    expect(stored.approvals[0].shown['folder .']).toContain('NOT fingerprinted');
+  }, TEST_TIMEOUT);
+
   it('a path built from a ${env:…} reference is flagged as not fingerprinted, not silently left out', async () => {
     const ws = await temp();
     const { kernel, trust } = await trustIn(ws);

@@ -32,7 +32,9 @@ export type NamedState =
   /** Shown, not fingerprinted: a data file of a subject trusted on first use (see {@link isCodeFile}). */
   | { readonly word: string; readonly state: 'data' }
   /** A path with a `${…}` reference in it: resolved only at start, so flagged rather than fingerprinted. */
-  | { readonly word: string; readonly state: 'reference' };
+  | { readonly word: string; readonly state: 'reference' }
+  /** The working folder or a folder above it (`.`, `..`): flagged, not walked. */
+  | { readonly word: string; readonly state: 'working-folder' };
 
 /** Longer words are not paths worth a system call. */
 const MAX_WORD = 4096;
@@ -143,7 +145,10 @@ export async function namedStates(run: TrustRun, cwd: string | undefined, codeOn
       continue;
     }
     if (info.isDirectory()) {
-      states.push(await folderState(word, path, budget, codeOnly));
+      // The working folder itself (`eslint .`) or one above it is what the program works on, and walking it
+      // would need approval after every edit anywhere in it: flagged instead, for the person approving.
+      if (cwd !== undefined && isWithin(resolve(cwd), path)) states.push({ word, state: 'working-folder' });
+      else states.push(await folderState(word, path, budget, codeOnly));
       continue;
     }
     if (codeOnly && info.isFile() && !(await isCodeFile(path, info.mode))) {
@@ -156,6 +161,12 @@ export async function namedStates(run: TrustRun, cwd: string | undefined, codeOn
     else if (file.state === 'special') states.push({ word, state: 'special' });
   }
   return states;
+}
+
+/** Whether `inner` is `outer` or inside it. */
+function isWithin(inner: string, outer: string): boolean {
+  const path = relative(outer, inner);
+  return path === '' || (!path.startsWith('..') && !isAbsolute(path));
 }
 
 class TooLarge extends Error {}

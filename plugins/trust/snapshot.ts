@@ -43,7 +43,7 @@ export async function snapshot(
   const cwd = run ? lookupFolder(run, approvedPerWorkspace) : undefined;
   // Subjects trusted on first use (`user`) are the user's own: only code they name counts, not the data it writes.
   const named = run ? await namedStates(run, cwd, trustedOnFirstUse) : [];
-  const runs = run === undefined ? null : runDocument(run, named.filter((state) => state.state !== 'data' && state.state !== 'reference'));
+  const runs = run === undefined ? null : runDocument(run, named.filter((state) => state.state !== 'data' && state.state !== 'reference' && state.state !== 'working-folder'));
   const document = canonicalJson({ format: FORMAT, definition: subject.definition ?? null, files, runs });
   const fingerprint = createHash('sha256').update(document, 'utf8').digest('hex');
 
@@ -101,7 +101,7 @@ function maskArgs(args: readonly string[]): string[] {
 
 function namedLabel(state: NamedState): 'file' | 'folder' | 'path' {
   if (state.state === 'file' || state.state === 'data') return 'file';
-  if (state.state === 'folder' || state.state === 'too-large') return 'folder';
+  if (state.state === 'folder' || state.state === 'too-large' || state.state === 'working-folder') return 'folder';
   return 'path';
 }
 
@@ -119,6 +119,8 @@ function namedText(state: NamedState): string {
       return `unreadable (${state.code})`;
     case 'data':
       return 'data (its content is not fingerprinted)';
+    case 'working-folder':
+      return 'the working folder (or one above it): its content is NOT fingerprinted';
     case 'reference':
       return 'holds a ${…} reference: what it names once resolved is NOT fingerprinted';
   }
