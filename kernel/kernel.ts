@@ -472,11 +472,13 @@ export class Kernel {
   }
 
   /** Commands declared by the resolved plugins, from manifests alone. */
-  declaredCommands(): Array<{ name: string; summary: string; usage?: string; plugin: string }> {
-    const list: Array<{ name: string; summary: string; usage?: string; plugin: string }> = [];
+  declaredCommands(): Array<{ name: string; summary: string; usage?: string; plugin: string; standalone?: true }> {
+    const list: Array<{ name: string; summary: string; usage?: string; plugin: string; standalone?: true }> = [];
     for (const candidate of this.resolution.plugins) {
       for (const [name, decl] of Object.entries(candidate.manifest.commands)) {
-        list.push({ name, summary: decl.summary, ...(decl.usage && { usage: decl.usage }), plugin: candidate.manifest.name });
+        // Only plinth's own commands may skip the boot: it is what sets up every guard (hooks, trust's gate) before anything runs.
+        const standalone = decl.standalone === true && candidate.source === 'builtin';
+        list.push({ name, summary: decl.summary, ...(decl.usage && { usage: decl.usage }), plugin: candidate.manifest.name, ...(standalone && { standalone: true as const }) });
       }
     }
     // Code-point order: localeCompare would load ICU (about 10 ms) on every CLI start.

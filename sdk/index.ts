@@ -31,6 +31,7 @@ export type { Manifest, ManifestInput, ManifestIssue, SettingDecl } from './mani
 export type { ServiceName, ServiceType } from './services.js';
 export { describeIssue, parseSettings, settingIssues } from './settings.js';
 export type { SettingIssue } from './settings.js';
+export type { CheckOptions, TrustRun, TrustService, TrustSource, TrustSubject, TrustVerdict } from './trust.js';
 
 /**
  * Typed services. A plugin that provides a service describes its type by

@@ -42,6 +42,13 @@ export const settingSchema = z.object({
 export const commandDeclSchema = z.object({
   summary: z.string().min(1),
   usage: z.string().optional(),
+  /**
+   * Runs with only its own plugin (and that plugin's dependencies) set up, not
+   * after booting every plugin: for commands that judge or manage other plugins
+   * without running them (`plinth trust approve plugin <name>` must not load,
+   * or be refused loading, the plugin it approves). Honoured for builtin plugins only.
+   */
+  standalone: z.boolean().optional(),
 });
 
 const section = z.record(z.string(), z.unknown());

@@ -437,6 +437,10 @@ describe('through the CLI', () => {
     const approved = await plinth(command!.split(' ').slice(1));
     expect(approved.code, describeRun(approved)).toBe(0);
     expect(approved.stdout).toContain('Approved workspace plugin "cloned"');
+    // The command does not load (nor get refused loading) the plugin it approves.
+    expect(approved.stderr, describeRun(approved)).not.toContain('PLN_E_PLUGIN_REFUSED');
+    expect(approved.stderr, describeRun(approved)).not.toContain('was refused');
+    expect(existsSync(marker('cloned'))).toBe(false);
 
     const second = await up(dirs);
     expect(second.result.code, describeRun(second.result)).toBe(0);

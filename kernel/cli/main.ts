@@ -34,6 +34,8 @@ interface Resolved {
   readonly usage?: string;
   /** The plugin that declares it; undefined for the kernel's own. */
   readonly plugin?: string;
+  /** Set up only its plugin, not every plugin (see `standalone` in the manifest's commands). */
+  readonly standalone?: true;
 }
 
 /** Runs the CLI; returns the exit code. */
@@ -163,7 +165,7 @@ function findCommand(commands: readonly Resolved[], words: readonly string[]): R
 }
 
 async function pluginCommand(kernel: Kernel, command: Resolved): Promise<CommandSpec> {
-  await kernel.boot();
+  if (command.standalone !== true) await kernel.boot();
   let registered;
   try {
     registered = await kernel.commands(command.plugin);

@@ -3,15 +3,13 @@
  * them, ask trust and the rate limiter, run them, combine their answers, and
  * record the runs in the trace.
  */
-import { type EventName, isGateEvent, type Logger } from 'plinth/sdk';
+import { type EventName, isGateEvent, type Logger, type TrustService, type TrustSubject, type TrustVerdict } from 'plinth/sdk';
 import { AsyncSeriesBailHook } from 'tapable';
-import type { TrustService, TrustSubject, TrustVerdict } from '../trust/types.js';
 import { type HookRefusal, type HookSkip, execute } from './execute.js';
 import { matches } from './matcher.js';
 import { plan } from './plan.js';
 import { buildInput, subscribedSpelling } from './protocol.js';
 import type { RateLimiter } from './rate-limit.js';
-import { scriptOf } from './script.js';
 import type { AskAgentRequest } from './service.js';
 import { renderTemplate, templateValues } from './template.js';
 import type { Trace } from './trace.js';
@@ -195,13 +193,25 @@ function preflightFix(hook: HookDefinition, failure: PreflightFailure): string {
   return `${preflightHint(failure)}; the hook is defined at ${hook.origin}${disable}`;
 }
 
-/** What the trust plugin fingerprints: the definition (not where in a file it sits) and its script. */
+/**
+ * What the trust plugin fingerprints: the definition (not where in a file it
+ * sits) and, for a command hook, what it runs (`runs`: the trust plugin
+ * covers every file or folder its command and arguments name).
+ */
 export function trustSubject(hook: HookDefinition): TrustSubject {
-  const { origin: _origin, ...definition } = hook;
-  const script = scriptOf(hook);
-  const summary =
-    hook.action.type === 'command' ? [hook.action.command, ...hook.action.args].join(' ') : `askAgent: ${hook.action.prompt.slice(0, 200)}`;
-  return { kind: 'hook', id: hook.id, source: hook.source, definition, files: script ? [script] : [], summary: `${summary} (from ${hook.origin})` };
+  const { origin: _origin, action, cwd, ...rest } = hook;
+  if (action.type !== 'command') {
+    return { kind: 'hook', id: hook.id, source: hook.source, definition: { ...rest, action, cwd }, files: [], summary: `askAgent: ${action.prompt.slice(0, 200)} (from ${hook.origin})` };
+  }
+  return {
+    kind: 'hook',
+    id: hook.id,
+    source: hook.source,
+    definition: { ...rest, action: { type: action.type } },
+    files: [],
+    runs: { command: action.command, args: action.args, cwd },
+    summary: `${[action.command, ...action.args].join(' ')} (from ${hook.origin})`,
+  };
 }
 
 /** `result` with `redact` applied to every text a hook wrote: messages, system messages, stderr tails. */

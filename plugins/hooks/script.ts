@@ -1,8 +1,9 @@
 /**
  * The script a hook runs, when it runs one through an interpreter (`node
- * hooks/check.js`). The runner reports a missing script as such instead of
- * as an interpreter error, and the trust plugin fingerprints the script's
- * content, so that editing it needs approval again.
+ * hooks/check.js`): a guess, used only so that the runner reports a missing
+ * script as such instead of as an interpreter error. What trust covers is not
+ * guessed: the trust plugin fingerprints every file or folder the command and
+ * arguments name (see `trustSubject` in engine.ts).
  */
 import { basename, isAbsolute, resolve } from 'node:path';
 import type { HookDefinition } from './types.js';

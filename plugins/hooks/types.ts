@@ -2,8 +2,7 @@
  * The hooks plugin's shared types: a hook definition once normalised, what one
  * run of a hook produced, and the services the plugin provides and uses.
  */
-import type { EventName } from 'plinth/sdk';
-import type { TrustSource } from '../trust/types.js';
+import type { EventName, TrustSource } from 'plinth/sdk';
 
 /** Where a hook was defined; decides its trust level. Never inferred from a path pattern. */
 export type HookSource = TrustSource;

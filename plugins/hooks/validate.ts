@@ -10,7 +10,7 @@ import type { EventName } from 'plinth/sdk';
 import { trustSubject } from './engine.js';
 import { plan } from './plan.js';
 import { preflightHint } from './runner/outcome.js';
-import type { TrustService } from '../trust/types.js';
+import type { TrustService } from 'plinth/sdk';
 import type { HookDefinition, HookRunner, Strategy } from './types.js';
 
 /** One finding: a problem (a run would fail or block) or a warning (a run goes on, without something). */

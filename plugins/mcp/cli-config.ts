@@ -3,11 +3,10 @@
  * They start nothing; add and remove edit one settings file (cli-settings.ts).
  */
 import { dirname, relative, resolve } from 'node:path';
-import { type CommandSpec, EXIT, formatTable as table, PlinthError, type PluginKernel } from 'plinth/sdk';
+import { type CommandSpec, EXIT, formatTable as table, PlinthError, type PluginKernel, type TrustVerdict } from 'plinth/sdk';
 import { type AddOptions, checkServerName, serverEntry, usage } from './cli-input.js';
 import { editServers, readServers, type SettingsFileRef } from './cli-settings.js';
 import { commandLine, definitionJson, maskArgs, maskUrl, oneLine, target } from './cli-view.js';
-import type { TrustVerdict } from '../trust/types.js';
 import type { McpService } from './types.js';
 
 const SCOPE_OPTION = {

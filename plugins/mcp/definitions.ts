@@ -28,8 +28,7 @@
  * keeps the server listed, with the problem, and it fails when started.
  */
 import { isAbsolute, join, resolve } from 'node:path';
-import type { ConfigLayerView, PlinthError, PluginInfo } from 'plinth/sdk';
-import type { TrustSource } from '../trust/types.js';
+import type { ConfigLayerView, PlinthError, PluginInfo, TrustSource } from 'plinth/sdk';
 import { type ReferenceLookup, resolveReferences } from './references.js';
 import { type ProblemPlace, SERVER_NAME, type ServerEntry, definesServer, definitionProblem, entryProblems, entryTransport, pathKey, serverEntrySchema } from './schema.js';
 import type { McpServerDefinition } from './types.js';
@@ -61,8 +60,11 @@ export interface ServerRecord {
    * profiles does not undo (or need again) the other profile's approval.
    */
   readonly trustId: string;
-  /** `env` and `headers` as written (references unresolved): fingerprinted, so a changed secret does not need approval again. */
-  readonly written: { readonly env: Readonly<Record<string, string>>; readonly headers: Readonly<Record<string, string>> };
+  /**
+   * `env` and `headers` as written (references unresolved): fingerprinted, so a changed secret does not need approval again;
+   * `cwdIsDefault` when no cwd was written and it defaulted to the workspace (then not part of the server's identity).
+   */
+  readonly written: { readonly env: Readonly<Record<string, string>>; readonly headers: Readonly<Record<string, string>>; readonly cwdIsDefault: boolean };
   /** Set when a reference could not be resolved: starting the server fails with it. */
   readonly unresolved?: PlinthError;
 }
@@ -150,7 +152,7 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
   }
 
   const lookup = referenceLookup(inputs);
-  const servers = [...drafts].map(([name, draft]) => finish(name, draft, inputs.connectTimeoutMs, lookup, problems));
+  const servers = [...drafts].map(([name, draft]) => finish(name, draft, inputs.connectTimeoutMs, lookup, problems, workspace));
   return { servers, problems };
 }
 
@@ -232,7 +234,7 @@ function amend(earlier: Draft, amendment: Draft): Draft {
 }
 
 /** The normalised definition: defaults filled in, references resolved, secrets listed. */
-function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: ReferenceLookup, problems: PlinthError[]): ServerRecord {
+function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: ReferenceLookup, problems: PlinthError[], workspace: string): ServerRecord {
   const { entry } = draft;
   const secrets = new Set<string>();
   let unresolved: PlinthError | undefined;
@@ -279,7 +281,7 @@ function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: Re
   return {
     definition,
     trustId: draft.profile !== undefined ? `${name}@${draft.profile}` : name,
-    written: { env: { ...entry.env }, headers: { ...entry.headers } },
+    written: { env: { ...entry.env }, headers: { ...entry.headers }, cwdIsDefault: entry.cwd === undefined && draft.defaultCwd === workspace },
     ...(unresolved !== undefined && { unresolved }),
   };
 }

@@ -8,7 +8,6 @@
  */
 import { type Logger, type PluginInfo, type PluginKernel, type Services, type StatusSection, definePlugin } from 'plinth/sdk';
 import type {} from '../oauth/types.js'; // the `Services` merge for 'oauth'
-import type {} from '../trust/types.js'; // the `Services` merge for 'trust'
 import { mcpCommands } from './commands.js';
 import { type DefinitionSet, collectServers } from './definitions.js';
 import { FeatureHost } from './features-host.js';

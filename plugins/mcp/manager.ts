@@ -15,8 +15,7 @@
  * and resolves only when they are closed (a stdio process has exited). The
  * manager does not reconnect by itself: the health plugin decides that.
  */
-import { type Disposer, PlinthError, isPlinthError, describeError } from 'plinth/sdk';
-import type { TrustService } from '../trust/types.js';
+import { type Disposer, PlinthError, type TrustService, describeError, isPlinthError } from 'plinth/sdk';
 import { type ConnectDeps, type Connected, connectOnce } from './connect.js';
 import type { ServerRecord } from './definitions.js';
 import { mcpError } from './errors.js';

@@ -1,77 +1,46 @@
 /**
- * Trust of MCP servers. What the trust plugin approves for a server: its definition as
- * written (references unresolved, so that a rotated token does not need
- * approval again) and the script it runs, if any, so that editing the script
- * does. Knobs that change nothing about what runs (`enabled`, the timeout,
- * where it was written) stay out of the fingerprint.
+ * Trust of MCP servers. What the trust plugin approves for a server: its
+ * definition as written (references unresolved, so that a rotated token does
+ * not need approval again) and what it runs (`runs`: command, args, env, cwd,
+ * url, headers), of which the trust plugin also covers every file or folder
+ * named, by its one rule for hooks and servers. Knobs that change nothing
+ * about what runs (`enabled`, the timeout, where it was written) stay out.
  */
-import { basename, isAbsolute, resolve } from 'node:path';
-import { type PlinthError, isPlinthError, describeError } from 'plinth/sdk';
-import type { TrustService, TrustSubject } from '../trust/types.js';
+import { type PlinthError, type TrustService, type TrustSubject, describeError, isPlinthError } from 'plinth/sdk';
 import type { ServerRecord } from './definitions.js';
 import { mcpError } from './errors.js';
-import type { McpServerDefinition } from './types.js';
-
-// Per interpreter, the flags that mean "the code is inline (or a module name)": no script file then.
-const INTERPRETERS: Readonly<Record<string, readonly string[]>> = {
-  node: ['-e', '--eval', '-p', '--print'],
-  tsx: ['-e', '--eval', '-p', '--print'],
-  python: ['-c', '-m'],
-  python3: ['-c', '-m'],
-  bash: ['-c'],
-  sh: ['-c'],
-  zsh: ['-c'],
-};
 
 /**
- * The absolute path of the script a stdio server runs: the first argument an
- * interpreter is given (`node server.js`), or the command itself when it is a
- * path (`./server.sh`). Undefined for package runners (`npx`, `uvx`) and
- * inline code: there is no file to fingerprint then.
+ * The subject `trust.check` decides on for one server. A cwd that defaulted to
+ * the workspace is not part of its identity, so a user server is the same one
+ * in every folder; a remote server has no cwd. `redact` masks what the summary might show.
  */
-export function serverScript(definition: Pick<McpServerDefinition, 'command' | 'args' | 'cwd'>): string | undefined {
-  const { command } = definition;
-  if (command === undefined) return undefined;
-  if (isAbsolute(command) || command.startsWith('./') || command.startsWith('../')) {
-    const program = basename(command).replace(/\.exe$/i, '');
-    if (!Object.hasOwn(INTERPRETERS, program)) return resolve(definition.cwd, command);
-  }
-  const program = basename(command).replace(/\.exe$/i, '');
-  if (!Object.hasOwn(INTERPRETERS, program)) return undefined;
-  const inline = INTERPRETERS[program] ?? [];
-  for (const arg of definition.args) {
-    if (inline.includes(arg)) return undefined;
-    if (arg.startsWith('-')) continue;
-    return isAbsolute(arg) ? arg : resolve(definition.cwd, arg);
-  }
-  return undefined;
-}
-
-/** The subject `trust.check` decides on for one server. `redact` masks what the summary might show. */
 export function serverTrustSubject(record: ServerRecord, redact: (text: string) => string): TrustSubject {
   const { definition: d, written } = record;
+  const local = d.command !== undefined;
   const definition = {
     name: d.name,
     transport: d.transport,
-    command: d.command ?? null,
-    args: d.args,
-    env: written.env,
-    cwd: d.cwd,
-    url: d.url ?? null,
-    headers: written.headers,
     includeTools: d.includeTools ?? null,
     excludeTools: d.excludeTools ?? null,
     oauth: d.oauth ?? null,
     plugin: d.plugin ?? null,
   };
-  const script = serverScript(d);
-  const what = d.command !== undefined ? [d.command, ...d.args].join(' ') : `${d.url ?? ''} (${d.transport})`;
+  const what = local ? [d.command, ...d.args].join(' ') : `${d.url ?? ''} (${d.transport})`;
   return {
     kind: 'mcp-server',
     id: record.trustId,
     source: d.source,
     definition,
-    files: script ? [script] : [],
+    files: [],
+    runs: {
+      ...(d.command !== undefined && { command: d.command }),
+      args: d.args,
+      env: written.env,
+      ...(local && { cwd: d.cwd, cwdIsDefault: written.cwdIsDefault }),
+      ...(d.url !== undefined && { url: d.url }),
+      headers: written.headers,
+    },
     summary: redact(`${what} (from ${d.origin})`),
   };
 }

@@ -7,8 +7,7 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
-import type { Disposer, Logger } from 'plinth/sdk';
-import type { TrustSource } from '../trust/types.js';
+import type { Disposer, Logger, TrustSource } from 'plinth/sdk';
 
 /**
  * One server as written under `mcpServers.<name>` in settings or a manifest: the

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { type PluginKernel, definePlugin, parseManifest, scaffoldPlugin } from 'plinth/sdk';
-import type {} from '../trust/types.js'; // the `Services` merge for 'trust'
 
 export default definePlugin({
   setup(kernel, ctx) {

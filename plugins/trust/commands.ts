@@ -1,9 +1,11 @@
 /** `plinth trust list | approve | revoke`. */
-import { type CommandSpec, PlinthError } from 'plinth/sdk';
+import { type CommandSpec, PlinthError, type PluginInfo } from 'plinth/sdk';
 import { TRUST_KINDS } from './fingerprint.js';
-import { type TrustKind, type TrustRecord, type TrustStore, findEntry, putEntry, removeEntry } from './store.js';
+import { trustSourceOf } from './gate.js';
+import { changes } from './snapshot.js';
+import { type TrustKind, type TrustRecord, type TrustRequest, type TrustStore, findEntry, putEntry, removeEntry } from './store.js';
 import type { TrustService } from './types.js';
-import { type CommandContext, approveCommand, describeSubject, printable, shortFingerprint } from './verdict.js';
+import { type CommandContext, approveCommand, describeSubject, printable, shortFingerprint, shownLines } from './verdict.js';
 
 const KIND_ARGS = [
   { name: 'kind', required: true, description: `What it is: ${TRUST_KINDS.join(', ')}` },
@@ -14,10 +16,12 @@ export interface TrustCommandsOptions {
   readonly store: TrustStore;
   readonly service: TrustService;
   readonly where: () => CommandContext;
+  /** Every plugin the kernel resolved, by name (from the `manifest` hook): `trust approve plugin` fingerprints it itself. */
+  readonly plugins: () => ReadonlyMap<string, PluginInfo>;
 }
 
 /** The commands the manifest declares. */
-export function trustCommands({ store, service, where }: TrustCommandsOptions): CommandSpec[] {
+export function trustCommands({ store, service, where, plugins }: TrustCommandsOptions): CommandSpec[] {
   return [
     {
       name: 'trust list',
@@ -38,6 +42,13 @@ export function trustCommands({ store, service, where }: TrustCommandsOptions): 
           out.print('Waiting for approval:');
           const rows = requests.map((r) => [r.kind, printable(r.id), r.source, r.state, shortFingerprint(r.fingerprint), r.approveCommand]);
           out.print(table(['KIND', 'ID', 'SOURCE', 'STATE', 'FINGERPRINT', 'APPROVE WITH'], rows));
+          // What each would run, to review before approving it.
+          for (const r of requests) {
+            if (r.shown === undefined) continue;
+            const previous = findEntry(data.approvals, r);
+            const changed = previous ? changes(previous.shown, r.shown) : [];
+            out.print(['', `${describeSubject(r)}:`, ...shownLines(r.shown, '  '), ...(changed.length > 0 ? ['  What changed:', ...changed.map((line) => `    ${printable(line)}`)] : [])].join('\n'));
+          }
         }
       },
     },
@@ -48,19 +59,35 @@ export function trustCommands({ store, service, where }: TrustCommandsOptions): 
         const kind = kindArg(args[0], 'trust approve');
         const id = args[1]!;
         const here = { kind, id, workspace: where().workspace };
-        // Approves the subject exactly as it was when it was refused: the fingerprint recorded then (this workspace's, for a workspace subject).
-        const approved = await store.update((data) => {
-          const request = findEntry(data.requests, here) ?? findEntry(data.requests, { kind, id });
-          if (!request) return { changed: false, result: undefined };
-          const record: TrustRecord = { ...pick(request), how: 'approved', at: new Date().toISOString() };
-          putEntry(data.approvals, record);
-          removeEntry(data.requests, request);
-          return { changed: true, result: record };
-        });
+        const before = await store.read();
+        const previous = findEntry(before.approvals, here) ?? findEntry(before.approvals, { kind, id });
+        const plugin = kind === 'plugin' ? plugins().get(id) : undefined;
+        const source = plugin ? trustSourceOf(plugin.source) : undefined;
+        let approved: TrustRecord | undefined;
+        if (plugin && source !== undefined) {
+          // This command does not load plugins (it is standalone), so nothing refused this one in this run: approve its folder as it is now.
+          const verdict = await service.approve(await service.pluginSubject(plugin, source));
+          const after = await store.read();
+          approved = findEntry(after.approvals, here) ?? findEntry(after.approvals, { kind, id });
+          if (approved?.fingerprint !== verdict.fingerprint) approved = undefined;
+        } else if (plugin) {
+          if (json) return out.json({ approved: null, needless: true });
+          out.print(`plugin "${printable(id)}" is a ${plugin.source} plugin: it needs no approval.`);
+          return;
+        } else {
+          // Approves the subject exactly as it was when it was refused: the fingerprint recorded then (this workspace's, for a workspace subject).
+          approved = await store.update((data) => {
+            const request = findEntry(data.requests, here) ?? findEntry(data.requests, { kind, id });
+            if (!request) return { changed: false, result: undefined };
+            const record: TrustRecord = { ...pick(request), how: 'approved', at: new Date().toISOString() };
+            putEntry(data.approvals, record);
+            removeEntry(data.requests, request);
+            return { changed: true, result: record };
+          });
+        }
         if (!approved) {
           const approvals = (await store.read()).approvals;
           const existing = findEntry(approvals, here) ?? findEntry(approvals, { kind, id });
-          // On a terminal, the boot that runs this command may already have asked, and been told yes.
           if (existing?.how === 'approved') {
             if (json) return out.json({ approved: existing, already: true });
             out.print(`${describeSubject(existing)} is already approved (fingerprint ${shortFingerprint(existing.fingerprint)}).`);
@@ -74,8 +101,11 @@ export function trustCommands({ store, service, where }: TrustCommandsOptions): 
                 : 'plinth records a subject when it refuses to run it; run what uses it first, then approve it. `plinth trust list` shows what waits',
           });
         }
-        if (json) return out.json({ approved });
+        const changed = previous && previous.fingerprint !== approved.fingerprint && approved.shown ? changes(previous.shown, approved.shown) : [];
+        if (json) return out.json({ approved, ...(previous && previous.fingerprint !== approved.fingerprint && { changed }) });
         out.print(`Approved ${describeSubject(approved)} (fingerprint ${shortFingerprint(approved.fingerprint)}): ${printable(firstLine(approved.summary))}`);
+        if (approved.shown) out.print(shownLines(approved.shown, '  ').join('\n'));
+        if (changed.length > 0) out.print(['Changed since the previous approval:', ...changed.map((line) => `  ${printable(line)}`)].join('\n'));
       },
     },
     {
@@ -109,9 +139,9 @@ function kindArg(value: string | undefined, command: string): TrustKind {
   });
 }
 
-function pick(request: { kind: TrustKind; id: string; source: TrustRecord['source']; fingerprint: string; summary: string; workspace?: string | undefined }) {
-  const { kind, id, source, fingerprint, summary, workspace } = request;
-  return { kind, id, source, fingerprint, summary, ...(workspace !== undefined && { workspace }) };
+function pick(request: TrustRequest) {
+  const { kind, id, source, fingerprint, summary, workspace, shown } = request;
+  return { kind, id, source, fingerprint, summary, ...(workspace !== undefined && { workspace }), ...(shown !== undefined && { shown }) };
 }
 
 function firstLine(text: string): string {

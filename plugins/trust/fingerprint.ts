@@ -1,8 +1,8 @@
 /**
- * The fingerprint of a trust subject: SHA-256 (hex) over the canonical JSON of
- * its definition and, for each file it runs, the path and a SHA-256 of the
- * content (or a marker when there is no readable file, so that creating the
- * file later changes the fingerprint).
+ * What a fingerprint is made of: the canonical JSON of a definition, and the
+ * state of one file (a SHA-256 of its content, or a marker when there is no
+ * readable file, so that creating the file later changes the fingerprint).
+ * The fingerprint itself is `snapshot.ts`'s.
  */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -15,9 +15,6 @@ import type { TrustSubject } from './types.js';
 export const TRUST_KINDS = ['hook', 'plugin', 'mcp-server'] as const;
 /** Sources, lowest trust last. */
 export const TRUST_SOURCES = ['builtin', 'user', 'workspace', 'extension', 'downloaded'] as const;
-
-/** Bumped if the hashed document ever changes shape: every approval would then be asked again. */
-const FORMAT = 'plinth-trust/1';
 
 /** What one file contributes to a fingerprint. */
 export type FileState =
@@ -47,6 +44,22 @@ function subjectProblem(subject: TrustSubject): string | undefined {
   if (!Array.isArray(subject.files)) return `files of ${subject.kind} "${subject.id}" must be an array`;
   const relative = subject.files.find((file) => typeof file !== 'string' || !isAbsolute(file));
   if (relative !== undefined) return `files of ${subject.kind} "${subject.id}" must be absolute paths, got ${JSON.stringify(relative)}`;
+  if (subject.runs !== undefined) {
+    const problem = runProblem(subject.runs);
+    if (problem) return `runs of ${subject.kind} "${subject.id}": ${problem}`;
+  }
+  return undefined;
+}
+
+function runProblem(run: TrustSubject['runs']): string | undefined {
+  if (typeof run !== 'object' || run === null) return 'expected an object';
+  const isStrings = (value: unknown) => typeof value === 'object' && value !== null && Object.values(value).every((v) => typeof v === 'string');
+  if (run.command !== undefined && typeof run.command !== 'string') return 'command must be a string';
+  if (run.args !== undefined && !(Array.isArray(run.args) && run.args.every((a) => typeof a === 'string'))) return 'args must be an array of strings';
+  if (run.env !== undefined && !isStrings(run.env)) return 'env must map names to strings';
+  if (run.headers !== undefined && !isStrings(run.headers)) return 'headers must map names to strings';
+  if (run.url !== undefined && typeof run.url !== 'string') return 'url must be a string';
+  if (run.cwd !== undefined && (typeof run.cwd !== 'string' || !isAbsolute(run.cwd))) return `cwd must be an absolute path, got ${JSON.stringify(run.cwd)}`;
   return undefined;
 }
 
@@ -137,12 +150,4 @@ export async function fileState(path: string): Promise<FileState> {
   } finally {
     await handle.close();
   }
-}
-
-/** SHA-256 (hex) of the subject's definition and files, as they are now. Files are taken in sorted order. */
-export async function fingerprint(subject: Pick<TrustSubject, 'definition' | 'files'>): Promise<string> {
-  const paths = [...new Set(subject.files)].sort();
-  const files = await Promise.all(paths.map(fileState));
-  const document = canonicalJson({ format: FORMAT, definition: subject.definition ?? null, files });
-  return createHash('sha256').update(document, 'utf8').digest('hex');
 }

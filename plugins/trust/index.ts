@@ -6,7 +6,7 @@
  * before any other plugin's code runs.
  */
 import { join } from 'node:path';
-import { definePlugin } from 'plinth/sdk';
+import { type PluginInfo, definePlugin } from 'plinth/sdk';
 import { trustCommands } from './commands.js';
 import { answerWithin, pluginGate } from './gate.js';
 import { createTrustService } from './service.js';
@@ -22,12 +22,16 @@ export default definePlugin({
       profile ??= { value: kernel.inspect().config.profile };
       return { home: ctx.paths.home, workspace: ctx.paths.workspace, profile: profile.value };
     };
-    const service = createTrustService({ store, log: ctx.log, signal: ctx.signal, where });
+    const service = createTrustService({ store, log: ctx.log, signal: ctx.signal, where, redact: (text) => kernel.redact(text) });
     kernel.provide('trust', service);
     // The service itself, not kernel.get('trust'): settings cannot hand this check to another provider.
     kernel.hooks.load.tap(pluginGate({ service, log: ctx.log, answerWithinMs: () => answerWithin(kernel.config) }));
+    const plugins = new Map<string, PluginInfo>();
+    kernel.hooks.manifest.tap((plugin) => {
+      plugins.set(plugin.name, plugin);
+    });
     kernel.hooks.commands.tap((registry) => {
-      for (const command of trustCommands({ store, service, where })) registry.add(command);
+      for (const command of trustCommands({ store, service, where, plugins: () => plugins })) registry.add(command);
     });
   },
 });

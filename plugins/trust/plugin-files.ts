@@ -25,16 +25,39 @@ export interface FileLimits {
  * @throws PlinthError `PLN_E_TRUST_PLUGIN_FILES` over the limits, or when a folder cannot be listed.
  */
 export async function pluginFiles(name: string, dir: string, limits: FileLimits = PLUGIN_FILE_LIMITS): Promise<string[]> {
-  const files: string[] = [];
-  let bytes = 0;
-  const seen = new Set<string>();
-  const folders = [dir];
   const tooLarge = (what: string) =>
     new PlinthError('PLN_E_TRUST_PLUGIN_FILES', `its folder ${dir} is too large to fingerprint: ${what} (node_modules and dot-folders not counted)`, {
       plugin: 'trust',
       hint: `move build output and data out of the plugin folder, or, if you trust "${name}", load it with --plugin-dir ${dir}`,
       details: { plugin: name, dir, ...limits },
     });
+  const unlisted = (folder: string, error: unknown) => {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+    return new PlinthError('PLN_E_TRUST_PLUGIN_FILES', `its folder ${folder} cannot be listed (${code}), so it cannot be fingerprinted`, {
+      plugin: 'trust',
+      cause: error,
+      hint: `make ${folder} readable by you`,
+      details: { plugin: name, dir: folder },
+    });
+  };
+  return folderFiles(dir, limits, tooLarge, unlisted);
+}
+
+/**
+ * The files under `dir` by {@link pluginFiles}' rule, sorted; `tooLarge` and
+ * `unlisted` make the error thrown past `limits` or for a folder that cannot
+ * be listed.
+ */
+export async function folderFiles(
+  dir: string,
+  limits: FileLimits,
+  tooLarge: (what: string) => Error,
+  unlisted: (folder: string, error: unknown) => Error,
+): Promise<string[]> {
+  const files: string[] = [];
+  let bytes = 0;
+  const seen = new Set<string>();
+  const folders = [dir];
   for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
     const real = await realpath(folder).catch(() => folder);
     if (seen.has(real)) continue;
@@ -44,13 +67,7 @@ export async function pluginFiles(name: string, dir: string, limits: FileLimits 
     try {
       entries = await readdir(folder, { withFileTypes: true });
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
-      throw new PlinthError('PLN_E_TRUST_PLUGIN_FILES', `its folder ${folder} cannot be listed (${code}), so it cannot be fingerprinted`, {
-        plugin: 'trust',
-        cause: error,
-        hint: `make ${folder} readable by you`,
-        details: { plugin: name, dir: folder },
-      });
+      throw unlisted(folder, error);
     }
     for (const entry of entries) {
       const path = join(folder, entry.name);

@@ -4,8 +4,9 @@
  * needed and asking is allowed.
  */
 import { type Logger, PlinthError, type PromptIO, askYesNo, processTerminal, whyNotAsk } from 'plinth/sdk';
-import { TRUST_KINDS, fingerprint, validateSubject } from './fingerprint.js';
+import { TRUST_KINDS, validateSubject } from './fingerprint.js';
 import { pluginSubject } from './plugin-files.js';
+import { type Shown, type Snapshot, changedLabels, changes, snapshot } from './snapshot.js';
 import { type EntryKey, type TrustData, type TrustStore, findEntry, putEntry, recordOf, removeEntry } from './store.js';
 import type { CheckOptions, TrustService, TrustSubject, TrustVerdict } from './types.js';
 import { type Assessment, type CommandContext, approveCommand, assess, describeSubject, needText, question, refusal, shortFingerprint } from './verdict.js';
@@ -21,6 +22,8 @@ export interface TrustServiceOptions {
   readonly terminal?: () => PromptIO;
   /** Read for `CI`; default `process.env`. */
   readonly env?: () => Record<string, string | undefined>;
+  /** Masks secrets the kernel knows of (`kernel.redact`) in what is shown of a subject. */
+  readonly redact?: (text: string) => string;
 }
 
 type Pending = Extract<Assessment, { trusted: false }>;
@@ -48,12 +51,17 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   const forgetDeclined = (kind: string, id: string) => {
     for (const key of declined) if (key.startsWith(`${kind}\0${id}\0`)) declined.delete(key);
   };
+  /** The subject's fingerprint and what is shown of it, as it is now. */
+  const take = (subject: TrustSubject): Promise<Snapshot> => snapshot(subject, subject.source === 'workspace', options.redact);
+  /** Why it needs approval, naming what changed since `record` when that is known. */
+  const needOf = (subject: TrustSubject, assessment: Pending, shown: Shown) =>
+    needText(subject, assessment.state, assessment.record, assessment.state === 'changed' ? changedLabels(assessment.record?.shown, shown) : []);
   const commandFor = (subject: Pick<TrustSubject, 'kind' | 'id' | 'source'>) => approveCommand(subject.kind, subject.id, options.where(), env(), keyOf(subject).workspace);
 
-  async function approveAs(subject: TrustSubject, fp: string): Promise<TrustVerdict> {
+  async function approveAs(subject: TrustSubject, { fingerprint: fp, shown }: Snapshot): Promise<TrustVerdict> {
     const key = keyOf(subject);
     await store.update((data) => {
-      putEntry(data.approvals, recordOf(subject, fp, 'approved', key.workspace));
+      putEntry(data.approvals, recordOf(subject, fp, 'approved', key.workspace, shown));
       removeEntry(data.requests, key);
       return { changed: true, result: undefined };
     });
@@ -63,10 +71,10 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   }
 
   /** Trust on first use: records the pin, unless another writer recorded something first. */
-  async function pin(subject: TrustSubject, fp: string): Promise<Assessment> {
+  async function pin(subject: TrustSubject, { fingerprint: fp, shown }: Snapshot): Promise<Assessment> {
     const assessment = await store.update((data) => {
       const now = assess(subject, fp, findEntry(data.approvals, keyOf(subject)));
-      if (now.trusted && now.pin) putEntry(data.approvals, recordOf(subject, fp, 'pinned', keyOf(subject).workspace));
+      if (now.trusted && now.pin) putEntry(data.approvals, recordOf(subject, fp, 'pinned', keyOf(subject).workspace, shown));
       return { changed: now.trusted && now.pin, result: now };
     });
     if (assessment.trusted && assessment.pin) log.info(`pinned ${describeSubject(subject)} on first use (fingerprint ${shortFingerprint(fp)})`);
@@ -74,7 +82,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   }
 
   /** Remembers a refused subject as it is now, for `plinth trust approve` and `plinth trust list`. Best effort. */
-  async function recordRequest(subject: TrustSubject, fp: string, state: Pending['state'], data: TrustData): Promise<void> {
+  async function recordRequest(subject: TrustSubject, { fingerprint: fp, shown }: Snapshot, state: Pending['state'], data: TrustData): Promise<void> {
     const same = (r: TrustData['requests'][number] | undefined) => r?.fingerprint === fp && r.state === state && r.source === subject.source;
     const key = keyOf(subject);
     if (same(findEntry(data.requests, key))) return;
@@ -82,7 +90,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
       await store.update((fresh) => {
         if (same(findEntry(fresh.requests, key))) return { changed: false, result: undefined };
         const { kind, id, source, summary } = subject;
-        putEntry(fresh.requests, { kind, id, source, fingerprint: fp, state, at: new Date().toISOString(), summary, ...(key.workspace !== undefined && { workspace: key.workspace }) });
+        putEntry(fresh.requests, { kind, id, source, fingerprint: fp, state, at: new Date().toISOString(), summary, ...(key.workspace !== undefined && { workspace: key.workspace }), shown: { ...shown } });
         return { changed: true, result: undefined };
       });
     } catch (error) {
@@ -99,41 +107,44 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
       .catch((error: unknown) => log.debug(`could not drop the approval request of ${describeSubject(subject)}: ${(error as Error).message}`));
   }
 
-  async function needApproval(subject: TrustSubject, fp: string, assessment: Pending, data: TrustData, checkOptions: CheckOptions | undefined): Promise<TrustVerdict> {
+  async function needApproval(subject: TrustSubject, now: Snapshot, assessment: Pending, data: TrustData, checkOptions: CheckOptions | undefined): Promise<TrustVerdict> {
+    const fp = now.fingerprint;
     const interactive = checkOptions?.interactive;
-    const need = needText(subject, assessment.state, assessment.record);
+    const need = needOf(subject, assessment, now.shown);
     const command = commandFor(subject);
     if (declined.has(declinedKey(keyOf(subject), fp))) return refusal(subject, fp, 'denied', need, undefined, command);
     const why = interactive === false ? 'the caller asked it not to (interactive: false)' : whyNotAsk(terminal(), env());
     if (why !== undefined) {
-      await recordRequest(subject, fp, assessment.state, data);
+      await recordRequest(subject, now, assessment.state, data);
       log.info(`refused ${describeSubject(subject)}: ${need}; not asked because ${why}`);
       return refusal(subject, fp, assessment.state, need, why, command);
     }
-    const turn = asking.then(() => ask(subject, fp, command, checkOptions?.signal));
+    const turn = asking.then(() => ask(subject, now, command, checkOptions?.signal));
     asking = turn.catch(() => undefined);
     return turn;
   }
 
   /** Asks on the terminal, after re-reading: an earlier question (or another process) may have settled it. */
-  async function ask(subject: TrustSubject, fp: string, command: string, callerSignal: AbortSignal | undefined): Promise<TrustVerdict> {
+  async function ask(subject: TrustSubject, now: Snapshot, command: string, callerSignal: AbortSignal | undefined): Promise<TrustVerdict> {
+    const fp = now.fingerprint;
     const data = await store.read();
     const assessment = assess(subject, fp, findEntry(data.approvals, keyOf(subject)));
     if (assessment.trusted) return { trusted: true, level: assessment.level, fingerprint: fp };
-    const need = needText(subject, assessment.state, assessment.record);
+    const need = needOf(subject, assessment, now.shown);
     if (declined.has(declinedKey(keyOf(subject), fp))) return refusal(subject, fp, 'denied', need, undefined, command);
     const signals = [options.signal, callerSignal].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-    const yes = await askYesNo(question(subject, fp, need, assessment.state), terminal(), signal);
-    if (yes) return approveAs(subject, fp);
+    const changeLines = assessment.state === 'changed' ? changes(assessment.record?.shown, now.shown) : [];
+    const yes = await askYesNo(question(subject, fp, need, assessment.state, now.shown, changeLines), terminal(), signal);
+    if (yes) return approveAs(subject, now);
     if (options.signal?.aborted) return refusal(subject, fp, assessment.state, need, 'plinth is shutting down', command);
     if (callerSignal?.aborted) {
       // Withdrawn by the caller (no answer in time): not a "no", so it may be asked again.
-      await recordRequest(subject, fp, assessment.state, data);
+      await recordRequest(subject, now, assessment.state, data);
       return refusal(subject, fp, assessment.state, `${need}, and the question was not answered in time`, undefined, command);
     }
     declined.add(declinedKey(keyOf(subject), fp));
-    await recordRequest(subject, fp, assessment.state, data);
+    await recordRequest(subject, now, assessment.state, data);
     log.info(`${describeSubject(subject)} was declined at the prompt`);
     return refusal(subject, fp, 'denied', need, undefined, command);
   }
@@ -141,23 +152,24 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   return {
     async check(subject, checkOptions) {
       validateSubject(subject);
-      const fp = await fingerprint(subject);
+      const now = await take(subject);
+      const fp = now.fingerprint;
       if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
       const data = await store.read();
       let assessment = assess(subject, fp, findEntry(data.approvals, keyOf(subject)));
-      if (assessment.trusted && assessment.pin) assessment = await pin(subject, fp);
+      if (assessment.trusted && assessment.pin) assessment = await pin(subject, now);
       if (assessment.trusted) {
         await dropRequest(subject, data);
         return { trusted: true, level: assessment.level, fingerprint: fp };
       }
-      return needApproval(subject, fp, assessment, data, checkOptions);
+      return needApproval(subject, now, assessment, data, checkOptions);
     },
 
     async approve(subject) {
       validateSubject(subject);
-      const fp = await fingerprint(subject);
-      if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
-      return approveAs(subject, fp);
+      const now = await take(subject);
+      if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: now.fingerprint };
+      return approveAs(subject, now);
     },
 
     async revoke(kind, id) {
@@ -185,12 +197,13 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
 
     async inspect(subject) {
       validateSubject(subject);
-      const fp = await fingerprint(subject);
+      const now = await take(subject);
+      const fp = now.fingerprint;
       if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
       const data = await store.read();
       const assessment = assess(subject, fp, findEntry(data.approvals, keyOf(subject)));
       if (assessment.trusted) return { trusted: true, level: assessment.level, fingerprint: fp };
-      const need = needText(subject, assessment.state, assessment.record);
+      const need = needOf(subject, assessment, now.shown);
       const level = declined.has(declinedKey(keyOf(subject), fp)) ? 'denied' : assessment.state;
       return refusal(subject, fp, level, need, undefined, commandFor(subject));
     },

@@ -17,6 +17,9 @@ export const STORE_VERSION = 1;
 
 const fingerprintSchema = z.string().regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 in hex');
 
+/** Label → shown value (see snapshot.ts); never a secret. */
+const shownSchema = z.record(z.string(), z.string());
+
 const recordSchema = z.object({
   kind: z.enum(TRUST_KINDS),
   id: z.string().min(1),
@@ -29,6 +32,8 @@ const recordSchema = z.object({
   summary: z.string(),
   /** A workspace subject's workspace root: its approval does not carry over to another workspace that reuses the id. */
   workspace: z.string().optional(),
+  /** What was shown of it (secrets masked), to say what changed when it is asked for again. Absent in records of plinth before 2. */
+  shown: shownSchema.optional(),
 });
 
 const requestSchema = z.object({
@@ -42,6 +47,7 @@ const requestSchema = z.object({
   at: z.string(),
   summary: z.string(),
   workspace: z.string().optional(),
+  shown: shownSchema.optional(),
 });
 
 const storeSchema = z.object({
@@ -256,6 +262,6 @@ function deepFreeze<T>(value: T): T {
 }
 
 /** A record of `subject` as it is now. */
-export function recordOf(subject: TrustSubject, fingerprint: string, how: TrustRecord['how'], workspace?: string): TrustRecord {
-  return { kind: subject.kind, id: subject.id, source: subject.source, fingerprint, how, at: new Date().toISOString(), summary: subject.summary, ...(workspace !== undefined && { workspace }) };
+export function recordOf(subject: TrustSubject, fingerprint: string, how: TrustRecord['how'], workspace: string | undefined, shown: Readonly<Record<string, string>>): TrustRecord {
+  return { kind: subject.kind, id: subject.id, source: subject.source, fingerprint, how, at: new Date().toISOString(), summary: subject.summary, ...(workspace !== undefined && { workspace }), shown: { ...shown } };
 }

@@ -102,11 +102,16 @@ export function shellQuote(word: string): string {
   return `$'${escaped}'`;
 }
 
-/** Why a subject needs approval, for messages. */
-export function needText(subject: TrustSubject, state: 'pending' | 'changed', record: TrustRecord | undefined): string {
+/**
+ * Why a subject needs approval, for messages. `changed`: the labels of what
+ * differs from what was shown at its approval (see snapshot.ts), when known.
+ */
+export function needText(subject: TrustSubject, state: 'pending' | 'changed', record: TrustRecord | undefined, changed: readonly string[] = []): string {
   const what = describeSubject(subject);
   if (state === 'pending') return `${what} has not been approved`;
   const since = record ? ` since it was ${record.how === 'pinned' ? 'first used' : 'approved'} on ${record.at.slice(0, 10)}` : '';
+  if (changed.length > 0) return `${what} changed${since}: ${changed.map(printable).join(', ')}`;
+  if (record?.shown !== undefined) return `${what} changed${since} (a hidden value: an env value or header)`;
   return `${what} changed${since} (its definition or a file it runs)`;
 }
 
@@ -131,12 +136,34 @@ export function refusal(
   return { trusted: false, level, fingerprint, reason, approveCommand: command };
 }
 
-/** The question asked on the terminal. */
-export function question(subject: TrustSubject, fingerprint: string, need: string, state: 'pending' | 'changed'): string {
+/**
+ * The question asked on the terminal: the summary, every field shown of the
+ * subject (`shown`, secrets already masked) and, for a changed one, each change.
+ */
+export function question(
+  subject: TrustSubject,
+  fingerprint: string,
+  need: string,
+  state: 'pending' | 'changed',
+  shown: Readonly<Record<string, string>> = {},
+  changeLines: readonly string[] = [],
+): string {
   const lines = [`Allow ${describeSubject(subject)} to run?`];
-  if (state === 'changed') lines.push(`  ${need}.`);
+  if (state === 'changed') {
+    lines.push(`  ${need}.`);
+    if (changeLines.length > 0) {
+      lines.push('  What changed:');
+      for (const change of changeLines) lines.push(`    ${printable(change)}`);
+    }
+  }
   for (const line of subject.summary.split('\n')) if (line.trim() !== '') lines.push(`  ${printable(line)}`);
+  lines.push(...shownLines(shown, '    '));
   lines.push(`  source: ${subject.source}, fingerprint: ${shortFingerprint(fingerprint)}`);
   lines.push('[y]es / [N]o: ');
   return lines.join('\n');
+}
+
+/** `label: value` lines, control characters escaped. */
+export function shownLines(shown: Readonly<Record<string, string>>, indent: string): string[] {
+  return Object.entries(shown).map(([label, value]) => `${indent}${printable(label)}: ${printable(value)}`);
 }

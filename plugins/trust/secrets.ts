@@ -1,0 +1,27 @@
+/**
+ * Which values are secrets, for what trust shows and keeps: never shown,
+ * never stored (only their hash, inside the fingerprint).
+ */
+
+/** Env names whose values are secrets (shown masked); header values are always masked. */
+export const SECRET_NAME = /token|secret|passw|key|auth|credential|cookie|session|signature|private/i;
+
+/** What is shown instead of a secret. */
+export const HIDDEN = '(hidden)';
+
+/** Prefixes of well-known credentials (GitHub, OpenAI-style, Slack, AWS, Google, JWTs). */
+const CREDENTIAL_PREFIX = /^(?:gh[pousr]_|github_pat_|sk-|xox[abprs]-|AKIA|ASIA|AIza|eyJ)/;
+
+/**
+ * Whether an env value is to be masked: under a secret-looking name, or
+ * looking like a credential itself (a known prefix, or a long run of token
+ * characters with letters and digits that is neither a path nor a URL), so
+ * that a token under an innocent name (`GITHUB_PAT`) is neither shown nor
+ * kept in the store. `${env:…}` references are shown: they are no secret.
+ */
+export function isSecretValue(name: string, value: string): boolean {
+  if (SECRET_NAME.test(name)) return true;
+  if (CREDENTIAL_PREFIX.test(value)) return true;
+  if (value.length < 20 || /\s/.test(value) || value.includes('://') || /^\.{0,2}\//.test(value)) return false;
+  return /^[A-Za-z0-9_\-.+/=:]+$/.test(value) && /[A-Za-z]/.test(value) && /\d/.test(value);
+}
