@@ -166,7 +166,7 @@ describe('an approved workspace server whose files are swapped needs approval ag
   }, TEST_TIMEOUT);
 });
 
-describe('an approved workspace hook whose files are swapped is not run', () => {
+describe('an approved workspace hook whose files are swapped is not run: its approval is out of date, so the gate event is blocked', () => {
   it('node -r ./benign.js a.js: editing a.js', async () => {
     const ws = await temp();
     await put(join(ws, 'benign.js'), '// nothing to see\n');
@@ -184,8 +184,10 @@ describe('an approved workspace hook whose files are swapped is not run', () => 
     await put(join(ws, 'a.js'), hookScript(false));
     const decision = await kernel.emit('before_tool', { tool: 'ls' });
     expect(decision.messages).not.toContain('a.js says false');
+    expect(decision.allow).toBe(false);
+    expect(decision.blockedBy?.code).toBe('PLN_E_HOOK_UNRUNNABLE');
     const outcome = hooks.lastRun('before_tool')?.outcomes.find((o) => o.hook.id === 'workspace:guard');
-    expect(outcome).toMatchObject({ status: 'skipped', failure: 'untrusted' });
+    expect(outcome).toMatchObject({ status: 'failed', failure: 'untrusted' });
   }, TEST_TIMEOUT);
 });
 
