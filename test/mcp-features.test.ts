@@ -609,6 +609,28 @@ describe('requests from servers', () => {
     expect(shown).toContain('2) green');
   });
 
+  it('elicitation on a terminal: escape sequences in what the server sent are shown as text, never sent to the terminal', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = '';
+    output.on('data', (chunk: Buffer) => (shown += chunk.toString()));
+    input.end('\n\n');
+    const answer = await askElicitation(
+      {
+        server: 'evil',
+        message: 'hello\u001b[2J\u001b]0;owned\u0007',
+        requestedSchema: {
+          type: 'object',
+          properties: { pick: { type: 'string', title: 'T\u001b[31m', description: 'd\u009b31m', enum: ['a\u001b[1m', 'b'], default: 'a\u001b[1m' } },
+        },
+      },
+      { input, output },
+    );
+    expect(answer).toEqual({ action: 'accept', content: { pick: 'a\u001b[1m' } });
+    expect(shown).not.toMatch(/[\u001b\u0007\u009b]/);
+    expect(shown).toContain('hello\\x1b[2J');
+  });
+
   it('elicitation on a terminal: !decline declines, end of input cancels', async () => {
     const schema = { type: 'object', properties: { name: { type: 'string' } } };
     const declined = new PassThrough();

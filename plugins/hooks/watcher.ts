@@ -19,7 +19,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
-import type { Logger } from 'plinth/sdk';
+import { type Logger, safeText } from 'plinth/sdk';
 import { matches } from './matcher.js';
 
 /** What happened to one file. */
@@ -67,7 +67,7 @@ const CLOSE_WAIT_MS = 5_000;
 export function watchWorkspace(options: WatchOptions): WorkspaceWatcher {
   if (options.patterns.length === 0) return { ready: Promise.resolve(), close: async () => {} };
   const root = resolve(options.workspace);
-  const log = options.log ?? { warn: (m: string) => process.stderr.write(`plinth hooks: ${m}\n`), debug: () => {} };
+  const log = options.log ?? { warn: (m: string) => process.stderr.write(safeText(`plinth hooks: ${m}\n`)), debug: () => {} };
   const debounceMs = options.debounceMs ?? 200;
   const mode = options.mode ?? (process.platform === 'darwin' || process.platform === 'win32' ? 'native' : 'tree');
   const matching = patternTest(options.patterns);

@@ -4,7 +4,7 @@
  * whose server was removed from the settings can still be signed out of.
  */
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { type Logger, type PluginKernel, PlinthError, closestName, isPlinthError } from 'plinth/sdk';
+import { type Logger, type PluginKernel, PlinthError, closestName, isPlinthError, safeText } from 'plinth/sdk';
 import { AsyncSeriesBailHook } from 'tapable';
 import type { McpServerDefinition } from '../mcp/types.js';
 import { oauthError } from './errors.js';
@@ -113,8 +113,9 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
       await approved(name, options.signal);
       const stored = await vault.read(name).catch(() => undefined);
       const challenge = challenges.get(name) ?? (stored?.serverUrl === definition.url ? stored.challenge : undefined);
-      // The lines carry the authorization URL (and its state): for the person signing in, not for the log.
-      const progress = options.progress ?? ((line: string) => void process.stderr.write(`${line}\n`));
+      // The lines carry the authorization URL (and its state): for the person signing in, not for the
+      // log. The server and its metadata chose those URLs, so they are made safe for the terminal.
+      const progress = options.progress ?? ((line: string) => void process.stderr.write(`${safeText(line)}\n`));
       const configured = config.callbackPort ?? (settings.callbackPort || undefined);
       // The port of the stored registration's redirect URI, so that the registration is used again rather than a new one made.
       const remembered = configured === undefined ? registeredPort(stored, definition.url) : undefined;

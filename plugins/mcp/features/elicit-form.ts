@@ -9,6 +9,7 @@
  * One form at a time: requests from several servers wait for each other.
  */
 import { createInterface } from 'node:readline';
+import { safeText } from 'plinth/sdk';
 import type { Terminal } from './types.js';
 
 /** What the form answers: the MCP `ElicitResult`. */
@@ -58,10 +59,12 @@ async function askNow(request: { server: string; message: string; requestedSchem
   if (signal?.aborted) return { action: 'cancel' };
   const { input, output } = terminal;
   const rl = createInterface({ input, output, terminal: Boolean(input.isTTY && output.isTTY) });
+  // The message, titles, descriptions, choices and defaults all come from the server.
+  const say = (text: string): void => void output.write(safeText(text));
   let interrupted = false;
   rl.on('SIGINT', () => {
     interrupted = true;
-    output.write('^C\n');
+    say('^C\n');
     rl.close();
   });
   const onAbort = () => rl.close();
@@ -69,7 +72,7 @@ async function askNow(request: { server: string; message: string; requestedSchem
   // The iterator buffers lines that arrive before the question (pasted or piped answers).
   const lines = rl[Symbol.asyncIterator]();
   const next = async (prompt: string): Promise<string | undefined> => {
-    output.write(prompt);
+    say(prompt);
     const line = await lines.next();
     return line.done ? undefined : line.value;
   };
@@ -77,12 +80,12 @@ async function askNow(request: { server: string; message: string; requestedSchem
   try {
     const properties = (request.requestedSchema.properties ?? {}) as Record<string, FieldSchema>;
     const required = new Set(Array.isArray(request.requestedSchema.required) ? (request.requestedSchema.required as string[]) : []);
-    output.write(`\nserver "${request.server}" asks: ${request.message}\n(Enter keeps the value in brackets; !decline declines, !cancel cancels)\n`);
+    say(`\nserver "${request.server}" asks: ${request.message}\n(Enter keeps the value in brackets; !decline declines, !cancel cancels)\n`);
     const content: Record<string, Value> = {};
     for (const [key, field] of Object.entries(properties)) {
       const choices = choicesOf(field);
-      output.write(`\n${field.title ?? key}${required.has(key) ? ' (required)' : ''}${field.description ? `: ${field.description}` : ''}\n`);
-      if (choices) output.write(choices.map((c, i) => `  ${i + 1}) ${c.label}`).join('\n') + '\n');
+      say(`\n${field.title ?? key}${required.has(key) ? ' (required)' : ''}${field.description ? `: ${field.description}` : ''}\n`);
+      if (choices) say(choices.map((c, i) => `  ${i + 1}) ${c.label}`).join('\n') + '\n');
       for (;;) {
         const answer = await next(`  ${key}${hint(field, choices)}${field.default !== undefined ? ` [${show(field.default)}]` : ''}: `);
         if (answer === undefined) return { action: 'cancel' };
@@ -95,7 +98,7 @@ async function askNow(request: { server: string; message: string; requestedSchem
             break;
           }
           if (!required.has(key)) break;
-          output.write('  an answer is required\n');
+          say('  an answer is required\n');
           continue;
         }
         const parsed = parse(field, text, choices);
@@ -103,7 +106,7 @@ async function askNow(request: { server: string; message: string; requestedSchem
           content[key] = parsed.value;
           break;
         }
-        output.write(`  ${parsed.problem}\n`);
+        say(`  ${parsed.problem}\n`);
       }
     }
     return { action: 'accept', content };
