@@ -32,8 +32,9 @@ function specifiers(file: string): { specifiers: string[]; problems: string[] } 
   const source = readFileSync(file, 'utf8');
   const parsed = parseSync(file, source);
   const problems = parsed.errors.map((e) => `parse error: ${e.message}`);
-  const found: string[] = parsed.module.staticImports.map((i) => i.moduleRequest.value);
+  const found: string[] = parsed.module.staticImports.filter((i) => !typeOnly(source.slice(i.start, i.end), i.moduleRequest.value)).map((i) => i.moduleRequest.value);
   for (const exported of parsed.module.staticExports) {
+    if (typeOnly(source.slice(exported.start, exported.end), exported.entries[0]?.moduleRequest?.value)) continue;
     for (const entry of exported.entries) if (entry.moduleRequest) found.push(entry.moduleRequest.value);
   }
   for (const dynamic of parsed.module.dynamicImports) {
@@ -47,6 +48,18 @@ function specifiers(file: string): { specifiers: string[]; problems: string[] } 
   return { specifiers: found, problems };
 }
 
+/**
+ * The sdk's service contracts name the MCP SDK's types (`Transport`,
+ * `OAuthClientProvider`, `Client`): a whole `import type` / `export type`
+ * statement of it is erased at build, so it loads nothing. Not `import { type X }`,
+ * which verbatimModuleSyntax keeps as an import of the module.
+ */
+const TYPES_ONLY = /^@modelcontextprotocol\/sdk(\/|$)/;
+
+function typeOnly(statement: string, specifier: string | undefined): boolean {
+  return specifier !== undefined && TYPES_ONLY.test(specifier) && /^(import|export)\s+type\s*[{*]/.test(statement);
+}
+
 function allowed(specifier: string): boolean {
   if (specifier.startsWith('./') || specifier.startsWith('../')) return true;
   if (specifier.startsWith('node:')) return true;
@@ -54,7 +67,7 @@ function allowed(specifier: string): boolean {
   return ALLOWED.has(pkg);
 }
 
-test('kernel/ and sdk/ import only tapable, jiti, semver, zod, node: modules and relative files', () => {
+test('kernel/ and sdk/ import only tapable, jiti, semver, zod, node: modules, relative files and the MCP SDK\'s types', () => {
   const files = ['kernel', 'sdk'].flatMap((dir) => tsFiles(join(root, dir)));
   expect(files.length).toBeGreaterThan(10);
   const offenders: string[] = [];
