@@ -111,3 +111,17 @@ test('the check names the file, the line and the target of every kind of crossin
     'plugins/oauth/secrets/probe.mjs:1 imports "../../mcp/types.js" (→ plugins/mcp/types.js, in plugin "mcp")',
   ]);
 });
+
+test('the fixture third-party transport imports only plinth/sdk, the MCP SDK and its own files, as an outside author would', () => {
+  const dir = join(root, 'test', 'fixtures', 'plugins', 'transport-loopback');
+  const files = sourceFiles(dir);
+  expect(files.length).toBeGreaterThan(1);
+  const offenders: string[] = [];
+  for (const file of files) {
+    for (const { specifier, line } of specifiers(file).found) {
+      const own = specifier.startsWith('.') && !relative(dir, resolve(dirname(file), specifier)).startsWith('..');
+      if (!own && specifier !== 'plinth/sdk' && !specifier.startsWith('@modelcontextprotocol/sdk/')) offenders.push(`${relative(root, file)}:${line} imports "${specifier}"`);
+    }
+  }
+  expect(offenders).toEqual([]);
+});
