@@ -64,15 +64,17 @@ function crossings(pluginsDir: string, base: string): string[] {
       if (!specifier.startsWith('.')) continue;
       const target = resolve(dirname(file), specifier);
       const inPlugins = relative(pluginsDir, target);
-      if (inPlugins.startsWith('..') || inPlugins === '') continue; // outside plugins/: the kernel-imports and cycle tests judge those
-      const owner = inPlugins.split(sep)[0]!;
-      if (owner !== own) offenders.push(`${relative(base, file)}:${line} imports "${specifier}" (→ ${relative(base, target)}, in plugin "${owner}")`);
+      // Outside plugins/ (the sdk's or the kernel's files by path): the folder would not work once copied or installed.
+      const owner = inPlugins.startsWith('..') || inPlugins === '' ? undefined : inPlugins.split(sep)[0]!;
+      if (owner === own) continue;
+      const where = owner === undefined ? 'outside plugins/: import plinth/sdk instead' : `in plugin "${owner}"`;
+      offenders.push(`${relative(base, file)}:${line} imports "${specifier}" (→ ${relative(base, target)}, ${where})`);
     }
   }
   return offenders;
 }
 
-test('no plugin imports a file of another plugin\'s folder (types included)', () => {
+test('no plugin imports a file of another plugin\'s folder (types included), nor one outside plugins/ by path', () => {
   const pluginsDir = join(root, 'plugins');
   const plugins = readdirSync(pluginsDir, { withFileTypes: true }).filter((e) => e.isDirectory());
   expect(plugins.length).toBeGreaterThan(8);
@@ -109,6 +111,7 @@ test('the check names the file, the line and the target of every kind of crossin
     'plugins/health/monitor.ts:3 imports "../mcp/own.js" (→ plugins/mcp/own.js, in plugin "mcp")',
     'plugins/health/monitor.ts:4 imports "../oauth/service.js" (→ plugins/oauth/service.js, in plugin "oauth")',
     'plugins/oauth/secrets/probe.mjs:1 imports "../../mcp/types.js" (→ plugins/mcp/types.js, in plugin "mcp")',
+    'plugins/oauth/secrets/probe.mjs:2 imports "../../../sdk/index.js" (→ sdk/index.js, outside plugins/: import plinth/sdk instead)',
   ]);
 });
 
