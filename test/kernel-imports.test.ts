@@ -4,7 +4,8 @@
  * that plugin. Specifiers are read with a real parser (oxc, through vite), so
  * imports written inside template strings (the scaffold's) do not count.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseSync } from 'vite';
@@ -101,4 +102,24 @@ test('the check itself catches a forbidden import and ignores imports inside str
   ];
   expect(found.filter((s) => !allowed(s)).sort()).toEqual(['@modelcontextprotocol/sdk/client', 'execa', 'keytar']);
   expect(found).not.toContain('tar');
+});
+
+test('a whole type-only import of the MCP SDK passes; a value import, or `import { type X }` (kept by verbatimModuleSyntax), does not', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-kernel-imports-'));
+  try {
+    const file = join(dir, 'contract.ts');
+    writeFileSync(
+      file,
+      [
+        "import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';",
+        "export type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';",
+        "import { type Client } from '@modelcontextprotocol/sdk/client/index.js';",
+        "import { McpError } from '@modelcontextprotocol/sdk/types.js';",
+        "import type { Options } from 'execa';",
+      ].join('\n'),
+    );
+    expect(specifiers(file).specifiers.filter((s) => !allowed(s)).sort()).toEqual(['@modelcontextprotocol/sdk/client/index.js', '@modelcontextprotocol/sdk/types.js', 'execa']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
