@@ -31,7 +31,6 @@ export type { Manifest, ManifestInput, ManifestIssue, SettingDecl } from './mani
 export type { ServiceName, ServiceType } from './services.js';
 export { describeIssue, parseSettings, settingIssues } from './settings.js';
 export type { SettingIssue } from './settings.js';
-export type { CheckOptions, TrustRun, TrustService, TrustSource, TrustSubject, TrustVerdict } from './trust.js';
 
 /**
  * Typed services. A plugin that provides a service describes its type by
@@ -63,3 +62,15 @@ export type { TestKernel, TestKernelOptions } from './test-kernel.js';
 export { scaffoldPlugin } from './scaffold.js';
 export type { ScaffoldOptions } from './scaffold.js';
 export { OWN_GROUP_CHILD, descendantsOf, groupMembers, isAlive, killGroup, pipeHolders, pipeNames, signalEach, trackGroup, untrackGroup } from './process-tree.js';
+// Service contracts (sdk/contracts/): each merges its service into `Services`; helpers for transports beside them.
+export type { CheckOptions, TrustRun, TrustService, TrustSource, TrustSubject, TrustVerdict } from './contracts/trust.js';
+export { MCP_SERVER_NAME, MCP_TRANSPORT_NAME, mcpEntryTransport, mcpServerEntrySchema } from './contracts/mcp-server.js';
+export type { McpServerConfig, McpServerDefinition, McpServerEntry } from './contracts/mcp-server.js';
+export type { TransportConnection, TransportContext, TransportFactory } from './contracts/transport.js';
+export type { CallOptions, ElicitationHandler, McpService, McpTool, RootsHandler, SamplingHandler, ServerState, ServerStatus, StartOptions, ToolCallResult } from './contracts/mcp.js';
+export type { HealthChange, HealthService, HealthState, ServerHealth } from './contracts/health.js';
+export type { KeychainAvailability, SecretBackendName, SecretStore } from './contracts/secrets.js';
+export type { AuthStatus, LoginOptions, LoginResult, LogoutResult, OAuthService, ProviderOptions, SignInChannel, SignInRequest } from './contracts/oauth.js';
+export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookRateCounts, HookSource, HooksService, PlanResult } from './contracts/hooks.js';
+export { remoteRequestInit, remoteServerUrl } from './remote-transport.js';
+export { fetchWithOwnSignals } from './request-signals.js';

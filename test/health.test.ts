@@ -16,12 +16,12 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createTestKernel, type Logger, type TestKernel } from 'plinth/sdk';
 import type { InlinePlugin } from '../kernel/kernel.js';
-import type { McpService } from '../plugins/mcp/types.js';
+import type { McpService } from 'plinth/sdk';
 import { HealthBoard } from '../plugins/health/board.js';
 import { HealthMonitor } from '../plugins/health/monitor.js';
 import { createHealthService } from '../plugins/health/service.js';
 import { backoffDelay, healthSettings, type HealthSettings } from '../plugins/health/settings.js';
-import type { HealthChange, HealthService, HealthState } from '../plugins/health/types.js';
+import type { HealthChange, HealthService, HealthState } from 'plinth/sdk';
 import { MiniMcp } from './fixtures/mcp/faulty/mini-mcp.js';
 import { isAlive } from '../sdk/process-tree.js';
 

@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { InlinePlugin } from '../kernel/kernel.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
-import type { AskAgentRequest } from '../plugins/hooks/service.js';
+import type { AskAgentRequest } from 'plinth/sdk';
 import { createTestKernel, type TestKernel } from '../sdk/index.js';
 import { type Result, cleanEnv, expectExit, json, plinth, ensureBuilt } from './support/cli.js';
 

@@ -4,7 +4,8 @@
  * that plugin. Specifiers are read with a real parser (oxc, through vite), so
  * imports written inside template strings (the scaffold's) do not count.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseSync } from 'vite';
@@ -32,8 +33,9 @@ function specifiers(file: string): { specifiers: string[]; problems: string[] } 
   const source = readFileSync(file, 'utf8');
   const parsed = parseSync(file, source);
   const problems = parsed.errors.map((e) => `parse error: ${e.message}`);
-  const found: string[] = parsed.module.staticImports.map((i) => i.moduleRequest.value);
+  const found: string[] = parsed.module.staticImports.filter((i) => !typeOnly(source.slice(i.start, i.end), i.moduleRequest.value)).map((i) => i.moduleRequest.value);
   for (const exported of parsed.module.staticExports) {
+    if (typeOnly(source.slice(exported.start, exported.end), exported.entries[0]?.moduleRequest?.value)) continue;
     for (const entry of exported.entries) if (entry.moduleRequest) found.push(entry.moduleRequest.value);
   }
   for (const dynamic of parsed.module.dynamicImports) {
@@ -47,6 +49,18 @@ function specifiers(file: string): { specifiers: string[]; problems: string[] } 
   return { specifiers: found, problems };
 }
 
+/**
+ * The sdk's service contracts name the MCP SDK's types (`Transport`,
+ * `OAuthClientProvider`, `Client`): a whole `import type` / `export type`
+ * statement of it is erased at build, so it loads nothing. Not `import { type X }`,
+ * which verbatimModuleSyntax keeps as an import of the module.
+ */
+const TYPES_ONLY = /^@modelcontextprotocol\/sdk(\/|$)/;
+
+function typeOnly(statement: string, specifier: string | undefined): boolean {
+  return specifier !== undefined && TYPES_ONLY.test(specifier) && /^(import|export)\s+type\s*[{*]/.test(statement);
+}
+
 function allowed(specifier: string): boolean {
   if (specifier.startsWith('./') || specifier.startsWith('../')) return true;
   if (specifier.startsWith('node:')) return true;
@@ -54,7 +68,7 @@ function allowed(specifier: string): boolean {
   return ALLOWED.has(pkg);
 }
 
-test('kernel/ and sdk/ import only tapable, jiti, semver, zod, node: modules and relative files', () => {
+test('kernel/ and sdk/ import only tapable, jiti, semver, zod, node: modules, relative files and the MCP SDK\'s types', () => {
   const files = ['kernel', 'sdk'].flatMap((dir) => tsFiles(join(root, dir)));
   expect(files.length).toBeGreaterThan(10);
   const offenders: string[] = [];
@@ -88,4 +102,24 @@ test('the check itself catches a forbidden import and ignores imports inside str
   ];
   expect(found.filter((s) => !allowed(s)).sort()).toEqual(['@modelcontextprotocol/sdk/client', 'execa', 'keytar']);
   expect(found).not.toContain('tar');
+});
+
+test('a whole type-only import of the MCP SDK passes; a value import, or `import { type X }` (kept by verbatimModuleSyntax), does not', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-kernel-imports-'));
+  try {
+    const file = join(dir, 'contract.ts');
+    writeFileSync(
+      file,
+      [
+        "import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';",
+        "export type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';",
+        "import { type Client } from '@modelcontextprotocol/sdk/client/index.js';",
+        "import { McpError } from '@modelcontextprotocol/sdk/types.js';",
+        "import type { Options } from 'execa';",
+      ].join('\n'),
+    );
+    expect(specifiers(file).specifiers.filter((s) => !allowed(s)).sort()).toEqual(['@modelcontextprotocol/sdk/client/index.js', '@modelcontextprotocol/sdk/types.js', 'execa']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -28,7 +28,7 @@ import {
   type ServerFeatures,
   type ToolRegistry,
 } from '../plugins/mcp/features/index.js';
-import type { McpServerDefinition, ToolCallResult } from '../plugins/mcp/types.js';
+import type { McpServerDefinition, ToolCallResult } from 'plinth/sdk';
 import { isAlive } from '../sdk/process-tree.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { collectServers } from '../plugins/mcp/definitions.js';
-import type { McpService, ServerState, ServerStatus } from '../plugins/mcp/types.js';
+import type { McpService, ServerState, ServerStatus } from 'plinth/sdk';
 import type { PluginInfo } from '../sdk/index.js';
 import { createTestKernel, parseManifest, type TestKernel } from '../sdk/index.js';
 import { isAlive } from '../sdk/process-tree.js';

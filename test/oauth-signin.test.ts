@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isAlive, isPlinthError } from '../sdk/index.js';
-import type { SignInChannel, SignInRequest } from '../plugins/oauth/types.js';
+import type { SignInChannel, SignInRequest } from 'plinth/sdk';
 import { browserCommand, canOpenBrowser, openBrowser } from '../plugins/oauth/signin/browser.js';
 import { startCallbackServer, type CallbackServer, type CallbackServerOptions } from '../plugins/oauth/signin/callback-server.js';
 import { createLoopbackChannel, type LoopbackChannelOptions } from '../plugins/oauth/signin/loopback-channel.js';

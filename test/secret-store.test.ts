@@ -20,7 +20,7 @@ import { FileSecrets } from '../plugins/oauth/secrets/file-store.js';
 import { secretsPaths } from '../plugins/oauth/secrets/folder.js';
 import { probeKeychain } from '../plugins/oauth/secrets/probe.js';
 import { type SecretStoreOptions, createSecretStore } from '../plugins/oauth/secrets/store.js';
-import type { SecretStore } from '../plugins/oauth/types.js';
+import type { SecretStore } from 'plinth/sdk';
 import { type LineChild, lineChild } from './support/child.js';
 
 // The real probe, watched: how many probe children each scenario starts.

@@ -16,7 +16,7 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
-import type { McpServerDefinition, TransportConnection, TransportContext, TransportFactory } from '../plugins/mcp/types.js';
+import type { McpServerDefinition, TransportConnection, TransportContext, TransportFactory } from 'plinth/sdk';
 import { createHttpTransportFactory, HTTP_DEFAULTS } from '../plugins/transport-http/index.js';
 import { createSseTransportFactory } from '../plugins/transport-sse/index.js';
 import { createStdioTransportFactory, STDIO_DEFAULTS } from '../plugins/transport-stdio/index.js';

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Kernel } from '../kernel/kernel.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
-import type { McpService } from '../plugins/mcp/types.js';
+import type { McpService } from 'plinth/sdk';
 import type { CommandOutput } from '../sdk/commands.js';
 import { type TestKernel, createTestKernel } from '../sdk/index.js';
 import { BIN, cleanEnv, describeRun, ensureBuilt, plinth } from './support/cli.js';

@@ -6,7 +6,7 @@
  */
 import type { Disposer, Logger } from 'plinth/sdk';
 import type { ProbeMethod } from './probe.js';
-import type { HealthChange, HealthState, ServerHealth } from './types.js';
+import type { HealthChange, HealthState, ServerHealth } from 'plinth/sdk';
 
 /** A monitored server: what `status()` shows, plus the monitor's bookkeeping. */
 export interface HealthRecord {

@@ -10,7 +10,6 @@ import { HealthBoard } from './board.js';
 import { HealthMonitor } from './monitor.js';
 import { createHealthService } from './service.js';
 import { healthSettings } from './settings.js';
-import type {} from './types.js'; // the `Services` merge for 'health'
 
 export default definePlugin({
   setup(kernel, ctx) {

@@ -7,7 +7,7 @@
  * `check` and `restart` still work, but nothing happens on its own.
  */
 import type { Logger } from 'plinth/sdk';
-import type { McpService, ServerStatus } from '../mcp/types.js';
+import type { McpService, ServerStatus } from 'plinth/sdk';
 import type { HealthBoard, HealthRecord } from './board.js';
 import { probe } from './probe.js';
 import { applyOutcome } from './verdict.js';

@@ -5,7 +5,7 @@
  * from the `mcp` service, so checking a server loads nothing.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { ServerHealth } from './types.js';
+import type { ServerHealth } from 'plinth/sdk';
 
 /** The request a check sends. */
 export type ProbeMethod = ServerHealth['probe'];

@@ -2,7 +2,7 @@
  * What a server's `mcp` status says about its trouble: a one-line reason for
  * people, and whether trying again could help at all.
  */
-import type { ServerStatus } from '../mcp/types.js';
+import type { ServerStatus } from 'plinth/sdk';
 
 /**
  * Errors that no restart fixes (configuration, trust, a missing transport, a

@@ -1,9 +1,9 @@
 /** The `health` service: the monitor and the board behind one small interface. */
 import { PlinthError } from 'plinth/sdk';
-import type { ServerStatus } from '../mcp/types.js';
+import type { ServerStatus } from 'plinth/sdk';
 import type { HealthBoard } from './board.js';
 import type { HealthMonitor } from './monitor.js';
-import type { HealthService, ServerHealth } from './types.js';
+import type { HealthService, ServerHealth } from 'plinth/sdk';
 
 /** Builds the service over `monitor` and `board`. */
 export function createHealthService(monitor: HealthMonitor, board: HealthBoard): HealthService {

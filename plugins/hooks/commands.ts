@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { canonicalEvent, type CommandSpec, EXIT, formatTable as table, PlinthError, type PluginKernel } from 'plinth/sdk';
 import { trustSubject } from './engine.js';
-import type { HooksService } from './service.js';
+import type { HooksService } from 'plinth/sdk';
 import type { Trace, TraceEntry } from './trace.js';
 import type { HookDefinition, HookOutcome, HookRunner, Strategy } from './types.js';
 import { validateHooks } from './validate.js';

@@ -10,7 +10,7 @@ import { matches } from './matcher.js';
 import { plan } from './plan.js';
 import { buildInput, subscribedSpelling } from './protocol.js';
 import type { RateLimiter } from './rate-limit.js';
-import type { AskAgentRequest } from './service.js';
+import type { AskAgentRequest } from 'plinth/sdk';
 import { renderTemplate, templateValues } from './template.js';
 import type { Trace } from './trace.js';
 import { hookLabel, preflightHint } from './runner/outcome.js';

@@ -9,7 +9,7 @@ import { hooksCommands } from './commands.js';
 import { HookEngine, type UnreadableGuard } from './engine.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createRunner } from './runner/index.js';
-import type { HooksService } from './service.js';
+import type { HooksService } from 'plinth/sdk';
 import { hookSettings } from './settings.js';
 import { collectHooks } from './sources.js';
 import { createTrace } from './trace.js';

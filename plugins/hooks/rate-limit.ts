@@ -4,7 +4,7 @@
  * executions per minute over every hook together. Every refusal is counted, and
  * the counts are what `plinth hooks list` shows.
  */
-import type { HookDefinition } from './types.js';
+import type { GlobalRateCounts, HookDefinition, HookRateCounts } from './types.js';
 
 /** The sliding window of a per-minute limit. */
 export const WINDOW_MS = 60_000;
@@ -21,27 +21,6 @@ export type TakeResult =
       /** Names the hook and the limit. */
       readonly message: string;
     };
-
-/** One hook's counts. */
-export interface HookRateCounts {
-  readonly id: string;
-  /** Starts in the last 60 s. */
-  readonly lastMinute: number;
-  /** Starts since the limiter was created. */
-  readonly total: number;
-  /** Refusals (rate limit, cooldown or the global limit) since the limiter was created. */
-  readonly limited: number;
-}
-
-/** Counts over every hook. */
-export interface GlobalRateCounts {
-  /** The global limit, when there is one. */
-  readonly perMinute?: number;
-  readonly lastMinute: number;
-  readonly total: number;
-  /** Refusals because of the global limit. */
-  readonly limited: number;
-}
 
 /** The subset of a definition the limiter reads. */
 export type RateLimitedHook = Pick<HookDefinition, 'id' | 'rateLimit'>;

@@ -1,76 +1,12 @@
 /**
- * The hooks plugin's shared types: a hook definition once normalised, what one
- * run of a hook produced, and the services the plugin provides and uses.
+ * The hooks plugin's own types: what one run of a hook produced, the runner,
+ * the protocol input and the strategies. The definition, the outcome of an
+ * event and the `hooks` service are the sdk's contract, re-exported below.
  */
-import type { EventName, TrustSource } from 'plinth/sdk';
+import type { HookDefinition, HookFailure } from 'plinth/sdk';
 
-/** Where a hook was defined; decides its trust level. Never inferred from a path pattern. */
-export type HookSource = TrustSource;
-
-/** What a hook does when its event fires. */
-export type HookAction =
-  /** Run a process that speaks the JSON protocol on stdin/stdout. */
-  | { readonly type: 'command'; readonly command: string; readonly args: readonly string[] }
-  /** Hand a rendered prompt to the host (legacy `askAgent`); no process runs. */
-  | { readonly type: 'askAgent'; readonly prompt: string };
-
-/** A hook, normalised from settings, a plugin manifest or a legacy file. */
-export interface HookDefinition {
-  /** Stable and unique: `<source>:<name>` for settings and legacy files, `<plugin>/<name>` for manifests. */
-  readonly id: string;
-  readonly name: string;
-  /** Canonical event names it runs on. */
-  readonly events: readonly EventName[];
-  /**
-   * The event names exactly as the definition spelled them (canonical or protocol
-   * alias), parallel to `events`: the protocol input carries the spelling the hook
-   * subscribed with.
-   */
-  readonly subscribedAs: readonly string[];
-  /** Tool-name patterns for tool events, glob file patterns for file events; absent = every occurrence. */
-  readonly matcher: { readonly tools?: readonly string[]; readonly files?: readonly string[] };
-  readonly action: HookAction;
-  /** Working directory for the process (absolute). */
-  readonly cwd: string;
-  /** Milliseconds before the process tree is killed. */
-  readonly timeoutMs: number;
-  /** Higher runs first under the `priority` strategy. */
-  readonly priority: number;
-  /** Ids (or names from the same source) of hooks that must run before this one. */
-  readonly dependsOn: readonly string[];
-  /** May run concurrently with other parallel-safe hooks. */
-  readonly parallel: boolean;
-  readonly rateLimit: { readonly perMinute?: number; readonly cooldownMs?: number };
-  /** What a failure of this hook means for the event: `block` (default) or `allow`. */
-  readonly onError: 'block' | 'allow';
-  readonly enabled: boolean;
-  /** One long-lived process answering one JSON line per request, closed when idle. */
-  readonly persistent: false | { readonly idleMs: number };
-  readonly source: HookSource;
-  /** Where it was defined: a settings file and JSON path, a manifest, or a legacy file. */
-  readonly origin: string;
-  /** The plugin whose manifest declared it, for `extension` and `builtin` hooks. */
-  readonly plugin?: string;
-  /** Hook version sent as `metadata.hookVersion` (the plugin's version for manifest hooks). */
-  readonly version?: string;
-}
-
-/** Why a hook did not produce a usable answer. Stable: shown in traces and `--json`. */
-export type HookFailure =
-  | 'not_allowed' // command not on the whitelist
-  | 'script_missing' // the script named in args does not exist
-  | 'spawn_failed' // the process could not start
-  | 'timeout' // killed after timeoutMs
-  | 'exit_nonzero'
-  | 'crashed' // killed by a signal it did not get from us
-  | 'output_too_large' // stdout or stderr over the byte limit
-  | 'invalid_json'
-  | 'invalid_output' // JSON, but not a protocol response (e.g. `allow` missing)
-  | 'untrusted' // not approved; did not run
-  | 'rate_limited'
-  | 'cooldown'
-  | 'dependency_failed' // a hook it depends on failed or was skipped
-  | 'conflict'; // rewrote the same context field as a hook running in parallel
+/** The contract's types (declared in the sdk, beside the `hooks` service), re-exported for this plugin's own modules. */
+export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookRateCounts, HookSource, HooksService, PlanResult } from 'plinth/sdk';
 
 /** A valid protocol response (v1.0.0 plus the MCP seed's integration fields). */
 export interface HookResponse {
@@ -135,42 +71,6 @@ export interface HookInput {
   };
 }
 
-/** One hook's part in one event: what the planner reports and the trace records. */
-export interface HookOutcome {
-  readonly hook: Pick<HookDefinition, 'id' | 'name' | 'source'>;
-  /** `ran`: it answered; `failed`: it ran (or tried to) and failed; `skipped`: it did not run. */
-  readonly status: 'ran' | 'failed' | 'skipped';
-  /** The hook's effective verdict for the event, after `onError`. Skipped hooks allow. */
-  readonly allow: boolean;
-  readonly failure?: HookFailure;
-  readonly message?: string;
-  readonly systemMessage?: string;
-  /** For a hook that could not run on a gate event and so blocked it: the block's `PLN_E_…` code and what fixes it. */
-  readonly code?: string;
-  readonly fix?: string;
-  /** The hook asked to stop the chain (`continue: false`). */
-  readonly stop?: boolean;
-  /** Top-level context fields this hook changed. */
-  readonly changed?: readonly string[];
-  readonly durationMs: number;
-  readonly exitCode?: number;
-  readonly stderrTail?: string;
-}
-
 /** Execution strategies (hook architecture seed). */
 export type Strategy = 'sequential' | 'parallel' | 'optimized' | 'priority';
 
-/** The combined result of every hook of one event. */
-export interface PlanResult {
-  readonly allow: boolean;
-  /** The hook that blocked, when one did (or, for a definition that could not be read, where it is). */
-  readonly blockedBy?: string;
-  /** When the block is a hook that could not run, rather than one that decided: its code and fix. */
-  readonly code?: string;
-  readonly fix?: string;
-  readonly messages: readonly string[];
-  readonly systemMessages: readonly string[];
-  readonly context: Readonly<Record<string, unknown>>;
-  /** In the order the hooks were planned. */
-  readonly outcomes: readonly HookOutcome[];
-}

@@ -7,7 +7,7 @@ import { type CommandSpec, EXIT, formatTable as table, PlinthError, type PluginK
 import { type AddOptions, checkServerName, serverEntry, usage } from './cli-input.js';
 import { editServers, readServers, type SettingsFileRef } from './cli-settings.js';
 import { commandLine, definitionJson, maskArgs, maskUrl, oneLine, target } from './cli-view.js';
-import type { McpService } from './types.js';
+import type { McpService } from 'plinth/sdk';
 
 const SCOPE_OPTION = {
   type: 'string',

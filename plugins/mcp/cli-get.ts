@@ -11,7 +11,7 @@ import type { CommandOutput, CommandSpec } from 'plinth/sdk';
 import { EXIT } from 'plinth/sdk';
 import { trustStates } from './cli-config.js';
 import { commandLine, definitionJson, maskUrl, oneLine } from './cli-view.js';
-import type { McpServerDefinition, McpService, ServerStatus } from './types.js';
+import type { McpServerDefinition, McpService, ServerStatus } from 'plinth/sdk';
 
 /** What `mcp get` needs from the other commands. */
 export interface GetCommandDeps {

@@ -5,7 +5,7 @@
  * restarts go straight to the `mcp` service.
  */
 import type { PluginKernel } from 'plinth/sdk';
-import type { HealthService, ServerHealth } from '../health/types.js';
+import type { HealthService, ServerHealth } from 'plinth/sdk';
 
 /** The `health` service when a loaded (or lazy) plugin provides it, else undefined. */
 export async function healthService(kernel: PluginKernel): Promise<HealthService | undefined> {

@@ -5,12 +5,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import { PlinthError } from 'plinth/sdk';
-import { SERVER_NAME, serverEntrySchema, TRANSPORT_NAME } from './schema.js';
-import type { McpServerConfig } from './types.js';
+import { MCP_SERVER_NAME, MCP_TRANSPORT_NAME, mcpServerEntrySchema } from 'plinth/sdk';
+import type { McpServerConfig } from 'plinth/sdk';
 
 /** Throws a usage error unless `name` can name a server: the settings' own rule, and no `__` (it separates server and tool). */
 export function checkServerName(name: string): void {
-  if (!SERVER_NAME.test(name) || name.includes('__')) {
+  if (!MCP_SERVER_NAME.test(name) || name.includes('__')) {
     throw usage(`"${name}" cannot name an MCP server`, 'use up to 64 letters, digits, "-" and single "_", starting with a letter or digit, e.g. "github" or "my_db"');
   }
 }
@@ -63,7 +63,7 @@ export function serverEntry(given: AddOptions): McpServerConfig {
   if (misplaced.length > 0) {
     throw usage(`${misplaced.join(' and ')} ${misplaced.length > 1 ? 'apply' : 'applies'} only to ${local ? 'remote servers (--url)' : 'local servers (--command)'}`);
   }
-  if (options.transport !== undefined && !TRANSPORT_NAME.test(options.transport)) {
+  if (options.transport !== undefined && !MCP_TRANSPORT_NAME.test(options.transport)) {
     throw usage(`"${options.transport}" is not a transport name`, 'use stdio, http, sse, or the name a transport plugin provides (lowercase letters, digits, "-")');
   }
 
@@ -80,7 +80,7 @@ export function serverEntry(given: AddOptions): McpServerConfig {
   if (options.transport !== undefined) entry.transport = options.transport;
   if (options.timeout !== undefined) entry.timeout = milliseconds(options.timeout, '--timeout');
   // The same check the mcp plugin makes when it reads settings: add never writes an entry that would be refused.
-  const checked = serverEntrySchema.safeParse(entry);
+  const checked = mcpServerEntrySchema.safeParse(entry);
   if (!checked.success) {
     const issue = checked.error.issues[0]!;
     throw usage(`the server entry would be invalid: ${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`);

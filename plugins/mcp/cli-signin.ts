@@ -6,8 +6,7 @@
  * there the server's error names `plinth auth login <server>`.
  */
 import { type CommandInput, type PluginKernel, type PromptIO, askYesNo, processTerminal, whyNotAsk } from 'plinth/sdk';
-import type {} from '../oauth/types.js'; // the `Services` merge for 'oauth'
-import type { ServerStatus } from './types.js';
+import type { ServerStatus } from 'plinth/sdk';
 
 export type SignInIo = Pick<CommandInput, 'json' | 'out' | 'signal'>;
 

@@ -5,7 +5,7 @@
  * credential is masked too, because people paste tokens there as well.
  */
 import { REDACTED as MASK } from './redact.js';
-import type { McpServerDefinition, ServerStatus } from './types.js';
+import type { McpServerDefinition, ServerStatus } from 'plinth/sdk';
 
 /** Names that usually carry a credential: `--api-key`, `token=`, `?access_token=`, `X-Auth`. */
 const SENSITIVE = /(token|secret|passw(or)?d|pass\b|api[-_]?key|auth|credential|cookie|session|private[-_]?key)/i;

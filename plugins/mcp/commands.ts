@@ -15,7 +15,7 @@ import { type SignInIo, offerSignIn } from './cli-signin.js';
 import { oneLine, statusNote } from './cli-view.js';
 import { MCP_CODES } from './features/result.js';
 import { createRedactor, type SecretRedactor } from './redact.js';
-import type { McpService, ServerStatus, ToolCallResult } from './types.js';
+import type { McpService, ServerStatus, ToolCallResult } from 'plinth/sdk';
 
 /** What {@link mcpCommands} needs. */
 export interface McpCommandDeps {

@@ -13,7 +13,7 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { type Logger, type PluginKernel, PlinthError, isPlinthError, describeError } from 'plinth/sdk';
 import { mcpError } from './errors.js';
-import type { McpServerDefinition, TransportConnection, TransportContext, TransportFactory } from './types.js';
+import type { McpServerDefinition, TransportConnection, TransportContext, TransportFactory } from 'plinth/sdk';
 
 /** What an attempt needs from the plugin. */
 export interface ConnectDeps {

@@ -30,8 +30,9 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import type { ConfigLayerView, PlinthError, PluginInfo, TrustSource } from 'plinth/sdk';
 import { type ReferenceLookup, resolveReferences } from './references.js';
-import { type ProblemPlace, SERVER_NAME, type ServerEntry, definesServer, definitionProblem, entryProblems, entryTransport, pathKey, serverEntrySchema } from './schema.js';
-import type { McpServerDefinition } from './types.js';
+import { MCP_SERVER_NAME, type McpServerEntry, mcpEntryTransport, mcpServerEntrySchema } from 'plinth/sdk';
+import { type ProblemPlace, definesServer, definitionProblem, entryProblems, pathKey } from './schema.js';
+import type { McpServerDefinition } from 'plinth/sdk';
 
 /** What {@link collectServers} reads. */
 export interface DefinitionInputs {
@@ -77,7 +78,7 @@ export interface DefinitionSet {
 
 /** A definition on its way through the layers. */
 interface Draft {
-  entry: ServerEntry;
+  entry: McpServerEntry;
   source: TrustSource;
   origins: string[];
   plugin?: string;
@@ -139,7 +140,7 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
         return;
       }
       const amended = amend(earlier, draft);
-      const check = serverEntrySchema.safeParse(amended.entry);
+      const check = mcpServerEntrySchema.safeParse(amended.entry);
       if (!check.success) problems.push(...entryProblems(check.error, place, path, name));
       else drafts.set(name, amended);
     }, problems);
@@ -173,14 +174,14 @@ function readSection(
   }
   for (const [name, raw] of Object.entries(section)) {
     const path = `${at}${pathKey(name)}`;
-    if (!SERVER_NAME.test(name) || name.includes('__')) {
+    if (!MCP_SERVER_NAME.test(name) || name.includes('__')) {
       const why = name.includes('__') ? '"__" separates server and tool in tool names' : 'use letters, digits, "_" and "-" (at most 64), starting with a letter or digit';
       problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, path, `"${name}" cannot be a server name: ${why}`, name));
       continue;
     }
     // `fallback` is a plugin's word about its own server; in a settings file it is an unknown key like any other.
     const { body, fallback } = place.plugin !== undefined ? withoutFallback(raw) : { body: raw, fallback: false };
-    const parsed = serverEntrySchema.safeParse(body);
+    const parsed = mcpServerEntrySchema.safeParse(body);
     if (!parsed.success) {
       problems.push(...entryProblems(parsed.error, place, path, name));
       continue;
@@ -213,7 +214,7 @@ function withoutFallback(raw: unknown): { body: unknown; fallback: boolean } {
 
 /** `earlier` with `amendment`'s fields over it. */
 function amend(earlier: Draft, amendment: Draft): Draft {
-  const entry: ServerEntry = { ...earlier.entry, ...amendment.entry };
+  const entry: McpServerEntry = { ...earlier.entry, ...amendment.entry };
   // One way of naming the transport wins: the amendment's.
   if (amendment.entry.transport !== undefined) delete entry.type;
   if (amendment.entry.type !== undefined) delete entry.transport;
@@ -261,7 +262,7 @@ function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: Re
   const headers = resolveAll('headers', entry.headers);
   const definition: McpServerDefinition = {
     name,
-    transport: entryTransport(entry) ?? (entry.command !== undefined ? 'stdio' : 'auto'),
+    transport: mcpEntryTransport(entry) ?? (entry.command !== undefined ? 'stdio' : 'auto'),
     ...(entry.command !== undefined && { command: entry.command }),
     args: entry.args ?? [],
     env,

@@ -19,7 +19,7 @@ import { PlinthError, describeError } from 'plinth/sdk';
 import type { FeatureSession } from './connect.js';
 
 import type { FeatureDeps, ServerFeatures, ToolRegistry } from './features/types.js';
-import type { McpServerDefinition } from './types.js';
+import type { McpServerDefinition } from 'plinth/sdk';
 
 /** What the core calls in `./features/index.ts`. */
 export interface FeaturesModule {

@@ -7,7 +7,6 @@
  * prompts from ./features/, loaded with the first server.
  */
 import { type Logger, type PluginInfo, type PluginKernel, type Services, type StatusSection, definePlugin } from 'plinth/sdk';
-import type {} from '../oauth/types.js'; // the `Services` merge for 'oauth'
 import { mcpCommands } from './commands.js';
 import { type DefinitionSet, collectServers } from './definitions.js';
 import { FeatureHost } from './features-host.js';
@@ -15,7 +14,7 @@ import { ServerManager } from './manager.js';
 import { type SecretRedactor, createRedactor } from './redact.js';
 import { createMcpService } from './service.js';
 import { mcpSettings } from './settings.js';
-import type { ServerStatus } from './types.js';
+import type { ServerStatus } from 'plinth/sdk';
 
 export type { McpSettings } from './settings.js';
 

@@ -21,7 +21,7 @@ import type { ServerRecord } from './definitions.js';
 import { mcpError } from './errors.js';
 import type { McpSettings } from './settings.js';
 import { checkServerTrust } from './trust-subject.js';
-import type { McpServerDefinition, ServerState, ServerStatus, StartOptions, TransportConnection } from './types.js';
+import type { McpServerDefinition, ServerState, ServerStatus, StartOptions, TransportConnection } from 'plinth/sdk';
 
 /** What the manager needs from the plugin. */
 export interface ManagerDeps extends ConnectDeps {

@@ -6,7 +6,7 @@
 import type { PlinthError } from 'plinth/sdk';
 import type { FeatureHost } from './features-host.js';
 import type { ServerManager } from './manager.js';
-import type { McpService, ToolCallResult } from './types.js';
+import type { McpService, ToolCallResult } from 'plinth/sdk';
 
 /** Composes the service. `problems` are the definition problems found in settings and manifests. */
 export function createMcpService(manager: ServerManager, features: FeatureHost, problems: () => readonly PlinthError[]): McpService {

@@ -1,6 +1,6 @@
 /** `plinth auth login | logout | status`: what the CLI shows of sign-ins, never a token. */
 import { type CommandSpec, EXIT, formatTable } from 'plinth/sdk';
-import type { AuthStatus, LoginResult, LogoutResult, OAuthService, SecretBackendName } from './types.js';
+import type { AuthStatus, LoginResult, LogoutResult, OAuthService, SecretBackendName } from 'plinth/sdk';
 
 const SERVER_ARG = { name: 'server', required: true, description: 'The MCP server, as named in mcpServers' };
 

@@ -12,7 +12,7 @@ import { TokenVault } from './record.js';
 import { createSecretStore } from './secrets/store.js';
 import { createOAuthService } from './service.js';
 import { oauthSettings } from './settings.js';
-import type { SecretStore } from './types.js';
+import type { SecretStore } from 'plinth/sdk';
 
 export default definePlugin({
   setup(kernel, ctx) {

@@ -18,7 +18,7 @@ import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/cl
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { type Logger, PlinthError } from 'plinth/sdk';
-import type { McpServerDefinition } from '../mcp/types.js';
+import type { McpServerDefinition } from 'plinth/sdk';
 import { type Step, classify, describeOAuth } from './classify.js';
 import { oauthError } from './errors.js';
 import { StoredOAuthProvider } from './provider.js';
@@ -27,7 +27,7 @@ import type { RefreshDeps } from './refresh.js';
 import type { ServerOAuthConfig } from './settings.js';
 import { inspectCallback } from './signin/callback-params.js';
 import { callbackTimeoutError, invalidCallbackError, stateMismatchError } from './signin/errors.js';
-import type { SignInChannel, SignInRequest } from './types.js';
+import type { SignInChannel, SignInRequest } from 'plinth/sdk';
 
 export interface LoginDeps {
   readonly server: McpServerDefinition & { readonly url: string };

@@ -28,7 +28,7 @@ import type { AddClientAuthentication, OAuthClientProvider, OAuthDiscoveryState 
 import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { type Logger, type PlinthError, isPlinthError } from 'plinth/sdk';
-import type { McpServerDefinition } from '../mcp/types.js';
+import type { McpServerDefinition } from 'plinth/sdk';
 import { oauthError } from './errors.js';
 import { type OAuthChallenge, type OAuthRecord, type TokenVault, withTokens } from './record.js';
 import { type RefreshDeps, expired, refreshDue, refreshTokens, refreshable } from './refresh.js';

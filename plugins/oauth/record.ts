@@ -14,7 +14,7 @@ import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprot
 import { withFileLock } from 'plinth/sdk';
 import { z } from 'zod';
 import { oauthError } from './errors.js';
-import type { SecretBackendName, SecretStore } from './types.js';
+import type { SecretBackendName, SecretStore } from 'plinth/sdk';
 
 const KEY_PREFIX = 'mcp-oauth:';
 

@@ -9,7 +9,7 @@ import type { OAuthClientInformationMixed } from '@modelcontextprotocol/sdk/shar
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { describeOAuth } from './classify.js';
 import type { OAuthRecord } from './record.js';
-import type { LogoutResult } from './types.js';
+import type { LogoutResult } from 'plinth/sdk';
 
 interface RevocationMetadata {
   revocation_endpoint?: string;

@@ -6,7 +6,7 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type Logger, type PluginKernel, PlinthError, closestName, isPlinthError, safeText } from 'plinth/sdk';
 import { AsyncSeriesBailHook } from 'tapable';
-import type { McpServerDefinition } from '../mcp/types.js';
+import type { McpServerDefinition } from 'plinth/sdk';
 import { oauthError } from './errors.js';
 import { signIn } from './login.js';
 import { StoredOAuthProvider } from './provider.js';
@@ -15,7 +15,7 @@ import { type RefreshDeps, expired } from './refresh.js';
 import { type Revocation, revokeTokens } from './revoke.js';
 import { type OAuthSettings, serverOAuthConfig } from './settings.js';
 import { createLoopbackChannel } from './signin/loopback-channel.js';
-import type { AuthStatus, LoginOptions, LoginResult, LogoutResult, OAuthService, SecretStore, SignInChannel, SignInRequest } from './types.js';
+import type { AuthStatus, LoginOptions, LoginResult, LogoutResult, OAuthService, SecretStore, SignInChannel, SignInRequest } from 'plinth/sdk';
 
 export interface OAuthServiceDeps {
   readonly kernel: Pick<PluginKernel, 'get'>;

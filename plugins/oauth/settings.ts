@@ -4,7 +4,7 @@
  * private key may be written as `${env:NAME}` so that it stays out of settings files.
  */
 import { z } from 'zod';
-import type { McpServerDefinition } from '../mcp/types.js';
+import type { McpServerDefinition } from 'plinth/sdk';
 import { oauthError } from './errors.js';
 
 // setTimeout fires at once for delays above 2^31-1 ms: a larger value would mean "no time at all".

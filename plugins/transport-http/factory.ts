@@ -2,17 +2,17 @@
  * The `transport:http` service: a TransportFactory for servers that speak
  * streamable HTTP. The SDK is imported on the first `create()`.
  */
-import type { McpServerDefinition, TransportContext, TransportFactory } from '../mcp/types.js';
-import { requestInit, serverUrl } from '../mcp/remote-transport.js';
+import type { McpServerDefinition, TransportContext, TransportFactory } from 'plinth/sdk';
+import { remoteRequestInit, remoteServerUrl } from 'plinth/sdk';
 import { HTTP_DEFAULTS, type HttpSettings } from './settings.js';
 
 /** Creates the factory that `transport:http` provides. */
 export function createHttpTransportFactory(settings: HttpSettings = HTTP_DEFAULTS): TransportFactory {
   return {
     async create(server: McpServerDefinition, context: TransportContext) {
-      const url = serverUrl(server, 'http', context);
+      const url = remoteServerUrl(server, 'http', context);
       const { SessionHttpTransport } = await import('./session-transport.js');
-      const init = requestInit(server);
+      const init = remoteRequestInit(server);
       const transport = new SessionHttpTransport(
         url,
         {

@@ -6,7 +6,6 @@
  * for this transport.
  */
 import { definePlugin } from 'plinth/sdk';
-import type {} from '../mcp/types.js'; // the `Services` merge for 'transport:http'
 import { createHttpTransportFactory } from './factory.js';
 import { httpSettings } from './settings.js';
 

@@ -29,7 +29,7 @@
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Disposer, Logger } from 'plinth/sdk';
-import { fetchWithOwnSignals } from '../mcp/request-signals.js';
+import { fetchWithOwnSignals } from 'plinth/sdk';
 import { connectionCode, sessionFetch, sessionGone, type SessionFetchEvents } from './session-fetch.js';
 import { RequestLedger, type RequestId } from './session-ledger.js';
 

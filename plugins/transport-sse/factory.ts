@@ -6,17 +6,17 @@
  * connection: see ../mcp/request-signals.ts); it sends the headers on the
  * stream's GET and on every POST. The SDK is imported on the first `create()`.
  */
-import type { McpServerDefinition, TransportContext, TransportFactory } from '../mcp/types.js';
-import { requestInit, serverUrl } from '../mcp/remote-transport.js';
-import { fetchWithOwnSignals } from '../mcp/request-signals.js';
+import type { McpServerDefinition, TransportContext, TransportFactory } from 'plinth/sdk';
+import { remoteRequestInit, remoteServerUrl } from 'plinth/sdk';
+import { fetchWithOwnSignals } from 'plinth/sdk';
 
 /** Creates the factory that `transport:sse` provides. */
 export function createSseTransportFactory(): TransportFactory {
   return {
     async create(server: McpServerDefinition, context: TransportContext) {
-      const url = serverUrl(server, 'sse', context);
+      const url = remoteServerUrl(server, 'sse', context);
       const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
-      const init = requestInit(server);
+      const init = remoteRequestInit(server);
       const transport = new SSEClientTransport(url, {
         fetch: fetchWithOwnSignals(),
         ...(init && { requestInit: init }),

@@ -5,7 +5,6 @@
  * this transport (with `transport: "sse"`, or falling back from `http`).
  */
 import { definePlugin } from 'plinth/sdk';
-import type {} from '../mcp/types.js'; // the `Services` merge for 'transport:sse'
 import { createSseTransportFactory } from './factory.js';
 
 export { createSseTransportFactory } from './factory.js';

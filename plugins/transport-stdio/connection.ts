@@ -14,7 +14,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import { descendantsOf, groupMembers, isAlive, pipeHolders, pipeNames, trackGroup, type Disposer } from 'plinth/sdk';
-import type { McpServerDefinition, TransportConnection, TransportContext } from '../mcp/types.js';
+import type { McpServerDefinition, TransportConnection, TransportContext } from 'plinth/sdk';
 import { checkLaunch, launchPlan, spawnError, type LaunchPlan } from './launch.js';
 import { signal, waitGone } from './process-tree.js';
 import type { StdioSettings } from './settings.js';

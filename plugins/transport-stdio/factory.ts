@@ -4,7 +4,7 @@
  * imported on the first `create()`, not when the plugin loads.
  */
 import { PlinthError } from 'plinth/sdk';
-import type { McpServerDefinition, TransportContext, TransportFactory } from '../mcp/types.js';
+import type { McpServerDefinition, TransportContext, TransportFactory } from 'plinth/sdk';
 import { STDIO_DEFAULTS, type StdioSettings } from './settings.js';
 
 /** Creates the factory that `transport:stdio` provides. */

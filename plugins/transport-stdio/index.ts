@@ -5,7 +5,6 @@
  * for this transport.
  */
 import { definePlugin } from 'plinth/sdk';
-import type {} from '../mcp/types.js'; // the `Services` merge for 'transport:stdio'
 import { createStdioTransportFactory } from './factory.js';
 import { stdioSettings } from './settings.js';
 

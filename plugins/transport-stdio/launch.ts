@@ -8,7 +8,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { PlinthError } from 'plinth/sdk';
-import type { McpServerDefinition, TransportContext } from '../mcp/types.js';
+import type { McpServerDefinition, TransportContext } from 'plinth/sdk';
 import { findSetsid } from './process-tree.js';
 
 const PLUGIN = 'transport-stdio';

@@ -12,7 +12,7 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServerDefinition, McpTool } from '../types.js';
+import type { McpServerDefinition, McpTool } from 'plinth/sdk';
 import { callRegisteredTool, type CallContext } from './call.js';
 import { logServerMessage } from './notifications.js';
 import { keepNotificationsBeforeResponses } from './ordering.js';

@@ -16,7 +16,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Decision, Logger } from 'plinth/sdk';
-import type { CallOptions, ToolCallResult } from '../types.js';
+import type { CallOptions, ToolCallResult } from 'plinth/sdk';
 import { classifyError } from './classify.js';
 import { formatToolResult } from './format.js';
 import { MCP_CODES, failedResult, type Failure } from './result.js';

@@ -5,7 +5,7 @@
  * server's part. Imports nothing heavy, so the core may create it at setup.
  */
 import type { Disposer, Logger } from 'plinth/sdk';
-import type { CallOptions, McpTool, ToolCallResult } from '../types.js';
+import type { CallOptions, McpTool, ToolCallResult } from 'plinth/sdk';
 import { MCP_CODES, failedResult, failureError, type Failure } from './result.js';
 import type { RegisteredTool, ServerFeatures, ToolRegistry } from './types.js';
 

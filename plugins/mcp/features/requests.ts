@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ErrorCode, ListRootsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ServiceType } from 'plinth/sdk';
-import type { McpServerDefinition } from '../types.js';
+import type { McpServerDefinition } from 'plinth/sdk';
 import { askElicitation } from './elicit-form.js';
 import type { FeatureDeps, HostServiceName, Terminal } from './types.js';
 

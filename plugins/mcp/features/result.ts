@@ -4,7 +4,7 @@
  * any server is connected.
  */
 import { PlinthError } from 'plinth/sdk';
-import type { ToolCallResult } from '../types.js';
+import type { ToolCallResult } from 'plinth/sdk';
 
 /** Every code a tool call (or a resource/prompt request) can end with. */
 export const MCP_CODES = {

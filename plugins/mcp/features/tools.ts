@@ -6,7 +6,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import picomatch from 'picomatch';
-import type { McpServerDefinition, McpTool } from '../types.js';
+import type { McpServerDefinition, McpTool } from 'plinth/sdk';
 import { convertSchema, schemaDialect } from './schema.js';
 import type { RegisteredTool } from './types.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Decision, Disposer, Logger, ServiceType } from 'plinth/sdk';
-import type { CallOptions, McpTool, ToolCallResult } from '../types.js';
+import type { CallOptions, McpTool, ToolCallResult } from 'plinth/sdk';
 
 /** The host services the features ask for, each optional. */
 export type HostServiceName = 'mcp:sampling' | 'mcp:elicitation' | 'mcp:roots';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import type { execa as Execa } from 'execa';
 import { OWN_GROUP_CHILD, killGroup, trackGroup, untrackGroup, describeError } from 'plinth/sdk';
 import { z } from 'zod';
-import type { KeychainAvailability } from '../types.js';
+import type { KeychainAvailability } from 'plinth/sdk';
 import { KEYCHAIN_SERVICE, type KeychainModuleLocation } from './keychain.js';
 
 /**

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from 'plinth/sdk';
 import { z } from 'zod';
-import type { SecretBackendName } from '../types.js';
+import type { SecretBackendName } from 'plinth/sdk';
 import { secretsError } from './errors.js';
 
 export const RECORD_VERSION = 1;

@@ -8,7 +8,7 @@
  */
 import { type Logger, isPlinthError, describeError } from 'plinth/sdk';
 import { z } from 'zod';
-import type { KeychainAvailability, SecretBackendName, SecretStore } from '../types.js';
+import type { KeychainAvailability, SecretBackendName, SecretStore } from 'plinth/sdk';
 import { secretsError } from './errors.js';
 import { FileSecrets } from './file-store.js';
 import { type SecretsPaths, secretsPaths, withSecretsLock } from './folder.js';

@@ -5,7 +5,7 @@
  * browser's 127.0.0.1 is another machine). Whichever of the two brings a URL
  * first wins; a pasted URL is checked exactly as the server checks a request.
  */
-import type { SignInChannel, SignInRequest } from '../types.js';
+import type { SignInChannel, SignInRequest } from 'plinth/sdk';
 import { canOpenBrowser, browsableUrl, openBrowser } from './browser.js';
 import { inspectCallback, looksLikeCallback } from './callback-params.js';
 import { startCallbackServer } from './callback-server.js';

@@ -4,7 +4,7 @@
  * because the hooks and MCP plugins (and any third party) consume it, and
  * no plugin imports another plugin's files.
  */
-import type { PluginInfo } from './plugin.js';
+import type { PluginInfo } from '../plugin.js';
 
 /** Where a subject was defined. Decided from where it was loaded, never from a path pattern. */
 export type TrustSource = 'builtin' | 'user' | 'workspace' | 'extension' | 'downloaded';
@@ -93,7 +93,7 @@ export interface TrustService {
   pluginSubject(plugin: Pick<PluginInfo, 'name' | 'version' | 'dir' | 'manifest'>, source: TrustSource): Promise<TrustSubject>;
 }
 
-declare module './index.js' {
+declare module '../index.js' {
   interface Services {
     trust: TrustService;
   }

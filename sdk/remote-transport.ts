@@ -1,14 +1,15 @@
 /**
  * What a remote transport (http, sse, or a third party's) needs from a server
  * definition: an http(s) URL and the request options that carry its headers.
- * It sits beside the transport contract so that transport plugins share it.
+ * In the sdk so that every transport plugin shares it.
  * Header values are secrets: they go into requests only, never into a message.
  */
-import { PlinthError } from 'plinth/sdk';
-import type { McpServerDefinition, TransportContext } from './types.js';
+import { PlinthError } from '../kernel/errors.js';
+import type { McpServerDefinition } from './contracts/mcp-server.js';
+import type { TransportContext } from './contracts/transport.js';
 
 /** The server's URL, or `PLN_E_MCP_TRANSPORT_CONFIG` naming what is wrong (the URL itself redacted). */
-export function serverUrl(server: McpServerDefinition, transport: string, context: TransportContext): URL {
+export function remoteServerUrl(server: McpServerDefinition, transport: string, context: TransportContext): URL {
   const fail = (problem: string): never => {
     throw new PlinthError('PLN_E_MCP_TRANSPORT_CONFIG', context.redact(`MCP server "${server.name}" ${problem}: the ${transport} transport connects to a remote server`), {
       plugin: `transport-${transport}`,
@@ -28,6 +29,6 @@ export function serverUrl(server: McpServerDefinition, transport: string, contex
 }
 
 /** `requestInit` with the server's headers, or undefined when it has none. */
-export function requestInit(server: McpServerDefinition): RequestInit | undefined {
+export function remoteRequestInit(server: McpServerDefinition): RequestInit | undefined {
   return Object.keys(server.headers).length === 0 ? undefined : { headers: { ...server.headers } };
 }

@@ -1,98 +1,15 @@
 /**
- * The MCP plugins' shared contracts: a configured server, what a transport
- * plugin provides (`transport:<name>`), and the `mcp` service that the CLI,
- * the health plugin and hosts use. The protocol itself is the SDK's.
+ * The `mcp` service's contract: the state of a configured server, its tools
+ * and what a call gives back, and the service the CLI, the health and oauth
+ * plugins and hosts use; plus the handlers a host may provide for requests
+ * servers send (`mcp:sampling`, `mcp:elicitation`, `mcp:roots`).
  */
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
-import type { Disposer, Logger, TrustSource } from 'plinth/sdk';
-
-/**
- * One server as written under `mcpServers.<name>` in settings or a manifest: the
- * shape people paste between MCP hosts, plus plinth's fields.
- */
-export interface McpServerConfig {
-  /** Local server: the program and its arguments (stdio). */
-  command?: string;
-  args?: string[];
-  /** Values may reference `${env:NAME}` and `${setting:plugin.name}`; resolved values are treated as secrets. */
-  env?: Record<string, string>;
-  cwd?: string;
-  /** Remote server. */
-  url?: string;
-  headers?: Record<string, string>;
-  /** `stdio`, `http` (streamable HTTP), `sse`, or a third-party transport's name. Default: `stdio` with `command`; with `url`, `http` falling back to `sse`. */
-  transport?: string;
-  /** Connection timeout in ms (default 10000). */
-  timeout?: number;
-  enabled?: boolean;
-  includeTools?: string[];
-  excludeTools?: string[];
-  /** OAuth settings, read by the oauth plugin. */
-  oauth?: Record<string, unknown> | boolean;
-}
-
-/** A server once normalised. */
-export interface McpServerDefinition {
-  /** Unique; letters, digits, `-` and `_`, never `__` (it separates server and tool in tool names). */
-  readonly name: string;
-  /** The transport to ask for; `auto` means streamable HTTP, then SSE when the server answers as an old one. */
-  readonly transport: string;
-  readonly command?: string;
-  readonly args: readonly string[];
-  /** Resolved values. */
-  readonly env: Readonly<Record<string, string>>;
-  /** Absolute. */
-  readonly cwd: string;
-  readonly url?: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly connectTimeoutMs: number;
-  readonly enabled: boolean;
-  readonly includeTools?: readonly string[];
-  readonly excludeTools?: readonly string[];
-  readonly oauth?: Record<string, unknown> | boolean;
-  /** Where it was defined: decides whether it needs approval (workspace servers do, through the trust plugin). */
-  readonly source: TrustSource;
-  /** `file#json.path` or the manifest that declared it. */
-  readonly origin: string;
-  readonly plugin?: string;
-  /** Resolved env and header values that must never be shown (the kernel's redactor learns them). */
-  readonly secrets: readonly string[];
-}
-
-/** What a transport plugin provides as `transport:<name>`. */
-export interface TransportFactory {
-  /** Opens a transport to `server`, not yet started (the SDK `Client` starts it). */
-  create(server: McpServerDefinition, context: TransportContext): TransportConnection | Promise<TransportConnection>;
-}
-
-export interface TransportContext {
-  readonly log: Logger;
-  /** For remote transports, when the server uses OAuth (the oauth plugin provides it). */
-  readonly authProvider?: OAuthClientProvider;
-  /** Masks secrets in anything the transport reports (stderr tails, errors). */
-  readonly redact: (text: string) => string;
-  /**
-   * When the connection is closed: how long a local server gets to exit by
-   * itself once its input is closed, before it is signalled (ms). Set by the
-   * caller that started it (see {@link StartOptions.exitGraceMs}); undefined:
-   * the transport's own setting.
-   */
-  readonly exitGraceMs?: number;
-}
-
-/** One connection's transport, plus what only the transport can tell about the server. */
-export interface TransportConnection {
-  readonly transport: Transport;
-  /** stdio: the server process id once started. */
-  pid?(): number | undefined;
-  /** stdio: the last of what the server wrote to stderr (bounded, redacted), for diagnosis. */
-  stderrTail?(): string;
-  /** Called when the server goes away outside the protocol (its process exited): health reacts at once. */
-  onDown?(listener: (reason: string) => void): Disposer;
-}
+import type { Disposer } from '../plugin.js';
+import type { McpServerDefinition } from './mcp-server.js';
+import type { TransportConnection } from './transport.js';
+import type { TrustSource } from './trust.js';
 
 /** A server's connection state. */
 export type ServerState = 'stopped' | 'starting' | 'connected' | 'disconnected' | 'error';
@@ -230,14 +147,11 @@ export interface RootsHandler {
   (request: { server: string }): Promise<ReadonlyArray<{ uri: string; name?: string }>>;
 }
 
-declare module 'plinth/sdk' {
+declare module '../index.js' {
   interface Services {
     mcp: McpService;
     'mcp:sampling': SamplingHandler;
     'mcp:elicitation': ElicitationHandler;
     'mcp:roots': RootsHandler;
-    'transport:stdio': TransportFactory;
-    'transport:sse': TransportFactory;
-    'transport:http': TransportFactory;
   }
 }

@@ -3,7 +3,7 @@
  * transition looks like (as the `notification` event carries it) and the
  * `health` service.
  */
-import type { Disposer } from 'plinth/sdk';
+import type { Disposer } from '../plugin.js';
 
 /**
  * The health of one monitored server (the seed's four states):
@@ -82,7 +82,7 @@ export interface HealthService {
   onChange(listener: (change: HealthChange) => void): Disposer;
 }
 
-declare module 'plinth/sdk' {
+declare module '../index.js' {
   interface Services {
     health: HealthService;
   }

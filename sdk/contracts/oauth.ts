@@ -1,50 +1,13 @@
 /**
- * The oauth plugin's contracts: the `secrets` service (where secrets live:
- * the OS keychain or an encrypted file), the `oauth` service (sign-in, sign-out,
- * status, and the SDK auth provider for a connection), and the sign-in channel a
+ * The `oauth` service's contract (sign-in, sign-out, status, and the SDK auth
+ * provider for a connection), and the sign-in channel a
  * host replaces to open the authorization URL and receive the callback its own
  * way. Discovery, PKCE, registration and token exchange are the SDK's.
  */
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { AsyncSeriesBailHook } from 'tapable';
-import type { McpServerDefinition } from '../mcp/types.js';
-
-/** Where one secret is kept. */
-export type SecretBackendName = 'keychain' | 'file';
-
-/** What the keychain probe found: whether the OS keychain can be used, and if not, why (for status and logs). */
-export interface KeychainAvailability {
-  readonly available: boolean;
-  /** Set when not available: `keytar is not installed`, `the probe timed out after 5000 ms`, `the probe crashed (SIGSEGV)`, … */
-  readonly reason?: string;
-}
-
-/**
- * The `secrets` service: small strings (a JSON document per OAuth server) kept
- * in the OS keychain when a probe in a child process has shown that it works,
- * otherwise in an AES-256-GCM encrypted file under the plinth home. Which
- * backend holds each key is recorded, so a keychain that stops answering is an
- * error, never an empty store ("logged out"). Keys are opaque (`mcp-oauth:<server>`).
- */
-export interface SecretStore {
-  /**
-   * The value under `key`, or undefined when none was ever stored (or it was
-   * deleted). Rejects with a `PLN_E_SECRETS_…` error when the backend that holds
-   * it cannot be read: a tampered file, a wrong key, a keychain that fails, hangs
-   * or answers nothing for a secret it holds.
-   */
-  get(key: string): Promise<string | undefined>;
-  /** Stores `value` in the preferred backend, atomically and safely against other processes; resolves with the backend used. */
-  set(key: string, value: string): Promise<SecretBackendName>;
-  /** Removes `key` wherever it is recorded; true when something was removed. */
-  delete(key: string): Promise<boolean>;
-  /** The backend recorded for `key`, without touching any backend (no keychain probe). */
-  where(key: string): Promise<SecretBackendName | undefined>;
-  /** The recorded keys starting with `prefix`, sorted. */
-  keys(prefix?: string): Promise<string[]>;
-  /** The backend new secrets go to, and the keychain probe's verdict (runs the probe when not yet run). */
-  describe(): Promise<{ readonly preferred: SecretBackendName; readonly keychain: KeychainAvailability }>;
-}
+import type { McpServerDefinition } from './mcp-server.js';
+import type { SecretBackendName, SecretStore } from './secrets.js';
 
 /** What a sign-in needs from the channel that carries it. */
 export interface SignInRequest {
@@ -150,9 +113,8 @@ export interface OAuthService {
   };
 }
 
-declare module 'plinth/sdk' {
+declare module '../index.js' {
   interface Services {
-    secrets: SecretStore;
     oauth: OAuthService;
   }
 }

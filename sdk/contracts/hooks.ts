@@ -1,0 +1,164 @@
+/**
+ * The `hooks` service's contract: what a host (or another plugin) can ask of
+ * the hooks plugin — the hook definitions it read, the outcome of an event's
+ * hooks, rate-limit counts, and `askAgent` prompts to hand to an agent.
+ */
+import type { AsyncSeriesBailHook } from 'tapable';
+import type { EventName } from '../events.js';
+import type { TrustSource } from './trust.js';
+
+/** Where a hook was defined; decides its trust level. Never inferred from a path pattern. */
+export type HookSource = TrustSource;
+
+/** What a hook does when its event fires. */
+export type HookAction =
+  /** Run a process that speaks the JSON protocol on stdin/stdout. */
+  | { readonly type: 'command'; readonly command: string; readonly args: readonly string[] }
+  /** Hand a rendered prompt to the host (legacy `askAgent`); no process runs. */
+  | { readonly type: 'askAgent'; readonly prompt: string };
+
+/** A hook, normalised from settings, a plugin manifest or a legacy file. */
+export interface HookDefinition {
+  /** Stable and unique: `<source>:<name>` for settings and legacy files, `<plugin>/<name>` for manifests. */
+  readonly id: string;
+  readonly name: string;
+  /** Canonical event names it runs on. */
+  readonly events: readonly EventName[];
+  /**
+   * The event names exactly as the definition spelled them (canonical or protocol
+   * alias), parallel to `events`: the protocol input carries the spelling the hook
+   * subscribed with.
+   */
+  readonly subscribedAs: readonly string[];
+  /** Tool-name patterns for tool events, glob file patterns for file events; absent = every occurrence. */
+  readonly matcher: { readonly tools?: readonly string[]; readonly files?: readonly string[] };
+  readonly action: HookAction;
+  /** Working directory for the process (absolute). */
+  readonly cwd: string;
+  /** Milliseconds before the process tree is killed. */
+  readonly timeoutMs: number;
+  /** Higher runs first under the `priority` strategy. */
+  readonly priority: number;
+  /** Ids (or names from the same source) of hooks that must run before this one. */
+  readonly dependsOn: readonly string[];
+  /** May run concurrently with other parallel-safe hooks. */
+  readonly parallel: boolean;
+  readonly rateLimit: { readonly perMinute?: number; readonly cooldownMs?: number };
+  /** What a failure of this hook means for the event: `block` (default) or `allow`. */
+  readonly onError: 'block' | 'allow';
+  readonly enabled: boolean;
+  /** One long-lived process answering one JSON line per request, closed when idle. */
+  readonly persistent: false | { readonly idleMs: number };
+  readonly source: HookSource;
+  /** Where it was defined: a settings file and JSON path, a manifest, or a legacy file. */
+  readonly origin: string;
+  /** The plugin whose manifest declared it, for `extension` and `builtin` hooks. */
+  readonly plugin?: string;
+  /** Hook version sent as `metadata.hookVersion` (the plugin's version for manifest hooks). */
+  readonly version?: string;
+}
+
+/** Why a hook did not produce a usable answer. Stable: shown in traces and `--json`. */
+export type HookFailure =
+  | 'not_allowed' // command not on the whitelist
+  | 'script_missing' // the script named in args does not exist
+  | 'spawn_failed' // the process could not start
+  | 'timeout' // killed after timeoutMs
+  | 'exit_nonzero'
+  | 'crashed' // killed by a signal it did not get from us
+  | 'output_too_large' // stdout or stderr over the byte limit
+  | 'invalid_json'
+  | 'invalid_output' // JSON, but not a protocol response (e.g. `allow` missing)
+  | 'untrusted' // not approved; did not run
+  | 'rate_limited'
+  | 'cooldown'
+  | 'dependency_failed' // a hook it depends on failed or was skipped
+  | 'conflict'; // rewrote the same context field as a hook running in parallel
+
+/** One hook's part in one event: what the planner reports and the trace records. */
+export interface HookOutcome {
+  readonly hook: Pick<HookDefinition, 'id' | 'name' | 'source'>;
+  /** `ran`: it answered; `failed`: it ran (or tried to) and failed; `skipped`: it did not run. */
+  readonly status: 'ran' | 'failed' | 'skipped';
+  /** The hook's effective verdict for the event, after `onError`. Skipped hooks allow. */
+  readonly allow: boolean;
+  readonly failure?: HookFailure;
+  readonly message?: string;
+  readonly systemMessage?: string;
+  /** For a hook that could not run on a gate event and so blocked it: the block's `PLN_E_…` code and what fixes it. */
+  readonly code?: string;
+  readonly fix?: string;
+  /** The hook asked to stop the chain (`continue: false`). */
+  readonly stop?: boolean;
+  /** Top-level context fields this hook changed. */
+  readonly changed?: readonly string[];
+  readonly durationMs: number;
+  readonly exitCode?: number;
+  readonly stderrTail?: string;
+}
+
+/** The combined result of every hook of one event. */
+export interface PlanResult {
+  readonly allow: boolean;
+  /** The hook that blocked, when one did (or, for a definition that could not be read, where it is). */
+  readonly blockedBy?: string;
+  /** When the block is a hook that could not run, rather than one that decided: its code and fix. */
+  readonly code?: string;
+  readonly fix?: string;
+  readonly messages: readonly string[];
+  readonly systemMessages: readonly string[];
+  readonly context: Readonly<Record<string, unknown>>;
+  /** In the order the hooks were planned. */
+  readonly outcomes: readonly HookOutcome[];
+}
+
+/** One hook's counts. */
+export interface HookRateCounts {
+  readonly id: string;
+  /** Starts in the last 60 s. */
+  readonly lastMinute: number;
+  /** Starts since the limiter was created. */
+  readonly total: number;
+  /** Refusals (rate limit, cooldown or the global limit) since the limiter was created. */
+  readonly limited: number;
+}
+
+/** Counts over every hook. */
+export interface GlobalRateCounts {
+  /** The global limit, when there is one. */
+  readonly perMinute?: number;
+  readonly lastMinute: number;
+  readonly total: number;
+  /** Refusals because of the global limit. */
+  readonly limited: number;
+}
+
+/** An `askAgent` hook's rendered prompt, handed to the host. */
+export interface AskAgentRequest {
+  readonly hook: Pick<HookDefinition, 'id' | 'name' | 'source'>;
+  readonly event: EventName;
+  readonly prompt: string;
+  readonly context: Readonly<Record<string, unknown>>;
+}
+
+/** The `hooks` service. */
+export interface HooksService {
+  /** Every hook definition, enabled or not, and the problems found while reading them. */
+  definitions(): Promise<{ hooks: readonly HookDefinition[]; problems: readonly { code: string; message: string; hint?: string }[] }>;
+  /** The external hooks' part of the last emit of `event` in this process. */
+  lastRun(event: EventName): PlanResult | undefined;
+  /** Rate-limit counts per hook and overall. */
+  counts(): { hooks: HookRateCounts[]; global: GlobalRateCounts };
+  /**
+   * `askAgent` prompts. A tap that takes the prompt (hands it to its agent)
+   * returns true; when no tap takes it, the prompt is added to the event's
+   * system messages, so it reaches the model anyway.
+   */
+  readonly askAgent: AsyncSeriesBailHook<[AskAgentRequest], true | undefined>;
+}
+
+declare module '../index.js' {
+  interface Services {
+    hooks: HooksService;
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * The `transport:<name>` contract: what a transport plugin (stdio, http, sse,
+ * or a third party's) provides, and what the mcp plugin hands it. The mcp
+ * plugin asks the kernel for `transport:<the server's transport>`; nothing in
+ * plinth lists the transports it knows. The protocol itself is the SDK's.
+ */
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Disposer, Logger } from '../plugin.js';
+import type { McpServerDefinition } from './mcp-server.js';
+
+/** What a transport plugin provides as `transport:<name>`. */
+export interface TransportFactory {
+  /** Opens a transport to `server`, not yet started (the SDK `Client` starts it). */
+  create(server: McpServerDefinition, context: TransportContext): TransportConnection | Promise<TransportConnection>;
+}
+
+export interface TransportContext {
+  readonly log: Logger;
+  /** For remote transports, when the server uses OAuth (the oauth plugin provides it). */
+  readonly authProvider?: OAuthClientProvider;
+  /** Masks secrets in anything the transport reports (stderr tails, errors). */
+  readonly redact: (text: string) => string;
+  /**
+   * When the connection is closed: how long a local server gets to exit by
+   * itself once its input is closed, before it is signalled (ms). Set by the
+   * caller that started it (see {@link StartOptions.exitGraceMs}); undefined:
+   * the transport's own setting.
+   */
+  readonly exitGraceMs?: number;
+}
+
+/** One connection's transport, plus what only the transport can tell about the server. */
+export interface TransportConnection {
+  readonly transport: Transport;
+  /** stdio: the server process id once started. */
+  pid?(): number | undefined;
+  /** stdio: the last of what the server wrote to stderr (bounded, redacted), for diagnosis. */
+  stderrTail?(): string;
+  /** Called when the server goes away outside the protocol (its process exited): health reacts at once. */
+  onDown?(listener: (reason: string) => void): Disposer;
+}
+
+declare module '../index.js' {
+  interface Services {
+    'transport:stdio': TransportFactory;
+    'transport:sse': TransportFactory;
+    'transport:http': TransportFactory;
+  }
+}
