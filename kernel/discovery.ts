@@ -7,7 +7,7 @@ import { readFile } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parseManifest, type ManifestIssue } from '../sdk/manifest.js';
-import { describeCause, PlinthError } from './errors.js';
+import { describeCause, PlinthError } from '../sdk/errors.js';
 import type { Candidate, PluginSource } from './types.js';
 
 /** One folder to scan, and the source its plugins count as. */

@@ -3,9 +3,9 @@
  * and the context handed to `setup`.
  */
 import type { CommandRegistry } from './commands.js';
-import type { Explanation } from '../kernel/resolve/index.js';
 import type { Decision, EventHandler, EventName } from './events.js';
 import type { Manifest } from './manifest.js';
+import type { Resolution } from './resolution.js';
 import type { ServiceName, ServiceType } from './services.js';
 
 /** Undoes one registration (a tap, a service, a command). Calling it twice is harmless. */
@@ -141,19 +141,20 @@ export interface PluginKernel {
   inspect(): KernelInspection;
 }
 
-/** The kernel's view of itself, for `plinth plugins list|why` and `plinth config show`. */
+/**
+ * The kernel's view of itself, as data: what it found, decided and read. The
+ * `inspect` plugin turns it into `plinth plugins list|why` and `plinth config show|validate`.
+ */
 export interface KernelInspection {
   readonly plugins: readonly PluginStatus[];
-  /** Every plugin folder found, including versions that were not chosen. */
-  readonly candidates: ReadonlyArray<{ name: string; version: string; source: PluginSource; dir: string; chosen: boolean }>;
-  /** Manifests that could not be read or validated. */
+  /** What resolution decided: every candidate found (chosen or not), the load order, and why each other one does not load. */
+  readonly resolution: Resolution;
+  /** Manifests that could not be read or validated, redacted. */
   readonly invalid: ReadonlyArray<{ code: string; message: string }>;
-  /** Why one plugin is or is not loaded; undefined when the name was never seen. */
-  explain(name: string): Explanation | undefined;
   readonly config: {
     readonly files: ReadonlyArray<{ scope: string; file: string; exists: boolean }>;
     readonly profile: string | undefined;
-    /** The merged settings for display: sensitive plugin settings, and strings under keys that name a credential (`clientSecret`, `Authorization`, …), replaced by "[redacted]". */
+    /** The merged settings, the values of settings plugins declare sensitive replaced by "[redacted]" (what `kernel.config` holds). */
     readonly settings: Readonly<Record<string, unknown>>;
     /** What is wrong in the settings files: values a workspace may not set, unknown keys, invalid plugin settings. */
     readonly problems: readonly ConfigProblem[];

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { createJiti } from 'jiti';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Kernel, type KernelOptions } from '../kernel/kernel.js';
-import { KERNEL_API_VERSION } from '../kernel/version.js';
+import { KERNEL_API_VERSION } from '../sdk/version.js';
 import type { CommandOutput } from '../sdk/commands.js';
 import type { PluginStatus } from '../sdk/index.js';
 import type {} from '../plugins/trust/types.js';

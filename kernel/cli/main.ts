@@ -5,7 +5,7 @@
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { EXIT, type CommandSpec } from '../../sdk/commands.js';
-import { PlinthError, isPlinthError } from '../errors.js';
+import { PlinthError, isPlinthError } from '../../sdk/errors.js';
 import { type Kernel, createKernel } from '../kernel.js';
 import { parseLogLevel } from '../log.js';
 import { packageVersion } from '../paths.js';

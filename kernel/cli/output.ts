@@ -7,8 +7,8 @@
  */
 import type { CommandOutput } from '../../sdk/commands.js';
 import { safeJson, safeText } from '../../sdk/format.js';
-import { type PlinthError, describeCause, isPlinthError } from '../errors.js';
-import type { Redactor } from '../redact.js';
+import { type PlinthError, describeCause, isPlinthError } from '../../sdk/errors.js';
+import type { Redactor } from '../../sdk/redact.js';
 import { writeStandard } from '../std-streams.js';
 
 export interface Streams {

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { jsonPath } from '../../sdk/manifest.js';
-import { PlinthError } from '../errors.js';
+import { PlinthError } from '../../sdk/errors.js';
 import { DEFAULT_TIMEOUTS, settingsSchema, type Settings, type Timeouts } from './schema.js';
 
 /** Which settings file: `<home>/settings.json` or `<workspace>/.plinth/settings.json`. */

@@ -4,7 +4,7 @@
  * settings that failed their declarations, each with its file and JSON path.
  */
 import type { ConfigProblem } from '../../sdk/plugin.js';
-import type { PlinthError } from '../errors.js';
+import type { PlinthError } from '../../sdk/errors.js';
 import { type Config, fileOfPluginSetting } from './load.js';
 
 const SETTING_CODES = new Set(['PLN_E_SETTING_INVALID', 'PLN_E_SETTING_REQUIRED']);

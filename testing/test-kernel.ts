@@ -1,5 +1,5 @@
 /**
- * A kernel for testing one plugin in a few lines: a temporary user folder, no
+ * `plinth/testing`: a kernel for testing one plugin in a few lines: a temporary user folder, no
  * builtin plugins, logs captured, and one call to clean everything up.
  *
  * @example
