@@ -5,7 +5,9 @@
  */
 import { resolve as resolvePath } from 'node:path';
 import type { CommandRegistry, CommandSpec } from '../sdk/commands.js';
+import { PlinthError, describeCause, isPlinthError, wrapPluginError } from '../sdk/errors.js';
 import { canonicalEvent, type Decision, type EventHandler } from '../sdk/events.js';
+import { type LogLevel, type LogSink, createLogger, parseLogLevel } from '../sdk/log.js';
 import type {
   ConfigLayerView,
   Disposer,
@@ -19,7 +21,9 @@ import type {
   TapOptions,
   Teardown,
 } from '../sdk/plugin.js';
+import { Redactor, redactError } from '../sdk/redact.js';
 import type { ServiceName, ServiceType } from '../sdk/services.js';
+import { KERNEL_API_VERSION } from '../sdk/version.js';
 import { type Config, disabledPlugins, loadConfig, pluginDirScopes, settingsFiles, timeouts } from './config/load.js';
 import { redactSettings, resolvePluginSettings, sensitiveValues } from './config/plugin-settings.js';
 import { configProblems } from './config/problems.js';
@@ -27,15 +31,12 @@ import { DEFAULT_TIMEOUTS, type Timeouts } from './config/schema.js';
 import { knownKeys, unknownKeys } from './config/unknown-keys.js';
 import { restrictWorkspace, workspacePolicy } from './config/workspace-policy.js';
 import { discoverPlugins } from './discovery.js';
-import { PlinthError, describeCause, isPlinthError, wrapPluginError } from '../sdk/errors.js';
 import { EventBus, rejectUnknown } from './events.js';
 import { blockGuardedEvents } from './guards.js';
 import { type LifecycleHooks, createLifecycleHooks } from './lifecycle.js';
 import { loadPluginCode } from './loader.js';
-import { type LogLevel, type LogSink, createLogger, parseLogLevel } from './log.js';
 import { builtinPluginsDir, defaultHome } from './paths.js';
 import { type PluginApi, createPluginApi } from './plugin-api.js';
-import { Redactor, redactError } from '../sdk/redact.js';
 import { resolve } from './resolve/index.js';
 import { HOST, ServiceRegistry, serviceChoices } from './services.js';
 import { type InlinePlugin, inlineCandidate, parseManifestOrThrow, withoutShadowing } from './candidates.js';
@@ -43,7 +44,6 @@ import { runSetup } from './setup.js';
 import { type ShutdownReport, runShutdown } from './shutdown.js';
 import { withTimeout } from './timeout.js';
 import { type Candidate, PROJECT_SOURCES, type PluginSource, type Resolution } from './types.js';
-import { KERNEL_API_VERSION } from '../sdk/version.js';
 
 export interface KernelOptions {
   /** The user folder; default `PLINTH_HOME`, else `~/.plinth`. */

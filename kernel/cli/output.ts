@@ -9,7 +9,7 @@ import type { CommandOutput } from '../../sdk/commands.js';
 import { safeJson, safeText } from '../../sdk/format.js';
 import { type PlinthError, describeCause, isPlinthError } from '../../sdk/errors.js';
 import type { Redactor } from '../../sdk/redact.js';
-import { writeStandard } from '../std-streams.js';
+import { writeStandard } from '../../sdk/std-streams.js';
 
 export interface Streams {
   stdout(text: string): void;
