@@ -26,7 +26,6 @@ import type { ServiceName, ServiceType } from '../sdk/services.js';
 import { KERNEL_API_VERSION } from '../sdk/version.js';
 import { type Config, disabledPlugins, loadConfig, pluginDirScopes, settingsFiles, timeouts } from './config/load.js';
 import { redactSettings, resolvePluginSettings, sensitiveValues } from './config/plugin-settings.js';
-import { configProblems } from './config/problems.js';
 import { DEFAULT_TIMEOUTS, type Timeouts } from './config/schema.js';
 import { knownKeys, unknownKeys } from './config/unknown-keys.js';
 import { restrictWorkspace, workspacePolicy } from './config/workspace-policy.js';
@@ -449,16 +448,16 @@ export class Kernel {
 
   /** What the kernel found, decided and read, as data for inspection tools (the `inspect` plugin formats it). */
   inspect(): KernelInspection {
-    const redact = (text: string) => this.redactor.text(text);
     return {
       plugins: this.status(),
       resolution: this.resolution,
-      invalid: this.resolution.invalid.map((e) => ({ code: e.code, message: redact(e.message) })),
+      invalid: this.resolution.invalid.map((e) => ({ code: e.code, message: this.redactor.text(e.message) })),
       config: {
         files: this.config.files,
         profile: this.config.profile,
         settings: this.redactor.value(this.pluginConfig),
-        problems: configProblems(this.configProblemList, [...this.records.values()].map((r) => ({ plugin: r.info.name, error: r.error })), this.config, redact),
+        // What is wrong in the files: the warnings prepare found, then each plugin's own settings that failed their declarations.
+        problems: [...this.configProblemList, ...[...this.records.values()].flatMap((r) => (r.error && SETTING_CODES.has(r.error.code) ? [r.error] : []))].map((e) => redactError(e, this.redactor)),
       },
     };
   }
@@ -573,6 +572,9 @@ export class Kernel {
     this.log.warn(`${error.code}: ${error.message}${error.hint ? `\n  fix: ${error.hint}` : ''}`);
   }
 }
+
+/** The codes of a plugin's settings that fail their declarations: problems in the settings files, for `config validate`. */
+const SETTING_CODES: ReadonlySet<string> = new Set(['PLN_E_SETTING_INVALID', 'PLN_E_SETTING_REQUIRED']);
 
 /** Creates a kernel; call `boot()` to load plugins. */
 export function createKernel(options?: KernelOptions): Kernel {

@@ -5,7 +5,6 @@
 export { definePlugin } from './plugin.js';
 export type {
   ConfigLayerView,
-  ConfigProblem,
   Disposer,
   KernelInspection,
   Logger,

@@ -4,6 +4,7 @@
  */
 import type { CommandRegistry } from './commands.js';
 import type { Decision, EventHandler, EventName } from './events.js';
+import type { PlinthError } from './errors.js';
 import type { Manifest } from './manifest.js';
 import type { Resolution } from './resolution.js';
 import type { ServiceName, ServiceType } from './services.js';
@@ -156,21 +157,13 @@ export interface KernelInspection {
     readonly profile: string | undefined;
     /** The merged settings, the values of settings plugins declare sensitive replaced by "[redacted]" (what `kernel.config` holds). */
     readonly settings: Readonly<Record<string, unknown>>;
-    /** What is wrong in the settings files: values a workspace may not set, unknown keys, invalid plugin settings. */
-    readonly problems: readonly ConfigProblem[];
+    /**
+     * What is wrong in the settings files, as coded errors (redacted): values a workspace may not set
+     * and unknown keys (their `details` name the `file` and the JSON `path`), then plugin settings that
+     * fail their declarations (`details.setting`, `details.path`).
+     */
+    readonly problems: readonly PlinthError[];
   };
-}
-
-/** One problem in the settings, for `plinth config validate`. */
-export interface ConfigProblem {
-  /** `PLN_E_WORKSPACE_SETTING_IGNORED`, `PLN_E_CONFIG_UNKNOWN_KEY`, `PLN_E_SETTING_INVALID`, `PLN_E_SETTING_REQUIRED`. */
-  readonly code: string;
-  /** The message, redacted; it names the file and the JSON path. */
-  readonly message: string;
-  /** The settings file the value is in; absent when it came from the environment or a default. */
-  readonly file?: string;
-  /** The JSON path, e.g. `plugins.hooks.settings.timeout`. */
-  readonly path?: string;
 }
 
 /** One settings file's own settings, as `configLayers` lists them. */

@@ -348,7 +348,7 @@ export default definePlugin({
     const kernel = await boot(home, workspace);
     expect(status(kernel, 'trust').state).toBe('active');
     expect(status(kernel, 'payload')).toMatchObject({ state: 'failed', error: { code: 'PLN_E_PLUGIN_REFUSED' } });
-    expect(kernel.inspect().config.problems.map((p) => [p.code, p.path])).toContainEqual(['PLN_E_WORKSPACE_SETTING_IGNORED', 'plugins.trust.enabled']);
+    expect(kernel.inspect().config.problems.map((p) => [p.code, p.details?.path])).toContainEqual(['PLN_E_WORKSPACE_SETTING_IGNORED', 'plugins.trust.enabled']);
     expect(existsSync(marker('payload'))).toBe(false);
   });
 

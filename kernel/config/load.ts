@@ -133,19 +133,6 @@ export function settingsFiles(config: Config): { user: SettingsFile; workspace: 
 }
 
 /**
- * The settings file whose value of `plugins.<plugin>.settings.<setting>` is
- * the one in force (the last layer that sets it); undefined when none does.
- */
-export function fileOfPluginSetting(config: Pick<Config, 'layers'>, plugin: string, setting: string): string | undefined {
-  let file: string | undefined;
-  for (const layer of config.layers ?? []) {
-    const values = layer.settings.plugins?.[plugin]?.settings;
-    if (values && Object.hasOwn(values, setting)) file = layer.file;
-  }
-  return file;
-}
-
-/**
  * Plugins switched off by settings: name → where the winning `enabled: false`
  * came from (`user settings`, `workspace settings`, `profile <name>`).
  */

@@ -1,6 +1,7 @@
 /** Text for `plugins list`, `plugins why` and `config validate`. */
-import { formatTable as table, type ConfigProblem, type KernelInspection, type PluginStatus, type Resolution } from 'plinth/sdk';
+import { formatTable as table, type KernelInspection, type PluginStatus, type Resolution } from 'plinth/sdk';
 import type { Explanation } from './explain.js';
+import type { ConfigProblem } from './problems.js';
 
 /** Every plugin folder found, including versions that were not chosen. */
 export function candidateRows(resolution: Resolution): Array<{ name: string; version: string; source: string; dir: string; chosen: boolean }> {

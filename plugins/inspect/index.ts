@@ -2,6 +2,7 @@ import { definePlugin, EXIT, PlinthError } from 'plinth/sdk';
 import { explain } from './explain.js';
 import { candidateRows, formatExplanation, formatPluginList, formatProblems } from './format.js';
 import { maskCredentialKeys } from './mask.js';
+import { configProblems } from './problems.js';
 
 export default definePlugin({
   setup(kernel) {
@@ -38,7 +39,7 @@ export default definePlugin({
         run({ json, out }) {
           // Plugins' own sections may hold a credential written out literally (an `Authorization` header): masked for display.
           const { files, profile, settings, problems } = kernel.inspect().config;
-          const config = { files, profile, settings: maskCredentialKeys(settings), problems };
+          const config = { files, profile, settings: maskCredentialKeys(settings), problems: configProblems(problems, kernel.configLayers) };
           if (json) return out.json(config);
           for (const file of config.files) out.print(`${file.scope}: ${file.file}${file.exists ? '' : ' (absent)'}`);
           out.print(`profile: ${config.profile ?? '(none)'}`);
@@ -50,10 +51,11 @@ export default definePlugin({
         name: 'config validate',
         run({ json, out }) {
           // Settings that break the schema never get here: loading them fails first, with exit 3 and each JSON path.
-          const { config } = kernel.inspect();
-          const valid = config.problems.length === 0;
-          if (json) out.json({ valid, files: config.files, profile: config.profile, problems: config.problems });
-          else out.print(formatProblems(config.files, config.problems));
+          const { files, profile, problems: errors } = kernel.inspect().config;
+          const problems = configProblems(errors, kernel.configLayers);
+          const valid = problems.length === 0;
+          if (json) out.json({ valid, files, profile, problems });
+          else out.print(formatProblems(files, problems));
           return valid ? EXIT.OK : EXIT.CONFIG;
         },
       });
