@@ -47,7 +47,7 @@ export type { CheckOptions, TrustRun, TrustService, TrustSource, TrustSubject, T
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface Services {}
 export { EXIT } from './commands.js';
-export { formatTable, safeJson, safeLine, safeText } from './format.js';
+export { formatError, formatTable, safeJson, safeLine, safeText } from './format.js';
 export { withFileLock, writeFileAtomic } from './files.js';
 export type { FileLockOptions, WriteFileAtomicOptions } from './files.js';
 export { closestName } from './suggest.js';
