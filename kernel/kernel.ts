@@ -448,6 +448,8 @@ export class Kernel {
 
   /** What the kernel found, decided and read, as data for inspection tools (the `inspect` plugin formats it). */
   inspect(): KernelInspection {
+    // What is wrong in the files: the warnings prepare found, then each plugin's own settings that failed their declarations.
+    const settingErrors = [...this.records.values()].flatMap((r) => (r.error && SETTING_CODES.has(r.error.code) ? [r.error] : []));
     return {
       plugins: this.status(),
       resolution: this.resolution,
@@ -456,8 +458,7 @@ export class Kernel {
         files: this.config.files,
         profile: this.config.profile,
         settings: this.redactor.value(this.pluginConfig),
-        // What is wrong in the files: the warnings prepare found, then each plugin's own settings that failed their declarations.
-        problems: [...this.configProblemList, ...[...this.records.values()].flatMap((r) => (r.error && SETTING_CODES.has(r.error.code) ? [r.error] : []))].map((e) => redactError(e, this.redactor)),
+        problems: [...this.configProblemList, ...settingErrors].map((e) => redactError(e, this.redactor)),
       },
     };
   }
