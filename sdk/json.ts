@@ -44,7 +44,10 @@ function locateError(text: string): { offset: number; problem: string } {
     if (ch === undefined) return 'unexpected end of file';
     if (ch === '/') return 'comments are not allowed in JSON';
     if (ch === "'") return 'strings must use double quotes';
-    return `unexpected character ${JSON.stringify(ch)}`;
+    // Quoted as V8 quotes a token; anything but printable ASCII (and a backslash) by its code point,
+    // so the text reads the same in a JSON document, where the CLI matches it against the log.
+    const printable = ch > ' ' && ch < '\u007f' && ch !== '\\';
+    return `unexpected character ${printable ? `'${ch}'` : `U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`}`;
   };
   const string = (): void => {
     i++; // opening quote
