@@ -1,10 +1,10 @@
 /** Text for `plugins list`, `plugins why` and `config validate`. */
-import { formatTable as table, type KernelInspection, type PluginStatus, type Resolution } from 'plinth/sdk';
+import { formatTable as table, type KernelInspection, type PluginSource, type PluginStatus, type Resolution } from 'plinth/sdk';
 import type { Explanation } from './explain.js';
 import type { ConfigProblem } from './problems.js';
 
 /** Every plugin folder found, including versions that were not chosen. */
-export function candidateRows(resolution: Resolution): Array<{ name: string; version: string; source: string; dir: string; chosen: boolean }> {
+export function candidateRows(resolution: Resolution): Array<{ name: string; version: string; source: PluginSource; dir: string; chosen: boolean }> {
   const chosen = new Set(resolution.plugins);
   return [...resolution.candidates.values()].flat().map((c) => ({ name: c.manifest.name, version: c.manifest.version, source: c.source, dir: c.dir, chosen: chosen.has(c) }));
 }
