@@ -1,7 +1,7 @@
 /** Candidates that do not come from discovery or must not load: inline plugins, project plugins shadowing builtins. */
 import { type ManifestInput, parseManifest } from '../sdk/manifest.js';
 import type { PluginDefinition } from '../sdk/plugin.js';
-import { PlinthError } from './errors.js';
+import { PlinthError } from '../sdk/errors.js';
 import { type Candidate, PROJECT_SOURCES } from './types.js';
 
 /** A plugin given in memory rather than as a folder: a manifest and its code. */

@@ -6,8 +6,9 @@
 import { readFile } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { parseJsonText } from '../sdk/json.js';
 import { parseManifest, type ManifestIssue } from '../sdk/manifest.js';
-import { describeCause, PlinthError } from './errors.js';
+import { describeCause, PlinthError } from '../sdk/errors.js';
 import type { Candidate, PluginSource } from './types.js';
 
 /** One folder to scan, and the source its plugins count as. */
@@ -137,14 +138,12 @@ async function loadPlugin({ dir, source }: Folder): Promise<Found> {
       details: { file },
     });
   }
-  // Editors on Windows may save a byte-order mark, which JSON.parse rejects.
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (error) {
-    return jsonError(file, text, error);
+  const json = parseJsonText(text);
+  if (!json.ok) {
+    const { line, column, problem } = json.error;
+    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}:${line}:${column}: invalid JSON: ${problem}`, { details: { file, line, column } });
   }
+  const data = json.value;
   const parsed = parseManifest(data);
   if (parsed.ok) return { manifest: parsed.manifest, dir, file, source };
   return schemaError(file, data, parsed.issues);
@@ -158,109 +157,6 @@ function schemaError(file: string, data: unknown, issues: ManifestIssue[]): Plin
     hint: 'fix the listed fields; the manifest format is the zod schema exported by plinth/sdk',
     details: { file, issues },
   });
-}
-
-function jsonError(file: string, text: string, error: unknown): PlinthError {
-  const reason = describeCause(error);
-  const offset = errorOffset(reason, text);
-  const where = offset === undefined ? undefined : lineColumn(text, offset);
-  // V8 appends a copy of the input ("…" is not valid JSON) and a raw offset;
-  // the file:line:column prefix says the same thing more usefully.
-  const short = reason.replace(/, (?:\.\.\.)?".*" is not valid JSON$/s, '').replace(/ in JSON at position \d+.*$/s, '');
-  const at = where === undefined ? file : `${file}:${where.line}:${where.column}`;
-  return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${at}: invalid JSON: ${short}`, {
-    cause: error,
-    details: { file, ...where },
-  });
-}
-
-/** Offset of a JSON syntax error: from V8's message when it has one, else found by scanning. */
-function errorOffset(message: string, text: string): number | undefined {
-  const position = /at position (\d+)/.exec(message);
-  if (position?.[1] !== undefined) return Number(position[1]);
-  if (/Unexpected end of JSON input/.test(message)) return text.length;
-  // Node 20's "Unexpected token 'x', "…" is not valid JSON" has no offset.
-  return scanForJsonError(text);
-}
-
-function lineColumn(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  const end = Math.min(offset, text.length);
-  for (let i = text.indexOf('\n'); i !== -1 && i < end; i = text.indexOf('\n', i + 1)) {
-    line++;
-    lineStart = i + 1;
-  }
-  return { line, column: end - lineStart + 1 };
-}
-
-const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-const STRING = /"(?:[^"\\\u0000-\u001f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"/y;
-const LITERAL = /true|false|null/y;
-const SPACE = /[ \t\n\r]*/y;
-
-/**
- * The offset of the first JSON syntax error in `text`, by a minimal validating
- * scan. Only used when V8 does not say where the error is, so it favours
- * brevity over speed.
- */
-function scanForJsonError(text: string): number | undefined {
-  let i = 0;
-  const fail = (): never => {
-    throw i;
-  };
-  const skip = (): void => {
-    SPACE.lastIndex = i;
-    SPACE.test(text);
-    i = SPACE.lastIndex;
-  };
-  const token = (re: RegExp): boolean => {
-    re.lastIndex = i;
-    if (!re.test(text)) return false;
-    i = re.lastIndex;
-    return true;
-  };
-  const expect = (char: string): void => {
-    skip();
-    if (text[i] !== char) fail();
-    i++;
-  };
-  // `{…}` and `[…]`: items separated by commas, no trailing comma.
-  const list = (close: string, item: () => void): void => {
-    i++;
-    skip();
-    if (text[i] === close) {
-      i++;
-      return;
-    }
-    for (;;) {
-      item();
-      skip();
-      if (text[i] === close) break;
-      expect(',');
-    }
-    i++;
-  };
-  const member = (): void => {
-    skip();
-    if (!token(STRING)) fail();
-    expect(':');
-    value();
-  };
-  const value = (): void => {
-    skip();
-    if (text[i] === '{') list('}', member);
-    else if (text[i] === '[') list(']', value);
-    else if (!token(STRING) && !token(NUMBER) && !token(LITERAL)) fail();
-  };
-  try {
-    value();
-    skip();
-    return i < text.length ? i : undefined;
-  } catch (at) {
-    // A RangeError from absurd nesting: no location rather than a crash.
-    return typeof at === 'number' ? at : undefined;
-  }
 }
 
 /**

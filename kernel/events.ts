@@ -13,7 +13,7 @@
 import { AsyncSeriesWaterfallHook } from 'tapable';
 import { type BlockedBy, EVENTS, canonicalEvent, type Decision, type EventHandler, type EventName, type EventResult } from '../sdk/events.js';
 import type { Disposer, TapOptions } from '../sdk/plugin.js';
-import { PlinthError, describeCause, wrapPluginError } from './errors.js';
+import { PlinthError, describeCause, wrapPluginError } from '../sdk/errors.js';
 import { addTap } from './taps.js';
 import { type Inflight, InflightList } from './inflight.js';
 import { isThenable } from './timeout.js';

@@ -12,7 +12,7 @@
  */
 import { canonicalEvent } from '../sdk/events.js';
 import type { Disposer, PluginInfo, PluginState } from '../sdk/plugin.js';
-import type { PlinthError } from './errors.js';
+import type { PlinthError } from '../sdk/errors.js';
 import type { EventBus } from './events.js';
 
 /** Before every other handler: nothing acts on an event that is going to be blocked anyway. */

@@ -1,9 +1,9 @@
 /** plinth: the kernel API for host applications. Plugin authors import `plinth/sdk`. */
 export { Kernel, createKernel } from './kernel.js';
 export type { BootReport, InlinePlugin, KernelOptions, RegisteredCommand, ShutdownReport } from './kernel.js';
-export { PlinthError, isPlinthError } from './errors.js';
-export type { ErrorCode } from './errors.js';
-export { KERNEL_API_VERSION } from './version.js';
+export { PlinthError, isPlinthError } from '../sdk/errors.js';
+export type { ErrorCode } from '../sdk/errors.js';
+export { KERNEL_API_VERSION } from '../sdk/version.js';
 export type { Candidate, Exclusion, PluginSource, Request, Resolution } from './types.js';
 export type { Decision, EventName, EventResult } from '../sdk/events.js';
 export type { PluginStatus } from '../sdk/plugin.js';

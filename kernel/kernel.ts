@@ -5,7 +5,9 @@
  */
 import { resolve as resolvePath } from 'node:path';
 import type { CommandRegistry, CommandSpec } from '../sdk/commands.js';
+import { PlinthError, describeCause, isPlinthError, wrapPluginError } from '../sdk/errors.js';
 import { canonicalEvent, type Decision, type EventHandler } from '../sdk/events.js';
+import { type LogLevel, type LogSink, createLogger, parseLogLevel } from '../sdk/log.js';
 import type {
   ConfigLayerView,
   Disposer,
@@ -19,31 +21,28 @@ import type {
   TapOptions,
   Teardown,
 } from '../sdk/plugin.js';
+import { Redactor, redactError } from '../sdk/redact.js';
 import type { ServiceName, ServiceType } from '../sdk/services.js';
+import { KERNEL_API_VERSION } from '../sdk/version.js';
 import { type Config, disabledPlugins, loadConfig, pluginDirScopes, settingsFiles, timeouts } from './config/load.js';
-import { resolvePluginSettings, sensitiveValues } from './config/plugin-settings.js';
-import { configProblems } from './config/problems.js';
+import { redactSettings, resolvePluginSettings, sensitiveValues } from './config/plugin-settings.js';
 import { DEFAULT_TIMEOUTS, type Timeouts } from './config/schema.js';
 import { knownKeys, unknownKeys } from './config/unknown-keys.js';
 import { restrictWorkspace, workspacePolicy } from './config/workspace-policy.js';
 import { discoverPlugins } from './discovery.js';
-import { PlinthError, describeCause, isPlinthError, wrapPluginError } from './errors.js';
 import { EventBus, rejectUnknown } from './events.js';
 import { blockGuardedEvents } from './guards.js';
 import { type LifecycleHooks, createLifecycleHooks } from './lifecycle.js';
 import { loadPluginCode } from './loader.js';
-import { type LogLevel, type LogSink, createLogger, parseLogLevel } from './log.js';
 import { builtinPluginsDir, defaultHome } from './paths.js';
 import { type PluginApi, createPluginApi } from './plugin-api.js';
-import { Redactor, maskCredentialKeys, redactError, redactSettings } from './redact.js';
-import { explain, resolve } from './resolve/index.js';
+import { resolve } from './resolve/index.js';
 import { HOST, ServiceRegistry, serviceChoices } from './services.js';
 import { type InlinePlugin, inlineCandidate, parseManifestOrThrow, withoutShadowing } from './candidates.js';
 import { runSetup } from './setup.js';
 import { type ShutdownReport, runShutdown } from './shutdown.js';
 import { withTimeout } from './timeout.js';
 import { type Candidate, PROJECT_SOURCES, type PluginSource, type Resolution } from './types.js';
-import { KERNEL_API_VERSION } from './version.js';
 
 export interface KernelOptions {
   /** The user folder; default `PLINTH_HOME`, else `~/.plinth`. */
@@ -447,26 +446,19 @@ export class Kernel {
     return this.redactor.text(text);
   }
 
-  /** What the kernel found, decided and read, with sensitive values redacted. */
+  /** What the kernel found, decided and read, as data for inspection tools (the `inspect` plugin formats it). */
   inspect(): KernelInspection {
-    const resolution = this.resolution;
-    const chosen = new Set(resolution.plugins);
+    // What is wrong in the files: the warnings prepare found, then each plugin's own settings that failed their declarations.
+    const settingErrors = [...this.records.values()].flatMap((r) => (r.error && SETTING_CODES.has(r.error.code) ? [r.error] : []));
     return {
       plugins: this.status(),
-      candidates: [...resolution.candidates.values()].flat().map((c) => ({
-        name: c.manifest.name,
-        version: c.manifest.version,
-        source: c.source,
-        dir: c.dir,
-        chosen: chosen.has(c),
-      })),
-      invalid: resolution.invalid.map((e) => ({ code: e.code, message: this.redactor.text(e.message) })),
-      explain: (name) => explain(resolution, name),
+      resolution: this.resolution,
+      invalid: this.resolution.invalid.map((e) => ({ code: e.code, message: this.redactor.text(e.message) })),
       config: {
         files: this.config.files,
         profile: this.config.profile,
-        settings: maskCredentialKeys(this.redactor.value(this.pluginConfig)),
-        problems: configProblems(this.configProblemList, [...this.records.values()].map((r) => ({ plugin: r.info.name, error: r.error })), this.config, (text) => this.redactor.text(text)),
+        settings: this.redactor.value(this.pluginConfig),
+        problems: [...this.configProblemList, ...settingErrors].map((e) => redactError(e, this.redactor)),
       },
     };
   }
@@ -581,6 +573,9 @@ export class Kernel {
     this.log.warn(`${error.code}: ${error.message}${error.hint ? `\n  fix: ${error.hint}` : ''}`);
   }
 }
+
+/** The codes of a plugin's settings that fail their declarations: problems in the settings files, for `config validate`. */
+const SETTING_CODES: ReadonlySet<string> = new Set(['PLN_E_SETTING_INVALID', 'PLN_E_SETTING_REQUIRED']);
 
 /** Creates a kernel; call `boot()` to load plugins. */
 export function createKernel(options?: KernelOptions): Kernel {

@@ -2,7 +2,7 @@
 import { AsyncSeriesBailHook, AsyncSeriesHook, SyncHook } from 'tapable';
 import type { CommandRegistry } from '../sdk/commands.js';
 import type { Disposer, PluginHook, PluginHooks, PluginInfo, ReadyInfo, StatusBoard, TapOptions } from '../sdk/plugin.js';
-import { type PlinthError, wrapPluginError } from './errors.js';
+import { type PlinthError, wrapPluginError } from '../sdk/errors.js';
 import { addTap } from './taps.js';
 import { withTimeout } from './timeout.js';
 import type { Resolution } from './types.js';

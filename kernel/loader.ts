@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { PluginDefinition } from '../sdk/plugin.js';
-import { PlinthError, describeCause } from './errors.js';
+import { PlinthError, describeCause } from '../sdk/errors.js';
 import { packageRoot } from './paths.js';
 import type { Candidate } from './types.js';
 

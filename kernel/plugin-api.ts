@@ -4,11 +4,11 @@
  */
 import type { CommandRegistry, CommandSpec } from '../sdk/commands.js';
 import type { ConfigLayerView, Disposer, PluginInfo, PluginKernel } from '../sdk/plugin.js';
-import { PlinthError, type PlinthError as PlinthErrorType } from './errors.js';
+import { PlinthError, type PlinthError as PlinthErrorType } from '../sdk/errors.js';
 import type { EventBus } from './events.js';
 import { type LifecycleHooks, scopeHooks } from './lifecycle.js';
 import type { ServiceRegistry } from './services.js';
-import { KERNEL_API_VERSION } from './version.js';
+import { KERNEL_API_VERSION } from '../sdk/version.js';
 
 /** What a plugin's view needs from the kernel. */
 export interface PluginApiDeps {

@@ -1,6 +1,6 @@
 /** Calling a plugin's `setup`: under a time limit, errors named after the plugin, a late teardown still run. */
 import type { PluginContext, PluginDefinition, PluginKernel, Teardown } from '../sdk/plugin.js';
-import { PlinthError, isPlinthError, wrapPluginError } from './errors.js';
+import { PlinthError, isPlinthError, wrapPluginError } from '../sdk/errors.js';
 import { isThenable, withTimeout } from './timeout.js';
 
 /** Runs `definition.setup`; resolves with its teardown, or rejects with PLN_E_PLUGIN_SETUP / PLN_E_PLUGIN_TIMEOUT. */

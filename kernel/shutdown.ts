@@ -6,7 +6,7 @@
 import type { AsyncSeriesHook } from 'tapable';
 import type { Teardown } from '../sdk/plugin.js';
 import type { Timeouts } from './config/schema.js';
-import { PlinthError, isPlinthError, wrapPluginError } from './errors.js';
+import { PlinthError, isPlinthError, wrapPluginError } from '../sdk/errors.js';
 import { withTimeout } from './timeout.js';
 
 /** One loaded plugin, as shutdown sees it. */

@@ -9,7 +9,7 @@ import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PlinthError } from '../kernel/errors.js';
+import { PlinthError } from './errors.js';
 
 /** How long {@link withFileLock} waits for a lock, and when a lock counts as left over by a crash. */
 export interface FileLockOptions {

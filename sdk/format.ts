@@ -5,6 +5,7 @@
  * CLI's output and the log do it at the boundary), every table cell through
  * {@link safeLine}, every JSON document through {@link safeJson}.
  */
+import { describeCause, isPlinthError } from './errors.js';
 
 /**
  * What a terminal would act on instead of showing: C0 controls (ESC, BEL, BS,
@@ -62,4 +63,21 @@ export function formatTable(head: readonly string[], rows: ReadonlyArray<readonl
       .join('  ')
       .trimEnd();
   return [line(head), ...safeRows.map(line)].join('\n');
+}
+
+/**
+ * An error as a person reads it: code and message, the coded errors it wraps
+ * (`because:` lines), then the plugin, hook and fix. Not made safe for a
+ * terminal nor redacted: print it through a command's `out`, which does both.
+ */
+export function formatError(error: unknown): string {
+  if (!isPlinthError(error)) return `plinth: ${describeCause(error)}`;
+  const lines = [`plinth: ${error.code}: ${error.message}`];
+  // What it wraps, so a failure the log would have reported is here, once, with its code.
+  for (let cause = error.cause, depth = 0; isPlinthError(cause) && depth < 3; cause = cause.cause, depth++) {
+    if (!error.message.includes(cause.message)) lines.push(`  because: ${cause.code}: ${cause.message}`);
+  }
+  if (error.plugin) lines.push(`  plugin: ${error.plugin}${error.hook ? ` (in ${error.hook})` : ''}`);
+  if (error.hint) lines.push(`  fix: ${error.hint}`);
+  return lines.join('\n');
 }

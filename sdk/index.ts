@@ -5,7 +5,6 @@
 export { definePlugin } from './plugin.js';
 export type {
   ConfigLayerView,
-  ConfigProblem,
   Disposer,
   KernelInspection,
   Logger,
@@ -47,18 +46,19 @@ export type { SettingIssue } from './settings.js';
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface Services {}
 export { EXIT } from './commands.js';
-export { formatTable, safeJson, safeLine, safeText } from './format.js';
+export { formatError, formatTable, safeJson, safeLine, safeText } from './format.js';
 export { withFileLock, writeFileAtomic } from './files.js';
 export type { FileLockOptions, WriteFileAtomicOptions } from './files.js';
 export { closestName } from './suggest.js';
 export { askYesNo, processTerminal, whyNotAsk } from './prompt.js';
 export type { PromptIO } from './prompt.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';
-export { PlinthError, describeError, isPlinthError } from '../kernel/errors.js';
-export { REDACTED, Redactor } from '../kernel/redact.js';
-export type { ErrorCode } from '../kernel/errors.js';
-export { createTestKernel } from './test-kernel.js';
-export type { TestKernel, TestKernelOptions } from './test-kernel.js';
+export { PlinthError, describeError, isPlinthError } from './errors.js';
+export { REDACTED, Redactor } from './redact.js';
+export type { ErrorCode } from './errors.js';
+// The sdk never imports the kernel: createTestKernel, which boots one, is `plinth/testing`.
+export type { Candidate, Exclusion, Request, Resolution } from './resolution.js';
+export { KERNEL_API_VERSION } from './version.js';
 export { scaffoldPlugin } from './scaffold.js';
 export type { ScaffoldOptions } from './scaffold.js';
 export { OWN_GROUP_CHILD, descendantsOf, groupMembers, isAlive, killGroup, pipeHolders, pipeNames, signalEach, trackGroup, untrackGroup } from './process-tree.js';

@@ -3,9 +3,10 @@
  * and the context handed to `setup`.
  */
 import type { CommandRegistry } from './commands.js';
-import type { Explanation } from '../kernel/resolve/index.js';
 import type { Decision, EventHandler, EventName } from './events.js';
+import type { PlinthError } from './errors.js';
 import type { Manifest } from './manifest.js';
+import type { Resolution } from './resolution.js';
 import type { ServiceName, ServiceType } from './services.js';
 
 /** Undoes one registration (a tap, a service, a command). Calling it twice is harmless. */
@@ -141,35 +142,28 @@ export interface PluginKernel {
   inspect(): KernelInspection;
 }
 
-/** The kernel's view of itself, for `plinth plugins list|why` and `plinth config show`. */
+/**
+ * The kernel's view of itself, as data: what it found, decided and read. The
+ * `inspect` plugin turns it into `plinth plugins list|why` and `plinth config show|validate`.
+ */
 export interface KernelInspection {
   readonly plugins: readonly PluginStatus[];
-  /** Every plugin folder found, including versions that were not chosen. */
-  readonly candidates: ReadonlyArray<{ name: string; version: string; source: PluginSource; dir: string; chosen: boolean }>;
-  /** Manifests that could not be read or validated. */
+  /** What resolution decided: every candidate found (chosen or not), the load order, and why each other one does not load. */
+  readonly resolution: Resolution;
+  /** Manifests that could not be read or validated, redacted. */
   readonly invalid: ReadonlyArray<{ code: string; message: string }>;
-  /** Why one plugin is or is not loaded; undefined when the name was never seen. */
-  explain(name: string): Explanation | undefined;
   readonly config: {
     readonly files: ReadonlyArray<{ scope: string; file: string; exists: boolean }>;
     readonly profile: string | undefined;
-    /** The merged settings for display: sensitive plugin settings, and strings under keys that name a credential (`clientSecret`, `Authorization`, …), replaced by "[redacted]". */
+    /** The merged settings, the values of settings plugins declare sensitive replaced by "[redacted]" (what `kernel.config` holds). */
     readonly settings: Readonly<Record<string, unknown>>;
-    /** What is wrong in the settings files: values a workspace may not set, unknown keys, invalid plugin settings. */
-    readonly problems: readonly ConfigProblem[];
+    /**
+     * What is wrong in the settings files, as coded errors (redacted): values a workspace may not set
+     * and unknown keys (their `details` name the `file` and the JSON `path`), then plugin settings that
+     * fail their declarations (`details.setting`, `details.path`).
+     */
+    readonly problems: readonly PlinthError[];
   };
-}
-
-/** One problem in the settings, for `plinth config validate`. */
-export interface ConfigProblem {
-  /** `PLN_E_WORKSPACE_SETTING_IGNORED`, `PLN_E_CONFIG_UNKNOWN_KEY`, `PLN_E_SETTING_INVALID`, `PLN_E_SETTING_REQUIRED`. */
-  readonly code: string;
-  /** The message, redacted; it names the file and the JSON path. */
-  readonly message: string;
-  /** The settings file the value is in; absent when it came from the environment or a default. */
-  readonly file?: string;
-  /** The JSON path, e.g. `plugins.hooks.settings.timeout`. */
-  readonly path?: string;
 }
 
 /** One settings file's own settings, as `configLayers` lists them. */

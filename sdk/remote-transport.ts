@@ -4,7 +4,7 @@
  * In the sdk so that every transport plugin shares it.
  * Header values are secrets: they go into requests only, never into a message.
  */
-import { PlinthError } from '../kernel/errors.js';
+import { PlinthError } from './errors.js';
 import type { McpServerDefinition } from './contracts/mcp-server.js';
 import type { TransportContext } from './contracts/transport.js';
 

@@ -7,12 +7,12 @@
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import semver from 'semver';
-import { PlinthError } from '../kernel/errors.js';
-import { packageRoot } from '../kernel/paths.js';
-import { KERNEL_API_VERSION } from '../kernel/version.js';
+import { PlinthError } from './errors.js';
 import { pluginName } from './manifest.js';
+import { KERNEL_API_VERSION } from './version.js';
 
 export interface ScaffoldOptions {
   /** The plugin's npm-style name. */
@@ -58,7 +58,7 @@ export async function scaffoldPlugin(options: ScaffoldOptions): Promise<Scaffold
   }
   await mkdir(dir, { recursive: true });
   const description = options.description ?? `The ${options.name} plugin.`;
-  const project = devDependencies(options.host ?? packageRoot());
+  const project = devDependencies(options.host ?? runningPlinth());
   const files: Record<string, string> = {
     'manifest.json': `${JSON.stringify(
       {
@@ -98,6 +98,11 @@ export async function scaffoldPlugin(options: ScaffoldOptions): Promise<Scaffold
   };
   for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
   return { dir, files: Object.keys(files), next: ['npm install', 'npm test', 'npm run typecheck'], fromRegistry: project.fromRegistry };
+}
+
+/** The package folder of the running plinth, from source or from dist/ alike: the package names itself. */
+function runningPlinth(): string {
+  return dirname(createRequire(import.meta.url).resolve('plinth/package.json'));
 }
 
 /**
@@ -170,7 +175,7 @@ export default defineConfig({
 `;
 
 const TEST = `import { fileURLToPath } from 'node:url';
-import { createTestKernel } from 'plinth/sdk';
+import { createTestKernel } from 'plinth/testing';
 import { afterEach, expect, test } from 'vitest';
 
 const here = fileURLToPath(new URL('.', import.meta.url));

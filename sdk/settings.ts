@@ -7,7 +7,7 @@
  * be a secret.
  */
 import { z } from 'zod';
-import { PlinthError } from '../kernel/errors.js';
+import { PlinthError } from './errors.js';
 import { jsonPath } from './manifest.js';
 
 /** One bad setting: where (`plugins.<plugin>.settings.<key>…`) and what was expected. */

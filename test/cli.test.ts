@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { KERNEL_API_VERSION } from '../kernel/version.js';
+import { KERNEL_API_VERSION } from '../sdk/version.js';
 import { type Result, cleanEnv, describeRun, expectExit, json, plinth as run, ensureBuilt } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -138,7 +138,7 @@ describe('plinth --version', () => {
     const heavy = urls.filter((u) => /jiti|tapable|zod|semver/.test(u) || u.includes('/node_modules/'));
     expect(heavy, 'packages loaded by --version').toEqual([]);
     const kernel = urls.filter((u) => u.startsWith(rootUrl) && !u.startsWith(`${rootUrl}node_modules/`));
-    const allowed = new Set([pathToFileURL(bin).href, pathToFileURL(join(root, 'dist', 'kernel', 'version.js')).href]);
+    const allowed = new Set([pathToFileURL(bin).href, pathToFileURL(join(root, 'dist', 'sdk', 'version.js')).href]);
     expect(kernel.filter((u) => !allowed.has(u)), 'plinth modules loaded by --version').toEqual([]);
   }, TEST_TIMEOUT);
 });

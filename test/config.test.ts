@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { settingSchema, type SettingDecl } from '../sdk/manifest.js';
-import { isPlinthError, type PlinthError } from '../kernel/errors.js';
+import { isPlinthError, type PlinthError } from '../sdk/errors.js';
 import { disabledPlugins, loadConfig, pluginDirScopes, settingsFiles, timeouts, type Config } from '../kernel/config/load.js';
 import { resolvePluginSettings, sensitiveValues } from '../kernel/config/plugin-settings.js';
 import { DEFAULT_TIMEOUTS } from '../kernel/config/schema.js';

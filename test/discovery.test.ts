@@ -107,6 +107,16 @@ describe('discoverPlugins', () => {
     expect(invalid[0]?.message).toContain(`${file}:3:3`);
   });
 
+  it('a JSON error never quotes the text around it, in the message or in --json (toJSON)', async () => {
+    // V8's own message copies the input around the error; a manifest may hold a token pasted by mistake.
+    await manifest('user/leaky', '{"name": "leaky", "token": s3cret-token-value}');
+    const { invalid } = await discoverPlugins([{ dir: path.join(root, 'user'), source: 'user' }]);
+    expect(invalid[0]?.code).toBe('PLN_E_MANIFEST_UNREADABLE');
+    expect(invalid[0]?.details).toMatchObject({ line: 1, column: 28 });
+    expect(JSON.stringify(invalid[0])).not.toContain('s3cret');
+    expect(invalid[0]?.message).not.toContain('s3cret');
+  });
+
   it('reports an empty manifest as invalid JSON', async () => {
     const file = await manifest('user/empty', '');
     const { invalid } = await discoverPlugins([{ dir: path.join(root, 'user'), source: 'user' }]);

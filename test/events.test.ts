@@ -4,15 +4,8 @@
  * host itself, through `kernel.on`).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createTestKernel,
-  isPlinthError,
-  type EventHandler,
-  type PlinthError,
-  type TapOptions,
-  type TestKernel,
-  type TestKernelOptions,
-} from '../sdk/index.js';
+import { isPlinthError, type EventHandler, type PlinthError, type TapOptions } from '../sdk/index.js';
+import { createTestKernel, type TestKernel, type TestKernelOptions } from '../testing/index.js';
 import type { InlinePlugin } from '../kernel/kernel.js';
 import { rejection } from './support/errors.js';
 

@@ -24,7 +24,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { InlinePlugin } from '../kernel/kernel.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
 import type { AskAgentRequest } from 'plinth/sdk';
-import { createTestKernel, type TestKernel } from '../sdk/index.js';
+import { createTestKernel, type TestKernel } from '../testing/index.js';
 import { type Result, cleanEnv, expectExit, json, plinth, ensureBuilt } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

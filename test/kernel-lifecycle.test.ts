@@ -10,16 +10,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  PlinthError,
-  createTestKernel,
-  isPlinthError,
-  type PluginInfo,
-  type PluginStatus,
-  type ReadyInfo,
-  type TestKernel,
-  type TestKernelOptions,
-} from '../sdk/index.js';
+import { PlinthError, isPlinthError, type PluginInfo, type PluginStatus, type ReadyInfo } from '../sdk/index.js';
+import { createTestKernel, type TestKernel, type TestKernelOptions } from '../testing/index.js';
 import { rejection } from './support/errors.js';
 
 const kernels: TestKernel[] = [];

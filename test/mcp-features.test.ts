@@ -14,7 +14,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventResult } from '../sdk/events.js';
-import { createTestKernel, isPlinthError, type TestKernel } from '../sdk/index.js';
+import { isPlinthError } from '../sdk/index.js';
+import { createTestKernel, type TestKernel } from '../testing/index.js';
 import {
   askElicitation,
   attachFeatures,

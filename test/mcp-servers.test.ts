@@ -28,7 +28,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { collectServers } from '../plugins/mcp/definitions.js';
 import type { McpService, ServerState, ServerStatus } from 'plinth/sdk';
 import type { PluginInfo } from '../sdk/index.js';
-import { createTestKernel, parseManifest, type TestKernel } from '../sdk/index.js';
+import { parseManifest } from '../sdk/index.js';
+import { createTestKernel, type TestKernel } from '../testing/index.js';
 import { isAlive } from '../sdk/process-tree.js';
 import { ensureBuilt } from './support/cli.js';
 

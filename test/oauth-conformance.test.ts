@@ -16,7 +16,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { McpService, ServerStatus } from 'plinth/sdk';
 import type { OAuthService, SignInChannel } from 'plinth/sdk';
-import { type TestKernel, createTestKernel } from '../sdk/index.js';
+import { type TestKernel, createTestKernel } from '../testing/index.js';
 import { rejection } from './support/errors.js';
 import { type OAuthFixture, type OAuthFixtureOptions, startOAuthFixture } from './support/oauth-server.js';
 

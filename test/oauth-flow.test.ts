@@ -29,7 +29,7 @@ import { offerSignIn } from '../plugins/mcp/cli-signin.js';
 import type { McpService, ServerStatus } from 'plinth/sdk';
 import type { OAuthService, SignInChannel } from 'plinth/sdk';
 import type { InlinePlugin } from '../kernel/kernel.js';
-import { type TestKernel, createTestKernel } from '../sdk/index.js';
+import { type TestKernel, createTestKernel } from '../testing/index.js';
 import { type OAuthFixture, type OAuthFixtureOptions, startOAuthFixture } from './support/oauth-server.js';
 import { rejection } from './support/errors.js';
 

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseSync } from 'vite';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTestKernel } from '../sdk/index.js';
+import { createTestKernel } from '../testing/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const pluginsDir = join(root, 'plugins');
@@ -152,7 +152,7 @@ describe.each(['transport-http', 'transport-sse'])('%s from a copy outside the r
         // The transport that answered is the copy's: one plugin of that name loaded, from the path given.
         const loaded = kernel.status().filter((p) => p.name === plugin && p.state === 'active');
         expect(loaded).toEqual([expect.objectContaining({ source: 'path' })]);
-        expect(kernel.inspect().candidates.filter((c) => c.name === plugin && c.chosen).map((c) => c.dir)).toEqual([dir]);
+        expect(kernel.inspect().resolution.plugins.filter((c) => c.manifest.name === plugin).map((c) => c.dir)).toEqual([dir]);
         const tool = mcp.tools().find((t) => t.server === 'packed' && t.tool === 'echo');
         expect(tool).toBeDefined();
         const result = await mcp.callTool(tool!.name, { text: `through the packed ${plugin}` });

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { settingSchema, type SettingDecl } from '../sdk/manifest.js';
-import { PlinthError } from '../kernel/errors.js';
+import { PlinthError } from '../sdk/errors.js';
 import type { Settings } from '../kernel/config/schema.js';
-import { REDACTED, Redactor, maskCredentialKeys, redactSettings } from '../kernel/redact.js';
+import { redactSettings } from '../kernel/config/plugin-settings.js';
+import { maskCredentialKeys } from '../plugins/inspect/mask.js';
+import { REDACTED, Redactor } from '../sdk/redact.js';
 
 function redactorWith(...secrets: string[]): Redactor {
   const redactor = new Redactor();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { PlinthError } from '../kernel/errors.js';
-import { explain, resolve, type ResolveInput } from '../kernel/resolve/index.js';
+import { PlinthError } from '../sdk/errors.js';
+import { resolve, type ResolveInput } from '../kernel/resolve/index.js';
+import { explain } from '../plugins/inspect/explain.js';
 import type { Candidate, PluginSource, Resolution } from '../kernel/types.js';
 import { parseManifest } from '../sdk/manifest.js';
 

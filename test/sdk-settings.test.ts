@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createTestKernel, isPlinthError, parseSettings, type PlinthError } from '../sdk/index.js';
+import { isPlinthError, parseSettings, type PlinthError } from '../sdk/index.js';
+import { createTestKernel } from '../testing/index.js';
 
 function failure(run: () => unknown): PlinthError {
   try {

@@ -4,7 +4,7 @@
  * plugin tries to leak it (logging it, throwing it, blocking an event with it).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestKernel, type TestKernel } from '../sdk/index.js';
+import { createTestKernel, type TestKernel } from '../testing/index.js';
 import type { InlinePlugin } from '../kernel/kernel.js';
 
 /** Given in settings.json. */

@@ -3,7 +3,8 @@
  * plugin (or the host) gets it by name, and settings choose between providers.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestKernel, isPlinthError, type PlinthError, type TestKernel, type TestKernelOptions } from '../sdk/index.js';
+import { isPlinthError, type PlinthError } from '../sdk/index.js';
+import { createTestKernel, type TestKernel, type TestKernelOptions } from '../testing/index.js';
 import type { InlinePlugin } from '../kernel/kernel.js';
 import { ServiceRegistry, serviceChoices } from '../kernel/services.js';
 import type { PluginSource } from '../kernel/types.js';

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { KERNEL_API_VERSION } from '../kernel/version.js';
+import { KERNEL_API_VERSION } from '../sdk/version.js';
 import { type Sandbox, describeRun, ensureBuilt, expectExit, json, run, sandbox } from './support/cli.js';
 
 const TEST_TIMEOUT = 90_000;

@@ -20,7 +20,7 @@ import type { McpServerDefinition, TransportConnection, TransportContext, Transp
 import { createHttpTransportFactory, HTTP_DEFAULTS } from '../plugins/transport-http/index.js';
 import { createSseTransportFactory } from '../plugins/transport-sse/index.js';
 import { createStdioTransportFactory, STDIO_DEFAULTS } from '../plugins/transport-stdio/index.js';
-import { createTestKernel } from '../sdk/index.js';
+import { createTestKernel } from '../testing/index.js';
 import { isAlive } from '../sdk/process-tree.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

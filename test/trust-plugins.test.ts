@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { createJiti } from 'jiti';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Kernel, type KernelOptions } from '../kernel/kernel.js';
-import { KERNEL_API_VERSION } from '../kernel/version.js';
+import { KERNEL_API_VERSION } from '../sdk/version.js';
 import type { CommandOutput } from '../sdk/commands.js';
 import type { PluginStatus } from '../sdk/index.js';
 import type {} from '../plugins/trust/types.js';
@@ -348,7 +348,7 @@ export default definePlugin({
     const kernel = await boot(home, workspace);
     expect(status(kernel, 'trust').state).toBe('active');
     expect(status(kernel, 'payload')).toMatchObject({ state: 'failed', error: { code: 'PLN_E_PLUGIN_REFUSED' } });
-    expect(kernel.inspect().config.problems.map((p) => [p.code, p.path])).toContainEqual(['PLN_E_WORKSPACE_SETTING_IGNORED', 'plugins.trust.enabled']);
+    expect(kernel.inspect().config.problems.map((p) => [p.code, p.details?.path])).toContainEqual(['PLN_E_WORKSPACE_SETTING_IGNORED', 'plugins.trust.enabled']);
     expect(existsSync(marker('payload'))).toBe(false);
   });
 

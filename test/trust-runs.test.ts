@@ -17,7 +17,7 @@ import { Kernel } from '../kernel/kernel.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
 import type { McpService } from 'plinth/sdk';
 import type { CommandOutput } from '../sdk/commands.js';
-import { type TestKernel, createTestKernel } from '../sdk/index.js';
+import { type TestKernel, createTestKernel } from '../testing/index.js';
 import { BIN, cleanEnv, describeRun, ensureBuilt, plinth } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -5,9 +5,9 @@
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { EXIT, type CommandSpec } from '../../sdk/commands.js';
-import { PlinthError, isPlinthError } from '../errors.js';
+import { PlinthError, isPlinthError } from '../../sdk/errors.js';
 import { type Kernel, createKernel } from '../kernel.js';
-import { parseLogLevel } from '../log.js';
+import { parseLogLevel } from '../../sdk/log.js';
 import { packageVersion } from '../paths.js';
 import { groupCommands, groupHelpText } from './group-help.js';
 import { createOutput, formatError, printError, processStreams, type Streams } from './output.js';

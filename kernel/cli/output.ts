@@ -6,10 +6,10 @@
  * same document).
  */
 import type { CommandOutput } from '../../sdk/commands.js';
-import { safeJson, safeText } from '../../sdk/format.js';
-import { type PlinthError, describeCause, isPlinthError } from '../errors.js';
-import type { Redactor } from '../redact.js';
-import { writeStandard } from '../std-streams.js';
+import { formatError, safeJson, safeText } from '../../sdk/format.js';
+import { type PlinthError, describeCause, isPlinthError } from '../../sdk/errors.js';
+import type { Redactor } from '../../sdk/redact.js';
+import { writeStandard } from '../../sdk/std-streams.js';
 
 export interface Streams {
   stdout(text: string): void;
@@ -30,19 +30,6 @@ export function createOutput(streams: Streams, redactor: Redactor): CommandOutpu
   };
 }
 
-/** An error as a person reads it: code and message, the coded errors it wraps, then the plugin, hook and fix. */
-export function formatError(error: unknown): string {
-  if (!isPlinthError(error)) return `plinth: ${describeCause(error)}`;
-  const lines = [`plinth: ${error.code}: ${error.message}`];
-  // What it wraps, so a failure the log would have reported is here, once, with its code.
-  for (let cause = error.cause, depth = 0; isPlinthError(cause) && depth < 3; cause = cause.cause, depth++) {
-    if (!error.message.includes(cause.message)) lines.push(`  because: ${cause.code}: ${cause.message}`);
-  }
-  if (error.plugin) lines.push(`  plugin: ${error.plugin}${error.hook ? ` (in ${error.hook})` : ''}`);
-  if (error.hint) lines.push(`  fix: ${error.hint}`);
-  return lines.join('\n');
-}
-
 /** Prints an error for a person (stderr) or a script (`--json`, stdout). */
 export function printError(error: unknown, json: boolean, streams: Streams, redactor: Redactor): void {
   if (json) {
@@ -53,4 +40,4 @@ export function printError(error: unknown, json: boolean, streams: Streams, reda
   }
 }
 
-export { formatTable as table } from '../../sdk/format.js';
+export { formatError, formatTable as table } from '../../sdk/format.js';

@@ -5,8 +5,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { parseJsonText } from '../../sdk/json.js';
 import { jsonPath } from '../../sdk/manifest.js';
-import { PlinthError } from '../errors.js';
+import { PlinthError } from '../../sdk/errors.js';
 import { DEFAULT_TIMEOUTS, settingsSchema, type Settings, type Timeouts } from './schema.js';
 
 /** Which settings file: `<home>/settings.json` or `<workspace>/.plinth/settings.json`. */
@@ -132,19 +133,6 @@ export function settingsFiles(config: Config): { user: SettingsFile; workspace: 
 }
 
 /**
- * The settings file whose value of `plugins.<plugin>.settings.<setting>` is
- * the one in force (the last layer that sets it); undefined when none does.
- */
-export function fileOfPluginSetting(config: Pick<Config, 'layers'>, plugin: string, setting: string): string | undefined {
-  let file: string | undefined;
-  for (const layer of config.layers ?? []) {
-    const values = layer.settings.plugins?.[plugin]?.settings;
-    if (values && Object.hasOwn(values, setting)) file = layer.file;
-  }
-  return file;
-}
-
-/**
  * Plugins switched off by settings: name → where the winning `enabled: false`
  * came from (`user settings`, `workspace settings`, `profile <name>`).
  */
@@ -204,22 +192,16 @@ async function readSettingsFile(scope: ConfigScope, file: string): Promise<{ fil
 }
 
 function parseJson(text: string, file: string): unknown {
-  const body = text.replace(/^\uFEFF/, '');
   // An empty file is what `touch settings.json` leaves: treat it as no settings.
-  if (body.trim() === '') return {};
-  try {
-    return JSON.parse(body);
-  } catch {
-    // V8's message quotes the surrounding text, which may hold a secret: locate the error ourselves.
-    const { offset, problem } = locateJsonError(body);
-    const before = body.slice(0, offset).split('\n');
-    const line = before.length;
-    const column = (before.at(-1)?.length ?? 0) + 1;
-    throw new PlinthError('PLN_E_CONFIG_PARSE', `invalid JSON in ${file}:${line}:${column}: ${problem}`, {
-      hint: 'settings files are strict JSON: double-quoted names, no comments, no trailing commas',
-      details: { file, line, column },
-    });
-  }
+  if (text.replace(/^\uFEFF/, '').trim() === '') return {};
+  const parsed = parseJsonText(text);
+  if (parsed.ok) return parsed.value;
+  // The message never quotes the text around the error: a settings file may hold a secret.
+  const { line, column, problem } = parsed.error;
+  throw new PlinthError('PLN_E_CONFIG_PARSE', `invalid JSON in ${file}:${line}:${column}: ${problem}`, {
+    hint: 'settings files are strict JSON: double-quoted names, no comments, no trailing commas',
+    details: { file, line, column },
+  });
 }
 
 /** Makes relative plugin folders absolute against the folder of the file that names them. */
@@ -286,80 +268,4 @@ function unknownProfile(profile: string, defined: string[], files: ConfigFile[])
     hint: `use one of the defined profiles, or add "${profile}" under "profiles" in ${files.map((f) => f.file).join(' or ')}`,
     details: { profile, defined },
   });
-}
-
-/**
- * Finds where strict JSON goes wrong, with a message that never quotes the
- * text. Called only after JSON.parse has failed.
- */
-function locateJsonError(text: string): { offset: number; problem: string } {
-  let i = 0;
-  const fail = (problem: string): never => {
-    throw { offset: i, problem };
-  };
-  const ws = (): void => {
-    while (i < text.length && ' \t\n\r'.includes(text[i] as string)) i++;
-  };
-  const describe = (): string => {
-    const ch = text[i];
-    if (ch === undefined) return 'unexpected end of file';
-    if (ch === '/') return 'comments are not allowed in JSON';
-    if (ch === "'") return 'strings must use double quotes';
-    return `unexpected character ${JSON.stringify(ch)}`;
-  };
-  const string = (): void => {
-    i++; // opening quote
-    for (;;) {
-      const ch = text[i];
-      if (ch === undefined) fail('unterminated string');
-      if (ch === '"') return void i++;
-      if (ch === '\\') {
-        const esc = text[i + 1] ?? '';
-        if (esc === 'u' && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) i += 6;
-        else if (esc !== '' && '"\\/bfnrt'.includes(esc)) i += 2;
-        else fail('invalid escape in string');
-      } else if ((ch as string) < ' ') fail('line break or control character inside a string');
-      else i++;
-    }
-  };
-  const value = (): void => {
-    ws();
-    const ch = text[i];
-    if (ch === '{') return members('}', () => {
-      if (text[i] !== '"') fail(`expected a property name in double quotes: ${describe()}`);
-      string();
-      ws();
-      if (text[i] !== ':') fail(`expected ':' after a property name: ${describe()}`);
-      i++;
-      value();
-    });
-    if (ch === '[') return members(']', value);
-    if (ch === '"') return string();
-    const literal = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(text.slice(i, i + 400));
-    if (literal) return void (i += literal[0].length);
-    fail(`expected a value: ${describe()}`);
-  };
-  const members = (close: string, member: () => void): void => {
-    i++;
-    ws();
-    if (text[i] === close) return void i++;
-    for (;;) {
-      ws();
-      if (text[i] === close) fail('trailing commas are not allowed in JSON');
-      member();
-      ws();
-      if (text[i] === close) return void i++;
-      if (text[i] !== ',') fail(`expected ',' or '${close}': ${describe()}`);
-      i++;
-    }
-  };
-  try {
-    value();
-    ws();
-    if (i < text.length) fail(`unexpected content after the settings object: ${describe()}`);
-    return { offset: i, problem: 'invalid JSON' };
-  } catch (error) {
-    if (error instanceof RangeError) return { offset: 0, problem: 'invalid JSON (nested too deeply)' };
-    return error as { offset: number; problem: string };
-  }
 }

@@ -4,8 +4,10 @@
  * variable, the declared default. Errors name where a value came from and
  * what type was expected, never the value: it may be a secret.
  */
+import { PlinthError } from '../../sdk/errors.js';
 import { jsonPath, type SettingDecl } from '../../sdk/manifest.js';
-import { PlinthError } from '../errors.js';
+import { REDACTED } from '../../sdk/redact.js';
+import type { Settings } from './schema.js';
 
 type SettingType = SettingDecl['type'];
 
@@ -75,6 +77,42 @@ export function sensitiveValues(decls: readonly SettingDecl[], resolved: Record<
     if (decl.sensitive && Object.hasOwn(resolved, decl.name)) collect(resolved[decl.name]);
   }
   return found;
+}
+
+/**
+ * A copy of settings for plugins and display (`kernel.config`, `config show`): the value of
+ * every setting a plugin declares `sensitive` is replaced with `"[redacted]"`,
+ * in the base settings and in every profile.
+ */
+export function redactSettings(settings: Settings, declsByPlugin: ReadonlyMap<string, readonly SettingDecl[]>): Settings {
+  const out: Settings = redactPlugins(settings, declsByPlugin);
+  if (settings.profiles) {
+    const profiles: NonNullable<Settings['profiles']> = {};
+    for (const [name, profile] of Object.entries(settings.profiles)) {
+      define(profiles, name, redactPlugins(profile, declsByPlugin));
+    }
+    out.profiles = profiles;
+  }
+  return out;
+}
+
+function redactPlugins<T extends Pick<Settings, 'plugins'>>(layer: T, declsByPlugin: ReadonlyMap<string, readonly SettingDecl[]>): T {
+  if (!layer.plugins) return { ...layer };
+  const plugins: NonNullable<Settings['plugins']> = {};
+  for (const [name, entry] of Object.entries(layer.plugins)) {
+    const sensitive = (declsByPlugin.get(name) ?? []).filter((d) => d.sensitive).map((d) => d.name);
+    let value = entry;
+    if (entry.settings && sensitive.some((key) => Object.hasOwn(entry.settings as object, key))) {
+      const values = { ...entry.settings };
+      for (const key of sensitive) {
+        // null means "unset" and hides nothing; keep it so the output shows the setting is cleared.
+        if (Object.hasOwn(values, key) && values[key] !== null && values[key] !== undefined) define(values, key, REDACTED);
+      }
+      value = { ...entry, settings: values };
+    }
+    define(plugins, name, value);
+  }
+  return { ...layer, plugins };
 }
 
 function settingPath(plugin: string, name: string): string {

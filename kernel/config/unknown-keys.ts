@@ -6,7 +6,7 @@
  */
 import { jsonPath, type Manifest } from '../../sdk/manifest.js';
 import { closestName } from '../../sdk/suggest.js';
-import { PlinthError } from '../errors.js';
+import { PlinthError } from '../../sdk/errors.js';
 import type { SettingsFile } from './load.js';
 import type { ProfileSettings, Settings } from './schema.js';
 

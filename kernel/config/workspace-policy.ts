@@ -9,7 +9,7 @@
  * a `PLN_E_WORKSPACE_SETTING_IGNORED` warning naming the file and the key.
  */
 import { jsonPath, type Manifest } from '../../sdk/manifest.js';
-import { PlinthError } from '../errors.js';
+import { PlinthError } from '../../sdk/errors.js';
 import { type Config, type SettingsFile, combineFiles, settingsFiles } from './load.js';
 import type { PluginEntry, ProfileSettings, Settings } from './schema.js';
 

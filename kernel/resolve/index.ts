@@ -1,5 +1,3 @@
-/** Plugin resolution: which plugins load, in which order, and why the others do not. */
+/** Plugin resolution: which plugins load, in which order, and why the others do not (`plinth plugins why` explains it: plugins/inspect). */
 export { resolve } from './resolve.js';
-export { explain } from './explain.js';
 export type { ResolveInput } from './types.js';
-export type { CandidateExplanation, CandidateStatus, DependencyExplanation, Explanation } from './explain.js';

@@ -4,7 +4,7 @@
  * in a conflict, the whole cycle), so that a user can fix it without a rerun.
  */
 import type { SemVer } from 'semver';
-import { type ErrorCode, PlinthError } from '../errors.js';
+import { type ErrorCode, PlinthError } from '../../sdk/errors.js';
 import type { Death, Node } from './types.js';
 
 /** What the messages need beyond the dead node itself. */

@@ -16,7 +16,7 @@
  */
 import semver from 'semver';
 import type { Range, SemVer } from 'semver';
-import { PlinthError } from '../errors.js';
+import { PlinthError } from '../../sdk/errors.js';
 import { type Candidate, type Exclusion, type PluginSource, type Request, type Resolution, SOURCE_PRECEDENCE } from '../types.js';
 import { byCodePoint, getOrCreate } from './collections.js';
 import { cyclicComponents, shortestCycle, topologicalOrder } from './graph.js';

@@ -1,6 +1,6 @@
 /** Types of plugin resolution: what `resolve` is given, and its working model of candidates. */
 import type { Range, SemVer } from 'semver';
-import type { PlinthError } from '../errors.js';
+import type { PlinthError } from '../../sdk/errors.js';
 import type { Candidate } from '../types.js';
 
 /** What `resolve` works from. */

@@ -1,13 +1,19 @@
-/** Text for `plugins list` and `plugins why`. */
-import { formatTable as table, type ConfigProblem, type KernelInspection, type PluginStatus } from 'plinth/sdk';
+/** Text for `plugins list`, `plugins why` and `config validate`. */
+import { formatTable as table, type KernelInspection, type PluginSource, type PluginStatus, type Resolution } from 'plinth/sdk';
+import type { Explanation } from './explain.js';
+import type { ConfigProblem } from './problems.js';
 
-type Explanation = NonNullable<ReturnType<KernelInspection['explain']>>;
+/** Every plugin folder found, including versions that were not chosen. */
+export function candidateRows(resolution: Resolution): Array<{ name: string; version: string; source: PluginSource; dir: string; chosen: boolean }> {
+  const chosen = new Set(resolution.plugins);
+  return [...resolution.candidates.values()].flat().map((c) => ({ name: c.manifest.name, version: c.manifest.version, source: c.source, dir: c.dir, chosen: chosen.has(c) }));
+}
 
 export function formatPluginList(view: KernelInspection, all: boolean): string {
   const rows = view.plugins.map((p) => [p.name, p.version, p.source, p.state, p.error?.code ?? p.provides.join(', ')]);
   const parts = [rows.length > 0 ? table(['PLUGIN', 'VERSION', 'SOURCE', 'STATE', 'PROVIDES / REASON'], rows) : 'No plugins found.'];
   if (all) {
-    const others = view.candidates.filter((c) => !c.chosen);
+    const others = candidateRows(view.resolution).filter((c) => !c.chosen);
     if (others.length > 0) {
       parts.push('', 'Found but not chosen:', table(['PLUGIN', 'VERSION', 'SOURCE', 'FOLDER'], others.map((c) => [c.name, c.version, c.source, c.dir])));
     }

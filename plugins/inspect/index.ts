@@ -1,5 +1,8 @@
 import { definePlugin, EXIT, PlinthError } from 'plinth/sdk';
-import { formatExplanation, formatPluginList, formatProblems } from './format.js';
+import { explain } from './explain.js';
+import { candidateRows, formatExplanation, formatPluginList, formatProblems } from './format.js';
+import { maskCredentialKeys } from './mask.js';
+import { configProblems } from './problems.js';
 
 export default definePlugin({
   setup(kernel) {
@@ -9,7 +12,7 @@ export default definePlugin({
         options: { all: { type: 'boolean', description: 'Also list versions that were found but not chosen' } },
         run({ options, json, out }) {
           const view = kernel.inspect();
-          if (json) return out.json({ plugins: view.plugins, candidates: view.candidates, invalid: view.invalid });
+          if (json) return out.json({ plugins: view.plugins, candidates: candidateRows(view.resolution), invalid: view.invalid });
           out.print(formatPluginList(view, options.all === true));
         },
       });
@@ -19,7 +22,7 @@ export default definePlugin({
         args: [{ name: 'name', required: true, description: 'A plugin name' }],
         run({ args, json, out }) {
           const name = args[0]!;
-          const explanation = kernel.inspect().explain(name);
+          const explanation = explain(kernel.inspect().resolution, name);
           if (!explanation) {
             throw new PlinthError('PLN_E_PLUGIN_UNKNOWN', `no plugin named "${name}" was found or asked for`, {
               hint: 'run `plinth plugins list --all` to see every plugin found',
@@ -34,7 +37,9 @@ export default definePlugin({
       registry.add({
         name: 'config show',
         run({ json, out }) {
-          const { config } = kernel.inspect();
+          // Plugins' own sections may hold a credential written out literally (an `Authorization` header): masked for display.
+          const { files, profile, settings, problems } = kernel.inspect().config;
+          const config = { files, profile, settings: maskCredentialKeys(settings), problems: configProblems(problems, kernel.configLayers) };
           if (json) return out.json(config);
           for (const file of config.files) out.print(`${file.scope}: ${file.file}${file.exists ? '' : ' (absent)'}`);
           out.print(`profile: ${config.profile ?? '(none)'}`);
@@ -46,10 +51,11 @@ export default definePlugin({
         name: 'config validate',
         run({ json, out }) {
           // Settings that break the schema never get here: loading them fails first, with exit 3 and each JSON path.
-          const { config } = kernel.inspect();
-          const valid = config.problems.length === 0;
-          if (json) out.json({ valid, files: config.files, profile: config.profile, problems: config.problems });
-          else out.print(formatProblems(config.files, config.problems));
+          const { files, profile, problems: errors } = kernel.inspect().config;
+          const problems = configProblems(errors, kernel.configLayers);
+          const valid = problems.length === 0;
+          if (json) out.json({ valid, files, profile, problems });
+          else out.print(formatProblems(files, problems));
           return valid ? EXIT.OK : EXIT.CONFIG;
         },
       });

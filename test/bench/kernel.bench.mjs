@@ -176,7 +176,7 @@ async function benchResolve() {
   progress(`3/4 resolve: writing 1,000 synthetic manifests, then discover+resolve ×${N.discoverRuns} and resolve ×${N.resolveRuns}…`);
   const { discoverPlugins } = await import(pathToFileURL(path.join(DIST, 'kernel', 'discovery.js')).href);
   const { resolve } = await import(pathToFileURL(path.join(DIST, 'kernel', 'resolve', 'index.js')).href);
-  const { KERNEL_API_VERSION } = await import(pathToFileURL(path.join(DIST, 'kernel', 'version.js')).href);
+  const { KERNEL_API_VERSION } = await import(pathToFileURL(path.join(DIST, 'sdk', 'version.js')).href);
   const dir = tempDir('resolve');
   const set = writeSyntheticPlugins(dir, { total: 1000 });
   const sources = [{ dir, source: 'user' }];

@@ -1,5 +1,5 @@
 /**
- * A kernel for testing one plugin in a few lines: a temporary user folder, no
+ * `plinth/testing`: a kernel for testing one plugin in a few lines: a temporary user folder, no
  * builtin plugins, logs captured, and one call to clean everything up.
  *
  * @example
@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BootReport, type InlinePlugin, Kernel, type ShutdownReport } from '../kernel/kernel.js';
-import type { LogLevel } from '../kernel/log.js';
+import type { LogLevel } from '../sdk/log.js';
 
 export interface TestKernelOptions {
   /** Plugins given in memory. */

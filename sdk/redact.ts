@@ -3,8 +3,6 @@
  * `--json` output: a Redactor learns the secrets, then masks them wherever
  * they appear in text or in structured values.
  */
-import type { SettingDecl } from '../sdk/manifest.js';
-import type { Settings } from './config/schema.js';
 import { PlinthError, describeCause, isPlinthError } from './errors.js';
 
 /** What a secret is replaced with. */
@@ -116,42 +114,6 @@ export class Redactor {
   }
 }
 
-/**
- * A copy of settings for display (`config show`, `--json`): the value of
- * every setting a plugin declares `sensitive` is replaced with `"[redacted]"`,
- * in the base settings and in every profile.
- */
-export function redactSettings(settings: Settings, declsByPlugin: ReadonlyMap<string, readonly SettingDecl[]>): Settings {
-  const out: Settings = redactPlugins(settings, declsByPlugin);
-  if (settings.profiles) {
-    const profiles: NonNullable<Settings['profiles']> = {};
-    for (const [name, profile] of Object.entries(settings.profiles)) {
-      define(profiles, name, redactPlugins(profile, declsByPlugin));
-    }
-    out.profiles = profiles;
-  }
-  return out;
-}
-
-function redactPlugins<T extends Pick<Settings, 'plugins'>>(layer: T, declsByPlugin: ReadonlyMap<string, readonly SettingDecl[]>): T {
-  if (!layer.plugins) return { ...layer };
-  const plugins: NonNullable<Settings['plugins']> = {};
-  for (const [name, entry] of Object.entries(layer.plugins)) {
-    const sensitive = (declsByPlugin.get(name) ?? []).filter((d) => d.sensitive).map((d) => d.name);
-    let value = entry;
-    if (entry.settings && sensitive.some((key) => Object.hasOwn(entry.settings as object, key))) {
-      const values = { ...entry.settings };
-      for (const key of sensitive) {
-        // null means "unset" and hides nothing; keep it so the output shows the setting is cleared.
-        if (Object.hasOwn(values, key) && values[key] !== null && values[key] !== undefined) define(values, key, REDACTED);
-      }
-      value = { ...entry, settings: values };
-    }
-    define(plugins, name, value);
-  }
-  return { ...layer, plugins };
-}
-
 function plainError(error: Error): Record<string, unknown> {
   // Shape, not class: a jiti-loaded plugin may bring its own copy of PlinthError.
   if (isPlinthError(error) && typeof error.toJSON === 'function') return { name: error.name, ...error.toJSON() };
@@ -184,28 +146,4 @@ export function redactError(error: PlinthError, redactor: Redactor): PlinthError
     ...(error.details && { details: redactor.value(error.details) }),
     ...(cause !== undefined && { cause: isPlinthError(cause) ? redactError(cause, redactor) : new Error(redactor.text(describeCause(cause))) }),
   });
-}
-
-const CREDENTIAL_KEY = /secret|password|passwd|token|authorization|api[-_]?key|cookie|credential|private[-_]?key/i;
-const REFERENCE_ONLY = /^(\$\{[^}]*\}\s*)+$/;
-
-/**
- * A copy of settings for the kernel's own display (`inspect()`, `config
- * show`) with every string under a key that names a credential masked.
- * Sections owned by plugins pass through the kernel untouched and may hold a
- * credential written out literally (an MCP server's `Authorization` header,
- * an OAuth `clientSecret`). `${env:NAME}` references show as written: they
- * name a secret without holding it. Plugins read their sections unmasked.
- */
-export function maskCredentialKeys<T>(value: T): T {
-  return maskUnder(value, false) as T;
-}
-
-function maskUnder(value: unknown, underCredential: boolean): unknown {
-  if (typeof value === 'string') return underCredential && value !== '' && !REFERENCE_ONLY.test(value) ? REDACTED : value;
-  if (Array.isArray(value)) return value.map((item) => maskUnder(item, underCredential));
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, inner] of Object.entries(value)) define(out, key, maskUnder(inner, underCredential || CREDENTIAL_KEY.test(key)));
-  return out;
 }

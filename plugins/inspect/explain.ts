@@ -1,11 +1,10 @@
 /**
  * Why a plugin name resolved the way it did, for `plinth plugins why <name>`.
- * Works from a `Resolution` alone, so it can explain one that was computed earlier.
+ * Works from a `Resolution` alone (the kernel's `inspect().resolution`), so it
+ * can explain one that was computed earlier.
  */
+import type { Candidate, ErrorCode, PlinthError, Request, Resolution } from 'plinth/sdk';
 import semver from 'semver';
-import type { ErrorCode, PlinthError } from '../errors.js';
-import type { Candidate, Request, Resolution } from '../types.js';
-import { byCodePoint } from './collections.js';
 
 /** Why one candidate was or was not chosen. */
 export type CandidateStatus =
@@ -92,7 +91,8 @@ export function explain(resolution: Resolution, name: string): Explanation | und
 
   const owner = reference ?? list[0];
   const dependencies = Object.entries(owner?.manifest.dependencies ?? {})
-    .sort(([a], [b]) => byCodePoint(a, b))
+    // Code-point order: the same on every machine.
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([dep, range]): DependencyExplanation => {
       const resolved = loaded.get(dep);
       let problem: ErrorCode | undefined;
