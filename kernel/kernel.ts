@@ -34,7 +34,7 @@ import { type LifecycleHooks, createLifecycleHooks } from './lifecycle.js';
 import { loadPluginCode } from './loader.js';
 import { type LogLevel, type LogSink, createLogger, parseLogLevel } from './log.js';
 import { builtinPluginsDir, defaultHome } from './paths.js';
-import { type PluginApi, createPluginApi } from './plugin-api.js';
+import { type PluginApi, createPluginApi, execThroughLauncher } from './plugin-api.js';
 import { Redactor, maskCredentialKeys, redactError, redactSettings } from './redact.js';
 import { explain, resolve } from './resolve/index.js';
 import { HOST, ServiceRegistry, serviceChoices } from './services.js';
@@ -360,6 +360,7 @@ export class Kernel {
           log: this.log.child(name),
           paths: { home: this.home, workspace: this.workspace },
           signal: record.abort.signal,
+          exec: execThroughLauncher(name, record.abort.signal, () => this.get('launcher')),
         };
         const teardown = await runSetup(definition, api.kernel, context, this.timeouts.setup);
         if (teardown) record.teardown = teardown;

@@ -63,3 +63,5 @@ export type { TestKernel, TestKernelOptions } from './test-kernel.js';
 export { scaffoldPlugin } from './scaffold.js';
 export type { ScaffoldOptions } from './scaffold.js';
 export { OWN_GROUP_CHILD, descendantsOf, groupMembers, isAlive, killGroup, pipeHolders, pipeNames, signalEach, trackGroup, untrackGroup } from './process-tree.js';
+export { BASE_ENV_ALLOWLIST, launchRequestSchema, launchRunRequestSchema } from './launcher.js';
+export type { ChildEnd, ExecRequest, LaunchedChild, Launcher, LaunchOptions, LaunchRequest, LaunchRequestInput, LaunchTraceEntry, LaunchRunRequest, LaunchRunRequestInput, LaunchRunResult, ChildStopOptions } from './launcher.js';
