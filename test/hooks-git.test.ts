@@ -13,6 +13,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { GIT_HOOK_MARKER, gitCommitContext, installGitHook, uninstallGitHook } from '../plugins/hooks/git.js';
 import { createLauncher } from '../plugins/launcher/index.js';
 
+/** Every child these tests start goes through a launcher, as in plinth. */
 const launcher = createLauncher();
 
 let root: string;
