@@ -10,13 +10,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { createLauncher, type LauncherImpl } from '../plugins/launcher/index.js';
-import { isPlinthError, type LaunchRunResult } from '../sdk/index.js';
+import { isPlinthError, type Launcher, type LaunchRunResult } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/test-kernel.js';
 import { descendantsOf, isAlive, killGroup, signalEach } from '../sdk/process-tree.js';
 
 const LAUNCHER_DIR = fileURLToPath(new URL('../plugins/launcher/', import.meta.url));
 const NODE = process.execPath;
 const scratch = mkdtempSync(join(tmpdir(), 'plinth-launcher-'));
+const STDIO_SERVER = fileURLToPath(new URL('./fixtures/mcp/servers/stdio-server.mjs', import.meta.url));
 
 const pids = new Set<number>();
 const launchers: LauncherImpl[] = [];
@@ -224,3 +225,45 @@ describe('owners', () => {
   });
 });
 
+
+describe('a swapped launcher', () => {
+  test('services.launcher choosing a plugin that wraps and records sees every hook and stdio server launch', async () => {
+    const seen: Array<{ owner: string; program: string; purpose?: string }> = [];
+    const real = createLauncher();
+    launchers.push(real);
+    const recording: Launcher = {
+      start(request, options) {
+        seen.push({ owner: request.owner, program: request.program, ...(request.purpose !== undefined && { purpose: request.purpose }) });
+        return real.start(request, options);
+      },
+      run(request, options) {
+        seen.push({ owner: request.owner, program: request.program, ...(request.purpose !== undefined && { purpose: request.purpose }) });
+        return real.run(request, options);
+      },
+      trace: () => real.trace(),
+    };
+    const hookScript = join(scratch, 'allow-hook.js');
+    writeFileSync(hookScript, "process.stdin.resume(); process.stdin.on('end', () => process.stdout.write(JSON.stringify({ allow: true })));\n");
+    const kernel = await createTestKernel({
+      builtin: true,
+      plugins: [{ manifest: { name: 'recording-launcher', provides: ['launcher'] }, setup: (k) => void k.provide('launcher', recording) }],
+      settings: {
+        services: { launcher: 'recording-launcher' },
+        hooks: { before_tool: [{ name: 'recorded', command: 'node', args: [hookScript] }] },
+        mcpServers: { fixture: { command: NODE, args: [STDIO_SERVER] } },
+        plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } },
+      },
+    });
+    kernels.push(kernel);
+    expect((await kernel.emit('before_tool', { tool: 'ls' })).allow).toBe(true);
+    const mcp = await kernel.get('mcp');
+    const status = await mcp.start('fixture');
+    expect(status.pid).toBeGreaterThan(0);
+    pids.add(status.pid!);
+    expect(seen.map((s) => s.owner).sort()).toEqual(['hooks', 'transport-stdio']);
+    expect(seen.find((s) => s.owner === 'hooks')?.purpose).toContain('recorded');
+    expect(seen.find((s) => s.owner === 'transport-stdio')?.program).toBe(NODE);
+    // The builtin launcher was passed over: the recorder's trace is the only one, and it has both.
+    expect(real.trace().map((e) => e.owner).sort()).toEqual(['hooks', 'transport-stdio']);
+  });
+});

@@ -43,6 +43,8 @@ export interface ChildEvents {
 /** A child plus the launcher's internal handle: kill with a reason. */
 export interface InternalChild extends LaunchedChild {
   killFor(reason: string): void;
+  /** True once stop() began: a polite close is under way, and bounded. */
+  readonly stopping: boolean;
 }
 
 /** Waits until none of `pids` lives (zombies count as gone) or `timeoutMs` passes; resolves with those still alive. */
@@ -70,7 +72,7 @@ function notStarted(file: string, spawnError: string, events: ChildEvents): Inte
   // After start() has returned the child, as for one that ends later.
   queueMicrotask(() => events.onEnded?.(end, undefined));
   const done = Promise.resolve(end);
-  return { pid: undefined, file, stdin: null, stdout: null, stderr: null, exited: true, exit: done, ended: done, kill: ignore, killFor: ignore, stop: () => done };
+  return { pid: undefined, file, stdin: null, stdout: null, stderr: null, exited: true, stopping: false, exit: done, ended: done, kill: ignore, killFor: ignore, stop: () => done };
 }
 
 export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild {
@@ -222,6 +224,9 @@ export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild
     ended,
     get exited() {
       return exitInfo !== undefined || settled;
+    },
+    get stopping() {
+      return stopping;
     },
     kill: () => killFor('killed'),
     killFor,

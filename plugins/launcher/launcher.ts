@@ -22,7 +22,7 @@ export interface LauncherOptions {
 
 /** The launcher plus what only its plugin calls. */
 export interface LauncherImpl extends Launcher {
-  /** Kills every child still running (released ones aside) and waits until they are gone. */
+  /** Kills every child still running (released ones aside; those being stopped finish their stop) and waits until they are gone. */
   close(): Promise<void>;
 }
 
@@ -181,7 +181,8 @@ export function createLauncher(options: LauncherOptions = {}): LauncherImpl {
     async close() {
       closed = true;
       const ending = [...running].map((child) => {
-        child.killFor('the launcher closed');
+        // One being stopped politely (a stdio server closing) finishes its bounded close; the rest are killed.
+        if (!child.stopping) child.killFor('the launcher closed');
         return child.ended;
       });
       await Promise.all(ending);
