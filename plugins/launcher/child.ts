@@ -177,13 +177,15 @@ export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild
     killTimer = setTimeout(() => settle({ exitCode: exitInfo?.code ?? null, signal: exitInfo?.signal ?? 'SIGKILL' }), KILL_LIMIT_MS);
   };
 
-  /** The polite close of the whole tree; see ChildStopOptions. */
-  const stop = async (graces: ChildStopOptions): Promise<ChildEnd> => {
-    if (settled || plan.detached || pid === undefined) return ended;
-    if (exitInfo !== undefined) {
-      if (!stopping) return ended;
-    }
+  let stopped: Promise<ChildEnd> | undefined;
+  /** The polite close of the whole tree, once; see ChildStopOptions. */
+  const stop = (graces: ChildStopOptions): Promise<ChildEnd> => {
+    if (settled || plan.detached || pid === undefined || exitInfo !== undefined) return stopped ?? ended;
     stopping = true;
+    stopped ??= politely(pid, graces);
+    return stopped;
+  };
+  const politely = async (pid: number, graces: ChildStopOptions): Promise<ChildEnd> => {
     // Children that might leave the group are found through their parent, so before it goes.
     const tree = exitInfo === undefined ? await descendantsOf(pid).catch(() => [] as number[]) : [];
     subprocess.stdin?.end();
