@@ -20,7 +20,8 @@ export default definePlugin({
     const settings = parseSettings('launcher', settingsSchema, ctx.settings);
     const launcher = createLauncher({ traceSize: settings.traceSize, redact: (text) => kernel.redact(text) });
     kernel.provide('launcher', launcher);
-    kernel.hooks.status.tap((board) => board.add(traceSection(launcher.trace())));
+    // Last, so that what other plugins' status taps started (MCP servers) is listed.
+    kernel.hooks.status.tap((board) => board.add(traceSection(launcher.trace())), { stage: 100 });
     return () => launcher.close();
   },
 });
