@@ -2,6 +2,7 @@
  * What a plugin's code sees: `definePlugin`, the kernel as a plugin sees it,
  * and the context handed to `setup`.
  */
+import type { ExecRequest, LaunchOptions, LaunchRunResult } from './contracts/launcher.js';
 import type { CommandRegistry } from './commands.js';
 import type { Decision, EventHandler, EventName } from './events.js';
 import type { PlinthError } from './errors.js';
@@ -193,6 +194,14 @@ export interface PluginContext extends PluginInfo {
   readonly paths: { readonly home: string; readonly workspace: string };
   /** Aborted when the kernel gives up on this plugin (setup timeout) or shuts down. */
   readonly signal: AbortSignal;
+  /**
+   * Runs a command of this plugin's own through the `launcher` service, named
+   * as this plugin in its trace: allowlisted environment plus `env`/`passEnv`,
+   * its own process group, output captured up to `maxOutputBytes`, the whole
+   * tree killed at `timeoutMs`, when `options.signal` aborts, or when this
+   * plugin is torn down. Throws `PLN_E_LAUNCH_*` errors (see sdk/contracts/launcher.ts).
+   */
+  exec(request: ExecRequest, options?: LaunchOptions): Promise<LaunchRunResult>;
 }
 
 /** A plugin's code: the default export of its `main` module. */

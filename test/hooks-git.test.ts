@@ -11,6 +11,10 @@ import path from 'node:path';
 import { isPlinthError } from 'plinth/sdk';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GIT_HOOK_MARKER, gitCommitContext, installGitHook, uninstallGitHook } from '../plugins/hooks/git.js';
+import { createLauncher } from '../plugins/launcher/index.js';
+
+/** Every child these tests start goes through a launcher, as in plinth. */
+const launcher = createLauncher();
 
 let root: string;
 let repo: string;
@@ -83,7 +87,7 @@ const commitCount = (): number => Number(git(['rev-list', '--count', '--all'], r
 
 describe('installGitHook', () => {
   it('installs an executable commit-msg hook that lets the commit through when plinth allows', async () => {
-    const installed = await installGitHook({ workspace: repo, plinthCommand: fake.command });
+    const installed = await installGitHook({ launcher, workspace: repo, plinthCommand: fake.command });
     expect(installed.replaced).toBe(false);
     expect(installed.path).toBe(path.join(await realRepo(), '.git', 'hooks', 'commit-msg'));
     expect(installed.message).toContain('commit-msg hook rather than pre-commit');
@@ -105,7 +109,7 @@ describe('installGitHook', () => {
   });
 
   it('stops the commit when plinth exits 5 (blocked), and when plinth fails', async () => {
-    await installGitHook({ workspace: repo, plinthCommand: fake.command });
+    await installGitHook({ launcher, workspace: repo, plinthCommand: fake.command });
     await writeFile(path.join(repo, 'a.txt'), 'a');
     git(['add', 'a.txt'], repo);
 
@@ -128,38 +132,38 @@ describe('installGitHook', () => {
   });
 
   it('replaces its own earlier hook and refuses a foreign one, leaving it untouched', async () => {
-    await installGitHook({ workspace: repo, plinthCommand: fake.command });
-    const again = await installGitHook({ workspace: repo, plinthCommand: [...fake.command, '--home', '/somewhere'] });
+    await installGitHook({ launcher, workspace: repo, plinthCommand: fake.command });
+    const again = await installGitHook({ launcher, workspace: repo, plinthCommand: [...fake.command, '--home', '/somewhere'] });
     expect(again.replaced).toBe(true);
     expect(await readFile(again.path, 'utf8')).toContain("'--home' '/somewhere'");
 
     const foreign = '#!/bin/sh\necho mine\n';
     await writeFile(again.path, foreign);
-    const error = await rejection(installGitHook({ workspace: repo, plinthCommand: fake.command }));
+    const error = await rejection(installGitHook({ launcher, workspace: repo, plinthCommand: fake.command }));
     expect(error.code).toBe('PLN_E_GIT_HOOK_EXISTS');
     expect(error.hint).toContain('hooks run git_commit --git-commit-msg "$1"');
     expect(await readFile(again.path, 'utf8')).toBe(foreign);
 
-    expect(await uninstallGitHook({ workspace: repo })).toEqual({ path: again.path, removed: false });
+    expect(await uninstallGitHook({ launcher, workspace: repo })).toEqual({ path: again.path, removed: false });
     await rm(again.path);
-    await installGitHook({ workspace: repo, plinthCommand: fake.command });
-    expect(await uninstallGitHook({ workspace: repo })).toEqual({ path: again.path, removed: true });
+    await installGitHook({ launcher, workspace: repo, plinthCommand: fake.command });
+    expect(await uninstallGitHook({ launcher, workspace: repo })).toEqual({ path: again.path, removed: true });
     await expect(stat(again.path)).rejects.toThrow();
   });
 
   it('refuses a folder that is not a git repository', async () => {
     const plain = path.join(root, 'plain');
     await mkdir(plain);
-    expect((await rejection(installGitHook({ workspace: plain, plinthCommand: fake.command }))).code).toBe('PLN_E_GIT_NOT_A_REPO');
-    expect((await rejection(installGitHook({ workspace: path.join(root, 'missing'), plinthCommand: fake.command }))).code).toBe('PLN_E_GIT_NOT_A_REPO');
-    expect((await rejection(gitCommitContext({ workspace: plain, messageFile: 'x' }))).code).toBe('PLN_E_GIT_NOT_A_REPO');
+    expect((await rejection(installGitHook({ launcher, workspace: plain, plinthCommand: fake.command }))).code).toBe('PLN_E_GIT_NOT_A_REPO');
+    expect((await rejection(installGitHook({ launcher, workspace: path.join(root, 'missing'), plinthCommand: fake.command }))).code).toBe('PLN_E_GIT_NOT_A_REPO');
+    expect((await rejection(gitCommitContext({ launcher, workspace: plain, messageFile: 'x' }))).code).toBe('PLN_E_GIT_NOT_A_REPO');
   });
 
   it('installs where core.hooksPath points, and passes a sub-folder workspace relative to the top', async () => {
     git(['config', 'core.hooksPath', '.githooks'], repo);
     const sub = path.join(repo, 'packages', 'app');
     await mkdir(sub, { recursive: true });
-    const installed = await installGitHook({ workspace: sub, plinthCommand: fake.command });
+    const installed = await installGitHook({ launcher, workspace: sub, plinthCommand: fake.command });
     expect(installed.path).toBe(path.join(await realRepo(), '.githooks', 'commit-msg'));
     await writeFile(path.join(sub, 'x.txt'), 'x');
     git(['add', '.'], repo);
@@ -182,7 +186,7 @@ describe('gitCommitContext', () => {
       'Fix "things"; $(rm -rf /)\n\nBody line\n# Please enter the commit message\n# On branch main\n# ------------------------ >8 ------------------------\ndiff --git a/x b/x\n',
     );
 
-    const context = await gitCommitContext({ workspace: repo, messageFile });
+    const context = await gitCommitContext({ launcher, workspace: repo, messageFile });
     expect([...context.files].sort()).toEqual([...names].sort());
     expect(context.message).toBe('Fix "things"; $(rm -rf /)\n\nBody line');
     expect(context.branch).toBe('main');
@@ -201,8 +205,31 @@ describe('gitCommitContext', () => {
     git(['add', '.'], repo);
     await writeFile(path.join(root, 'msg'), 'two\n');
 
-    const context = await gitCommitContext({ workspace: path.join(repo, 'app'), messageFile: 'msg', cwd: root });
+    const context = await gitCommitContext({ launcher, workspace: path.join(repo, 'app'), messageFile: 'msg', cwd: root });
     expect(context).toEqual({ files: ['in.ts', '../top.ts'], message: 'two', branch: 'HEAD' });
+  });
+});
+
+describe('git\'s environment', () => {
+  it('is the launcher\'s allowlist plus GIT_*, not plinth\'s whole environment', async () => {
+    const realGit = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
+    const bin = await mkdtemp(path.join(root, 'bin-'));
+    const dump = path.join(root, 'git-env.json');
+    // A git in front of the real one that writes down the environment it was given.
+    await writeFile(path.join(bin, 'git'), `#!${process.execPath}\nrequire('node:fs').writeFileSync(${JSON.stringify(dump)}, JSON.stringify(process.env));\nconst r = require('node:child_process').spawnSync(${JSON.stringify(realGit)}, process.argv.slice(2), { stdio: 'inherit' });\nprocess.exit(r.status ?? 1);\n`, { mode: 0o755 });
+    const saved = { PATH: process.env.PATH, secret: process.env.PLINTH_TEST_GIT_SECRET };
+    process.env.PATH = `${bin}${path.delimiter}${saved.PATH ?? ''}`;
+    process.env.PLINTH_TEST_GIT_SECRET = 'sk-do-not-leak';
+    try {
+      await writeFile(path.join(root, 'msg-env'), 'env\n');
+      await gitCommitContext({ launcher, workspace: repo, messageFile: path.join(root, 'msg-env') });
+      const env = JSON.parse(await readFile(dump, 'utf8')) as Record<string, string>;
+      expect(env.PLINTH_TEST_GIT_SECRET).toBeUndefined();
+      expect(env.PATH).toBe(process.env.PATH);
+    } finally {
+      process.env.PATH = saved.PATH;
+      if (saved.secret === undefined) delete process.env.PLINTH_TEST_GIT_SECRET;
+    }
   });
 });
 

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildInput } from '../plugins/hooks/protocol.js';
+import { createLauncher } from '../plugins/launcher/index.js';
 import { DEFAULT_ALLOWED_COMMANDS, createRunner, type RunnerOptions } from '../plugins/hooks/runner/index.js';
 import type { HookDefinition, HookRunner, RunResult } from '../plugins/hooks/types.js';
 import { hookDefinition } from './support/hook-definition.js';
@@ -53,6 +54,7 @@ function runner(options: Partial<RunnerOptions> = {}): HookRunner {
     env: [],
     workspace,
     log: { warn: (msg) => warnings.push(msg) },
+    launcher: createLauncher(),
     ...options,
   });
   runners.push(created);

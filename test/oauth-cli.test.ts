@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Result, type Sandbox, expectExit, json, run, sandbox, start, ensureBuilt } from './support/cli.js';
 import { createSecretStore } from '../plugins/oauth/secrets/store.js';
+import { createLauncher } from '../plugins/launcher/index.js';
 import { type OAuthFixture, type OAuthFixtureOptions, startOAuthFixture } from './support/oauth-server.js';
 
 const quiet = { debug() {}, info() {}, warn() {} };
@@ -122,7 +123,7 @@ describe('plinth auth', () => {
     const { server, box } = await setup({ refreshDelayMs: 1_500 });
     expectExit((await login(box, server)).result, 0);
     // As if the token were about to expire: every process below finds it due.
-    const store = createSecretStore({ home: box.home, storage: 'file', keychainModule: 'keytar', probeTimeoutMs: 5000, keychainTimeoutMs: 5000, log: quiet });
+    const store = createSecretStore({ home: box.home, storage: 'file', keychainModule: 'keytar', probeTimeoutMs: 5000, keychainTimeoutMs: 5000, log: quiet, launcher: async () => createLauncher() });
     const record = JSON.parse((await store.get('mcp-oauth:secure'))!) as Record<string, unknown>;
     await store.set('mcp-oauth:secure', JSON.stringify({ ...record, expiresAt: Date.now() + 10_000 }));
 

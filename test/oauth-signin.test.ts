@@ -17,8 +17,12 @@ import type { SignInChannel, SignInRequest } from 'plinth/sdk';
 import { browserCommand, canOpenBrowser, openBrowser } from '../plugins/oauth/signin/browser.js';
 import { startCallbackServer, type CallbackServer, type CallbackServerOptions } from '../plugins/oauth/signin/callback-server.js';
 import { createLoopbackChannel, type LoopbackChannelOptions } from '../plugins/oauth/signin/loopback-channel.js';
+import { createLauncher } from '../plugins/launcher/index.js';
 import { escapeHtml } from '../plugins/oauth/signin/page.js';
 import { pasteInput, readPastedUrl, type PasteInput } from '../plugins/oauth/signin/paste.js';
+
+/** Every child these tests start goes through a launcher, as in plinth. */
+const launcher = createLauncher();
 
 const STATE = 'st4te-0f-this-sign-in';
 const CODE = 'auth-c0de-never-shown';
@@ -525,7 +529,7 @@ describe('browser', () => {
       expect(expected).toContain('&b=2;touch');
       expect(expected).toContain('$(touch');
 
-      expect(await openBrowser(url, { env: { BROWSER: browser }, platform: 'linux' })).toBe(true);
+      expect(await openBrowser(url, { env: { BROWSER: browser }, platform: 'linux', launcher })).toBe(true);
       const { args } = await recorded(record);
       expect(args).toEqual([expected]);
       expect(existsSync(canary)).toBe(false);
@@ -534,7 +538,7 @@ describe('browser', () => {
     it.skipIf(spaced)('puts the URL where BROWSER says %s, without treating $& in it as a pattern', async () => {
       const { browser, record } = await recorder();
       const url = 'https://auth.example.com/authorize?x=$&y=$1';
-      expect(await openBrowser(url, { env: { BROWSER: `${browser} --url=%s --new` }, platform: 'linux' })).toBe(true);
+      expect(await openBrowser(url, { env: { BROWSER: `${browser} --url=%s --new` }, platform: 'linux', launcher })).toBe(true);
       const { args } = await recorded(record);
       expect(args).toEqual([`--url=${new URL(url).href}`, '--new']);
     });
@@ -542,7 +546,7 @@ describe('browser', () => {
     it('refuses anything but http: and https: URLs, starting nothing', async () => {
       const { browser, record } = await recorder();
       for (const url of ['file:///etc/passwd', 'javascript:alert(1)', '--help', '-a /bin/sh', 'ssh://host', '']) {
-        expect(await openBrowser(url, { env: { BROWSER: browser }, platform: 'linux' }), url).toBe(false);
+        expect(await openBrowser(url, { env: { BROWSER: browser }, platform: 'linux', launcher }), url).toBe(false);
       }
       expect(existsSync(record)).toBe(false);
     });
@@ -550,8 +554,8 @@ describe('browser', () => {
     it('resolves false, without throwing, when the program is missing or opening is disabled', async () => {
       dir = await mkdtemp(join(tmpdir(), 'plinth-browser-'));
       const missing = join(dir, 'no-such-browser');
-      expect(await openBrowser('https://example.com/', { env: { BROWSER: missing }, platform: 'linux' })).toBe(false);
-      expect(await openBrowser('https://example.com/', { env: { BROWSER: 'none' }, platform: 'linux' })).toBe(false);
+      expect(await openBrowser('https://example.com/', { env: { BROWSER: missing }, platform: 'linux', launcher })).toBe(false);
+      expect(await openBrowser('https://example.com/', { env: { BROWSER: 'none' }, platform: 'linux', launcher })).toBe(false);
     });
   });
 });

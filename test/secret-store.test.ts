@@ -19,9 +19,13 @@ import { type PlinthError, isAlive, isPlinthError } from '../sdk/index.js';
 import { FileSecrets } from '../plugins/oauth/secrets/file-store.js';
 import { secretsPaths } from '../plugins/oauth/secrets/folder.js';
 import { probeKeychain } from '../plugins/oauth/secrets/probe.js';
+import { createLauncher } from '../plugins/launcher/index.js';
 import { type SecretStoreOptions, createSecretStore } from '../plugins/oauth/secrets/store.js';
 import type { SecretStore } from 'plinth/sdk';
 import { type LineChild, lineChild } from './support/child.js';
+
+/** Every child these tests start goes through a launcher, as in plinth. */
+const launcher = createLauncher();
 
 // The real probe, watched: how many probe children each scenario starts.
 vi.mock('../plugins/oauth/secrets/probe.js', async (importOriginal) => {
@@ -90,6 +94,7 @@ function storeFor(home: string, options: Partial<Omit<SecretStoreOptions, 'home'
     probeTimeoutMs: 10_000,
     keychainTimeoutMs: 5_000,
     log: { debug: line('debug'), info: line('info'), warn: line('warn') },
+    launcher: async () => launcher,
     ...options,
   });
 }

@@ -81,7 +81,7 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
         let context = await readContext(typeof options.context === 'string' ? options.context : undefined);
         if (typeof options['git-commit-msg'] === 'string') {
           const { gitCommitContext } = await import('./git.js');
-          context = { ...context, ...(await gitCommitContext({ workspace, messageFile: options['git-commit-msg'] })) };
+          context = { ...context, ...(await gitCommitContext({ launcher: await kernel.get('launcher'), workspace, messageFile: options['git-commit-msg'] })) };
         }
         const started = performance.now();
         const decision = await kernel.emit(args[0]!, context);
@@ -162,7 +162,7 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
         const profile = kernel.inspect().config.profile;
         const plinthCommand = [process.execPath, process.argv[1]!, '--home', home, ...(profile ? ['--profile', profile] : [])];
         const { installGitHook } = await import('./git.js');
-        const installed = await installGitHook({ workspace, plinthCommand });
+        const installed = await installGitHook({ launcher: await kernel.get('launcher'), workspace, plinthCommand });
         if (json) return out.json(installed);
         out.print(installed.message);
         out.print('git runs hooks without a terminal: approve workspace hooks first (`plinth hooks list`, `plinth hooks trust <id>`).');

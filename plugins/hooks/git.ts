@@ -15,14 +15,14 @@
  * symbolic-ref`, the message through `git stripspace`), running git without a
  * shell. No file name or message text ever passes through the shell script or
  * a temporary JSON file, so neither can inject anything; it is also one plinth
- * process per commit rather than two. git's own environment
- * (`GIT_INDEX_FILE` for `git commit <paths>`) is inherited, so the files are
- * those of the commit being made.
+ * process per commit rather than two. git runs through the `launcher`
+ * service: the launcher's allowlisted environment plus git's own variables
+ * (`GIT_*`: `GIT_INDEX_FILE` for `git commit <paths>`, so the files are those
+ * of the commit being made), never the whole environment.
  */
-import { spawn } from 'node:child_process';
 import { chmod, lstat, mkdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { EXIT, PlinthError } from 'plinth/sdk';
+import { EXIT, PlinthError, isPlinthError, type Launcher } from 'plinth/sdk';
 
 /** The line that marks a `commit-msg` hook as plinth's own (replaced on reinstall; anything else is refused). */
 export const GIT_HOOK_MARKER = '# plinth-managed commit-msg hook';
@@ -30,7 +30,14 @@ export const GIT_HOOK_MARKER = '# plinth-managed commit-msg hook';
 /** Exit code of `plinth hooks run` when the decision blocks. */
 export const BLOCKED_EXIT_CODE: number = EXIT.BLOCKED;
 
-export interface InstallGitHookOptions {
+/** Where git starts: the `launcher` service. */
+export interface GitRunner {
+  readonly launcher: Launcher;
+  /** Aborting it kills a git still running (the hooks plugin's teardown). */
+  readonly signal?: AbortSignal;
+}
+
+export interface InstallGitHookOptions extends GitRunner {
   /** The workspace: a git work tree or a folder inside one. */
   readonly workspace: string;
   /** How the hook runs plinth, e.g. `[process.execPath, '/abs/dist/kernel/cli/bin.js']`, global options appended as wanted. */
@@ -62,8 +69,8 @@ export interface GitCommitContext {
 export async function installGitHook(options: InstallGitHookOptions): Promise<GitHookInstallation> {
   if (options.plinthCommand.length === 0) throw new TypeError('plinthCommand must name at least the program to run');
   const workspace = await realpath(resolve(options.workspace)).catch(() => resolve(options.workspace));
-  const top = await topLevel(workspace);
-  const hooksDir = resolve(workspace, (await git(['rev-parse', '--git-path', 'hooks'], workspace)).stdout.trim());
+  const top = await topLevel(options, workspace);
+  const hooksDir = resolve(workspace, (await git(options, ['rev-parse', '--git-path', 'hooks'], workspace)).stdout.trim());
   const file = join(hooksDir, 'commit-msg');
   const script = gitHookScript({ plinthCommand: options.plinthCommand, top, workspace });
 
@@ -98,10 +105,10 @@ export async function installGitHook(options: InstallGitHookOptions): Promise<Gi
 }
 
 /** Removes plinth's `commit-msg` hook; another hook there is left alone (`removed: false`). */
-export async function uninstallGitHook(options: { readonly workspace: string }): Promise<{ path: string; removed: boolean }> {
+export async function uninstallGitHook(options: GitRunner & { readonly workspace: string }): Promise<{ path: string; removed: boolean }> {
   const workspace = resolve(options.workspace);
-  await topLevel(workspace);
-  const file = join(resolve(workspace, (await git(['rev-parse', '--git-path', 'hooks'], workspace)).stdout.trim()), 'commit-msg');
+  await topLevel(options, workspace);
+  const file = join(resolve(workspace, (await git(options, ['rev-parse', '--git-path', 'hooks'], workspace)).stdout.trim()), 'commit-msg');
   const content = await readFile(file, 'utf8').catch(() => '');
   if (!content.includes(GIT_HOOK_MARKER)) return { path: file, removed: false };
   await rm(file, { force: true });
@@ -113,14 +120,14 @@ export async function uninstallGitHook(options: { readonly workspace: string }):
  * --git-commit-msg <file>`: run inside the commit-msg hook (git's environment
  * inherited). `messageFile` is resolved against `cwd` (default the process's).
  */
-export async function gitCommitContext(options: { readonly workspace: string; readonly messageFile: string; readonly cwd?: string }): Promise<GitCommitContext> {
+export async function gitCommitContext(options: GitRunner & { readonly workspace: string; readonly messageFile: string; readonly cwd?: string }): Promise<GitCommitContext> {
   const workspace = await realpath(resolve(options.workspace)).catch(() => resolve(options.workspace));
-  const top = await topLevel(workspace);
+  const top = await topLevel(options, workspace);
   const messageFile = resolve(options.cwd ?? process.cwd(), options.messageFile);
 
   const [staged, branch, raw] = await Promise.all([
-    git(['diff', '--cached', '--name-only', '--no-renames', '-z'], top),
-    git(['symbolic-ref', '--short', '-q', 'HEAD'], top, { allowFailure: true }),
+    git(options, ['diff', '--cached', '--name-only', '--no-renames', '-z'], top),
+    git(options, ['symbolic-ref', '--short', '-q', 'HEAD'], top, { allowFailure: true }),
     readFile(messageFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
       throw new PlinthError('PLN_E_GIT_FAILED', `cannot read the commit message file ${messageFile}: ${error.code ?? error.message}`, {
         hint: 'run this from the commit-msg hook, which passes the message file git wrote',
@@ -130,7 +137,7 @@ export async function gitCommitContext(options: { readonly workspace: string; re
   ]);
   // `git commit -v` appends the diff below a scissors line; git drops it, and so do we.
   const scissors = raw.search(/^\S ------------------------ >8 ------------------------$/m);
-  const message = (await git(['stripspace', '--strip-comments'], top, { input: scissors === -1 ? raw : raw.slice(0, scissors) })).stdout.replace(/\n$/, '');
+  const message = (await git(options, ['stripspace', '--strip-comments'], top, { input: scissors === -1 ? raw : raw.slice(0, scissors) })).stdout.replace(/\n$/, '');
   const files = staged.stdout
     .split('\0')
     .filter((f) => f !== '')
@@ -183,7 +190,7 @@ export function shQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
-async function topLevel(workspace: string): Promise<string> {
+async function topLevel(runner: GitRunner, workspace: string): Promise<string> {
   const info = await lstat(workspace).catch(() => undefined);
   if (!info?.isDirectory()) {
     throw new PlinthError('PLN_E_GIT_NOT_A_REPO', `${workspace} is not a folder, so not a git repository`, {
@@ -191,7 +198,7 @@ async function topLevel(workspace: string): Promise<string> {
       details: { workspace },
     });
   }
-  const result = await git(['rev-parse', '--show-toplevel'], workspace, { allowFailure: true });
+  const result = await git(runner, ['rev-parse', '--show-toplevel'], workspace, { allowFailure: true });
   if (result.code !== 0) {
     throw new PlinthError('PLN_E_GIT_NOT_A_REPO', `${workspace} is not inside a git work tree: ${result.stderr.trim() || `git exited ${result.code}`}`, {
       hint: 'run `git init` there first, or pass --workspace <folder of the repository>',
@@ -207,36 +214,30 @@ interface GitResult {
   stderr: string;
 }
 
+/** git's own variables (the index, the repository, the author of the commit being made) and its configuration folder. */
+const GIT_ENV = ['GIT_*', 'XDG_CONFIG_HOME'];
+
 /** Runs git without a shell; throws `PLN_E_GIT_UNAVAILABLE` when git cannot start, `PLN_E_GIT_FAILED` on a non-zero exit unless allowed. */
-function git(args: readonly string[], cwd: string, options: { input?: string; allowFailure?: boolean } = {}): Promise<GitResult> {
-  return new Promise((done, fail) => {
-    const child = spawn('git', args, { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: process.env, windowsHide: true });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.stdin.on('error', () => undefined); // git may exit before reading all of it
-    child.on('error', (error: NodeJS.ErrnoException) =>
-      fail(
-        new PlinthError('PLN_E_GIT_UNAVAILABLE', `cannot run git: ${error.code ?? error.message}`, {
-          hint: 'install git and make sure it is on PATH',
-          cause: error,
-        }),
-      ),
+async function git(runner: GitRunner, args: readonly string[], cwd: string, options: { input?: string; allowFailure?: boolean } = {}): Promise<GitResult> {
+  const unavailable = (cause: unknown, why: string): PlinthError =>
+    new PlinthError('PLN_E_GIT_UNAVAILABLE', `cannot run git: ${why}`, { plugin: 'hooks', hint: 'install git and make sure it is on PATH', cause });
+  let run;
+  try {
+    run = await runner.launcher.run(
+      { owner: 'hooks', purpose: 'git', program: 'git', args: [...args], cwd, passEnv: GIT_ENV, input: options.input ?? '', maxOutputBytes: 64 * 1024 * 1024 },
+      { ...(runner.signal && { signal: runner.signal }) },
     );
-    child.on('close', (code) => {
-      const result = { code: code ?? 1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
-      if (result.code !== 0 && !options.allowFailure) {
-        fail(
-          new PlinthError('PLN_E_GIT_FAILED', `git ${args.join(' ')} failed in ${cwd}: ${result.stderr.trim() || `exit ${result.code}`}`, {
-            hint: 'check that the folder is a git work tree and that git works there (`git status`)',
-            details: { cwd, args: [...args] },
-          }),
-        );
-      } else {
-        done(result);
-      }
+  } catch (error) {
+    if (isPlinthError(error) && error.code === 'PLN_E_LAUNCH_NOT_FOUND') throw unavailable(error, 'it was not found on PATH');
+    throw error;
+  }
+  if (run.spawnError !== undefined) throw unavailable(undefined, run.spawnError);
+  const result = { code: run.exitCode ?? 1, stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
+  if (result.code !== 0 && !options.allowFailure) {
+    throw new PlinthError('PLN_E_GIT_FAILED', `git ${args.join(' ')} failed in ${cwd}: ${result.stderr.trim() || `exit ${result.code}`}`, {
+      hint: 'check that the folder is a git work tree and that git works there (`git status`)',
+      details: { cwd, args: [...args] },
     });
-    child.stdin.end(options.input ?? '');
-  });
+  }
+  return result;
 }

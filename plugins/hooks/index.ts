@@ -26,6 +26,10 @@ export default definePlugin({
       env: settings.env,
       workspace: ctx.paths.workspace,
       log: ctx.log,
+      // Asked for on the first hook run, so that a command that runs none does not load it.
+      launcher: () => kernel.get('launcher'),
+      owner: ctx.name,
+      signal: ctx.signal,
     });
     const limiter = createRateLimiter(settings.perMinute === undefined ? {} : { globalPerMinute: settings.perMinute });
     const trace = createTrace(join(ctx.paths.home, 'hooks-trace.jsonl'), settings.traceSize, (text) => kernel.redact(text));

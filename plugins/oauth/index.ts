@@ -26,10 +26,11 @@ export default definePlugin({
         probeTimeoutMs: settings.probeTimeoutMs,
         keychainTimeoutMs: settings.keychainTimeoutMs,
         log: ctx.log,
+        launcher: () => kernel.get('launcher'),
       }),
     );
     const secrets = chosenSecretStore(kernel);
-    const service = createOAuthService({ kernel, secrets, vault: new TokenVault(secrets, ctx.paths.home, settings.requestTimeoutMs), settings, log: ctx.log });
+    const service = createOAuthService({ kernel, secrets, vault: new TokenVault(secrets, ctx.paths.home, settings.requestTimeoutMs), settings, log: ctx.log, launcher: () => kernel.get('launcher') });
     kernel.provide('oauth', service);
     kernel.hooks.commands.tap((registry) => {
       for (const command of authCommands(service)) registry.add(command);

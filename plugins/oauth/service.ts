@@ -5,6 +5,7 @@
  */
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type Logger, type PluginKernel, PlinthError, closestName, isPlinthError, safeText } from 'plinth/sdk';
+import type { Launcher } from 'plinth/sdk';
 import { AsyncSeriesBailHook } from 'tapable';
 import type { McpServerDefinition } from 'plinth/sdk';
 import { oauthError } from './errors.js';
@@ -25,6 +26,8 @@ export interface OAuthServiceDeps {
   readonly log: Logger;
   /** The environment the sign-in runs in (whether it is inside a hook). */
   readonly env?: NodeJS.ProcessEnv;
+  /** The `launcher` service, which starts the browser opener. */
+  readonly launcher?: () => Promise<Launcher>;
 }
 
 type RemoteDefinition = McpServerDefinition & { readonly url: string };
@@ -119,7 +122,7 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
       const configured = config.callbackPort ?? (settings.callbackPort || undefined);
       // The port of the stored registration's redirect URI, so that the registration is used again rather than a new one made.
       const remembered = configured === undefined ? registeredPort(stored, definition.url) : undefined;
-      const loopback = (request: SignInRequest) => createLoopbackChannel(request, { timeoutMs: settings.callbackTimeoutMs, openBrowser: settings.openBrowser, progress });
+      const loopback = (request: SignInRequest) => createLoopbackChannel(request, { timeoutMs: settings.callbackTimeoutMs, openBrowser: settings.openBrowser, progress, ...(deps.launcher && { launcher: deps.launcher }) });
       const record = await signIn({
         server: definition,
         config,

@@ -1,14 +1,15 @@
 /**
  * The `transport:stdio` service: a TransportFactory that starts a local MCP
- * server as a child process. The SDK (and the module that uses it) is
+ * server as a child process, through the `launcher` service. The SDK (and the module that uses it) is
  * imported on the first `create()`, not when the plugin loads.
  */
 import { PlinthError } from 'plinth/sdk';
 import type { McpServerDefinition, TransportContext, TransportFactory } from 'plinth/sdk';
+import type { StdioLaunch } from './connection.js';
 import { STDIO_DEFAULTS, type StdioSettings } from './settings.js';
 
-/** Creates the factory that `transport:stdio` provides. */
-export function createStdioTransportFactory(settings: StdioSettings = STDIO_DEFAULTS): TransportFactory {
+/** Creates the factory that `transport:stdio` provides; servers start through `launch.launcher`. */
+export function createStdioTransportFactory(settings: StdioSettings = STDIO_DEFAULTS, launch: StdioLaunch): TransportFactory {
   return {
     async create(server: McpServerDefinition, context: TransportContext) {
       if (server.command === undefined || server.command.trim() === '') {
@@ -19,7 +20,7 @@ export function createStdioTransportFactory(settings: StdioSettings = STDIO_DEFA
         });
       }
       const { openStdioConnection } = await import('./connection.js');
-      return openStdioConnection(server, context, settings);
+      return openStdioConnection(server, context, settings, launch);
     },
   };
 }

@@ -66,6 +66,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 const jiti = createJiti(import.meta.url);
 const { createRunner, DEFAULT_ALLOWED_COMMANDS, DEFAULT_MAX_OUTPUT_BYTES } = await jiti.import('../../plugins/hooks/runner/runner.ts');
 const { hookEnvironment } = await jiti.import('../../plugins/hooks/runner/environment.ts');
+const { createLauncher } = await jiti.import('../../plugins/launcher/launcher.ts');
+const { childEnvironment } = await jiti.import('../../plugins/launcher/environment.ts');
 const { buildInput, encodeInput, parseResponse } = await jiti.import('../../plugins/hooks/protocol.ts');
 
 function hookDefinition(name, persistent) {
@@ -94,7 +96,7 @@ const spawnHook = hookDefinition('bench-spawn', false);
 const persistentHook = hookDefinition('bench-persistent', true);
 const context = { tool: 'read-file', args: { path: 'README.md' }, session: { id: 'bench' } };
 
-const runner = createRunner({ allowedCommands: DEFAULT_ALLOWED_COMMANDS, maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES, env: [], workspace });
+const runner = createRunner({ allowedCommands: DEFAULT_ALLOWED_COMMANDS, maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES, env: [], workspace, launcher: createLauncher() });
 runnerToClose = runner;
 
 /** One event through the runner. */
@@ -105,7 +107,8 @@ async function viaRunner(hook) {
 
 // The bare side: the same node (the real path the runner resolves and spawns), script, input, cwd and environment.
 const nodeFile = realpathSync(process.execPath);
-const bareEnv = hookEnvironment(spawnHook, { host: process.env, extra: [], workspace, event: 'pre-tool-call' });
+const declared = hookEnvironment(spawnHook, { extra: [], workspace, event: 'pre-tool-call' });
+const bareEnv = childEnvironment(process.env, declared.passEnv, declared.env);
 async function viaBareExeca() {
   const line = encodeInput(buildInput(spawnHook, 'pre-tool-call', context, 'bench'));
   const result = await execa(nodeFile, spawnHook.action.args, {

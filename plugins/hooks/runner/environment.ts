@@ -1,32 +1,16 @@
 /**
- * A hook's environment: built from an allowlist of the host's variables, never
- * the host's whole environment (which holds API keys and tokens), plus the
- * names a user adds in the `env` setting and plinth's own `PLINTH_HOOK_*`.
+ * A hook's environment, as declared to the launcher: the launcher's allowlist
+ * of host variables (never the host's whole environment, which holds API keys
+ * and tokens), the names a user adds in the `env` setting, and plinth's own
+ * `PLINTH_HOOK_*` values.
  */
+import { BASE_ENV_ALLOWLIST } from 'plinth/sdk';
 import type { HookDefinition } from '../types.js';
 
-/** Host variables every hook gets, when the host has them. */
-export const ENV_ALLOWLIST: readonly string[] = [
-  'PATH',
-  'HOME',
-  'USER',
-  'LOGNAME',
-  'LANG',
-  'LC_ALL',
-  'LC_CTYPE',
-  'TZ',
-  'TERM',
-  'TMPDIR',
-  'TEMP',
-  'TMP',
-  'SYSTEMROOT',
-  'COMSPEC',
-  'PATHEXT',
-];
+/** Host variables every hook gets, when the host has them: the launcher's allowlist. */
+export const ENV_ALLOWLIST: readonly string[] = BASE_ENV_ALLOWLIST;
 
 export interface EnvironmentOptions {
-  /** The host environment to pick from. */
-  readonly host: NodeJS.ProcessEnv;
   /** Extra variable names from the `env` setting. */
   readonly extra: readonly string[];
   readonly workspace: string;
@@ -35,17 +19,16 @@ export interface EnvironmentOptions {
   readonly persistent?: boolean;
 }
 
-/** The environment for one process of `hook`. */
-export function hookEnvironment(hook: Pick<HookDefinition, 'id' | 'name'>, options: EnvironmentOptions): Record<string, string> {
+/** What one process of `hook` declares: host names to pass on (`passEnv`) and plinth's values (`env`). */
+export function hookEnvironment(
+  hook: Pick<HookDefinition, 'id' | 'name'>,
+  options: EnvironmentOptions,
+): { readonly passEnv: readonly string[]; readonly env: Record<string, string> } {
   const env: Record<string, string> = {};
-  for (const name of [...ENV_ALLOWLIST, ...options.extra]) {
-    const value = options.host[name];
-    if (value !== undefined) env[name] = value;
-  }
   env.PLINTH_HOOK_ID = hook.id;
   env.PLINTH_HOOK_NAME = hook.name;
   if (options.event !== undefined) env.PLINTH_HOOK_EVENT = options.event;
   if (options.persistent === true) env.PLINTH_HOOK_PERSISTENT = '1';
   env.PLINTH_WORKSPACE = options.workspace;
-  return env;
+  return { passEnv: options.extra, env };
 }

@@ -8,7 +8,7 @@
  */
 import { type Outcome, describeAbort } from './outcome.js';
 import { Tail } from './output.js';
-import { type HookProcess, type Launch, type ProcessEnd, startProcess } from './process.js';
+import { type HookProcess, type Launch, type ProcessEnd, type ProcessOwner, startProcess } from './process.js';
 
 export interface Reply {
   readonly outcome: Outcome;
@@ -16,6 +16,8 @@ export interface Reply {
 }
 
 export interface PersistentOptions {
+  /** Where the process starts (the launcher) and whose it is. */
+  readonly owner: ProcessOwner;
   readonly maxOutputBytes: number;
   readonly idleMs: number;
   /** Names the hook in log lines. */
@@ -129,7 +131,7 @@ export class PersistentHook {
   }
 
   private spawn(): Worker {
-    const child = startProcess(this.launch, {
+    const child = startProcess(this.options.owner, this.launch, {
       onEscapees: (pids) => this.options.log?.warn(`${this.options.label}: killed ${pids.length} process(es) that left its process group holding its output`),
     });
     const worker: Worker = { process: child, partial: [], partialBytes: 0, stderr: new Tail(), retiring: false };

@@ -12,7 +12,8 @@ import { createCommandResolver } from './command.js';
 import { hookEnvironment } from './environment.js';
 import { type Outcome, hookLabel, toRunResult } from './outcome.js';
 import { PersistentHook, type Reply } from './persistent.js';
-import { type HookProcess, type Launch, loadExeca } from './process.js';
+import type { Launcher } from 'plinth/sdk';
+import { type HookProcess, type Launch, type ProcessOwner } from './process.js';
 import { runOnce } from './spawn.js';
 
 export { DEFAULT_ALLOWED_COMMANDS } from './command.js';
@@ -31,6 +32,12 @@ export interface RunnerOptions {
   readonly workspace: string;
   /** Told what no result carries: processes that misbehave between requests, escaped children killed, a bad whitelist entry. */
   readonly log?: { warn(msg: string): void };
+  /** The `launcher` service (or how to get it, on the first run): every hook process starts through it. */
+  readonly launcher: Launcher | (() => Promise<Launcher>);
+  /** The plugin the processes belong to, in the launcher's trace (default `hooks`). */
+  readonly owner?: string;
+  /** The owner's teardown signal: aborting it kills every hook process. */
+  readonly signal?: AbortSignal;
 }
 
 /** setTimeout's ceiling: a longer delay would fire at once. */
@@ -69,6 +76,13 @@ async function missingFolder(dir: string): Promise<boolean> {
 
 export function createRunner(options: RunnerOptions): HookRunner {
   const log = options.log;
+  /** Where hook processes start; set by the first prepare(), which every start follows. */
+  let owner: ProcessOwner | undefined;
+  const ownerReady = async (): Promise<ProcessOwner> => {
+    const launcher = typeof options.launcher === 'function' ? await options.launcher() : options.launcher;
+    owner ??= { launcher, owner: options.owner ?? 'hooks', ...(options.signal && { signal: options.signal }) };
+    return owner;
+  };
   const resolver = createCommandResolver({ allowed: options.allowedCommands, pathEnv: process.env.PATH, ...(log ? { log } : {}) });
   /** Spawn-mode processes now running, killed on close. */
   const active = new Set<HookProcess>();
@@ -93,16 +107,15 @@ export function createRunner(options: RunnerOptions): HookRunner {
 
   /** The checks before a run, then what to launch. */
   async function prepare(hook: HookDefinition, action: { command: string; args: readonly string[] }, event: string): Promise<Launch | Reply> {
-    const [checked] = await Promise.all([preflight(hook), loadExeca()]);
+    const [checked] = await Promise.all([preflight(hook), owner ?? ownerReady()]);
     if (!checked.ok) return refused(checked.failure, checked.detail);
     const command = checked;
-    const env = hookEnvironment(hook, {
-      host: process.env,
+    const { passEnv, env } = hookEnvironment(hook, {
       extra: options.env,
       workspace: options.workspace,
       ...(hook.persistent === false ? { event } : { persistent: true }),
     });
-    return { file: command.file, args: action.args, argv0: action.command, cwd: hook.cwd, env };
+    return { file: command.file, args: action.args, argv0: action.command, cwd: hook.cwd, passEnv, env, purpose: hookLabel(hook) };
   }
 
   /** The persistent process for `hook`, replaced when its launch or idle time changed. */
@@ -113,7 +126,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
       void entry?.hook.close();
       entry = {
         signature,
-        hook: new PersistentHook(launch, { maxOutputBytes: options.maxOutputBytes, idleMs, label: hookLabel(hook), ...(log ? { log } : {}) }),
+        hook: new PersistentHook(launch, { owner: owner!, maxOutputBytes: options.maxOutputBytes, idleMs, label: hookLabel(hook), ...(log ? { log } : {}) }),
       };
       persistent.set(hook.id, entry);
     }
@@ -136,7 +149,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
       const launch = await prepare(hook, action, input.event);
       if ('outcome' in launch) return launch;
       if (closed) return CLOSED;
-      return runOnce(launch, line, { timeoutMs, maxOutputBytes: options.maxOutputBytes }, signal, {
+      return runOnce(owner!, launch, line, { timeoutMs, maxOutputBytes: options.maxOutputBytes }, signal, {
         started: (child) => active.add(child),
         ended: (child) => active.delete(child),
         onEscapees: onEscapees(hook),

@@ -6,7 +6,7 @@
  */
 import { type Outcome, describeAbort } from './outcome.js';
 import { Tail } from './output.js';
-import { type HookProcess, type Launch, startProcess } from './process.js';
+import { type HookProcess, type Launch, type ProcessOwner, startProcess } from './process.js';
 
 export interface SpawnLimits {
   readonly timeoutMs: number;
@@ -21,13 +21,14 @@ export interface SpawnHooks {
 }
 
 export async function runOnce(
+  owner: ProcessOwner,
   launch: Launch,
   inputLine: string,
   limits: SpawnLimits,
   signal?: AbortSignal,
   hooks: SpawnHooks = {},
 ): Promise<{ outcome: Outcome; stderrTail: string }> {
-  const child = startProcess(launch, { input: inputLine, ...(hooks.onEscapees ? { onEscapees: hooks.onEscapees } : {}) });
+  const child = startProcess(owner, launch, { input: inputLine, ...(hooks.onEscapees ? { onEscapees: hooks.onEscapees } : {}) });
   hooks.started?.(child);
 
   const stdout: Buffer[] = [];

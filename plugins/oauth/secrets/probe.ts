@@ -6,8 +6,8 @@
  * a verdict with a reason a person can act on; the probe never throws.
  */
 import { tmpdir } from 'node:os';
-import type { execa as Execa } from 'execa';
-import { OWN_GROUP_CHILD, killGroup, trackGroup, untrackGroup, describeError } from 'plinth/sdk';
+import { describeError } from 'plinth/sdk';
+import type { Launcher } from 'plinth/sdk';
 import { z } from 'zod';
 import type { KeychainAvailability } from 'plinth/sdk';
 import { KEYCHAIN_SERVICE, type KeychainModuleLocation } from './keychain.js';
@@ -62,84 +62,51 @@ const OUTPUT_LIMIT = 64 * 1024;
 export interface ProbeOptions {
   /** The child is killed (with its process group) after this long. */
   readonly timeoutMs: number;
+  /** The `launcher` service, which runs the probe. */
+  readonly launcher: () => Promise<Launcher>;
 }
 
-let execa: typeof Execa | undefined;
-
 /**
- * The variables a keychain library needs: D-Bus, the display, XDG folders, the
- * session basics, Windows' and macOS's own, and `PLINTH_KEYCHAIN_*` for the
- * keychain module's own configuration.
+ * The variables a keychain library needs on top of the launcher's allowlist
+ * (the session basics): D-Bus, the display, XDG folders, Windows' and macOS's
+ * own, and `PLINTH_KEYCHAIN_*` for the keychain module's own configuration.
  */
-const KEYCHAIN_ENV = /^(?:PLINTH_KEYCHAIN_[A-Z0-9_]+|PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|TEMP|TMP|DBUS_SESSION_BUS_ADDRESS|DISPLAY|WAYLAND_DISPLAY|XDG_[A-Z_]+|SystemRoot|SYSTEMROOT|APPDATA|LOCALAPPDATA|USERPROFILE|USERNAME|__CF_USER_TEXT_ENCODING)$/;
+const KEYCHAIN_ENV = ['PLINTH_KEYCHAIN_*', 'LANGUAGE', 'DBUS_SESSION_BUS_ADDRESS', 'DISPLAY', 'WAYLAND_DISPLAY', 'XDG_*', 'SystemRoot', 'APPDATA', 'LOCALAPPDATA', 'USERPROFILE', 'USERNAME', '__CF_USER_TEXT_ENCODING'];
 
 /** Probes the module at `location` in a child process. Never throws. */
 export async function probeKeychain(location: Extract<KeychainModuleLocation, { found: true }>, options: ProbeOptions): Promise<KeychainAvailability> {
   try {
-    return await run(location.url, options.timeoutMs);
+    return await run(await options.launcher(), location.url, options.timeoutMs);
   } catch (error) {
     return { available: false, reason: `the probe failed: ${describeError(error)}` };
   }
 }
 
-async function run(url: string, timeoutMs: number): Promise<KeychainAvailability> {
-  execa ??= (await import('execa')).execa;
-  const child = execa(process.execPath, ['--input-type=module', '-e', PROBE_SCRIPT, url, KEYCHAIN_SERVICE], {
+async function run(launcher: Launcher, url: string, timeoutMs: number): Promise<KeychainAvailability> {
+  const result = await launcher.run({
+    owner: 'oauth',
+    purpose: 'keychain probe',
+    program: process.execPath,
+    args: ['--input-type=module', '-e', PROBE_SCRIPT, url, KEYCHAIN_SERVICE],
+    // The script itself is no news in a trace.
+    secretArgs: true,
     // A crashing library may dump core into the working directory: keep it out of the user's project.
     cwd: tmpdir(),
-    // An allowlist, never the whole environment: the session basics, D-Bus, the display and the OS's own folders.
-    env: Object.fromEntries(Object.entries(process.env).filter(([name]) => KEYCHAIN_ENV.test(name))),
-    extendEnv: false,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    // Its own process group, so that a helper the library started (a D-Bus launcher) is killed with it.
-    ...OWN_GROUP_CHILD,
+    passEnv: KEYCHAIN_ENV,
+    timeoutMs,
+    maxOutputBytes: OUTPUT_LIMIT,
   });
-  const pid = child.pid;
-  if (pid !== undefined) trackGroup(pid);
-  const endGroup = (): void => {
-    if (pid === undefined) return;
-    killGroup(pid, 'SIGKILL');
-    untrackGroup(pid);
-  };
-
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.setEncoding('utf8');
-  child.stderr?.setEncoding('utf8');
-  child.stdout?.on('data', (chunk: string) => (stdout = (stdout + chunk).slice(0, OUTPUT_LIMIT)));
-  child.stderr?.on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-OUTPUT_LIMIT)));
-  for (const stream of [child.stdout, child.stderr]) stream?.on('error', () => undefined);
-
-  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  let timedOut = false;
-  child.once('exit', (code: number | null, signal: NodeJS.Signals | null) => {
-    exit = { code, signal };
-    endGroup(); // what it left behind would otherwise hold its pipes open
-  });
-  const timer = setTimeout(() => {
-    timedOut = exit === undefined;
-    endGroup();
-    child.kill('SIGKILL');
-    // Pipes held by a process outside the group would keep the result waiting.
-    child.stdout?.destroy();
-    child.stderr?.destroy();
-  }, timeoutMs);
-  const result = await child.finally(() => clearTimeout(timer));
-
-  if (timedOut) return { available: false, reason: `the probe timed out after ${timeoutMs} ms` };
-  const code = exit?.code ?? result.exitCode ?? null;
-  const signal = exit?.signal ?? result.signal ?? null;
-  if (exit === undefined && result.exitCode === undefined && result.signal === undefined) {
-    return { available: false, reason: `the probe could not start: ${result.shortMessage}` };
-  }
-  if (signal) return { available: false, reason: `the probe crashed (${signal})` };
+  if (result.timedOut) return { available: false, reason: `the probe timed out after ${timeoutMs} ms` };
+  if (result.spawnError !== undefined) return { available: false, reason: `the probe could not start: ${result.spawnError}` };
+  const stdout = result.stdout.toString('utf8');
+  const stderr = result.stderr.toString('utf8');
+  if (result.tooLarge !== undefined) return { available: false, reason: `the probe wrote more than ${OUTPUT_LIMIT / 1024} KiB to ${result.tooLarge} (the keychain module talking?)` };
+  if (result.signal) return { available: false, reason: `the probe crashed (${result.signal})` };
   const verdict = lastResult(stdout);
   if (verdict) return verdict.ok ? { available: true } : { available: false, reason: verdict.reason };
-  if (code !== 0) {
+  if (result.exitCode !== 0) {
     const line = errorLine(stderr);
-    return { available: false, reason: `the probe exited with code ${String(code)}${line ? `: ${line}` : ''}` };
+    return { available: false, reason: `the probe exited with code ${String(result.exitCode)}${line ? `: ${line}` : ''}` };
   }
   const printed = stdout.trim();
   return { available: false, reason: printed ? `the probe printed something unexpected: ${JSON.stringify(printed.slice(0, 80))}` : 'the probe printed no result' };

@@ -7,6 +7,7 @@
  * error, never "not signed in".
  */
 import { type Logger, isPlinthError, describeError } from 'plinth/sdk';
+import type { Launcher } from 'plinth/sdk';
 import { z } from 'zod';
 import type { KeychainAvailability, SecretBackendName, SecretStore } from 'plinth/sdk';
 import { secretsError } from './errors.js';
@@ -27,12 +28,16 @@ const optionsSchema = z.object({
   keychainTimeoutMs: z.number().int().positive(),
 });
 
-export type SecretStoreOptions = z.infer<typeof optionsSchema> & { readonly log: Pick<Logger, 'debug' | 'info' | 'warn'> };
+export type SecretStoreOptions = z.infer<typeof optionsSchema> & {
+  readonly log: Pick<Logger, 'debug' | 'info' | 'warn'>;
+  /** The `launcher` service, which runs the keychain probe in a child process. */
+  readonly launcher: () => Promise<Launcher>;
+};
 
 export function createSecretStore(options: SecretStoreOptions): SecretStore {
   const parsed = optionsSchema.safeParse(options);
   if (!parsed.success) throw new TypeError(`invalid secret store options: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
-  return new Store(parsed.data, options.log);
+  return new Store(parsed.data, options.log, options.launcher);
 }
 
 const HINT_UNREADABLE = 'unlock the OS keychain (or start its service) and retry, or sign in again';
@@ -49,6 +54,7 @@ class Store implements SecretStore {
   constructor(
     private readonly options: z.infer<typeof optionsSchema>,
     private readonly log: SecretStoreOptions['log'],
+    private readonly launcher: SecretStoreOptions['launcher'],
   ) {
     this.paths = secretsPaths(options.home);
     this.file = new FileSecrets(this.paths);
@@ -168,7 +174,7 @@ class Store implements SecretStore {
   private probe(): Promise<KeychainAvailability> {
     this.verdict ??= (async () => {
       const location = locateKeychainModule(this.options.keychainModule);
-      const verdict = location.found ? await probeKeychain(location, { timeoutMs: this.options.probeTimeoutMs }) : { available: false, reason: location.reason };
+      const verdict = location.found ? await probeKeychain(location, { timeoutMs: this.options.probeTimeoutMs, launcher: this.launcher }) : { available: false, reason: location.reason };
       if (verdict.available && location.found) this.keychain = new Keychain(location, this.options.keychainTimeoutMs);
       if (!verdict.available && this.options.storage === 'auto') {
         this.log.info(`the OS keychain is not used (${verdict.reason ?? 'the probe failed'}): secrets are kept in the encrypted file ${this.paths.data}`);

@@ -8,6 +8,7 @@
  * containers, no display), so the user is told why none opened.
  */
 import { existsSync } from 'node:fs';
+import type { Launcher } from 'plinth/sdk';
 
 export type BrowserVerdict = { readonly canOpen: true } | { readonly canOpen: false; readonly reason: string };
 
@@ -18,9 +19,15 @@ export interface BrowserCommand {
 }
 
 export interface OpenBrowserOptions {
+  /** Where the opener starts: the `launcher` service. */
+  readonly launcher: Launcher;
+  /** For `BROWSER` and the variables a graphical session needs; default process.env. */
   readonly env?: NodeJS.ProcessEnv;
   readonly platform?: NodeJS.Platform;
 }
+
+/** What an opener needs of the session, on top of the launcher's allowlist: the display, D-Bus, XDG folders, Windows' and macOS's own. */
+const OPENER_ENV = /^(?:BROWSER|DISPLAY|WAYLAND_DISPLAY|DBUS_SESSION_BUS_ADDRESS|XDG_[A-Z_]+|SystemRoot|APPDATA|LOCALAPPDATA|USERPROFILE|__CF_USER_TEXT_ENCODING)$/;
 
 const FALSY = new Set(['', '0', 'false', 'no', 'off']);
 
@@ -98,30 +105,30 @@ export function browserCommand(url: string, env: NodeJS.ProcessEnv = process.env
  * not be started (not installed). Never throws, never waits for the opener to
  * exit (it is detached and may outlive plinth, as a browser does).
  */
-export async function openBrowser(url: string, options: OpenBrowserOptions = {}): Promise<boolean> {
+export async function openBrowser(url: string, options: OpenBrowserOptions): Promise<boolean> {
   const href = browsableUrl(url);
   if (href === undefined) return false;
-  const command = browserCommand(href, options.env ?? process.env, options.platform ?? process.platform);
+  const env = options.env ?? process.env;
+  const command = browserCommand(href, env, options.platform ?? process.platform);
   if (command === undefined) return false;
   try {
-    const { execa } = await import('execa');
-    const subprocess = execa(command.file, [...command.args], {
+    const child = options.launcher.start({
+      owner: 'oauth',
+      purpose: 'browser',
+      program: command.file,
+      args: [...command.args],
+      // The URL carries the sign-in's state: kept out of the trace.
+      secretArgs: true,
+      env: Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => OPENER_ENV.test(entry[0]) && entry[1] !== undefined)),
+      stdin: 'ignore',
+      stdout: 'ignore',
+      stderr: 'ignore',
+      // Released: the browser outlives the sign-in, and plinth.
       detached: true,
-      stdio: 'ignore',
-      cleanup: false,
-      windowsHide: true,
-      ...(options.env !== undefined && { env: options.env, extendEnv: false }),
     });
-    // The outcome is not awaited: a failed spawn rejects it, which must not be unhandled.
-    subprocess.catch(() => {});
-    const started = await new Promise<boolean>((resolve) => {
-      subprocess.once('spawn', () => resolve(true));
-      subprocess.once('error', () => resolve(false));
-    });
-    subprocess.unref();
-    return started;
+    return (await child.ended).spawnError === undefined;
   } catch {
-    // execa refuses arguments it cannot pass before spawning.
+    // Not found, or a request the launcher refused.
     return false;
   }
 }

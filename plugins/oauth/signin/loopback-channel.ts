@@ -5,7 +5,7 @@
  * browser's 127.0.0.1 is another machine). Whichever of the two brings a URL
  * first wins; a pasted URL is checked exactly as the server checks a request.
  */
-import type { SignInChannel, SignInRequest } from 'plinth/sdk';
+import type { Launcher, SignInChannel, SignInRequest } from 'plinth/sdk';
 import { canOpenBrowser, browsableUrl, openBrowser } from './browser.js';
 import { inspectCallback, looksLikeCallback } from './callback-params.js';
 import { startCallbackServer } from './callback-server.js';
@@ -26,8 +26,10 @@ export interface LoopbackChannelOptions {
   readonly platform?: NodeJS.Platform;
   /** For the container guess (`/.dockerenv`); default existsSync. */
   readonly fileExists?: (path: string) => boolean;
-  /** Opens a URL; default {@link openBrowser}. Resolves false when nothing was started. */
+  /** Opens a URL; default {@link openBrowser} through `launcher`. Resolves false when nothing was started. */
   readonly open?: (url: string) => Promise<boolean>;
+  /** The `launcher` service, for the default opener; without it (and without `open`) the URL is only printed. */
+  readonly launcher?: () => Promise<Launcher>;
 }
 
 // setTimeout fires at once for delays above 2^31-1 ms, which would end every sign-in immediately.
@@ -44,7 +46,8 @@ export async function createLoopbackChannel(request: SignInRequest, options: Loo
   const { progress } = options;
   const env = options.env ?? process.env;
   const platform = options.platform ?? process.platform;
-  const open = options.open ?? ((url: string) => openBrowser(url, { env, platform }));
+  const launcher = options.launcher;
+  const open = options.open ?? ((url: string) => (launcher === undefined ? Promise.resolve(false) : launcher().then((service) => openBrowser(url, { launcher: service, env, platform }), () => false)));
   const input = pasteInput(options.input ?? process.stdin);
 
   const server = await startCallbackServer({ server: name, state, timeoutMs, signal, ...(request.port !== undefined && { port: request.port }) });

@@ -1,0 +1,191 @@
+/**
+ * The launcher: checks a request, resolves its program, builds its
+ * environment, starts it (child.ts), ties it to its owner's signal and its
+ * timeout, captures output for `run`, and records it in the trace.
+ */
+import { PlinthError, describeError, launchRequestSchema, launchRunRequestSchema } from 'plinth/sdk';
+import type { ChildEnd, LaunchOptions, LaunchRequest, LaunchRequestInput, LaunchRunRequestInput, LaunchRunResult, Launcher, LaunchTraceEntry } from 'plinth/sdk';
+import type { ZodType } from 'zod';
+import { type InternalChild, startChild } from './child.js';
+import { childEnvironment } from './environment.js';
+import { checkCwd, resolveProgram } from './program.js';
+import { LaunchTrace, summarizeArgs } from './trace.js';
+
+export interface LauncherOptions {
+  /** How many launches the trace keeps (default 200). */
+  readonly traceSize?: number;
+  /** Masks sensitive values in what the trace keeps (the kernel's `redact`). */
+  readonly redact?: (text: string) => string;
+  /** The host environment the allowlist picks from (default `process.env`). */
+  readonly hostEnv?: NodeJS.ProcessEnv;
+}
+
+/** The launcher plus what only its plugin calls. */
+export interface LauncherImpl extends Launcher {
+  /** Kills every child still running (released ones aside; those being stopped finish their stop) and waits until they are gone. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_TRACE_SIZE = 200;
+
+function parse<T>(schema: ZodType<T>, request: unknown): T {
+  const parsed = schema.safeParse(request);
+  if (parsed.success) return parsed.data;
+  const owner = typeof (request as { owner?: unknown })?.owner === 'string' ? (request as { owner: string }).owner : undefined;
+  const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'request'}: ${issue.message}`).join('; ');
+  throw new PlinthError('PLN_E_LAUNCH_INVALID', `a launch request is not valid: ${issues}`, {
+    ...(owner && { plugin: owner }),
+    hint: 'see launchRequestSchema in plinth/sdk for what a launch request holds',
+  });
+}
+
+/** Appends `data` to `chunks` unless that passes `limit`; false when it would. */
+function capture(chunks: Buffer[], total: { bytes: number }, data: Buffer, limit: number): boolean {
+  total.bytes += data.length;
+  if (total.bytes > limit) {
+    const room = limit - (total.bytes - data.length);
+    if (room > 0) chunks.push(data.subarray(0, room));
+    return false;
+  }
+  chunks.push(data);
+  return true;
+}
+
+export function createLauncher(options: LauncherOptions = {}): LauncherImpl {
+  const redact = options.redact ?? ((text: string) => text);
+  const host = options.hostEnv ?? process.env;
+  const trace = new LaunchTrace(options.traceSize ?? DEFAULT_TRACE_SIZE);
+  const running = new Set<InternalChild>();
+  let closed = false;
+
+  function launch(request: LaunchRequest, launchOptions: LaunchOptions): InternalChild {
+    if (closed) throw new PlinthError('PLN_E_LAUNCH_CLOSED', `plugin "${request.owner}" asked to start ${request.program} after the launcher closed`, { plugin: request.owner });
+    const cwd = request.cwd ?? process.cwd();
+    const env = childEnvironment(host, request.passEnv, request.env);
+    const args = request.secretArgs ? '[hidden]' : summarizeArgs(request.args, redact);
+    const started = performance.now();
+    const record = (file: string) =>
+      trace.add({ owner: request.owner, ...(request.purpose !== undefined && { purpose: redact(request.purpose) }), program: file, args, startedAt: new Date().toISOString(), state: 'running' });
+    let file: string;
+    try {
+      checkCwd(cwd, request.owner);
+      file = resolveProgram(request.program, cwd, env.PATH, request.owner);
+    } catch (error) {
+      Object.assign(record(request.program), { state: 'failed', reason: redact(describeError(error)) });
+      throw error;
+    }
+    const entry = record(file);
+    const signal = launchOptions.signal;
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = (): void => child.killFor('its owner stopped it');
+    const child: InternalChild = startChild(
+      {
+        file,
+        args: request.args,
+        argv0: request.argv0 ?? request.program,
+        cwd,
+        env,
+        stdio: [request.stdin, request.stdout, request.stderr],
+        detached: request.detached,
+      },
+      {
+        ...(launchOptions.onEscapees && { onEscapees: launchOptions.onEscapees }),
+        onEnded: (end: ChildEnd, killedBy) => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          running.delete(child);
+          entry.durationMs = Math.round((performance.now() - started) * 100) / 100;
+          entry.exitCode = end.exitCode;
+          entry.signal = end.signal;
+          if (end.spawnError !== undefined) Object.assign(entry, { state: 'failed', reason: redact(end.spawnError) });
+          else if (request.detached) entry.state = 'released';
+          else if (killedBy !== undefined) Object.assign(entry, { state: 'killed', reason: killedBy });
+          else entry.state = 'exited';
+        },
+      },
+    );
+    if (child.pid !== undefined) entry.pid = child.pid;
+    if (request.detached || child.exited) return child;
+    running.add(child);
+    if (request.timeoutMs !== undefined) timer = setTimeout(() => child.killFor(`timed out after ${request.timeoutMs} ms`), request.timeoutMs);
+    if (signal?.aborted === true) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    return child;
+  }
+
+  return {
+    start(request: LaunchRequestInput, launchOptions: LaunchOptions = {}) {
+      return launch(parse(launchRequestSchema, request), launchOptions);
+    },
+
+    async run(input: LaunchRunRequestInput, launchOptions: LaunchOptions = {}): Promise<LaunchRunResult> {
+      const request = parse(launchRunRequestSchema, input);
+      const started = performance.now();
+      // The timeout and the signal are watched here, so that the result says which one ended it.
+      const { timeoutMs, input: stdinText, maxOutputBytes } = request;
+      const child = launch({ ...request, timeoutMs: undefined, stdin: stdinText === undefined ? 'ignore' : 'pipe' }, { ...(launchOptions.onEscapees && { onEscapees: launchOptions.onEscapees }) });
+      const stdout: Buffer[] = [];
+      const stderr: Buffer[] = [];
+      const outBytes = { bytes: 0 };
+      const errBytes = { bytes: 0 };
+      let tooLarge: 'stdout' | 'stderr' | undefined;
+      let timedOut = false;
+      let cancelled = false;
+      child.stdout?.on('data', (data: Buffer) => {
+        if (tooLarge === undefined && !capture(stdout, outBytes, data, maxOutputBytes)) {
+          tooLarge = 'stdout';
+          child.killFor(`wrote more than ${maxOutputBytes} bytes to stdout`);
+        }
+      });
+      child.stderr?.on('data', (data: Buffer) => {
+        if (tooLarge === undefined && !capture(stderr, errBytes, data, maxOutputBytes)) {
+          tooLarge = 'stderr';
+          child.killFor(`wrote more than ${maxOutputBytes} bytes to stderr`);
+        }
+      });
+      // A child that never reads its input, or closes stdin at once, is fine: EPIPE is ignored.
+      if (stdinText !== undefined) child.stdin?.end(stdinText);
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              timedOut = !child.exited;
+              child.killFor(`timed out after ${timeoutMs} ms`);
+            }, timeoutMs);
+      const signal = launchOptions.signal;
+      const onAbort = (): void => {
+        cancelled = !child.exited;
+        child.killFor('its owner stopped it');
+      };
+      if (signal?.aborted === true) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+      const end = await child.ended;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      return {
+        ...end,
+        pid: child.pid,
+        stdout: Buffer.concat(stdout),
+        stderr: Buffer.concat(stderr),
+        timedOut,
+        cancelled,
+        ...(tooLarge !== undefined && { tooLarge }),
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+      };
+    },
+
+    trace(): readonly LaunchTraceEntry[] {
+      return trace.entries();
+    },
+
+    async close() {
+      closed = true;
+      const ending = [...running].map((child) => {
+        // One being stopped politely (a stdio server closing) finishes its bounded close; the rest are killed.
+        if (!child.stopping) child.killFor('the launcher closed');
+        return child.ended;
+      });
+      await Promise.all(ending);
+    },
+  };
+}
