@@ -65,7 +65,10 @@ const warnings = {};
 process.removeAllListeners('warning');
 process.on('warning', (warning) => {
   warnings[warning.name] = (warnings[warning.name] ?? 0) + 1;
-  if (warnings[warning.name] === 1) progress(`warning (first of its kind; counted below): ${warning.name}: ${warning.message}`);
+  if (warnings[warning.name] !== 1) return;
+  progress(`warning (first of its kind; counted below): ${warning.name}: ${warning.message}`);
+  // Which side raised it: BENCH_WARNING_STACK=1 prints where (the pipeline's fetch runs through plinth's request-signals).
+  if (process.env.BENCH_WARNING_STACK) console.error(warning.stack);
 });
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'plinth-mcp-bench-'));
