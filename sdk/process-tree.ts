@@ -205,22 +205,6 @@ function killTrackedGroups(): void {
 }
 
 /**
- * The execa options of a child that runs in a process group of its own and
- * whose whole group plinth kills itself ({@link killGroup}, {@link trackGroup}):
- * execa neither cleans it up, nor rejects, nor escalates signals on its own.
- * Spread into the options, with the child's own stdio, env and cwd.
- */
-export const OWN_GROUP_CHILD = {
-  detached: true,
-  cleanup: false,
-  reject: false,
-  windowsHide: true,
-  killSignal: 'SIGKILL',
-  forceKillAfterDelay: false,
-  buffer: false,
-} as const;
-
-/**
  * Remembers the process group `pgid` until {@link untrackGroup} (or the
  * returned function) forgets it: if the host exits first (a crash,
  * `process.exit`), the group is killed with SIGKILL then. Untrack a group once

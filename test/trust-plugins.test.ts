@@ -20,10 +20,9 @@ import { createJiti } from 'jiti';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Kernel, type KernelOptions } from '../kernel/kernel.js';
 import { KERNEL_API_VERSION } from '../sdk/version.js';
-import type { CommandOutput } from '../sdk/commands.js';
 import type { PluginStatus } from '../sdk/index.js';
-import type {} from '../plugins/trust/types.js';
 import { type Result, cleanEnv, describeRun, plinth, ensureBuilt } from './support/cli.js';
+import { runCommand } from './support/commands.js';
 import { withoutTerminal } from './support/terminal.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -102,15 +101,8 @@ async function stored(home: string): Promise<Stored> {
   return JSON.parse(await readFile(file, 'utf8')) as Stored;
 }
 
-/** Runs one of the trust plugin's commands in process. */
-async function trustCommand(kernel: Kernel, name: string, args: string[]): Promise<string> {
-  const printed: string[] = [];
-  const out: CommandOutput = { print: (t) => void printed.push(t), json: () => undefined, note: (t) => void printed.push(t) };
-  const spec = (await kernel.commands('trust')).get(name);
-  if (!spec) throw new Error(`no command ${name}`);
-  await spec.run({ args, options: {}, json: false, out, signal: new AbortController().signal });
-  return printed.join('\n');
-}
+/** Runs one of the trust plugin's commands in process; returns what it printed. */
+const trustCommand = async (kernel: Kernel, name: string, args: string[]): Promise<string> => (await runCommand(kernel, 'trust', name, args)).text;
 
 // No terminal in process, whatever runs the tests: nothing here may wait for an answer.
 withoutTerminal();

@@ -16,9 +16,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Kernel } from '../kernel/kernel.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
 import type { McpService } from 'plinth/sdk';
-import type { CommandOutput } from '../sdk/commands.js';
 import { type TestKernel, createTestKernel } from '../testing/index.js';
 import { BIN, cleanEnv, describeRun, ensureBuilt, plinth } from './support/cli.js';
+import { runCommand } from './support/commands.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const STDIO_SERVER = join(root, 'test', 'fixtures', 'mcp', 'servers', 'stdio-server.mjs');
@@ -72,15 +72,8 @@ async function boot(workspace: string, workspaceSettings: Record<string, unknown
   return { kernel, mcp: await kernel.get('mcp') };
 }
 
-/** Runs `plinth trust <name>` in process, as the user would after a refusal. */
-async function trustCommand(kernel: TestKernel, name: string, args: string[]): Promise<string> {
-  const printed: string[] = [];
-  const out: CommandOutput = { print: (t) => void printed.push(t), json: () => undefined, note: (t) => void printed.push(t) };
-  const spec = (await kernel.commands('trust')).get(name);
-  if (!spec) throw new Error(`no command ${name}`);
-  await spec.run({ args, options: {}, json: false, out, signal: new AbortController().signal });
-  return printed.join('\n');
-}
+/** Runs one of the trust plugin's commands in process; returns what it printed. */
+const trustCommand = async (kernel: TestKernel, name: string, args: string[]): Promise<string> => (await runCommand(kernel, 'trust', name, args)).text;
 
 /**
  * Starts workspace server `ws`: refused until approved; approved with the
@@ -155,9 +148,7 @@ describe('an approved workspace server whose files are swapped needs approval ag
     };
     const first = await startWith({ MODE: 'safe' });
     expect(first.status.error?.code).toBe('PLN_E_MCP_UNTRUSTED');
-    const printed: string[] = [];
-    const spec = (await first.kernel.commands('trust')).get('trust approve')!;
-    await spec.run({ args: ['mcp-server', 'ws'], options: {}, json: false, out: { print: (t) => void printed.push(t), json: () => undefined, note: () => undefined }, signal: new AbortController().signal });
+    await runCommand(first.kernel, 'trust', 'trust approve', ['mcp-server', 'ws']);
     expect((await startWith({ MODE: 'safe' })).status.state).toBe('connected');
     const changed = await startWith({ MODE: 'unsafe' });
     expect(changed.status.error?.code).toBe('PLN_E_MCP_UNTRUSTED');

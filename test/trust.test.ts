@@ -17,12 +17,12 @@ import { fileURLToPath } from 'node:url';
 import { createJiti } from 'jiti';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Kernel } from '../kernel/kernel.js';
-import type { CommandOutput } from '../sdk/commands.js';
 import { type PlinthError, isPlinthError } from '../sdk/index.js';
 import { type TestKernel, createTestKernel } from '../testing/index.js';
 import type { TrustStore as TrustStoreClass } from '../plugins/trust/store.js';
-import type { TrustService, TrustSource, TrustSubject } from '../plugins/trust/types.js';
+import type { TrustService, TrustSource, TrustSubject } from 'plinth/sdk';
 import { rejection } from './support/errors.js';
+import { runCommand } from './support/commands.js';
 import { withoutTerminal } from './support/terminal.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -86,15 +86,7 @@ async function stored(home: string): Promise<{ version: number; approvals: Store
 }
 
 /** Runs one of the plugin's commands in process; returns what it printed. */
-async function command(kernel: TestKernel, name: string, args: string[] = [], json = false) {
-  const printed: string[] = [];
-  const data: unknown[] = [];
-  const out: CommandOutput = { print: (t) => void printed.push(t), json: (v) => void data.push(v), note: (t) => void printed.push(t) };
-  const spec = (await kernel.commands('trust')).get(name);
-  if (!spec) throw new Error(`no command ${name}`);
-  const code = await spec.run({ args, options: {}, json, out, signal: new AbortController().signal });
-  return { code, text: printed.join('\n'), json: data[0] as Record<string, unknown> | undefined };
-}
+const command = (kernel: TestKernel, name: string, args: string[] = [], json = false) => runCommand(kernel, 'trust', name, args, json);
 
 /** The store module, imported the way the kernel imports plugin code (plinth/sdk is the host sdk). */
 async function storeModule(): Promise<{ TrustStore: typeof TrustStoreClass }> {

@@ -116,7 +116,7 @@ async function optionalService<K extends 'oauth'>(kernel: PluginKernel, name: K)
 /** The health service's view, when the health plugin is installed and enabled. */
 async function optionalHealth(kernel: PluginKernel): Promise<Map<string, string> | undefined> {
   try {
-    const health = (await kernel.get('health')) as { status(): ReadonlyArray<{ name: string; state: string }> };
+    const health = await kernel.get('health');
     return new Map(health.status().map((s) => [s.name, s.state]));
   } catch {
     return undefined;

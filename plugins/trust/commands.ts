@@ -4,7 +4,7 @@ import { TRUST_KINDS } from './fingerprint.js';
 import { trustSourceOf } from './gate.js';
 import { changes } from './snapshot.js';
 import { type TrustKind, type TrustRecord, type TrustRequest, type TrustStore, findEntry, putEntry, removeEntry } from './store.js';
-import type { TrustService } from './types.js';
+import type { TrustService } from 'plinth/sdk';
 import { type CommandContext, approveCommand, describeSubject, printable, shortFingerprint, shownLines } from './verdict.js';
 
 const KIND_ARGS = [

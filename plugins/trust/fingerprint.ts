@@ -9,7 +9,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { PlinthError } from 'plinth/sdk';
-import type { TrustSubject } from './types.js';
+import type { TrustSubject } from 'plinth/sdk';
 
 /** Kinds of subject, as the contract names them. */
 export const TRUST_KINDS = ['hook', 'plugin', 'mcp-server'] as const;

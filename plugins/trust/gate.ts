@@ -7,7 +7,7 @@
 import { type Logger, type PluginInfo, type PluginSource, isPlinthError } from 'plinth/sdk';
 import { TRUST_SOURCES } from './fingerprint.js';
 import { pluginSubject } from './plugin-files.js';
-import type { TrustService, TrustSource } from './types.js';
+import type { TrustService, TrustSource } from 'plinth/sdk';
 
 /**
  * The trust source a plugin is checked as, or undefined when it needs no check:

@@ -11,7 +11,6 @@ import { trustCommands } from './commands.js';
 import { answerWithin, pluginGate } from './gate.js';
 import { createTrustService } from './service.js';
 import { TrustStore } from './store.js';
-import type {} from './types.js'; // the `Services` merge for 'trust'
 import type { CommandContext } from './verdict.js';
 
 export default definePlugin({

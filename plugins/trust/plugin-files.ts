@@ -7,7 +7,7 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PlinthError, type PluginInfo } from 'plinth/sdk';
-import type { TrustSource, TrustSubject } from './types.js';
+import type { TrustSource, TrustSubject } from 'plinth/sdk';
 
 /** At most this many files, of at most this many bytes in all, are fingerprinted for one plugin. */
 export const PLUGIN_FILE_LIMITS = { files: 2_000, bytes: 50 * 1024 * 1024 } as const;

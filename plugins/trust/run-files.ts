@@ -11,7 +11,7 @@ import { constants } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, relative, resolve } from 'node:path';
 import { isSecretValue } from './secrets.js';
-import type { TrustRun } from './types.js';
+import type { TrustRun } from 'plinth/sdk';
 import { canonicalJson, fileState } from './fingerprint.js';
 import { type FileLimits, PLUGIN_FILE_LIMITS, folderFiles } from './plugin-files.js';
 

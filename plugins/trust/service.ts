@@ -8,7 +8,7 @@ import { TRUST_KINDS, validateSubject } from './fingerprint.js';
 import { pluginSubject } from './plugin-files.js';
 import { type Shown, type Snapshot, changedLabels, changes, snapshot } from './snapshot.js';
 import { type EntryKey, type TrustData, type TrustStore, findEntry, putEntry, recordOf, removeEntry } from './store.js';
-import type { CheckOptions, TrustService, TrustSubject, TrustVerdict } from './types.js';
+import type { CheckOptions, TrustService, TrustSubject, TrustVerdict } from 'plinth/sdk';
 import { type Assessment, type CommandContext, approveCommand, assess, describeSubject, needText, question, refusal, shortFingerprint } from './verdict.js';
 
 export interface TrustServiceOptions {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson, fileState } from './fingerprint.js';
 import { type NamedState, lookupFolder, namedStates } from './run-files.js';
 import { HIDDEN, SECRET_NAME, isSecretValue } from './secrets.js';
-import type { TrustRun, TrustSubject } from './types.js';
+import type { TrustRun, TrustSubject } from 'plinth/sdk';
 import { printable, shellQuote, shortFingerprint } from './verdict.js';
 
 /** Bumped if the hashed document ever changes shape: every approval is then asked for again. 2: `runs` and the files its words name. */

@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import { type FileLockOptions, PlinthError, isPlinthError, withFileLock, writeFileAtomic } from 'plinth/sdk';
 import { z } from 'zod';
 import { TRUST_KINDS, TRUST_SOURCES } from './fingerprint.js';
-import type { TrustSubject } from './types.js';
+import type { TrustSubject } from 'plinth/sdk';
 
 /** The format this code reads and writes. */
 export const STORE_VERSION = 1;

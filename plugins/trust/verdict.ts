@@ -6,7 +6,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TrustRecord } from './store.js';
-import type { TrustSubject, TrustVerdict } from './types.js';
+import type { TrustSubject, TrustVerdict } from 'plinth/sdk';
 
 /** What the store says about a subject, before anyone is asked. */
 export type Assessment =
