@@ -62,14 +62,7 @@ export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
   const channel = await deps.channel({ server: name, state, port: deps.port, signal });
   try {
     const challenge = await challengeFor(deps, signal);
-    const provider = new StoredOAuthProvider({
-      server: deps.server,
-      config: deps.config,
-      vault: deps.vault,
-      refresh: deps.refresh,
-      log: deps.log,
-      mode: { kind: 'login', redirectUrl: channel.redirectUrl, state, open: (url) => channel.open(url) },
-    });
+    const provider = signInProvider(deps, { redirectUrl: channel.redirectUrl, state, open: (url) => channel.open(url) });
     const scope = scopeToAsk(deps.config.scope, challenge.scope, await grantedScope(deps));
     const options = {
       serverUrl: deps.server.url,
@@ -102,15 +95,8 @@ async function signInAsMachine(deps: LoginDeps): Promise<OAuthRecord> {
   const name = deps.server.name;
   const signal = deps.signal ? AbortSignal.any([deps.signal, AbortSignal.timeout(deps.timeoutMs)]) : AbortSignal.timeout(deps.timeoutMs);
   const challenge = await challengeFor(deps, signal);
-  const provider = new StoredOAuthProvider({
-    server: deps.server,
-    config: deps.config,
-    vault: deps.vault,
-    refresh: deps.refresh,
-    log: deps.log,
-    // No redirect is ever used: the provider has no redirect URL for a machine-to-machine server.
-    mode: { kind: 'login', redirectUrl: '', state: '', open: async () => {} },
-  });
+  // No redirect is ever used: a machine-to-machine server has no redirect URL.
+  const provider = signInProvider(deps, { redirectUrl: '', state: '', open: async () => {} });
   try {
     const result = await auth(provider, {
       serverUrl: deps.server.url,
@@ -122,6 +108,12 @@ async function signInAsMachine(deps: LoginDeps): Promise<OAuthRecord> {
     throw classify(error, name, 'client credentials');
   }
   return storedRecord(deps);
+}
+
+/** The provider of one sign-in: the stored record's, in login mode with this redirect. */
+function signInProvider(deps: LoginDeps, redirect: { redirectUrl: string; state: string; open: (url: URL) => Promise<void> }): StoredOAuthProvider {
+  const { server, config, vault, refresh, log } = deps;
+  return new StoredOAuthProvider({ server, config, vault, refresh, log, mode: { kind: 'login', ...redirect } });
 }
 
 async function storedRecord(deps: LoginDeps): Promise<OAuthRecord> {
