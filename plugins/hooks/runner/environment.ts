@@ -4,11 +4,7 @@
  * and tokens), the names a user adds in the `env` setting, and plinth's own
  * `PLINTH_HOOK_*` values.
  */
-import { BASE_ENV_ALLOWLIST } from 'plinth/sdk';
 import type { HookDefinition } from '../types.js';
-
-/** Host variables every hook gets, when the host has them: the launcher's allowlist. */
-export const ENV_ALLOWLIST: readonly string[] = BASE_ENV_ALLOWLIST;
 
 export interface EnvironmentOptions {
   /** Extra variable names from the `env` setting. */
