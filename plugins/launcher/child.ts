@@ -8,6 +8,10 @@
  *
  * `stop()` is the stdio specification's order for the whole tree: close stdin,
  * wait, SIGTERM, wait, SIGKILL. `kill()` is SIGKILL at once.
+ *
+ * Node's own `spawn`, not execa: the launcher owns the group, its kill, the
+ * buffering and the output limits, which is everything execa would add (the
+ * hook runner had switched all of it off: no cleanup, no reject, no buffer).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { ChildEnd, ChildStopOptions, LaunchedChild } from 'plinth/sdk';
