@@ -12,6 +12,7 @@ import type {
   ConfigLayerView,
   Disposer,
   KernelInspection,
+  LivePlugins,
   Logger,
   PluginInfo,
   PluginState,
@@ -103,6 +104,16 @@ export class Kernel {
   /** Redacts sensitive setting values from any text or value. */
   readonly redactor = new Redactor();
   readonly log: Logger & { child(scope: string): Logger };
+  /** Adds, removes and replaces plugins while running (in progress: the live lifecycle lands in the next commits). */
+  readonly plugins: LivePlugins = {
+    add: () => Promise.reject(notReady('live lifecycle')),
+    remove: () => Promise.reject(notReady('live lifecycle')),
+    replace: () => Promise.reject(notReady('live lifecycle')),
+    disable: () => Promise.reject(notReady('live lifecycle')),
+    enable: () => Promise.reject(notReady('live lifecycle')),
+    rescan: () => Promise.reject(notReady('live lifecycle')),
+    folders: () => [],
+  };
   readonly home: string;
   readonly workspace: string;
 
@@ -437,9 +448,24 @@ export class Kernel {
       source: record.info.source,
       state: record.state,
       provides: record.info.manifest.provides,
+      dir: record.info.dir,
+      ...(record.info.linked && { linked: true as const }),
       ...(record.loadMs !== undefined && { loadMs: record.loadMs }),
       ...(record.error && { error: { code: record.error.code, message: this.redactor.text(record.error.message), ...(record.error.hint && { hint: this.redactor.text(record.error.hint) }) } }),
     }));
+  }
+
+  /** The declared settings of `plugin` that name an `envVar`, as environment variables (see PluginKernel.settingsEnv). */
+  settingsEnv(plugin: string): Readonly<Record<string, string>> {
+    const record = this.records.get(plugin);
+    const env: Record<string, string> = {};
+    if (!record?.settings) return env;
+    for (const decl of record.info.manifest.settings) {
+      const value = record.settings[decl.name];
+      if (decl.envVar === undefined || value === undefined || value === null) continue;
+      env[decl.envVar] = typeof value === 'string' ? value : JSON.stringify(value);
+    }
+    return env;
   }
 
   /** `text` with every sensitive setting value masked. */

@@ -20,6 +20,8 @@ export interface LifecycleHooks {
   readonly status: AsyncSeriesHook<[StatusBoard]>;
   readonly shutdown: AsyncSeriesHook<[]>;
   readonly manifest: AsyncSeriesHook<[PluginInfo]>;
+  /** A plugin left while the kernel runs. */
+  readonly unload: AsyncSeriesHook<[PluginInfo]>;
   readonly commands: SyncHook<[CommandRegistry]>;
 }
 
@@ -32,6 +34,7 @@ export function createLifecycleHooks(): LifecycleHooks {
     status: new AsyncSeriesHook(['board'], 'status'),
     shutdown: new AsyncSeriesHook([], 'shutdown'),
     manifest: new AsyncSeriesHook(['plugin'], 'manifest'),
+    unload: new AsyncSeriesHook(['plugin'], 'unload'),
     commands: new SyncHook(['registry'], 'commands'),
   };
 }
@@ -87,6 +90,7 @@ export function scopeHooks(hooks: LifecycleHooks, scope: ScopeOptions): PluginHo
     serve: asyncTap<[], void>(hooks.serve, 'serve', undefined),
     status: asyncTap<[StatusBoard], void>(hooks.status, 'status', undefined),
     shutdown: asyncTap<[], void>(hooks.shutdown, 'shutdown', undefined),
+    unload: asyncTap<[PluginInfo], void>(hooks.unload, 'unload', undefined),
     manifest: {
       tap(handler, options) {
         const dispose = asyncTap<[PluginInfo], void>(hooks.manifest, 'manifest', undefined).tap(handler, options);

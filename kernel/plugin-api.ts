@@ -22,7 +22,7 @@ export interface PluginApiDeps {
   readonly hookTimeoutMs: number;
   report(error: PlinthErrorType): void;
   knownPlugins(): readonly PluginInfo[];
-  kernel: Pick<PluginKernel, 'emit' | 'get' | 'status' | 'inspect' | 'redact'>;
+  kernel: Pick<PluginKernel, 'emit' | 'get' | 'status' | 'inspect' | 'redact' | 'settingsEnv' | 'plugins'>;
 }
 
 /** A plugin's view of the kernel, plus what the kernel needs to unload it. */
@@ -92,6 +92,8 @@ export function createPluginApi(deps: PluginApiDeps): PluginApi {
     status: () => deps.kernel.status(),
     inspect: () => deps.kernel.inspect(),
     redact: (text) => deps.kernel.redact(text),
+    settingsEnv: (name) => deps.kernel.settingsEnv(name),
+    plugins: deps.kernel.plugins,
   };
 
   return {

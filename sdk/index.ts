@@ -7,6 +7,8 @@ export type {
   ConfigLayerView,
   Disposer,
   KernelInspection,
+  LivePlugins,
+  LiveReport,
   Logger,
   PluginContext,
   PluginDefinition,

@@ -37,6 +37,8 @@ export interface PluginInfo {
   /** Absolute path of the plugin folder (empty for plugins defined in memory). */
   readonly dir: string;
   readonly manifest: Manifest;
+  /** A folder under development linked with `plinth ext link`: it takes precedence over an installed plugin of the same name. */
+  readonly linked?: true;
 }
 
 /** Ordering of one tap among the others of its hook (tapable semantics). */
@@ -68,6 +70,10 @@ export interface PluginStatus {
   /** Milliseconds spent importing and setting up, when it loaded. */
   readonly loadMs?: number;
   readonly provides: readonly string[];
+  /** The plugin folder (empty for plugins defined in memory). */
+  readonly dir: string;
+  /** Linked with `plinth ext link`. */
+  readonly linked?: true;
   /** Why it is failed, skipped or excluded, and what fixes it. */
   readonly error?: { code: string; message: string; hint?: string };
 }
@@ -107,6 +113,14 @@ export interface PluginHooks {
    * (`hooks`, `mcpServers`, …). A new tap first sees every plugin already known.
    */
   manifest: PluginHook<[PluginInfo]>;
+  /**
+   * A plugin left while the kernel runs (removed, disabled, or stopped because
+   * a dependency left): drop what was started for its declarative sections
+   * (its hooks, its MCP servers and their tools). A replacement is not a
+   * departure: `manifest` then announces the new version under the same name,
+   * and an owner swaps that plugin's entries in one step.
+   */
+  unload: PluginHook<[PluginInfo]>;
   /** Add CLI commands. Each must be declared in the plugin's manifest `commands`. */
   commands: PluginHook<[CommandRegistry]>;
 }
@@ -141,6 +155,53 @@ export interface PluginKernel {
   redact(text: string): string;
   /** What the kernel found, decided and read, with sensitive values redacted: for inspection tools. */
   inspect(): KernelInspection;
+  /**
+   * The declared settings of `plugin` that name an `envVar`, as that
+   * environment (sensitive values included, unredacted): what the processes
+   * started for that plugin's declarations (its hooks, its stdio MCP servers)
+   * receive on top of the launcher's allowlist, and nothing else of the host's.
+   * Empty for a plugin that is not running or declares none.
+   */
+  settingsEnv(plugin: string): Readonly<Record<string, string>>;
+  /** Adds, removes and replaces plugins while the kernel runs. */
+  readonly plugins: LivePlugins;
+}
+
+/**
+ * The kernel's live lifecycle. Every change re-runs resolution over what
+ * changed; a plugin that goes takes its dependents with it (named in the
+ * report), and they come back when it does. A replacement is validated and set
+ * up (manifest, resolution, a fresh import, setup) before the old version is
+ * torn down; if it fails anywhere, the old version keeps running and the
+ * failure is in `failed` with its code. Changes are applied one at a time.
+ */
+export interface LivePlugins {
+  /** Adds the plugin in `dir` (a folder holding manifest.json); eager plugins are set up at once. */
+  add(dir: string, options?: { source?: PluginSource; linked?: boolean }): Promise<LiveReport>;
+  /** Removes a plugin (and first its dependents); its registrations are undone and its teardown runs. */
+  remove(name: string): Promise<LiveReport>;
+  /** Re-reads the plugin's folder (or `dir`) and re-imports its code fresh, then swaps it in. */
+  replace(name: string, dir?: string): Promise<LiveReport>;
+  /** Stops a plugin for this kernel's life, as `enabled: false` in settings would (persisting is the caller's job). */
+  disable(name: string): Promise<LiveReport>;
+  /** Undoes `disable` (or a settings `enabled: false`) for this kernel's life and starts the plugin. */
+  enable(name: string): Promise<LiveReport>;
+  /** Reads every plugin folder again and applies the differences: new, gone and changed plugins. */
+  rescan(): Promise<LiveReport>;
+  /** The folders plugins are discovered in, with their source: what a watcher watches. */
+  folders(): ReadonlyArray<{ readonly dir: string; readonly source: PluginSource; readonly linked?: true }>;
+}
+
+/** What one live change did. */
+export interface LiveReport {
+  /** Plugins that started: added, enabled, or back because what they depend on is back. */
+  readonly added: readonly string[];
+  /** Plugins that stopped, their dependents included. */
+  readonly removed: readonly string[];
+  /** Plugins now running a new version (or their folder re-read). */
+  readonly replaced: readonly string[];
+  /** What could not be applied, with its code; a plugin whose replacement failed keeps its previous version. */
+  readonly failed: readonly PlinthError[];
 }
 
 /**

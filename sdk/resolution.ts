@@ -15,6 +15,8 @@ export interface Candidate {
   /** Absolute path of its manifest.json. */
   readonly file: string;
   readonly source: PluginSource;
+  /** Linked with `plinth ext link`: chosen over every other candidate of the same name. */
+  readonly linked?: true;
   /** Code given in memory (the test kernel, a host) instead of a `main` module. */
   readonly definition?: PluginDefinition;
 }
