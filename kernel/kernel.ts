@@ -684,6 +684,7 @@ export class Kernel {
   }
 
   private async doShutdown(): Promise<ShutdownReport> {
+    this.services?.close();
     const report = await runShutdown(this.hooks.shutdown, [...this.loadOrder].reverse().map((record) => ({
       name: record.info.name,
       teardown: record.teardown,
