@@ -60,6 +60,7 @@ export async function discoverPlugins(sources: ReadonlyArray<DiscoverySource>): 
 }
 
 type Found = Candidate | PlinthError;
+const UNREADABLE = 'make it readable by plinth (check its permissions), or remove it; every other plugin still loads';
 
 interface Folder {
   readonly dir: string;
@@ -90,7 +91,7 @@ async function scanSource({ dir, source, linked }: DiscoverySource): Promise<Fou
 async function listFolders(folder: Folder, root: { dir: string; real: string }): Promise<Array<Folder | PlinthError> | PlinthError> {
   const entries = await readdir(folder.dir, { withFileTypes: true }).catch((error: unknown) => {
     if (isNotFound(error)) return [];
-    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${folder.dir}: cannot list plugin folder: ${describeCause(error)}`, { cause: error, details: { dir: folder.dir } });
+    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${folder.dir}: cannot list plugin folder: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { dir: folder.dir } });
   });
   if (entries instanceof PlinthError) return entries;
   const folders = entries.filter((e) => (e.isDirectory() || e.isSymbolicLink()) && !e.name.startsWith('.') && e.name !== 'node_modules');
@@ -122,7 +123,7 @@ async function loadPlugin(dir: string, source: PluginSource, linked: true | unde
     text = await readText(file);
   } catch (error) {
     if (isNotFound(error)) return undefined;
-    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}: cannot read: ${describeCause(error)}`, { cause: error, details: { file } });
+    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}: cannot read: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { file } });
   }
   const json = parseJsonText(text);
   if (!json.ok) {

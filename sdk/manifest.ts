@@ -71,51 +71,53 @@ const section = (what: string) => z.record(z.string(), z.unknown(), { error: `ex
  */
 export const IMPLIED_KERNEL_RANGE = `^${semver.major(KERNEL_API_VERSION)}.0.0`;
 
-export const manifestSchema = z
-  .looseObject({
-    name: pluginName,
-    version,
-    description: z.string().default(''),
-    /** Semver range over the kernel API version; {@link IMPLIED_KERNEL_RANGE} when omitted by a plugin without `main`. */
-    kernel: range.optional(),
-    /** Entry module, relative to the manifest; omitted for declaration-only plugins. */
-    main: z.string(says('the entry module, relative to manifest.json, e.g. "./index.ts"')).min(1, 'expected the entry module, relative to manifest.json, e.g. "./index.ts"').optional(),
-    dependencies: z.record(pluginName, range).default({}),
-    /** Services this plugin provides, e.g. `transport:stdio`. */
-    provides: z.array(z.string().min(1)).default([]),
-    /** `lazy` plugins are imported when a service they provide is asked for or an event in `events` fires. */
-    activation: z.enum(['eager', 'lazy']).default('eager'),
-    /** Events this plugin handles; for a lazy plugin, the events that activate it. */
-    events: z.array(z.string().min(1)).default([]),
-    /**
-     * Events this plugin guards (names or aliases; usually the gate events: `before_tool`,
-     * `before_model`, `before_agent`, `before_tool_selection`, `approval_request`). While the plugin
-     * is not running — its import, setup or settings failed, it timed out, a dependency did not load,
-     * or the resolver left it out for any reason but being disabled — the kernel blocks each of these
-     * events, `blockedBy` naming the plugin, its error and the fix: a guard that cannot run fails
-     * closed. A lazy plugin is activated by the events it guards, as by those in `events`.
-     */
-    guards: z.array(z.string().min(1)).default([]),
-    commands: z.record(z.string().regex(/^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*)*$/, 'expected lowercase words such as "plugins list"'), commandDeclSchema).default({}),
-    settings: z.array(settingSchema).default([]),
-    /**
-     * A guard: a plugin that checks or blocks what others do (trust, hooks, a
-     * sandbox); a plugin with `guards` is one without saying so. A workspace
-     * settings file cannot disable it: its
-     * `plugins.<name>.enabled: false` is ignored with
-     * `PLN_E_WORKSPACE_SETTING_IGNORED`. Only the user's settings can.
-     */
-    guard: z.boolean().default(false),
-    /**
-     * Top-level keys of `settings.json` this plugin reads (e.g. `mcpServers`),
-     * so that they are not reported as unknown (`PLN_E_CONFIG_UNKNOWN_KEY`).
-     */
-    configKeys: z.array(z.string().min(1)).default([]),
-    // Declarative sections owned by other plugins: the kernel passes them through.
-    hooks: section('event name, e.g. { "before_tool": [{ "name": "guard", "command": "node", "args": ["guard.js"] }] }').default({}),
-    mcpServers: section('server name, e.g. { "files": { "command": "node", "args": ["server.js"] } }').default({}),
-    permissions: section('permission kind').default({}),
-  }, { error: 'expected a JSON object such as { "name": "my-plugin", "version": "1.0.0" }' })
+const manifestFields = z.looseObject({
+  name: pluginName,
+  version,
+  description: z.string().default(''),
+  /** Semver range over the kernel API version; {@link IMPLIED_KERNEL_RANGE} when omitted by a plugin without `main`. */
+  kernel: range.optional(),
+  /** Entry module, relative to the manifest; omitted for declaration-only plugins. */
+  main: z.string(says('the entry module, relative to manifest.json, e.g. "./index.ts"')).min(1, 'expected the entry module, relative to manifest.json, e.g. "./index.ts"').optional(),
+  dependencies: z.record(pluginName, range).default({}),
+  /** Services this plugin provides, e.g. `transport:stdio`. */
+  provides: z.array(z.string().min(1)).default([]),
+  /** `lazy` plugins are imported when a service they provide is asked for or an event in `events` fires. */
+  activation: z.enum(['eager', 'lazy']).default('eager'),
+  /** Events this plugin handles; for a lazy plugin, the events that activate it. */
+  events: z.array(z.string().min(1)).default([]),
+  /**
+   * Events this plugin guards (names or aliases; usually the gate events: `before_tool`,
+   * `before_model`, `before_agent`, `before_tool_selection`, `approval_request`). While the plugin
+   * is not running — its import, setup or settings failed, it timed out, a dependency did not load,
+   * or the resolver left it out for any reason but being disabled — the kernel blocks each of these
+   * events, `blockedBy` naming the plugin, its error and the fix: a guard that cannot run fails
+   * closed. A lazy plugin is activated by the events it guards, as by those in `events`.
+   */
+  guards: z.array(z.string().min(1)).default([]),
+  commands: z.record(z.string().regex(/^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*)*$/, 'expected lowercase words such as "plugins list"'), commandDeclSchema).default({}),
+  settings: z.array(settingSchema).default([]),
+  /**
+   * A guard: a plugin that checks or blocks what others do (trust, hooks, a
+   * sandbox); a plugin with `guards` is one without saying so. A workspace
+   * settings file cannot disable it: its
+   * `plugins.<name>.enabled: false` is ignored with
+   * `PLN_E_WORKSPACE_SETTING_IGNORED`. Only the user's settings can.
+   */
+  guard: z.boolean().default(false),
+  /**
+   * Top-level keys of `settings.json` this plugin reads (e.g. `mcpServers`),
+   * so that they are not reported as unknown (`PLN_E_CONFIG_UNKNOWN_KEY`).
+   */
+  configKeys: z.array(z.string().min(1)).default([]),
+  // Declarative sections owned by other plugins: the kernel passes them through.
+  hooks: section('event name, e.g. { "before_tool": [{ "name": "guard", "command": "node", "args": ["guard.js"] }] }').default({}),
+  mcpServers: section('server name, e.g. { "files": { "command": "node", "args": ["server.js"] } }').default({}),
+  permissions: section('permission kind').default({}),
+}, { error: 'expected a JSON object such as { "name": "my-plugin", "version": "1.0.0" }' });
+
+/** The manifest schema; its output always has `kernel` (given, or implied for a plugin without code). */
+export const manifestSchema = manifestFields
   .superRefine(
     (manifest, ctx) => {
       if (manifest.kernel === undefined && manifest.main !== undefined) {
