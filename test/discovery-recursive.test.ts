@@ -257,6 +257,13 @@ describe("the seed's extension manifest", () => {
     expect(servers.servers.map((s) => [s.definition.name, s.definition.transport, s.definition.command, s.definition.args, s.definition.cwd])).toEqual([
       ['github', 'stdio', 'node', ['server.js'], dir],
     ]);
+
+    // The seed's remote form puts the URL in "command"; plinth reads it from "url", and says so at the path.
+    const remote = { ...info, manifest: { ...info.manifest, mcpServers: { remote: { command: 'http://localhost:3000/mcp', transport: 'sse' } } } };
+    const refused = collectServers({ layers: [], plugins: [remote], manifests: [remote], config: {}, env: {}, home, workspace, connectTimeoutMs: 10_000 });
+    expect(refused.servers).toEqual([]);
+    expect(refused.problems.map((p) => [p.code, p.details?.path])).toEqual([['PLN_E_MCP_SERVER_INVALID', 'mcpServers.remote.command']]);
+    expect(refused.problems[0]?.message).toContain('give "url", not "command"');
   });
 
   it('resolves declared defaults and stops only its plugin, naming the setting and how to set it, when a required one is missing', async () => {
