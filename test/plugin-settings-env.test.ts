@@ -6,7 +6,8 @@
  * test/fixtures/plugin-settings-env/). The host's environment holds a secret
  * nobody declared. The hook and the server get the declared variables over
  * the launcher's allowlist, nothing else of the host's; the sensitive value
- * never shows in the logs, statuses, errors or traces.
+ * never shows in the logs, statuses, errors or traces. Replaced live with new
+ * declarations, the plugin's next hook run and server start get the new ones.
  *
  * Children report digests of their values, never the values, so that nothing
  * here prints a secret even when an assertion fails.
@@ -17,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseManifest } from 'plinth/sdk';
 import { Kernel } from '../kernel/kernel.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
 import { serverTrustSubject } from '../plugins/mcp/trust-subject.js';
@@ -56,6 +58,7 @@ const manifest = {
 };
 
 let base: string;
+let home: string;
 let workspace: string;
 let kernel: Kernel;
 const logs: string[] = [];
@@ -63,7 +66,7 @@ const savedCI = process.env.CI;
 
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'plinth-settings-env-'));
-  const home = join(base, 'home');
+  home = join(base, 'home');
   workspace = join(base, 'project');
   await mkdir(join(home, 'plugins', 'envy'), { recursive: true });
   await mkdir(workspace, { recursive: true });
@@ -81,7 +84,7 @@ beforeAll(async () => {
     home,
     workspace,
     builtin: true,
-    env: { ...process.env, ENVY_REGION: REGION, PLINTH_TEST_HOST_SECRET: HOST_SECRET },
+    env: { ...process.env, ENVY_REGION: REGION, ENVY_ZONE: REGION, PLINTH_TEST_HOST_SECRET: HOST_SECRET },
     logLevel: 'debug',
     logSink: (line) => logs.push(line),
   });
@@ -160,6 +163,45 @@ describe('a plugin\'s stdio MCP server', () => {
     expect(status.stderrTail).toContain('token is [redacted]');
     expect(JSON.stringify(mcp.servers())).not.toContain(TOKEN);
     expect(JSON.stringify(status)).not.toContain(TOKEN);
+  });
+});
+
+describe('a plugin replaced while running', () => {
+  it('gives its next hook run and server start the new declarations\' values: the settings are read at each start', async () => {
+    // Version 2 renames the region's variable and adds a setting with a default.
+    const next = {
+      ...manifest,
+      version: '2.0.0',
+      settings: [
+        { name: 'token', type: 'string', sensitive: true, envVar: 'ENVY_TOKEN' },
+        { name: 'region', type: 'string', envVar: 'ENVY_ZONE' },
+        { name: 'level', type: 'string', envVar: 'ENVY_LEVEL', default: 'two' },
+        { name: 'note', type: 'string' },
+      ],
+    };
+    await writeFile(join(home, 'plugins', 'envy', 'manifest.json'), JSON.stringify(next, null, 2));
+    // A user plugin is pinned at first use: its changed folder is approved, as `plinth trust approve` would.
+    const trust = await kernel.get('trust');
+    const parsed = parseManifest(next);
+    if (!parsed.ok) throw new Error('the new manifest is invalid');
+    const { dir } = kernel.status().find((p) => p.name === 'envy')!;
+    await trust.approve(await trust.pluginSubject({ name: 'envy', version: '2.0.0', dir, manifest: parsed.manifest }, 'user'));
+    const report = await kernel.plugins.replace('envy');
+    expect(report.failed).toEqual([]);
+    expect(report.replaced).toContain('envy');
+
+    await kernel.emit('before_tool', { tool: 'http_get' });
+    const hook = await seenBy('probe');
+    const mcp = await kernel.get('mcp');
+    expect((await mcp.restart('envy')).state).toBe('connected');
+    const server = JSON.parse((await mcp.callTool('envy__env', {})).text) as Seen;
+    for (const seen of [hook, server]) {
+      expect(seen.digests.ENVY_TOKEN).toBe(digest(TOKEN));
+      expect(seen.digests.ENVY_ZONE).toBe(digest(REGION));
+      expect(seen.digests.ENVY_LEVEL).toBe(digest('two'));
+      expect(seen.names).not.toContain('ENVY_REGION');
+      expect(seen.names).not.toContain('PLINTH_TEST_HOST_SECRET');
+    }
   });
 });
 
