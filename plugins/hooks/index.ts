@@ -30,6 +30,7 @@ export default definePlugin({
       launcher: () => kernel.get('launcher'),
       owner: ctx.name,
       signal: ctx.signal,
+      settingsEnv: (plugin) => kernel.settingsEnv(plugin),
     });
     const limiter = createRateLimiter(settings.perMinute === undefined ? {} : { globalPerMinute: settings.perMinute });
     const trace = createTrace(join(ctx.paths.home, 'hooks-trace.jsonl'), settings.traceSize, (text) => kernel.redact(text));
