@@ -8,8 +8,9 @@
  * Everything is real: a booted kernel with the builtin plugins, a plugin folder
  * in a temporary directory declaring a hook (a node script that blocks tools)
  * and a stdio MCP server (the SDK fixture server), and an unrelated server from
- * the user settings. The kernel's `manifest` and `unload` hooks are fired as
- * the live lifecycle fires them.
+ * the user settings. Plugins come and go through `kernel.plugins` (add,
+ * replace, disable, enable, remove); the trust test fires the kernel's
+ * `manifest` and `unload` hooks itself, with versions from two folders.
  *
  * 1. a plugin that arrives after ready: its hooks block, its server runs, its tools are listed;
  * 2. replaced (changed script, changed server args): swapped in one step, the unrelated server untouched;
@@ -166,9 +167,8 @@ describe('a plugin that arrives, is replaced and leaves while the host serves', 
     expect(before.servers).toEqual(['other']);
 
     // 1. It arrives.
-    const v1 = await pluginInfo(dir);
-    await approveServers(kernel, v1);
-    await kernel.hooks.manifest.promise(v1);
+    await approveServers(kernel, await pluginInfo(dir));
+    expect(await kernel.plugins.add(dir)).toMatchObject({ added: ['live-tools'], failed: [] });
     const { hooks } = await (await kernel.get('hooks')).definitions();
     expect(hooks.find((h) => h.id === 'live-tools/guard')).toMatchObject({ source: 'extension', plugin: 'live-tools', cwd: dir });
     // Not approved yet: the hook waits (and says how to approve it), the event goes on.
@@ -190,12 +190,11 @@ describe('a plugin that arrives, is replaced and leaves while the host serves', 
 
     // 2. Replaced: the script changed (so did what it blocks) and the server's args.
     await writePlugin(dir, { blocks: ['rm', 'mv'], serverName: 'live-v2', scriptNote: 'v2' });
-    const v2 = await pluginInfo(dir);
-    await approveServers(kernel, v2);
-    const swapping = kernel.hooks.manifest.promise(v2);
+    await approveServers(kernel, await pluginInfo(dir));
+    const swapping = kernel.plugins.replace('live-tools');
     // While it is being swapped, rm is never let through: the old guard, or the new one that its approval does not cover.
     const during = await Promise.all([tryTool(kernel, 'rm'), tryTool(kernel, 'rm'), tryTool(kernel, 'rm')]);
-    await swapping;
+    expect(await swapping).toMatchObject({ replaced: ['live-tools'], failed: [] });
     expect(during.map((d) => d.allow)).toEqual([false, false, false]);
     expect(isAlive(first.pid!)).toBe(false);
 
@@ -214,8 +213,8 @@ describe('a plugin that arrives, is replaced and leaves while the host serves', 
     expect(mcp.servers().find((s) => s.name === 'other')).toMatchObject({ state: 'connected', pid: other.pid });
     expect(await counts(kernel, mcp)).toEqual(arrived);
 
-    // 3. It leaves.
-    await kernel.hooks.unload.promise(v2);
+    // 3. It leaves (disabled).
+    expect(await kernel.plugins.disable('live-tools')).toMatchObject({ removed: ['live-tools'] });
     expect(isAlive(second.pid!)).toBe(false);
     expect(mcp.servers().map((s) => s.name)).toEqual(['other']);
     expect(mcp.tools().filter((t) => t.server === 'live')).toEqual([]);
@@ -224,15 +223,16 @@ describe('a plugin that arrives, is replaced and leaves while the host serves', 
     expect(await counts(kernel, mcp)).toEqual(before);
     expect(mcp.servers().find((s) => s.name === 'other')).toMatchObject({ state: 'connected', pid: other.pid });
 
-    // And comes back (an enable after a disable): the same as when it first arrived, nothing twice.
-    await kernel.hooks.manifest.promise(v2);
+    // And comes back (enabled): the same as when it first arrived, nothing twice.
+    expect(await kernel.plugins.enable('live-tools')).toMatchObject({ added: ['live-tools'] });
     const third = await reached(mcp, 'live', 'connected');
     expect(third.pid).not.toBe(second.pid);
     expect(await tryTool(kernel, 'mv')).toMatchObject({ allow: false, messages: ['mv is not allowed here'] });
     expect(await counts(kernel, mcp)).toEqual(arrived);
-    await kernel.hooks.unload.promise(v2);
+    expect(await kernel.plugins.remove('live-tools')).toMatchObject({ removed: ['live-tools'] });
     expect(await counts(kernel, mcp)).toEqual(before);
     expect(isAlive(third.pid!)).toBe(false);
+    expect(mcp.servers().find((s) => s.name === 'other')).toMatchObject({ state: 'connected', pid: other.pid });
   });
 
   it('without serving, a new plugin server starts on demand as from settings, and goes with its plugin', async () => {
@@ -243,14 +243,13 @@ describe('a plugin that arrives, is replaced and leaves while the host serves', 
     const mcp = await kernel.get('mcp');
     expect(mcp.servers()).toEqual([]);
 
-    const info = await pluginInfo(dir);
-    await approveServers(kernel, info);
-    await kernel.hooks.manifest.promise(info);
+    await approveServers(kernel, await pluginInfo(dir));
+    await kernel.plugins.add(dir);
     expect(mcp.servers()).toMatchObject([{ name: 'live', state: 'stopped' }]);
     const started = await mcp.start('live');
     expect(started.state).toBe('connected');
 
-    await kernel.hooks.unload.promise(info);
+    await kernel.plugins.remove('live-tools');
     expect(isAlive(started.pid!)).toBe(false);
     expect(mcp.servers()).toEqual([]);
     await expect(mcp.start('live')).rejects.toMatchObject({ code: 'PLN_E_MCP_SERVER_UNKNOWN' });
@@ -275,9 +274,8 @@ describe('a plugin with a persistent hook and a file_change hook', () => {
     };
     await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
     const { kernel } = await serving();
-    const info = await pluginInfo(dir);
 
-    await kernel.hooks.manifest.promise(info);
+    await kernel.plugins.add(dir);
     await approveHook(kernel, 'live-watch/keeper');
     const decision = await tryTool(kernel, 'rm');
     expect(decision.allow).toBe(false);
@@ -293,7 +291,7 @@ describe('a plugin with a persistent hook and a file_change hook', () => {
     await writeFile(join(kernel.workspace, 'note.txt'), 'hello\n');
     expect(await seen).toBe('note.txt');
 
-    await kernel.hooks.unload.promise(info);
+    await kernel.plugins.remove('live-watch');
     expect(isAlive(pid)).toBe(false);
     expect((await (await kernel.get('hooks')).definitions()).hooks.filter((h) => h.plugin === 'live-watch')).toEqual([]);
     expect((await tryTool(kernel, 'rm')).allow).toBe(true);
@@ -342,13 +340,12 @@ describe('the health plugin', () => {
     const health = await kernel.get('health');
     await reached(mcp, 'other', 'connected');
 
-    const info = await pluginInfo(dir);
-    await approveServers(kernel, info);
-    await kernel.hooks.manifest.promise(info);
+    await approveServers(kernel, await pluginInfo(dir));
+    await kernel.plugins.add(dir);
     const live = await reached(mcp, 'live', 'connected');
     expect(health.status().map((s) => s.name).sort()).toEqual(['live', 'other']);
 
-    await kernel.hooks.unload.promise(info);
+    await kernel.plugins.remove('live-tools');
     expect(isAlive(live.pid!)).toBe(false);
     expect(health.status().map((s) => s.name)).toEqual(['other']);
     // Asked by hand, health refuses with the service's own word: there is no such server.
