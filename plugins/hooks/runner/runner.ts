@@ -197,6 +197,17 @@ export function createRunner(options: RunnerOptions): HookRunner {
       return result;
     },
 
+    async release(hookIds) {
+      const closing: Promise<void>[] = [];
+      for (const id of hookIds) {
+        const entry = persistent.get(id);
+        if (entry === undefined) continue;
+        persistent.delete(id);
+        closing.push(entry.hook.close());
+      }
+      await Promise.all(closing);
+    },
+
     async close() {
       closed = true;
       const ending = [...active].map((child) => {
