@@ -168,10 +168,10 @@ describe('a plugin\'s stdio MCP server', () => {
 
 describe('a plugin replaced while running', () => {
   it('gives its next hook run and server start the new declarations\' values: the settings are read at each start', async () => {
-    // Version 2 renames the region's variable and adds a setting with a default.
+    // The next edit renames the region's variable and adds a setting with a default. (The version stays:
+    // a new one is a new `hookVersion`, which asks for the hook's approval again, as any change to its definition does.)
     const next = {
       ...manifest,
-      version: '2.0.0',
       settings: [
         { name: 'token', type: 'string', sensitive: true, envVar: 'ENVY_TOKEN' },
         { name: 'region', type: 'string', envVar: 'ENVY_ZONE' },
@@ -185,7 +185,7 @@ describe('a plugin replaced while running', () => {
     const parsed = parseManifest(next);
     if (!parsed.ok) throw new Error('the new manifest is invalid');
     const { dir } = kernel.status().find((p) => p.name === 'envy')!;
-    await trust.approve(await trust.pluginSubject({ name: 'envy', version: '2.0.0', dir, manifest: parsed.manifest }, 'user'));
+    await trust.approve(await trust.pluginSubject({ name: 'envy', version: next.version, dir, manifest: parsed.manifest }, 'user'));
     const report = await kernel.plugins.replace('envy');
     expect(report.failed).toEqual([]);
     expect(report.replaced).toContain('envy');
