@@ -38,7 +38,7 @@ export interface PluginApi {
 
 export function createPluginApi(deps: PluginApiDeps, options: { staged?: boolean } = {}): PluginApi {
   const plugin = deps.info.name;
-  const owned: Disposer[] = [];
+  const owned = new Set<Disposer>();
   const pending: Promise<void>[] = [];
   // A replacement sets up while the version it replaces still runs: its registrations
   // wait here, checked but not applied, until the old version is gone (commit).
@@ -53,13 +53,12 @@ export function createPluginApi(deps: PluginApiDeps, options: { staged?: boolean
         hint: 'register hooks, handlers, services and commands during setup, and stop timers in the teardown',
       });
     }
-    let done = false;
     const once = () => {
-      if (done) return;
-      done = true;
+      // Forgotten once undone: a plugin that swaps handlers while running does not pile up spent disposers.
+      if (!owned.delete(once)) return;
       disposer();
     };
-    owned.push(once);
+    owned.add(once);
     return once;
   };
 
@@ -125,7 +124,7 @@ export function createPluginApi(deps: PluginApiDeps, options: { staged?: boolean
     dispose() {
       staged?.splice(0);
       closed = true;
-      for (const disposer of owned.splice(0).reverse()) disposer();
+      for (const disposer of [...owned].reverse()) disposer();
     },
   };
 }
