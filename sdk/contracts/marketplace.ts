@@ -1,0 +1,171 @@
+/**
+ * The `marketplace` service's contract: search registries, and install,
+ * update, roll back and uninstall user plugins. Declared here so that hosts
+ * and other plugins (the extensions plugin) can use it without importing the
+ * marketplace plugin's files. The results are zod schemas, so a host that
+ * receives them over a wire can check them.
+ */
+import { z } from 'zod';
+
+/** One registry as the user's settings name it (`registries: [...]`), token unresolved. */
+export const registrySettingSchema = z.object({
+  /** Shown in search results and messages. */
+  name: z.string().min(1).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'expected a short name: letters, digits, ".", "_" or "-"'),
+  /** `http(s)://…`, `file://…`, or the path of a static registry folder. */
+  url: z.string().min(1),
+  /** A bearer token, as a `${env:NAME}` reference: sent only to this registry's origin. */
+  token: z.string().regex(/^\$\{env:[A-Za-z_][A-Za-z0-9_]*\}$/, 'expected an environment reference such as "${env:MY_REGISTRY_TOKEN}" (a token is never written in a settings file)').optional(),
+  /** `@scope`: names of that scope are looked up in this registry only. */
+  scope: z.string().regex(/^@[a-z0-9-~][a-z0-9-._~]*$/, 'expected a scope such as "@acme"').optional(),
+});
+export type RegistrySetting = z.infer<typeof registrySettingSchema>;
+
+/** The `registries` settings key. */
+export const registriesSettingSchema = z.array(registrySettingSchema);
+
+/** A note about where data came from: a registry served from its cache because it was unreachable. */
+export const marketNoteSchema = z.object({
+  registry: z.string(),
+  /** `stale`: served from a cache older than 5 minutes because the registry did not answer. */
+  kind: z.enum(['stale', 'unreachable']),
+  message: z.string(),
+  /** Age of the cached document, in ms, when `stale`. */
+  ageMs: z.number().optional(),
+});
+export type MarketNote = z.infer<typeof marketNoteSchema>;
+
+/** One search hit. */
+export const searchHitSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  description: z.string(),
+  keywords: z.array(z.string()),
+  /** The registry (its settings name) that has it. */
+  registry: z.string(),
+  /** Relevance: higher first (exact name, then prefix, then full text). */
+  score: z.number(),
+});
+export type SearchHit = z.infer<typeof searchHitSchema>;
+
+export const searchResultSchema = z.object({
+  query: z.string(),
+  hits: z.array(searchHitSchema),
+  notes: z.array(marketNoteSchema),
+});
+export type SearchResult = z.infer<typeof searchResultSchema>;
+
+/** What a plugin declares, as shown before approval. */
+export const declarationsSchema = z.object({
+  /** `main`, when the plugin runs code in the host. */
+  code: z.string().optional(),
+  hooks: z.array(z.string()),
+  mcpServers: z.array(z.string()),
+  commands: z.array(z.string()),
+  permissions: z.array(z.string()),
+  provides: z.array(z.string()),
+  dependencies: z.array(z.string()),
+});
+export type Declarations = z.infer<typeof declarationsSchema>;
+
+const installedVersionSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  /** The SRI string the download was verified against (sha512, or sha256 at least). */
+  integrity: z.string(),
+  /** What was asked for (`^1.2.0`, `latest`, a tarball path); `update` stays within it. */
+  range: z.string(),
+  /** The registry's settings name, or `file` for a local tarball. */
+  registry: z.string(),
+  /** Where the tarball came from. */
+  resolved: z.string(),
+  installedAt: z.string(),
+  /** Installed because another plugin depends on it, not asked for by name. */
+  dependency: z.boolean().optional(),
+});
+
+/** One entry of `$PLINTH_HOME/plugins.lock.json`. */
+export const lockEntrySchema = installedVersionSchema.extend({
+  /** What was installed before this version (one level): what `rollback` goes back to. */
+  previous: installedVersionSchema.optional(),
+});
+export type LockEntry = z.infer<typeof lockEntrySchema>;
+
+export const lockFileSchema = z.object({
+  lockfileVersion: z.literal(1),
+  plugins: z.record(z.string(), lockEntrySchema),
+});
+export type LockFile = z.infer<typeof lockFileSchema>;
+
+/** What one install, update or rollback changed, plugin by plugin. */
+export const changeSchema = z.object({
+  name: z.string(),
+  from: z.string().optional(),
+  to: z.string(),
+  registry: z.string(),
+  integrity: z.string(),
+  /** Loaded into the running kernel (false when the kernel was not booted: the next start loads it). */
+  loaded: z.boolean(),
+});
+export type MarketChange = z.infer<typeof changeSchema>;
+
+export const installResultSchema = z.object({
+  changes: z.array(changeSchema),
+  notes: z.array(marketNoteSchema),
+});
+export type InstallResult = z.infer<typeof installResultSchema>;
+
+export const outdatedEntrySchema = z.object({
+  name: z.string(),
+  current: z.string(),
+  /** Newest version within the recorded range (may equal `current`). */
+  wanted: z.string(),
+  /** Newest version the registry has that this kernel can run. */
+  latest: z.string(),
+  range: z.string(),
+  registry: z.string(),
+});
+export type OutdatedEntry = z.infer<typeof outdatedEntrySchema>;
+
+export const outdatedResultSchema = z.object({ plugins: z.array(outdatedEntrySchema), notes: z.array(marketNoteSchema) });
+export type OutdatedResult = z.infer<typeof outdatedResultSchema>;
+
+export const uninstallResultSchema = z.object({ name: z.string(), version: z.string(), removed: z.array(z.string()) });
+export type UninstallResult = z.infer<typeof uninstallResultSchema>;
+
+/** How a caller approves what a download declares before any of it runs. */
+export interface ApprovalRequest {
+  readonly plugins: ReadonlyArray<{ name: string; version: string; from?: string; declarations: Declarations; changed?: readonly string[] }>;
+}
+
+/** Options of install and update. */
+export interface InstallOptions {
+  /** A registry URL to use instead of the configured ones. */
+  readonly registry?: string;
+  /** Approve what the plugins declare without asking. */
+  readonly yes?: boolean;
+  /** Asks the user; without it (and without `yes`) the install stops with `PLN_E_MARKET_APPROVAL`. */
+  readonly approve?: (request: ApprovalRequest) => Promise<boolean>;
+  /** Download progress (bytes so far, total when known). */
+  readonly progress?: (name: string, received: number, total: number | undefined) => void;
+  readonly signal?: AbortSignal;
+}
+
+/** The `marketplace` service. Every failure is a PlinthError with a `PLN_E_…` code and `details.step`. */
+export interface MarketplaceService {
+  search(text: string, options?: { signal?: AbortSignal; limit?: number }): Promise<SearchResult>;
+  /** `spec`: `name`, `name@range`, `name@tag`, or the path of a local tarball. */
+  install(spec: string, options?: InstallOptions): Promise<InstallResult>;
+  outdated(options?: { signal?: AbortSignal }): Promise<OutdatedResult>;
+  /** `names` empty: every installed plugin. `latest`: cross the recorded range. */
+  update(names: readonly string[], options?: InstallOptions & { latest?: boolean }): Promise<InstallResult>;
+  rollback(name: string, options?: Pick<InstallOptions, 'signal'>): Promise<InstallResult>;
+  uninstall(name: string): Promise<UninstallResult>;
+  /** The lock file as it is now. */
+  installed(): Promise<LockFile>;
+}
+
+declare module '../index.js' {
+  interface Services {
+    marketplace: MarketplaceService;
+  }
+}
