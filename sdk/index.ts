@@ -82,3 +82,28 @@ export { remoteRequestInit, remoteServerUrl } from './remote-transport.js';
 export { fetchWithOwnSignals } from './request-signals.js';
 export { BASE_ENV_ALLOWLIST, launchRequestSchema, launchRunRequestSchema } from './contracts/launcher.js';
 export type { ChildEnd, ExecRequest, LaunchedChild, Launcher, LaunchOptions, LaunchRequest, LaunchRequestInput, LaunchTraceEntry, LaunchRunRequest, LaunchRunRequestInput, LaunchRunResult, ChildStopOptions } from './contracts/launcher.js';
+export {
+  ABBREVIATED_PACKUMENT_TYPE,
+  SEARCH_TIER,
+  abbreviatedPackumentSchema,
+  abbreviatedVersionSchema,
+  compareSearchResults,
+  distSchema,
+  distSignatureSchema,
+  encodePackageName,
+  integritySchema,
+  latestVersion,
+  packumentSchema,
+  packumentUrl,
+  packumentVersionSchema,
+  prepareQuery,
+  prepareSearchDoc,
+  registryRoot,
+  resolveTarballUrl,
+  searchObjectSchema,
+  searchPackageSchema,
+  searchResponseSchema,
+  searchScore,
+  tarballUrlSchema,
+} from './contracts/registry.js';
+export type { AbbreviatedPackument, AbbreviatedVersion, Dist, DistSignature, Packument, PackumentVersion, PreparedQuery, PreparedSearchDoc, SearchFields, SearchObject, SearchPackage, SearchResponse } from './contracts/registry.js';
