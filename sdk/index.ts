@@ -84,3 +84,28 @@ export { BASE_ENV_ALLOWLIST, launchRequestSchema, launchRunRequestSchema } from 
 export type { ChildEnd, ExecRequest, LaunchedChild, Launcher, LaunchOptions, LaunchRequest, LaunchRequestInput, LaunchTraceEntry, LaunchRunRequest, LaunchRunRequestInput, LaunchRunResult, ChildStopOptions } from './contracts/launcher.js';
 export { changeSchema, declarationsSchema, installResultSchema, lockEntrySchema, lockFileSchema, marketNoteSchema, outdatedEntrySchema, outdatedResultSchema, registriesSettingSchema, registrySettingSchema, searchHitSchema, searchResultSchema, uninstallResultSchema } from './contracts/marketplace.js';
 export type { ApprovalRequest, Declarations, InstallOptions, InstallResult, LockEntry, LockFile, MarketChange, MarketNote, MarketplaceService, OutdatedEntry, OutdatedResult, RegistrySetting, SearchHit, SearchResult, UninstallResult } from './contracts/marketplace.js';
+export {
+  ABBREVIATED_PACKUMENT_TYPE,
+  SEARCH_TIER,
+  abbreviatedPackumentSchema,
+  abbreviatedVersionSchema,
+  compareSearchResults,
+  distSchema,
+  distSignatureSchema,
+  encodePackageName,
+  integritySchema,
+  latestVersion,
+  packumentSchema,
+  packumentUrl,
+  packumentVersionSchema,
+  prepareQuery,
+  prepareSearchDoc,
+  registryRoot,
+  resolveTarballUrl,
+  searchObjectSchema,
+  searchPackageSchema,
+  searchResponseSchema,
+  searchScore,
+  tarballUrlSchema,
+} from './contracts/registry.js';
+export type { AbbreviatedPackument, AbbreviatedVersion, Dist, DistSignature, Packument, PackumentVersion, PreparedQuery, PreparedSearchDoc, SearchFields, SearchObject, SearchPackage, SearchResponse } from './contracts/registry.js';

@@ -1,0 +1,295 @@
+/**
+ * The registry documents: what a plinth registry (or any npm-compatible one)
+ * serves, as the marketplace client reads them and as `registry/` writes them
+ * (DESIGN.md, "The marketplace protocol"). Schemas are lenient where real npm
+ * registries differ (unknown fields pass through, optional fields may be
+ * absent) and strict on what install relies on: a version's `dist.tarball`
+ * and its `dist.integrity` SRI string.
+ *
+ * The search scoring lives here too, so that a registry's server and the
+ * client merging results of several registries rank the same way.
+ */
+import semver from 'semver';
+import { z } from 'zod';
+import { pluginName } from '../manifest.js';
+
+/** The media type an npm client asks for to get the abbreviated packument. */
+export const ABBREVIATED_PACKUMENT_TYPE = 'application/vnd.npm.install-v1+json';
+
+/** One SRI token: `<algorithm>-<base64 digest>` with optional `?options`. */
+const SRI_TOKEN = /^(sha1|sha256|sha384|sha512|md5)-[A-Za-z0-9+/]+={0,2}(\?[\x21-\x7e]*)?$/;
+
+/**
+ * An SRI string (`sha512-… sha256-…`): whitespace-separated tokens, each a
+ * known algorithm and a base64 digest. Weak algorithms (sha1, md5) pass the
+ * schema so that the client can refuse them with its own, clearer error.
+ */
+export const integritySchema = z
+  .string({ error: 'expected an SRI integrity string such as "sha512-…"' })
+  .refine((value) => {
+    const tokens = value.trim().split(/\s+/);
+    return tokens.length > 0 && tokens.every((token) => SRI_TOKEN.test(token));
+  }, 'expected an SRI integrity string such as "sha512-<base64>" (one or more tokens separated by spaces)');
+
+/**
+ * Where a version's tarball is: an absolute `http:`/`https:` URL, or a path
+ * relative to the registry's root (`-/name-1.0.0.tgz`), as a static registry
+ * folder stores it; resolve it with {@link resolveTarballUrl}. A relative path
+ * never climbs (`..`), never starts with `/` and has no backslash.
+ */
+export const tarballUrlSchema = z.string({ error: 'expected the tarball URL' }).refine(isTarballReference, 'expected an http(s) URL, or a path relative to the registry root without "..", "\\" or a leading "/"');
+
+function isTarballReference(value: string): boolean {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'https:' || url.protocol === 'http:';
+    } catch {
+      return false;
+    }
+  }
+  if (value === '' || value.startsWith('/') || value.includes('\\') || /[\u0000-\u001f\u007f]/.test(value)) return false;
+  return !value.split('/').some((segment) => segment === '..' || segment === '.');
+}
+
+/** `dist.signatures[]`: npm's registry signature over `<name>@<version>:<integrity>`. */
+export const distSignatureSchema = z.looseObject({ keyid: z.string(), sig: z.string() });
+
+/** A version's `dist`: where its tarball is and how to check it. */
+export const distSchema = z.looseObject({
+  tarball: tarballUrlSchema,
+  integrity: integritySchema,
+  /** The sha1 hex npm has always listed: for compatibility only, never used to verify. */
+  shasum: z.string().optional(),
+  fileCount: z.number().int().nonnegative().optional(),
+  unpackedSize: z.number().int().nonnegative().optional(),
+  signatures: z.array(distSignatureSchema).optional(),
+});
+
+const semverVersion = z.string().refine((v) => semver.valid(v) !== null, 'expected a semver version such as "1.2.3"');
+const stringMap = z.record(z.string(), z.string());
+
+/**
+ * One version in a full packument: the manifest fields the resolver needs
+ * (`kernel`, `dependencies`) and those search shows (`description`,
+ * `keywords`), plus `dist`. `kernel` is absent for an npm package that is not
+ * a plinth plugin; the client says so rather than this schema.
+ */
+export const packumentVersionSchema = z.looseObject({
+  name: pluginName,
+  version: semverVersion,
+  description: z.string().optional(),
+  keywords: z.array(z.string()).optional(),
+  kernel: z.string().optional(),
+  dependencies: stringMap.optional(),
+  engines: stringMap.optional(),
+  deprecated: z.string().optional(),
+  dist: distSchema,
+});
+
+/** The document `GET /<name>` returns (npm's "packument"). */
+export const packumentSchema = z.looseObject({
+  name: pluginName,
+  description: z.string().optional(),
+  'dist-tags': stringMap.default({}),
+  versions: z.record(z.string(), packumentVersionSchema),
+  /** `created`, `modified` and one ISO time per version. */
+  time: stringMap.optional(),
+  keywords: z.array(z.string()).optional(),
+  readme: z.string().optional(),
+});
+
+/** One version of an abbreviated packument: what install needs, nothing more. */
+export const abbreviatedVersionSchema = z.looseObject({
+  name: pluginName,
+  version: semverVersion,
+  /** A plinth registry keeps `kernel` in the abbreviated form; npm's does not (fetch the full packument then). */
+  kernel: z.string().optional(),
+  dependencies: stringMap.optional(),
+  engines: stringMap.optional(),
+  deprecated: z.string().optional(),
+  dist: distSchema,
+});
+
+/** The document `GET /<name>` returns with `Accept: application/vnd.npm.install-v1+json`. */
+export const abbreviatedPackumentSchema = z.looseObject({
+  name: pluginName,
+  modified: z.string().optional(),
+  'dist-tags': stringMap.default({}),
+  versions: z.record(z.string(), abbreviatedVersionSchema),
+});
+
+/** One result's package: lenient, since search results only inform (install reads the packument). */
+export const searchPackageSchema = z.looseObject({
+  name: z.string().min(1),
+  version: z.string(),
+  description: z.string().optional(),
+  keywords: z.array(z.string()).optional(),
+  date: z.string().optional(),
+  links: z.record(z.string(), z.string()).optional(),
+});
+
+/** One result of `GET /-/v1/search`. */
+export const searchObjectSchema = z.looseObject({
+  package: searchPackageSchema,
+  score: z
+    .looseObject({
+      final: z.number(),
+      detail: z.looseObject({ quality: z.number().optional(), popularity: z.number().optional(), maintenance: z.number().optional() }).optional(),
+    })
+    .optional(),
+  searchScore: z.number().optional(),
+});
+
+/** The document `GET /-/v1/search?text=&size=&from=` returns. */
+export const searchResponseSchema = z.looseObject({
+  objects: z.array(searchObjectSchema),
+  total: z.number().int().nonnegative().optional(),
+  time: z.string().optional(),
+});
+
+export type Dist = z.infer<typeof distSchema>;
+export type DistSignature = z.infer<typeof distSignatureSchema>;
+export type PackumentVersion = z.infer<typeof packumentVersionSchema>;
+export type Packument = z.infer<typeof packumentSchema>;
+export type AbbreviatedVersion = z.infer<typeof abbreviatedVersionSchema>;
+export type AbbreviatedPackument = z.infer<typeof abbreviatedPackumentSchema>;
+export type SearchPackage = z.infer<typeof searchPackageSchema>;
+export type SearchObject = z.infer<typeof searchObjectSchema>;
+export type SearchResponse = z.infer<typeof searchResponseSchema>;
+
+/**
+ * The URL of `name`'s packument on the registry at `registryUrl`: a scoped
+ * name's slash is encoded (`@scope%2fname`), as npm clients send it.
+ */
+export function packumentUrl(registryUrl: string, name: string): URL {
+  return new URL(encodePackageName(name), registryRoot(registryUrl));
+}
+
+/** `@scope/name` → `@scope%2fname`; an unscoped name unchanged (npm names need no other escaping). */
+export function encodePackageName(name: string): string {
+  return name.startsWith('@') ? name.replace('/', '%2f') : name;
+}
+
+/**
+ * The absolute URL of a tarball: `tarball` as it is when absolute, else
+ * resolved against the registry's root (not against the packument's URL,
+ * whose path differs for scoped names).
+ */
+export function resolveTarballUrl(registryUrl: string, tarball: string): URL {
+  return new URL(tarball, registryRoot(registryUrl));
+}
+
+/** The registry's root with a trailing slash, so that relative paths resolve under it (`https://host/npm` → `https://host/npm/`). */
+export function registryRoot(registryUrl: string): URL {
+  const url = new URL(registryUrl);
+  url.search = '';
+  url.hash = '';
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  return url;
+}
+
+/** The version `dist-tags.latest` should name: the highest version that is not a prerelease (the highest prerelease when all are). */
+export function latestVersion(versions: Iterable<string>): string | undefined {
+  const valid = [...versions].filter((v) => semver.valid(v) !== null).sort(semver.rcompare);
+  return valid.find((v) => semver.prerelease(v) === null) ?? valid[0];
+}
+
+// ---------------------------------------------------------------------------
+// Search scoring: one function, used by the registry server and by the client
+// when it merges the results of several registries.
+
+/** The fields search looks at. */
+export interface SearchFields {
+  readonly name: string;
+  readonly keywords?: readonly string[];
+  readonly description?: string;
+}
+
+/** {@link SearchFields} lowercased once, so that scoring 10,000 documents per query stays cheap. */
+export interface PreparedSearchDoc {
+  readonly name: string;
+  /** The name without its `@scope/`. */
+  readonly bare: string;
+  readonly keywords: readonly string[];
+  readonly description: string;
+}
+
+/** A query lowercased and split once. */
+export interface PreparedQuery {
+  readonly text: string;
+  readonly terms: readonly string[];
+}
+
+/** Scores at or above these mark the tiers: exact name, then name prefix, then full text. */
+export const SEARCH_TIER = { exact: 3, prefix: 2, text: 1 } as const;
+
+export function prepareSearchDoc(fields: SearchFields): PreparedSearchDoc {
+  const name = fields.name.toLowerCase();
+  const slash = name.startsWith('@') ? name.indexOf('/') : -1;
+  return {
+    name,
+    bare: slash === -1 ? name : name.slice(slash + 1),
+    keywords: (fields.keywords ?? []).map((k) => k.toLowerCase()),
+    description: (fields.description ?? '').toLowerCase(),
+  };
+}
+
+export function prepareQuery(text: string): PreparedQuery {
+  const normal = text.trim().toLowerCase();
+  return { text: normal, terms: normal.split(/\s+/).filter((t) => t !== '') };
+}
+
+/**
+ * How well `doc` matches `query`; 0 when it does not match. Tiers first:
+ * 3 + … for an exact name (with or without its scope), 2 + … for a name
+ * starting with the query, 1 + … when every term of the query is found in
+ * the name, a keyword or the description; within a tier, a fraction in
+ * [0, 1) for how strongly the terms match (name over keywords over
+ * description, whole words over parts of words), so that comparing two scores
+ * orders by tier, then by strength. An empty query matches everything at 1.
+ *
+ * Independent of the registry that returned `doc`, so that the client can
+ * merge several registries' results by this score alone.
+ */
+export function searchScore(query: PreparedQuery, doc: PreparedSearchDoc): number {
+  if (query.terms.length === 0) return SEARCH_TIER.text;
+  const strength = termStrength(query, doc);
+  // The whole name before the name without its scope, within each tier.
+  if (query.text === doc.name) return SEARCH_TIER.exact + strength;
+  if (query.text === doc.bare) return SEARCH_TIER.exact + strength * 0.9;
+  if (doc.name.startsWith(query.text)) return SEARCH_TIER.prefix + strength;
+  if (doc.bare.startsWith(query.text)) return SEARCH_TIER.prefix + strength * 0.9;
+  return strength === 0 ? 0 : SEARCH_TIER.text + strength;
+}
+
+/** Per term: 3 for a name match, 2 for a keyword (1.5 a keyword prefix), 1 for a description word (0.5 inside a word); 0 when a term matches nowhere. Mapped into [0, 1). */
+function termStrength(query: PreparedQuery, doc: PreparedSearchDoc): number {
+  let total = 0;
+  for (const term of query.terms) {
+    let best = 0;
+    if (doc.name.includes(term)) best = 3;
+    else {
+      for (const keyword of doc.keywords) {
+        if (keyword === term) {
+          best = 2;
+          break;
+        }
+        if (keyword.startsWith(term)) best = Math.max(best, 1.5);
+      }
+      if (best === 0) {
+        const at = doc.description.indexOf(term);
+        if (at !== -1) best = at === 0 || !/[a-z0-9]/.test(doc.description[at - 1]!) ? 1 : 0.5;
+      }
+    }
+    if (best === 0) return 0;
+    total += best;
+  }
+  // Average strength (at most 3) into [0, 1), leaving room below the next tier.
+  return (total / query.terms.length / 3) * 0.999;
+}
+
+/** Orders scored results: higher score first, then by name, so that equal scores list the same way everywhere. */
+export function compareSearchResults(a: { score: number; name: string }, b: { score: number; name: string }): number {
+  return b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
