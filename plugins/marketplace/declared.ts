@@ -1,0 +1,53 @@
+/** What a plugin declares, as shown before it is approved, and what changed between two versions. */
+import { type Declarations, type Manifest, safeLine } from 'plinth/sdk';
+
+export function declarationsOf(manifest: Manifest): Declarations {
+  const hooks = Object.entries(manifest.hooks).flatMap(([event, list]) =>
+    (Array.isArray(list) ? list : [list]).map((hook) => {
+      const h = (hook ?? {}) as { name?: unknown; command?: unknown; args?: unknown };
+      const runs = [h.command, ...(Array.isArray(h.args) ? h.args : [])].filter((w) => typeof w === 'string').join(' ');
+      return `${event}${typeof h.name === 'string' ? ` ${h.name}` : ''}${runs ? `: ${runs}` : ''}`;
+    }),
+  );
+  const mcpServers = Object.entries(manifest.mcpServers).map(([name, server]) => {
+    const s = (server ?? {}) as { command?: unknown; args?: unknown; url?: unknown };
+    const runs = typeof s.url === 'string' ? s.url : [s.command, ...(Array.isArray(s.args) ? s.args : [])].filter((w) => typeof w === 'string').join(' ');
+    return `${name}${runs ? `: ${runs}` : ''}`;
+  });
+  return {
+    ...(manifest.main !== undefined && { code: manifest.main }),
+    hooks,
+    mcpServers,
+    commands: Object.keys(manifest.commands),
+    permissions: Object.entries(manifest.permissions).map(([kind, value]) => `${kind}: ${JSON.stringify(value)}`),
+    provides: manifest.provides,
+    dependencies: Object.entries(manifest.dependencies).map(([name, range]) => `${name}@${range}`),
+  };
+}
+
+const LABELS: ReadonlyArray<[keyof Omit<Declarations, 'code'>, string]> = [
+  ['hooks', 'hooks'],
+  ['mcpServers', 'MCP servers'],
+  ['commands', 'commands'],
+  ['permissions', 'permissions'],
+  ['provides', 'services'],
+  ['dependencies', 'dependencies'],
+];
+
+/** Lines for a person: one per kind of declaration. */
+export function describeDeclarations(d: Declarations, indent = '  '): string[] {
+  const lines = [`${indent}code: ${d.code ? `runs ${safeLine(d.code)} inside plinth` : 'none (declarations only)'}`];
+  for (const [key, label] of LABELS) lines.push(`${indent}${label}: ${d[key].length === 0 ? 'none' : d[key].map(safeLine).join(', ')}`);
+  return lines;
+}
+
+/** What `after` declares that `before` did not, and what it no longer declares. Empty when the same. */
+export function declarationChanges(before: Declarations, after: Declarations): string[] {
+  const out: string[] = [];
+  if (before.code !== after.code) out.push(`code: ${before.code ?? 'none'} → ${after.code ?? 'none'}`);
+  for (const [key, label] of LABELS) {
+    for (const item of after[key]) if (!before[key].includes(item)) out.push(`+ ${label}: ${safeLine(item)}`);
+    for (const item of before[key]) if (!after[key].includes(item)) out.push(`- ${label}: ${safeLine(item)}`);
+  }
+  return out;
+}

@@ -1,0 +1,201 @@
+/**
+ * Getting registry documents and tarballs over HTTP (or from a static
+ * registry folder): the token goes only to its own registry's origin, a
+ * redirect to another origin is refused, every request has a time limit and
+ * every body a size limit.
+ */
+import { createWriteStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { PlinthError, describeError } from 'plinth/sdk';
+import type { Registry } from './registries.js';
+
+/** Limits and hooks of one request. */
+export interface RequestOptions {
+  readonly timeoutMs: number;
+  readonly maxBytes: number;
+  readonly signal?: AbortSignal;
+  readonly accept?: string;
+  /** Sent as `If-None-Match`: a 304 then has no body. */
+  readonly etag?: string;
+  /** Which step of an install this request is, for errors (`resolve`, `download`). */
+  readonly step: string;
+}
+
+export interface Fetched {
+  readonly status: 200 | 304;
+  readonly body: Buffer;
+  readonly etag?: string;
+}
+
+const MAX_REDIRECTS = 5;
+
+/** GETs `url` from `registry` into memory (documents). A 404 is `PLN_E_MARKET_NOT_FOUND`. */
+export async function getDocument(registry: Registry, url: URL, options: RequestOptions): Promise<Fetched> {
+  if (url.protocol === 'file:') return { status: 200, body: await readLocal(registry, url, options) };
+  const response = await request(registry, url, options);
+  if (response.status === 304) {
+    await response.body?.cancel();
+    return { status: 304, body: Buffer.alloc(0), ...etagOf(response) };
+  }
+  const chunks: Buffer[] = [];
+  await readBody(registry, url, response, options, (chunk) => void chunks.push(chunk));
+  return { status: 200, body: Buffer.concat(chunks), ...etagOf(response) };
+}
+
+/** Streams `url` into `file` (created, never overwritten), calling `progress` as bytes arrive. Returns the byte count. */
+export async function download(registry: Registry, url: URL, file: string, options: RequestOptions & { progress?: (received: number, total: number | undefined) => void }): Promise<number> {
+  const out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
+  const closed = new Promise<void>((resolve, reject) => {
+    out.once('close', resolve);
+    out.once('error', reject);
+  });
+  let received = 0;
+  try {
+    if (url.protocol === 'file:') {
+      const body = await readLocal(registry, url, options);
+      out.write(body);
+      received = body.length;
+      options.progress?.(received, received);
+    } else {
+      const response = await request(registry, url, options);
+      const total = Number(response.headers.get('content-length') ?? Number.NaN);
+      await readBody(registry, url, response, options, (chunk) => {
+        received += chunk.length;
+        out.write(chunk);
+        options.progress?.(received, Number.isFinite(total) ? total : undefined);
+      });
+    }
+  } finally {
+    out.end();
+    await closed;
+  }
+  return received;
+}
+
+/** One GET, following redirects on the same origin only; the token only to the registry's origin. */
+async function request(registry: Registry, start: URL, options: RequestOptions): Promise<Response> {
+  const signal = options.signal ? AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]) : AbortSignal.timeout(options.timeoutMs);
+  let url = start;
+  for (let hop = 0; ; hop++) {
+    const headers: Record<string, string> = { accept: options.accept ?? 'application/json', 'user-agent': 'plinth-marketplace' };
+    if (registry.token !== undefined && url.origin === registry.url.origin) headers.authorization = `Bearer ${registry.token}`;
+    if (options.etag !== undefined) headers['if-none-match'] = options.etag;
+    let response: Response;
+    try {
+      response = await fetch(url, { headers, redirect: 'manual', signal });
+    } catch (error) {
+      throw unreachable(registry, url, error, options, signal);
+    }
+    if (response.status >= 300 && response.status < 400 && response.status !== 304) {
+      await response.body?.cancel();
+      const location = response.headers.get('location');
+      const next = location === null ? undefined : new URL(location, url);
+      if (next === undefined || next.origin !== url.origin) {
+        throw new PlinthError('PLN_E_MARKET_REDIRECT', `registry "${registry.name}" redirected ${shown(url)} to ${next ? shown(next) : 'nowhere'}, another origin: refused`, {
+          hint: 'a registry must serve its documents and tarballs itself or name the other host in the document; ask its operator, or use another registry',
+          details: { step: options.step, registry: registry.name, url: shown(url), ...(next && { location: shown(next) }) },
+        });
+      }
+      if (hop === MAX_REDIRECTS) throw httpError(registry, url, response.status, options, 'too many redirects');
+      url = next;
+      continue;
+    }
+    if (response.status === 304 || response.ok) return response;
+    await response.body?.cancel();
+    if (response.status === 404) {
+      throw new PlinthError('PLN_E_MARKET_NOT_FOUND', `registry "${registry.name}" has nothing at ${shown(url)} (404)`, {
+        hint: 'check the name (`plinth ext search <text>` lists what the registries have) or the registry URL',
+        details: { step: options.step, registry: registry.name, url: shown(url), status: 404 },
+      });
+    }
+    throw httpError(registry, url, response.status, options, response.status === 401 || response.status === 403 ? 'the registry refused the credentials (set its token with "token": "${env:NAME}")' : undefined);
+  }
+}
+
+async function readBody(registry: Registry, url: URL, response: Response, options: RequestOptions, onChunk: (chunk: Buffer) => void): Promise<void> {
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > options.maxBytes) {
+    await response.body?.cancel();
+    throw tooLarge(registry, url, options, declared);
+  }
+  if (!response.body) return;
+  let received = 0;
+  try {
+    for await (const chunk of response.body) {
+      received += chunk.length;
+      if (received > options.maxBytes) throw tooLarge(registry, url, options, received);
+      onChunk(Buffer.from(chunk));
+    }
+  } catch (error) {
+    if (error instanceof PlinthError) throw error;
+    throw unreachable(registry, url, error, options, options.signal);
+  }
+}
+
+/** A static registry folder: `<root>/<name>` (or `<name>.json`, `<name>/index.json`), tarballs by their relative path. */
+async function readLocal(registry: Registry, url: URL, options: RequestOptions): Promise<Buffer> {
+  const path = fileURLToPath(url);
+  const candidates = [path, `${path}.json`, `${path.replace(/%2f/gi, '/')}`, `${path.replace(/%2f/gi, '/')}/index.json`];
+  for (const file of candidates) {
+    const info = await stat(file).catch(() => undefined);
+    if (!info?.isFile()) continue;
+    if (info.size > options.maxBytes) throw tooLarge(registry, url, options, info.size);
+    const handle = await open(file, 'r');
+    try {
+      return await handle.readFile();
+    } finally {
+      await handle.close();
+    }
+  }
+  throw new PlinthError('PLN_E_MARKET_NOT_FOUND', `registry "${registry.name}" has nothing at ${path}`, {
+    hint: 'check the name (`plinth ext search <text>`) or the registry folder',
+    details: { step: options.step, registry: registry.name, url: url.href },
+  });
+}
+
+function etagOf(response: Response): { etag?: string } {
+  const etag = response.headers.get('etag');
+  return etag === null ? {} : { etag };
+}
+
+/** The URL without credentials, query or fragment: safe in messages. */
+export function shown(url: URL): string {
+  return `${url.origin}${url.pathname}`;
+}
+
+/** The network error's own code (ECONNREFUSED, ETIMEDOUT), or a word for an abort. */
+export function networkCode(error: unknown, signal?: AbortSignal): string {
+  if (signal?.aborted) return (signal.reason as { name?: string } | undefined)?.name === 'TimeoutError' ? 'timed out' : 'interrupted';
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return describeError(error);
+}
+
+function unreachable(registry: Registry, url: URL, error: unknown, options: RequestOptions, signal?: AbortSignal): PlinthError {
+  const code = networkCode(error, signal);
+  const interrupted = code === 'interrupted';
+  return new PlinthError(interrupted ? 'PLN_E_MARKET_INTERRUPTED' : 'PLN_E_MARKET_REGISTRY_UNREACHABLE', `${options.step}: registry "${registry.name}" ${interrupted ? 'request interrupted' : `unreachable (${code})`} at ${shown(url)}`, {
+    cause: error,
+    hint: interrupted ? 'nothing was changed; run the command again' : code === 'timed out' ? `it did not answer within ${options.timeoutMs} ms; check the network, or raise plugins.marketplace.settings.downloadTimeoutMs` : 'check that the registry is up and its URL in "registries" is right',
+    details: { step: options.step, registry: registry.name, url: shown(url), reason: code },
+  });
+}
+
+function tooLarge(registry: Registry, url: URL, options: RequestOptions, bytes: number): PlinthError {
+  return new PlinthError('PLN_E_MARKET_DOWNLOAD', `${options.step}: ${shown(url)} from registry "${registry.name}" is larger than ${options.maxBytes} bytes (${bytes}): refused`, {
+    hint: 'raise plugins.marketplace.settings.maxDownloadBytes if you trust this plugin to be that large',
+    details: { step: options.step, registry: registry.name, url: shown(url), bytes, maxBytes: options.maxBytes },
+  });
+}
+
+function httpError(registry: Registry, url: URL, status: number, options: RequestOptions, why?: string): PlinthError {
+  return new PlinthError('PLN_E_MARKET_REGISTRY_RESPONSE', `${options.step}: registry "${registry.name}" answered ${status} for ${shown(url)}${why ? `: ${why}` : ''}`, {
+    hint: 'check the registry URL and credentials; try again later if the registry is having trouble',
+    details: { step: options.step, registry: registry.name, url: shown(url), status },
+  });
+}

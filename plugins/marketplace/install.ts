@@ -1,0 +1,255 @@
+/**
+ * One install, step by step: resolve, download, verify, extract, validate,
+ * approve, move, record, load. Nothing of the previous state changes before
+ * every plugin of the plan is downloaded, verified, extracted and approved;
+ * the move is a rename and the switch an atomic link swap, and a new version
+ * that fails to load is switched back. Every error names its step
+ * (`details.step`) and has a `PLN_E_…` code.
+ */
+import { createReadStream } from 'node:fs';
+import { readFile, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, isPlinthError, parseManifest } from 'plinth/sdk';
+import ssri from 'ssri';
+import { declarationChanges, declarationsOf } from './declared.js';
+import { extractSafely } from './extract.js';
+import { download } from './fetcher.js';
+import type { Planned } from './resolve.js';
+import type { PluginStore } from './store.js';
+import { verifyFile } from './verify.js';
+
+/** What the steps need. */
+export interface InstallContext {
+  readonly kernel: PluginKernel;
+  readonly store: PluginStore;
+  readonly limits: { readonly timeoutMs: number; readonly maxBytes: number; readonly lockWaitMs: number };
+  readonly env: Record<string, string | undefined>;
+}
+
+/** A plugin downloaded, verified and extracted into staging, waiting to be moved into place. */
+export interface Staged {
+  readonly name: string;
+  readonly version: string;
+  readonly dir: string;
+  readonly manifest: Manifest;
+  readonly integrity: string;
+  readonly range: string;
+  readonly registry: string;
+  readonly resolved: string;
+  readonly dependency: boolean;
+}
+
+/** Downloads `planned` into `staging`, verifies it before extracting it, and checks the manifest inside. */
+export async function fetchPlanned(context: InstallContext, planned: Planned, staging: string, options: InstallOptions): Promise<Staged> {
+  const file = join(staging, `${planned.name.replace('/', '+')}-${planned.version}.tgz`);
+  await step('download', planned.name, options.signal, () =>
+    download(planned.registry, planned.tarball, file, {
+      timeoutMs: context.limits.timeoutMs,
+      maxBytes: context.limits.maxBytes,
+      step: 'download',
+      ...(options.signal && { signal: options.signal }),
+      ...(options.progress && { progress: (received: number, total: number | undefined) => options.progress!(planned.name, received, total) }),
+    }),
+  );
+  await step('verify', planned.name, options.signal, () => verifyFile(file, planned.integrity, planned.size === undefined ? {} : { size: planned.size }));
+  const staged = await extractAndCheck(context, file, staging, planned.name, planned.version, options);
+  return { ...staged, integrity: planned.integrity, range: planned.range, registry: planned.registry.name, resolved: planned.tarball.href, dependency: planned.dependency };
+}
+
+/** A tarball on disk (`plinth ext install ./x.tgz`): its integrity is computed, since nothing claims one. */
+export async function fetchLocal(context: InstallContext, file: string, staging: string, options: InstallOptions): Promise<Staged> {
+  const info = await stat(file).catch(() => undefined);
+  if (!info?.isFile()) {
+    throw new PlinthError('PLN_E_MARKET_TARBALL', `${file}: no such tarball`, { hint: 'give the path of a .tgz made by `plinth registry pack` or `npm pack`', details: { step: 'resolve', file } });
+  }
+  const integrity = (await ssri.fromStream(createReadStream(file), { algorithms: ['sha512'] })).toString();
+  const staged = await extractAndCheck(context, file, staging, undefined, undefined, options);
+  return { ...staged, integrity, range: file, registry: 'file', resolved: file, dependency: false };
+}
+
+async function extractAndCheck(context: InstallContext, file: string, staging: string, name: string | undefined, version: string | undefined, options: InstallOptions) {
+  await pauseForTests(context.env, 'extract');
+  const tree = join(staging, 'tree');
+  const extracted = await step('extract', name ?? file, options.signal, () => extractSafely(file, tree, {}));
+  const manifest = extracted.manifest as Manifest;
+  if (name !== undefined && (manifest.name !== name || manifest.version !== version)) {
+    throw new PlinthError('PLN_E_MARKET_MISMATCH', `validate: the registry offered ${name}@${version}, but the tarball holds ${manifest.name}@${manifest.version}`, {
+      plugin: name,
+      hint: 'the registry serves a wrong or swapped tarball: nothing was installed; tell its operator, or use another registry',
+      details: { step: 'validate', claimed: `${name}@${version}`, found: `${manifest.name}@${manifest.version}` },
+    });
+  }
+  return { name: manifest.name, version: manifest.version, dir: join(tree, 'package'), manifest };
+}
+
+/** The approval request for what is about to be installed, with what changed against the installed versions. */
+export async function approvalFor(staged: readonly Staged[], installed: (name: string) => Promise<Manifest | undefined>): Promise<ApprovalRequest & { unchanged: boolean }> {
+  const plugins: Array<ApprovalRequest['plugins'][number]> = [];
+  let unchanged = true;
+  for (const s of staged) {
+    const declarations = declarationsOf(s.manifest);
+    const before = await installed(s.name);
+    const changed = before ? declarationChanges(declarationsOf(before), declarations) : undefined;
+    if (!before || changed!.length > 0) unchanged = false;
+    plugins.push({ name: s.name, version: s.version, ...(before && { from: before.version }), declarations, ...(changed && { changed }) });
+  }
+  return { plugins, unchanged };
+}
+
+/** Asks (or takes `--yes`); without a way to ask, stops with how to approve. */
+export async function approve(request: ApprovalRequest, options: InstallOptions, again: string): Promise<void> {
+  if (options.yes === true) return;
+  if (options.approve && (await options.approve(request))) return;
+  const names = request.plugins.map((p) => `${p.name}@${p.version}`).join(', ');
+  throw new PlinthError('PLN_E_MARKET_APPROVAL', options.approve ? `approve: ${names} not approved: nothing was installed` : `approve: ${names} must be approved before it is installed, and there is no terminal to ask on`, {
+    hint: `review what it declares (shown above), then run \`${again} --yes\``,
+    details: { step: 'approve', plugins: request.plugins },
+  });
+}
+
+/**
+ * Moves `staged` into place, records it and makes it the active version, then
+ * loads it into the running kernel (when it runs). A failure to load switches
+ * back to the previous version (or removes a fresh install) and is thrown.
+ */
+export async function commit(context: InstallContext, staged: Staged, signal?: AbortSignal): Promise<MarketChange> {
+  const { store, kernel } = context;
+  signal?.throwIfAborted();
+  const before = (await store.read()).plugins[staged.name];
+  const from = await store.activeVersion(staged.name);
+  if (from === staged.version && before?.integrity === staged.integrity) {
+    return { name: staged.name, from, to: staged.version, registry: staged.registry, integrity: staged.integrity, loaded: isRunning(kernel, staged.name) };
+  }
+  const target = store.versionDir(staged.name, staged.version);
+  const inPlace = staged.dir === target; // a rollback: the folder is there already
+  if (inPlace) {
+    // nothing to move
+  } else if (from === staged.version) {
+    // The same version with other content (a local tarball rebuilt): it goes in beside, under the same name, by a swap of two renames.
+    await rename(target, `${target}.old-${process.pid}`);
+  } else await rm(target, { recursive: true, force: true }); // a leftover of a killed install: never the active one
+  if (!inPlace) await step('move', staged.name, undefined, () => rename(staged.dir, target));
+  await pauseForTests(context.env, 'move');
+  const entry: LockEntry = {
+    name: staged.name,
+    version: staged.version,
+    integrity: staged.integrity,
+    range: staged.range,
+    registry: staged.registry,
+    resolved: staged.resolved,
+    installedAt: new Date().toISOString(),
+    // Asked for by name once, it stays so when a dependent asks for it again.
+    ...(staged.dependency && (before === undefined || before.dependency === true) && { dependency: true }),
+    ...(before && from !== staged.version && { previous: withoutPrevious(before) }),
+  };
+  await step('record', staged.name, undefined, () => store.update((data) => void (data.plugins[staged.name] = entry)));
+  await step('move', staged.name, undefined, () => store.activate(staged.name, staged.version));
+  await rm(`${target}.old-${process.pid}`, { recursive: true, force: true });
+  const loaded = await loadOrRevert(context, staged, before, from);
+  await store.prune(staged.name, [staged.version, ...(from && from !== staged.version ? [from] : [])]);
+  return { name: staged.name, ...(from && { from }), to: staged.version, registry: staged.registry, integrity: staged.integrity, loaded };
+}
+
+async function loadOrRevert(context: InstallContext, staged: Staged, before: LockEntry | undefined, from: string | undefined): Promise<boolean> {
+  const { store, kernel } = context;
+  const trust = await kernel.get('trust');
+  const subjectFor = async (manifest: Manifest, version: string) => trust.pluginSubject({ name: manifest.name, version, dir: store.activePath(manifest.name), manifest }, 'user');
+  await trust.approve(await subjectFor(staged.manifest, staged.version));
+  const failure = await loadLive(kernel, staged.name, store.activePath(staged.name));
+  if (failure === undefined) return isRunning(kernel, staged.name);
+  if (failure === 'not-running') return false;
+  // Back to what was there: the link, the record and the approval of the old version.
+  if (from !== undefined && from !== staged.version) await store.activate(staged.name, from);
+  else await store.deactivate(staged.name);
+  await store.update((data) => {
+    if (before) data.plugins[staged.name] = before;
+    else delete data.plugins[staged.name];
+  });
+  if (from !== undefined && from !== staged.version) {
+    const manifest = await readManifest(store.activePath(staged.name));
+    if (manifest) await trust.approve(await subjectFor(manifest, from));
+  } else await kernel.plugins.rescan().catch(() => undefined);
+  await rm(store.versionDir(staged.name, staged.version), { recursive: true, force: true });
+  throw new PlinthError('PLN_E_MARKET_LOAD', `load: ${staged.name}@${staged.version} was installed but does not load: ${failure.message}; ${from ? `${staged.name}@${from} is back in place` : 'it was removed again'}`, {
+    plugin: staged.name,
+    cause: failure,
+    hint: failure.hint ?? `the plugin's author must fix it; \`plinth plugins why ${staged.name}\` explains`,
+    details: { step: 'load', version: staged.version, ...(from && { kept: from }) },
+  });
+}
+
+/** Loads the plugin at `dir` into a booted kernel: the failure, `not-running` when the kernel is not booted (the next start loads it), else undefined. */
+async function loadLive(kernel: PluginKernel, name: string, dir: string): Promise<PlinthError | 'not-running' | undefined> {
+  let report;
+  try {
+    report = isRunning(kernel, name) ? await kernel.plugins.replace(name, dir) : await kernel.plugins.rescan();
+  } catch (error) {
+    if (isPlinthError(error) && error.code === 'PLN_E_KERNEL_STATE') return 'not-running';
+    throw error;
+  }
+  const failed = report.failed.find((e) => e.plugin === name);
+  if (failed) return failed;
+  const status = kernel.status().find((p) => p.name === name);
+  if (status && (status.state === 'failed' || status.state === 'excluded' || status.state === 'skipped')) {
+    return new PlinthError((status.error?.code as `PLN_E_${string}` | undefined) ?? 'PLN_E_MARKET_LOAD', status.error?.message ?? `it is ${status.state}`, { plugin: name, ...(status.error?.hint && { hint: status.error.hint }) });
+  }
+  return undefined;
+}
+
+function isRunning(kernel: PluginKernel, name: string): boolean {
+  return kernel.status().some((p) => p.name === name && (p.state === 'active' || p.state === 'lazy'));
+}
+
+/** The manifest in `dir`, or undefined when there is none or it is invalid. */
+export async function readManifest(dir: string): Promise<Manifest | undefined> {
+  try {
+    const parsed = parseManifest(JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')));
+    return parsed.ok ? parsed.manifest : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function withoutPrevious(entry: LockEntry): Omit<LockEntry, 'previous'> {
+  const { previous: _previous, ...rest } = entry;
+  return rest;
+}
+
+/**
+ * Runs one step; an error that is not already coded becomes one naming the
+ * step, and an abort (Ctrl-C, SIGTERM) becomes `PLN_E_MARKET_INTERRUPTED`.
+ */
+export async function step<T>(name: string, plugin: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  if (signal?.aborted) throw interrupted(name, plugin);
+  try {
+    return await fn();
+  } catch (error) {
+    if (signal?.aborted) throw interrupted(name, plugin, error);
+    if (isPlinthError(error)) {
+      if (error.details?.step === undefined) (error as { details: Record<string, unknown> }).details = { ...error.details, step: name };
+      throw error;
+    }
+    const errno = (error as NodeJS.ErrnoException).code;
+    throw new PlinthError('PLN_E_MARKET_STEP', `${name}: ${plugin}: ${(error as Error).message ?? String(error)}`, {
+      plugin,
+      cause: error,
+      hint: 'nothing was changed; check the disk and the permissions of your plinth folder, then run the command again',
+      details: { step: name, ...(errno && { errno }) },
+    });
+  }
+}
+
+function interrupted(name: string, plugin: string, cause?: unknown): PlinthError {
+  return new PlinthError('PLN_E_MARKET_INTERRUPTED', `${name}: installing ${plugin} was interrupted; nothing was changed`, { plugin, ...(cause !== undefined && { cause }), hint: 'run the command again', details: { step: name } });
+}
+
+/**
+ * For the tests that kill an install at a given step: `PLINTH_MARKET_PAUSE_AT=<step>`
+ * says so on stderr and waits, so that the test can kill it there.
+ */
+async function pauseForTests(env: Record<string, string | undefined>, at: string): Promise<void> {
+  if (env.PLINTH_MARKET_PAUSE_AT !== at) return;
+  process.stderr.write(`marketplace: paused at ${at}\n`);
+  await sleep(60_000);
+}

@@ -1,0 +1,95 @@
+/**
+ * The registries a user configured (`registries: [...]` in the user's
+ * settings; a workspace file cannot add one: a cloned repository must not
+ * choose where code is downloaded from), their tokens resolved from the
+ * environment, and which registry a name is looked up in.
+ */
+import { isAbsolute, resolve as resolvePath } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type ConfigLayerView, PlinthError, type RegistrySetting, registrySettingSchema } from 'plinth/sdk';
+
+/** A registry ready to be asked: its URL normalised, its token (if any) resolved. */
+export interface Registry {
+  readonly name: string;
+  /** `http(s):` or `file:` URL of the registry's root. */
+  readonly url: URL;
+  readonly scope?: string;
+  /** The bearer token; only ever sent to `url`'s origin. Never logged, never in an error. */
+  readonly token?: string;
+}
+
+/** The registry used when none is configured: plinth's embedded one, so search and install work offline. */
+export interface RegistryDefaults {
+  readonly embedded?: string;
+}
+
+/** Parses the user layers' `registries` (the last layer that sets it wins, as settings merge). */
+export function configuredRegistries(layers: readonly ConfigLayerView[], env: Record<string, string | undefined>, defaults: RegistryDefaults): Registry[] {
+  let raw: unknown;
+  for (const layer of layers) if (layer.scope === 'user' && layer.settings.registries !== undefined) raw = layer.settings.registries;
+  if (raw === undefined) return defaults.embedded === undefined ? [] : [{ name: 'plinth', url: registryUrl(defaults.embedded) }];
+  if (!Array.isArray(raw)) throw configError('"registries" must be a list such as [{ "name": "local", "url": "http://127.0.0.1:4873" }]', 'registries');
+  const seen = new Set<string>();
+  return raw.map((item, index) => {
+    const parsed = registrySettingSchema.safeParse(item);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw configError(`registries[${index}].${issue.path.join('.')}: ${issue.message}`, `registries[${index}]`);
+    }
+    const setting: RegistrySetting = parsed.data;
+    if (seen.has(setting.name)) throw configError(`registries[${index}]: the name "${setting.name}" is used twice`, `registries[${index}].name`);
+    seen.add(setting.name);
+    return { name: setting.name, url: registryUrl(setting.url), ...(setting.scope && { scope: setting.scope }), ...(setting.token && { token: resolveToken(setting, index, env) }) };
+  });
+}
+
+/** A registry given on the command line (`--registry <url>`): no token. */
+export function commandLineRegistry(url: string): Registry {
+  return { name: 'command-line', url: registryUrl(url) };
+}
+
+/** The registry `name` is looked up in: the one whose scope matches, else the first without a scope. */
+export function registryFor(registries: readonly Registry[], name: string): Registry {
+  const scope = name.startsWith('@') ? name.slice(0, name.indexOf('/')) : undefined;
+  const chosen = (scope && registries.find((r) => r.scope === scope)) || registries.find((r) => r.scope === undefined);
+  if (!chosen) {
+    throw new PlinthError('PLN_E_MARKET_REGISTRY_CONFIG', `no registry is configured for "${name}"`, {
+      hint: 'add one to "registries" in your settings.json, e.g. [{ "name": "local", "url": "http://127.0.0.1:4873" }], or pass --registry <url>',
+      details: { step: 'resolve', plugin: name },
+    });
+  }
+  return chosen;
+}
+
+/** `http(s)://…` and `file://…` as they are; anything else is a folder path. */
+export function registryUrl(text: string): URL {
+  if (/^(https?|file):/i.test(text)) {
+    try {
+      const url = new URL(text);
+      if (!url.pathname.endsWith('/')) url.pathname += '/';
+      return url;
+    } catch {
+      throw configError(`"${text}" is not a valid registry URL`, 'url');
+    }
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) throw configError(`"${text}": only http(s):// and file:// registries are supported`, 'url');
+  const url = pathToFileURL(isAbsolute(text) ? text : resolvePath(text));
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  return url;
+}
+
+function resolveToken(setting: RegistrySetting, index: number, env: Record<string, string | undefined>): string {
+  const name = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(setting.token!)![1]!;
+  const value = env[name];
+  if (value === undefined || value === '') {
+    throw new PlinthError('PLN_E_MARKET_REGISTRY_CONFIG', `the token of registry "${setting.name}" names the environment variable ${name}, which is not set`, {
+      hint: `set ${name} in the environment plinth runs in, or remove "token" from registries[${index}]`,
+      details: { step: 'resolve', registry: setting.name, envVar: name },
+    });
+  }
+  return value;
+}
+
+function configError(message: string, path: string): PlinthError {
+  return new PlinthError('PLN_E_MARKET_REGISTRY_CONFIG', message, { hint: 'correct "registries" in your settings.json: a list of { "name", "url", "token"?: "${env:NAME}", "scope"?: "@scope" }', details: { step: 'resolve', path } });
+}

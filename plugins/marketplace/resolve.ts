@@ -1,0 +1,121 @@
+/**
+ * Which versions to install: the newest version within the range (or the
+ * tag) that this kernel can run, then its dependencies, transitively, unless
+ * a plugin already present satisfies them. A conflict is explained: who
+ * needs what, and what is there.
+ */
+import semver from 'semver';
+import { type AbbreviatedPackument, type AbbreviatedVersion, KERNEL_API_VERSION, PlinthError, resolveTarballUrl } from 'plinth/sdk';
+import { type DocumentContext, fetchPackument } from './documents.js';
+import { type Registry, registryFor } from './registries.js';
+
+/** One version chosen for installation. */
+export interface Planned {
+  readonly name: string;
+  readonly version: string;
+  readonly registry: Registry;
+  readonly tarball: URL;
+  readonly integrity: string;
+  /** The range or tag asked for (for a dependency, the range its dependent names). */
+  readonly range: string;
+  /** Needed by another plugin, not asked for by name. */
+  readonly dependency: boolean;
+  readonly dependencies: Readonly<Record<string, string>>;
+  readonly size?: number;
+}
+
+/** A plugin already present (builtin, or installed by the user). */
+export interface Present {
+  readonly version: string;
+  readonly source: string;
+}
+
+/** `name`, `name@range`, `name@tag`, `@scope/name@range`. */
+export function parseSpec(spec: string): { name: string; range: string } {
+  const at = spec.lastIndexOf('@');
+  if (at > 0) return { name: spec.slice(0, at), range: spec.slice(at + 1) || 'latest' };
+  return { name: spec, range: 'latest' };
+}
+
+/**
+ * The versions to install for `name@range`, dependencies first. `present`:
+ * what is there already, by name. `registries`: where each name is looked up.
+ */
+export async function planInstall(context: DocumentContext, registries: readonly Registry[], target: { name: string; range: string }, present: ReadonlyMap<string, Present>): Promise<Planned[]> {
+  const planned = new Map<string, Planned>();
+  const order: Planned[] = [];
+  const visit = async (name: string, range: string, from: string | undefined): Promise<void> => {
+    const chosen = planned.get(name);
+    if (chosen) {
+      if (from !== undefined && !satisfiesRange(chosen.version, range)) throw conflict(name, range, from, `${chosen.version} is being installed (${chosen.dependency ? `needed by another plugin at ${chosen.range}` : `you asked for ${chosen.range}`})`);
+      return;
+    }
+    const there = present.get(name);
+    if (from !== undefined && there) {
+      if (satisfiesRange(there.version, range)) return;
+      const fix = there.source === 'builtin' ? `the builtin "${name}" is ${there.version}: use a version of ${from.split('@')[0]} written for it` : `run \`plinth ext update ${name} --latest\` first, or install another version of ${from.split('@')[0]}`;
+      throw conflict(name, range, from, `${there.source} ${name}@${there.version} is there`, fix);
+    }
+    const registry = registryFor(registries, name);
+    const packument = await fetchPackument(context, registry, name);
+    const version = pickVersion(packument, range, registry, from);
+    const dist = version.dist;
+    const entry: Planned = {
+      name,
+      version: version.version,
+      registry,
+      tarball: resolveTarballUrl(registry.url.href, dist.tarball),
+      integrity: dist.integrity,
+      range,
+      dependency: from !== undefined,
+      dependencies: version.dependencies ?? {},
+      // Not part of npm's dist; a registry that states the tarball's size gets it checked.
+      ...(typeof (dist as Record<string, unknown>).size === 'number' && { size: (dist as Record<string, unknown>).size as number }),
+    };
+    planned.set(name, entry);
+    for (const [dep, depRange] of Object.entries(entry.dependencies)) await visit(dep, depRange, `${name}@${entry.version}`);
+    order.push(entry);
+  };
+  await visit(target.name, target.range, undefined);
+  return order;
+}
+
+/** The version `range` (or the dist-tag of that name) selects among those this kernel can run. */
+export function pickVersion(packument: AbbreviatedPackument, range: string, registry: Registry, from?: string): AbbreviatedVersion {
+  const tagged = packument['dist-tags'][range];
+  const versions = Object.values(packument.versions);
+  const runnable = versions.filter((v) => v.kernel === undefined || semver.satisfies(KERNEL_API_VERSION, v.kernel, { includePrerelease: true }));
+  if (tagged !== undefined) {
+    const version = packument.versions[tagged];
+    if (version && runnable.includes(version)) return version;
+    if (version) throw noMatch(packument, range, registry, `its "${range}" tag is ${tagged}, which needs kernel ${version.kernel} (this plinth's kernel API is ${KERNEL_API_VERSION})`, from);
+    throw noMatch(packument, range, registry, `its "${range}" tag names ${tagged}, which it does not list`, from);
+  }
+  if (semver.validRange(range) === null) throw noMatch(packument, range, registry, `"${range}" is neither a semver range nor one of its tags (${Object.keys(packument['dist-tags']).join(', ') || 'none'})`, from);
+  const fit = (list: readonly AbbreviatedVersion[]) => semver.maxSatisfying(list.filter((v) => v.deprecated === undefined).map((v) => v.version), range) ?? semver.maxSatisfying(list.map((v) => v.version), range);
+  const best = fit(runnable);
+  if (best !== null) return packument.versions[best]!;
+  const ignoringKernel = fit(versions);
+  if (ignoringKernel !== null) {
+    throw noMatch(packument, range, registry, `${ignoringKernel} matches but needs kernel ${packument.versions[ignoringKernel]!.kernel}, and this plinth's kernel API is ${KERNEL_API_VERSION}`, from);
+  }
+  throw noMatch(packument, range, registry, `no version matches (it has ${versions.map((v) => v.version).sort(semver.compare).join(', ') || 'none'})`, from);
+}
+
+function satisfiesRange(version: string, range: string): boolean {
+  return semver.validRange(range) === null ? false : semver.satisfies(version, range, { includePrerelease: true });
+}
+
+function noMatch(packument: AbbreviatedPackument, range: string, registry: Registry, why: string, from?: string): PlinthError {
+  return new PlinthError('PLN_E_MARKET_NO_MATCH', `resolve: ${packument.name}@${range}${from ? ` (needed by ${from})` : ''} on registry "${registry.name}": ${why}`, {
+    hint: `\`plinth ext search ${packument.name}\` shows what the registries have; ask for another range`,
+    details: { step: 'resolve', plugin: packument.name, range, registry: registry.name },
+  });
+}
+
+function conflict(name: string, range: string, from: string, what: string, fix?: string): PlinthError {
+  return new PlinthError('PLN_E_MARKET_CONFLICT', `resolve: ${from} needs ${name}@${range}, but ${what}`, {
+    hint: fix ?? `install a version of ${from.split('@')[0]} that accepts the ${name} being installed`,
+    details: { step: 'resolve', plugin: name, range, neededBy: from },
+  });
+}

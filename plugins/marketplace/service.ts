@@ -1,0 +1,249 @@
+/** The `marketplace` service: search, install, outdated, update, rollback and uninstall. */
+import { mkdir, rm } from 'node:fs/promises';
+import { isAbsolute, join, resolve as resolvePath } from 'node:path';
+import semver from 'semver';
+import {
+  type InstallOptions,
+  type InstallResult,
+  type LockFile,
+  type Logger,
+  type MarketChange,
+  type MarketNote,
+  type MarketplaceService,
+  type OutdatedEntry,
+  PlinthError,
+  type PluginKernel,
+  type SearchHit,
+  compareSearchResults,
+  isPlinthError,
+  prepareQuery,
+  prepareSearchDoc,
+  searchScore,
+} from 'plinth/sdk';
+import { DocumentCache } from './cache.js';
+import { type DocumentContext, fetchPackument, fetchSearch } from './documents.js';
+import { type InstallContext, type Staged, approvalFor, approve, commit, fetchLocal, fetchPlanned, readManifest } from './install.js';
+import { type Registry, commandLineRegistry, configuredRegistries, registryFor } from './registries.js';
+import { type Planned, type Present, parseSpec, pickVersion, planInstall } from './resolve.js';
+import { PluginStore } from './store.js';
+
+export interface MarketplaceOptions {
+  readonly kernel: PluginKernel;
+  readonly home: string;
+  readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number };
+  readonly log: Logger;
+  /** The embedded default registry's folder, used when none is configured. */
+  readonly embeddedRegistry?: string;
+  readonly env?: Record<string, string | undefined>;
+}
+
+export function createMarketplace(options: MarketplaceOptions): MarketplaceService {
+  const { kernel, log } = options;
+  const env = options.env ?? process.env;
+  const store = new PluginStore(options.home);
+  const cache = new DocumentCache(join(options.home, 'cache', 'registry'));
+  const limits = { timeoutMs: options.settings.downloadTimeoutMs, maxBytes: options.settings.maxDownloadBytes, lockWaitMs: options.settings.lockWaitMs };
+  const installContext: InstallContext = { kernel, store, limits, env };
+  const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override)] : configuredRegistries(kernel.configLayers, env, options.embeddedRegistry === undefined ? {} : { embedded: options.embeddedRegistry }));
+  const documents = (signal: AbortSignal | undefined, notes: MarketNote[]): DocumentContext => ({ cache, limits: { timeoutMs: limits.timeoutMs, ...(signal && { signal }) }, notes });
+
+  /** Builtin and other plugins the kernel found, and the installed ones, by name. */
+  const present = async (): Promise<Map<string, Present>> => {
+    const map = new Map<string, Present>();
+    for (const c of kernel.inspect().resolution.plugins) map.set(c.manifest.name, { version: c.manifest.version, source: c.source });
+    for (const [name, entry] of Object.entries((await store.read()).plugins)) map.set(name, { version: entry.version, source: 'user' });
+    return map;
+  };
+
+  /** Downloads and checks everything, asks once, then commits dependencies first. Staging is always removed. */
+  const installStaged = async (stage: (staging: string) => Promise<Staged[]>, request: InstallOptions, again: string, reapproveOnly: boolean, locked?: string): Promise<MarketChange[]> => {
+    await store.cleanLeftovers();
+    const staging = await store.stage();
+    try {
+      const staged = await stage(staging);
+      const changing = [];
+      for (const s of staged) {
+        const active = await store.activeVersion(s.name);
+        if (active !== s.version) changing.push(s);
+      }
+      if (changing.length === 0) return [];
+      const request_ = await approvalFor(changing, async (name) => ((await store.activeVersion(name)) ? readManifest(store.activePath(name)) : undefined));
+      // An update that declares the same as before needs no new approval.
+      if (!(reapproveOnly && request_.unchanged)) await approve(request_, request, again);
+      const changes: MarketChange[] = [];
+      for (const s of changing) {
+        const apply = () => commit(installContext, s, request.signal);
+        changes.push(await (s.name === locked ? apply() : store.withPluginLock(s.name, limits.lockWaitMs, apply)));
+        log.info(`installed ${s.name}@${s.version} from ${s.registry}`, { integrity: s.integrity });
+      }
+      return changes;
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+  };
+
+  const fetchAll = async (plan: readonly Planned[], staging: string, request: InstallOptions): Promise<Staged[]> => {
+    const out: Staged[] = [];
+    for (const [index, planned] of plan.entries()) {
+      const dir = join(staging, String(index));
+      await mkdir(dir);
+      out.push(await fetchPlanned(installContext, planned, dir, request));
+    }
+    return out;
+  };
+
+  const service: MarketplaceService = {
+    async search(text, { signal, limit = 20 } = {}) {
+      const notes: MarketNote[] = [];
+      const query = prepareQuery(text);
+      const hits: SearchHit[] = [];
+      const seen = new Set<string>();
+      for (const registry of registries()) {
+        let response;
+        try {
+          response = await fetchSearch(documents(signal, notes), registry, text, Math.max(limit, 20));
+        } catch (error) {
+          if (!isPlinthError(error) || !/^PLN_E_MARKET_(REGISTRY_UNREACHABLE|REGISTRY_RESPONSE|NOT_FOUND)$/.test(error.code)) throw error;
+          notes.push({ registry: registry.name, kind: 'unreachable', message: error.message });
+          continue;
+        }
+        for (const { package: pkg } of response.objects) {
+          if (seen.has(pkg.name)) continue; // the first registry that has a name is the one install uses
+          const score = searchScore(query, prepareSearchDoc(pkg));
+          if (score <= 0) continue;
+          seen.add(pkg.name);
+          hits.push({ name: pkg.name, version: pkg.version, description: pkg.description ?? '', keywords: pkg.keywords ?? [], registry: registry.name, score });
+        }
+      }
+      hits.sort(compareSearchResults);
+      return { query: text, hits: hits.slice(0, limit), notes };
+    },
+
+    async install(spec, request = {}) {
+      const notes: MarketNote[] = [];
+      const local = await isTarballPath(spec);
+      const again = `plinth ext install ${spec}${request.registry ? ` --registry ${request.registry}` : ''}`;
+      if (local) {
+        const file = isAbsolute(spec) ? spec : resolvePath(spec);
+        const changes = await installStaged(async (staging) => {
+          const staged = await fetchLocal(installContext, file, join(staging, 'local'), request);
+          const deps = [];
+          for (const [dep, range] of Object.entries(staged.manifest.dependencies)) {
+            const plan = await planInstall(documents(request.signal, notes), registries(request.registry), { name: dep, range }, await present());
+            deps.push(...plan.map((p) => ({ ...p, dependency: true })));
+          }
+          return [...(await fetchAll(deps, staging, request)), staged];
+        }, request, again, false);
+        return { changes, notes };
+      }
+      const target = parseSpec(spec);
+      const changes = await store.withPluginLock(target.name, limits.lockWaitMs, async () => {
+        const plan = await planInstall(documents(request.signal, notes), registries(request.registry), target, await present());
+        // The target is committed under the lock already held; its dependencies take their own.
+        return installStaged((staging) => fetchAll(plan, staging, request), request, again, false, target.name);
+      });
+      return { changes, notes };
+    },
+
+    async outdated({ signal } = {}) {
+      const notes: MarketNote[] = [];
+      const lock = await store.read();
+      const plugins: OutdatedEntry[] = [];
+      for (const entry of Object.values(lock.plugins)) {
+        if (entry.registry === 'file') continue;
+        const registry = registryFor(registries(), entry.name);
+        const packument = await fetchPackument(documents(signal, notes), registry, entry.name);
+        const wanted = safePick(packument, semver.validRange(entry.range) ? entry.range : (packument['dist-tags'][entry.range] ?? entry.version), registry) ?? entry.version;
+        const latest = safePick(packument, 'latest', registry) ?? safePick(packument, '*', registry) ?? entry.version;
+        if (semver.gt(wanted, entry.version) || semver.gt(latest, entry.version)) plugins.push({ name: entry.name, current: entry.version, wanted, latest, range: entry.range, registry: registry.name });
+      }
+      return { plugins, notes };
+    },
+
+    async update(names, request = {}) {
+      const notes: MarketNote[] = [];
+      const lock = await store.read();
+      const chosen = names.length === 0 ? Object.values(lock.plugins).filter((e) => e.registry !== 'file') : names.map((name) => lock.plugins[name] ?? notInstalled(name));
+      const changes: MarketChange[] = [];
+      for (const entry of chosen) {
+        const range = request.latest ? 'latest' : entry.range;
+        const again = `plinth ext update ${entry.name}${request.latest ? ' --latest' : ''}`;
+        const done = await store.withPluginLock(entry.name, limits.lockWaitMs, async () => {
+          const registry = entry.registry === 'command-line' || entry.registry === 'file' ? undefined : registryFor(registries(), entry.name);
+          const list = registry ? [registry] : registries(request.registry);
+          const plan = await planInstall(documents(request.signal, notes), list, { name: entry.name, range }, new Map([...(await present())].filter(([name]) => name !== entry.name)));
+          const kept = plan.map((p) => (p.name === entry.name ? { ...p, range: request.latest ? `^${p.version}` : entry.range, dependency: entry.dependency === true } : p));
+          return installStaged((staging) => fetchAll(kept, staging, request), request, again, true, entry.name);
+        });
+        changes.push(...done);
+      }
+      return { changes, notes };
+    },
+
+    async rollback(name) {
+      return store.withPluginLock(name, limits.lockWaitMs, async () => {
+        const entry = (await store.read()).plugins[name] ?? notInstalled(name);
+        const previous = entry.previous;
+        if (!previous) {
+          throw new PlinthError('PLN_E_MARKET_NO_PREVIOUS', `${name}@${entry.version} has no previous version to go back to`, { plugin: name, hint: `install the version you want: \`plinth ext install ${name}@<version>\``, details: { step: 'rollback' } });
+        }
+        const dir = store.versionDir(name, previous.version);
+        const manifest = await readManifest(dir);
+        if (!manifest) {
+          throw new PlinthError('PLN_E_MARKET_NO_PREVIOUS', `${name}@${previous.version} is recorded as the previous version, but its folder ${dir} is gone`, { plugin: name, hint: `install it again: \`plinth ext install ${name}@${previous.version}\``, details: { step: 'rollback' } });
+        }
+        const staged: Staged = { name, version: previous.version, dir, manifest, integrity: previous.integrity, range: previous.range, registry: previous.registry, resolved: previous.resolved, dependency: previous.dependency === true };
+        // The folder is already in place: commit moves nothing and switches the link.
+        const change = await commit(installContext, staged);
+        return { changes: [change], notes: [] } satisfies InstallResult;
+      });
+    },
+
+    async uninstall(name) {
+      return store.withPluginLock(name, limits.lockWaitMs, async () => {
+        const lock = await store.read();
+        const entry = lock.plugins[name] ?? notInstalled(name);
+        const dependents: string[] = [];
+        for (const other of Object.keys(lock.plugins)) {
+          if (other === name) continue;
+          const manifest = await readManifest(store.activePath(other));
+          if (manifest && manifest.dependencies[name] !== undefined) dependents.push(`${other}@${manifest.version}`);
+        }
+        if (dependents.length > 0) {
+          throw new PlinthError('PLN_E_MARKET_DEPENDED_ON', `${name} is not removed: ${dependents.join(', ')} depend${dependents.length === 1 ? 's' : ''} on it`, {
+            plugin: name,
+            hint: `uninstall ${dependents.map((d) => d.split('@').slice(0, -1).join('@')).join(', ')} first`,
+            details: { step: 'uninstall', dependents },
+          });
+        }
+        await store.deactivate(name);
+        await store.update((data) => void delete data.plugins[name]);
+        await kernel.plugins.remove(name).catch(() => undefined); // not running, or the kernel is not booted
+        const removed = [store.activePath(name)];
+        await store.prune(name, []);
+        removed.push(store.versionDir(name, entry.version));
+        return { name, version: entry.version, removed };
+      });
+    },
+
+    installed: (): Promise<LockFile> => store.read(),
+  };
+  return service;
+}
+
+function safePick(packument: Parameters<typeof pickVersion>[0], range: string, registry: Registry): string | undefined {
+  try {
+    return pickVersion(packument, range, registry).version;
+  } catch {
+    return undefined;
+  }
+}
+
+function notInstalled(name: string): never {
+  throw new PlinthError('PLN_E_MARKET_NOT_INSTALLED', `"${name}" was not installed with plinth ext install`, { plugin: name, hint: '`plinth ext outdated` and plugins.lock.json list what is installed; builtin and linked plugins are managed otherwise', details: { step: 'resolve' } });
+}
+
+async function isTarballPath(spec: string): Promise<boolean> {
+  if (!/\.(tgz|tar\.gz)$/.test(spec) && !spec.startsWith('.') && !isAbsolute(spec)) return false;
+  return true;
+}
