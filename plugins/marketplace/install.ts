@@ -7,7 +7,7 @@
  * (`details.step`) and has a `PLN_E_…` code.
  */
 import { createReadStream } from 'node:fs';
-import { readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, isPlinthError, parseManifest } from 'plinth/sdk';
@@ -71,8 +71,9 @@ export async function fetchLocal(context: InstallContext, file: string, staging:
 async function extractAndCheck(context: InstallContext, file: string, staging: string, name: string | undefined, version: string | undefined, options: InstallOptions) {
   await pauseForTests(context.env, 'extract');
   const tree = join(staging, 'tree');
-  const extracted = await step('extract', name ?? file, options.signal, () => extractSafely(file, tree, {}));
-  const manifest = extracted.manifest as Manifest;
+  await mkdir(tree);
+  const extracted = await step('extract', name ?? file, options.signal, () => extractSafely(file, tree));
+  const manifest = extracted.manifest;
   if (name !== undefined && (manifest.name !== name || manifest.version !== version)) {
     throw new PlinthError('PLN_E_MARKET_MISMATCH', `validate: the registry offered ${name}@${version}, but the tarball holds ${manifest.name}@${manifest.version}`, {
       plugin: name,
@@ -80,7 +81,7 @@ async function extractAndCheck(context: InstallContext, file: string, staging: s
       details: { step: 'validate', claimed: `${name}@${version}`, found: `${manifest.name}@${manifest.version}` },
     });
   }
-  return { name: manifest.name, version: manifest.version, dir: join(tree, 'package'), manifest };
+  return { name: manifest.name, version: manifest.version, dir: extracted.dir, manifest };
 }
 
 /** The approval request for what is about to be installed, with what changed against the installed versions. */
