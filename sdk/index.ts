@@ -84,6 +84,7 @@ export { BASE_ENV_ALLOWLIST, launchRequestSchema, launchRunRequestSchema } from 
 export type { ChildEnd, ExecRequest, LaunchedChild, Launcher, LaunchOptions, LaunchRequest, LaunchRequestInput, LaunchTraceEntry, LaunchRunRequest, LaunchRunRequestInput, LaunchRunResult, ChildStopOptions } from './contracts/launcher.js';
 export {
   ABBREVIATED_PACKUMENT_TYPE,
+  REGISTRY_SEARCH_INDEX,
   SEARCH_TIER,
   abbreviatedPackumentSchema,
   abbreviatedVersionSchema,
@@ -94,6 +95,7 @@ export {
   integritySchema,
   latestVersion,
   packumentSchema,
+  packumentFile,
   packumentUrl,
   packumentVersionSchema,
   prepareQuery,
@@ -104,6 +106,7 @@ export {
   searchPackageSchema,
   searchResponseSchema,
   searchScore,
+  tarballFile,
   tarballUrlSchema,
 } from './contracts/registry.js';
 export type { AbbreviatedPackument, AbbreviatedVersion, Dist, DistSignature, Packument, PackumentVersion, PreparedQuery, PreparedSearchDoc, SearchFields, SearchObject, SearchPackage, SearchResponse } from './contracts/registry.js';
