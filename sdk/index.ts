@@ -86,6 +86,7 @@ export { changeSchema, declarationsSchema, installResultSchema, lockEntrySchema,
 export type { ApprovalRequest, Declarations, InstallOptions, InstallResult, LockEntry, LockFile, MarketChange, MarketNote, MarketplaceService, OutdatedEntry, OutdatedResult, RegistrySetting, SearchHit, SearchResult, UninstallResult } from './contracts/marketplace.js';
 export {
   ABBREVIATED_PACKUMENT_TYPE,
+  REGISTRY_SEARCH_INDEX,
   SEARCH_TIER,
   abbreviatedPackumentSchema,
   abbreviatedVersionSchema,
@@ -96,6 +97,7 @@ export {
   integritySchema,
   latestVersion,
   packumentSchema,
+  packumentFile,
   packumentUrl,
   packumentVersionSchema,
   prepareQuery,
@@ -106,6 +108,7 @@ export {
   searchPackageSchema,
   searchResponseSchema,
   searchScore,
+  tarballFile,
   tarballUrlSchema,
 } from './contracts/registry.js';
 export type { AbbreviatedPackument, AbbreviatedVersion, Dist, DistSignature, Packument, PackumentVersion, PreparedQuery, PreparedSearchDoc, SearchFields, SearchObject, SearchPackage, SearchResponse } from './contracts/registry.js';

@@ -189,6 +189,28 @@ export function registryRoot(registryUrl: string): URL {
   return url;
 }
 
+/**
+ * Where a static registry folder keeps its documents, as paths relative to its
+ * root (`/`-separated), chosen so that a plain static web server answers the
+ * same URLs as `plinth registry serve`: a packument is the file `<name>`
+ * (`@scope/name`: the file `name` in the folder `@scope`, which a static
+ * server finds for `/@scope%2fname` once it decodes the `%2f`), a tarball is
+ * `-/<name>-<version>.tgz`, and the search index is the file `-/v1/search`
+ * (a static server ignores the query, so it returns the whole index; the
+ * client scores it with {@link searchScore} and gets the same ranking).
+ */
+export const REGISTRY_SEARCH_INDEX = '-/v1/search';
+
+/** The packument's path in a static registry folder: `name`, or `@scope/name`. */
+export function packumentFile(name: string): string {
+  return name;
+}
+
+/** A tarball's path in a static registry folder (also the relative `dist.tarball` written there): `-/name-1.0.0.tgz`, `-/@scope/name-1.0.0.tgz`. */
+export function tarballFile(name: string, version: string): string {
+  return `-/${name}-${version}.tgz`;
+}
+
 /** The version `dist-tags.latest` should name: the highest version that is not a prerelease (the highest prerelease when all are). */
 export function latestVersion(versions: Iterable<string>): string | undefined {
   const valid = [...versions].filter((v) => semver.valid(v) !== null).sort(semver.rcompare);

@@ -1,0 +1,107 @@
+/**
+ * The search index of a static registry folder: the file `-/v1/search`, a
+ * search response listing every package once (its latest version), so that a
+ * plain static web server answering `/-/v1/search?text=…` with it gives a
+ * client everything to score itself. `plinth registry serve` loads it once
+ * per change and answers queries ranked by the sdk's `searchScore`.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PlinthError } from '../sdk/errors.js';
+import {
+  type Packument,
+  type PreparedSearchDoc,
+  REGISTRY_SEARCH_INDEX,
+  type SearchObject,
+  type SearchResponse,
+  compareSearchResults,
+  prepareQuery,
+  prepareSearchDoc,
+  searchResponseSchema,
+  searchScore,
+} from '../sdk/contracts/registry.js';
+
+/** The index entry of a package: its `dist-tags.latest` version's searchable fields. */
+export function searchEntry(packument: Packument): SearchObject {
+  const latest = packument['dist-tags'].latest;
+  const version = latest === undefined ? undefined : packument.versions[latest];
+  const date = (latest !== undefined && packument.time?.[latest]) || packument.time?.modified;
+  return {
+    package: {
+      name: packument.name,
+      version: version?.version ?? latest ?? '0.0.0',
+      description: version?.description ?? packument.description ?? '',
+      keywords: version?.keywords ?? packument.keywords ?? [],
+      ...(date && { date }),
+    },
+    score: { final: 1, detail: { quality: 1, popularity: 1, maintenance: 1 } },
+    searchScore: 1,
+  };
+}
+
+/** Reads a folder's index; an empty one when there is none yet. */
+export async function readSearchIndex(folder: string): Promise<SearchResponse> {
+  const file = join(folder, REGISTRY_SEARCH_INDEX);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return { objects: [], total: 0 };
+    throw cause;
+  }
+  const parsed = searchResponseSchema.safeParse(safeJsonParse(text));
+  if (!parsed.success) {
+    throw new PlinthError('PLN_E_REGISTRY_DOCUMENT_INVALID', `${file} is not a search index`, {
+      hint: 'publish any plugin again to rebuild it, or remove the file',
+      details: { file },
+    });
+  }
+  return parsed.data;
+}
+
+/** The index with `entry` in place of its package's previous one, sorted by name. */
+export function withEntry(index: SearchResponse, entry: SearchObject): SearchResponse {
+  const objects = index.objects.filter((o) => o.package.name !== entry.package.name);
+  objects.push(entry);
+  objects.sort((a, b) => (a.package.name < b.package.name ? -1 : a.package.name > b.package.name ? 1 : 0));
+  return { objects, total: objects.length, time: entry.package.date ?? index.time ?? new Date(0).toISOString() };
+}
+
+/** One result of {@link SearchIndex.search}. */
+export interface RankedResult {
+  readonly object: SearchObject;
+  readonly score: number;
+}
+
+/** An index prepared for queries: every document lowercased once. */
+export class SearchIndex {
+  private readonly docs: ReadonlyArray<{ object: SearchObject; prepared: PreparedSearchDoc }>;
+
+  constructor(index: SearchResponse) {
+    this.docs = index.objects.map((object) => ({ object, prepared: prepareSearchDoc(object.package) }));
+  }
+
+  get size(): number {
+    return this.docs.length;
+  }
+
+  /** The matches of `text`, best first, `from` skipped and at most `size`; `total` counts every match. */
+  search(text: string, size: number, from = 0): { results: RankedResult[]; total: number } {
+    const query = prepareQuery(text);
+    const hits: Array<{ object: SearchObject; score: number; name: string }> = [];
+    for (const doc of this.docs) {
+      const score = searchScore(query, doc.prepared);
+      if (score > 0) hits.push({ object: doc.object, score, name: doc.prepared.name });
+    }
+    hits.sort(compareSearchResults);
+    return { results: hits.slice(from, from + size).map(({ object, score }) => ({ object, score })), total: hits.length };
+  }
+}
+
+function safeJsonParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * What a publisher needs from a tarball it did not pack (`npm pack` made it,
+ * or a CI job): the plugin's manifest and its file list, read in memory
+ * without writing a byte to disk. This is not the installer's extractor
+ * (which verifies and unpacks safely); it only refuses a layout that no
+ * installer would accept, before such a tarball enters a registry.
+ */
+import { Parser, type ReadEntry } from 'tar';
+import { PlinthError } from '../sdk/errors.js';
+import { type Manifest, manifestError, parseManifest } from '../sdk/manifest.js';
+
+/** Limits of what a publisher reads: generous for a plugin, small enough for memory. */
+const MAX_ENTRIES = 20_000;
+const MAX_MANIFEST_BYTES = 1024 * 1024;
+
+export interface TarballContents {
+  readonly manifest: Manifest;
+  /** Paths inside `package/`, sorted. */
+  readonly files: readonly string[];
+  readonly unpackedSize: number;
+}
+
+/**
+ * Reads a plugin tarball's `package/manifest.json` and file list.
+ *
+ * @throws PlinthError `PLN_E_REGISTRY_TARBALL_LAYOUT` when the bytes are not a gzipped tar of
+ *   regular files under `package/` with a manifest.json, `PLN_E_MANIFEST_INVALID` when the manifest
+ *   is invalid.
+ */
+export async function readTarball(bytes: Uint8Array, label = 'the tarball'): Promise<TarballContents> {
+  const files: string[] = [];
+  const problems: string[] = [];
+  let unpackedSize = 0;
+  let manifestText: string | undefined;
+  const parser = new Parser({
+    strict: true,
+    onReadEntry: (entry: ReadEntry) => {
+      const path = entry.path;
+      if (files.length >= MAX_ENTRIES) problems.push(`more than ${MAX_ENTRIES} entries`);
+      else if (!path.startsWith('package/') || path.split('/').some((s) => s === '..')) problems.push(`"${path}" is outside package/`);
+      else if (entry.type === 'Directory') {
+        // Folders are implied by their files; nothing to record.
+      } else if (entry.type !== 'File' && entry.type !== 'OldFile') problems.push(`"${path}" is a ${entry.type}, not a regular file`);
+      else {
+        const inner = path.slice('package/'.length);
+        files.push(inner);
+        unpackedSize += entry.size;
+        if (inner === 'manifest.json' && entry.size <= MAX_MANIFEST_BYTES) {
+          const chunks: Buffer[] = [];
+          entry.on('data', (chunk: Buffer) => chunks.push(chunk));
+          entry.on('end', () => (manifestText = Buffer.concat(chunks).toString('utf8')));
+          return;
+        }
+      }
+      entry.resume();
+    },
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      parser.on('error', reject);
+      parser.on('end', resolve);
+      parser.end(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    });
+  } catch (cause) {
+    throw layoutError(label, [`not a readable gzipped tar (${(cause as Error).message})`], cause);
+  }
+  if (problems.length > 0) throw layoutError(label, problems.slice(0, 10));
+  if (manifestText === undefined) throw layoutError(label, ['no package/manifest.json (a plinth plugin has one at the root of its folder)']);
+  let data: unknown;
+  try {
+    data = JSON.parse(manifestText);
+  } catch (cause) {
+    throw layoutError(label, ['package/manifest.json is not valid JSON'], cause);
+  }
+  const parsed = parseManifest(data);
+  if (!parsed.ok) throw manifestError(data, parsed.issues, `${label}: package/manifest.json`);
+  return { manifest: parsed.manifest, files: files.sort(), unpackedSize };
+}
+
+function layoutError(label: string, problems: readonly string[], cause?: unknown): PlinthError {
+  return new PlinthError('PLN_E_REGISTRY_TARBALL_LAYOUT', `${label} is not a plugin tarball: ${problems.join('; ')}`, {
+    ...(cause !== undefined && { cause }),
+    hint: 'make it with `plinth registry pack <dir>` or `npm pack` in the plugin folder (a gzipped tar of regular files under package/, with package/manifest.json)',
+    details: { problems },
+  });
+}
