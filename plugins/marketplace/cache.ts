@@ -26,12 +26,13 @@ export class DocumentCache {
    * The document at `url`: from the cache while fresh, else from the registry
    * (a 304 refreshes the cached copy). A registry that cannot be reached is
    * answered from the cache, however old, with a note in `notes`; without a
-   * cached copy its error is thrown.
+   * cached copy its error is thrown. `revalidate`: ask even while fresh (a 304
+   * costs little), for `outdated` and `update`, which are about what is new.
    */
-  async get(registry: Registry, url: URL, options: RequestOptions, notes: MarketNote[]): Promise<string> {
+  async get(registry: Registry, url: URL, options: RequestOptions & { revalidate?: boolean }, notes: MarketNote[]): Promise<string> {
     const file = join(this.dir, `${createHash('sha256').update(`${options.accept ?? ''} ${url.href}`).digest('hex')}.json`);
     const cached = await readEntry(file);
-    if (cached && this.now() - cached.fetchedAt < FRESH_MS) return cached.body;
+    if (cached && options.revalidate !== true && this.now() - cached.fetchedAt < FRESH_MS) return cached.body;
     if (url.protocol === 'file:') return (await getDocument(registry, url, options)).body.toString('utf8');
     try {
       const fetched = await getDocument(registry, url, { ...options, ...(cached?.etag && { etag: cached.etag }) });

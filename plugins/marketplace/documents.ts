@@ -13,12 +13,14 @@ export interface DocumentContext {
   readonly cache: DocumentCache;
   readonly limits: Pick<RequestOptions, 'timeoutMs' | 'signal'>;
   readonly notes: MarketNote[];
+  /** Revalidate cached documents even while fresh. */
+  readonly revalidate?: boolean;
 }
 
 /** The packument of `name` on `registry`. */
 export async function fetchPackument(context: DocumentContext, registry: Registry, name: string): Promise<AbbreviatedPackument> {
   const url = packumentUrl(registry.url.href, name);
-  const text = await context.cache.get(registry, url, { ...context.limits, maxBytes: 32 * 1024 * 1024, accept: PACKUMENT_ACCEPT, step: 'resolve' }, context.notes);
+  const text = await context.cache.get(registry, url, { ...context.limits, maxBytes: 32 * 1024 * 1024, accept: PACKUMENT_ACCEPT, step: 'resolve', ...(context.revalidate && { revalidate: true }) }, context.notes);
   const packument = parse(abbreviatedPackumentSchema, text, registry, `the packument of "${name}"`);
   if (packument.name !== name) {
     throw new PlinthError('PLN_E_MARKET_REGISTRY_RESPONSE', `resolve: registry "${registry.name}" answered the packument of "${packument.name}" when asked for "${name}"`, {

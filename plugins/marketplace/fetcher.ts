@@ -133,10 +133,11 @@ async function readBody(registry: Registry, url: URL, response: Response, option
   }
 }
 
-/** A static registry folder: `<root>/<name>` (or `<name>.json`, `<name>/index.json`), tarballs by their relative path. */
+/** A static registry folder (sdk/contracts/registry.ts `packumentFile`, `tarballFile`, `REGISTRY_SEARCH_INDEX`). */
 async function readLocal(registry: Registry, url: URL, options: RequestOptions): Promise<Buffer> {
-  const path = fileURLToPath(url);
-  const candidates = [path, `${path}.json`, `${path.replace(/%2f/gi, '/')}`, `${path.replace(/%2f/gi, '/')}/index.json`];
+  // `@scope%2fname` is the file `name` in the folder `@scope` (sdk's packumentFile).
+  const path = fileURLToPath(new URL(url.href.replace(/%2f/gi, '/')));
+  const candidates = [path, `${path}.json`];
   for (const file of candidates) {
     const info = await stat(file).catch(() => undefined);
     if (!info?.isFile()) continue;

@@ -130,7 +130,10 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
     // The same version with other content (a local tarball rebuilt): it goes in beside, under the same name, by a swap of two renames.
     await rename(target, `${target}.old-${process.pid}`);
   } else await rm(target, { recursive: true, force: true }); // a leftover of a killed install: never the active one
-  if (!inPlace) await step('move', staged.name, undefined, () => rename(staged.dir, target));
+  if (!inPlace) await step('move', staged.name, undefined, async () => {
+    await mkdir(store.versionsDir, { recursive: true });
+    await rename(staged.dir, target);
+  });
   await pauseForTests(context.env, 'move');
   const entry: LockEntry = {
     name: staged.name,

@@ -45,7 +45,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const limits = { timeoutMs: options.settings.downloadTimeoutMs, maxBytes: options.settings.maxDownloadBytes, lockWaitMs: options.settings.lockWaitMs };
   const installContext: InstallContext = { kernel, store, limits, env };
   const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override)] : configuredRegistries(kernel.configLayers, env, options.embeddedRegistry === undefined ? {} : { embedded: options.embeddedRegistry }));
-  const documents = (signal: AbortSignal | undefined, notes: MarketNote[]): DocumentContext => ({ cache, limits: { timeoutMs: limits.timeoutMs, ...(signal && { signal }) }, notes });
+  const documents = (signal: AbortSignal | undefined, notes: MarketNote[], revalidate = false): DocumentContext => ({ cache, limits: { timeoutMs: limits.timeoutMs, ...(signal && { signal }) }, notes, revalidate });
 
   /** Builtin and other plugins the kernel found, and the installed ones, by name. */
   const present = async (): Promise<Map<string, Present>> => {
@@ -152,7 +152,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       for (const entry of Object.values(lock.plugins)) {
         if (entry.registry === 'file') continue;
         const registry = registryFor(registries(), entry.name);
-        const packument = await fetchPackument(documents(signal, notes), registry, entry.name);
+        const packument = await fetchPackument(documents(signal, notes, true), registry, entry.name);
         const wanted = safePick(packument, semver.validRange(entry.range) ? entry.range : (packument['dist-tags'][entry.range] ?? entry.version), registry) ?? entry.version;
         const latest = safePick(packument, 'latest', registry) ?? safePick(packument, '*', registry) ?? entry.version;
         if (semver.gt(wanted, entry.version) || semver.gt(latest, entry.version)) plugins.push({ name: entry.name, current: entry.version, wanted, latest, range: entry.range, registry: registry.name });
@@ -171,7 +171,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         const done = await store.withPluginLock(entry.name, limits.lockWaitMs, async () => {
           const registry = entry.registry === 'command-line' || entry.registry === 'file' ? undefined : registryFor(registries(), entry.name);
           const list = registry ? [registry] : registries(request.registry);
-          const plan = await planInstall(documents(request.signal, notes), list, { name: entry.name, range }, new Map([...(await present())].filter(([name]) => name !== entry.name)));
+          const plan = await planInstall(documents(request.signal, notes, true), list, { name: entry.name, range }, new Map([...(await present())].filter(([name]) => name !== entry.name)));
           const kept = plan.map((p) => (p.name === entry.name ? { ...p, range: request.latest ? `^${p.version}` : entry.range, dependency: entry.dependency === true } : p));
           return installStaged((staging) => fetchAll(kept, staging, request), request, again, true, entry.name);
         });

@@ -1,0 +1,64 @@
+/**
+ * Plugins and registries for the marketplace tests: small plugin folders
+ * written on the spot, published with `registry/publish.ts` into a registry
+ * folder that `registry/server.ts` serves on 127.0.0.1.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { publishPlugin } from '../../registry/publish.js';
+import { type RegistryServer, serveRegistry } from '../../registry/server.js';
+
+export interface FixturePlugin {
+  name: string;
+  version: string;
+  /** What its `greeting` service answers; default `<name>@<version>`. */
+  greeting?: string;
+  /** Its setup throws: the version does not load. */
+  broken?: boolean;
+  dependencies?: Record<string, string>;
+  kernel?: string;
+  description?: string;
+  keywords?: string[];
+  hooks?: Record<string, unknown>;
+  /** Extra files (path → content). */
+  files?: Record<string, string | Buffer>;
+}
+
+/** Writes a plugin folder that provides the service `greeting:<name>` (a function answering its greeting). */
+export async function writePlugin(base: string, plugin: FixturePlugin): Promise<string> {
+  const dir = join(base, `${plugin.name.replace('/', '+')}-${plugin.version}-${Math.random().toString(36).slice(2, 8)}`);
+  await mkdir(dir, { recursive: true });
+  const manifest = {
+    name: plugin.name,
+    version: plugin.version,
+    description: plugin.description ?? `the ${plugin.name} fixture`,
+    keywords: plugin.keywords ?? [],
+    kernel: plugin.kernel ?? '^1.0.0',
+    main: './index.ts',
+    provides: [`greeting:${plugin.name}`],
+    dependencies: plugin.dependencies ?? {},
+    ...(plugin.hooks && { hooks: plugin.hooks }),
+  };
+  await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
+  const greeting = JSON.stringify(plugin.greeting ?? `${plugin.name}@${plugin.version}`);
+  const body = plugin.broken ? `throw new Error('this version is broken');` : `kernel.provide(${JSON.stringify(`greeting:${plugin.name}`)} as never, (() => ${greeting}) as never);`;
+  await writeFile(join(dir, 'index.ts'), `import { definePlugin } from 'plinth/sdk';\nexport default definePlugin({ setup(kernel) { ${body} } });\n`);
+  for (const [path, content] of Object.entries(plugin.files ?? {})) {
+    await mkdir(join(dir, path, '..'), { recursive: true });
+    await writeFile(join(dir, path), content);
+  }
+  return dir;
+}
+
+/** A registry folder with `plugins` published, served on 127.0.0.1. */
+export async function servedRegistry(base: string, plugins: readonly FixturePlugin[], options: { token?: string } = {}): Promise<{ folder: string; server: RegistryServer; publish: (plugin: FixturePlugin) => Promise<void> }> {
+  const folder = join(base, `registry-${Math.random().toString(36).slice(2, 8)}`);
+  const sources = join(base, 'sources');
+  const publish = async (plugin: FixturePlugin) => {
+    await publishPlugin(folder, await writePlugin(sources, plugin));
+  };
+  for (const plugin of plugins) await publish(plugin);
+  await mkdir(folder, { recursive: true });
+  const server = await serveRegistry(folder, options);
+  return { folder, server, publish };
+}
