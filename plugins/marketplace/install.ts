@@ -71,7 +71,7 @@ export async function fetchLocal(context: InstallContext, file: string, staging:
 async function extractAndCheck(context: InstallContext, file: string, staging: string, name: string | undefined, version: string | undefined, options: InstallOptions) {
   await pauseForTests(context.env, 'extract');
   const tree = join(staging, 'tree');
-  await mkdir(tree);
+  await step('extract', name ?? file, options.signal, () => mkdir(tree, { recursive: true }));
   const extracted = await step('extract', name ?? file, options.signal, () => extractSafely(file, tree));
   const manifest = extracted.manifest;
   if (name !== undefined && (manifest.name !== name || manifest.version !== version)) {

@@ -138,7 +138,11 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       }
       const target = parseSpec(spec);
       const changes = await store.withPluginLock(target.name, limits.lockWaitMs, async () => {
-        const plan = await planInstall(documents(request.signal, notes), registries(request.registry), target, await present());
+        const plan = await planInstall(documents(request.signal, notes), registries(request.registry), target, await present()).catch(async (error: unknown) => {
+          // A cached document may predate the version asked for: ask the registry again before saying there is none.
+          if (!isPlinthError(error) || (error.code !== 'PLN_E_MARKET_NO_MATCH' && error.code !== 'PLN_E_MARKET_NOT_FOUND')) throw error;
+          return planInstall(documents(request.signal, notes, true), registries(request.registry), target, await present());
+        });
         // The target is committed under the lock already held; its dependencies take their own.
         return installStaged((staging) => fetchAll(plan, staging, request), request, again, false, target.name);
       });

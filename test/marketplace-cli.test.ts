@@ -1,0 +1,164 @@
+/**
+ * `plinth ext install|update|…` as a user runs them: the built command in a
+ * sandboxed home, tarballs made by `npm pack` and by the registry's packer,
+ * approval asked for (and its absence explained), and installs that are
+ * killed in the middle of extraction and of the final move, or run twice at
+ * once, leaving the previous version in place and a retry that succeeds.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, ensureBuilt, expectExit, json, run, sandbox, start } from './support/cli.js';
+import { type FixturePlugin, servedRegistry, writePlugin } from './support/market.js';
+
+const exec = promisify(execFile);
+let base: string;
+beforeAll(async () => {
+  ensureBuilt();
+  base = await mkdtemp(join(tmpdir(), 'plinth-market-cli-'));
+}, 120_000);
+afterAll(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+async function box(registryUrl?: string): Promise<Sandbox> {
+  const made = await sandbox('plinth-market-');
+  closers.push(() => made.remove());
+  await made.settings({ ...(registryUrl && { registries: [{ name: 'local', url: registryUrl }] }), plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } } });
+  return made;
+}
+
+async function registry(plugins: FixturePlugin[]) {
+  const served = await servedRegistry(base, plugins);
+  closers.push(() => served.server.close());
+  return served;
+}
+
+type Listed = Array<{ name: string; version: string; source: string; state: string }>;
+async function listed(sandboxed: Sandbox, name: string): Promise<Listed[number] | undefined> {
+  const result = await run(sandboxed, ['plugins', 'list', '--json']);
+  const data = json<{ plugins: Listed } | Listed>(result);
+  return (Array.isArray(data) ? data : data.plugins).find((p) => p.name === name);
+}
+
+/** 5 MB of incompressible files, so that extraction takes a while. */
+function bulk(): Record<string, Buffer> {
+  return Object.fromEntries(Array.from({ length: 320 }, (_, i) => [`assets/part-${String(i).padStart(3, '0')}.bin`, randomBytes(16 * 1024)]));
+}
+
+describe('tarballs', () => {
+  it('installs a tarball made by npm pack (package.json beside manifest.json), after approval with --yes', async () => {
+    const dir = await writePlugin(join(base, 'npm'), { name: 'npm-style', version: '1.2.3' });
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'plinth-plugin-npm-style', version: '1.2.3', type: 'module' }));
+    const { stdout } = await exec('npm', ['pack', '--offline', '--json', '--pack-destination', base], { cwd: dir, env: { ...process.env, npm_config_update_notifier: 'false' } });
+    const tarball = join(base, (JSON.parse(stdout) as Array<{ filename: string }>)[0]!.filename);
+    const home = await box();
+    const refused = await run(home, ['ext', 'install', tarball]);
+    expectExit(refused, 1);
+    expect(refused.stderr).toContain('PLN_E_MARKET_APPROVAL');
+    expect(refused.stderr).toContain('npm-style@1.2.3 declares:');
+    expect(refused.stderr).toContain('code: runs ./index.ts inside plinth');
+    expect(refused.stderr).toContain('--yes');
+    expect(existsSync(join(home.home, 'plugins', 'npm-style'))).toBe(false);
+    const installed = await run(home, ['ext', 'install', tarball, '--yes']);
+    expectExit(installed, 0);
+    expect(installed.stdout).toContain('installed npm-style@1.2.3 from file');
+    expect(await listed(home, 'npm-style')).toMatchObject({ version: '1.2.3', source: 'user', state: 'active' });
+    const lock = JSON.parse(await readFile(join(home.home, 'plugins.lock.json'), 'utf8')) as { plugins: Record<string, { integrity: string; registry: string; range: string }> };
+    expect(lock.plugins['npm-style']).toMatchObject({ registry: 'file', range: tarball, integrity: expect.stringMatching(/^sha512-/) as string });
+  }, 60_000);
+
+  it('installs from the registry server what its packer made, and --json says what changed', async () => {
+    const { server } = await registry([{ name: 'packed', version: '1.0.0' }]);
+    const home = await box(server.url);
+    const result = await run(home, ['ext', 'install', 'packed', '--yes', '--json']);
+    expectExit(result, 0);
+    expect(json(result)).toMatchObject({ changes: [{ name: 'packed', to: '1.0.0', registry: 'local', loaded: true }], notes: [] });
+    const search = await run(home, ['ext', 'search', 'pack']);
+    expectExit(search, 0);
+    expect(search.stdout).toMatch(/packed\s+1\.0\.0\s+local/);
+  }, 60_000);
+});
+
+describe('an install that is interrupted, or run twice at once', () => {
+  it('killed in the middle of extraction: the previous version still loads and a retry succeeds', async () => {
+    const { server, publish } = await registry([{ name: 'big', version: '1.0.0' }]);
+    const home = await box(server.url);
+    expectExit(await run(home, ['ext', 'install', 'big', '--yes']), 0);
+    await publish({ name: 'big', version: '2.0.0', files: bulk() });
+    const child = start(home, ['ext', 'install', 'big@2.0.0', '--yes']);
+    let gone = false;
+    const exited = new Promise((done) => child.once('exit', (code) => ((gone = true), done(code))));
+    const plugins = join(home.home, 'plugins');
+    // Kill it once the first extracted file of the new version appears in its staging folder.
+    for (let seen = false; !seen; ) {
+      expect(gone, 'the install ended before its extraction was seen').toBe(false);
+      for (const entry of readdirSync(plugins).filter((e) => e.startsWith('.staging-'))) {
+        const tree = join(plugins, entry, '0', 'tree', 'package', 'assets');
+        if (existsSync(tree) && readdirSync(tree).length > 0) seen = true;
+      }
+      if (!seen) await new Promise((done) => setImmediate(done));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    expect(await readlink(join(plugins, 'big'))).toBe(join('.versions', 'big@1.0.0'));
+    expect(await listed(home, 'big')).toMatchObject({ version: '1.0.0', state: 'active' });
+    const retry = await run(home, ['ext', 'install', 'big@2.0.0', '--yes']);
+    expectExit(retry, 0);
+    expect(await listed(home, 'big')).toMatchObject({ version: '2.0.0', state: 'active' });
+    // The dead install's staging folder went with the retry.
+    expect(readdirSync(plugins).filter((e) => e.startsWith('.staging-'))).toEqual([]);
+  }, 90_000);
+
+  it('killed in the middle of the final move: the previous version still loads and a retry succeeds', async () => {
+    const { server, publish } = await registry([{ name: 'mover', version: '1.0.0' }]);
+    const home = await box(server.url);
+    expectExit(await run(home, ['ext', 'install', 'mover', '--yes']), 0);
+    await publish({ name: 'mover', version: '1.1.0' });
+    const child = start(home, ['ext', 'update', 'mover', '--yes'], { PLINTH_MARKET_PAUSE_AT: 'move' });
+    const exited = new Promise((done) => child.once('exit', done));
+    await new Promise<void>((done) => {
+      let text = '';
+      child.stderr!.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.includes('marketplace: paused at move')) done();
+      });
+    });
+    child.kill('SIGKILL');
+    await exited;
+    const plugins = join(home.home, 'plugins');
+    expect(await readlink(join(plugins, 'mover'))).toBe(join('.versions', 'mover@1.0.0'));
+    expect(await listed(home, 'mover')).toMatchObject({ version: '1.0.0', state: 'active' });
+    const lock = JSON.parse(await readFile(join(home.home, 'plugins.lock.json'), 'utf8')) as { plugins: Record<string, { version: string }> };
+    expect(lock.plugins.mover?.version).toBe('1.0.0');
+    const retry = await run(home, ['ext', 'update', 'mover', '--yes']);
+    expectExit(retry, 0);
+    expect(retry.stdout).toContain('updated mover@1.1.0 (was 1.0.0)');
+    expect(await listed(home, 'mover')).toMatchObject({ version: '1.1.0', state: 'active' });
+  }, 90_000);
+
+  it('two installs of the same plugin at once: one waits for the other, and the plugin is installed once', async () => {
+    const { server } = await registry([{ name: 'twice', version: '1.0.0', files: bulk() }]);
+    const home = await box(server.url);
+    const [a, b] = await Promise.all([run(home, ['ext', 'install', 'twice', '--yes']), run(home, ['ext', 'install', 'twice', '--yes'])]);
+    expectExit(a, 0);
+    expectExit(b, 0);
+    expect([a.stdout, b.stdout].filter((out) => out.includes('installed twice@1.0.0'))).toHaveLength(1);
+    expect([a.stdout, b.stdout].filter((out) => out.includes('Nothing to do: already installed'))).toHaveLength(1);
+    const plugins = join(home.home, 'plugins');
+    expect(readdirSync(join(plugins, '.versions'))).toEqual(['twice@1.0.0']);
+    expect(readdirSync(plugins).filter((e) => e.startsWith('.')).sort()).toEqual(['.versions']);
+    expect(await listed(home, 'twice')).toMatchObject({ version: '1.0.0', state: 'active' });
+  }, 90_000);
+});
+
