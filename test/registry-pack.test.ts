@@ -220,7 +220,7 @@ describe('npm pack', () => {
     const env = await offlineNpmEnv(join(base, 'npm'));
     const packedByNpm = await shell('npm pack --json --pack-destination ..', dir, env);
     expect(packedByNpm.code, packedByNpm.stderr).toBe(0);
-    const [{ filename }] = JSON.parse(packedByNpm.stdout) as Array<{ filename: string }>;
+    const [{ filename }] = JSON.parse(packedByNpm.stdout) as [{ filename: string }];
     const bytes = await readFile(join(dir, '..', filename));
 
     const theirs = await readTarball(bytes);
