@@ -5,9 +5,9 @@
  * same folder behind a plain static server (python3's http.server); and the
  * `plinth registry` commands end to end.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ssri from 'ssri';
@@ -16,6 +16,7 @@ import {
   ABBREVIATED_PACKUMENT_TYPE,
   abbreviatedPackumentSchema,
   compareSearchResults,
+  defaultRegistryFolder,
   packumentSchema,
   packumentUrl,
   prepareQuery,
@@ -24,10 +25,11 @@ import {
   searchResponseSchema,
   searchScore,
 } from '../sdk/index.js';
+import { buildDefaultRegistry } from '../registry/default-registry.js';
 import { publishPlugin } from '../registry/publish.js';
 import { type RegistryServer, serveRegistry } from '../registry/server.js';
 import { SearchIndex } from '../registry/search-index.js';
-import { BIN, cleanEnv, ensureBuilt, expectExit, json, plinth } from './support/cli.js';
+import { BIN, ROOT, cleanEnv, ensureBuilt, expectExit, json, plinth } from './support/cli.js';
 
 let base: string;
 let folder: string;
@@ -385,4 +387,55 @@ describe('plinth registry (the built CLI)', () => {
     expectExit(help, 0);
     expect(help.stdout).toContain('plinth registry pack <dir>');
   }, 60_000);
+});
+
+describe('the embedded default registry', () => {
+  beforeAll(() => ensureBuilt(), 300_000);
+
+  test('is built from the examples and the transports, the same bytes every time', async () => {
+    const a = join(base, 'default-a');
+    const b = join(base, 'default-b');
+    const results = await buildDefaultRegistry(ROOT, a);
+    await buildDefaultRegistry(ROOT, b);
+    expect(results.map((r) => r.name)).toEqual(['hello-guard', 'hello-command', 'transport-stdio', 'transport-http', 'transport-sse']);
+    const listing = (folder: string) => execFileSync('sh', ['-c', 'find . -type f | sort | xargs sha256sum'], { cwd: folder }).toString();
+    expect(listing(a)).toBe(listing(b));
+    // Building again replaces the folder in one step, leaving nothing beside it.
+    await buildDefaultRegistry(ROOT, a);
+    expect((await readdir(base)).filter((name) => name.startsWith('default-a'))).toEqual(['default-a']);
+
+    // `npm run build` made it where the sdk says, and it serves.
+    expect(defaultRegistryFolder()).toBe(join(ROOT, 'dist', 'registry', 'default'));
+    const embedded = await serveRegistry(defaultRegistryFolder());
+    try {
+      const found = searchResponseSchema.parse(await (await fetch(new URL('-/v1/search?text=example', embedded.url))).json());
+      expect(found.objects.map((o) => o.package.name).sort()).toEqual(['hello-command', 'hello-guard']);
+      const transport = packumentSchema.parse(await (await fetch(packumentUrl(embedded.url, 'transport-stdio'))).json());
+      expect(transport.versions['1.0.0']).toMatchObject({ provides: ['transport:stdio'], dependencies: { launcher: '^1.0.0' } });
+    } finally {
+      await embedded.close();
+    }
+  }, 60_000);
+
+  test('its example plugins work from their tarballs: a command, and a hook once approved', async () => {
+    const unpacked = join(base, 'unpacked');
+    for (const name of ['hello-command', 'hello-guard']) {
+      const dir = join(unpacked, name);
+      await mkdir(dir, { recursive: true });
+      execFileSync('tar', ['-xzf', join(defaultRegistryFolder(), '-', `${name}-1.0.0.tgz`), '--strip-components=1', '-C', dir]);
+    }
+    const home = join(base, 'example-home');
+    await mkdir(home, { recursive: true });
+    const dirs = ['--home', home, '--workspace', base, '--plugin-dir', unpacked];
+    const hello = await plinth([...dirs, 'hello', 'Ada']);
+    expectExit(hello, 0);
+    expect(hello.stdout.trim()).toBe('Hello, Ada!');
+
+    expectExit(await plinth([...dirs, 'hooks', 'trust', 'hello-guard/no-rm']), 0);
+    const blocked = await plinth([...dirs, 'hooks', 'run', 'before_tool', '--context', '{"tool":"rm"}', '--json']);
+    expectExit(blocked, 5);
+    expect(JSON.stringify(json(blocked))).toContain('hello-guard: the rm tool is not allowed');
+    const allowed = await plinth([...dirs, 'hooks', 'run', 'before_tool', '--context', '{"tool":"ls"}', '--json']);
+    expectExit(allowed, 0);
+  }, 120_000);
 });
