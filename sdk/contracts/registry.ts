@@ -87,12 +87,19 @@ export const packumentVersionSchema = z.looseObject({
   dist: distSchema,
 });
 
+/** A version listed under another version's key would install something else than what was resolved. */
+function keysAreVersions(versions: Record<string, { version: string }>, ctx: z.RefinementCtx): void {
+  for (const [key, doc] of Object.entries(versions)) {
+    if (doc.version !== key) ctx.addIssue({ code: 'custom', path: [key, 'version'], message: `expected "${key}", the version it is listed under` });
+  }
+}
+
 /** The document `GET /<name>` returns (npm's "packument"). */
 export const packumentSchema = z.looseObject({
   name: pluginName,
   description: z.string().optional(),
   'dist-tags': stringMap.default({}),
-  versions: z.record(z.string(), packumentVersionSchema),
+  versions: z.record(z.string(), packumentVersionSchema).superRefine(keysAreVersions),
   /** `created`, `modified` and one ISO time per version. */
   time: stringMap.optional(),
   keywords: z.array(z.string()).optional(),
@@ -116,7 +123,7 @@ export const abbreviatedPackumentSchema = z.looseObject({
   name: pluginName,
   modified: z.string().optional(),
   'dist-tags': stringMap.default({}),
-  versions: z.record(z.string(), abbreviatedVersionSchema),
+  versions: z.record(z.string(), abbreviatedVersionSchema).superRefine(keysAreVersions),
 });
 
 /** One result's package: lenient, since search results only inform (install reads the packument). */
