@@ -12,6 +12,7 @@ import { packageVersion } from '../kernel/paths.js';
 import { groupCommands, groupHelpText } from './group-help.js';
 import { createOutput, formatError, printError, processStreams, type Streams } from './output.js';
 import { ProblemLog } from './problems.js';
+import { REGISTRY_COMMANDS, registryCommand } from './registry.js';
 import { upCommand } from './up.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -131,7 +132,7 @@ async function dispatch(
 
   const out = createOutput(streams, kernel.redactor);
   try {
-    const spec = command.plugin === undefined ? upCommand(kernel, problems) : await pluginCommand(kernel, command);
+    const spec = command.plugin === undefined ? await hostCommand(kernel, command, problems) : await pluginCommand(kernel, command);
     if (globals.help === true) {
       streams.stdout(`${commandHelp(command, spec)}\n`);
       return EXIT.OK;
@@ -149,7 +150,15 @@ async function dispatch(
 }
 
 function knownCommands(kernel: Kernel): Resolved[] {
-  return [{ name: 'up', summary: UP_SUMMARY, usage: 'up [--once]' }, ...kernel.declaredCommands()];
+  return [{ name: 'up', summary: UP_SUMMARY, usage: 'up [--once]' }, ...REGISTRY_COMMANDS, ...kernel.declaredCommands()];
+}
+
+/** The CLI's own commands: `up`, and the registry's publisher tools (loaded only when one runs). */
+async function hostCommand(kernel: Kernel, command: Resolved, problems: ProblemLog): Promise<CommandSpec> {
+  if (command.name === 'up') return upCommand(kernel, problems);
+  const spec = await registryCommand(command.name);
+  if (!spec) throw new PlinthError('PLN_E_CLI_UNKNOWN_COMMAND', `unknown command "${command.name}"`, { hint: 'run `plinth --help` for the list of commands' });
+  return spec;
 }
 
 const UP_SUMMARY = 'Boot every plugin, print their status and stay up until Ctrl-C (--once: print and exit)';

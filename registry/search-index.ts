@@ -73,9 +73,13 @@ export interface RankedResult {
   readonly score: number;
 }
 
-/** An index prepared for queries: every document lowercased once. */
+/** How many recent queries an index remembers (an index never changes; a changed file makes a new one). */
+const REMEMBERED_QUERIES = 128;
+
+/** An index prepared for queries: every document lowercased once, recent answers remembered. */
 export class SearchIndex {
   private readonly docs: ReadonlyArray<{ object: SearchObject; prepared: PreparedSearchDoc }>;
+  private readonly recent = new Map<string, { results: RankedResult[]; total: number }>();
 
   constructor(index: SearchResponse) {
     this.docs = index.objects.map((object) => ({ object, prepared: prepareSearchDoc(object.package) }));
@@ -87,15 +91,55 @@ export class SearchIndex {
 
   /** The matches of `text`, best first, `from` skipped and at most `size`; `total` counts every match. */
   search(text: string, size: number, from = 0): { results: RankedResult[]; total: number } {
+    const key = `${from}:${size}:${text}`;
+    const remembered = this.recent.get(key);
+    if (remembered) {
+      // Most recent last, so that the oldest is the first to go.
+      this.recent.delete(key);
+      this.recent.set(key, remembered);
+      return remembered;
+    }
+    const answer = this.rank(text, size, from);
+    this.recent.set(key, answer);
+    if (this.recent.size > REMEMBERED_QUERIES) this.recent.delete(this.recent.keys().next().value!);
+    return answer;
+  }
+
+  private rank(text: string, size: number, from: number): { results: RankedResult[]; total: number } {
     const query = prepareQuery(text);
-    const hits: Array<{ object: SearchObject; score: number; name: string }> = [];
+    // Only the best `from + size` are kept, in order: a query that matches every document sorts no more than a page.
+    const keep = from + size;
+    const best: Hit[] = [];
+    let total = 0;
     for (const doc of this.docs) {
       const score = searchScore(query, doc.prepared);
-      if (score > 0) hits.push({ object: doc.object, score, name: doc.prepared.name });
+      if (score === 0) continue;
+      total += 1;
+      const hit: Hit = { object: doc.object, score, name: doc.prepared.name };
+      if (best.length === keep && compareSearchResults(hit, best[keep - 1]!) >= 0) continue;
+      best.splice(insertionPoint(best, hit), 0, hit);
+      if (best.length > keep) best.pop();
     }
-    hits.sort(compareSearchResults);
-    return { results: hits.slice(from, from + size).map(({ object, score }) => ({ object, score })), total: hits.length };
+    return { results: best.slice(from).map(({ object, score }) => ({ object, score })), total };
   }
+}
+
+interface Hit {
+  readonly object: SearchObject;
+  readonly score: number;
+  readonly name: string;
+}
+
+/** Where `hit` goes in `sorted` (binary search, after its equals). */
+function insertionPoint(sorted: readonly Hit[], hit: Hit): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (compareSearchResults(sorted[mid]!, hit) <= 0) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 function safeJsonParse(text: string): unknown {

@@ -112,3 +112,4 @@ export {
   tarballUrlSchema,
 } from './contracts/registry.js';
 export type { AbbreviatedPackument, AbbreviatedVersion, Dist, DistSignature, Packument, PackumentVersion, PreparedQuery, PreparedSearchDoc, SearchFields, SearchObject, SearchPackage, SearchResponse } from './contracts/registry.js';
+export { DEFAULT_REGISTRY_PATH, defaultRegistryFolder } from './default-registry.js';

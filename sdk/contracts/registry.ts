@@ -87,12 +87,19 @@ export const packumentVersionSchema = z.looseObject({
   dist: distSchema,
 });
 
+/** A version listed under another version's key would install something else than what was resolved. */
+function keysAreVersions(versions: Record<string, { version: string }>, ctx: z.RefinementCtx): void {
+  for (const [key, doc] of Object.entries(versions)) {
+    if (doc.version !== key) ctx.addIssue({ code: 'custom', path: [key, 'version'], message: `expected "${key}", the version it is listed under` });
+  }
+}
+
 /** The document `GET /<name>` returns (npm's "packument"). */
 export const packumentSchema = z.looseObject({
   name: pluginName,
   description: z.string().optional(),
   'dist-tags': stringMap.default({}),
-  versions: z.record(z.string(), packumentVersionSchema),
+  versions: z.record(z.string(), packumentVersionSchema).superRefine(keysAreVersions),
   /** `created`, `modified` and one ISO time per version. */
   time: stringMap.optional(),
   keywords: z.array(z.string()).optional(),
@@ -116,7 +123,7 @@ export const abbreviatedPackumentSchema = z.looseObject({
   name: pluginName,
   modified: z.string().optional(),
   'dist-tags': stringMap.default({}),
-  versions: z.record(z.string(), abbreviatedVersionSchema),
+  versions: z.record(z.string(), abbreviatedVersionSchema).superRefine(keysAreVersions),
 });
 
 /** One result's package: lenient, since search results only inform (install reads the packument). */
@@ -228,13 +235,23 @@ export interface SearchFields {
   readonly description?: string;
 }
 
-/** {@link SearchFields} lowercased once, so that scoring 10,000 documents per query stays cheap. */
+/**
+ * {@link SearchFields} lowercased and laid out once, so that scoring 10,000
+ * documents per query costs a few `includes` each.
+ */
 export interface PreparedSearchDoc {
   readonly name: string;
   /** The name without its `@scope/`. */
   readonly bare: string;
-  readonly keywords: readonly string[];
   readonly description: string;
+  /** Every field in one string: a term found nowhere in it rules the document out at once. */
+  readonly all: string;
+  /** The name's words (split at `@`, `/`, `.`, `_`, `-`), each between spaces: ` acme git tools `. */
+  readonly nameWords: string;
+  /** The keywords, each between newlines. */
+  readonly keywordLines: string;
+  /** The description's words (letters and digits), each between spaces. */
+  readonly descriptionWords: string;
 }
 
 /** A query lowercased and split once. */
@@ -248,14 +265,22 @@ export const SEARCH_TIER = { exact: 3, prefix: 2, text: 1 } as const;
 
 export function prepareSearchDoc(fields: SearchFields): PreparedSearchDoc {
   const name = fields.name.toLowerCase();
+  const keywords = (fields.keywords ?? []).map((k) => k.toLowerCase());
+  const description = (fields.description ?? '').toLowerCase();
   const slash = name.startsWith('@') ? name.indexOf('/') : -1;
+  const spaced = (words: string[]) => ` ${words.filter((w) => w !== '').join(' ')} `;
   return {
     name,
     bare: slash === -1 ? name : name.slice(slash + 1),
-    keywords: (fields.keywords ?? []).map((k) => k.toLowerCase()),
-    description: (fields.description ?? '').toLowerCase(),
+    description,
+    all: `${name}\n${keywords.join('\n')}\n${description}`,
+    nameWords: spaced(name.split(NAME_SEPARATORS)),
+    keywordLines: `\n${keywords.join('\n')}\n`,
+    descriptionWords: spaced(description.split(/[^a-z0-9]+/)),
   };
 }
+
+const NAME_SEPARATORS = /[@/._-]+/;
 
 export function prepareQuery(text: string): PreparedQuery {
   const normal = text.trim().toLowerCase();
@@ -285,30 +310,48 @@ export function searchScore(query: PreparedQuery, doc: PreparedSearchDoc): numbe
   return strength === 0 ? 0 : SEARCH_TIER.text + strength;
 }
 
-/** Per term: 3 for a name match, 2 for a keyword (1.5 a keyword prefix), 1 for a description word (0.5 inside a word); 0 when a term matches nowhere. Mapped into [0, 1). */
+/**
+ * Per term, its best match: 3 for a word of the name (`git` in `git-tools`),
+ * 2.5 for the start of one, 2 for a keyword (1.5 its start), 1 for the start
+ * of a word of the description, 0.5 for a match inside a word (of the name or
+ * the description: `git` in `digital`). 0 when a term matches nowhere (every
+ * term must match). The average, mapped into [0, 1).
+ */
 function termStrength(query: PreparedQuery, doc: PreparedSearchDoc): number {
   let total = 0;
   for (const term of query.terms) {
-    let best = 0;
-    if (doc.name.includes(term)) best = 3;
-    else {
-      for (const keyword of doc.keywords) {
-        if (keyword === term) {
-          best = 2;
-          break;
-        }
-        if (keyword.startsWith(term)) best = Math.max(best, 1.5);
-      }
-      if (best === 0) {
-        const at = doc.description.indexOf(term);
-        if (at !== -1) best = at === 0 || !/[a-z0-9]/.test(doc.description[at - 1]!) ? 1 : 0.5;
-      }
+    if (!doc.all.includes(term)) return 0;
+    let best = nameMatch(doc, term);
+    if (best < 2) {
+      if (doc.keywordLines.includes(`\n${term}\n`)) best = 2;
+      else if (best < 1.5 && doc.keywordLines.includes(`\n${term}`)) best = 1.5;
     }
+    if (best < 1) best = Math.max(best, startsWord(doc.descriptionWords, doc.description, term, /[a-z0-9]/));
     if (best === 0) return 0;
     total += best;
   }
   // Average strength (at most 3) into [0, 1), leaving room below the next tier.
   return (total / query.terms.length / 3) * 0.999;
+}
+
+function nameMatch(doc: PreparedSearchDoc, term: string): number {
+  if (doc.nameWords.includes(` ${term} `)) return 3;
+  const inName = startsWord(doc.nameWords, doc.name, term, /[^@/._-]/);
+  return inName === 1 ? 2.5 : inName;
+}
+
+/**
+ * 1 when `term` starts a word of `text` (`words`: its words between spaces;
+ * `inWord`: a character that continues a word), 0.5 when it is only inside
+ * one, 0 when it is not in `text`.
+ */
+function startsWord(words: string, text: string, term: string, inWord: RegExp): number {
+  if (words.includes(` ${term}`)) return 1;
+  let at = text.indexOf(term);
+  if (at === -1) return 0;
+  // A term with separators in it (`plugin-42`) is not one word: look at what precedes it in the text.
+  for (; at !== -1; at = text.indexOf(term, at + 1)) if (at === 0 || !inWord.test(text[at - 1]!)) return 1;
+  return 0.5;
 }
 
 /** Orders scored results: higher score first, then by name, so that equal scores list the same way everywhere. */

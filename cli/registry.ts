@@ -1,0 +1,26 @@
+/**
+ * `plinth registry pack|publish|serve`: publisher tools, not plugins, so they
+ * are the CLI's own commands like `up`. Only their names live here; the code
+ * (and `registry/`, with tar and the server) is imported when one runs, so
+ * other commands do not pay for it.
+ */
+import type { CommandSpec } from '../sdk/commands.js';
+
+export interface HostCommandSummary {
+  readonly name: string;
+  readonly summary: string;
+  readonly usage: string;
+}
+
+export const REGISTRY_COMMANDS: readonly HostCommandSummary[] = [
+  { name: 'registry pack', summary: 'Pack a plugin folder into a tarball (the same folder gives the same bytes) and print its integrity', usage: 'registry pack <dir> [--out <file>]' },
+  { name: 'registry publish', summary: 'Add a plugin folder or tarball to a static registry folder (packument, tarball, search index)', usage: 'registry publish <dir|file.tgz> --to <folder> [--base-url <url>]' },
+  { name: 'registry serve', summary: 'Serve a registry folder on 127.0.0.1 (npm registry protocol) until Ctrl-C', usage: 'registry serve <folder> [--port <n>] [--token <token>]' },
+];
+
+/** The command named `name`, loaded on demand; undefined for a name that is not a registry command. */
+export async function registryCommand(name: string): Promise<CommandSpec | undefined> {
+  if (!REGISTRY_COMMANDS.some((c) => c.name === name)) return undefined;
+  const { registryCommands } = await import('./registry-commands.js');
+  return registryCommands().find((c) => c.name === name);
+}
