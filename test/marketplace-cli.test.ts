@@ -90,6 +90,23 @@ describe('tarballs', () => {
   }, 60_000);
 });
 
+describe('the embedded default registry', () => {
+  it('with no registry configured, search and install work offline from the registry plinth ships', async () => {
+    const home = await box();
+    const search = await run(home, ['ext', 'search', 'hello', '--json']);
+    expectExit(search, 0);
+    const hits = json<{ hits: Array<{ name: string; registry: string }> }>(search).hits;
+    expect(hits.map((h) => h.name)).toEqual(expect.arrayContaining(['hello-command', 'hello-guard']));
+    expect(new Set(hits.map((h) => h.registry))).toEqual(new Set(['plinth']));
+    const installed = await run(home, ['ext', 'install', 'hello-command', '--yes']);
+    expectExit(installed, 0);
+    expect(installed.stdout).toContain('installed hello-command@');
+    const hello = await run(home, ['hello', 'marketplace']);
+    expectExit(hello, 0);
+    expect(hello.stdout).toContain('marketplace');
+  }, 60_000);
+});
+
 describe('an install that is interrupted, or run twice at once', () => {
   it('killed in the middle of extraction: the previous version still loads and a retry succeeds', async () => {
     const { server, publish } = await registry([{ name: 'big', version: '1.0.0' }]);

@@ -4,7 +4,8 @@
  * plugins, with integrity checked before anything is extracted) and the
  * `plinth ext search|install|outdated|update|rollback|uninstall` commands.
  */
-import { definePlugin } from 'plinth/sdk';
+import { existsSync } from 'node:fs';
+import { defaultRegistryFolder, definePlugin } from 'plinth/sdk';
 import { marketplaceCommands } from './commands.js';
 import { createMarketplace } from './service.js';
 import { marketplaceSettings } from './settings.js';
@@ -19,8 +20,8 @@ export default definePlugin({
   },
 });
 
-/** The registry shipped with plinth (`PLINTH_MARKET_EMBEDDED` overrides it, for tests). */
+/** The registry shipped with plinth (`npm run build` makes it), used when none is configured. */
 function embedded(): { embeddedRegistry?: string } {
-  const given = process.env.PLINTH_MARKET_EMBEDDED;
-  return given ? { embeddedRegistry: given } : {};
+  const folder = defaultRegistryFolder();
+  return existsSync(folder) ? { embeddedRegistry: folder } : {};
 }
