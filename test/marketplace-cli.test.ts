@@ -78,6 +78,20 @@ describe('tarballs', () => {
     expect(lock.plugins['npm-style']).toMatchObject({ registry: 'file', range: tarball, integrity: expect.stringMatching(/^sha512-/) as string });
   }, 60_000);
 
+  it('installs a tarball made by plinth registry pack, and reinstalling the same bytes changes nothing', async () => {
+    const dir = await writePlugin(join(base, 'packer'), { name: 'packer-made', version: '0.3.0' });
+    const out = join(base, 'packer-made-0.3.0.tgz');
+    const home = await box();
+    expectExit(await run(home, ['registry', 'pack', dir, '--out', out]), 0);
+    const installed = await run(home, ['ext', 'install', out, '--yes']);
+    expectExit(installed, 0);
+    expect(installed.stdout).toContain('installed packer-made@0.3.0 from file');
+    const again = await run(home, ['ext', 'install', out, '--yes']);
+    expectExit(again, 0);
+    expect(again.stdout).toContain('Nothing to do: already installed');
+    expect(await listed(home, 'packer-made')).toMatchObject({ version: '0.3.0', source: 'user', state: 'active' });
+  }, 60_000);
+
   it('installs from the registry server what its packer made, and --json says what changed', async () => {
     const { server } = await registry([{ name: 'packed', version: '1.0.0' }]);
     const home = await box(server.url);

@@ -119,21 +119,17 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
   signal?.throwIfAborted();
   const before = (await store.read()).plugins[staged.name];
   const from = await store.activeVersion(staged.name);
-  if (from === staged.version && before?.integrity === staged.integrity) {
-    return { name: staged.name, from, to: staged.version, registry: staged.registry, integrity: staged.integrity, loaded: isRunning(kernel, staged.name) };
-  }
+  // The version already active is not installed again (to replace it, uninstall it first).
+  if (from === staged.version) return { name: staged.name, from, to: staged.version, registry: staged.registry, integrity: before?.integrity ?? staged.integrity, loaded: isRunning(kernel, staged.name) };
   const target = store.versionDir(staged.name, staged.version);
-  const inPlace = staged.dir === target; // a rollback: the folder is there already
-  if (inPlace) {
-    // nothing to move
-  } else if (from === staged.version) {
-    // The same version with other content (a local tarball rebuilt): it goes in beside, under the same name, by a swap of two renames.
-    await rename(target, `${target}.old-${process.pid}`);
-  } else await rm(target, { recursive: true, force: true }); // a leftover of a killed install: never the active one
-  if (!inPlace) await step('move', staged.name, undefined, async () => {
-    await mkdir(store.versionsDir, { recursive: true });
-    await rename(staged.dir, target);
-  });
+  // A rollback's folder is in place already; anything else at `target` is a leftover of a killed install, never the active version.
+  if (staged.dir !== target) {
+    await rm(target, { recursive: true, force: true });
+    await step('move', staged.name, undefined, async () => {
+      await mkdir(store.versionsDir, { recursive: true });
+      await rename(staged.dir, target);
+    });
+  }
   await pauseForTests(context.env, 'move');
   const entry: LockEntry = {
     name: staged.name,
@@ -145,11 +141,10 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
     installedAt: new Date().toISOString(),
     // Asked for by name once, it stays so when a dependent asks for it again.
     ...(staged.dependency && (before === undefined || before.dependency === true) && { dependency: true }),
-    ...(before && from !== staged.version && { previous: withoutPrevious(before) }),
+    ...(before && { previous: withoutPrevious(before) }),
   };
   await step('record', staged.name, undefined, () => store.update((data) => void (data.plugins[staged.name] = entry)));
   await step('move', staged.name, undefined, () => store.activate(staged.name, staged.version));
-  await rm(`${target}.old-${process.pid}`, { recursive: true, force: true });
   const loaded = await loadOrRevert(context, staged, before, from);
   await store.prune(staged.name, [staged.version, ...(from && from !== staged.version ? [from] : [])]);
   return { name: staged.name, ...(from && { from }), to: staged.version, registry: staged.registry, integrity: staged.integrity, loaded };
