@@ -163,12 +163,10 @@ class EntryGuard {
     if (++this.#entries > this.limits.maxEntries) return refuse(`the archive has more than ${this.limits.maxEntries} entries`);
     if (!ALLOWED_TYPES.has(entry.type)) return refuse(`${describeType(entry.type)}: a plugin may hold only regular files and folders`);
     const isDir = entry.type === 'Directory';
-    // The name in the tar header itself, under a PAX or GNU long name: both must be sound.
-    const names = entry.header.path !== undefined && entry.header.path !== entry.path ? [entry.path, entry.header.path] : [entry.path];
-    for (const name of names) {
-      const problem = pathProblem(name, isDir);
-      if (problem) return refuse(name === entry.path ? problem : `its header name "${safeLine(name)}" ${problem}`);
-    }
+    // The path exactly as tar will use it (a PAX or GNU long name applied), before tar's own
+    // sanitising: tar would rebase an absolute path or skip a ".." one, and both are refused instead.
+    const problem = pathProblem(entry.path, isDir);
+    if (problem) return refuse(problem);
     const segments = entry.path.replace(/\/$/, '').split('/');
     if (segments.length - 1 > this.limits.maxDepth) return refuse(`nested ${segments.length - 1} levels deep, more than ${this.limits.maxDepth}`);
     const mode = entry.mode ?? 0;
@@ -233,7 +231,7 @@ function describeType(type: string): string {
     ContiguousFile: 'a contiguous file',
     GNUDumpDir: 'a GNU dump folder',
   };
-  return names[type] ?? `an entry of type ${safeLine(type)}`;
+  return names[type] ?? (type === 'Unsupported' ? 'an entry of a type tar does not know' : `an entry of type ${safeLine(type)}`);
 }
 
 function specialBits(mode: number): string {
