@@ -347,6 +347,18 @@ describe('special files, modes and owners', () => {
     const { dir } = await extractSafely(scene.tarball, scene.staging);
     expect(lstatSync(join(dir, 'ours.txt')).uid).toBe(process.getuid?.());
   });
+
+  test('modes are written never writable by group or others, always usable by the owner, whatever the umask', async () => {
+    mkdirSync(scene.staging);
+    await buildTarball(scene.tarball, { entries: [...SOUND, { name: 'package/open/', type: 'dir', mode: '777' }, { name: 'package/open/run.sh', data: 'x', mode: '777' }, { name: 'package/open/data.txt', data: 'x', mode: '666' }, { name: 'package/open/locked.txt', data: 'x', mode: '000' }] });
+    const previous = process.umask(0);
+    try {
+      const { dir } = await extractSafely(scene.tarball, scene.staging);
+      expect([lstatSync(join(dir, 'open')), lstatSync(join(dir, 'open', 'run.sh')), lstatSync(join(dir, 'open', 'data.txt')), lstatSync(join(dir, 'open', 'locked.txt'))].map((s) => (s.mode & 0o777).toString(8))).toEqual(['755', '755', '644', '600']);
+    } finally {
+      process.umask(previous);
+    }
+  });
 });
 
 describe('size: bombs and limits', () => {

@@ -14,7 +14,8 @@
  *    (the file could change between the two reads) and tar's own guards on
  *    (`preservePaths: false`, `preserveOwner: false`, a depth limit);
  *
- * then a walk of what was written (regular files and folders only), and the
+ * then a walk of what was written (regular files and folders only, none
+ * writable by group or others: modes are normalised so), and the
  * manifest: `package/manifest.json` must be valid and every path it names for
  * code to run (`main`, a hook's or MCP server's script, `cwd`) must stay
  * inside the plugin. On any failure the staging folder is removed, so nothing
@@ -97,7 +98,18 @@ export async function extractSafely(tarball: string, staging: string, limits: Pa
     const raw = { zstd: false, brotli: false } as const;
     await readArchive(tarball, (filter) => new Parser({ ...raw, filter }), new EntryGuard(tarball, bounds), bounds);
     const unpack = (filter: EntryFilter) =>
-      new Unpack({ ...raw, filter, cwd: staging, preservePaths: false, preserveOwner: false, maxDepth: bounds.maxDepth + 1, noMtime: true });
+      new Unpack({
+        ...raw,
+        filter: (path, entry) => filter(path, entry) && normaliseMode(entry as ReadEntry),
+        cwd: staging,
+        preservePaths: false,
+        preserveOwner: false,
+        maxDepth: bounds.maxDepth + 1,
+        noMtime: true,
+        // Exactly the modes normaliseMode set, whatever the process's umask (0 in many containers).
+        chmod: true,
+        umask: 0o022,
+      });
     await readArchive(tarball, unpack, new EntryGuard(tarball, bounds), bounds);
     const dir = join(staging, ROOT);
     const { files, bytes } = await walkExtracted(tarball, dir, bounds);
@@ -238,6 +250,18 @@ function specialBits(mode: number): string {
   return [mode & 0o4000 && 'setuid', mode & 0o2000 && 'setgid', mode & 0o1000 && 'sticky'].filter(Boolean).join(' and ');
 }
 
+/**
+ * An entry's mode as it will be written: never writable by group or others
+ * (another local user must not be able to edit a plugin's code), always
+ * readable and writable by the owner (a mode of 0 would leave the installer
+ * unable to read its own plugin). Special bits were refused already.
+ */
+function normaliseMode(entry: ReadEntry): true {
+  const owner = entry.type === 'Directory' ? 0o700 : 0o600;
+  entry.mode = ((entry.mode ?? 0) & 0o755) | owner;
+  return true;
+}
+
 type EntryFilter = (path: string, entry: unknown) => boolean;
 
 const COMPRESSED_MAGIC = [Buffer.from([0x1f, 0x8b]), Buffer.from([0x28, 0xb5, 0x2f, 0xfd])];
@@ -325,7 +349,9 @@ async function walkExtracted(tarball: string, dir: string, limits: ExtractLimits
       const path = join(folder, entry.name);
       const name = `${ROOT}/${relative(dir, path).split(sep).join('/')}`;
       const stat = await lstat(path);
-      if (stat.mode & 0o7000) throw unsafe(tarball, name, 'was written with special mode bits');
+      // A folder may inherit setgid from the folder above staging: only a file's would be the archive's doing.
+      if (stat.mode & (stat.isDirectory() ? 0o5000 : 0o7000)) throw unsafe(tarball, name, 'was written with special mode bits');
+      if (stat.mode & 0o022) throw unsafe(tarball, name, 'was written writable by group or others');
       if (stat.isDirectory()) folders.push(path);
       else if (stat.isFile()) {
         files++;
