@@ -80,6 +80,7 @@ export interface Extracted {
 /** The one folder every entry lives under, as npm packs it. */
 const ROOT = 'package';
 const STEP = 'extract';
+const MAX_MANIFEST_BYTES = 1024 * 1024;
 const ALLOWED_TYPES = new Set(['File', 'OldFile', 'Directory']);
 
 /**
@@ -116,7 +117,8 @@ export async function extractSafely(tarball: string, staging: string, limits: Pa
     const manifest = await readPluginManifest(tarball, dir);
     return { dir, manifest, files, bytes };
   } catch (error) {
-    await rm(staging, { recursive: true, force: true });
+    // The refusal matters more than a failure to clean up (which only a permission change could cause).
+    await rm(staging, { recursive: true, force: true }).catch(() => undefined);
     throw error;
   }
 }
@@ -322,7 +324,7 @@ async function readArchive(tarball: string, makeSink: (filter: EntryFilter) => P
       if (head?.length) sink.write(head);
     });
   } catch (error) {
-    fail(invalid(tarball, `gunzip failed: ${(error as Error).message}`, error));
+    fail(invalid(tarball, `it could not be read and gunzipped: ${(error as Error).message}`, error));
   }
   sink.end();
   await settled;
@@ -368,6 +370,7 @@ async function readPluginManifest(tarball: string, dir: string): Promise<Manifes
   const file = join(dir, 'manifest.json');
   const info = await lstat(file).catch(() => undefined);
   if (!info?.isFile()) throw invalid(tarball, `it has no ${ROOT}/manifest.json`);
+  if (info.size > MAX_MANIFEST_BYTES) throw invalid(tarball, `${ROOT}/manifest.json is ${info.size} bytes, more than a manifest needs (${MAX_MANIFEST_BYTES})`);
   let data: unknown;
   try {
     data = JSON.parse(await readFile(file, 'utf8'));
