@@ -457,6 +457,20 @@ describe('damaged archives', () => {
   });
 });
 
+describe('the tarball file itself', () => {
+  test('a FIFO or a symlink where the tarball should be: invalid, without blocking, and no trace', async () => {
+    const before = snapshot(scene.parent, scene.staging);
+    mkdirSync(scene.staging);
+    await run('mkfifo', [scene.tarball]);
+    expect((await rejection(extractSafely(scene.tarball, scene.staging))).code).toBe('PLN_E_TARBALL_INVALID');
+    mkdirSync(scene.staging);
+    symlinkSync(scene.victim, scene.tarball);
+    expect((await rejection(extractSafely(scene.tarball, scene.staging))).code).toBe('PLN_E_TARBALL_INVALID');
+    expect(snapshot(scene.parent, scene.staging)).toEqual(before);
+    expect(readdirSync(scene.parent)).not.toContain('staging');
+  });
+});
+
 describe('the staging folder', () => {
   test('a staging folder that is a symlink is refused and left alone, its target too', async () => {
     const target = join(scene.parent, 'victim-dir');

@@ -29,8 +29,7 @@
  * absent, as `npm pack` writes them, or the current user's), and not a second
  * entry for a path already seen (compared without case, as some disks do).
  */
-import { createReadStream } from 'node:fs';
-import { lstat, readdir, readFile, rm } from 'node:fs/promises';
+import { constants, type FileHandle, lstat, open, readdir, readFile, rm } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
@@ -94,10 +93,17 @@ const ALLOWED_TYPES = new Set(['File', 'OldFile', 'Directory']);
 export async function extractSafely(tarball: string, staging: string, limits: Partial<ExtractLimits> = {}): Promise<Extracted> {
   const bounds: ExtractLimits = { ...DEFAULT_EXTRACT_LIMITS, ...limits };
   await checkStaging(staging);
+  let file: FileHandle | undefined;
   try {
+    // One open file for both reads: a tarball renamed over this one between them changes nothing.
+    // Not through a symlink; and a FIFO would block the open (with O_NONBLOCK it opens, and fstat refuses it).
+    file = await open(tarball, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)).catch((error: unknown) => {
+      throw invalid(tarball, `it cannot be opened: ${(error as Error).message}`, error);
+    });
+    if (!(await file.stat()).isFile()) throw invalid(tarball, 'it is not a regular file');
     // No compression sniffing: readArchive gunzips, and counts, itself.
     const raw = { zstd: false, brotli: false } as const;
-    await readArchive(tarball, (filter) => new Parser({ ...raw, filter }), new EntryGuard(tarball, bounds), bounds);
+    await readArchive(tarball, file, (filter) => new Parser({ ...raw, filter }), new EntryGuard(tarball, bounds), bounds);
     const unpack = (filter: EntryFilter) =>
       new Unpack({
         ...raw,
@@ -111,12 +117,15 @@ export async function extractSafely(tarball: string, staging: string, limits: Pa
         chmod: true,
         umask: 0o022,
       });
-    await readArchive(tarball, unpack, new EntryGuard(tarball, bounds), bounds);
+    await readArchive(tarball, file, unpack, new EntryGuard(tarball, bounds), bounds);
+    await file.close();
+    file = undefined;
     const dir = join(staging, ROOT);
     const { files, bytes } = await walkExtracted(tarball, dir, bounds);
     const manifest = await readPluginManifest(tarball, dir);
     return { dir, manifest, files, bytes };
   } catch (error) {
+    await file?.close().catch(() => undefined);
     // The refusal matters more than a failure to clean up (which only a permission change could cause).
     await rm(staging, { recursive: true, force: true }).catch(() => undefined);
     throw error;
@@ -269,13 +278,13 @@ type EntryFilter = (path: string, entry: unknown) => boolean;
 const COMPRESSED_MAGIC = [Buffer.from([0x1f, 0x8b]), Buffer.from([0x28, 0xb5, 0x2f, 0xfd])];
 
 /**
- * Feeds `tarball`, gunzipped by us and counted, into a tar parser or
+ * Feeds `tarball` (read from `file`, from its start), gunzipped by us and counted, into a tar parser or
  * unpacker whose every entry `guard` checks first. Returns once the sink has
  * finished (an unpacker: every file written and closed), so that nothing is
  * still being written when a failure removes the staging folder; throws the
  * first problem met.
  */
-async function readArchive(tarball: string, makeSink: (filter: EntryFilter) => Parser, guard: EntryGuard, limits: ExtractLimits): Promise<void> {
+async function readArchive(tarball: string, file: FileHandle, makeSink: (filter: EntryFilter) => Parser, guard: EntryGuard, limits: ExtractLimits): Promise<void> {
   let failure: Error | undefined;
   const fail = (error: Error) => {
     failure ??= error;
@@ -301,7 +310,7 @@ async function readArchive(tarball: string, makeSink: (filter: EntryFilter) => P
   let archiveBytes = 0;
   let head: Buffer | undefined = Buffer.alloc(0);
   try {
-    await pipeline(createReadStream(tarball), createGunzip(), async (chunks: AsyncIterable<Buffer>) => {
+    await pipeline(file.createReadStream({ start: 0, autoClose: false }), createGunzip(), async (chunks: AsyncIterable<Buffer>) => {
       for await (let chunk of chunks) {
         if (failure) return;
         archiveBytes += chunk.length;
