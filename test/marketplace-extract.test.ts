@@ -11,7 +11,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -219,6 +219,34 @@ describe('the sound wrapper', () => {
     await buildTarball(scene.tarball, { entries: SOUND });
     const result = await extractSafely(scene.tarball, scene.staging);
     expect(result).toMatchObject({ dir: join(scene.staging, 'package'), files: 2, manifest: { name: 'red-team', version: '1.0.0' } });
+  });
+});
+
+describe('the scan before extraction', () => {
+  /** Names created in the staging folder while `extract` runs (inotify: events queue up, none is lost). */
+  async function createdDuring(extract: () => Promise<unknown>): Promise<string[]> {
+    const seen: string[] = [];
+    const watcher = watch(scene.staging, (_event, name) => name && seen.push(String(name)));
+    try {
+      await extract().catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      watcher.close();
+    }
+    return seen;
+  }
+
+  test('a bad entry at the end refuses the tarball before a single file is written', async () => {
+    const files = Array.from({ length: 50 }, (_, i) => ({ name: `package/lib/f${i}.js`, data: 'x'.repeat(10_000) }));
+    mkdirSync(scene.staging);
+    await buildTarball(scene.tarball, { entries: [...SOUND, ...files] });
+    // The watcher sees extraction happen when it does…
+    expect(await createdDuring(() => extractSafely(scene.tarball, scene.staging))).toContain('package');
+    rmSync(scene.staging, { recursive: true, force: true });
+    mkdirSync(scene.staging);
+    await buildTarball(scene.tarball, { entries: [...SOUND, ...files, { name: 'package/last', type: 'symlink', linkname: '/' }] });
+    // …and nothing happens when the last entry is bad.
+    expect(await createdDuring(() => extractSafely(scene.tarball, scene.staging))).not.toContain('package');
   });
 });
 

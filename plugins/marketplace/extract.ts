@@ -5,8 +5,8 @@
  *   const { dir, manifest } = await extractSafely(tarball, staging);   // dir = <staging>/package
  *
  * `staging` is a fresh, empty folder the caller made inside plinth's own
- * folder (the tarball itself may sit in it). The archive is read twice, each
- * time through our own gunzip with byte counters:
+ * folder (the tarball itself may sit in it). The tarball is opened once and
+ * read twice, each time through our own gunzip with byte counters:
  *
  * 1. a scan of every header, before anything is written: one bad entry refuses
  *    the whole tarball (`PLN_E_TARBALL_UNSAFE`, naming the entry and why);
