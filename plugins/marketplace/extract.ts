@@ -5,8 +5,8 @@
  *   const { dir, manifest } = await extractSafely(tarball, staging);   // dir = <staging>/package
  *
  * `staging` is a fresh, empty folder the caller made inside plinth's own
- * folder (the tarball itself may sit in it). The archive is read twice, each
- * time through our own gunzip with byte counters:
+ * folder (the tarball itself may sit in it). The tarball is opened once and
+ * read twice, each time through our own gunzip with byte counters:
  *
  * 1. a scan of every header, before anything is written: one bad entry refuses
  *    the whole tarball (`PLN_E_TARBALL_UNSAFE`, naming the entry and why);
@@ -14,7 +14,8 @@
  *    (the file could change between the two reads) and tar's own guards on
  *    (`preservePaths: false`, `preserveOwner: false`, a depth limit);
  *
- * then a walk of what was written (regular files and folders only), and the
+ * then a walk of what was written (regular files and folders only, none
+ * writable by group or others: modes are normalised so), and the
  * manifest: `package/manifest.json` must be valid and every path it names for
  * code to run (`main`, a hook's or MCP server's script, `cwd`) must stay
  * inside the plugin. On any failure the staging folder is removed, so nothing
@@ -28,8 +29,7 @@
  * absent, as `npm pack` writes them, or the current user's), and not a second
  * entry for a path already seen (compared without case, as some disks do).
  */
-import { createReadStream } from 'node:fs';
-import { lstat, readdir, readFile, rm } from 'node:fs/promises';
+import { constants, type FileHandle, lstat, open, readdir, readFile, rm } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
@@ -79,6 +79,7 @@ export interface Extracted {
 /** The one folder every entry lives under, as npm packs it. */
 const ROOT = 'package';
 const STEP = 'extract';
+const MAX_MANIFEST_BYTES = 1024 * 1024;
 const ALLOWED_TYPES = new Set(['File', 'OldFile', 'Directory']);
 
 /**
@@ -92,19 +93,41 @@ const ALLOWED_TYPES = new Set(['File', 'OldFile', 'Directory']);
 export async function extractSafely(tarball: string, staging: string, limits: Partial<ExtractLimits> = {}): Promise<Extracted> {
   const bounds: ExtractLimits = { ...DEFAULT_EXTRACT_LIMITS, ...limits };
   await checkStaging(staging);
+  let file: FileHandle | undefined;
   try {
+    // One open file for both reads: a tarball renamed over this one between them changes nothing.
+    // Not through a symlink; and a FIFO would block the open (with O_NONBLOCK it opens, and fstat refuses it).
+    file = await open(tarball, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)).catch((error: unknown) => {
+      throw invalid(tarball, `it cannot be opened: ${(error as Error).message}`, error);
+    });
+    if (!(await file.stat()).isFile()) throw invalid(tarball, 'it is not a regular file');
     // No compression sniffing: readArchive gunzips, and counts, itself.
     const raw = { zstd: false, brotli: false } as const;
-    await readArchive(tarball, (filter) => new Parser({ ...raw, filter }), new EntryGuard(tarball, bounds), bounds);
+    await readArchive(tarball, file, (filter) => new Parser({ ...raw, filter }), new EntryGuard(tarball, bounds), bounds);
     const unpack = (filter: EntryFilter) =>
-      new Unpack({ ...raw, filter, cwd: staging, preservePaths: false, preserveOwner: false, maxDepth: bounds.maxDepth + 1, noMtime: true });
-    await readArchive(tarball, unpack, new EntryGuard(tarball, bounds), bounds);
+      new Unpack({
+        ...raw,
+        filter: (path, entry) => filter(path, entry) && normaliseMode(entry as ReadEntry),
+        cwd: staging,
+        preservePaths: false,
+        preserveOwner: false,
+        maxDepth: bounds.maxDepth + 1,
+        noMtime: true,
+        // Exactly the modes normaliseMode set, whatever the process's umask (0 in many containers).
+        chmod: true,
+        umask: 0o022,
+      });
+    await readArchive(tarball, file, unpack, new EntryGuard(tarball, bounds), bounds);
+    await file.close();
+    file = undefined;
     const dir = join(staging, ROOT);
     const { files, bytes } = await walkExtracted(tarball, dir, bounds);
     const manifest = await readPluginManifest(tarball, dir);
     return { dir, manifest, files, bytes };
   } catch (error) {
-    await rm(staging, { recursive: true, force: true });
+    await file?.close().catch(() => undefined);
+    // The refusal matters more than a failure to clean up (which only a permission change could cause).
+    await rm(staging, { recursive: true, force: true }).catch(() => undefined);
     throw error;
   }
 }
@@ -163,12 +186,10 @@ class EntryGuard {
     if (++this.#entries > this.limits.maxEntries) return refuse(`the archive has more than ${this.limits.maxEntries} entries`);
     if (!ALLOWED_TYPES.has(entry.type)) return refuse(`${describeType(entry.type)}: a plugin may hold only regular files and folders`);
     const isDir = entry.type === 'Directory';
-    // The name in the tar header itself, under a PAX or GNU long name: both must be sound.
-    const names = entry.header.path !== undefined && entry.header.path !== entry.path ? [entry.path, entry.header.path] : [entry.path];
-    for (const name of names) {
-      const problem = pathProblem(name, isDir);
-      if (problem) return refuse(name === entry.path ? problem : `its header name "${safeLine(name)}" ${problem}`);
-    }
+    // The path exactly as tar will use it (a PAX or GNU long name applied), before tar's own
+    // sanitising: tar would rebase an absolute path or skip a ".." one, and both are refused instead.
+    const problem = pathProblem(entry.path, isDir);
+    if (problem) return refuse(problem);
     const segments = entry.path.replace(/\/$/, '').split('/');
     if (segments.length - 1 > this.limits.maxDepth) return refuse(`nested ${segments.length - 1} levels deep, more than ${this.limits.maxDepth}`);
     const mode = entry.mode ?? 0;
@@ -233,11 +254,23 @@ function describeType(type: string): string {
     ContiguousFile: 'a contiguous file',
     GNUDumpDir: 'a GNU dump folder',
   };
-  return names[type] ?? `an entry of type ${safeLine(type)}`;
+  return names[type] ?? (type === 'Unsupported' ? 'an entry of a type tar does not know' : `an entry of type ${safeLine(type)}`);
 }
 
 function specialBits(mode: number): string {
   return [mode & 0o4000 && 'setuid', mode & 0o2000 && 'setgid', mode & 0o1000 && 'sticky'].filter(Boolean).join(' and ');
+}
+
+/**
+ * An entry's mode as it will be written: never writable by group or others
+ * (another local user must not be able to edit a plugin's code), always
+ * readable and writable by the owner (a mode of 0 would leave the installer
+ * unable to read its own plugin). Special bits were refused already.
+ */
+function normaliseMode(entry: ReadEntry): true {
+  const owner = entry.type === 'Directory' ? 0o700 : 0o600;
+  entry.mode = ((entry.mode ?? 0) & 0o755) | owner;
+  return true;
 }
 
 type EntryFilter = (path: string, entry: unknown) => boolean;
@@ -245,13 +278,13 @@ type EntryFilter = (path: string, entry: unknown) => boolean;
 const COMPRESSED_MAGIC = [Buffer.from([0x1f, 0x8b]), Buffer.from([0x28, 0xb5, 0x2f, 0xfd])];
 
 /**
- * Feeds `tarball`, gunzipped by us and counted, into a tar parser or
+ * Feeds `tarball` (read from `file`, from its start), gunzipped by us and counted, into a tar parser or
  * unpacker whose every entry `guard` checks first. Returns once the sink has
  * finished (an unpacker: every file written and closed), so that nothing is
  * still being written when a failure removes the staging folder; throws the
  * first problem met.
  */
-async function readArchive(tarball: string, makeSink: (filter: EntryFilter) => Parser, guard: EntryGuard, limits: ExtractLimits): Promise<void> {
+async function readArchive(tarball: string, file: FileHandle, makeSink: (filter: EntryFilter) => Parser, guard: EntryGuard, limits: ExtractLimits): Promise<void> {
   let failure: Error | undefined;
   const fail = (error: Error) => {
     failure ??= error;
@@ -277,7 +310,7 @@ async function readArchive(tarball: string, makeSink: (filter: EntryFilter) => P
   let archiveBytes = 0;
   let head: Buffer | undefined = Buffer.alloc(0);
   try {
-    await pipeline(createReadStream(tarball), createGunzip(), async (chunks: AsyncIterable<Buffer>) => {
+    await pipeline(file.createReadStream({ start: 0, autoClose: false }), createGunzip(), async (chunks: AsyncIterable<Buffer>) => {
       for await (let chunk of chunks) {
         if (failure) return;
         archiveBytes += chunk.length;
@@ -300,7 +333,7 @@ async function readArchive(tarball: string, makeSink: (filter: EntryFilter) => P
       if (head?.length) sink.write(head);
     });
   } catch (error) {
-    fail(invalid(tarball, `gunzip failed: ${(error as Error).message}`, error));
+    fail(invalid(tarball, `it could not be read and gunzipped: ${(error as Error).message}`, error));
   }
   sink.end();
   await settled;
@@ -327,7 +360,9 @@ async function walkExtracted(tarball: string, dir: string, limits: ExtractLimits
       const path = join(folder, entry.name);
       const name = `${ROOT}/${relative(dir, path).split(sep).join('/')}`;
       const stat = await lstat(path);
-      if (stat.mode & 0o7000) throw unsafe(tarball, name, 'was written with special mode bits');
+      // A folder may inherit setgid from the folder above staging: only a file's would be the archive's doing.
+      if (stat.mode & (stat.isDirectory() ? 0o5000 : 0o7000)) throw unsafe(tarball, name, 'was written with special mode bits');
+      if (stat.mode & 0o022) throw unsafe(tarball, name, 'was written writable by group or others');
       if (stat.isDirectory()) folders.push(path);
       else if (stat.isFile()) {
         files++;
@@ -344,6 +379,7 @@ async function readPluginManifest(tarball: string, dir: string): Promise<Manifes
   const file = join(dir, 'manifest.json');
   const info = await lstat(file).catch(() => undefined);
   if (!info?.isFile()) throw invalid(tarball, `it has no ${ROOT}/manifest.json`);
+  if (info.size > MAX_MANIFEST_BYTES) throw invalid(tarball, `${ROOT}/manifest.json is ${info.size} bytes, more than a manifest needs (${MAX_MANIFEST_BYTES})`);
   let data: unknown;
   try {
     data = JSON.parse(await readFile(file, 'utf8'));

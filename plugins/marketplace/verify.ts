@@ -170,12 +170,16 @@ function checkSize(subject: string, actual: number, expected: number, final: boo
   });
 }
 
-function expectedOf(integrity: string | ExpectedIntegrity): ExpectedIntegrity {
-  return typeof integrity === 'string' ? parseIntegrity(integrity) : integrity;
+/** Metadata as the registry gave it (anything: it is checked), or already checked by {@link parseIntegrity}. */
+export type IntegrityInput = string | ExpectedIntegrity | undefined;
+
+function expectedOf(integrity: IntegrityInput): ExpectedIntegrity {
+  const checked = typeof integrity === 'object' && integrity !== null && integrity.digests instanceof Map;
+  return checked ? integrity : parseIntegrity(integrity);
 }
 
 /** Verifies a downloaded file against the registry's integrity (and size, when known). */
-export async function verifyFile(file: string, integrity: string | ExpectedIntegrity, options: VerifyOptions = {}): Promise<Verified> {
+export async function verifyFile(file: string, integrity: IntegrityInput, options: VerifyOptions = {}): Promise<Verified> {
   const digester = new Digester(expectedOf(integrity));
   const subject = options.subject ?? file;
   await pipeline(createReadStream(file), async (chunks: AsyncIterable<Buffer>) => {
@@ -199,7 +203,7 @@ export interface IntegrityStream extends Transform {
  * its end when a digest does not match, so `pipeline(body, stream, file)`
  * rejects and the file can be thrown away.
  */
-export function integrityStream(integrity: string | ExpectedIntegrity, options: VerifyOptions = {}): IntegrityStream {
+export function integrityStream(integrity: IntegrityInput, options: VerifyOptions = {}): IntegrityStream {
   const digester = new Digester(expectedOf(integrity));
   const subject = options.subject ?? 'the download';
   let verified: Verified | undefined;
