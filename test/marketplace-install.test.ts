@@ -5,7 +5,7 @@
  * lock file recording what was asked for, and nothing changed by a step that
  * fails.
  */
-import { lstat, mkdtemp, readFile, readdir, readlink, rm } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -123,6 +123,37 @@ describe('install', () => {
     const error = await rejection(market.install('future', { yes: true }));
     expect(error.code).toBe('PLN_E_MARKET_NO_MATCH');
     expect(error.message).toContain('needs kernel ^9.0.0');
+  });
+});
+
+describe('a step that fails changes nothing', () => {
+  it('a tarball swapped after it was published fails verification: the old version stays, no staging is left', async () => {
+    const { server, folder, publish } = await registry([{ name: 'greeter', version: '1.0.0' }]);
+    const { kernel, market } = await host(server.url);
+    await market.install('greeter', { yes: true });
+    await publish({ name: 'greeter', version: '1.1.0' });
+    // Someone replaces the tarball on the server with another plugin's bytes of the same name and version.
+    const other = await servedRegistry(base, [{ name: 'greeter', version: '1.1.0', greeting: 'evil' }]);
+    closers.push(() => other.server.close());
+    await writeFile(join(folder, '-', 'greeter-1.1.0.tgz'), await readFile(join(other.folder, '-', 'greeter-1.1.0.tgz')));
+    const before = await readFile(join(kernel.home, 'plugins.lock.json'), 'utf8');
+    const error = await rejection(market.update(['greeter'], { yes: true }));
+    expect(error.code).toBe('PLN_E_INTEGRITY_MISMATCH');
+    expect(error.details?.step).toBe('verify');
+    expect(await greeting(kernel, 'greeter')).toBe('greeter@1.0.0');
+    expect(await readFile(join(kernel.home, 'plugins.lock.json'), 'utf8')).toBe(before);
+    expect(await listing(kernel)).toEqual(['.versions/greeter@1.0.0', 'greeter']);
+  });
+
+  it('never replaces a folder the user put at plugins/<name>', async () => {
+    const { server } = await registry([{ name: 'greeter', version: '1.0.0' }]);
+    const { kernel, market } = await host(server.url);
+    await mkdir(join(kernel.home, 'plugins', 'greeter'), { recursive: true });
+    await writeFile(join(kernel.home, 'plugins', 'greeter', 'notes.txt'), 'mine');
+    const error = await rejection(market.install('greeter', { yes: true }));
+    expect(error.code).toBe('PLN_E_MARKET_NOT_OURS');
+    expect(await readFile(join(kernel.home, 'plugins', 'greeter', 'notes.txt'), 'utf8')).toBe('mine');
+    expect(await listing(kernel)).toEqual(['greeter']);
   });
 });
 

@@ -145,8 +145,9 @@ describe('tokens and redirects', () => {
     const cdn = await recorder({ answer: (_req, res) => (res.writeHead(404), res.end(), true) });
     const origin = await registry([{ name: 'private', version: '1.0.0' }], { token: TOKEN, baseUrl: cdn.url });
     const proxy = await recorder({ target: origin.server.url });
-    const { market } = await host([{ name: 'private', url: proxy.url, token: '${env:PLINTH_TEST_REGISTRY_TOKEN}' }]);
+    const { kernel, market } = await host([{ name: 'private', url: proxy.url, token: '${env:PLINTH_TEST_REGISTRY_TOKEN}' }]);
     const error = await rejection(market.install('private', { yes: true }));
+    expect(kernel.logs.join('\n')).not.toContain(TOKEN);
     expect(proxy.seen.map((s) => [s.url, s.authorization, s.status])).toEqual([['/private', `Bearer ${TOKEN}`, 200]]);
     expect(cdn.seen.map((s) => [s.url, s.authorization])).toEqual([['/-/private-1.0.0.tgz', undefined]]);
     expect(error).toMatchObject({ code: 'PLN_E_MARKET_NOT_FOUND', details: expect.objectContaining({ step: 'download' }) as unknown });
