@@ -5,6 +5,7 @@
  * cache saying how old it is, a token goes to its own registry's origin only,
  * and a redirect to another origin is refused. Real servers on 127.0.0.1.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,8 +28,8 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-async function host(registries: unknown[]): Promise<{ kernel: TestKernel; market: MarketplaceService }> {
-  const kernel = await createTestKernel({ builtin: true, settings: { registries, plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } } } });
+async function host(registries: unknown[], settings: Record<string, unknown> = {}): Promise<{ kernel: TestKernel; market: MarketplaceService }> {
+  const kernel = await createTestKernel({ builtin: true, settings: { registries, plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false }, marketplace: { settings } } } });
   closers.push(() => kernel.dispose());
   return { kernel, market: await kernel.get('marketplace') };
 }
@@ -130,6 +131,23 @@ describe('cache', () => {
     const error = await rejection(market.install('anything', { yes: true }));
     expect(error.code).toBe('PLN_E_MARKET_REGISTRY_UNREACHABLE');
     expect(error.details).toMatchObject({ step: 'resolve', registry: 'gone', reason: 'ECONNREFUSED' });
+  });
+});
+
+describe('limits', () => {
+  it('refuses a tarball larger than maxDownloadBytes, at the download step, installing nothing', async () => {
+    const { server } = await registry([{ name: 'bulky', version: '1.0.0', files: { 'data.bin': randomBytes(64 * 1024) } }]);
+    const { kernel, market } = await host([{ name: 'local', url: server.url }], { maxDownloadBytes: 20_000 });
+    const error = await rejection(market.install('bulky', { yes: true }));
+    expect(error).toMatchObject({ code: 'PLN_E_MARKET_DOWNLOAD', details: expect.objectContaining({ step: 'download', maxBytes: 20_000 }) as unknown });
+    expect(await readdir(join(kernel.home, 'plugins')).catch(() => [])).toEqual([]);
+  });
+
+  it('gives up on a registry that does not answer within downloadTimeoutMs', async () => {
+    const silent = await recorder({ answer: () => true }); // takes the request and never answers
+    const { market } = await host([{ name: 'silent', url: silent.url }], { downloadTimeoutMs: 300 });
+    const error = await rejection(market.install('anything', { yes: true }));
+    expect(error).toMatchObject({ code: 'PLN_E_MARKET_REGISTRY_UNREACHABLE', details: expect.objectContaining({ registry: 'silent', reason: 'timed out' }) as unknown });
   });
 });
 
