@@ -178,6 +178,29 @@ describe('an install that is interrupted, or run twice at once', () => {
     expect(await listed(home, 'mover')).toMatchObject({ version: '1.1.0', state: 'active' });
   }, 90_000);
 
+  it('interrupted with SIGTERM before the move: it says so, removes its staging folder and changes nothing', async () => {
+    const { server, publish } = await registry([{ name: 'calm', version: '1.0.0' }]);
+    const home = await box(server.url);
+    expectExit(await run(home, ['ext', 'install', 'calm', '--yes']), 0);
+    await publish({ name: 'calm', version: '2.0.0' });
+    const child = start(home, ['ext', 'install', 'calm@2', '--yes'], { PLINTH_MARKET_PAUSE_AT: 'extract' });
+    let stderr = '';
+    const exited = new Promise<number | null>((done) => child.once('exit', done));
+    await new Promise<void>((done) => {
+      child.stderr!.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (stderr.includes('marketplace: paused at extract')) done();
+      });
+    });
+    child.kill('SIGTERM');
+    expect(await exited).not.toBe(0);
+    expect(stderr).toContain('PLN_E_MARKET_INTERRUPTED');
+    const plugins = join(home.home, 'plugins');
+    expect(readdirSync(plugins).filter((e) => e.startsWith('.') && e !== '.versions')).toEqual([]);
+    expect(readdirSync(join(plugins, '.versions'))).toEqual(['calm@1.0.0']);
+    expect(await listed(home, 'calm')).toMatchObject({ version: '1.0.0', state: 'active' });
+  }, 90_000);
+
   it('two installs of the same plugin at once: one waits for the other, and the plugin is installed once', async () => {
     const { server } = await registry([{ name: 'twice', version: '1.0.0', files: bulk() }]);
     const home = await box(server.url);

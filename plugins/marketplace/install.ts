@@ -69,7 +69,7 @@ export async function fetchLocal(context: InstallContext, file: string, staging:
 }
 
 async function extractAndCheck(context: InstallContext, file: string, staging: string, name: string | undefined, version: string | undefined, options: InstallOptions) {
-  await pauseForTests(context.env, 'extract');
+  await step('extract', name ?? file, options.signal, () => pauseForTests(context.env, 'extract', options.signal));
   const tree = join(staging, 'tree');
   await step('extract', name ?? file, options.signal, () => mkdir(tree, { recursive: true }));
   const extracted = await step('extract', name ?? file, options.signal, () => extractSafely(file, tree));
@@ -247,8 +247,8 @@ function interrupted(name: string, plugin: string, cause?: unknown): PlinthError
  * For the tests that kill an install at a given step: `PLINTH_MARKET_PAUSE_AT=<step>`
  * says so on stderr and waits, so that the test can kill it there.
  */
-async function pauseForTests(env: Record<string, string | undefined>, at: string): Promise<void> {
+async function pauseForTests(env: Record<string, string | undefined>, at: string, signal?: AbortSignal): Promise<void> {
   if (env.PLINTH_MARKET_PAUSE_AT !== at) return;
   process.stderr.write(`marketplace: paused at ${at}\n`);
-  await sleep(60_000);
+  await sleep(60_000, undefined, signal ? { signal } : {});
 }
