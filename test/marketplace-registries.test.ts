@@ -69,6 +69,14 @@ describe('search', () => {
     ]);
     expect(result.notes).toEqual([]);
     expect((await market.search('nothing-like-this')).hits).toEqual([]);
+    // One registry down (and nothing of this query cached): the other's results, and a note naming the one that is not there.
+    await two.server.close();
+    const partial = await market.search('code');
+    expect(partial.hits.map((h) => h.name).sort()).toEqual(['formatter', 'lint']);
+    expect(partial.notes).toEqual([expect.objectContaining({ registry: 'two', kind: 'unreachable' })]);
+    // Both down: an error, not an empty list.
+    await one.server.close();
+    expect((await rejection(market.search('something else'))).code).toBe('PLN_E_MARKET_REGISTRY_UNREACHABLE');
   });
 
   it('reads a static registry folder (a file:// URL or a path) as a registry', async () => {

@@ -98,12 +98,17 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       const query = prepareQuery(text);
       const hits: SearchHit[] = [];
       const seen = new Set<string>();
-      for (const registry of registries()) {
+      const list = registries();
+      const failures: unknown[] = [];
+      for (const registry of list) {
         let response;
         try {
           response = await fetchSearch(documents(signal, notes), registry, text, Math.max(limit, 20));
         } catch (error) {
           if (!isPlinthError(error) || !/^PLN_E_MARKET_(REGISTRY_UNREACHABLE|REGISTRY_RESPONSE|NOT_FOUND)$/.test(error.code)) throw error;
+          // One registry down does not stop the others' results; every one down is an error.
+          failures.push(error);
+          if (failures.length === list.length) throw error;
           notes.push({ registry: registry.name, kind: 'unreachable', message: error.message });
           continue;
         }
