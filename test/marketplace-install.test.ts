@@ -145,6 +145,20 @@ describe('a step that fails changes nothing', () => {
     expect(await listing(kernel)).toEqual(['.versions/greeter@1.0.0', 'greeter']);
   });
 
+  it('a tarball whose manifest names another version than the registry offered is refused at the validate step', async () => {
+    const { server, folder, publish } = await registry([{ name: 'greeter', version: '1.0.0' }]);
+    const { kernel, market } = await host(server.url);
+    await market.install('greeter', { yes: true });
+    await publish({ name: 'greeter', version: '1.1.0' });
+    // The registry's 1.1.0 entry points at the 1.0.0 tarball, with that tarball's (correct) integrity.
+    const packument = JSON.parse(await readFile(join(folder, 'greeter'), 'utf8')) as { versions: Record<string, { dist: { tarball: string; integrity: string } }> };
+    packument.versions['1.1.0']!.dist = { ...packument.versions['1.0.0']!.dist };
+    await writeFile(join(folder, 'greeter'), JSON.stringify(packument));
+    const error = await rejection(market.update(['greeter'], { yes: true }));
+    expect(error).toMatchObject({ code: 'PLN_E_MARKET_MISMATCH', details: expect.objectContaining({ step: 'validate', claimed: 'greeter@1.1.0', found: 'greeter@1.0.0' }) as unknown });
+    expect(await listing(kernel)).toEqual(['.versions/greeter@1.0.0', 'greeter']);
+  });
+
   it('never replaces a folder the user put at plugins/<name>', async () => {
     const { server } = await registry([{ name: 'greeter', version: '1.0.0' }]);
     const { kernel, market } = await host(server.url);
