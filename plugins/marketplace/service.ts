@@ -67,9 +67,9 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         if (active !== s.version) changing.push(s);
       }
       if (changing.length === 0) return [];
-      const request_ = await approvalFor(changing, async (name) => ((await store.activeVersion(name)) ? readManifest(store.activePath(name)) : undefined));
+      const approval = await approvalFor(changing, async (name) => ((await store.activeVersion(name)) ? readManifest(store.activePath(name)) : undefined));
       // An update that declares the same as before needs no new approval.
-      if (!(reapproveOnly && request_.unchanged)) await approve(request_, request, again);
+      if (!(reapproveOnly && approval.unchanged)) await approve(approval, request, again);
       const changes: MarketChange[] = [];
       for (const s of changing) {
         const apply = () => commit(installContext, s, request.signal);
@@ -126,7 +126,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
 
     async install(spec, request = {}) {
       const notes: MarketNote[] = [];
-      const local = await isTarballPath(spec);
+      const local = isTarballPath(spec);
       const again = `plinth ext install ${spec}${request.registry ? ` --registry ${request.registry}` : ''}`;
       if (local) {
         const file = isAbsolute(spec) ? spec : resolvePath(spec);
@@ -252,7 +252,7 @@ function notInstalled(name: string): never {
   throw new PlinthError('PLN_E_MARKET_NOT_INSTALLED', `"${name}" was not installed with plinth ext install`, { plugin: name, hint: '`plinth ext outdated` and plugins.lock.json list what is installed; builtin and linked plugins are managed otherwise', details: { step: 'resolve' } });
 }
 
-async function isTarballPath(spec: string): Promise<boolean> {
-  if (!/\.(tgz|tar\.gz)$/.test(spec) && !spec.startsWith('.') && !isAbsolute(spec)) return false;
-  return true;
+/** `./x.tgz`, `/abs/x`, `x.tar.gz`: a file; anything else is a name (`@scope/name@range`). */
+function isTarballPath(spec: string): boolean {
+  return /\.(tgz|tar\.gz)$/.test(spec) || spec.startsWith('.') || isAbsolute(spec);
 }
