@@ -117,6 +117,15 @@ describe('install', () => {
     expect(refused.message).toContain('app@1.0.0');
   });
 
+  it('--registry installs from the registry given instead of the configured ones', async () => {
+    const configured = await registry([{ name: 'greeter', version: '1.0.0' }]);
+    const given = await registry([{ name: 'greeter', version: '3.0.0' }]);
+    const { kernel, market } = await host(configured.server.url);
+    const result = await market.install('greeter', { yes: true, registry: given.server.url });
+    expect(result.changes).toEqual([expect.objectContaining({ to: '3.0.0', registry: 'command-line' })]);
+    expect((await lockOf(kernel)).plugins.greeter?.resolved).toBe(`${given.server.url}-/greeter-3.0.0.tgz`);
+  });
+
   it('refuses a version for another kernel, saying which kernel it needs', async () => {
     const { server } = await registry([{ name: 'future', version: '1.0.0', kernel: '^9.0.0' }]);
     const { market } = await host(server.url);
