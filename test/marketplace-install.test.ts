@@ -168,6 +168,23 @@ describe('a step that fails changes nothing', () => {
     expect(await listing(kernel)).toEqual(['.versions/greeter@1.0.0', 'greeter']);
   });
 
+  it('a lock file written just before a kill, ahead of the switch, is read back as the version still linked', async () => {
+    const { server, publish } = await registry([{ name: 'greeter', version: '1.0.0' }]);
+    const { kernel, market } = await host(server.url);
+    await market.install('greeter', { yes: true });
+    await publish({ name: 'greeter', version: '1.1.0' });
+    // What a process killed between "record" and the link's switch leaves: the lock names 1.1.0, the link 1.0.0.
+    const lock = await lockOf(kernel);
+    const v1 = lock.plugins.greeter!;
+    lock.plugins.greeter = { ...v1, version: '1.1.0', integrity: 'sha512-AAAA', previous: v1 };
+    await writeFile(join(kernel.home, 'plugins.lock.json'), JSON.stringify(lock));
+    expect((await market.installed()).plugins.greeter).toEqual(v1);
+    // And the next update goes from 1.0.0, recording 1.0.0 as the previous version.
+    const update = await market.update(['greeter'], { yes: true });
+    expect(update.changes).toEqual([expect.objectContaining({ from: '1.0.0', to: '1.1.0' })]);
+    expect((await lockOf(kernel)).plugins.greeter?.previous).toMatchObject({ version: '1.0.0', integrity: v1.integrity });
+  });
+
   it('never replaces a folder the user put at plugins/<name>', async () => {
     const { server } = await registry([{ name: 'greeter', version: '1.0.0' }]);
     const { kernel, market } = await host(server.url);
