@@ -124,6 +124,11 @@ describe('install', () => {
     const result = await market.install('greeter', { yes: true, registry: given.server.url });
     expect(result.changes).toEqual([expect.objectContaining({ to: '3.0.0', registry: 'command-line' })]);
     expect((await lockOf(kernel)).plugins.greeter?.resolved).toBe(`${given.server.url}-/greeter-3.0.0.tgz`);
+    // Updates come from that registry too, not the configured one.
+    await given.publish({ name: 'greeter', version: '3.1.0' });
+    expect((await market.outdated()).plugins).toEqual([expect.objectContaining({ current: '3.0.0', latest: '3.1.0', registry: 'command-line' })]);
+    await market.update(['greeter'], { yes: true });
+    expect(await greeting(kernel, 'greeter')).toBe('greeter@3.1.0');
   });
 
   it('refuses a version for another kernel, saying which kernel it needs', async () => {

@@ -36,6 +36,7 @@ export interface Staged {
   readonly integrity: string;
   readonly range: string;
   readonly registry: string;
+  readonly registryUrl?: string;
   readonly resolved: string;
   readonly dependency: boolean;
 }
@@ -54,7 +55,7 @@ export async function fetchPlanned(context: InstallContext, planned: Planned, st
   );
   await step('verify', planned.name, options.signal, () => verifyFile(file, planned.integrity, planned.size === undefined ? {} : { size: planned.size }));
   const staged = await extractAndCheck(context, file, staging, planned.name, planned.version, options);
-  return { ...staged, integrity: planned.integrity, range: planned.range, registry: planned.registry.name, resolved: planned.tarball.href, dependency: planned.dependency };
+  return { ...staged, integrity: planned.integrity, range: planned.range, registry: planned.registry.name, ...(planned.registry.name === 'command-line' && { registryUrl: planned.registry.url.href }), resolved: planned.tarball.href, dependency: planned.dependency };
 }
 
 /** A tarball on disk (`plinth ext install ./x.tgz`): its integrity is computed, since nothing claims one. */
@@ -137,6 +138,7 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
     integrity: staged.integrity,
     range: staged.range,
     registry: staged.registry,
+    ...(staged.registryUrl && { registryUrl: staged.registryUrl }),
     resolved: staged.resolved,
     installedAt: new Date().toISOString(),
     // Asked for by name once, it stays so when a dependent asks for it again.

@@ -47,6 +47,10 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override)] : configuredRegistries(kernel.configLayers, env, options.embeddedRegistry === undefined ? {} : { embedded: options.embeddedRegistry }));
   const documents = (signal: AbortSignal | undefined, notes: MarketNote[], revalidate = false): DocumentContext => ({ cache, limits: { timeoutMs: limits.timeoutMs, ...(signal && { signal }) }, notes, revalidate });
 
+  /** Where an installed plugin is updated from: the `--registry` it came from, else the configured one for its name. */
+  const registryOf = (entry: { name: string; registry: string; registryUrl?: string | undefined }): Registry =>
+    entry.registry === 'command-line' && entry.registryUrl ? commandLineRegistry(entry.registryUrl) : registryFor(registries(), entry.name);
+
   /** Builtin and other plugins the kernel found, and the installed ones, by name. */
   const present = async (): Promise<Map<string, Present>> => {
     const map = new Map<string, Present>();
@@ -160,7 +164,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       const plugins: OutdatedEntry[] = [];
       for (const entry of Object.values(lock.plugins)) {
         if (entry.registry === 'file') continue;
-        const registry = registryFor(registries(), entry.name);
+        const registry = registryOf(entry);
         const packument = await fetchPackument(documents(signal, notes, true), registry, entry.name);
         const wanted = safePick(packument, semver.validRange(entry.range) ? entry.range : (packument['dist-tags'][entry.range] ?? entry.version), registry) ?? entry.version;
         const latest = safePick(packument, 'latest', registry) ?? safePick(packument, '*', registry) ?? entry.version;
@@ -178,8 +182,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         const range = request.latest ? 'latest' : entry.range;
         const again = `plinth ext update ${entry.name}${request.latest ? ' --latest' : ''}`;
         const done = await store.withPluginLock(entry.name, limits.lockWaitMs, async () => {
-          const registry = entry.registry === 'command-line' || entry.registry === 'file' ? undefined : registryFor(registries(), entry.name);
-          const list = registry ? [registry] : registries(request.registry);
+          const list = request.registry !== undefined ? registries(request.registry) : [registryOf(entry)];
           const plan = await planInstall(documents(request.signal, notes, true), list, { name: entry.name, range }, new Map([...(await present())].filter(([name]) => name !== entry.name)));
           const kept = plan.map((p) => (p.name === entry.name ? { ...p, range: request.latest ? `^${p.version}` : entry.range, dependency: entry.dependency === true } : p));
           return installStaged((staging) => fetchAll(kept, staging, request), request, again, true, entry.name);
@@ -201,7 +204,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         if (!manifest) {
           throw new PlinthError('PLN_E_MARKET_NO_PREVIOUS', `${name}@${previous.version} is recorded as the previous version, but its folder ${dir} is gone`, { plugin: name, hint: `install it again: \`plinth ext install ${name}@${previous.version}\``, details: { step: 'rollback' } });
         }
-        const staged: Staged = { name, version: previous.version, dir, manifest, integrity: previous.integrity, range: previous.range, registry: previous.registry, resolved: previous.resolved, dependency: previous.dependency === true };
+        const staged: Staged = { name, version: previous.version, dir, manifest, integrity: previous.integrity, range: previous.range, registry: previous.registry, ...(previous.registryUrl && { registryUrl: previous.registryUrl }), resolved: previous.resolved, dependency: previous.dependency === true };
         // The folder is already in place: commit moves nothing and switches the link.
         const change = await commit(installContext, staged);
         return { changes: [change], notes: [] } satisfies InstallResult;

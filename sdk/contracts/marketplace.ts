@@ -74,8 +74,10 @@ const installedVersionSchema = z.object({
   integrity: z.string(),
   /** What was asked for (`^1.2.0`, `latest`, a tarball path); `update` stays within it. */
   range: z.string(),
-  /** The registry's settings name, or `file` for a local tarball. */
+  /** The registry's settings name (`command-line` for `--registry`), or `file` for a local tarball. */
   registry: z.string(),
+  /** For `--registry`: its URL, so that `update` and `outdated` ask the same registry. */
+  registryUrl: z.string().optional(),
   /** Where the tarball came from. */
   resolved: z.string(),
   installedAt: z.string(),
