@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ssri from 'ssri';
@@ -30,6 +30,7 @@ import { publishPlugin } from '../registry/publish.js';
 import { type RegistryServer, serveRegistry } from '../registry/server.js';
 import { SearchIndex } from '../registry/search-index.js';
 import { BIN, ROOT, cleanEnv, ensureBuilt, expectExit, json, plinth } from './support/cli.js';
+import { offlineNpmEnv, shell } from './support/npm.js';
 
 let base: string;
 let folder: string;
@@ -323,6 +324,40 @@ describe('behind a plain static server', () => {
   });
 });
 
+describe('npm as a client', () => {
+  test('npm install fetches packuments and tarballs from the server and checks their integrity', async () => {
+    const project = join(base, 'npm-project');
+    await mkdir(project, { recursive: true });
+    await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'project', version: '1.0.0', private: true }));
+    const env = await offlineNpmEnv(join(base, 'npm-env'), { npm_config_registry: server.url, npm_config_offline: 'false' });
+    const installed = await shell("npm install git-tools '@acme/git' weather --no-audit --no-fund", project, env);
+    expect(installed.code, installed.stderr).toBe(0);
+    const manifest = async (name: string) => JSON.parse(await readFile(join(project, 'node_modules', ...name.split('/'), 'manifest.json'), 'utf8')) as { name: string; version: string };
+    expect(await manifest('git-tools')).toMatchObject({ name: 'git-tools', version: '1.0.0' });
+    expect(await manifest('@acme/git')).toMatchObject({ name: '@acme/git' });
+    expect((await manifest('weather')).version).toBe('1.1.0');
+    const lock = JSON.parse(await readFile(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved: string; integrity: string }> };
+    expect(lock.packages['node_modules/weather']!.resolved).toBe(`${server.url}-/weather-1.1.0.tgz`);
+    expect(lock.packages['node_modules/weather']!.integrity).toMatch(/^sha512-/);
+
+    // A tarball swapped behind the packument's back: npm refuses it by the integrity the server lists.
+    const tampered = join(base, 'tampered');
+    await cp(folder, tampered, { recursive: true, verbatimSymlinks: true });
+    await cp(join(folder, '-', 'notes-1.0.0.tgz'), join(tampered, '-', 'git-tools-1.0.0.tgz'));
+    const swapped = await serveRegistry(tampered);
+    try {
+      const other = join(base, 'npm-project-2');
+      await mkdir(other, { recursive: true });
+      await writeFile(join(other, 'package.json'), JSON.stringify({ name: 'project', version: '1.0.0', private: true }));
+      const refused = await shell('npm install git-tools --no-audit --no-fund', other, await offlineNpmEnv(join(base, 'npm-env-2'), { npm_config_registry: swapped.url, npm_config_offline: 'false', npm_config_fetch_retries: '0' }));
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('EINTEGRITY');
+    } finally {
+      await swapped.close();
+    }
+  }, 180_000);
+});
+
 describe('plinth registry (the built CLI)', () => {
   beforeAll(() => ensureBuilt(), 300_000);
 
@@ -372,6 +407,15 @@ describe('plinth registry (the built CLI)', () => {
       serving.kill('SIGTERM');
       expect(await exited).toBe(0);
     }
+  }, 120_000);
+
+  test('publishers to one folder take turns: three at once all land in the index', async () => {
+    const target = join(base, 'concurrent');
+    const dirs = await Promise.all(['one', 'two', 'three'].map((name) => plugin(`concurrent-${name}`, { description: `concurrent ${name}` })));
+    const runs = await Promise.all(dirs.map((dir) => plinth(['registry', 'publish', dir, '--to', target, '--json'])));
+    for (const r of runs) expectExit(r, 0);
+    const index = searchResponseSchema.parse(JSON.parse(await readFile(join(target, '-', 'v1', 'search'), 'utf8')));
+    expect(index.objects.map((o) => o.package.name)).toEqual(['concurrent-one', 'concurrent-three', 'concurrent-two']);
   }, 120_000);
 
   test('mistakes are usage errors with codes', async () => {
