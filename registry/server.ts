@@ -52,6 +52,9 @@ export interface RegistryServer {
   close(): Promise<void>;
 }
 
+/** How many prepared packuments the server keeps in memory. */
+const MAX_CACHED_PACKUMENTS = 2_000;
+
 /** One path segment of a tarball's file name. */
 const FILE_SEGMENT = /^[A-Za-z0-9@~_+-][A-Za-z0-9@~._+-]*$/;
 
@@ -73,6 +76,8 @@ export async function serveRegistry(folder: string, options: ServeOptions = {}):
   }
   const host = options.host ?? '127.0.0.1';
   const handler = new RegistryHandler(root, options.token);
+  // The search index is read and prepared before the first query, not during it.
+  await handler.preload();
   const server = createServer((req, res) => {
     handler.handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: `internal error: ${(error as Error).message}` });
@@ -126,6 +131,10 @@ class RegistryHandler {
     private readonly token: string | undefined,
   ) {}
 
+  async preload(): Promise<void> {
+    await this.searchIndex();
+  }
+
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
@@ -162,7 +171,10 @@ class RegistryHandler {
       const parsed = packumentSchema.safeParse(parseJson(await readFile(file, 'utf8')));
       if (!parsed.success || parsed.data.name !== name) return sendJson(res, 500, { error: `the registry's document for "${name}" is invalid` });
       cached = { mtimeMs: info.mtimeMs, size: info.size, value: this.prepare(parsed.data) };
+      this.packuments.delete(file);
       this.packuments.set(file, cached);
+      // Keep memory bounded on a large registry: the oldest prepared documents go first.
+      if (this.packuments.size > MAX_CACHED_PACKUMENTS) this.packuments.delete(this.packuments.keys().next().value!);
     }
     const abbreviated = (req.headers.accept ?? '').includes(ABBREVIATED_PACKUMENT_TYPE);
     const form = abbreviated ? cached.value.abbreviated : cached.value.full;

@@ -418,6 +418,24 @@ describe('plinth registry (the built CLI)', () => {
     expect(index.objects.map((o) => o.package.name)).toEqual(['concurrent-one', 'concurrent-three', 'concurrent-two']);
   }, 120_000);
 
+  test('other commands do not load registry/ or tar: the registry commands import them when they run', async () => {
+    let runs = 0;
+    const loaded = async (args: string[]) => {
+      const record = join(base, `imports-${++runs}.txt`);
+      await writeFile(record, '');
+      const result = await plinth(args, { nodeArgs: ['--import', join(ROOT, 'test', 'fixtures', 'registry', 'record-imports.mjs')], env: { RECORD_IMPORTS: record } });
+      expectExit(result, 0);
+      return (await readFile(record, 'utf8')).split('\n').filter((url) => url !== '');
+    };
+    const heavy = (url: string) => url.includes('/dist/registry/') || url.includes('/node_modules/tar/');
+    const help = await loaded(['--help']);
+    expect(help.some((url) => url.includes('/dist/cli/main.js'))).toBe(true);
+    expect(help.filter(heavy)).toEqual([]);
+    const packed = await loaded(['registry', 'pack', join(base, 'src', 'git'), '--out', join(base, 'git.tgz')]);
+    expect(packed.some((url) => url.includes('/dist/registry/pack.js'))).toBe(true);
+    expect(packed.some((url) => url.includes('/node_modules/tar/'))).toBe(true);
+  }, 60_000);
+
   test('mistakes are usage errors with codes', async () => {
     const noTarget = await plinth(['registry', 'publish', base, '--json']);
     expectExit(noTarget, 2);
