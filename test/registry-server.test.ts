@@ -7,7 +7,8 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { cp, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ssri from 'ssri';
@@ -435,6 +436,50 @@ describe('plinth registry (the built CLI)', () => {
     expect(packed.some((url) => url.includes('/dist/registry/pack.js'))).toBe(true);
     expect(packed.some((url) => url.includes('/node_modules/tar/'))).toBe(true);
   }, 60_000);
+
+  test('a publisher killed while it holds the folder leaves no half document, and publishing again works', async () => {
+    const target = join(base, 'killed');
+    await publishPlugin(target, await plugin('killed-first', { description: 'published before' }));
+    const before = await readFile(join(target, 'killed-first'), 'utf8');
+    const dir = await plugin('killed-big', { description: 'a big plugin' });
+    // Random bytes do not compress: hashing and writing them keeps the folder locked long enough to be caught.
+    await writeFile(join(dir, 'data.bin'), randomBytes(24 * 1024 * 1024));
+    const lock = join(target, '-', '.publish.lock');
+    let caught = false;
+    for (let attempt = 0; attempt < 3 && !caught; attempt++) {
+      const child = spawn(process.execPath, [BIN, 'registry', 'publish', dir, '--to', target], { env: cleanEnv({}, { ci: true }), stdio: 'ignore' });
+      const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+      let running = true;
+      void exited.then(() => (running = false));
+      while (running && !caught) {
+        if (await stat(lock).then(() => true, () => false)) {
+          child.kill('SIGKILL');
+          caught = true;
+        } else await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      await exited;
+      if (!caught) await rm(join(target, 'killed-big'), { force: true });
+    }
+    expect(caught, 'the publisher was killed while it held the lock').toBe(true);
+    // Every document there is whole: the old packument unchanged, the new one absent or complete, the index valid.
+    expect(await readFile(join(target, 'killed-first'), 'utf8')).toBe(before);
+    const partial = await readFile(join(target, 'killed-big'), 'utf8').catch(() => undefined);
+    if (partial !== undefined) packumentSchema.parse(JSON.parse(partial));
+    searchResponseSchema.parse(JSON.parse(await readFile(join(target, '-', 'v1', 'search'), 'utf8')));
+    // The dead publisher's lock is taken over, and the plugin lands.
+    const again = await plinth(['registry', 'publish', dir, '--to', target, '--json']);
+    expectExit(again, 0);
+    const index = searchResponseSchema.parse(JSON.parse(await readFile(join(target, '-', 'v1', 'search'), 'utf8')));
+    expect(index.objects.map((o) => o.package.name)).toEqual(['killed-big', 'killed-first']);
+    const served = await serveRegistry(target);
+    try {
+      const doc = packumentSchema.parse(await (await fetch(packumentUrl(served.url, 'killed-big'))).json());
+      const bytes = Buffer.from(await (await fetch(doc.versions['1.0.0']!.dist.tarball)).arrayBuffer());
+      expect(ssri.checkData(bytes, doc.versions['1.0.0']!.dist.integrity)).toBeTruthy();
+    } finally {
+      await served.close();
+    }
+  }, 180_000);
 
   test('mistakes are usage errors with codes', async () => {
     const noTarget = await plinth(['registry', 'publish', base, '--json']);
