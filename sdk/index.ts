@@ -100,6 +100,7 @@ export {
   packumentVersionSchema,
   prepareQuery,
   prepareSearchDoc,
+  rankSearchObjects,
   registryRoot,
   resolveTarballUrl,
   searchObjectSchema,

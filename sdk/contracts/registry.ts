@@ -358,3 +358,18 @@ function startsWord(words: string, text: string, term: string, inWord: RegExp): 
 export function compareSearchResults(a: { score: number; name: string }, b: { score: number; name: string }): number {
   return b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
+
+/**
+ * Ranks search results by {@link searchScore} against `text`: those that do
+ * not match left out, best first, ties by name. What a client does with one
+ * registry's answer (a static registry returns its whole index) or with the
+ * answers of several, merged.
+ */
+export function rankSearchObjects<T extends { readonly package: SearchFields }>(text: string, objects: readonly T[]): Array<{ object: T; score: number }> {
+  const query = prepareQuery(text);
+  return objects
+    .map((object) => ({ object, score: searchScore(query, prepareSearchDoc(object.package)), name: object.package.name.toLowerCase() }))
+    .filter((hit) => hit.score > 0)
+    .sort(compareSearchResults)
+    .map(({ object, score }) => ({ object, score }));
+}
