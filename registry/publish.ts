@@ -118,7 +118,12 @@ async function publishPackage(folder: string, item: Publishable, options: Publis
           details: { name, version, published: previous.dist.integrity, new: digests.integrity },
         });
       }
-      // The same bytes: nothing to write but a search index a crash may have left behind.
+      // The same bytes: nothing to write but what a crash or a hand may have removed (the tarball, the index entry).
+      const tarballTarget = join(root, tarballPath);
+      if (!(await stat(tarballTarget).then((info) => info.isFile(), () => false))) {
+        await mkdir(dirname(tarballTarget), { recursive: true });
+        await writeFileAtomic(tarballTarget, item.bytes, { mode: 0o644 });
+      }
       await refreshIndex(root, existing!);
       return result(name, version, 'unchanged', tarballPath, previous.dist.integrity, digests.shasum, existing!, packumentPath);
     }

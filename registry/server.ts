@@ -23,7 +23,6 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from 'node:net';
 import { join, relative, resolve, sep } from 'node:path';
 import { PlinthError } from '../sdk/errors.js';
-import { pluginName } from '../sdk/manifest.js';
 import {
   ABBREVIATED_PACKUMENT_TYPE,
   type AbbreviatedPackument,
@@ -34,6 +33,7 @@ import {
   packumentSchema,
   searchResponseSchema,
 } from '../sdk/contracts/registry.js';
+import { clampInt, decodeName, decodeTarballPath, etagOf, notFound, notModified, parseJson, sendDocument, sendJson } from './http.js';
 import { SearchIndex } from './search-index.js';
 
 export interface ServeOptions {
@@ -52,8 +52,8 @@ export interface RegistryServer {
   close(): Promise<void>;
 }
 
-/** One path segment of a tarball's file name. */
-const FILE_SEGMENT = /^[A-Za-z0-9@~_+-][A-Za-z0-9@~._+-]*$/;
+/** How many prepared packuments the server keeps in memory. */
+const MAX_CACHED_PACKUMENTS = 2_000;
 
 /** Fields an abbreviated packument keeps of each version (npm's list, plus plinth's `kernel`). */
 const ABBREVIATED_FIELDS = ['name', 'version', 'kernel', 'dependencies', 'optionalDependencies', 'peerDependencies', 'peerDependenciesMeta', 'bundleDependencies', 'engines', 'os', 'cpu', 'deprecated', 'bin', 'directories', 'dist', 'hasInstallScript', '_hasShrinkwrap'] as const;
@@ -73,6 +73,8 @@ export async function serveRegistry(folder: string, options: ServeOptions = {}):
   }
   const host = options.host ?? '127.0.0.1';
   const handler = new RegistryHandler(root, options.token);
+  // The search index is read and prepared before the first query, not during it.
+  await handler.preload();
   const server = createServer((req, res) => {
     handler.handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: `internal error: ${(error as Error).message}` });
@@ -126,6 +128,10 @@ class RegistryHandler {
     private readonly token: string | undefined,
   ) {}
 
+  async preload(): Promise<void> {
+    await this.searchIndex();
+  }
+
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
@@ -162,7 +168,10 @@ class RegistryHandler {
       const parsed = packumentSchema.safeParse(parseJson(await readFile(file, 'utf8')));
       if (!parsed.success || parsed.data.name !== name) return sendJson(res, 500, { error: `the registry's document for "${name}" is invalid` });
       cached = { mtimeMs: info.mtimeMs, size: info.size, value: this.prepare(parsed.data) };
+      this.packuments.delete(file);
       this.packuments.set(file, cached);
+      // Keep memory bounded on a large registry: the oldest prepared documents go first.
+      if (this.packuments.size > MAX_CACHED_PACKUMENTS) this.packuments.delete(this.packuments.keys().next().value!);
     }
     const abbreviated = (req.headers.accept ?? '').includes(ABBREVIATED_PACKUMENT_TYPE);
     const form = abbreviated ? cached.value.abbreviated : cached.value.full;
@@ -189,9 +198,9 @@ class RegistryHandler {
   }
 
   private async tarball(req: IncomingMessage, res: ServerResponse, rawPath: string): Promise<void> {
-    const segments = rawPath.split('/').map(decodeSegment);
-    if (segments.some((s) => s === undefined || !FILE_SEGMENT.test(s)) || !rawPath.endsWith('.tgz')) return notFound(res, 'no such tarball');
-    const file = await this.inside(`-/${segments.join('/')}`);
+    const path = decodeTarballPath(rawPath);
+    if (path === undefined) return notFound(res, 'no such tarball');
+    const file = await this.inside(`-/${path}`);
     const info = file === undefined ? undefined : await stat(file).catch(() => undefined);
     if (!file || !info?.isFile()) return notFound(res, 'no such tarball');
     // Tarballs never change once published: size and mtime identify the bytes.
@@ -252,78 +261,5 @@ class RegistryHandler {
     if (real === undefined) return undefined;
     const r = relative(this.root, real);
     return r !== '' && !r.startsWith(`..${sep}`) && r !== '..' && resolve(this.root, r) === real ? real : undefined;
-  }
-}
-
-/** `@scope%2fname`, `@scope%2Fname` or `@scope/name` → `@scope/name`; undefined for what no package can be named. */
-function decodeName(rawPath: string): string | undefined {
-  let name: string;
-  try {
-    name = decodeURIComponent(rawPath);
-  } catch {
-    return undefined;
-  }
-  return name !== '-' && pluginName.safeParse(name).success ? name : undefined;
-}
-
-function decodeSegment(segment: string): string | undefined {
-  try {
-    const decoded = decodeURIComponent(segment);
-    return decoded === '.' || decoded === '..' || decoded.includes('/') || decoded.includes('\\') ? undefined : decoded;
-  } catch {
-    return undefined;
-  }
-}
-
-function clampInt(value: string | null, fallback: number, min: number, max: number): number {
-  const n = value === null ? NaN : Number.parseInt(value, 10);
-  return Number.isFinite(n) ? Math.min(max, Math.max(min, n)) : fallback;
-}
-
-function etagOf(body: string): string {
-  return `"${createHash('sha1').update(body).digest('base64url')}"`;
-}
-
-function notModified(req: IncomingMessage, etag: string, modified: Date): boolean {
-  const match = req.headers['if-none-match'];
-  if (match !== undefined) return match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag || tag.trim() === '*');
-  const since = req.headers['if-modified-since'];
-  if (since !== undefined) {
-    const time = Date.parse(since);
-    return Number.isFinite(time) && Math.floor(modified.getTime() / 1000) <= Math.floor(time / 1000);
-  }
-  return false;
-}
-
-function sendDocument(req: IncomingMessage, res: ServerResponse, body: string, etag: string, modified: Date, type: string): void {
-  res.setHeader('ETag', etag);
-  res.setHeader('Last-Modified', modified.toUTCString());
-  res.setHeader('Cache-Control', 'no-cache');
-  if (notModified(req, etag, modified)) {
-    res.statusCode = 304;
-    return void res.end();
-  }
-  res.setHeader('Content-Type', type);
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(req.method === 'HEAD' ? undefined : body);
-}
-
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  const body = JSON.stringify(value);
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
-}
-
-function notFound(res: ServerResponse, error: string): void {
-  sendJson(res, 404, { error });
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }

@@ -102,6 +102,7 @@ export {
   packumentVersionSchema,
   prepareQuery,
   prepareSearchDoc,
+  rankSearchObjects,
   registryRoot,
   resolveTarballUrl,
   searchObjectSchema,

@@ -295,12 +295,15 @@ describe('publish', () => {
     expect((await readFile(join(registry, '-', 'immutable-1.0.0.tgz'))).equals(tarballBefore)).toBe(true);
   });
 
-  test('a lost search index entry is restored by publishing the same tarball again', async () => {
+  test('a lost search index entry or tarball is restored by publishing the same tarball again', async () => {
     const registry = join(base, 'registry-4');
     const dir = await plugin({ name: 'repaired' });
     await publishPlugin(registry, dir);
+    const tarball = await readFile(join(registry, '-', 'repaired-1.0.0.tgz'));
     await writeFile(join(registry, REGISTRY_SEARCH_INDEX), JSON.stringify({ objects: [], total: 0 }));
+    await rm(join(registry, '-', 'repaired-1.0.0.tgz'));
     expect((await publishPlugin(registry, dir)).status).toBe('unchanged');
+    expect((await readFile(join(registry, '-', 'repaired-1.0.0.tgz'))).equals(tarball)).toBe(true);
     const index = searchResponseSchema.parse(JSON.parse(await readFile(join(registry, REGISTRY_SEARCH_INDEX), 'utf8')));
     expect(index.objects.map((o) => o.package.name)).toEqual(['repaired']);
   });

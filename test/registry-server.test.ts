@@ -7,7 +7,8 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ssri from 'ssri';
@@ -21,6 +22,7 @@ import {
   packumentUrl,
   prepareQuery,
   prepareSearchDoc,
+  rankSearchObjects,
   resolveTarballUrl,
   searchResponseSchema,
   searchScore,
@@ -30,6 +32,7 @@ import { publishPlugin } from '../registry/publish.js';
 import { type RegistryServer, serveRegistry } from '../registry/server.js';
 import { SearchIndex } from '../registry/search-index.js';
 import { BIN, ROOT, cleanEnv, ensureBuilt, expectExit, json, plinth } from './support/cli.js';
+import { offlineNpmEnv, shell } from './support/npm.js';
 
 let base: string;
 let folder: string;
@@ -317,10 +320,45 @@ describe('behind a plain static server', () => {
     }
     // A static server ignores the query and returns the whole index; scored by the client, it ranks the same.
     const whole = searchResponseSchema.parse(JSON.parse(await (await fetch(new URL('-/v1/search?text=git', url))).text()));
-    const ranked = new SearchIndex(whole).search('git', 20).results.map((r) => r.object.package.name);
+    const ranked = rankSearchObjects('git', whole.objects).map((r) => r.object.package.name);
+    expect(new SearchIndex(whole).search('git', 20).results.map((r) => r.object.package.name)).toEqual(ranked);
     const served = searchResponseSchema.parse(await (await get('-/v1/search?text=git')).json()).objects.map((o) => o.package.name);
     expect(ranked).toEqual(served);
   });
+});
+
+describe('npm as a client', () => {
+  test('npm install fetches packuments and tarballs from the server and checks their integrity', async () => {
+    const project = join(base, 'npm-project');
+    await mkdir(project, { recursive: true });
+    await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'project', version: '1.0.0', private: true }));
+    const env = await offlineNpmEnv(join(base, 'npm-env'), { npm_config_registry: server.url, npm_config_offline: 'false' });
+    const installed = await shell("npm install git-tools '@acme/git' weather --no-audit --no-fund", project, env);
+    expect(installed.code, installed.stderr).toBe(0);
+    const manifest = async (name: string) => JSON.parse(await readFile(join(project, 'node_modules', ...name.split('/'), 'manifest.json'), 'utf8')) as { name: string; version: string };
+    expect(await manifest('git-tools')).toMatchObject({ name: 'git-tools', version: '1.0.0' });
+    expect(await manifest('@acme/git')).toMatchObject({ name: '@acme/git' });
+    expect((await manifest('weather')).version).toBe('1.1.0');
+    const lock = JSON.parse(await readFile(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved: string; integrity: string }> };
+    expect(lock.packages['node_modules/weather']!.resolved).toBe(`${server.url}-/weather-1.1.0.tgz`);
+    expect(lock.packages['node_modules/weather']!.integrity).toMatch(/^sha512-/);
+
+    // A tarball swapped behind the packument's back: npm refuses it by the integrity the server lists.
+    const tampered = join(base, 'tampered');
+    await cp(folder, tampered, { recursive: true, verbatimSymlinks: true });
+    await cp(join(folder, '-', 'notes-1.0.0.tgz'), join(tampered, '-', 'git-tools-1.0.0.tgz'));
+    const swapped = await serveRegistry(tampered);
+    try {
+      const other = join(base, 'npm-project-2');
+      await mkdir(other, { recursive: true });
+      await writeFile(join(other, 'package.json'), JSON.stringify({ name: 'project', version: '1.0.0', private: true }));
+      const refused = await shell('npm install git-tools --no-audit --no-fund', other, await offlineNpmEnv(join(base, 'npm-env-2'), { npm_config_registry: swapped.url, npm_config_offline: 'false', npm_config_fetch_retries: '0' }));
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('EINTEGRITY');
+    } finally {
+      await swapped.close();
+    }
+  }, 180_000);
 });
 
 describe('plinth registry (the built CLI)', () => {
@@ -373,6 +411,77 @@ describe('plinth registry (the built CLI)', () => {
       expect(await exited).toBe(0);
     }
   }, 120_000);
+
+  test('publishers to one folder take turns: three at once all land in the index', async () => {
+    const target = join(base, 'concurrent');
+    const dirs = await Promise.all(['one', 'two', 'three'].map((name) => plugin(`concurrent-${name}`, { description: `concurrent ${name}` })));
+    const runs = await Promise.all(dirs.map((dir) => plinth(['registry', 'publish', dir, '--to', target, '--json'])));
+    for (const r of runs) expectExit(r, 0);
+    const index = searchResponseSchema.parse(JSON.parse(await readFile(join(target, '-', 'v1', 'search'), 'utf8')));
+    expect(index.objects.map((o) => o.package.name)).toEqual(['concurrent-one', 'concurrent-three', 'concurrent-two']);
+  }, 120_000);
+
+  test('other commands do not load registry/ or tar: the registry commands import them when they run', async () => {
+    let runs = 0;
+    const loaded = async (args: string[]) => {
+      const record = join(base, `imports-${++runs}.txt`);
+      await writeFile(record, '');
+      const result = await plinth(args, { nodeArgs: ['--import', join(ROOT, 'test', 'fixtures', 'registry', 'record-imports.mjs')], env: { RECORD_IMPORTS: record } });
+      expectExit(result, 0);
+      return (await readFile(record, 'utf8')).split('\n').filter((url) => url !== '');
+    };
+    const heavy = (url: string) => url.includes('/dist/registry/') || url.includes('/node_modules/tar/');
+    const help = await loaded(['--help']);
+    expect(help.some((url) => url.includes('/dist/cli/main.js'))).toBe(true);
+    expect(help.filter(heavy)).toEqual([]);
+    const packed = await loaded(['registry', 'pack', join(base, 'src', 'git'), '--out', join(base, 'git.tgz')]);
+    expect(packed.some((url) => url.includes('/dist/registry/pack.js'))).toBe(true);
+    expect(packed.some((url) => url.includes('/node_modules/tar/'))).toBe(true);
+  }, 60_000);
+
+  test('a publisher killed while it holds the folder leaves no half document, and publishing again works', async () => {
+    const target = join(base, 'killed');
+    await publishPlugin(target, await plugin('killed-first', { description: 'published before' }));
+    const before = await readFile(join(target, 'killed-first'), 'utf8');
+    const dir = await plugin('killed-big', { description: 'a big plugin' });
+    // Random bytes do not compress: hashing and writing them keeps the folder locked long enough to be caught.
+    await writeFile(join(dir, 'data.bin'), randomBytes(24 * 1024 * 1024));
+    const lock = join(target, '-', '.publish.lock');
+    let caught = false;
+    for (let attempt = 0; attempt < 3 && !caught; attempt++) {
+      const child = spawn(process.execPath, [BIN, 'registry', 'publish', dir, '--to', target], { env: cleanEnv({}, { ci: true }), stdio: 'ignore' });
+      const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+      let running = true;
+      void exited.then(() => (running = false));
+      while (running && !caught) {
+        if (await stat(lock).then(() => true, () => false)) {
+          child.kill('SIGKILL');
+          caught = true;
+        } else await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      await exited;
+      if (!caught) await rm(join(target, 'killed-big'), { force: true });
+    }
+    expect(caught, 'the publisher was killed while it held the lock').toBe(true);
+    // Every document there is whole: the old packument unchanged, the new one absent or complete, the index valid.
+    expect(await readFile(join(target, 'killed-first'), 'utf8')).toBe(before);
+    const partial = await readFile(join(target, 'killed-big'), 'utf8').catch(() => undefined);
+    if (partial !== undefined) packumentSchema.parse(JSON.parse(partial));
+    searchResponseSchema.parse(JSON.parse(await readFile(join(target, '-', 'v1', 'search'), 'utf8')));
+    // The dead publisher's lock is taken over, and the plugin lands.
+    const again = await plinth(['registry', 'publish', dir, '--to', target, '--json']);
+    expectExit(again, 0);
+    const index = searchResponseSchema.parse(JSON.parse(await readFile(join(target, '-', 'v1', 'search'), 'utf8')));
+    expect(index.objects.map((o) => o.package.name)).toEqual(['killed-big', 'killed-first']);
+    const served = await serveRegistry(target);
+    try {
+      const doc = packumentSchema.parse(await (await fetch(packumentUrl(served.url, 'killed-big'))).json());
+      const bytes = Buffer.from(await (await fetch(doc.versions['1.0.0']!.dist.tarball)).arrayBuffer());
+      expect(ssri.checkData(bytes, doc.versions['1.0.0']!.dist.integrity)).toBeTruthy();
+    } finally {
+      await served.close();
+    }
+  }, 180_000);
 
   test('mistakes are usage errors with codes', async () => {
     const noTarget = await plinth(['registry', 'publish', base, '--json']);
