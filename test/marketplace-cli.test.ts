@@ -13,10 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, ensureBuilt, expectExit, json, run, sandbox, start } from './support/cli.js';
+import { BIN, ROOT, type Sandbox, cleanEnv, ensureBuilt, expectExit, json, run, sandbox, start } from './support/cli.js';
 import { type FixturePlugin, servedRegistry, writePlugin } from './support/market.js';
 
 const exec = promisify(execFile);
+const PTY = join(ROOT, 'test', 'support', 'on-terminal.py');
 let base: string;
 beforeAll(async () => {
   ensureBuilt();
@@ -102,6 +103,35 @@ describe('tarballs', () => {
     expectExit(search, 0);
     expect(search.stdout).toMatch(/packed\s+1\.0\.0\s+local/);
   }, 60_000);
+});
+
+describe('on a terminal', () => {
+  /** `plinth <args>` on a pseudo-terminal (python's pty), answering its question with `answer`. */
+  async function onTerminal(home: Sandbox, args: string[], answer: string): Promise<{ code: number; screen: string }> {
+    const argv = [process.execPath, BIN, ...home.dirs, ...args];
+    return new Promise((resolve) => {
+      execFile('python3', [PTY, JSON.stringify(argv), JSON.stringify(cleanEnv({}, { ci: false })), answer], { cwd: home.workspace, timeout: 60_000 }, (error, stdout) => {
+        resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, screen: stdout });
+      });
+    });
+  }
+
+  it('shows what the plugin declares, asks, installs on "y" with a progress bar, and installs nothing on "n"', async () => {
+    const { server } = await registry([{ name: 'asked', version: '1.0.0', files: bulk(), hooks: { before_tool: [{ name: 'audit', command: 'node', args: ['audit.js'] }] } }]);
+    const home = await box(server.url);
+    const declined = await onTerminal(home, ['ext', 'install', 'asked'], 'n');
+    expect(declined.code, declined.screen).toBe(1);
+    expect(declined.screen).toContain('asked@1.0.0 declares:');
+    expect(declined.screen).toContain('hooks: before_tool audit: node audit.js');
+    expect(declined.screen).toContain('Install asked@1.0.0? [y/N]');
+    expect(declined.screen).toContain('PLN_E_MARKET_APPROVAL');
+    expect(existsSync(join(home.home, 'plugins', 'asked'))).toBe(false);
+    const accepted = await onTerminal(home, ['ext', 'install', 'asked'], 'y');
+    expect(accepted.code, accepted.screen).toBe(0);
+    expect(accepted.screen).toMatch(/asked \[[#.]+\] \d+% [\d.]+\/[\d.]+ MB/);
+    expect(accepted.screen).toContain('installed asked@1.0.0 from local');
+    expect(await listed(home, 'asked')).toMatchObject({ version: '1.0.0', state: 'active' });
+  }, 90_000);
 });
 
 describe('the embedded default registry', () => {
