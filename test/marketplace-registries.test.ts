@@ -1,6 +1,6 @@
 /**
  * The marketplace talks to registries as an npm client does, and no more
- * trustingly: search ranks across several registries, documents are cached
+ * trustingly: scoped names go to their registry, documents are cached
  * and revalidated with ETags, an unreachable registry is answered from its
  * cache saying how old it is, a token goes to its own registry's origin only,
  * and a redirect to another origin is refused. Real servers on 127.0.0.1.
@@ -45,49 +45,6 @@ async function recorder(options: Parameters<typeof recordingServer>[0]) {
   closers.push(() => server.close());
   return server;
 }
-
-describe('search', () => {
-  it('ranks across two registries: exact name, then prefix, then full text, each hit naming its registry', async () => {
-    const one = await registry([
-      { name: 'lint', version: '1.0.0', description: 'checks code' },
-      { name: 'formatter', version: '1.0.0', description: 'formats code, after lint' },
-    ]);
-    const two = await registry([
-      { name: 'lint-extra', version: '2.0.0', description: 'more rules' },
-      { name: 'notes', version: '1.0.0', description: 'keeps notes', keywords: ['lint'] },
-    ]);
-    const { market } = await host([
-      { name: 'one', url: one.server.url },
-      { name: 'two', url: two.server.url },
-    ]);
-    const result = await market.search('lint');
-    expect(result.hits.map((h) => [h.name, h.registry])).toEqual([
-      ['lint', 'one'],
-      ['lint-extra', 'two'],
-      ['notes', 'two'],
-      ['formatter', 'one'],
-    ]);
-    expect(result.notes).toEqual([]);
-    expect((await market.search('nothing-like-this')).hits).toEqual([]);
-    // One registry down (and nothing of this query cached): the other's results, and a note naming the one that is not there.
-    await two.server.close();
-    const partial = await market.search('code');
-    expect(partial.hits.map((h) => h.name).sort()).toEqual(['formatter', 'lint']);
-    expect(partial.notes).toEqual([expect.objectContaining({ registry: 'two', kind: 'unreachable' })]);
-    // Both down: an error, not an empty list.
-    await one.server.close();
-    expect((await rejection(market.search('something else'))).code).toBe('PLN_E_MARKET_REGISTRY_UNREACHABLE');
-  });
-
-  it('reads a static registry folder (a file:// URL or a path) as a registry', async () => {
-    const { folder } = await registry([{ name: 'offline-plugin', version: '1.0.0', description: 'works without a network' }]);
-    const { kernel, market } = await host([{ name: 'folder', url: folder }]);
-    expect((await market.search('offline')).hits).toEqual([expect.objectContaining({ name: 'offline-plugin', registry: 'folder' })]);
-    const result = await market.install('offline-plugin', { yes: true });
-    expect(result.changes).toEqual([expect.objectContaining({ name: 'offline-plugin', to: '1.0.0', registry: 'folder', loaded: true })]);
-    expect(kernel.status().find((p) => p.name === 'offline-plugin')?.state).toBe('active');
-  });
-});
 
 describe('scopes', () => {
   it('routes @scope/… names to the registry of that scope, asking as npm does (@scope%2fname, abbreviated packument)', async () => {
