@@ -10,7 +10,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, isPlinthError, parseManifest } from 'plinth/sdk';
+import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, describeError, isPlinthError, parseManifest } from 'plinth/sdk';
 import ssri from 'ssri';
 import { declarationChanges, declarationsOf } from './declared.js';
 import { extractSafely } from './extract.js';
@@ -156,8 +156,14 @@ async function loadOrRevert(context: InstallContext, staged: Staged, before: Loc
   const { store, kernel } = context;
   const trust = await kernel.get('trust');
   const subjectFor = async (manifest: Manifest, version: string) => trust.pluginSubject({ name: manifest.name, version, dir: store.activePath(manifest.name), manifest }, 'user');
-  await trust.approve(await subjectFor(staged.manifest, staged.version));
-  const failure = await loadLive(kernel, staged.name, store.activePath(staged.name));
+  let failure: PlinthError | 'not-running' | undefined;
+  try {
+    await trust.approve(await subjectFor(staged.manifest, staged.version));
+    failure = await loadLive(kernel, staged.name, store.activePath(staged.name));
+  } catch (error) {
+    // Whatever goes wrong once the new version is linked (its folder too large to fingerprint, the kernel throwing) is undone as a failed load.
+    failure = isPlinthError(error) ? error : new PlinthError('PLN_E_MARKET_LOAD', describeError(error), { plugin: staged.name, cause: error });
+  }
   if (failure === undefined) return isRunning(kernel, staged.name);
   if (failure === 'not-running') return false;
   // Back to what was there: the link, the record and the approval of the old version.
@@ -169,7 +175,7 @@ async function loadOrRevert(context: InstallContext, staged: Staged, before: Loc
   });
   if (from !== undefined && from !== staged.version) {
     const manifest = await readManifest(store.activePath(staged.name));
-    if (manifest) await trust.approve(await subjectFor(manifest, from));
+    if (manifest) await trust.approve(await subjectFor(manifest, from)).catch(() => undefined);
   } else await kernel.plugins.rescan().catch(() => undefined);
   await rm(store.versionDir(staged.name, staged.version), { recursive: true, force: true });
   throw new PlinthError('PLN_E_MARKET_LOAD', `load: ${staged.name}@${staged.version} was installed but does not load: ${failure.message}; ${from ? `${staged.name}@${from} is back in place` : 'it was removed again'}`, {
