@@ -279,6 +279,19 @@ describe('publish', () => {
     expect(index.objects.map((o) => [o.package.name, o.package.version, o.package.description])).toEqual([['tagged', '1.1.0', 'tagged 1.1.0']]);
   });
 
+  test('a dist-tag points at a version, on publishing or afterwards; latest is not one to set', async () => {
+    const registry = join(base, 'registry-tags');
+    await publishPlugin(registry, await plugin({ name: 'tags', version: '1.0.0' }));
+    const beta = await plugin({ name: 'tags', version: '2.0.0-beta.1' });
+    expect((await publishPlugin(registry, beta, { tag: 'next' })).status).toBe('published');
+    const read = async () => packumentSchema.parse(JSON.parse(await readFile(join(registry, 'tags'), 'utf8')))['dist-tags'];
+    expect(await read()).toEqual({ latest: '1.0.0', next: '2.0.0-beta.1' });
+    expect((await publishPlugin(registry, beta, { tag: 'beta' })).status).toBe('tagged');
+    expect(await read()).toEqual({ latest: '1.0.0', next: '2.0.0-beta.1', beta: '2.0.0-beta.1' });
+    expect((await publishPlugin(registry, beta, { tag: 'beta' })).status).toBe('unchanged');
+    for (const tag of ['latest', '^1.0.0', '1.2.3', 'has space', '']) expect((await rejection(publishPlugin(registry, beta, { tag }))).code, tag).toBe('PLN_E_REGISTRY_TAG_INVALID');
+  });
+
   test('the same version again: a no-op with the same bytes, refused with other bytes', async () => {
     const registry = join(base, 'registry-3');
     const dir = await plugin({ name: 'immutable' });
