@@ -131,6 +131,18 @@ describe('documents', () => {
     }
   });
 
+  test('GET /<name>/<version or dist-tag>: one version\'s document', async () => {
+    for (const [path, version] of [['weather/1.0.0', '1.0.0'], ['weather/latest', '1.1.0'], ['@acme%2fgit/1.0.0', '1.0.0'], ['@acme/git/latest', '1.0.0']] as const) {
+      const res = await get(path);
+      expect(res.status, path).toBe(200);
+      const doc = (await res.json()) as { version: string; dist: { tarball: string } };
+      expect(doc.version, path).toBe(version);
+      expect(doc.dist.tarball.startsWith(server.url), path).toBe(true);
+    }
+    expect((await get('weather/9.9.9')).status).toBe(404);
+    expect((await get('weather/1.0.0/extra')).status).toBe(404);
+  });
+
   test('unknown names, unknown tarballs and other methods are JSON errors', async () => {
     const missing = await get('no-such-plugin');
     expect(missing.status).toBe(404);
