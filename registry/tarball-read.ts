@@ -12,6 +12,7 @@ import { type Manifest, manifestError, parseManifest } from '../sdk/manifest.js'
 /** Limits of what a publisher reads: generous for a plugin, small enough for memory. */
 const MAX_ENTRIES = 20_000;
 const MAX_MANIFEST_BYTES = 1024 * 1024;
+const MAX_UNPACKED_BYTES = 512 * 1024 * 1024;
 
 export interface TarballContents {
   readonly manifest: Manifest;
@@ -37,6 +38,7 @@ export async function readTarball(bytes: Uint8Array, label = 'the tarball'): Pro
     onReadEntry: (entry: ReadEntry) => {
       const path = entry.path;
       if (files.length >= MAX_ENTRIES) problems.push(`more than ${MAX_ENTRIES} entries`);
+      else if (unpackedSize + entry.size > MAX_UNPACKED_BYTES) problems.push(`more than ${MAX_UNPACKED_BYTES / 1024 / 1024} MiB unpacked`);
       else if (!path.startsWith('package/') || path.split('/').some((s) => s === '..')) problems.push(`"${path}" is outside package/`);
       else if (entry.type === 'Directory') {
         // Folders are implied by their files; nothing to record.
