@@ -241,6 +241,24 @@ describe('npm pack', () => {
     const dir = await plugin();
     const stray = execFileSync('tar', ['-czf', '-', '-C', dir, '.']);
     expect((await rejection(readTarball(stray))).code).toBe('PLN_E_REGISTRY_TARBALL_LAYOUT');
+    // A link, and an entry outside package/, built with python3's tarfile.
+    const script = [
+      'import io, sys, tarfile',
+      'buf = io.BytesIO()',
+      "t = tarfile.open(fileobj=buf, mode='w:gz')",
+      'def add(name, data=b"", kind=tarfile.REGTYPE, link=""):',
+      '    info = tarfile.TarInfo(name); info.type = kind; info.linkname = link; info.size = len(data)',
+      '    t.addfile(info, io.BytesIO(data))',
+      'add("package/manifest.json", b\'{"name":"bad","version":"1.0.0"}\')',
+      'add("package/link", kind=tarfile.SYMTYPE, link="/etc/passwd")',
+      'add("../escape.txt", b"x")',
+      't.close()',
+      'sys.stdout.buffer.write(buf.getvalue())',
+    ].join('\n');
+    const bad = execFileSync('python3', ['-c', script]);
+    const error = await rejection(readTarball(bad));
+    expect(error.code).toBe('PLN_E_REGISTRY_TARBALL_LAYOUT');
+    expect(error.details?.problems).toEqual(['"package/link" is a SymbolicLink, not a regular file', '"../escape.txt" is outside package/']);
   });
 });
 
