@@ -54,6 +54,10 @@ export { formatError, formatTable, safeJson, safeLine, safeText } from './format
 export { withFileLock, writeFileAtomic } from './files.js';
 export type { FileLockOptions, WriteFileAtomicOptions } from './files.js';
 export { closestName } from './suggest.js';
+export { globTest } from './globs.js';
+export type { GlobOptions, GlobTest } from './globs.js';
+export { DEFAULT_WATCH_IGNORE, MAX_WATCHED_FOLDERS, watchFiles } from './watch.js';
+export type { FileChange, FileChangeKind, FileWatcher, WatchFilesOptions } from './watch.js';
 export { askYesNo, processTerminal, whyNotAsk } from './prompt.js';
 export type { PromptIO } from './prompt.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';

@@ -11,16 +11,15 @@
  *   (a string, as the hook protocol sends it, or `{ path }`), `context.path` and
  *   `context.files[]` (strings or `{ path }`; a commit's staged files), any match.
  *
- * Patterns are picomatch globs. Several patterns: at least one positive pattern
- * matches (or there are only negative ones) and no `!negative` pattern matches.
- * File patterns use `dot: true` and are matched against the path relative to the
- * workspace (an absolute path outside it is matched as is); a pattern without a
- * slash matches the file's base name anywhere (`*.ts` matches `src/a.ts`), as
- * lint-staged does. Matching is case-sensitive.
+ * Patterns are read by the sdk's `globTest` (picomatch globs, `dot: true`,
+ * `!negations`, case-sensitive), the rules the file watcher uses too. File
+ * patterns are matched against the path relative to the workspace (an absolute
+ * path outside it is matched as is) in file mode: a pattern without a slash
+ * matches the file's base name anywhere (`*.ts` matches `src/a.ts`), as
+ * lint-staged does.
  */
 import { isAbsolute, relative, sep } from 'node:path';
-import picomatch from 'picomatch';
-import type { EventName } from 'plinth/sdk';
+import { globTest, type EventName, type GlobOptions, type GlobTest } from 'plinth/sdk';
 import type { HookDefinition } from './types.js';
 
 /** Events whose context names a tool. */
@@ -34,41 +33,26 @@ export interface MatchOptions {
   readonly workspace?: string;
 }
 
-type Test = (value: string) => boolean;
+type Test = GlobTest;
 
 interface Compiled {
   readonly tools?: Test;
   readonly files?: Test;
 }
 
-const NEVER: Test = () => false;
-
 // Keyed by the (immutable) matcher object: compiled once per definition, dropped with it.
 const cache = new WeakMap<HookDefinition['matcher'], Compiled>();
 
-function compilePatterns(patterns: readonly string[] | undefined, options: picomatch.PicomatchOptions): Test | undefined {
-  if (!patterns || patterns.length === 0) return undefined;
-  const positive: Test[] = [];
-  const negative: Test[] = [];
-  for (const pattern of patterns) {
-    const negated = pattern.startsWith('!') && pattern.length > 1;
-    const body = negated ? pattern.slice(1) : pattern;
-    let test: Test;
-    try {
-      test = picomatch(body, { ...options, basename: options.basename === true && !body.includes('/') });
-    } catch {
-      test = NEVER; // a pattern picomatch refuses matches nothing; `plinth hooks validate` reports it
-    }
-    (negated ? negative : positive).push(test);
-  }
-  return (value) => (positive.length === 0 || positive.some((t) => t(value))) && !negative.some((t) => t(value));
+/** No patterns: no matcher of that kind (an empty list does not match everything here). */
+function compilePatterns(patterns: readonly string[] | undefined, options: GlobOptions): Test | undefined {
+  return patterns && patterns.length > 0 ? globTest(patterns, options) : undefined;
 }
 
 function compiled(hook: Pick<HookDefinition, 'matcher'>): Compiled {
   let entry = cache.get(hook.matcher);
   if (!entry) {
-    const tools = compilePatterns(hook.matcher.tools, { dot: true });
-    const files = compilePatterns(hook.matcher.files, { dot: true, basename: true });
+    const tools = compilePatterns(hook.matcher.tools, {});
+    const files = compilePatterns(hook.matcher.files, { basename: true });
     entry = { ...(tools && { tools }), ...(files && { files }) };
     cache.set(hook.matcher, entry);
   }

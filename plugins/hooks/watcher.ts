@@ -1,45 +1,21 @@
 /**
- * `file_change` while `plinth up` runs: watches the workspace, keeps the
- * changes to files that match the hooks' patterns, and hands them over in
- * debounced batches, one entry per path, its kind decided by a stat after the
- * debounce (a file seen before is `changed`, a new one `created`, a gone one
- * `deleted`).
- *
- * On macOS and Windows `fs.watch(workspace, { recursive: true })` is native and
- * cheap. On Linux, Node 20 emulates `recursive` by walking the whole tree
- * synchronously and opening an inotify watch on every file and folder —
- * `node_modules` included, which exhausts inotify limits and stalls the event
- * loop in real projects; so there the watcher watches each folder itself
- * (one inotify watch per folder, which reports its files' changes) and never
- * enters ignored folders.
- *
- * Failures (a folder that cannot be watched, inotify limits, a rejecting
- * `onChange`) are logged with `PLN_E_WATCH_FAILED` and never thrown.
+ * `file_change` while `plinth up` runs: the sdk's file watcher over the
+ * workspace, with the hooks' defaults (the workspace's own `.plinth/` and
+ * `.git/` are never reported; messages say `plinth hooks`). The patterns are
+ * the union of the hooks' `matcher.files`, read by the sdk with exactly the
+ * matcher's rules (both compile them with `globTest`).
  */
-import { watch, type FSWatcher } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
-import { type Logger, safeText } from 'plinth/sdk';
-import { matches } from './matcher.js';
+import { safeText, watchFiles, type FileChange, type FileWatcher, type Logger } from 'plinth/sdk';
 
-/** What happened to one file. */
-export type FileChangeKind = 'created' | 'changed' | 'deleted';
-
-/** One changed file. */
-export interface FileChange {
-  /** Relative to the workspace, with `/` separators. */
-  readonly path: string;
-  readonly absolutePath: string;
-  readonly kind: FileChangeKind;
-}
+export type { FileChange, FileChangeKind } from 'plinth/sdk';
 
 export interface WatchOptions {
   readonly workspace: string;
-  /** The union of every `file_change` hook's file patterns (matched as the planner matches `matcher.files`); an empty list starts no watcher. */
+  /** The union of every `file_change` hook's file patterns; an empty list starts no watcher. */
   readonly patterns: readonly string[];
   /** Paths never reported (and folders never entered). Default {@link DEFAULT_IGNORE}. */
   readonly ignore?: readonly string[];
-  /** Quiet time before a batch is handed over; default 200 ms. A steady stream of changes is still flushed every 10 debounce periods. */
+  /** Quiet time before a batch is handed over; default 200 ms. */
   readonly debounceMs?: number;
   /** Called with each batch, one call at a time; a rejection is logged. */
   onChange(changes: FileChange[]): void | Promise<void>;
@@ -49,231 +25,19 @@ export interface WatchOptions {
   readonly mode?: 'native' | 'tree';
 }
 
-export interface WorkspaceWatcher {
-  /** Settles when the initial scan is done and the folders are watched: changes after it are seen. */
-  readonly ready: Promise<void>;
-  /** Stops watching; waits (at most 5 s) for a batch being handled. */
-  close(): Promise<void>;
-}
+export type WorkspaceWatcher = FileWatcher;
 
 export const DEFAULT_IGNORE: readonly string[] = Object.freeze(['**/node_modules/**', '.git/**', '.plinth/**']);
 
-/** Folders watched at most in `tree` mode; past it, a warning, and deeper folders are not watched. */
-export const MAX_WATCHED_FOLDERS = 10_000;
-
-const CLOSE_WAIT_MS = 5_000;
-
-/** Starts watching; see the module comment. Never throws. */
+/** Starts watching the workspace; never throws. */
 export function watchWorkspace(options: WatchOptions): WorkspaceWatcher {
-  if (options.patterns.length === 0) return { ready: Promise.resolve(), close: async () => {} };
-  const root = resolve(options.workspace);
-  const log = options.log ?? { warn: (m: string) => process.stderr.write(safeText(`plinth hooks: ${m}\n`)), debug: () => {} };
-  const debounceMs = options.debounceMs ?? 200;
-  const mode = options.mode ?? (process.platform === 'darwin' || process.platform === 'win32' ? 'native' : 'tree');
-  const matching = patternTest(options.patterns);
-  const ignoreList = options.ignore ?? DEFAULT_IGNORE;
-  const ignoredPath = ignoreList.length > 0 ? patternTest(ignoreList) : () => false;
-  // A folder is not entered when anything inside it would be ignored.
-  const prunedDir = (rel: string): boolean => rel !== '' && (ignoredPath(rel) || ignoredPath(`${rel}/__plinth_probe__`));
-  const abs = (rel: string): string => (rel === '' ? root : join(root, ...rel.split('/')));
-
-  const known = new Set<string>(); // matching files that exist, as far as we know
-  const pending = new Set<string>();
-  const watchers = new Map<string, FSWatcher>(); // tree: folder → watch; native: '' → the one watch
-  let closed = false;
-  let timer: NodeJS.Timeout | undefined;
-  let firstPendingAt = 0;
-  let flushing: Promise<void> | undefined;
-  let again = false;
-  let warnedLimit = false;
-
-  const warn = (message: string, error?: unknown): void => {
-    const reason = error === undefined ? '' : `: ${(error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error))}`;
-    log.warn(`PLN_E_WATCH_FAILED ${message}${reason}`);
-  };
-
-  const schedule = (): void => {
-    if (closed) return;
-    const now = Date.now();
-    if (!timer) firstPendingAt = now;
-    if (timer) clearTimeout(timer);
-    const wait = Math.max(0, Math.min(debounceMs, firstPendingAt + debounceMs * 10 - now));
-    timer = setTimeout(() => {
-      timer = undefined;
-      void flush();
-    }, wait);
-  };
-
-  const record = (rel: string): void => {
-    if (closed || rel === '' || ignoredPath(rel)) return;
-    pending.add(rel);
-    schedule();
-  };
-
-  /** Every file under `rel` that matches, without entering ignored folders or following links. */
-  const walk = async (rel: string, onDir?: (dir: string) => void): Promise<string[]> => {
-    const files: string[] = [];
-    const stack = [rel];
-    while (stack.length > 0 && !closed) {
-      const dir = stack.pop()!;
-      onDir?.(dir);
-      let entries;
-      try {
-        entries = await readdir(abs(dir), { withFileTypes: true });
-      } catch {
-        continue; // gone, or not readable: nothing to report from it
-      }
-      for (const entry of entries) {
-        const child = dir === '' ? entry.name : `${dir}/${entry.name}`;
-        if (entry.isDirectory()) {
-          if (!prunedDir(child)) stack.push(child);
-        } else if (!ignoredPath(child) && matching(child)) {
-          files.push(child);
-        }
-      }
-    }
-    return files;
-  };
-
-  const watchFolder = (dir: string): void => {
-    if (closed || watchers.has(dir)) return;
-    if (watchers.size >= MAX_WATCHED_FOLDERS) {
-      if (!warnedLimit) warn(`${root}: more than ${MAX_WATCHED_FOLDERS} folders; deeper changes are not seen (add folders to the watcher's ignore list)`);
-      warnedLimit = true;
-      return;
-    }
-    try {
-      const watcher = watch(abs(dir), { persistent: false }, (type, name) => {
-        if (name === null) return;
-        const child = dir === '' ? String(name) : `${dir}/${String(name)}`;
-        record(child);
-        if (type !== 'rename' || closed) return;
-        // A folder appeared, or was replaced (deleted and made again): watch it (afresh) and all below.
-        void lstat(abs(child)).then(
-          (info) => {
-            if (!info.isDirectory() || prunedDir(child) || closed) return;
-            dropWatcher(child);
-            void walk(child, watchFolder);
-          },
-          () => undefined,
-        );
-      });
-      watcher.on('error', (error) => {
-        dropWatcher(dir);
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') warn(`cannot keep watching ${abs(dir)}`, error);
-      });
-      watchers.set(dir, watcher);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (dir === '' || (code !== 'ENOENT' && code !== 'ENOTDIR')) warn(`cannot watch ${abs(dir)}`, error);
-    }
-  };
-
-  const dropWatcher = (dir: string): void => {
-    for (const [key, watcher] of watchers) {
-      if (key === dir || (dir !== '' && key.startsWith(`${dir}/`)) || dir === '') {
-        watcher.close();
-        watchers.delete(key);
-      }
-    }
-  };
-
-  let restarts = 0;
-  const watchNative = (): void => {
-    if (closed) return;
-    try {
-      const watcher = watch(root, { recursive: true, persistent: false }, (_type, name) => {
-        if (name !== null) record(String(name).split(sep).join('/'));
-      });
-      watcher.on('error', (error) => {
-        dropWatcher('');
-        if (closed) return;
-        if (restarts >= 5) return warn(`stopped watching ${root} after ${restarts} restarts`, error);
-        warn(`watching ${root} failed; restarting`, error);
-        setTimeout(watchNative, 1000 * 2 ** restarts++).unref();
-      });
-      watchers.set('', watcher);
-    } catch (error) {
-      warn(`cannot watch ${root}`, error);
-    }
-  };
-
-  const flush = async (): Promise<void> => {
-    if (flushing) {
-      again = true;
-      return;
-    }
-    const run = async (): Promise<void> => {
-      const paths = [...pending].sort();
-      pending.clear();
-      const results = new Map<string, FileChangeKind>();
-      for (const rel of paths) {
-        if (closed) return;
-        const info = await lstat(abs(rel)).catch(() => undefined);
-        if (info === undefined) {
-          // Gone: the file itself, or a folder and every file known under it.
-          if (mode === 'tree') dropWatcher(rel);
-          if (known.has(rel)) results.set(rel, 'deleted');
-          for (const file of known) if (file.startsWith(`${rel}/`)) results.set(file, 'deleted');
-        } else if (info.isDirectory()) {
-          // A folder appeared (or was moved in): its files are new unless already known.
-          if (!prunedDir(rel)) for (const file of await walk(rel)) if (!known.has(file) && !results.has(file)) results.set(file, 'created');
-        } else if (matching(rel) && !results.has(rel)) {
-          results.set(rel, known.has(rel) ? 'changed' : 'created');
-        }
-      }
-      for (const [rel, kind] of results) {
-        if (kind === 'deleted') known.delete(rel);
-        else known.add(rel);
-      }
-      if (results.size === 0 || closed) return;
-      const changes = [...results].sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, kind]) => ({ path, absolutePath: abs(path), kind }));
-      try {
-        await options.onChange(changes);
-      } catch (error) {
-        warn(`a file_change handler failed for ${changes.length} change(s)`, error);
-      }
-    };
-    flushing = run().finally(() => {
-      flushing = undefined;
-      if (again) {
-        again = false;
-        if (pending.size > 0) schedule();
-      }
-    });
-    return flushing;
-  };
-
-  const ready = (async () => {
-    try {
-      if (mode === 'native') watchNative();
-      const files = await walk('', mode === 'tree' ? watchFolder : undefined);
-      for (const file of files) known.add(file);
-    } catch (error) {
-      warn(`cannot scan ${root}`, error);
-    }
-  })();
-
-  return {
-    ready,
-    async close() {
-      closed = true;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      dropWatcher('');
-      await ready;
-      const current = flushing;
-      if (current) {
-        let limit: NodeJS.Timeout | undefined;
-        await Promise.race([current, new Promise<void>((done) => (limit = setTimeout(done, CLOSE_WAIT_MS)))]);
-        clearTimeout(limit);
-      }
-    },
-  };
-}
-
-/** A workspace-relative path test with exactly the planner's `matcher.files` rules (plugins/hooks/matcher.ts). */
-function patternTest(patterns: readonly string[]): (relativePath: string) => boolean {
-  const probe = { events: ['file_change'] as const, matcher: { files: patterns } };
-  return (relativePath) => matches(probe, 'file_change', { path: relativePath });
+  return watchFiles({
+    root: options.workspace,
+    include: options.patterns,
+    ignore: options.ignore ?? DEFAULT_IGNORE,
+    onChange: options.onChange,
+    log: options.log ?? { warn: (m: string) => process.stderr.write(safeText(`plinth hooks: ${m}\n`)), debug: () => {} },
+    ...(options.debounceMs !== undefined && { debounceMs: options.debounceMs }),
+    ...(options.mode && { mode: options.mode }),
+  });
 }
