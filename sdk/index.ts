@@ -30,8 +30,10 @@ export type { BlockedBy, Decision, EventHandler, EventName, EventResult } from '
 export { manifestSchema, parseManifest, settingSchema } from './manifest.js';
 export type { Manifest, ManifestInput, ManifestIssue, SettingDecl } from './manifest.js';
 export type { ServiceName, ServiceType } from './services.js';
-export { describeIssue, isStoredSettingRef, parseSettings, settingIssues, storedSettingKey, storedSettingRef } from './settings.js';
-export type { SettingIssue, StoredSettingRef } from './settings.js';
+export { describeIssue, parseSettings, settingIssues } from './settings.js';
+export type { SettingIssue } from './settings.js';
+export { isStoredSettingRef, storedSettingKey, storedSettingRef } from './stored-setting.js';
+export type { StoredSettingRef } from './stored-setting.js';
 export { parseJsonText } from './json.js';
 export type { JsonTextError } from './json.js';
 

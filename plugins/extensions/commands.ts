@@ -76,7 +76,7 @@ export function extensionCommands({ service, decl, stdin = readStdin }: Commands
         if (json) return out.json(result);
         if (result.stored === 'secrets') out.print(`Stored ${name}.${setting} in the secret store (referenced from ${result.file}); its value is shown as [redacted] everywhere.`);
         else out.print(`Set ${settingLine(name, result.setting)}.`);
-        out.print('It takes effect when the plugin starts next (`plinth up` reloads it when its folder changes).');
+        out.print('It takes effect when the plugin starts next.');
       },
     },
     {

@@ -7,7 +7,7 @@
  * declaration. A sensitive value is never in a view: `"[redacted]"` is.
  */
 import { z } from 'zod';
-import { PlinthError, REDACTED, type SettingDecl, type SettingView, isStoredSettingRef, parseSettings } from 'plinth/sdk';
+import { PlinthError, REDACTED, isPlinthError, type SettingDecl, type SettingView, isStoredSettingRef, parseSettings } from 'plinth/sdk';
 import { entryOf, profileOf, type SettingsLayers } from './enabled.js';
 
 /** Where the settings files are. */
@@ -84,7 +84,13 @@ export function settingValue(plugin: string, decl: SettingDecl, text: string): u
 /** `value` when it has the declared type; else `PLN_E_SETTING_INVALID` naming the setting and what was expected (never the value). */
 export function checkedValue(plugin: string, decl: SettingDecl, value: unknown): unknown {
   const schema = z.object({ [decl.name]: TYPE_SCHEMAS[decl.type] });
-  return (parseSettings(plugin, schema, { [decl.name]: value }) as Record<string, unknown>)[decl.name];
+  try {
+    return (parseSettings(plugin, schema, { [decl.name]: value }) as Record<string, unknown>)[decl.name];
+  } catch (error) {
+    // The fix is the command again with a value of the right type, not an edit of settings.json.
+    if (!isPlinthError(error)) throw error;
+    throw new PlinthError(error.code, error.message, { plugin, hint: `run \`plinth ext config ${plugin} ${decl.name} <value>\` with ${EXPECTED[decl.type]}`, ...(error.details && { details: error.details }) });
+  }
 }
 
 const TYPE_SCHEMAS: Record<SettingDecl['type'], z.ZodType> = {
@@ -93,4 +99,12 @@ const TYPE_SCHEMAS: Record<SettingDecl['type'], z.ZodType> = {
   boolean: z.boolean({ error: 'expected true or false (or 1 or 0)' }),
   object: z.record(z.string(), z.unknown(), { error: 'expected a JSON object' }),
   array: z.array(z.unknown(), { error: 'expected a JSON array' }),
+};
+
+const EXPECTED: Record<SettingDecl['type'], string> = {
+  string: 'a string',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'a JSON object',
+  array: 'a JSON array',
 };
