@@ -13,6 +13,7 @@ import type {
   Disposer,
   KernelInspection,
   LivePlugins,
+  LiveReport,
   Logger,
   PluginInfo,
   PluginState,
@@ -31,7 +32,7 @@ import { fillStoredSettings, hasStoredSettings, redactSettings, resolvePluginSet
 import { DEFAULT_TIMEOUTS, type Timeouts } from './config/schema.js';
 import { knownKeys, unknownKeys } from './config/unknown-keys.js';
 import { restrictWorkspace, workspacePolicy } from './config/workspace-policy.js';
-import { discoverPlugins } from './discovery.js';
+import { type DiscoverySource, discoverPlugins } from './discovery.js';
 import { EventBus, rejectUnknown } from './events.js';
 import { blockGuardedEvents } from './guards.js';
 import { type LifecycleHooks, createLifecycleHooks } from './lifecycle.js';
@@ -42,7 +43,9 @@ import { resolve } from './resolve/index.js';
 import { HOST, ServiceRegistry, serviceChoices } from './services.js';
 import { type InlinePlugin, inlineCandidate, parseManifestOrThrow, withoutShadowing } from './candidates.js';
 import { runSetup } from './setup.js';
-import { type ShutdownReport, runShutdown } from './shutdown.js';
+import { type ShutdownReport, runShutdown, stopOne } from './shutdown.js';
+import { LiveSet, isRunning, sameCandidate } from './live.js';
+import { callTapsOf } from './taps.js';
 import { withTimeout } from './timeout.js';
 import { type Candidate, PROJECT_SOURCES, type PluginSource, type Resolution } from './types.js';
 
@@ -105,16 +108,9 @@ export class Kernel {
   /** Redacts sensitive setting values from any text or value. */
   readonly redactor = new Redactor();
   readonly log: Logger & { child(scope: string): Logger };
-  /** Adds, removes and replaces plugins while running (in progress: the live lifecycle lands in the next commits). */
-  readonly plugins: LivePlugins = {
-    add: () => Promise.reject(notReady('live lifecycle')),
-    remove: () => Promise.reject(notReady('live lifecycle')),
-    replace: () => Promise.reject(notReady('live lifecycle')),
-    disable: () => Promise.reject(notReady('live lifecycle')),
-    enable: () => Promise.reject(notReady('live lifecycle')),
-    rescan: () => Promise.reject(notReady('live lifecycle')),
-    folders: () => [],
-  };
+  /** Adds, removes and replaces plugins while the kernel runs (see live.ts). */
+  readonly plugins: LivePlugins;
+
   readonly home: string;
   readonly workspace: string;
 
@@ -139,6 +135,12 @@ export class Kernel {
   private serving: Promise<void> | undefined;
   /** Warnings about the settings files (values ignored, unknown keys), found by prepare. */
   private readonly configProblemList: PlinthError[] = [];
+  private sources: DiscoverySource[] = [];
+  private inline: Candidate[] = [];
+  private readonly live = new LiveSet();
+  /** Set once `ready` fires: a plugin that starts later gets its own `ready` (and `serve`) taps called, and others hear of it through `manifest`. */
+  private readyInfo: ReadyInfo | undefined;
+  private served = false;
 
   constructor(private readonly options: KernelOptions = {}) {
     this.env = options.env ?? process.env;
@@ -153,6 +155,16 @@ export class Kernel {
       timeoutMs: DEFAULT_TIMEOUTS.event,
       report: (error) => this.reportError(error),
       redact: (text) => this.redactor.text(text),
+    });
+    this.plugins = this.live.api({
+      reconcile: (force) => this.reconcile(force),
+      folders: () => this.sources.filter((s) => s.source !== 'builtin'),
+      assertRunning: () => {
+        if (this.closing) throw new PlinthError('PLN_E_KERNEL_CLOSED', 'the kernel is shutting down: plugins cannot change now');
+        if (!this.readyInfo) throw new PlinthError('PLN_E_KERNEL_STATE', 'plugins can be added, removed and replaced once the kernel has booted', { hint: 'await kernel.boot() first' });
+      },
+      dirOf: (name) => this.records.get(name)?.info.dir || undefined,
+      sourceOf: (name) => this.records.get(name)?.info.source,
     });
   }
 
@@ -199,24 +211,20 @@ export class Kernel {
     // command line (or the host's own `pluginDirs`) names `path` folders.
     for (const { dir, scope } of pluginDirScopes(loaded)) sources.push({ dir: resolvePath(dir), source: scope });
     for (const dir of this.options.pluginDirs ?? []) sources.push({ dir: resolvePath(dir), source: 'path' });
-    const found = await discoverPlugins(sources);
-    const { kept, shadowing } = withoutShadowing(found.candidates);
-    const inline = (this.options.plugins ?? []).map((plugin) => inlineCandidate(plugin));
+    this.sources = sources;
+    this.inline = (this.options.plugins ?? []).map((plugin) => inlineCandidate(plugin));
+    // Only the user's own file links folders: a linked plugin loads unchecked, as the user's.
+    this.live.link((loaded.layers ?? []).filter((l) => l.scope === 'user').flatMap((l) => l.settings.links ?? []));
+    const found = await this.discoverAll();
     // What the workspace file may not set is known from the manifests, so it is applied once they are read.
-    const manifests = [...found.candidates, ...inline].map((c) => c.manifest);
-    const { config, ignored } = restrictWorkspace(loaded, workspacePolicy(manifests));
+    const { config, ignored } = restrictWorkspace(loaded, workspacePolicy(found.manifests));
     this.configState = config;
     this.timeouts = timeouts(config);
     this.events.timeoutMs = this.timeouts.event;
     const files = settingsFiles(loaded);
-    this.configProblemList.push(...ignored, ...(files ? unknownKeys([files.user, files.workspace], knownKeys(manifests)) : []));
+    this.configProblemList.push(...ignored, ...(files ? unknownKeys([files.user, files.workspace], knownKeys(found.manifests)) : []));
     for (const warning of this.configProblemList) this.reportError(warning);
-    const resolution = resolve({
-      candidates: [...kept, ...inline],
-      invalid: [...found.invalid, ...shadowing],
-      kernelVersion: KERNEL_API_VERSION,
-      disabled: disabledPlugins(config),
-    });
+    const resolution = this.resolveFound(found);
     this.resolutionState = resolution;
 
     const sourceOf = new Map(resolution.plugins.map((c) => [c.manifest.name, c.source]));
@@ -226,25 +234,12 @@ export class Kernel {
     this.services = new ServiceRegistry({
       choices: serviceChoices(config, choiceSource, (error) => this.reportError(error)),
       activate: (name) => this.activate(name),
-      sourceOf: (name) => sourceOf.get(name),
+      sourceOf: (name) => this.records.get(name)?.info.source ?? sourceOf.get(name),
       note: (text) => this.log.info(text),
     });
-    for (const candidate of resolution.plugins) {
-      const record = this.addRecord(candidate, candidate.manifest.activation === 'lazy' ? 'lazy' : 'loading');
-      this.services.declare(record.info.name, candidate.manifest.provides);
-      this.resolveSettings(record);
-      this.indexEvents(record);
-    }
-    const decls = new Map([...resolution.candidates].map(([name, list]) => [name, list.flatMap((c) => c.manifest.settings)]));
-    this.pluginConfig = redactSettings(config.settings, decls);
-    this.pluginLayers = (config.layers ?? []).map((layer) => ({ ...layer, settings: redactSettings(layer.settings, decls) }));
-    for (const excluded of resolution.excluded) {
-      if (this.records.has(excluded.name)) continue;
-      const record = this.addRecord(excluded.candidate, 'excluded', excluded.name);
-      record.error = excluded.error;
-      // A plugin the user disabled guards nothing; one left out for any other reason fails closed.
-      if (excluded.error.code !== 'PLN_E_PLUGIN_DISABLED') this.guardWhileDown(record, redactError(excluded.error, this.redactor));
-    }
+    for (const candidate of resolution.plugins) this.adopt(candidate);
+    this.learnDeclarations(resolution);
+    for (const excluded of resolution.excluded) if (!this.records.has(excluded.name)) this.exclude(excluded);
     for (const error of resolution.invalid) this.reportError(error);
     for (const excluded of resolution.excluded) {
       if (excluded.error.code !== 'PLN_E_PLUGIN_DISABLED') this.reportError(excluded.error);
@@ -271,6 +266,7 @@ export class Kernel {
       invalid: resolution.invalid,
       config: { files: this.config.files, profile: this.config.profile },
     };
+    this.readyInfo = ready;
     await this.hooks.ready.promise(ready);
     return ready;
   }
@@ -280,7 +276,10 @@ export class Kernel {
    * `plinth up` calls this; one-shot commands do not.
    */
   serve(): Promise<void> {
-    this.serving ??= this.boot().then(() => this.hooks.serve.promise());
+    this.serving ??= this.boot().then(() => {
+      this.served = true;
+      return this.hooks.serve.promise();
+    });
     return this.serving;
   }
 
@@ -307,93 +306,105 @@ export class Kernel {
 
   private async runActivation(record: PluginRecord): Promise<void> {
     if (this.closing) throw new PlinthError('PLN_E_KERNEL_CLOSED', 'the kernel is shutting down', { plugin: record.info.name });
-    const { name, manifest } = record.info;
     record.state = 'loading';
+    const started = performance.now();
+    try {
+      await this.startDependencies(record);
+      await this.setUp(record, false);
+    } catch (error) {
+      const coded = isPlinthError(error) ? error : wrapPluginError('PLN_E_PLUGIN_SETUP', record.info.name, 'setup', error);
+      return this.fail(record, coded, coded.code === 'PLN_E_DEP_FAILED' ? 'skipped' : 'failed');
+    }
+    record.loadMs = performance.now() - started;
+    record.state = 'active';
+    this.loadOrder.push(record);
+    this.log.debug(`loaded ${record.info.name}@${record.info.version} in ${record.loadMs.toFixed(1)} ms`);
+    await this.catchUp(record);
+  }
+
+  /** Activates each dependency of `record`; throws PLN_E_DEP_FAILED naming the first that does not load. */
+  private async startDependencies(record: PluginRecord): Promise<void> {
+    const { name, manifest } = record.info;
     for (const dependency of Object.keys(manifest.dependencies)) {
       try {
         await this.activate(dependency);
       } catch (cause) {
         const chain = isPlinthError(cause) && cause.plugin && cause.plugin !== dependency ? ` (via "${cause.plugin}")` : '';
-        return this.fail(
-          record,
-          new PlinthError('PLN_E_DEP_FAILED', `plugin "${name}" was skipped: its dependency "${dependency}" did not load${chain}: ${describeCause(cause)}`, {
-            plugin: name,
-            hook: 'setup',
-            cause,
-            hint: `fix "${dependency}" first; \`plinth plugins why ${dependency}\` explains it`,
-          }),
-          'skipped',
-        );
+        throw new PlinthError('PLN_E_DEP_FAILED', `plugin "${name}" was skipped: its dependency "${dependency}" did not load${chain}: ${describeCause(cause)}`, {
+          plugin: name,
+          hook: 'setup',
+          cause,
+          hint: `fix "${dependency}" first; \`plinth plugins why ${dependency}\` explains it`,
+        });
       }
     }
-    if (record.error) return this.fail(record, record.error); // its settings were invalid
+  }
 
-    const started = performance.now();
+  /**
+   * Checks, imports and sets up `record` (its settings, the `load` gate, its code, `setup`);
+   * throws its coded error. `staged`: its registrations wait for `api.commit()` (a replacement).
+   */
+  private async setUp(record: PluginRecord, staged: boolean): Promise<void> {
+    const { name, manifest } = record.info;
+    if (record.error) throw record.error; // its settings were invalid
     if (PROJECT_SOURCES.has(record.info.source) && this.hooks.load.taps.length === 0) {
       // Fail closed: code that came with the project runs only if something checks it first.
-      return this.fail(
-        record,
-        new PlinthError('PLN_E_PLUGIN_REFUSED', `plugin "${name}" was refused: it is a ${record.info.source} plugin and no plugin checks ${record.info.source} plugins before their code runs`, {
-          plugin: name,
-          hook: 'load',
-          hint: 'enable the builtin trust plugin (it asks for approval of workspace plugins), or load the plugin with --plugin-dir if you trust it',
-        }),
-      );
+      throw new PlinthError('PLN_E_PLUGIN_REFUSED', `plugin "${name}" was refused: it is a ${record.info.source} plugin and no plugin checks ${record.info.source} plugins before their code runs`, {
+        plugin: name,
+        hook: 'load',
+        hint: 'enable the builtin trust plugin (it asks for approval of workspace plugins), or load the plugin with --plugin-dir if you trust it',
+      });
     }
     try {
       const veto = await this.hooks.load.promise(record.info);
-      if (typeof veto === 'string') {
-        throw new PlinthError('PLN_E_PLUGIN_REFUSED', `plugin "${name}" was refused: ${veto}`, { plugin: name, hook: 'load' });
-      }
+      if (typeof veto === 'string') throw new PlinthError('PLN_E_PLUGIN_REFUSED', `plugin "${name}" was refused: ${veto}`, { plugin: name, hook: 'load' });
     } catch (error) {
-      return this.fail(record, isPlinthError(error) && error.code === 'PLN_E_PLUGIN_REFUSED' ? error : wrapPluginError('PLN_E_PLUGIN_REFUSED', name, 'load', error));
+      throw isPlinthError(error) && error.code === 'PLN_E_PLUGIN_REFUSED' ? error : wrapPluginError('PLN_E_PLUGIN_REFUSED', name, 'load', error);
     }
-
     if (record.settings && hasStoredSettings(record.settings)) {
       // Sensitive values kept in the secret store (`plinth ext config`): read once the plugin may load, before its code sees them.
-      try {
-        record.settings = await withTimeout(fillStoredSettings(name, manifest.settings, record.settings, this.env, () => this.get('secrets')), this.timeouts.setup, () => new PlinthError('PLN_E_HOOK_TIMEOUT', `plugin "${name}": the secret store did not answer in time`, { plugin: name, hook: 'settings' }));
-      } catch (error) {
-        return this.fail(record, isPlinthError(error) ? error : wrapPluginError('PLN_E_SETTING_INVALID', name, 'settings', error));
-      }
+      const stored = fillStoredSettings(name, manifest.settings, record.settings, this.env, () => this.get('secrets'));
+      record.settings = await withTimeout(stored, this.timeouts.setup, () => new PlinthError('PLN_E_HOOK_TIMEOUT', `plugin "${name}": the secret store did not answer in time`, { plugin: name, hook: 'settings' }));
       for (const secret of sensitiveValues(manifest.settings, record.settings)) this.redactor.add(secret);
     }
-
-    const api = createPluginApi({
-      info: record.info,
-      hooks: this.hooks,
-      events: this.events,
-      services: this.services!,
-      config: this.pluginConfig,
-      configLayers: this.pluginLayers,
-      hookTimeoutMs: this.timeouts.setup,
-      report: (error) => this.reportError(error),
-      knownPlugins: () => this.knownPlugins(),
-      kernel: this,
-    });
+    const api = createPluginApi(
+      {
+        info: record.info,
+        hooks: this.hooks,
+        events: this.events,
+        services: this.services!,
+        config: this.pluginConfig,
+        configLayers: this.pluginLayers,
+        hookTimeoutMs: this.timeouts.setup,
+        report: (error) => this.reportError(error),
+        knownPlugins: () => this.knownPlugins(),
+        kernel: this,
+      },
+      { staged },
+    );
     record.api = api;
-    try {
-      const definition = record.candidate && (manifest.main !== undefined || record.candidate.definition) ? await loadPluginCode(record.candidate) : undefined;
-      if (definition) {
-        const context = {
-          ...record.info,
-          settings: record.settings ?? {},
-          log: this.log.child(name),
-          paths: { home: this.home, workspace: this.workspace },
-          signal: record.abort.signal,
-          exec: execThroughLauncher(name, record.abort.signal, () => this.get('launcher')),
-        };
-        const teardown = await runSetup(definition, api.kernel, context, this.timeouts.setup);
-        if (teardown) record.teardown = teardown;
-      }
-      await withTimeout(api.settled(), this.timeouts.setup, () => new PlinthError('PLN_E_HOOK_TIMEOUT', `plugin "${name}" did not finish reading manifests in time`, { plugin: name, hook: 'manifest' }));
-    } catch (error) {
-      return this.fail(record, isPlinthError(error) ? error : wrapPluginError('PLN_E_PLUGIN_SETUP', name, 'setup', error));
+    // After boot every import is fresh: an enabled, reloaded or updated plugin runs the code on disk now.
+    const definition = record.candidate && (manifest.main !== undefined || record.candidate.definition) ? await loadPluginCode(record.candidate, this.readyInfo !== undefined) : undefined;
+    if (definition) {
+      const context = {
+        ...record.info,
+        settings: record.settings ?? {},
+        log: this.log.child(name),
+        paths: { home: this.home, workspace: this.workspace },
+        signal: record.abort.signal,
+        exec: execThroughLauncher(name, record.abort.signal, () => this.get('launcher')),
+      };
+      const teardown = await runSetup(definition, api.kernel, context, this.timeouts.setup);
+      if (teardown) record.teardown = teardown;
     }
-    record.loadMs = performance.now() - started;
-    record.state = 'active';
-    this.loadOrder.push(record);
-    this.log.debug(`loaded ${name}@${record.info.version} in ${record.loadMs.toFixed(1)} ms`);
+    await withTimeout(api.settled(), this.timeouts.setup, () => new PlinthError('PLN_E_HOOK_TIMEOUT', `plugin "${name}" did not finish reading manifests in time`, { plugin: name, hook: 'manifest' }));
+  }
+
+  /** A plugin that starts after `ready` gets its own `ready` and `serve` taps called, as if it had been there. */
+  private async catchUp(record: PluginRecord): Promise<void> {
+    if (!this.readyInfo) return;
+    await callTapsOf(this.hooks.ready, record.info.name, { ...this.readyInfo, plugins: this.status() });
+    if (this.served) await callTapsOf(this.hooks.serve, record.info.name);
   }
 
   private fail(record: PluginRecord, error: PlinthError, state: 'failed' | 'skipped' = 'failed'): never {
@@ -405,6 +416,146 @@ export class Kernel {
     this.guardWhileDown(record, safe);
     this.reportError(safe);
     throw safe;
+  }
+
+  /**
+   * The one step of every live change: discover and resolve again, then stop
+   * what no longer resolves (dependents first), replace what changed (or is in
+   * `force`), and start what is new, in load order. A replacement that fails
+   * leaves the running version in place; the report says what happened.
+   */
+  private async reconcile(force: ReadonlySet<string>): Promise<LiveReport> {
+    const resolution = this.resolveFound(await this.discoverAll());
+    const chosen = new Map(resolution.plugins.map((c) => [c.manifest.name, c]));
+    const report = { added: [] as string[], removed: [] as string[], replaced: [] as string[], failed: [] as PlinthError[] };
+    const running = [...this.records.values()].filter(isRunning);
+    const byLoadOrder = [...this.loadOrder].reverse();
+    for (const record of [...byLoadOrder, ...running.filter((r) => !byLoadOrder.includes(r))]) {
+      if (!isRunning(record) || chosen.has(record.info.name)) continue;
+      await this.stop(record);
+      report.removed.push(record.info.name);
+    }
+    this.resolutionState = resolution;
+    this.learnDeclarations(resolution);
+    for (const candidate of resolution.plugins) {
+      const name = candidate.manifest.name;
+      const record = this.records.get(name);
+      if (record && isRunning(record)) {
+        if (!force.has(name) && sameCandidate(record.candidate, candidate)) continue;
+        const error = await this.replace(record, candidate);
+        if (error) report.failed.push(error);
+        else report.replaced.push(name);
+        continue;
+      }
+      record?.guardOff?.(); // a guard that is back stops blocking in its name
+      const added = this.adopt(candidate);
+      if (candidate.manifest.activation !== 'lazy') {
+        const failed = await this.activate(name).then(() => undefined, (error: PlinthError) => error);
+        if (failed) {
+          report.failed.push(failed);
+          continue;
+        }
+      }
+      await this.hooks.manifest.promise(added.info);
+      report.added.push(name);
+    }
+    for (const excluded of resolution.excluded) {
+      const record = this.records.get(excluded.name);
+      if (!record || !isRunning(record)) this.exclude(excluded);
+    }
+    for (const [name, record] of this.records) if (!isRunning(record) && !chosen.has(name) && !resolution.excluded.some((e) => e.name === name)) this.records.delete(name);
+    return report;
+  }
+
+  /** Stops a running plugin for good: owners drop its declarations (`unload`), then its teardown runs and its registrations go. */
+  private async stop(record: PluginRecord): Promise<void> {
+    await this.hooks.unload.promise(record.info);
+    const error = await this.release(record);
+    if (error) this.reportError(error);
+    this.services!.undeclare(record.info.name);
+    this.forgetEvents(record.info.name);
+  }
+
+  /** Drops `name` from the plugins that an event activates. */
+  private forgetEvents(name: string): void {
+    for (const [event, names] of this.lazyByEvent) {
+      const rest = names.filter((n) => n !== name);
+      if (rest.length > 0) this.lazyByEvent.set(event, rest);
+      else this.lazyByEvent.delete(event);
+    }
+  }
+
+  /** Teardown and unregistration of one running (or lazy) plugin, under the teardown limit. */
+  private release(record: PluginRecord): Promise<PlinthError | undefined> {
+    const index = this.loadOrder.indexOf(record);
+    if (index !== -1) this.loadOrder.splice(index, 1);
+    return stopOne(
+      {
+        name: record.info.name,
+        teardown: record.teardown,
+        stop: () => record.abort.abort(new PlinthError('PLN_E_PLUGIN_STOPPED', `plugin "${record.info.name}" was stopped`, { plugin: record.info.name })),
+        release: () => {
+          record.api?.dispose();
+          record.state = 'stopped';
+        },
+      },
+      this.timeouts.teardown,
+    );
+  }
+
+  /**
+   * Swaps `old` for the plugin in `candidate`: the new version is checked, freshly
+   * imported and set up with its registrations held back; only then does the old
+   * one go and the new one's registrations apply. Returns the error that kept the old one.
+   */
+  private async replace(old: PluginRecord, candidate: Candidate): Promise<PlinthError | undefined> {
+    const next = this.adopt(candidate, false);
+    if (old.state !== 'lazy') {
+      next.state = 'loading';
+      const started = performance.now();
+      try {
+        await this.startDependencies(next);
+        await this.setUp(next, true);
+      } catch (error) {
+        const safe = redactError(isPlinthError(error) ? error : wrapPluginError('PLN_E_PLUGIN_SETUP', next.info.name, 'setup', error), this.redactor);
+        next.abort.abort(safe);
+        next.api?.dispose();
+        this.reportError(safe);
+        return safe;
+      }
+      const at = this.loadOrder.indexOf(old);
+      const error = await this.release(old);
+      if (error) this.reportError(error);
+      next.api!.commit();
+      next.loadMs = performance.now() - started;
+      next.state = 'active';
+      this.loadOrder.splice(at === -1 ? this.loadOrder.length : at, 0, next);
+      next.activation = Promise.resolve();
+    }
+    this.records.set(next.info.name, next);
+    this.forgetEvents(next.info.name);
+    this.indexEvents(next);
+    await this.catchUp(next);
+    await this.hooks.manifest.promise(next.info);
+    return undefined;
+  }
+
+  /** Candidates from every folder (builtin, user, workspace, settings, command line, live), then the inline ones; linked and removed applied. */
+  private async discoverAll(): Promise<{ candidates: Candidate[]; invalid: PlinthError[]; manifests: Candidate['manifest'][] }> {
+    const extra = this.live.sources();
+    const found = await discoverPlugins([...this.sources, ...extra]);
+    const linked = new Set(extra.filter((s) => s.linked).map((s) => s.dir));
+    const marked = found.candidates.map((c) => (linked.has(c.dir) ? { ...c, linked: true as const } : c));
+    const { kept, shadowing } = withoutShadowing(marked);
+    return {
+      candidates: this.live.select([...kept, ...this.inline]),
+      invalid: [...found.invalid, ...shadowing],
+      manifests: [...found.candidates, ...this.inline].map((c) => c.manifest),
+    };
+  }
+
+  private resolveFound(found: { candidates: Candidate[]; invalid: PlinthError[] }): Resolution {
+    return resolve({ candidates: found.candidates, invalid: found.invalid, kernelVersion: KERNEL_API_VERSION, disabled: this.live.disabled(disabledPlugins(this.config)) });
   }
 
   /** While `record` is not running, the events its manifest `guards` are blocked in its name (see guards.ts). */
@@ -557,13 +708,47 @@ export class Kernel {
     return { ...report, errors: report.errors.map((error) => redactError(error, this.redactor)) };
   }
 
-  private addRecord(candidate: Candidate | undefined, state: PluginState, name?: string): PluginRecord {
-    const info: PluginInfo = candidate
-      ? { name: candidate.manifest.name, version: candidate.manifest.version, source: candidate.source, dir: candidate.dir, manifest: candidate.manifest }
-      : { name: name!, version: '', source: 'path', dir: '', manifest: parseManifestOrThrow({ name, version: '0.0.0', kernel: '*' }) };
-    const record: PluginRecord = { info, candidate, state, abort: new AbortController() };
-    this.records.set(info.name, record);
+  /**
+   * A record for a resolved candidate, its settings resolved (secrets known to the
+   * redactor before any code runs) and its events indexed; `keep: false` for a
+   * replacement that is not in the table until it has set up.
+   */
+  private adopt(candidate: Candidate, keep = true): PluginRecord {
+    const { manifest } = candidate;
+    const info: PluginInfo = { name: manifest.name, version: manifest.version, source: candidate.source, dir: candidate.dir, manifest, ...(candidate.linked && { linked: true as const }) };
+    const record: PluginRecord = { info, candidate, state: manifest.activation === 'lazy' ? 'lazy' : 'loading', abort: new AbortController() };
+    this.resolveSettings(record);
+    if (keep) {
+      this.records.set(info.name, record);
+      this.indexEvents(record);
+    }
     return record;
+  }
+
+  /** A record for a plugin resolution left out; it guards its events unless the user disabled it. */
+  private exclude(excluded: Resolution['excluded'][number]): void {
+    const { candidate, name, error } = excluded;
+    const manifest = candidate?.manifest ?? parseManifestOrThrow({ name, version: '0.0.0', kernel: '*' });
+    const info: PluginInfo = { name, version: candidate ? manifest.version : '', source: candidate?.source ?? 'path', dir: candidate?.dir ?? '', manifest };
+    const previous = this.records.get(name);
+    const record: PluginRecord = { info, candidate, state: 'excluded', error, abort: new AbortController(), guardOff: previous?.guardOff };
+    this.records.set(name, record);
+    if (error.code !== 'PLN_E_PLUGIN_DISABLED') this.guardWhileDown(record, redactError(error, this.redactor));
+    else {
+      record.guardOff?.();
+      record.guardOff = undefined;
+    }
+  }
+
+  /** What every resolved plugin declares: the services it may provide, and its settings as other plugins see them. */
+  private learnDeclarations(resolution: Resolution): void {
+    for (const { manifest } of resolution.plugins) {
+      this.services!.undeclare(manifest.name);
+      this.services!.declare(manifest.name, manifest.provides);
+    }
+    const decls = new Map([...resolution.candidates].map(([name, list]) => [name, list.flatMap((c) => c.manifest.settings)]));
+    this.pluginConfig = redactSettings(this.config.settings, decls);
+    this.pluginLayers = (this.config.layers ?? []).map((layer) => ({ ...layer, settings: redactSettings(layer.settings, decls) }));
   }
 
   // Settings are checked for every resolved plugin at prepare time, so secrets are
@@ -599,11 +784,7 @@ export class Kernel {
   }
 
   private knownPlugins(): PluginInfo[] {
-    const known: PluginInfo[] = [];
-    for (const record of this.records.values()) {
-      if (record.state !== 'excluded' && record.state !== 'failed' && record.state !== 'skipped') known.push(record.info);
-    }
-    return known;
+    return [...this.records.values()].filter(isRunning).map((record) => record.info);
   }
 
   // Not named `report`: the test kernel puts its boot report on the instance under that name.

@@ -51,8 +51,8 @@ export interface ScopeOptions {
   track(work: Promise<void>): void;
   /** Wraps the registry so that only commands declared in this plugin's manifest are accepted. */
   scopeRegistry(registry: CommandRegistry): CommandRegistry;
-  /** Records a registration so that unloading the plugin undoes it. */
-  own(disposer: Disposer): Disposer;
+  /** Applies a registration (or, for a replacement still setting up, keeps it for later), so that unloading the plugin undoes it. */
+  register(apply: () => Disposer): Disposer;
 }
 
 /**
@@ -81,7 +81,7 @@ export function scopeHooks(hooks: LifecycleHooks, scope: ScopeOptions): PluginHo
 
   const asyncTap = <Args extends unknown[], R>(hook: object, name: string, fallback: R, rethrow = false): PluginHook<Args, R | void> => ({
     tap: (handler, options?: TapOptions) =>
-      scope.own(addTap(hook, 'promise', plugin, (...args: Args) => guard<R | void>(name, () => handler(...args), fallback, rethrow), options)),
+      scope.register(() => addTap(hook, 'promise', plugin, (...args: Args) => guard<R | void>(name, () => handler(...args), fallback, rethrow), options)),
   });
 
   return {
@@ -104,7 +104,7 @@ export function scopeHooks(hooks: LifecycleHooks, scope: ScopeOptions): PluginHo
     },
     commands: {
       tap: (handler, options) =>
-        scope.own(
+        scope.register(() =>
           addTap(
             hooks.commands,
             'sync',

@@ -13,22 +13,27 @@ import type { Candidate } from './types.js';
 
 type Jiti = { import(id: string, options?: { default?: boolean }): Promise<unknown> };
 
-let jiti: Promise<Jiti> | undefined;
+const jitis = new Map<boolean, Promise<Jiti>>();
 
 // Created on first use: a command that loads no plugin code never pays for jiti.
-function getJiti(): Promise<Jiti> {
-  jiti ??= (async () => {
-    const [{ createJiti }, sdk] = await Promise.all([import('jiti'), import('../sdk/index.js')]);
-    return createJiti(import.meta.url, {
-      virtualModules: { 'plinth/sdk': sdk },
-      interopDefault: true,
-    }) as Jiti;
-  })();
+// The fresh one keeps no module cache: a replacement (hot reload, update) re-reads
+// the plugin's main and every module it imports, not what the old version saw.
+function getJiti(fresh: boolean): Promise<Jiti> {
+  let jiti = jitis.get(fresh);
+  if (!jiti) {
+    jiti = (async () => {
+      const [{ createJiti }, sdk] = await Promise.all([import('jiti'), import('../sdk/index.js')]);
+      return createJiti(import.meta.url, { virtualModules: { 'plinth/sdk': sdk }, interopDefault: true, moduleCache: !fresh }) as Jiti;
+    })();
+    jitis.set(fresh, jiti);
+  }
   return jiti;
 }
 
-/** Imports `candidate`'s main module and checks that it exports a plugin definition. */
-export async function loadPluginCode(candidate: Candidate): Promise<PluginDefinition> {
+let generation = 0;
+
+/** Imports `candidate`'s main module (`fresh`: bypassing every module cache) and checks that it exports a plugin definition. */
+export async function loadPluginCode(candidate: Candidate, fresh = false): Promise<PluginDefinition> {
   if (candidate.definition) return candidate.definition;
   const { name, main } = candidate.manifest;
   if (main === undefined) throw new Error(`plugin "${name}" has no main`);
@@ -36,7 +41,9 @@ export async function loadPluginCode(candidate: Candidate): Promise<PluginDefini
   let exported: unknown;
   try {
     const compiled = compiledBuiltin(candidate, file);
-    exported = compiled ? ((await import(pathToFileURL(compiled).href)) as { default: unknown }).default : await (await getJiti()).import(file, { default: true });
+    // Node's ESM cache has no eviction; a query makes a new module (its own imports stay cached, fine for builtins).
+    const url = compiled && pathToFileURL(compiled).href + (fresh ? `?v=${++generation}` : '');
+    exported = url ? ((await import(url)) as { default: unknown }).default : await (await getJiti(fresh)).import(file, { default: true });
   } catch (cause) {
     throw new PlinthError('PLN_E_PLUGIN_IMPORT', `plugin "${name}" could not be imported from ${file}: ${describeCause(cause)}`, {
       plugin: name,

@@ -6,7 +6,7 @@ import type { CommandRegistry, CommandSpec } from '../sdk/commands.js';
 import type { Launcher } from '../sdk/contracts/launcher.js';
 import type { ConfigLayerView, Disposer, PluginContext, PluginInfo, PluginKernel } from '../sdk/plugin.js';
 import { PlinthError, type PlinthError as PlinthErrorType } from '../sdk/errors.js';
-import type { EventBus } from './events.js';
+import { type EventBus, requireEvent } from './events.js';
 import { type LifecycleHooks, scopeHooks } from './lifecycle.js';
 import type { ServiceRegistry } from './services.js';
 import { KERNEL_API_VERSION } from '../sdk/version.js';
@@ -30,14 +30,19 @@ export interface PluginApi {
   readonly kernel: PluginKernel;
   /** Work the plugin's taps started during setup (the manifest replay). */
   settled(): Promise<void>;
+  /** Applies what a staged view (a replacement's setup) registered; a no-op for a live one. */
+  commit(): void;
   /** Undoes every registration, newest first; later registrations are refused. */
   dispose(): void;
 }
 
-export function createPluginApi(deps: PluginApiDeps): PluginApi {
+export function createPluginApi(deps: PluginApiDeps, options: { staged?: boolean } = {}): PluginApi {
   const plugin = deps.info.name;
   const owned: Disposer[] = [];
   const pending: Promise<void>[] = [];
+  // A replacement sets up while the version it replaces still runs: its registrations
+  // wait here, checked but not applied, until the old version is gone (commit).
+  const staged: Array<() => void> | undefined = options.staged ? [] : undefined;
   let closed = false;
 
   const own = (disposer: Disposer): Disposer => {
@@ -58,6 +63,19 @@ export function createPluginApi(deps: PluginApiDeps): PluginApi {
     return once;
   };
 
+  const register = (apply: () => Disposer, check?: () => void): Disposer => {
+    if (!staged) return own(apply());
+    check?.();
+    let disposer: Disposer | undefined;
+    let cancelled = false;
+    staged.push(() => {
+      if (!cancelled) disposer = own(apply());
+    });
+    return () => {
+      cancelled = true;
+      disposer?.();
+    };
+  };
   const declared = deps.info.manifest.commands;
   const scopeRegistry = (registry: CommandRegistry): CommandRegistry => ({
     add(command: CommandSpec) {
@@ -83,11 +101,11 @@ export function createPluginApi(deps: PluginApiDeps): PluginApi {
       knownPlugins: deps.knownPlugins,
       track: (work) => void pending.push(work),
       scopeRegistry,
-      own,
+      register,
     }),
-    on: (event, handler, options) => own(deps.events.on(plugin, event, handler, options)),
+    on: (event, handler, options) => register(() => deps.events.on(plugin, event, handler, options), () => requireEvent(event)),
     emit: (event, context) => deps.kernel.emit(event, context),
-    provide: (name, implementation) => own(deps.services.provide(plugin, name, implementation)),
+    provide: (name, implementation) => register(() => deps.services.provide(plugin, name, implementation), () => deps.services.check(plugin, name)),
     get: (name) => deps.kernel.get(name),
     status: () => deps.kernel.status(),
     inspect: () => deps.kernel.inspect(),
@@ -101,7 +119,11 @@ export function createPluginApi(deps: PluginApiDeps): PluginApi {
     settled: async () => {
       await Promise.all(pending.splice(0));
     },
+    commit() {
+      for (const apply of staged?.splice(0) ?? []) apply();
+    },
     dispose() {
+      staged?.splice(0);
       closed = true;
       for (const disposer of owned.splice(0).reverse()) disposer();
     },

@@ -63,6 +63,8 @@ export class ServiceRegistry {
   private readonly provided = new Map<string, Map<string, unknown>>();
   /** Services whose project providers were passed over, said once. */
   private readonly noted = new Set<string>();
+  /** service + provider → the view handed to callers (see `view`). */
+  private readonly views = new Map<string, object>();
 
   constructor(private readonly deps: ServiceDeps) {}
 
@@ -81,7 +83,17 @@ export class ServiceRegistry {
     return this.provided.get(service)?.has(HOST) ? [...declared, HOST] : [...declared];
   }
 
-  provide(provider: string, service: string, implementation: unknown): Disposer {
+  /** Forgets what `plugin` declared (it left the kernel); what it provided goes with its registrations. */
+  undeclare(plugin: string): void {
+    for (const [service, list] of this.declared) {
+      const rest = list.filter((p) => p !== plugin);
+      if (rest.length > 0) this.declared.set(service, rest);
+      else this.declared.delete(service);
+    }
+  }
+
+  /** Throws PLN_E_SERVICE_UNDECLARED unless `provider` may provide `service`. */
+  check(provider: string, service: string): void {
     if (provider !== HOST && !(this.declared.get(service) ?? []).includes(provider)) {
       throw new PlinthError(
         'PLN_E_SERVICE_UNDECLARED',
@@ -89,6 +101,10 @@ export class ServiceRegistry {
         { plugin: provider, hook: 'provide', hint: `add "${service}" to "provides" in its manifest.json` },
       );
     }
+  }
+
+  provide(provider: string, service: string, implementation: unknown): Disposer {
+    this.check(provider, service);
     const byProvider = this.provided.get(service) ?? new Map<string, unknown>();
     if (byProvider.has(provider)) {
       throw new PlinthError('PLN_E_SERVICE_DUPLICATE', `"${provider}" provides service "${service}" twice`, {
@@ -146,6 +162,34 @@ export class ServiceRegistry {
     return providers[0]!;
   }
 
+  /**
+   * What callers hold of a plugin's service: a view that reaches the provider's
+   * current implementation at each use, so that a caller that kept it across a
+   * replacement uses the new version, and one that kept it past the provider's
+   * removal gets PLN_E_SERVICE_GONE instead of a torn-down object. The host's own
+   * services are handed out as they are: only the host can withdraw them.
+   */
+  private view(service: string, provider: string): unknown {
+    const current = this.provided.get(service)?.get(provider);
+    if (provider === HOST || typeof current !== 'object' || current === null) return current;
+    const key = `${service}\0${provider}`;
+    let view = this.views.get(key);
+    if (!view) {
+      view = serviceView(() => {
+        const now = this.provided.get(service)?.get(provider);
+        if (now === undefined) {
+          throw new PlinthError('PLN_E_SERVICE_GONE', `service "${service}" is gone: its provider "${provider}" was removed or disabled`, {
+            plugin: provider,
+            hint: `get it again with kernel.get("${service}") (another provider may serve it), or enable "${provider}" again`,
+          });
+        }
+        return now as object;
+      });
+      this.views.set(key, view);
+    }
+    return view;
+  }
+
   private isProjectPlugin(provider: string): boolean {
     const source = this.deps.sourceOf?.(provider);
     return source !== undefined && PROJECT_SOURCES.has(source);
@@ -154,7 +198,7 @@ export class ServiceRegistry {
   async get(service: string): Promise<unknown> {
     const provider = this.chooseProvider(service);
     const byProvider = this.provided.get(service);
-    if (byProvider?.has(provider)) return byProvider.get(provider);
+    if (byProvider?.has(provider)) return this.view(service, provider);
     try {
       await this.deps.activate(provider);
     } catch (cause) {
@@ -164,11 +208,48 @@ export class ServiceRegistry {
         hint: 'see the provider\'s error below; `plinth plugins why ' + provider + '` explains its state',
       });
     }
-    const after = this.provided.get(service);
-    if (after?.has(provider)) return after.get(provider);
+    if (this.provided.get(service)?.has(provider)) return this.view(service, provider);
     throw new PlinthError('PLN_E_SERVICE_NOT_PROVIDED', `plugin "${provider}" declares service "${service}" but did not provide it during setup`, {
       plugin: provider,
       hint: `call kernel.provide("${service}", …) in its setup, or remove it from "provides"`,
     });
   }
+}
+
+/**
+ * A stand-in for the object `current()` returns, looked up again on every
+ * property read and every method call; methods run with the implementation
+ * itself as `this`, so classes with private fields work through it.
+ */
+function serviceView(current: () => object): object {
+  const methods = new Map<PropertyKey, (...args: unknown[]) => unknown>();
+  return new Proxy(Object.create(null) as object, {
+    get(_, key) {
+      const target = current();
+      const value: unknown = Reflect.get(target, key, target);
+      if (typeof value !== 'function' || isClass(value)) return value;
+      let method = methods.get(key);
+      if (!method) {
+        method = (...args: unknown[]) => {
+          const now = current();
+          return (Reflect.get(now, key, now) as (...a: unknown[]) => unknown).apply(now, args);
+        };
+        methods.set(key, method);
+      }
+      return method;
+    },
+    has: (_, key) => Reflect.has(current(), key),
+    ownKeys: () => Reflect.ownKeys(current()),
+    getOwnPropertyDescriptor(_, key) {
+      const descriptor = Reflect.getOwnPropertyDescriptor(current(), key);
+      return descriptor && { ...descriptor, configurable: true };
+    },
+    set: (_, key, value) => Reflect.set(current(), key, value),
+  });
+}
+
+/** A class handed out as a value (an error class, say), not a method to call on the service. */
+function isClass(fn: Function): boolean {
+  const prototype = (fn as { prototype?: object }).prototype;
+  return prototype !== undefined && (Function.prototype.toString.call(fn).startsWith('class') || Object.getOwnPropertyNames(prototype).length > 1);
 }

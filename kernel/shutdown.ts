@@ -37,22 +37,29 @@ export async function runShutdown(taps: AsyncSeriesHook<[]>, plugins: readonly S
     (error: unknown) => void errors.push(isPlinthError(error) ? error : wrapPluginError('PLN_E_HOOK_FAILED', 'kernel', 'shutdown', error)),
   );
   for (const plugin of plugins) {
-    const { name, teardown } = plugin;
-    plugin.stop();
-    if (teardown) {
-      const limit = remaining(timeouts.teardown);
-      try {
-        await withTimeout(
-          Promise.resolve().then(teardown),
-          limit,
-          () => new PlinthError('PLN_E_TEARDOWN_TIMEOUT', `plugin "${name}" did not finish its teardown within ${limit} ms`, { plugin: name, hook: 'teardown', hint: 'its resources may not be released; fix its teardown' }),
-        );
-      } catch (error) {
-        errors.push(isPlinthError(error) && error.plugin === name ? error : wrapPluginError('PLN_E_PLUGIN_TEARDOWN', name, 'teardown', error));
-      }
-    }
-    plugin.release();
-    stopped.push(name);
+    const error = await stopOne(plugin, remaining(timeouts.teardown));
+    if (error) errors.push(error);
+    stopped.push(plugin.name);
   }
   return { durationMs: performance.now() - started, stopped, errors };
+}
+
+/** Stops one plugin: aborts its signal, runs its teardown within `limit` ms, undoes its registrations. Never throws. */
+export async function stopOne(plugin: Stoppable, limit: number): Promise<PlinthError | undefined> {
+  const { name, teardown } = plugin;
+  let failure: PlinthError | undefined;
+  plugin.stop();
+  if (teardown) {
+    try {
+      await withTimeout(
+        Promise.resolve().then(teardown),
+        limit,
+        () => new PlinthError('PLN_E_TEARDOWN_TIMEOUT', `plugin "${name}" did not finish its teardown within ${limit} ms`, { plugin: name, hook: 'teardown', hint: 'its resources may not be released; fix its teardown' }),
+      );
+    } catch (error) {
+      failure = isPlinthError(error) && error.plugin === name ? error : wrapPluginError('PLN_E_PLUGIN_TEARDOWN', name, 'teardown', error);
+    }
+  }
+  plugin.release();
+  return failure;
 }

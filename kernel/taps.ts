@@ -34,3 +34,10 @@ export function addTap(hook: object, kind: TapKind, name: string, fn: Fn, option
     (hook as { _resetCompilation(): void })._resetCompilation();
   };
 }
+
+/** Calls the taps `name` made on `hook` (a `promise` hook), one after another: a late plugin's own `ready`, say. */
+export async function callTapsOf(hook: object, name: string, ...args: unknown[]): Promise<void> {
+  for (const tap of [...(hook as TappableHook).taps] as Array<{ name?: string; fn?: Fn }>) {
+    if (tap.name === name && tap.fn) await (tap.fn as (...a: unknown[]) => unknown)(...args);
+  }
+}

@@ -38,6 +38,8 @@ const overlayShape = {
   plugins: z.record(pluginName, pluginEntrySchema).optional(),
   /** Extra plugin folders; relative paths are relative to the folder of the settings file naming them. */
   pluginDirs: z.array(z.string().min(1, { error: 'expected a folder path' })).optional(),
+  /** Plugin folders under development (`plinth ext link`): each is chosen over any other plugin of its name. User settings only. */
+  links: z.array(z.string().min(1, { error: 'expected a plugin folder path' })).optional(),
   /** Service name → the plugin that provides it, when several plugins could. */
   services: z.record(z.string().min(1), pluginName).optional(),
   timeouts: timeoutsSchema.optional(),

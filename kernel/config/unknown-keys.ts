@@ -11,7 +11,7 @@ import type { SettingsFile } from './load.js';
 import type { ProfileSettings, Settings } from './schema.js';
 
 /** The top-level keys the kernel reads itself. */
-export const KERNEL_KEYS: readonly string[] = Object.freeze(['$schema', 'plugins', 'pluginDirs', 'services', 'timeouts', 'profiles']);
+export const KERNEL_KEYS: readonly string[] = Object.freeze(['$schema', 'plugins', 'pluginDirs', 'links', 'services', 'timeouts', 'profiles']);
 
 /** What counts as known, from the manifests found. */
 export interface KnownKeys {
