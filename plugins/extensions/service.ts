@@ -279,11 +279,8 @@ export function createExtensionsService({ kernel, env = process.env }: ServiceOp
       });
       const name = found.name ?? nameOrDir;
       const fallback = installedOf(name, resolve(found.linked));
-      let applied: LiveOutcome | undefined;
-      if (statusOf(name)?.linked) {
-        applied = await live(() => kernel.plugins.remove(name));
-        if (applied && fallback) applied = merge(applied, await live(() => kernel.plugins.add(fallback.dir, { source: fallback.source })));
-      }
+      // Letting the linked folder go is enough: the kernel's next resolution picks the installed plugin of that name, if any.
+      const applied = statusOf(name)?.linked ? await live(() => kernel.plugins.remove(name)) : undefined;
       const result: UnlinkResult = { name, dir: found.linked, file: ref.file, ...(fallback && { fallback }), ...(applied && { live: applied }) };
       return result;
     },
@@ -340,11 +337,6 @@ export function linksIn(data: Record<string, unknown>): string[] {
 
 function outcome(report: LiveReport, kernel: PluginKernel): LiveOutcome {
   return { added: [...report.added], removed: [...report.removed], replaced: [...report.replaced], failed: report.failed.map((e) => errorData(e, kernel)) };
-}
-
-function merge(a: LiveOutcome, b: LiveOutcome | undefined): LiveOutcome {
-  if (!b) return a;
-  return { added: [...a.added, ...b.added], removed: [...a.removed, ...b.removed], replaced: [...a.replaced, ...b.replaced], failed: [...a.failed, ...b.failed] };
 }
 
 function errorData(error: unknown, kernel: PluginKernel): LiveOutcome['failed'][number] {
