@@ -278,9 +278,11 @@ export function createExtensionsService({ kernel, env = process.env }: ServiceOp
         return { changed: true, result: undefined };
       });
       const name = found.name ?? nameOrDir;
-      const fallback = installedOf(name, resolve(found.linked));
       // Letting the linked folder go is enough: the kernel's next resolution picks the installed plugin of that name, if any.
       const applied = statusOf(name)?.linked ? await live(() => kernel.plugins.remove(name)) : undefined;
+      // While linked, the kernel sets the other candidates aside: what comes back is known once the link is gone.
+      const back = statusOf(name);
+      const fallback = back && !back.linked && back.dir !== resolve(found.linked) ? { name, version: back.version, source: back.source, dir: back.dir } : installedOf(name, resolve(found.linked));
       const result: UnlinkResult = { name, dir: found.linked, file: ref.file, ...(fallback && { fallback }), ...(applied && { live: applied }) };
       return result;
     },
