@@ -99,7 +99,8 @@ describe('plinth ext disable and enable', () => {
     const off = await run(at, ['ext', 'disable', 'mcp']);
     expectExit(off, 0);
     expect(off.stdout).toContain(`Disabled mcp in user settings ${join(at.home, 'settings.json')}.`);
-    expect(off.stdout).toMatch(/These depend on it and stop with it: .*oauth/);
+    expect(off.stdout).toMatch(/^Stopped: .*\boauth\b.*\bmcp\b|^Stopped: .*\bmcp\b.*\boauth\b/m);
+    expect(json(await run(at, ['ext', 'disable', 'mcp', '--json']))).toMatchObject({ changed: false, dependents: [] });
     expect(JSON.parse(await readFile(join(at.home, 'settings.json'), 'utf8')).plugins.mcp).toEqual({ enabled: false });
 
     const next = json<Array<Record<string, unknown>>>(await run(at, ['ext', 'list', '--json']));

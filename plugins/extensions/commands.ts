@@ -118,9 +118,9 @@ function toggleCommand(verb: 'enable' | 'disable', service: ExtensionsService): 
       if (json) return out.json(result);
       const done = verb === 'enable' ? 'Enabled' : 'Disabled';
       out.print(result.changed ? `${done} ${name} in ${result.scope} settings ${result.file}.` : `${name} was already ${verb}d in ${result.scope} settings ${result.file}.`);
-      if (verb === 'disable' && result.dependents.length > 0) out.print(`These depend on it and stop with it: ${result.dependents.join(', ')}.`);
-      if (verb === 'enable' && result.dependents.length > 0) out.print(`Back with it: ${result.dependents.join(', ')}.`);
-      for (const line of liveLines(result.live)) out.print(line);
+      // A running kernel's report names what stopped or started; without one, what will at the next start.
+      if (result.live) for (const line of liveLines(result.live)) out.print(line);
+      else if (result.dependents.length > 0) out.print(`${verb === 'disable' ? 'These depend on it and stop with it' : 'Back with it'}: ${result.dependents.join(', ')}.`);
       for (const note of result.notes) out.note(`note: ${note}`);
       return result.live && result.live.failed.length > 0 ? EXIT.FAILURE : EXIT.OK;
     },
