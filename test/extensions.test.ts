@@ -321,6 +321,23 @@ describe('ext config', () => {
     expect((await userSettings(at)).plugins.toolbox).toBeUndefined();
   }, 60_000);
 
+  it('a missing required setting stops only its plugin, naming the setting and the command that sets it', async () => {
+    const at = await place();
+    const dir = join(at.home, 'plugins', 'needy');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'manifest.json'), JSON.stringify({ name: 'needy', version: '1.0.0', kernel: '^1.0.0', settings: [{ name: 'endpoint', required: true, description: 'Where to send' }] }));
+    const first = await boot(at);
+    const list = await first.ext.list();
+    expect(list.filter((e) => e.state === 'failed').map((e) => e.name)).toEqual(['needy']);
+    expect(list.find((e) => e.name === 'needy')?.error).toMatchObject({ code: 'PLN_E_SETTING_REQUIRED', hint: expect.stringContaining('plinth ext config needy endpoint <value>') });
+    expect(list.find((e) => e.name === 'hooks')).toMatchObject({ state: 'active' });
+
+    await first.ext.configure('needy', 'endpoint', 'https://example.invalid/notes');
+    await first.kernel.shutdown();
+    const second = await boot(at);
+    expect((await second.ext.list()).find((e) => e.name === 'needy')).toMatchObject({ state: 'active' });
+  }, 60_000);
+
   it('keeps a sensitive value in the secret store: the plugin and its server get it after a restart, and no output, log or file shows it', async () => {
     const at = await place();
     const dir = await writeToolbox(join(at.home, 'plugins'));
