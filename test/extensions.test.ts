@@ -286,6 +286,10 @@ describe('ext disable and ext enable', () => {
     // What a workspace may do: tighten.
     expect(await ext.disable('inspect', { scope: 'workspace' })).toMatchObject({ enabled: false, scope: 'workspace', file: workspaceFile });
     expect(JSON.parse(await readFile(workspaceFile, 'utf8'))).toEqual({ plugins: { inspect: { enabled: false } } });
+    // Enabling it in the user's file does not undo the workspace's `false`: the result says so, and where.
+    const user = await ext.enable('inspect');
+    expect(user).toMatchObject({ enabled: false, scope: 'user' });
+    expect(user.notes.join('\n')).toContain('still disabled by workspace settings: change it there too (`plinth ext enable inspect --scope workspace`)');
     // Enabling there removes its own `false` (a workspace `true` would be ignored).
     expect(await ext.enable('inspect', { scope: 'workspace' })).toMatchObject({ enabled: true, changed: true });
     expect(JSON.parse(await readFile(workspaceFile, 'utf8'))).toEqual({});

@@ -122,7 +122,7 @@ export function createExtensionsService({ kernel, env = process.env }: ServiceOp
       return { changed: true, result: true };
     });
     const after = enabledState(name, await layers(), isGuard(name));
-    if (after.enabled !== enable && after.from) notes.push(`"${name}" is still ${after.enabled ? 'enabled' : 'disabled'} by ${after.from}: change it there too (\`plinth ext ${enable ? 'enable' : 'disable'} ${name} --scope ${after.from.startsWith('workspace') ? 'workspace' : 'user'}\`)`);
+    if (after.enabled !== enable && after.from) notes.push(`"${name}" is still ${after.enabled ? 'enabled' : 'disabled'} by ${after.from}: ${overrideFix(name, enable, after.from)}`);
     if (!enable && isGuard(name)) notes.push(`"${name}" is a guard plugin: while it is disabled, the events it guards are not checked by it`);
     const dependents = dependentsOf(name, chosen());
     let applied: LiveOutcome | undefined;
@@ -300,6 +300,12 @@ export function createExtensionsService({ kernel, env = process.env }: ServiceOp
   };
 
   return service;
+}
+
+/** How to change the layer that still decides, after a change in another one. */
+function overrideFix(name: string, enable: boolean, from: string): string {
+  if (from.startsWith('profile ')) return `change plugins.${name}.enabled under "profiles" → "${from.slice('profile '.length)}" in the settings file that sets it`;
+  return `change it there too (\`plinth ext ${enable ? 'enable' : 'disable'} ${name} --scope ${from.startsWith('workspace') ? 'workspace' : 'user'}\`)`;
 }
 
 /** The status of `name`, or `PLN_E_PLUGIN_UNKNOWN` with a "did you mean". */
