@@ -105,12 +105,12 @@ async function approveHooks(kernel: Kernel): Promise<void> {
 }
 
 /** A serving kernel with `devtool` linked from `dir` and the unrelated server `other`. */
-async function serving(dir: string): Promise<{ kernel: Kernel; mcp: McpService; logs: string[] }> {
+async function serving(dir: string): Promise<{ kernel: Kernel; mcp: McpService; logs: string[]; home: string }> {
   const base = await temp();
   const home = join(base, 'home');
   const workspace = join(base, 'project');
   await mkdir(workspace, { recursive: true });
-  await mkdir(home, { recursive: true });
+  await mkdir(join(home, 'plugins'), { recursive: true });
   const settings = {
     links: [dir],
     plugins: { 'mcp-demo': { enabled: false }, health: { enabled: false }, extensions: { settings: { reloadDebounceMs: 100 } } },
@@ -124,7 +124,7 @@ async function serving(dir: string): Promise<{ kernel: Kernel; mcp: McpService; 
   await approveHooks(kernel);
   const mcp = await kernel.get('mcp');
   await kernel.serve();
-  return { kernel, mcp, logs };
+  return { kernel, mcp, logs, home };
 }
 
 const messages = async (kernel: Kernel) => (await kernel.emit('before_tool', { tool: 'ls' })).messages;
@@ -175,6 +175,24 @@ describe('hot reload while serving', () => {
     // 3. The unrelated server is the process it was.
     expect(mcp.servers().find((s) => s.name === 'other')).toMatchObject({ state: 'connected', pid: other.pid });
   }, 120_000);
+});
+
+describe('plugin folders that appear and go while serving', () => {
+  it('a new folder in the user plugins folder is added, and removed again when it goes', async () => {
+    const dir = join(await temp(), 'devtool');
+    await writeDevtool(dir);
+    const { kernel, logs, home } = await serving(dir);
+    const fresh = join(home, 'plugins', 'newbie');
+    await mkdir(fresh, { recursive: true });
+    await writeFile(join(fresh, 'manifest.json'), JSON.stringify({ name: 'newbie', version: '0.3.0', kernel: '^1.0.0', description: 'arrives late' }));
+    await until('newbie active', () => kernel.status().find((p) => p.name === 'newbie')?.state, (state) => state === 'active');
+    await until('the added line', () => logs, (lines) => lines.some((l) => l.includes('added newbie@0.3.0')));
+
+    await rm(fresh, { recursive: true, force: true });
+    await until('newbie gone', () => kernel.status().find((p) => p.name === 'newbie'), (found) => found === undefined);
+    await until('the removed line', () => logs, (lines) => lines.some((l) => l.includes('removed newbie@0.3.0')));
+    expect(await messages(kernel)).toContain('devtool one');
+  }, 60_000);
 });
 
 describe('plinth up', () => {
