@@ -123,4 +123,3 @@ function bound(origin: string, side: 'least' | 'most', limit: number | bigint, i
   const count = inclusive === false ? (side === 'least' ? n + 1 : n - 1) : n;
   return `expected at ${side} ${count} ${unit}${count === 1 ? '' : 's'}`;
 }
-

@@ -1,4 +1,3 @@
-/** References from a settings file to a value kept in the `secrets` service. */
 /**
  * A sensitive setting kept in the `secrets` service rather than in a settings
  * file: the file holds `{ "$secret": "plugin-setting:<plugin>/<setting>" }` in
