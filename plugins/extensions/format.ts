@@ -67,7 +67,7 @@ export function liveLines(live: LiveOutcome | undefined): string[] {
   const lines: string[] = [];
   if (live.added.length > 0) lines.push(`Started: ${live.added.join(', ')}.`);
   if (live.removed.length > 0) lines.push(`Stopped: ${live.removed.join(', ')}.`);
-  if (live.replaced.length > 0) lines.push(`Reloaded: ${live.replaced.join(', ')}.`);
+  if (live.replaced.length > 0) lines.push(`Replaced (the new version runs now): ${live.replaced.join(', ')}.`);
   for (const f of live.failed) lines.push(`Could not apply${f.plugin ? ` to ${f.plugin}` : ''}: ${f.code}: ${f.message}${f.hint ? `\n  fix: ${f.hint}` : ''}`);
   return lines;
 }
