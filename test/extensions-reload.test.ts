@@ -18,7 +18,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Kernel } from '../kernel/kernel.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
-import type { McpService, ServerState, ServerStatus } from '../sdk/index.js';
+import { planReload } from '../plugins/extensions/reload.js';
+import type { McpService, PluginStatus, ServerState, ServerStatus } from '../sdk/index.js';
 import { ensureBuilt, start } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -129,6 +130,23 @@ async function serving(dir: string): Promise<{ kernel: Kernel; mcp: McpService; 
 
 const messages = async (kernel: Kernel) => (await kernel.emit('before_tool', { tool: 'ls' })).messages;
 const reloads = (logs: readonly string[]) => logs.filter((l) => /\b(reloaded|kept|could not load) devtool@/.test(l));
+
+describe('which plugins a batch of changes reloads', () => {
+  const status = (name: string, dir: string, source: PluginStatus['source'] = 'user'): PluginStatus => ({ name, version: '1.0.0', source, state: 'active', provides: [], dir });
+  const change = (absolutePath: string, kind: 'created' | 'changed' | 'deleted' = 'changed') => ({ path: absolutePath, absolutePath, kind });
+  const plugins = [status('outer', '/p/outer'), status('inner', '/p/outer/vendor/inner'), status('core', '/b/core', 'builtin')];
+
+  it('replaces the plugin whose folder holds the file (the deepest one), once per batch', () => {
+    expect(planReload('/p', [change('/p/outer/index.ts'), change('/p/outer/lib/a.ts'), change('/p/outer/vendor/inner/manifest.json')], plugins)).toEqual({ replace: ['outer', 'inner'], rescan: false });
+  });
+
+  it('rescans for a change outside every plugin folder, or a manifest that went; ignores a staging dot-folder; never replaces a builtin plugin', () => {
+    expect(planReload('/p', [change('/p/newbie/manifest.json', 'created')], plugins)).toEqual({ replace: [], rescan: true });
+    expect(planReload('/p', [change('/p/outer/manifest.json', 'deleted')], plugins)).toEqual({ replace: [], rescan: true });
+    expect(planReload('/p', [change('/p/.staging-123/manifest.json', 'created')], plugins)).toEqual({ replace: [], rescan: false });
+    expect(planReload('/b', [change('/b/core/index.ts')], plugins)).toEqual({ replace: [], rescan: true });
+  });
+});
 
 describe('hot reload while serving', () => {
   it('reloads a changed module, manifest and hook script; keeps the old version on a broken edit; never restarts the unrelated server', async () => {
