@@ -127,7 +127,8 @@ export function startHotReload({ kernel, log, debounceMs, print }: HotReloadOpti
     for (const [dir, watcher] of watchers) {
       if (wanted.has(dir)) continue;
       watchers.delete(dir);
-      await watcher.close();
+      // Not awaited: the batch that got here may be this watcher's own, which its close waits for.
+      void watcher.close();
     }
     const starting: Promise<void>[] = [];
     for (const dir of wanted) {
