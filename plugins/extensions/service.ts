@@ -231,8 +231,9 @@ export function createExtensionsService({ kernel, env = process.env }: ServiceOp
         pruneEmpty(data, name);
         return { changed: had !== undefined, result: had };
       });
-      const stored = decl.sensitive && (isStoredSettingRef(removed) || removed === undefined);
-      if (stored && scope === 'user') await (await secrets()).delete(storedSettingKey(name, setting));
+      // The secret store holds the user's value only: a workspace file never references it.
+      const stored = decl.sensitive && scope === 'user' && (isStoredSettingRef(removed) || removed === undefined);
+      if (stored) await (await secrets()).delete(storedSettingKey(name, setting));
       return configResult(name, setting, scope, ref.file, stored ? 'secrets' : 'settings', true);
     },
 
