@@ -1,5 +1,5 @@
 /** Candidates that do not come from discovery or must not load: inline plugins, project plugins shadowing builtins. */
-import { type ManifestInput, parseManifest } from '../sdk/manifest.js';
+import { type ManifestInput, manifestError, parseManifest } from '../sdk/manifest.js';
 import type { PluginDefinition } from '../sdk/plugin.js';
 import { PlinthError } from '../sdk/errors.js';
 import { type Candidate, PROJECT_SOURCES } from './types.js';
@@ -45,8 +45,5 @@ export function inlineCandidate(plugin: InlinePlugin): Candidate {
 export function parseManifestOrThrow(data: unknown) {
   const parsed = parseManifest(data);
   if (parsed.ok) return parsed.manifest;
-  const name = typeof (data as { name?: unknown }).name === 'string' ? (data as { name: string }).name : undefined;
-  throw new PlinthError('PLN_E_MANIFEST_INVALID', `inline plugin${name ? ` "${name}"` : ''} has an invalid manifest: ${parsed.issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`, {
-    ...(name && { plugin: name }),
-  });
+  throw manifestError(data, parsed.issues);
 }

@@ -4,10 +4,10 @@
  * bad plugin: every problem becomes a coded error in `invalid`.
  */
 import { readFile } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseJsonText } from '../sdk/json.js';
-import { parseManifest, type ManifestIssue } from '../sdk/manifest.js';
+import { manifestError, parseManifest } from '../sdk/manifest.js';
 import { describeCause, PlinthError } from '../sdk/errors.js';
 import type { Candidate, PluginSource } from './types.js';
 
@@ -15,19 +15,28 @@ import type { Candidate, PluginSource } from './types.js';
 export interface DiscoverySource {
   readonly dir: string;
   readonly source: PluginSource;
+  /** A folder linked with `plinth ext link`: its candidates are marked `linked`. */
+  readonly linked?: true;
 }
 
-/** What discovery found: valid plugins, and manifests that could not be used. */
+/** What discovery found: valid plugins, and what could not be used. */
 export interface DiscoveryResult {
   candidates: Candidate[];
-  /** `PLN_E_MANIFEST_UNREADABLE` and `PLN_E_MANIFEST_INVALID` errors, naming the file. */
+  /** `PLN_E_MANIFEST_UNREADABLE`, `PLN_E_MANIFEST_INVALID` and `PLN_E_PLUGIN_LINK_OUTSIDE` errors, naming the file or link. */
   invalid: PlinthError[];
 }
 
-const MANIFEST = 'manifest.json';
+/**
+ * How deep below its source folder a plugin may sit: `name`, `@scope/name`, a
+ * group folder (`vendor/@scope/name`) and one more (`repo/plugins/vendor/name`).
+ * Deeper is more likely a copied tree than a plugin, and the bound keeps a
+ * misplaced folder (a home directory dropped into `plugins/`) from costing a
+ * crawl at every start. It only limits descent through folders that are not plugins.
+ */
+export const MAX_DEPTH = 4;
 
 /**
- * Manifests read at once. Reading is bound by the main thread's callbacks (four
+ * Manifest reads at once. Reading is bound by the main thread's callbacks (four
  * per file: open, stat, read, close), so the more reads are queued up front the
  * better: on 1,000 manifests, 1,024 readers beat 64 by about a third. The cap
  * only guards the descriptor limit, which Node raises to the hard limit at
@@ -36,143 +45,128 @@ const MANIFEST = 'manifest.json';
 const READERS = 1024;
 
 /**
- * Finds every plugin in `sources`. A source folder that holds a manifest.json is
- * one plugin; otherwise each immediate subfolder holding one is a plugin, and
- * `@scope` folders are searched one level deeper. A missing folder yields nothing.
- * Results keep the order of `sources`, then folder names in code-point order.
+ * Finds every plugin in `sources`. A folder holding a manifest.json is one
+ * plugin and is not searched further; any other folder is searched down to
+ * {@link MAX_DEPTH} levels below its source. Dot-folders (an install stages its
+ * download in one) and `node_modules` are not entered. A symlinked folder is
+ * followed only when its real path lies inside the source folder; one leading
+ * out is skipped with `PLN_E_PLUGIN_LINK_OUTSIDE`. A missing folder yields
+ * nothing. Results keep the order of `sources`, then folder names in code-point
+ * order, depth first; a folder reached twice (through a link) counts once.
  */
 export async function discoverPlugins(sources: ReadonlyArray<DiscoverySource>): Promise<DiscoveryResult> {
-  const listed = await Promise.all(sources.map((s) => listSource(path.resolve(s.dir), s.source)));
-  // One pool for all sources, then back into source order.
-  const loaded = await loadAll(listed.flatMap((l) => l.folders));
-  let offset = 0;
-  const ordered = listed.flatMap((l) => {
-    const own = loaded.slice(offset, (offset += l.folders.length));
-    return [...l.found, ...own];
-  });
-  const candidates: Candidate[] = [];
-  const invalid: PlinthError[] = [];
-  for (const found of ordered) {
-    if (found === undefined) continue;
-    if (found instanceof PlinthError) invalid.push(found);
-    else candidates.push(found);
-  }
-  return { candidates, invalid };
+  const found = (await Promise.all(sources.map(scanSource))).flat();
+  return { candidates: found.filter((f): f is Candidate => !(f instanceof PlinthError)), invalid: found.filter((f) => f instanceof PlinthError) };
 }
 
-type Found = Candidate | PlinthError | undefined;
+type Found = Candidate | PlinthError;
+const UNREADABLE = 'make it readable by plinth (check its permissions), or remove it; every other plugin still loads';
 
 interface Folder {
   readonly dir: string;
-  readonly source: PluginSource;
+  /** Its real path: where a folder reached through a link really is. */
+  readonly real: string;
+  readonly depth: number;
 }
 
-/** The folders of one source that may hold a plugin, or the source itself when it is one. */
-async function listSource(dir: string, source: PluginSource): Promise<{ found: Found[]; folders: Folder[] }> {
-  // Reading the manifest directly answers both "is this a plugin" (ENOENT)
-  // and "what is in it", where a stat first would add a round trip.
-  const self = await loadPlugin({ dir, source });
-  if (self !== undefined) return { found: [self], folders: [] };
-  const children = await listFolders(dir);
-  if (children instanceof PlinthError) return { found: [children], folders: [] };
-  const found: Found[] = [];
-  const nested = await Promise.all(
-    children.map(async (name): Promise<Folder[]> => {
-      const child = path.join(dir, name);
-      if (!name.startsWith('@')) return [{ dir: child, source }];
-      const scoped = await listFolders(child);
-      if (!(scoped instanceof PlinthError)) return scoped.map((inner) => ({ dir: path.join(child, inner), source }));
-      found.push(scoped);
-      return [];
+async function scanSource({ dir, source, linked }: DiscoverySource): Promise<Found[]> {
+  const given = path.resolve(dir);
+  const real = await realpath(given).catch((error: unknown) => (isNotFound(error) ? undefined : given));
+  if (real === undefined) return [];
+  const root = { dir: given, real };
+  const scan = async (folder: Folder): Promise<Array<[Found, string?]>> => {
+    const self = await loadPlugin(folder.dir, source, linked);
+    if (self !== undefined) return [[self, folder.real]];
+    if (folder.depth === MAX_DEPTH) return [];
+    const children = await listFolders(folder, root);
+    if (children instanceof PlinthError) return [[children]];
+    return (await Promise.all(children.map((child) => (child instanceof PlinthError ? [[child] as [Found]] : scan(child))))).flat();
+  };
+  const seen = new Set<string>();
+  const found = await scan({ ...root, depth: 0 });
+  return found.filter(([, at]) => at === undefined || (!seen.has(at) && Boolean(seen.add(at)))).map(([item]) => item);
+}
+
+/** The subfolders of `folder` worth searching, sorted; a symlink to a folder outside `root` becomes an error in its place. */
+async function listFolders(folder: Folder, root: { dir: string; real: string }): Promise<Array<Folder | PlinthError> | PlinthError> {
+  const entries = await readdir(folder.dir, { withFileTypes: true }).catch((error: unknown) => {
+    if (isNotFound(error)) return [];
+    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${folder.dir}: cannot list plugin folder: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { dir: folder.dir } });
+  });
+  if (entries instanceof PlinthError) return entries;
+  const folders = entries.filter((e) => (e.isDirectory() || e.isSymbolicLink()) && !e.name.startsWith('.') && e.name !== 'node_modules');
+  const listed = await Promise.all(
+    folders.sort((a, b) => byCodePoint(a.name, b.name)).map(async (entry): Promise<Folder | PlinthError | undefined> => {
+      const dir = path.join(folder.dir, entry.name);
+      const depth = folder.depth + 1;
+      if (!entry.isSymbolicLink()) return { dir, real: path.join(folder.real, entry.name), depth };
+      const target = await realpath(dir).catch(() => undefined); // a dangling link holds no plugin
+      if (target === undefined) return undefined;
+      // A link back to a folder on the way here is a loop: everything in it is found without it.
+      if (inside(folder.real, target)) return undefined;
+      if (inside(target, root.real)) return { dir, real: target, depth };
+      if (!(await stat(target).catch(() => undefined))?.isDirectory()) return undefined; // a link to a file is no plugin
+      return new PlinthError('PLN_E_PLUGIN_LINK_OUTSIDE', `${dir}: a symlink to ${target}, outside the plugin folder ${root.dir}; it is not followed`, {
+        hint: `to use that folder as a plugin, remove the symlink and run \`plinth ext link ${target}\``,
+        details: { link: dir, target, dir: root.dir },
+      });
     }),
   );
-  return { found, folders: nested.flat() };
-}
-
-/** Loads every folder's manifest with a fixed number of concurrent readers; results keep the input order. */
-async function loadAll(folders: readonly Folder[]): Promise<Found[]> {
-  const results: Found[] = new Array<Found>(folders.length);
-  let next = 0;
-  const reader = async (): Promise<void> => {
-    while (next < folders.length) {
-      const i = next++;
-      results[i] = await loadPlugin(folders[i] as Folder);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(READERS, folders.length) }, reader));
-  return results;
-}
-
-/**
- * Subfolder names (and symlinks, which is how linked plugins appear), sorted.
- * Dot-folders are skipped: an install stages its download in one, and a
- * half-extracted plugin must never be discovered.
- */
-async function listFolders(dir: string): Promise<string[] | PlinthError> {
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch (error) {
-    if (isNotFound(error)) return [];
-    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${dir}: cannot list plugin folder: ${describeCause(error)}`, {
-      cause: error,
-      details: { dir },
-    });
-  }
-  return entries
-    .filter((e) => (e.isDirectory() || e.isSymbolicLink()) && !e.name.startsWith('.'))
-    .map((e) => e.name)
-    .sort(byCodePoint);
+  return listed.filter((item) => item !== undefined);
 }
 
 /** Reads and validates `<dir>/manifest.json`; `undefined` when there is none. */
-async function loadPlugin({ dir, source }: Folder): Promise<Found> {
-  const file = path.join(dir, MANIFEST);
+async function loadPlugin(dir: string, source: PluginSource, linked: true | undefined): Promise<Found | undefined> {
+  const file = path.join(dir, 'manifest.json');
   let text: string;
   try {
     text = await readText(file);
   } catch (error) {
     if (isNotFound(error)) return undefined;
-    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}: cannot read: ${describeCause(error)}`, {
-      cause: error,
-      details: { file },
-    });
+    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}: cannot read: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { file } });
   }
   const json = parseJsonText(text);
   if (!json.ok) {
     const { line, column, problem } = json.error;
-    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}:${line}:${column}: invalid JSON: ${problem}`, { details: { file, line, column } });
+    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}:${line}:${column}: invalid JSON: ${problem}`, {
+      hint: 'fix the JSON at the line and column given; every other plugin still loads',
+      details: { file, line, column },
+    });
   }
-  const data = json.value;
-  const parsed = parseManifest(data);
-  if (parsed.ok) return { manifest: parsed.manifest, dir, file, source };
-  return schemaError(file, data, parsed.issues);
+  const parsed = parseManifest(json.value);
+  if (parsed.ok) return { manifest: parsed.manifest, dir, file, source, ...(linked && { linked }) };
+  return manifestError(json.value, parsed.issues, file);
 }
 
-function schemaError(file: string, data: unknown, issues: ManifestIssue[]): PlinthError {
-  const lines = issues.map((issue) => (issue.path === '' ? `${file}: ${issue.message}` : `${file}: ${issue.path}: ${issue.message}`));
-  const name = typeof data === 'object' && data !== null ? (data as { name?: unknown }).name : undefined;
-  return new PlinthError('PLN_E_MANIFEST_INVALID', lines.join('\n'), {
-    ...(typeof name === 'string' && { plugin: name }),
-    hint: 'fix the listed fields; the manifest format is the zod schema exported by plinth/sdk',
-    details: { file, issues },
-  });
-}
+/** Reads in flight, and the reads waiting for one of them to finish. */
+let reading = 0;
+const waiting: Array<() => void> = [];
 
 /**
- * `fs.promises.readFile` goes through a FileHandle with an fstat and chunked
- * reads; on Node 20 the callback form reads 1,000 small manifests about five
- * times faster, so discovery wraps it rather than using the promise API.
+ * At most {@link READERS} at once. `fs.promises.readFile` goes through a
+ * FileHandle with an fstat and chunked reads; on Node 20 the callback form
+ * reads 1,000 small manifests about five times faster.
  */
-function readText(file: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    readFile(file, 'utf8', (error, text) => (error ? reject(error) : resolve(text)));
-  });
+async function readText(file: string): Promise<string> {
+  if (reading < READERS) reading++;
+  else await new Promise<void>((resolve) => waiting.push(resolve));
+  try {
+    return await new Promise((resolve, reject) => readFile(file, 'utf8', (error, text) => (error ? reject(error) : resolve(text))));
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else reading--;
+  }
 }
 
 function isNotFound(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** Whether `dir` is `parent` or lies below it. */
+function inside(dir: string, parent: string): boolean {
+  return dir === parent || dir.startsWith(parent + path.sep);
 }
 
 function byCodePoint(a: string, b: string): number {

@@ -542,11 +542,8 @@ export class Kernel {
 
   /** Candidates from every folder (builtin, user, workspace, settings, command line, live), then the inline ones; linked and removed applied. */
   private async discoverAll(): Promise<{ candidates: Candidate[]; invalid: PlinthError[]; manifests: Candidate['manifest'][] }> {
-    const extra = this.live.sources();
-    const found = await discoverPlugins([...this.sources, ...extra]);
-    const linked = new Set(extra.filter((s) => s.linked).map((s) => s.dir));
-    const marked = found.candidates.map((c) => (linked.has(c.dir) ? { ...c, linked: true as const } : c));
-    const { kept, shadowing } = withoutShadowing(marked);
+    const found = await discoverPlugins([...this.sources, ...this.live.sources()]);
+    const { kept, shadowing } = withoutShadowing(found.candidates);
     return {
       candidates: this.live.select([...kept, ...this.inline]),
       invalid: [...found.invalid, ...shadowing],
@@ -691,6 +688,7 @@ export class Kernel {
   }
 
   private async doShutdown(): Promise<ShutdownReport> {
+    this.services?.close();
     const report = await runShutdown(this.hooks.shutdown, [...this.loadOrder].reverse().map((record) => ({
       name: record.info.name,
       teardown: record.teardown,

@@ -42,8 +42,8 @@ export async function loadPluginCode(candidate: Candidate, fresh = false): Promi
   try {
     const compiled = compiledBuiltin(candidate, file);
     // Node's ESM cache has no eviction; a query makes a new module (its own imports stay cached, fine for builtins).
-    const url = compiled && pathToFileURL(compiled).href + (fresh ? `?v=${++generation}` : '');
-    exported = url ? ((await import(url)) as { default: unknown }).default : await (await getJiti(fresh)).import(file, { default: true });
+    const compiledUrl = compiled && pathToFileURL(compiled).href + (fresh ? `?v=${++generation}` : '');
+    exported = compiledUrl ? ((await import(compiledUrl)) as { default: unknown }).default : await (await getJiti(fresh)).import(file, { default: true });
   } catch (cause) {
     throw new PlinthError('PLN_E_PLUGIN_IMPORT', `plugin "${name}" could not be imported from ${file}: ${describeCause(cause)}`, {
       plugin: name,

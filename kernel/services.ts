@@ -63,6 +63,7 @@ export class ServiceRegistry {
   private readonly provided = new Map<string, Map<string, unknown>>();
   /** Services whose project providers were passed over, said once. */
   private readonly noted = new Set<string>();
+  private closed = false;
   /** service + provider → the view handed to callers (see `view`). */
   private readonly views = new Map<string, object>();
 
@@ -81,6 +82,11 @@ export class ServiceRegistry {
   providers(service: string): string[] {
     const declared = this.declared.get(service) ?? [];
     return this.provided.get(service)?.has(HOST) ? [...declared, HOST] : [...declared];
+  }
+
+  /** The kernel shuts down: providers' implementations stay reachable through the views callers hold. */
+  close(): void {
+    this.closed = true;
   }
 
   /** Forgets what `plugin` declared (it left the kernel); what it provided goes with its registrations. */
@@ -116,7 +122,9 @@ export class ServiceRegistry {
     byProvider.set(provider, implementation);
     this.provided.set(service, byProvider);
     return () => {
-      if (byProvider.get(provider) === implementation) byProvider.delete(provider);
+      // At shutdown a provider's registrations go too, but what callers hold stays
+      // readable (a trace, a final status): only a live removal makes a service gone.
+      if (!this.closed && byProvider.get(provider) === implementation) byProvider.delete(provider);
     };
   }
 

@@ -4,17 +4,26 @@
  */
 import semver from 'semver';
 import { z } from 'zod';
+import { PlinthError } from './errors.js';
+import { KERNEL_API_VERSION } from './version.js';
 
 const NPM_NAME = /^(?:@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/;
 
+/**
+ * Messages that say what to write: "missing: add …" for an absent field,
+ * "expected …" for a wrong one (zod's own "expected string, received
+ * undefined" names neither the field's meaning nor an example).
+ */
+const says = (what: string) => ({ error: (issue: { input?: unknown }) => (issue.input === undefined ? `missing: add ${what}` : `expected ${what}`) });
+
 /** An npm-style package name. */
 export const pluginName = z
-  .string()
+  .string(says('an npm-style name, e.g. "my-plugin" or "@scope/my-plugin"'))
   .max(214)
   .regex(NPM_NAME, 'expected an npm-style name: lowercase letters, digits, "-", "." or "_", optionally @scope/name');
 
-const version = z.string().refine((v) => semver.valid(v) !== null, 'expected a semver version such as "1.2.3"');
-const range = z.string().refine((r) => semver.validRange(r) !== null, 'expected a semver range such as "^1.0.0"');
+const version = z.string(says('a semver version, e.g. "version": "1.0.0"')).refine((v) => semver.valid(v) !== null, 'expected a semver version such as "1.2.3"');
+const range = z.string(says('a semver range, e.g. "^1.0.0"')).refine((r) => semver.validRange(r) !== null, 'expected a semver range such as "^1.0.0"');
 
 /** One setting a plugin declares; users set it under `plugins.<name>.settings.<setting>`. */
 export const settingSchema = z.object({
@@ -51,16 +60,25 @@ export const commandDeclSchema = z.object({
   standalone: z.boolean().optional(),
 });
 
-const section = z.record(z.string(), z.unknown());
+/** A section another plugin reads (`hooks` by the hooks plugin, `mcpServers` by the mcp plugin), checked by it. */
+const section = (what: string) => z.record(z.string(), z.unknown(), { error: `expected an object keyed by ${what}` });
 
-export const manifestSchema = z.looseObject({
+/**
+ * The `kernel` range of a declaration-only manifest (no `main`) that names
+ * none, as the seed's extension manifests do: the current major. Such a plugin
+ * runs no code against the kernel API, so only a new major (which may change
+ * how its sections are read) could break it. A plugin with code must say.
+ */
+export const IMPLIED_KERNEL_RANGE = `^${semver.major(KERNEL_API_VERSION)}.0.0`;
+
+const manifestFields = z.looseObject({
   name: pluginName,
   version,
   description: z.string().default(''),
-  /** Semver range over the kernel API version. */
-  kernel: range,
+  /** Semver range over the kernel API version; {@link IMPLIED_KERNEL_RANGE} when omitted by a plugin without `main`. */
+  kernel: range.optional(),
   /** Entry module, relative to the manifest; omitted for declaration-only plugins. */
-  main: z.string().min(1).optional(),
+  main: z.string(says('the entry module, relative to manifest.json, e.g. "./index.ts"')).min(1, 'expected the entry module, relative to manifest.json, e.g. "./index.ts"').optional(),
   dependencies: z.record(pluginName, range).default({}),
   /** Services this plugin provides, e.g. `transport:stdio`. */
   provides: z.array(z.string().min(1)).default([]),
@@ -93,10 +111,23 @@ export const manifestSchema = z.looseObject({
    */
   configKeys: z.array(z.string().min(1)).default([]),
   // Declarative sections owned by other plugins: the kernel passes them through.
-  hooks: section.default({}),
-  mcpServers: section.default({}),
-  permissions: section.default({}),
-});
+  hooks: section('event name, e.g. { "before_tool": [{ "name": "guard", "command": "node", "args": ["guard.js"] }] }').default({}),
+  mcpServers: section('server name, e.g. { "files": { "command": "node", "args": ["server.js"] } }').default({}),
+  permissions: section('permission kind').default({}),
+}, { error: 'expected a JSON object such as { "name": "my-plugin", "version": "1.0.0" }' });
+
+/** The manifest schema; its output always has `kernel` (given, or implied for a plugin without code). */
+export const manifestSchema = manifestFields
+  .superRefine(
+    (manifest, ctx) => {
+      if (manifest.kernel === undefined && manifest.main !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['kernel'], message: `missing: a plugin with code ("main") must name the kernel API range it was written for: add "kernel": "${IMPLIED_KERNEL_RANGE}"` });
+      }
+    },
+    // Also when other fields are wrong, so that every problem is listed at once.
+    { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
+  )
+  .transform((manifest) => ({ ...manifest, kernel: manifest.kernel ?? IMPLIED_KERNEL_RANGE }));
 
 /** A validated manifest, defaults applied. */
 export type Manifest = z.infer<typeof manifestSchema>;
@@ -127,6 +158,21 @@ export function parseManifest(data: unknown): { ok: true; manifest: Manifest } |
   const result = manifestSchema.safeParse(data);
   if (result.success) return { ok: true, manifest: result.data };
   return { ok: false, issues: result.error.issues.flatMap((issue) => toManifestIssues(issue, [])) };
+}
+
+/**
+ * The `PLN_E_MANIFEST_INVALID` error for a manifest {@link parseManifest}
+ * refused: one line per issue (`<file>: <path>: <problem>`) and the fix.
+ * Without `file`, the manifest was given in memory.
+ */
+export function manifestError(data: unknown, issues: readonly ManifestIssue[], file?: string): PlinthError {
+  const name = typeof data === 'object' && data !== null ? (data as { name?: unknown }).name : undefined;
+  const where = file ?? `inline plugin${typeof name === 'string' ? ` "${name}"` : ''}`;
+  return new PlinthError('PLN_E_MANIFEST_INVALID', issues.map((i) => (i.path === '' ? `${where}: ${i.message}` : `${where}: ${i.path}: ${i.message}`)).join('\n'), {
+    ...(typeof name === 'string' && { plugin: name }),
+    hint: `correct each field listed in ${where} (the format is the manifest schema of plinth/sdk, shown in plinth's README); every other plugin still loads`,
+    details: { ...(file !== undefined && { file }), issues },
+  });
 }
 
 /**

@@ -14,7 +14,7 @@ import { KERNEL_API_VERSION } from '../sdk/version.js';
 import { type Result, cleanEnv, describeRun, expectExit, json, plinth as run, ensureBuilt } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
+const bin = join(root, 'dist', 'cli', 'bin.js');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
 
 /** Generous: a shared 2-core machine may be slow to start node and jiti. */

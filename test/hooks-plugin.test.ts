@@ -28,7 +28,7 @@ import { createTestKernel, type TestKernel } from '../testing/index.js';
 import { type Result, cleanEnv, expectExit, json, plinth, ensureBuilt } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
+const bin = join(root, 'dist', 'cli', 'bin.js');
 const FIXTURES = join(root, 'test', 'fixtures', 'hooks-e2e');
 /** A fixture script's absolute path. */
 const fx = (...parts: string[]): string => join(FIXTURES, ...parts);

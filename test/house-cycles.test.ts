@@ -15,7 +15,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { describeCycle, fileEdges, folderCycles, houseNode } from './support/house-graph.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const HOUSE = ['kernel', 'sdk', 'testing', 'registry', 'plugins'];
+const HOUSE = ['kernel', 'cli', 'sdk', 'testing', 'registry', 'plugins'];
 
 const edges = fileEdges(root, HOUSE);
 

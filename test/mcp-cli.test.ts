@@ -1,6 +1,6 @@
 /**
  * The `mcp` commands and `plinth call` through the real CLI (`node
- * dist/kernel/cli/bin.js`), each run with its own temporary home and workspace,
+ * dist/cli/bin.js`), each run with its own temporary home and workspace,
  * against real servers: the builtin demo server, server-everything over stdio,
  * the SDK fixture servers over HTTP and SSE on 127.0.0.1, and a third-party
  * transport loaded with --plugin-dir. After each run that started a server,
@@ -19,7 +19,7 @@ import { isAlive } from '../sdk/process-tree.js';
 import { type Result, expectExit, json, run, ensureBuilt } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
+const bin = join(root, 'dist', 'cli', 'bin.js');
 const demoDir = join(root, 'plugins', 'mcp-demo');
 const servers = join(root, 'test', 'fixtures', 'mcp', 'servers');
 const loopbackPlugin = join(root, 'test', 'fixtures', 'plugins', 'transport-loopback');

@@ -34,7 +34,7 @@ import { isAlive } from '../sdk/process-tree.js';
 import { ensureBuilt } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
+const bin = join(root, 'dist', 'cli', 'bin.js');
 const SERVERS = join(root, 'test', 'fixtures', 'mcp', 'servers');
 const CORE = join(root, 'test', 'fixtures', 'mcp-core');
 const STDIO_SERVER = join(SERVERS, 'stdio-server.mjs');

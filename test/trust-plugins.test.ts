@@ -7,7 +7,7 @@
  * its code run.
  *
  * In process with the real builtin plugins, in temporary folders; then through
- * the real CLI (`node dist/kernel/cli/bin.js`) as a child process.
+ * the real CLI (`node dist/cli/bin.js`) as a child process.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -26,7 +26,7 @@ import { runCommand } from './support/commands.js';
 import { withoutTerminal } from './support/terminal.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'dist', 'kernel', 'cli', 'bin.js');
+const bin = join(root, 'dist', 'cli', 'bin.js');
 const CHILD_TIMEOUT_MS = 45_000;
 const TEST_TIMEOUT = 90_000;
 

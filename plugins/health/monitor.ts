@@ -199,6 +199,7 @@ export class HealthMonitor {
   private async restartAutomatically(record: HealthRecord, attempt: number): Promise<void> {
     record.retryTimer = undefined;
     if (this.closed || this.options.board.get(record.name) !== record) return;
+    if (this.forgetIfGone(record)) return;
     record.restarts = attempt;
     record.nextRetryAt = undefined;
     const thrown = await this.act(record, (mcp) => mcp.restart(record.name, ONE_ATTEMPT));
@@ -212,6 +213,7 @@ export class HealthMonitor {
    * not what restart returned (the server may have died since).
    */
   private judge(record: HealthRecord, what: string, thrown: unknown): void {
+    if (this.forgetIfGone(record)) return;
     const status = this.service?.servers().find((s) => s.name === record.name);
     if (thrown === undefined && status?.state === 'connected' && this.service?.client(record.name)) {
       this.up(record.name, record, `${what} succeeded`, false);
@@ -304,6 +306,18 @@ export class HealthMonitor {
     } finally {
       if (record.action === running) record.action = undefined;
     }
+  }
+
+  /**
+   * A server the mcp service no longer defines (its plugin left while running) is not
+   * monitored any more: its record goes, and nothing restarts it. True when it went.
+   */
+  private forgetIfGone(record: HealthRecord): boolean {
+    const known = this.service?.servers();
+    if (known === undefined || known.some((s) => s.name === record.name)) return false;
+    this.quiet(record);
+    if (this.options.board.get(record.name) === record) this.options.board.remove(record.name);
+    return true;
   }
 
   /** Clears `record`'s timers and its process watch. */

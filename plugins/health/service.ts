@@ -21,9 +21,11 @@ export function createHealthService(monitor: HealthMonitor, board: HealthBoard):
     start: () => monitor.watch(),
     running: () => monitor.running,
     status(): readonly ServerHealth[] {
-      const records = [...board.all()];
+      const known = monitor.known()?.map((s) => s.name);
+      // A server whose plugin left while running is no longer the board's (nothing restarts it either).
+      const records = [...board.all()].filter((record) => known === undefined || known.includes(record.name));
       // The mcp service's order (definition order), when it has been asked for already.
-      const order = monitor.known()?.map((s) => s.name) ?? [];
+      const order = known ?? [];
       records.sort((a, b) => rank(order, a.name) - rank(order, b.name));
       return records.map((record) => board.view(record));
     },

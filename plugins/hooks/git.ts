@@ -40,7 +40,7 @@ export interface GitRunner {
 export interface InstallGitHookOptions extends GitRunner {
   /** The workspace: a git work tree or a folder inside one. */
   readonly workspace: string;
-  /** How the hook runs plinth, e.g. `[process.execPath, '/abs/dist/kernel/cli/bin.js']`, global options appended as wanted. */
+  /** How the hook runs plinth, e.g. `[process.execPath, '/abs/dist/cli/bin.js']`, global options appended as wanted. */
   readonly plinthCommand: readonly string[];
 }
 

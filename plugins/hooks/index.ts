@@ -4,17 +4,17 @@
  * the trust plugin, planned, rate limited and recorded.
  */
 import { join } from 'node:path';
-import { EVENTS, definePlugin, type EventName, type EventResult, type PlinthError, type PluginInfo } from 'plinth/sdk';
+import { EVENTS, definePlugin, type Disposer, type EventName, type EventResult, type PlinthError, type PluginInfo, type PluginStatus } from 'plinth/sdk';
 import { hooksCommands } from './commands.js';
 import { HookEngine, type UnreadableGuard } from './engine.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createRunner } from './runner/index.js';
 import type { HooksService } from 'plinth/sdk';
 import { hookSettings } from './settings.js';
-import { collectHooks } from './sources.js';
+import { type LegacyHooks, assembleHooks, readLegacyHooks } from './sources.js';
 import { createTrace } from './trace.js';
-import type { PlanResult } from './types.js';
-import type { WorkspaceWatcher } from './watcher.js';
+import type { HookCollection } from './definition.js';
+import type { HookDefinition, PlanResult } from './types.js';
 
 export default definePlugin({
   setup(kernel, ctx) {
@@ -30,6 +30,7 @@ export default definePlugin({
       launcher: () => kernel.get('launcher'),
       owner: ctx.name,
       signal: ctx.signal,
+      settingsEnv: (plugin) => kernel.settingsEnv(plugin),
     });
     const limiter = createRateLimiter(settings.perMinute === undefined ? {} : { globalPerMinute: settings.perMinute });
     const trace = createTrace(join(ctx.paths.home, 'hooks-trace.jsonl'), settings.traceSize, (text) => kernel.redact(text));
@@ -44,55 +45,109 @@ export default definePlugin({
       redact: (text) => kernel.redact(text),
     });
 
-    // Manifests arrive through the kernel's replay; definitions are read once every
-    // eager plugin is set up, then only the events that have hooks get a handler.
-    const plugins: PluginInfo[] = [];
-    kernel.hooks.manifest.tap((info) => void plugins.push(info));
-    let loading: ReturnType<typeof collectHooks> | undefined;
-    const definitions = () => {
-      // A plugin that was refused (not trusted) or failed contributes no hooks.
-      const usable = new Set(kernel.status().filter((p) => p.state === 'active' || p.state === 'lazy').map((p) => p.name));
-      loading ??= collectHooks(
-        { layers: kernel.configLayers, plugins: plugins.filter((p) => usable.has(p.name)), home: ctx.paths.home, workspace: ctx.paths.workspace },
-        defaults,
-      );
-      return loading;
+    // Manifests arrive through the kernel's replay at setup, then live (`manifest` again for a
+    // plugin added or replaced, `unload` for one that left). Definitions are first assembled once
+    // every eager plugin is set up (`ready`); from then on each change swaps them in one step.
+    const plugins = new Map<string, PluginInfo>();
+    let legacy: Promise<LegacyHooks> | undefined;
+    let current: HookCollection | undefined;
+    let live = false;
+    const readLegacy = () => (legacy ??= readLegacyHooks({ home: ctx.paths.home, workspace: ctx.paths.workspace }, defaults));
+    const assemble = (found: LegacyHooks): HookCollection => {
+      const status = kernel.status();
+      const usable = [...plugins.values()].filter((p) => contributes(status, p.name));
+      return assembleHooks({ layers: kernel.configLayers, plugins: usable, home: ctx.paths.home, workspace: ctx.paths.workspace }, found, defaults);
+    };
+    const definitions = async (): Promise<HookCollection> => current ?? assemble(await readLegacy());
+
+    // One handler per event that has hooks: added when an event gains its first hook, removed when it loses its last.
+    const handlers = new Map<EventName, Disposer>();
+    const followEvents = (): void => {
+      const wanted = engine.events();
+      for (const event of wanted) {
+        if (handlers.has(event)) continue;
+        handlers.set(
+          event,
+          kernel.on(event, async (context) => {
+            const result = await engine.fire(event, context);
+            return result && toEventResult(result);
+          }),
+        );
+      }
+      for (const [event, off] of handlers) {
+        if (wanted.has(event)) continue;
+        off();
+        handlers.delete(event);
+      }
+    };
+    /** Puts `next` in place: definitions, guards and handlers change together, synchronously, so no emit sees half of it. */
+    const install = (next: HookCollection): void => {
+      const known = new Set((current?.problems ?? []).map(problemKey));
+      current = next;
+      engine.setHooks(next.hooks, unreadableGuards(next.problems));
+      followEvents();
+      for (const problem of next.problems) if (!known.has(problemKey(problem))) ctx.log.warn(`${problem.code}: ${problem.message}`);
     };
 
     kernel.hooks.ready.tap(async () => {
-      const { hooks, problems } = await definitions();
-      for (const problem of problems) ctx.log.warn(`${problem.code}: ${problem.message}`);
-      engine.setHooks(hooks, unreadableGuards(problems));
-      for (const event of engine.events()) {
-        kernel.on(event, async (context) => {
-          const result = await engine.fire(event, context);
-          return result && toEventResult(result);
-        });
-      }
+      install(assemble(await readLegacy()));
+      live = true;
     });
 
-    // file_change only while the host stays up (`plinth up`), never for one command.
-    let watcher: WorkspaceWatcher | undefined;
-    kernel.hooks.serve.tap(async () => {
-      const { hooks } = await definitions();
-      const patterns = hooks.filter((h) => h.enabled && h.events.includes('file_change')).flatMap((h) => h.matcher.files ?? ['**']);
-      if (patterns.length === 0) return;
-      const { watchWorkspace } = await import('./watcher.js');
-      watcher = watchWorkspace({
-        workspace: ctx.paths.workspace,
-        patterns,
-        debounceMs: settings.watchDebounceMs,
-        log: ctx.log,
-        onChange: async (changes) => {
-          for (const change of changes) {
-            await kernel.emit('file_change', {
-              file: change.path,
-              changes: { type: change.kind === 'changed' ? 'modified' : change.kind, timestamp: new Date().toISOString() },
-            });
-          }
-        },
+    /** After `ready`: the definitions again with `plugin` as it is now (new, replaced, or gone). */
+    const follow = async (plugin: string): Promise<void> => {
+      const before = current?.hooks.filter((h) => h.plugin === plugin) ?? [];
+      install(assemble(await readLegacy()));
+      // Their scripts may have changed under the same ids: the plugin's persistent processes start afresh.
+      await runner.release(before.map((h) => h.id));
+      await followWatcher();
+    };
+    kernel.hooks.manifest.tap(async (info) => {
+      plugins.set(info.name, info); // a replaced plugin keeps its place
+      if (live) await follow(info.name);
+    });
+    kernel.hooks.unload.tap(async (info) => {
+      if (!plugins.delete(info.name) || !live) return;
+      await follow(info.name);
+    });
+
+    // file_change only while the host stays up (`plinth up`), never for one command; its
+    // patterns follow the definitions (the watcher is started again when they change).
+    let serving = false;
+    let watcher: { patterns: string; close(): Promise<void> } | undefined;
+    let watching: Promise<void> = Promise.resolve();
+    const followWatcher = (): Promise<void> => {
+      if (!serving) return Promise.resolve();
+      watching = watching.then(async () => {
+        const patterns = fileChangePatterns((await definitions()).hooks);
+        const key = JSON.stringify(patterns);
+        if (watcher?.patterns === key) return;
+        await watcher?.close();
+        watcher = undefined;
+        if (patterns.length === 0) return;
+        const { watchWorkspace } = await import('./watcher.js');
+        const started = watchWorkspace({
+          workspace: ctx.paths.workspace,
+          patterns,
+          debounceMs: settings.watchDebounceMs,
+          log: ctx.log,
+          onChange: async (changes) => {
+            for (const change of changes) {
+              await kernel.emit('file_change', {
+                file: change.path,
+                changes: { type: change.kind === 'changed' ? 'modified' : change.kind, timestamp: new Date().toISOString() },
+              });
+            }
+          },
+        });
+        watcher = { patterns: key, close: () => started.close() };
+        await started.ready;
       });
-      await watcher.ready;
+      return watching;
+    };
+    kernel.hooks.serve.tap(() => {
+      serving = true;
+      return followWatcher();
     });
 
     const service: HooksService = {
@@ -110,6 +165,8 @@ export default definePlugin({
     });
 
     return async () => {
+      serving = false;
+      await watching.catch(() => undefined);
       await watcher?.close();
       await runner.close();
     };
@@ -139,4 +196,19 @@ function unreadableGuards(problems: readonly PlinthError[]): UnreadableGuard[] {
     if (problem.code !== 'PLN_E_HOOK_INVALID' || details.source !== 'user' || typeof details.event !== 'string') return [];
     return [{ event: details.event as EventName, where: `${String(details.origin)}#${String(details.path)}`, message: problem.message }];
   });
+}
+
+/** Whether `plugin`'s manifest counts: not when it was refused (not trusted), failed or was left out; one the kernel does not list (yet) does. */
+function contributes(status: readonly PluginStatus[], plugin: string): boolean {
+  const state = status.find((p) => p.name === plugin)?.state;
+  return state === undefined || state === 'active' || state === 'lazy' || state === 'loading';
+}
+
+/** The union of every `file_change` hook's file patterns: what the watcher watches. */
+function fileChangePatterns(hooks: readonly HookDefinition[]): string[] {
+  return hooks.filter((h) => h.enabled && h.events.includes('file_change')).flatMap((h) => h.matcher.files ?? ['**']);
+}
+
+function problemKey(problem: PlinthError): string {
+  return `${problem.code}\0${problem.message}`;
 }

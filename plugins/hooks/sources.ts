@@ -68,6 +68,30 @@ export function layerHooks(layer: ConfigLayerView, defaults: HookDefaults, paths
 
 /** Collects and normalises every hook definition. Never throws for bad input: each problem names its file. */
 export async function collectHooks(inputs: HookSourceInputs, defaults: HookDefaults): Promise<HookCollection> {
+  return assembleHooks(inputs, await readLegacyHooks(inputs, defaults), defaults);
+}
+
+/** The legacy files of both folders (the only part of the sources read from disk): read once, then assembled as plugins come and go. */
+export interface LegacyHooks {
+  readonly user: HookCollection | undefined;
+  readonly workspace: HookCollection;
+}
+
+export async function readLegacyHooks(inputs: Pick<HookSourceInputs, 'home' | 'workspace'>, defaults: HookDefaults): Promise<LegacyHooks> {
+  const home = resolve(inputs.home);
+  const workspace = resolve(inputs.workspace);
+  const [user, workspaceLegacy] = await Promise.all([
+    loadLegacyFolder(join(home, 'hooks'), { source: 'user', baseDir: home }, defaults),
+    loadLegacyFolder(join(workspace, '.plinth', 'hooks'), { source: 'workspace', baseDir: workspace }, defaults),
+  ]);
+  // A workspace whose `.plinth` is the user folder itself (workspace = the
+  // parent of PLINTH_HOME) would load the same files twice; they are loaded
+  // once, as workspace hooks: the stricter of the two places they come from.
+  return { user: join(workspace, '.plinth') !== home ? user : undefined, workspace: workspaceLegacy };
+}
+
+/** Every definition in precedence order (see the module comment), from the settings layers, `legacy` and the plugins; synchronous, so that a swap has no gap. */
+export function assembleHooks(inputs: HookSourceInputs, legacy: LegacyHooks, defaults: HookDefaults): HookCollection {
   const home = resolve(inputs.home);
   const workspace = resolve(inputs.workspace);
   const problems: PlinthError[] = [];
@@ -89,16 +113,8 @@ export async function collectHooks(inputs: HookSourceInputs, defaults: HookDefau
   const baseLayers = inputs.layers.filter((l) => l.profile === undefined);
   const profileLayers = inputs.layers.filter((l) => l.profile !== undefined);
   for (const layer of baseLayers) add(layerHooks(layer, defaults, { home, workspace }));
-
-  const [userLegacy, workspaceLegacy] = await Promise.all([
-    loadLegacyFolder(join(home, 'hooks'), { source: 'user', baseDir: home }, defaults),
-    loadLegacyFolder(join(workspace, '.plinth', 'hooks'), { source: 'workspace', baseDir: workspace }, defaults),
-  ]);
-  // A workspace whose `.plinth` is the user folder itself (workspace = the
-  // parent of PLINTH_HOME) would load the same files twice; they are loaded
-  // once, as workspace hooks: the stricter of the two places they come from.
-  if (join(workspace, '.plinth') !== home) add(userLegacy);
-  add(workspaceLegacy);
+  if (legacy.user) add(legacy.user);
+  add(legacy.workspace);
 
   for (const plugin of inputs.plugins) add(manifestHooks(plugin, defaults, workspace));
 

@@ -53,6 +53,8 @@ export interface HookRunner {
   check(hook: HookDefinition): Promise<{ readonly failure: PreflightFailure; readonly detail: string } | undefined>;
   /** Never throws: every failure is a `RunResult` with `ok: false`. */
   run(hook: HookDefinition, input: HookInput, signal?: AbortSignal): Promise<RunResult>;
+  /** Stops the persistent processes of these hooks (their plugin left or was replaced); a later run starts afresh. */
+  release(hookIds: Iterable<string>): Promise<void>;
   /** Stops every persistent process (and its process tree). */
   close(): Promise<void>;
 }

@@ -17,7 +17,7 @@ import type { McpServerDefinition, TransportConnection, TransportContext, Transp
 
 /** What an attempt needs from the plugin. */
 export interface ConnectDeps {
-  readonly kernel: Pick<PluginKernel, 'get' | 'status' | 'apiVersion'>;
+  readonly kernel: Pick<PluginKernel, 'get' | 'status' | 'apiVersion' | 'settingsEnv'>;
   readonly log: Logger;
   /** Masks server secrets and the kernel's sensitive values. */
   readonly redact: (text: string) => string;
@@ -67,7 +67,8 @@ const CAPABILITIES = { roots: { listChanged: true }, sampling: {}, elicitation: 
  * code, or with `signal.reason` when called off. `opened` sees each
  * transport connection as soon as it exists, failed or not.
  */
-export async function connectOnce(definition: McpServerDefinition, deps: ConnectDeps, signal: AbortSignal, opened?: (connection: TransportConnection) => void): Promise<Connected> {
+export async function connectOnce(declared: McpServerDefinition, deps: ConnectDeps, signal: AbortSignal, opened?: (connection: TransportConnection) => void): Promise<Connected> {
+  const definition = withPluginSettings(declared, deps.kernel);
   const timeoutMs = definition.connectTimeoutMs;
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), timeoutMs);
@@ -103,6 +104,21 @@ export async function connectOnce(definition: McpServerDefinition, deps: Connect
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * A plugin's local server (one with a `command`) gets that plugin's declared
+ * settings as variables, on top of the launcher's allowlist and under the
+ * entry's own `env` (which wins: a user's amendment is the last word). Read
+ * at each attempt, so a plugin replaced with new settings starts its server
+ * with the new values. Sensitive ones are masked by `deps.redact`, which ends
+ * in the kernel's redactor, where every sensitive setting is known.
+ */
+function withPluginSettings(definition: McpServerDefinition, kernel: Pick<PluginKernel, 'settingsEnv'>): McpServerDefinition {
+  if (definition.plugin === undefined || definition.command === undefined) return definition;
+  const settings = kernel.settingsEnv(definition.plugin);
+  if (Object.keys(settings).length === 0) return definition;
+  return { ...definition, env: { ...settings, ...definition.env } };
 }
 
 /**

@@ -6,7 +6,7 @@
  * Transports come from plugins (`transport:<name>`); tools, resources and
  * prompts from ./features/, loaded with the first server.
  */
-import { type Logger, type PluginInfo, type PluginKernel, type Services, type StatusSection, definePlugin } from 'plinth/sdk';
+import { type Logger, type PlinthError, type PluginInfo, type PluginKernel, type PluginStatus, type Services, type StatusSection, definePlugin } from 'plinth/sdk';
 import { mcpCommands } from './commands.js';
 import { type DefinitionSet, collectServers } from './definitions.js';
 import { FeatureHost } from './features-host.js';
@@ -26,13 +26,14 @@ export default definePlugin({
 
     // Manifests arrive through the kernel's replay; definitions are read once
     // every eager plugin is set up (`ready`), when plugin states are known.
-    const plugins: PluginInfo[] = [];
-    kernel.hooks.manifest.tap((info) => void plugins.push(info));
+    // After that, plugins that come, change or go (`manifest`, `unload`) update them.
+    const plugins = new Map<string, PluginInfo>();
     let ready = false;
     let found: DefinitionSet | undefined;
+    const read = () => readDefinitions(kernel, [...plugins.values()], ctx.paths, settings.connectTimeout, redactor, log, found?.problems ?? []);
     const definitions = (): DefinitionSet | undefined => {
       if (!ready) return undefined;
-      found ??= readDefinitions(kernel, plugins, ctx.paths, settings.connectTimeout, redactor, log);
+      found ??= read();
       return found;
     };
     kernel.hooks.ready.tap(() => {
@@ -83,9 +84,36 @@ export default definePlugin({
     // Only while the host stays up; in the background, because retries with
     // backoff may outlast the hook's time limit. States show progress.
     let starting: Promise<unknown> | undefined;
+    let serving = false;
     kernel.hooks.serve.tap(() => {
+      serving = true;
       if (!settings.startOnServe) return;
       starting = manager.startAll().catch((error: unknown) => log.debug(`startAll: ${(error as Error).message}`));
+    });
+
+    // A plugin's servers follow it: one that arrives adds them (started at once while serving),
+    // a replaced one's are stopped and started again with its new version, one that leaves takes
+    // them away. Servers whose definition did not change are left running. One change at a time.
+    let changes: Promise<void> = Promise.resolve();
+    const follow = (plugin: string): Promise<void> => {
+      changes = changes.then(async () => {
+        found = read();
+        const update = manager.update(found.servers, {
+          renew: (record) => record.definition.plugin === plugin,
+          start: () => serving && settings.startOnServe,
+        });
+        starting = Promise.all([starting, update.started]);
+        await update.stopped;
+        for (const name of update.removed) features.registry?.forget(name);
+      });
+      return changes;
+    };
+    kernel.hooks.manifest.tap((info) => {
+      plugins.set(info.name, info); // a replaced plugin keeps its place (definition order)
+      if (ready) return follow(info.name);
+    });
+    kernel.hooks.unload.tap((info) => {
+      if (plugins.delete(info.name) && ready) return follow(info.name);
     });
 
     // `plinth up` shows every server once its start has settled (the connection
@@ -97,6 +125,7 @@ export default definePlugin({
     });
 
     return async () => {
+      await changes.catch(() => undefined);
       await manager.close();
       await starting;
     };
@@ -140,7 +169,7 @@ function serverSection(servers: readonly ServerStatus[], health: Map<string, str
   return { key: 'mcpServers', title: 'MCP servers', head, rows, json };
 }
 
-/** Reads and normalises every definition; logs the problems and learns the secrets first. */
+/** Reads and normalises every definition; logs the problems not logged before (`known`) and learns the secrets first. */
 function readDefinitions(
   kernel: PluginKernel,
   plugins: readonly PluginInfo[],
@@ -148,12 +177,12 @@ function readDefinitions(
   connectTimeoutMs: number,
   redactor: SecretRedactor,
   log: Logger,
+  known: readonly PlinthError[],
 ): DefinitionSet {
-  // A plugin that was refused (not trusted) or failed contributes no servers.
-  const usable = new Set(kernel.status().filter((p) => p.state === 'active' || p.state === 'lazy').map((p) => p.name));
+  const status = kernel.status();
   const set = collectServers({
     layers: kernel.configLayers,
-    plugins: plugins.filter((p) => usable.has(p.name)),
+    plugins: plugins.filter((p) => contributes(status, p.name)),
     manifests: plugins,
     config: kernel.config,
     env: process.env,
@@ -162,8 +191,19 @@ function readDefinitions(
     connectTimeoutMs,
   });
   for (const server of set.servers) redactor.add(server.definition.secrets);
-  for (const problem of set.problems) log.warn(`${problem.code}: ${problem.message}`);
+  const logged = new Set(known.map(problemKey));
+  for (const problem of set.problems) if (!logged.has(problemKey(problem))) log.warn(`${problem.code}: ${problem.message}`);
   return set;
+}
+
+/** Whether `plugin`'s servers count: not when it was refused (not trusted), failed or was left out; one the kernel does not list (yet) does. */
+function contributes(status: readonly PluginStatus[], plugin: string): boolean {
+  const state = status.find((p) => p.name === plugin)?.state;
+  return state === undefined || state === 'active' || state === 'lazy' || state === 'loading';
+}
+
+function problemKey(problem: PlinthError): string {
+  return `${problem.code}\0${problem.message}`;
 }
 
 /** The plugin's logger with server secrets masked in messages and data. */

@@ -178,6 +178,47 @@ export class ServerManager {
     return () => void this.#listeners.delete(listener);
   }
 
+  /**
+   * Swaps in the servers as they are defined now (a plugin came, went or changed while running).
+   * A server whose record is unchanged, and that `renew` does not name, keeps its slot and its
+   * process: other plugins' servers and the settings' servers are never restarted. A server no
+   * longer defined is stopped; a new, changed or renewed one gets a fresh slot and, after the old
+   * one is stopped, starts if it was up before or `start` says so (the host is serving).
+   * `stopped` settles once what went or was renewed is stopped; `started` once the new starts settled.
+   */
+  update(records: readonly ServerRecord[], options: { renew(record: ServerRecord): boolean; start(record: ServerRecord): boolean }): ServerUpdate {
+    const old = this.#slots;
+    // Never read yet: the servers are read as they are when first needed.
+    if (old === undefined) return { removed: [], renewed: [], stopped: Promise.resolve(), started: Promise.resolve() };
+    const next = new Map<string, Slot>();
+    const stops: Promise<void>[] = [];
+    const starts: Promise<unknown>[] = [];
+    const renewed: string[] = [];
+    for (const record of records) {
+      const name = record.definition.name;
+      const was = old.get(name);
+      if (was && !options.renew(was.record) && !options.renew(record) && sameRecord(was.record, record)) {
+        next.set(name, was);
+        continue;
+      }
+      const slot = newSlot(record);
+      next.set(name, slot);
+      const wasUp = was !== undefined && (was.state === 'connected' || was.starting !== undefined);
+      const stopping = was ? this.#stop(was) : Promise.resolve();
+      if (was) {
+        renewed.push(name);
+        stops.push(stopping);
+      }
+      if (!record.definition.enabled || !(wasUp || options.start(record))) continue;
+      // After the old process is gone (one process per server), and only if nothing replaced the slot meanwhile.
+      starts.push(stopping.then(() => (this.#closed || this.#slots?.get(name) !== slot ? undefined : this.start(name))).catch(() => undefined));
+    }
+    const removed = [...old.keys()].filter((name) => !next.has(name));
+    for (const name of removed) stops.push(this.#stop(old.get(name)!));
+    this.#slots = next;
+    return { removed, renewed, stopped: Promise.all(stops).then(() => undefined), started: Promise.all(starts).then(() => undefined) };
+  }
+
   /** Stops every server and refuses new starts: the plugin's teardown. Resolves once every transport is closed. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -189,9 +230,7 @@ export class ServerManager {
     if (this.#slots) return this.#slots;
     const records = this.#deps.records();
     if (records === undefined) return new Map();
-    this.#slots = new Map(
-      records.map((record) => [record.definition.name, { record, state: 'stopped', attempts: 0, transport: record.definition.transport, generation: 0 } satisfies Slot]),
-    );
+    this.#slots = new Map(records.map((record) => [record.definition.name, newSlot(record)]));
     return this.#slots;
   }
 
@@ -360,6 +399,26 @@ export class ServerManager {
       ...(serverInfo && { serverInfo: { name: serverInfo.name, version: serverInfo.version } }),
     };
   }
+}
+
+/** What {@link ServerManager.update} did. */
+export interface ServerUpdate {
+  /** Servers no longer defined. */
+  readonly removed: readonly string[];
+  /** Servers stopped to start again with their new definition (or their plugin's new version). */
+  readonly renewed: readonly string[];
+  readonly stopped: Promise<void>;
+  readonly started: Promise<void>;
+}
+
+function newSlot(record: ServerRecord): Slot {
+  return { record, state: 'stopped', attempts: 0, transport: record.definition.transport, generation: 0 };
+}
+
+/** Whether two records define the same server (what runs, how it is trusted, what failed to resolve). */
+function sameRecord(a: ServerRecord, b: ServerRecord): boolean {
+  const key = (r: ServerRecord) => JSON.stringify([r.definition, r.trustId, r.written, r.unresolved?.message ?? null]);
+  return key(a) === key(b);
 }
 
 /** Waits `ms`; false when `signal` aborted first. */

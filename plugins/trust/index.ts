@@ -25,9 +25,14 @@ export default definePlugin({
     kernel.provide('trust', service);
     // The service itself, not kernel.get('trust'): settings cannot hand this check to another provider.
     kernel.hooks.load.tap(pluginGate({ service, log: ctx.log, answerWithinMs: () => answerWithin(kernel.config) }));
+    // The plugins as they are now (a replaced one under its new version, one that left forgotten);
+    // approvals live in trust.json and stay: a plugin that comes back as it was needs none again.
     const plugins = new Map<string, PluginInfo>();
     kernel.hooks.manifest.tap((plugin) => {
       plugins.set(plugin.name, plugin);
+    });
+    kernel.hooks.unload.tap((plugin) => {
+      plugins.delete(plugin.name);
     });
     kernel.hooks.commands.tap((registry) => {
       for (const command of trustCommands({ store, service, where, plugins: () => plugins })) registry.add(command);

@@ -23,7 +23,7 @@ import { benchOptions, median, quantile } from './support.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIST = path.join(ROOT, 'dist');
-const BIN = path.join(DIST, 'kernel', 'cli', 'bin.js');
+const BIN = path.join(DIST, 'cli', 'bin.js');
 
 const { json: JSON_OUT, quick: QUICK } = benchOptions('kernel.bench');
 

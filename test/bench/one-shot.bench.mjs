@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { benchOptions, median } from './support.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = path.join(ROOT, 'dist', 'kernel', 'cli', 'bin.js');
+const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
 const SDK_CALL = path.join(ROOT, 'test', 'bench', 'sdk-call.mjs');
 const require = createRequire(import.meta.url);
 const EVERYTHING = path.join(path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');

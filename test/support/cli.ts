@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const BIN = join(ROOT, 'dist', 'kernel', 'cli', 'bin.js');
+export const BIN = join(ROOT, 'dist', 'cli', 'bin.js');
 
 /** Builds plinth when `dist/` is missing: `npm test` builds before vitest, a file run on its own from a clean tree does not. Call in `beforeAll` with a long time limit. */
 export function ensureBuilt(): void {
@@ -82,7 +82,7 @@ export interface RunOptions {
   readonly ci?: boolean;
 }
 
-/** Runs `node [nodeArgs] dist/kernel/cli/bin.js ...args` and resolves when it exits. */
+/** Runs `node [nodeArgs] dist/cli/bin.js ...args` and resolves when it exits. */
 export function plinth(args: readonly string[], options: RunOptions = {}): Promise<Result> {
   return new Promise((resolve) => {
     execFile(

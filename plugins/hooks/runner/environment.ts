@@ -1,8 +1,9 @@
 /**
  * A hook's environment, as declared to the launcher: the launcher's allowlist
  * of host variables (never the host's whole environment, which holds API keys
- * and tokens), the names a user adds in the `env` setting, and plinth's own
- * `PLINTH_HOOK_*` values.
+ * and tokens), the names a user adds in the `env` setting, for a plugin's own
+ * hook that plugin's declared settings (`kernel.settingsEnv`), and plinth's
+ * own `PLINTH_HOOK_*` values.
  */
 import type { HookDefinition } from '../types.js';
 
@@ -13,6 +14,8 @@ export interface EnvironmentOptions {
   /** Spawn mode: the event as the hook subscribed to it. Persistent processes serve every event and get none. */
   readonly event?: string;
   readonly persistent?: boolean;
+  /** A manifest hook's plugin settings as variables (`envVar` → value); plinth's own values win over them. */
+  readonly settings?: Readonly<Record<string, string>>;
 }
 
 /** What one process of `hook` declares: host names to pass on (`passEnv`) and plinth's values (`env`). */
@@ -20,7 +23,7 @@ export function hookEnvironment(
   hook: Pick<HookDefinition, 'id' | 'name'>,
   options: EnvironmentOptions,
 ): { readonly passEnv: readonly string[]; readonly env: Record<string, string> } {
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { ...options.settings };
   env.PLINTH_HOOK_ID = hook.id;
   env.PLINTH_HOOK_NAME = hook.name;
   if (options.event !== undefined) env.PLINTH_HOOK_EVENT = options.event;

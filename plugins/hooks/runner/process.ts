@@ -19,7 +19,7 @@ export interface Launch {
   readonly cwd: string;
   /** Names of host variables passed on top of the launcher's allowlist (the `env` setting). */
   readonly passEnv: readonly string[];
-  /** plinth's own variables (`PLINTH_HOOK_*`). */
+  /** plinth's own variables (`PLINTH_HOOK_*`), over a manifest hook's plugin settings. */
   readonly env: Readonly<Record<string, string>>;
   /** Names the hook in the launcher's trace. */
   readonly purpose: string;

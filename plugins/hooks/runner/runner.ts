@@ -38,6 +38,13 @@ export interface RunnerOptions {
   readonly owner?: string;
   /** The owner's teardown signal: aborting it kills every hook process. */
   readonly signal?: AbortSignal;
+  /**
+   * The declared settings of the plugin whose manifest declared a hook, as
+   * variables (`kernel.settingsEnv`). Asked at every start, so a plugin
+   * replaced with new settings gives its next run (and a new persistent
+   * process) the new values. Hooks from settings and legacy files get none.
+   */
+  readonly settingsEnv?: (plugin: string) => Readonly<Record<string, string>>;
 }
 
 /** setTimeout's ceiling: a longer delay would fire at once. */
@@ -114,6 +121,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
       extra: options.env,
       workspace: options.workspace,
       ...(hook.persistent === false ? { event } : { persistent: true }),
+      ...(hook.plugin !== undefined && options.settingsEnv && { settings: options.settingsEnv(hook.plugin) }),
     });
     return { file: command.file, args: action.args, argv0: action.command, cwd: hook.cwd, passEnv, env, purpose: hookLabel(hook) };
   }
@@ -187,6 +195,17 @@ export function createRunner(options: RunnerOptions): HookRunner {
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
       const result: RunResult = toRunResult(hook, reply.outcome, { durationMs, stderrTail: reply.stderrTail });
       return result;
+    },
+
+    async release(hookIds) {
+      const closing: Promise<void>[] = [];
+      for (const id of hookIds) {
+        const entry = persistent.get(id);
+        if (entry === undefined) continue;
+        persistent.delete(id);
+        closing.push(entry.hook.close());
+      }
+      await Promise.all(closing);
     },
 
     async close() {

@@ -159,6 +159,15 @@ export function createToolRegistry(options: { log?: Logger } = {}): ToolRegistry
       entries.delete(server);
       if (had) changed(server);
     },
+    forget(server) {
+      servers.get(server)?.detach('its definition was removed');
+      servers.delete(server);
+      down.delete(server);
+      const had = entries.get(server);
+      for (const old of had ?? []) byName.delete(old.tool.name);
+      entries.delete(server);
+      if (had) changed(server);
+    },
   };
   return registry;
 }

@@ -142,6 +142,8 @@ export interface ToolRegistry {
   setTools(server: string, tools: readonly RegisteredTool[]): void;
   /** For `ServerFeatures.detach`: drops a server's tools; calls to them answer PLN_E_MCP_DISCONNECTED with `reason`. */
   detach(server: string, reason: string, features?: ServerFeatures): void;
+  /** For the core, once a server is no longer defined (its plugin left): its tools go and calls to them are unknown, not disconnected. */
+  forget(server: string): void;
 }
 
 /** A registry entry: the public tool and what the wrapper needs to call it. */

@@ -2,9 +2,9 @@
  * `plinth up`: boot everything the configuration asks for, print a status
  * table, stay up until SIGINT, SIGTERM or SIGHUP, then shut down cleanly.
  */
-import { type CommandOutput, type CommandSpec, EXIT } from '../../sdk/commands.js';
-import type { PluginStatus, StatusSection } from '../../sdk/plugin.js';
-import type { BootReport, Kernel, ShutdownReport } from '../kernel.js';
+import { type CommandOutput, type CommandSpec, EXIT } from '../sdk/commands.js';
+import type { PluginStatus, StatusSection } from '../sdk/plugin.js';
+import type { BootReport, Kernel, ShutdownReport } from '../kernel/kernel.js';
 import { table } from './output.js';
 import type { ProblemLog } from './problems.js';
 

@@ -5,11 +5,11 @@
  * shown, never sent (`safeText`; JSON through `safeJson`, which keeps it the
  * same document).
  */
-import type { CommandOutput } from '../../sdk/commands.js';
-import { formatError, safeJson, safeText } from '../../sdk/format.js';
-import { type PlinthError, describeCause, isPlinthError } from '../../sdk/errors.js';
-import type { Redactor } from '../../sdk/redact.js';
-import { writeStandard } from '../../sdk/std-streams.js';
+import type { CommandOutput } from '../sdk/commands.js';
+import { formatError, safeJson, safeText } from '../sdk/format.js';
+import { type PlinthError, describeCause, isPlinthError } from '../sdk/errors.js';
+import type { Redactor } from '../sdk/redact.js';
+import { writeStandard } from '../sdk/std-streams.js';
 
 export interface Streams {
   stdout(text: string): void;
@@ -40,4 +40,4 @@ export function printError(error: unknown, json: boolean, streams: Streams, reda
   }
 }
 
-export { formatError, formatTable as table } from '../../sdk/format.js';
+export { formatError, formatTable as table } from '../sdk/format.js';

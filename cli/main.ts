@@ -4,11 +4,11 @@
  * plugin code) and registered through the kernel's `commands` hook.
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { EXIT, type CommandSpec } from '../../sdk/commands.js';
-import { PlinthError, isPlinthError } from '../../sdk/errors.js';
-import { type Kernel, createKernel } from '../kernel.js';
-import { parseLogLevel } from '../../sdk/log.js';
-import { packageVersion } from '../paths.js';
+import { EXIT, type CommandSpec } from '../sdk/commands.js';
+import { PlinthError, isPlinthError } from '../sdk/errors.js';
+import { type Kernel, createKernel } from '../kernel/kernel.js';
+import { parseLogLevel } from '../sdk/log.js';
+import { packageVersion } from '../kernel/paths.js';
 import { groupCommands, groupHelpText } from './group-help.js';
 import { createOutput, formatError, printError, processStreams, type Streams } from './output.js';
 import { ProblemLog } from './problems.js';

@@ -9,15 +9,15 @@ const argv = process.argv.slice(2);
 const beforeDashes = argv.indexOf('--') === -1 ? argv : argv.slice(0, argv.indexOf('--'));
 
 if (beforeDashes.includes('--version') || beforeDashes.includes('-V')) {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
-  const { KERNEL_API_VERSION } = await import('../../sdk/version.js');
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const { KERNEL_API_VERSION } = await import('../sdk/version.js');
   if (beforeDashes.includes('--json')) {
     process.stdout.write(`${JSON.stringify({ name: 'plinth', version: pkg.version, kernelApi: KERNEL_API_VERSION, node: process.version })}\n`);
   } else {
     process.stdout.write(`plinth ${pkg.version} (kernel API ${KERNEL_API_VERSION}, node ${process.version})\n`);
   }
 } else {
-  const [{ main }, { tolerateClosedStandardStreams }] = await Promise.all([import('./main.js'), import('../../sdk/std-streams.js')]);
+  const [{ main }, { tolerateClosedStandardStreams }] = await Promise.all([import('./main.js'), import('../sdk/std-streams.js')]);
   // A closed terminal or pipe must not crash plinth halfway through shutdown.
   tolerateClosedStandardStreams();
   const code = await main(argv);
