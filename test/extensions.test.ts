@@ -10,7 +10,7 @@
  *    dependents named; persisted, and still so after a restart;
  * 3. a workspace cannot disable a guard or enable what the user disabled;
  * 4. settings: where each value comes from; a sensitive value goes to the secret store, reaches
- *    the plugin (its code and its processes' environment) after a restart, and is never printed;
+ *    the plugin (its code, and its hook's environment) after a restart, and is never printed;
  * 5. a linked folder takes precedence over the installed plugin, and unlinking falls back.
  */
 import { createHash } from 'node:crypto';
@@ -92,11 +92,18 @@ async function boot(at: Place, options: { serve?: boolean; env?: Record<string, 
  * before_tool with its answer (and a hash of its token), a before_tool hook
  * that blocks `rm`, a stdio server, and settings (one sensitive).
  */
-async function writeToolbox(parent: string, version = '1.0.0', answer = 'v1'): Promise<string> {
+async function writeToolbox(parent: string, version = '1.0.0', answer = 'v1', options: { seenHook?: boolean } = {}): Promise<string> {
   const dir = join(parent, 'toolbox');
   await mkdir(join(dir, 'hooks'), { recursive: true });
   await writeFile(join(dir, 'hooks', 'guard.js'), await readFile(BLOCK_SCRIPT, 'utf8'));
   await writeFile(join(dir, 'server.mjs'), `import ${JSON.stringify(STDIO_SERVER)};\n`);
+  // A hook that records a digest of the token it was started with (never the token).
+  await writeFile(
+    join(dir, 'hooks', 'seen.js'),
+    "const { createHash } = require('node:crypto'); const { writeFileSync } = require('node:fs'); const { join } = require('node:path');\n" +
+      "writeFileSync(join(process.env.PLINTH_WORKSPACE, 'toolbox-seen.txt'), createHash('sha256').update(process.env.TOOLBOX_TOKEN ?? 'none').digest('hex'));\n" +
+      "process.stdin.resume(); process.stdin.on('end', () => process.stdout.write(JSON.stringify({ allow: true })));\n",
+  );
   await writeFile(join(dir, 'answer.ts'), `export const answer = ${JSON.stringify(answer)};\n`);
   await writeFile(
     join(dir, 'index.ts'),
@@ -119,7 +126,7 @@ async function writeToolbox(parent: string, version = '1.0.0', answer = 'v1'): P
     kernel: '^1.0.0',
     main: './index.ts',
     provides: ['toolbox'],
-    hooks: { before_tool: [{ name: 'guard', command: 'node', args: ['hooks/guard.js', 'rm'] }] },
+    hooks: { before_tool: [{ name: 'guard', command: 'node', args: ['hooks/guard.js', 'rm'] }, ...(options.seenHook ? [{ name: 'seen', command: 'node', args: ['hooks/seen.js'] }] : [])] },
     mcpServers: { tb: { command: process.execPath, args: ['server.mjs', '--name', `toolbox-${version}`] } },
     settings: [
       { name: 'token', type: 'string', sensitive: true, envVar: 'TOOLBOX_TOKEN', description: 'An API token' },
@@ -342,9 +349,9 @@ describe('ext config', () => {
     expect((await second.ext.list()).find((e) => e.name === 'needy')).toMatchObject({ state: 'active' });
   }, 60_000);
 
-  it('keeps a sensitive value in the secret store: the plugin and its server get it after a restart, and no output, log or file shows it', async () => {
+  it("keeps a sensitive value in the secret store: the plugin's code and its hook process get it after a restart, and no output, log or file shows it", async () => {
     const at = await place();
-    const dir = await writeToolbox(join(at.home, 'plugins'));
+    const dir = await writeToolbox(join(at.home, 'plugins'), '1.0.0', 'v1', { seenHook: true });
     const first = await boot(at);
     await approve(first.kernel, dir);
 
@@ -363,6 +370,8 @@ describe('ext config', () => {
     const second = await boot(at, { serve: true });
     expect(await messages(second.kernel)).toContain(`toolbox v1 token ${sha(SECRET)}`);
     expect(second.kernel.settingsEnv('toolbox')).toEqual({ TOOLBOX_TOKEN: SECRET });
+    // Its hook process was started with it.
+    expect(await readFile(join(at.workspace, 'toolbox-seen.txt'), 'utf8')).toBe(sha(SECRET));
     await reached(second.mcp, 'tb', 'connected');
     printed.push(JSON.stringify(second.kernel.inspect()), JSON.stringify(await second.ext.list()), JSON.stringify(await second.ext.info('toolbox')), JSON.stringify(second.mcp.servers()));
     printed.push((await runCommand(second.kernel, 'inspect', 'config show', [], true)).text, JSON.stringify((await runCommand(second.kernel, 'inspect', 'config show', [], true)).json));
