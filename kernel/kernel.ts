@@ -24,10 +24,11 @@ import type {
   Teardown,
 } from '../sdk/plugin.js';
 import { Redactor, redactError } from '../sdk/redact.js';
+import { isStoredSettingRef } from '../sdk/stored-setting.js';
 import type { ServiceName, ServiceType } from '../sdk/services.js';
 import { KERNEL_API_VERSION } from '../sdk/version.js';
 import { type Config, disabledPlugins, loadConfig, pluginDirScopes, settingsFiles, timeouts } from './config/load.js';
-import { redactSettings, resolvePluginSettings, sensitiveValues } from './config/plugin-settings.js';
+import { fillStoredSettings, hasStoredSettings, redactSettings, resolvePluginSettings, sensitiveValues } from './config/plugin-settings.js';
 import { DEFAULT_TIMEOUTS, type Timeouts } from './config/schema.js';
 import { knownKeys, unknownKeys } from './config/unknown-keys.js';
 import { restrictWorkspace, workspacePolicy } from './config/workspace-policy.js';
@@ -360,6 +361,12 @@ export class Kernel {
     } catch (error) {
       throw isPlinthError(error) && error.code === 'PLN_E_PLUGIN_REFUSED' ? error : wrapPluginError('PLN_E_PLUGIN_REFUSED', name, 'load', error);
     }
+    if (record.settings && hasStoredSettings(record.settings)) {
+      // Sensitive values kept in the secret store (`plinth ext config`): read once the plugin may load, before its code sees them.
+      const stored = fillStoredSettings(name, manifest.settings, record.settings, this.env, () => this.get('secrets'));
+      record.settings = await withTimeout(stored, this.timeouts.setup, () => new PlinthError('PLN_E_HOOK_TIMEOUT', `plugin "${name}": the secret store did not answer in time`, { plugin: name, hook: 'settings' }));
+      for (const secret of sensitiveValues(manifest.settings, record.settings)) this.redactor.add(secret);
+    }
     const api = createPluginApi(
       {
         info: record.info,
@@ -614,7 +621,7 @@ export class Kernel {
     if (!record?.settings) return env;
     for (const decl of record.info.manifest.settings) {
       const value = record.settings[decl.name];
-      if (decl.envVar === undefined || value === undefined || value === null) continue;
+      if (decl.envVar === undefined || value === undefined || value === null || isStoredSettingRef(value)) continue;
       env[decl.envVar] = typeof value === 'string' ? value : JSON.stringify(value);
     }
     return env;
