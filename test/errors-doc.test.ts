@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const SOURCE_DIRS = ['kernel', 'sdk', 'testing', 'plugins', 'registry'];
+const SOURCE_DIRS = ['kernel', 'cli', 'sdk', 'testing', 'plugins', 'registry'];
 const CODE = /PLN_E_[A-Z0-9_]+/g;
 
 function sourceFiles(dir: string): string[] {
