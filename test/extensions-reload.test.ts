@@ -213,6 +213,27 @@ describe('plugin folders that appear and go while serving', () => {
   }, 60_000);
 });
 
+describe('the settings files while serving', () => {
+  it('an edit of settings.json (as `plinth ext disable` from another terminal makes) applies without a restart', async () => {
+    const dir = join(await temp(), 'devtool');
+    await writeDevtool(dir);
+    const { kernel, logs, home } = await serving(dir);
+    expect(await messages(kernel)).toContain('devtool one');
+    const file = join(home, 'settings.json');
+    const settings = JSON.parse(await readFile(file, 'utf8')) as { plugins: Record<string, { enabled?: boolean }> };
+    settings.plugins.devtool = { enabled: false };
+    await writeFile(file, JSON.stringify(settings));
+    await until('devtool disabled', () => kernel.status().find((p) => p.name === 'devtool')?.state, (state) => state === 'excluded');
+    await until('the removed line', () => logs, (lines) => lines.some((l) => l.includes('removed devtool@')));
+    expect(await messages(kernel)).not.toContain('devtool one');
+
+    settings.plugins.devtool = {};
+    await writeFile(file, JSON.stringify(settings));
+    await until('devtool back', () => kernel.status().find((p) => p.name === 'devtool')?.state, (state) => state === 'active');
+    expect(await messages(kernel)).toContain('devtool one');
+  }, 60_000);
+});
+
 describe('plinth up', () => {
   it('prints one line per reload, naming the plugin and the outcome', async () => {
     const base = await temp();

@@ -3,6 +3,7 @@
  * the kernel's live lifecycle, and hot reload of plugin folders while
  * `plinth up` runs.
  */
+import { join } from 'node:path';
 import { z } from 'zod';
 import { definePlugin, parseSettings, safeText } from 'plinth/sdk';
 import { extensionCommands } from './commands.js';
@@ -31,6 +32,7 @@ export default definePlugin({
       reload = startHotReload({
         kernel,
         log: ctx.log,
+        settingsFolders: [ctx.paths.home, join(ctx.paths.workspace, '.plinth')],
         debounceMs: settings.reloadDebounceMs,
         print: (line) => {
           ctx.log.info(line);

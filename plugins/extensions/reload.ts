@@ -20,6 +20,8 @@ export interface HotReloadOptions {
   readonly debounceMs: number;
   /** Where the one line per reload goes. */
   readonly print: (line: string) => void;
+  /** Folders whose `settings.json` is watched too (the user home, the workspace's `.plinth`): an edit there is a rescan, which reads the settings again. */
+  readonly settingsFolders?: readonly string[];
 }
 
 export interface HotReload {
@@ -82,7 +84,7 @@ export function reportLines(report: LiveReport, target: string | undefined, befo
 }
 
 /** Starts watching the kernel's plugin folders; see the module comment. Never throws. */
-export function startHotReload({ kernel, log, debounceMs, print }: HotReloadOptions): HotReload {
+export function startHotReload({ kernel, log, debounceMs, print, settingsFolders = [] }: HotReloadOptions): HotReload {
   const watchers = new Map<string, FileWatcher>();
   let closed = false;
   let queue: Promise<void> = Promise.resolve();
@@ -99,6 +101,27 @@ export function startHotReload({ kernel, log, debounceMs, print }: HotReloadOpti
       return;
     }
     for (const line of reportLines(report, label, before, kernel.status())) print(kernel.redact(line));
+  };
+
+  // `ext enable` in another terminal, or an edited settings file: enabled state, links and plugin settings apply without a restart.
+  const onSettings = (): Promise<void> => {
+    const run = queue.then(async () => {
+      if (closed) return;
+      await apply('the settings', () => kernel.plugins.rescan());
+      await refresh();
+    });
+    queue = run.catch(() => undefined);
+    return run;
+  };
+  const settingsWatchers: FileWatcher[] = [];
+  const watchSettings = async (): Promise<void> => {
+    for (const dir of settingsFolders) {
+      if (!(await stat(dir).then((s) => s.isDirectory(), () => false))) continue;
+      // Only the folder's own settings.json: no subfolder is entered (one watch per folder).
+      const watcher = watchFiles({ root: dir, include: ['settings.json'], ignore: ['*/**'], debounceMs, log, onChange: onSettings });
+      settingsWatchers.push(watcher);
+      await watcher.ready;
+    }
   };
 
   const onChange = (root: string) => (changes: FileChange[]): Promise<void> => {
@@ -141,13 +164,13 @@ export function startHotReload({ kernel, log, debounceMs, print }: HotReloadOpti
     await Promise.all(starting);
   };
 
-  const ready = refresh().catch((error: unknown) => log.warn(`PLN_E_WATCH_FAILED cannot watch the plugin folders: ${error instanceof Error ? error.message : String(error)}`));
+  const ready = Promise.all([refresh(), watchSettings()]).then(() => undefined).catch((error: unknown) => log.warn(`PLN_E_WATCH_FAILED cannot watch the plugin folders: ${error instanceof Error ? error.message : String(error)}`));
   return {
     ready,
     async close() {
       closed = true;
       await ready;
-      await Promise.all([...watchers.values()].map((w) => w.close()));
+      await Promise.all([...watchers.values(), ...settingsWatchers].map((w) => w.close()));
       watchers.clear();
     },
   };
