@@ -43,6 +43,7 @@ const publishCommand: CommandSpec = {
   options: {
     to: { type: 'string', description: 'The registry folder (created when missing)', value: '<folder>' },
     'base-url': { type: 'string', description: 'Write absolute tarball URLs under this address instead of root-relative ones', value: '<url>' },
+    tag: { type: 'string', description: 'Also point this dist-tag (e.g. next) at the version; latest is always the highest stable version', value: '<tag>' },
   },
   async run({ args, options, json, out }) {
     if (typeof options.to !== 'string' || options.to === '') {
@@ -50,16 +51,20 @@ const publishCommand: CommandSpec = {
     }
     const baseUrl = typeof options['base-url'] === 'string' ? checkedUrl(options['base-url']) : undefined;
     const folder = resolve(options.to);
-    const result = await publishPlugin(folder, args[0]!, { ...(baseUrl && { baseUrl }) });
+    const tag = typeof options.tag === 'string' ? options.tag : undefined;
+    const result = await publishPlugin(folder, args[0]!, { ...(baseUrl && { baseUrl }), ...(tag !== undefined && { tag }) });
     if (json) {
       out.json({ ...result, folder });
       return EXIT.OK;
     }
     const id = `${result.name}@${result.version}`;
+    const tagged = tag === undefined ? '' : `, ${tag}: ${result.version}`;
     out.print(
       result.status === 'published'
-        ? [`published ${id} to ${folder} (latest: ${result.latest})`, `tarball:   ${result.tarball}`, `integrity: ${result.integrity}`].join('\n')
-        : `${id} is already in ${folder} with the same content; nothing changed`,
+        ? [`published ${id} to ${folder} (latest: ${result.latest}${tagged})`, `tarball:   ${result.tarball}`, `integrity: ${result.integrity}`].join('\n')
+        : result.status === 'tagged'
+          ? `${id} was already in ${folder}; tagged it ${tag}`
+          : `${id} is already in ${folder} with the same content; nothing changed`,
     );
     return EXIT.OK;
   },

@@ -86,7 +86,7 @@ function bootLines(report: BootReport): string[] {
   const count = (state: string) => report.plugins.filter((p) => p.state === state).length;
   const parts = [`${count('active')} active`, `${count('lazy')} lazy`];
   for (const state of ['failed', 'skipped', 'excluded']) if (count(state) > 0) parts.push(`${count(state)} ${state}`);
-  if (report.invalid.length > 0) parts.push(`${report.invalid.length} invalid manifest(s)`);
+  if (report.invalid.length > 0) parts.push(`${report.invalid.length} plugin folder(s) not usable (invalid manifest, or a link out of its folder)`);
   lines.push('', `Ready in ${round(report.durationMs)} ms: ${parts.join(', ')}.`);
   const settings = report.config.files.filter((f) => f.exists).map((f) => `${f.scope} ${f.file}`);
   lines.push(`Settings: ${settings.length > 0 ? settings.join('; ') : 'none (embedded default)'}${report.config.profile ? `; profile ${report.config.profile}` : ''}.`);

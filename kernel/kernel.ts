@@ -24,10 +24,11 @@ import type {
   Teardown,
 } from '../sdk/plugin.js';
 import { Redactor, redactError } from '../sdk/redact.js';
+import { isStoredSettingRef } from '../sdk/stored-setting.js';
 import type { ServiceName, ServiceType } from '../sdk/services.js';
 import { KERNEL_API_VERSION } from '../sdk/version.js';
 import { type Config, disabledPlugins, loadConfig, pluginDirScopes, settingsFiles, timeouts } from './config/load.js';
-import { redactSettings, resolvePluginSettings, sensitiveValues } from './config/plugin-settings.js';
+import { fillStoredSettings, hasStoredSettings, redactSettings, resolvePluginSettings, sensitiveValues } from './config/plugin-settings.js';
 import { DEFAULT_TIMEOUTS, type Timeouts } from './config/schema.js';
 import { knownKeys, unknownKeys } from './config/unknown-keys.js';
 import { restrictWorkspace, workspacePolicy } from './config/workspace-policy.js';
@@ -195,12 +196,7 @@ export class Kernel {
 
   private async doPrepare(): Promise<Resolution> {
     this.started = performance.now();
-    const loaded = await loadConfig({
-      home: this.home,
-      workspace: this.workspace,
-      ...(this.options.profile !== undefined && { profile: this.options.profile }),
-      env: this.env,
-    });
+    const loaded = await this.loadSettings();
 
     const sources: Array<{ dir: string; source: PluginSource }> = [];
     if (this.options.builtin !== false) sources.push({ dir: builtinPluginsDir(), source: 'builtin' });
@@ -212,11 +208,7 @@ export class Kernel {
     for (const dir of this.options.pluginDirs ?? []) sources.push({ dir: resolvePath(dir), source: 'path' });
     this.sources = sources;
     this.inline = (this.options.plugins ?? []).map((plugin) => inlineCandidate(plugin));
-    // Only the user's own file links folders: a linked plugin loads unchecked, as the user's.
-    this.live.link((loaded.layers ?? []).filter((l) => l.scope === 'user').flatMap((l) => l.settings.links ?? []));
-    const found = await this.discoverAll();
-    // What the workspace file may not set is known from the manifests, so it is applied once they are read.
-    const { config, ignored } = restrictWorkspace(loaded, workspacePolicy(found.manifests));
+    const { found, config, ignored } = await this.readPlugins(loaded);
     this.configState = config;
     this.timeouts = timeouts(config);
     this.events.timeoutMs = this.timeouts.event;
@@ -360,6 +352,12 @@ export class Kernel {
     } catch (error) {
       throw isPlinthError(error) && error.code === 'PLN_E_PLUGIN_REFUSED' ? error : wrapPluginError('PLN_E_PLUGIN_REFUSED', name, 'load', error);
     }
+    if (record.settings && hasStoredSettings(record.settings)) {
+      // Sensitive values kept in the secret store (`plinth ext config`): read once the plugin may load, before its code sees them.
+      const stored = fillStoredSettings(name, manifest.settings, record.settings, this.env, () => this.get('secrets'));
+      record.settings = await withTimeout(stored, this.timeouts.setup, () => new PlinthError('PLN_E_HOOK_TIMEOUT', `plugin "${name}": the secret store did not answer in time`, { plugin: name, hook: 'settings' }));
+      for (const secret of sensitiveValues(manifest.settings, record.settings)) this.redactor.add(secret);
+    }
     const api = createPluginApi(
       {
         info: record.info,
@@ -418,9 +416,18 @@ export class Kernel {
    * leaves the running version in place; the report says what happened.
    */
   private async reconcile(force: ReadonlySet<string>): Promise<LiveReport> {
+    // The settings files are read again: enabled state, links and plugin settings as they are now.
+    // An invalid file keeps the settings in force (and says so); `timeouts`, `services` and `pluginDirs` wait for a restart.
+    const before = this.config;
+    const settingsError = await this.loadSettings().then(
+      async (loaded) => void (this.configState = (await this.readPlugins(loaded)).config),
+      (error: unknown) => (isPlinthError(error) ? error : wrapPluginError('PLN_E_CONFIG_INVALID', 'kernel', 'settings', error)),
+    );
     const resolution = this.resolveFound(await this.discoverAll());
+    const entry = (config: Config, name: string) => JSON.stringify(config.settings.plugins?.[name]?.settings ?? null);
+    const changed = new Set([...force, ...[...this.records.keys()].filter((name) => entry(before, name) !== entry(this.config, name))]);
     const chosen = new Map(resolution.plugins.map((c) => [c.manifest.name, c]));
-    const report = { added: [] as string[], removed: [] as string[], replaced: [] as string[], failed: [] as PlinthError[] };
+    const report = { added: [] as string[], removed: [] as string[], replaced: [] as string[], failed: settingsError ? [settingsError] : ([] as PlinthError[]) };
     const running = [...this.records.values()].filter(isRunning);
     const byLoadOrder = [...this.loadOrder].reverse();
     for (const record of [...byLoadOrder, ...running.filter((r) => !byLoadOrder.includes(r))]) {
@@ -434,7 +441,7 @@ export class Kernel {
       const name = candidate.manifest.name;
       const record = this.records.get(name);
       if (record && isRunning(record)) {
-        if (!force.has(name) && sameCandidate(record.candidate, candidate)) continue;
+        if (!changed.has(name) && sameCandidate(record.candidate, candidate)) continue;
         const error = await this.replace(record, candidate);
         if (error) report.failed.push(error);
         else report.replaced.push(name);
@@ -533,6 +540,18 @@ export class Kernel {
     return undefined;
   }
 
+  private loadSettings(): ReturnType<typeof loadConfig> {
+    return loadConfig({ home: this.home, workspace: this.workspace, ...(this.options.profile !== undefined && { profile: this.options.profile }), env: this.env });
+  }
+
+  /** The links the settings name, every plugin folder, and the settings restricted by what the manifests say the workspace may not set. */
+  private async readPlugins(loaded: Awaited<ReturnType<typeof loadConfig>>) {
+    // Only the user's own file links folders: a linked plugin loads unchecked, as the user's.
+    this.live.link((loaded.layers ?? []).filter((l) => l.scope === 'user').flatMap((l) => l.settings.links ?? []));
+    const found = await this.discoverAll();
+    return { found, ...restrictWorkspace(loaded, workspacePolicy(found.manifests)) };
+  }
+
   /** Candidates from every folder (builtin, user, workspace, settings, command line, live), then the inline ones; linked and removed applied. */
   private async discoverAll(): Promise<{ candidates: Candidate[]; invalid: PlinthError[]; manifests: Candidate['manifest'][] }> {
     const found = await discoverPlugins([...this.sources, ...this.live.sources()]);
@@ -614,7 +633,7 @@ export class Kernel {
     if (!record?.settings) return env;
     for (const decl of record.info.manifest.settings) {
       const value = record.settings[decl.name];
-      if (decl.envVar === undefined || value === undefined || value === null) continue;
+      if (decl.envVar === undefined || value === undefined || value === null || isStoredSettingRef(value)) continue;
       env[decl.envVar] = typeof value === 'string' ? value : JSON.stringify(value);
     }
     return env;

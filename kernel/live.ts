@@ -39,14 +39,18 @@ export class LiveSet {
   private readonly disabledNow = new Set<string>();
   private readonly enabledNow = new Set<string>();
   private readonly revive = new Set<string>();
+  private fromSettings = new Set<string>();
   /** Folders `replace(name, dir)` took a plugin from: chosen over the others of that name, as links are. */
   private readonly pinned = new Set<string>();
   private queue: Promise<unknown> = Promise.resolve();
   private host: LiveHost | undefined;
 
-  /** Linked folders from the user's settings (`links`), read at prepare. */
+  /** Linked folders from the user's settings (`links`), as they are now: links gone from the file go. */
   link(dirs: readonly string[]): void {
-    for (const dir of dirs) this.extra.set(resolvePath(dir), { dir: resolvePath(dir), source: 'path', linked: true });
+    const now = new Set(dirs.map((dir) => resolvePath(dir)));
+    for (const dir of this.fromSettings) if (!now.has(dir)) this.extra.delete(dir);
+    for (const dir of now) this.extra.set(dir, { dir, source: 'path', linked: true });
+    this.fromSettings = now;
   }
 
   /** Discovery sources added while running. */

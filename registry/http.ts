@@ -9,16 +9,30 @@ import { pluginName } from '../sdk/manifest.js';
 /** One path segment of a tarball's file name. */
 const FILE_SEGMENT = /^[A-Za-z0-9@~_+-][A-Za-z0-9@~._+-]*$/;
 
-/** `@scope%2fname`, `@scope%2Fname` or `@scope/name` → `@scope/name`; undefined for what no package can be named. */
-export function decodeName(rawPath: string): string | undefined {
-  let name: string;
+/**
+ * What a packument path names: `name`, `@scope%2fname` (or `%2F`, or a plain
+ * `/`), optionally followed by `/<version or dist-tag>`. Undefined for what no
+ * package can be named.
+ */
+export function decodePackagePath(rawPath: string): { name: string; selector?: string } | undefined {
+  let decoded: string;
   try {
-    name = decodeURIComponent(rawPath);
+    decoded = decodeURIComponent(rawPath);
   } catch {
     return undefined;
   }
-  return name !== '-' && pluginName.safeParse(name).success ? name : undefined;
+  const parts = decoded.split('/');
+  const nameParts = parts[0]?.startsWith('@') ? 2 : 1;
+  const name = parts.slice(0, nameParts).join('/');
+  const rest = parts.slice(nameParts);
+  if (name === '-' || !pluginName.safeParse(name).success || rest.length > 1) return undefined;
+  const selector = rest[0];
+  if (selector === undefined) return { name };
+  return SELECTOR.test(selector) ? { name, selector } : undefined;
 }
+
+/** A version or a dist-tag, as it may follow a name. */
+const SELECTOR = /^[A-Za-z0-9][A-Za-z0-9.+_-]*$/;
 
 function decodeSegment(segment: string): string | undefined {
   try {

@@ -6,7 +6,7 @@
  * first; what is packed follows the rule in pack-files.ts.
  */
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join, posix, resolve } from 'node:path';
 import type { Stats } from 'node:fs';
 import { create } from 'tar';
 import { PlinthError, isPlinthError } from '../sdk/errors.js';
@@ -84,8 +84,8 @@ export async function readPluginManifest(root: string): Promise<Manifest> {
 /** `main` must name a file that is packed: inside the folder, not left out by the rule. */
 function checkMain(manifest: Manifest, paths: readonly string[]): void {
   const main = manifest.main!;
-  const normal = main.replace(/\\/g, '/').replace(/^\.\//, '');
-  const climbs = main.startsWith('/') || /^[a-zA-Z]:/.test(main) || normal.split('/').includes('..');
+  const normal = posix.normalize(main.replace(/\\/g, '/'));
+  const climbs = main.startsWith('/') || /^[a-zA-Z]:/.test(main) || normal === '..' || normal.startsWith('../');
   if (climbs || !paths.includes(normal)) {
     throw new PlinthError('PLN_E_REGISTRY_PACK_MAIN', climbs ? `"main" (${main}) points outside the plugin folder` : `"main" (${main}) names a file that is not packed (missing, or left out: node_modules, dot-files, *.tgz)`, {
       plugin: manifest.name,

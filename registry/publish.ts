@@ -38,13 +38,18 @@ export interface PublishOptions {
   readonly now?: Date;
   /** Write absolute tarball URLs under this base (e.g. `https://cdn.example/plugins/`) instead of root-relative ones. */
   readonly baseUrl?: string;
+  /**
+   * Also point this dist-tag at the version (`next`, `beta`). `latest` is not
+   * one to set: it is always the highest version that is not a prerelease.
+   */
+  readonly tag?: string;
 }
 
 export interface PublishResult {
   readonly name: string;
   readonly version: string;
-  /** `published`, or `unchanged` when this exact tarball was already there. */
-  readonly status: 'published' | 'unchanged';
+  /** `published`; `unchanged` when this exact tarball was already there; `tagged` when it was, and only the tag was added. */
+  readonly status: 'published' | 'unchanged' | 'tagged';
   /** The tarball's path inside the registry folder. */
   readonly tarball: string;
   /** `dist.integrity`: sha512 and sha256 SRI. */
@@ -102,6 +107,12 @@ async function publishPackage(folder: string, item: Publishable, options: Publis
   if (name === '-') {
     throw new PlinthError('PLN_E_REGISTRY_NAME_RESERVED', 'a plugin cannot be named "-" in a registry: that name is the folder of its tarballs', { plugin: name, hint: 'rename the plugin' });
   }
+  if (options.tag !== undefined && (options.tag === 'latest' || !DIST_TAG.test(options.tag) || semver.validRange(options.tag) !== null)) {
+    throw new PlinthError('PLN_E_REGISTRY_TAG_INVALID', `"${options.tag}" cannot be a dist-tag${options.tag === 'latest' ? ': latest is always the highest version that is not a prerelease' : ': a tag is a word such as "next" or "beta", not a version or range'}`, {
+      plugin: name,
+      hint: 'use a word such as --tag next, or leave --tag out',
+    });
+  }
   await mkdir(join(root, '-'), { recursive: true });
   return withFileLock(join(root, '-', '.publish.lock'), async () => {
     const digests = tarballDigests(item.bytes);
@@ -124,14 +135,17 @@ async function publishPackage(folder: string, item: Publishable, options: Publis
         await mkdir(dirname(tarballTarget), { recursive: true });
         await writeFileAtomic(tarballTarget, item.bytes, { mode: 0o644 });
       }
-      await refreshIndex(root, existing!);
-      return result(name, version, 'unchanged', tarballPath, previous.dist.integrity, digests.shasum, existing!, packumentPath);
+      const tagged = options.tag !== undefined && existing!['dist-tags'][options.tag] !== version ? withTag(existing!, options.tag, version, (options.now ?? new Date()).toISOString()) : existing!;
+      if (tagged !== existing) await writeFileAtomic(join(root, packumentPath), `${JSON.stringify(tagged, null, 2)}\n`, { mode: 0o644 });
+      await refreshIndex(root, tagged);
+      return result(name, version, tagged === existing ? 'unchanged' : 'tagged', tarballPath, previous.dist.integrity, digests.shasum, tagged, packumentPath);
     }
     const when = (options.now ?? new Date()).toISOString();
     const tarballTarget = join(root, tarballPath);
     await mkdir(dirname(tarballTarget), { recursive: true });
     await writeFileAtomic(tarballTarget, item.bytes, { mode: 0o644 });
-    const packument = withVersion(existing, versionDocument(item, options.baseUrl === undefined ? tarballPath : new URL(tarballPath, withSlash(options.baseUrl)).href, integrity, digests.shasum), when);
+    const added = withVersion(existing, versionDocument(item, options.baseUrl === undefined ? tarballPath : new URL(tarballPath, withSlash(options.baseUrl)).href, integrity, digests.shasum), when);
+    const packument = options.tag === undefined ? added : withTag(added, options.tag, version, when);
     const packumentTarget = join(root, packumentPath);
     await mkdir(dirname(packumentTarget), { recursive: true });
     await writeFileAtomic(packumentTarget, `${JSON.stringify(packument, null, 2)}\n`, { mode: 0o644 });
@@ -187,6 +201,13 @@ function withVersion(existing: Packument | undefined, doc: PackumentVersion, whe
     time: { created: existing?.time?.created ?? when, ...(existing?.time ?? {}), modified: when, [doc.version]: when },
   };
 }
+
+function withTag(packument: Packument, tag: string, version: string, when: string): Packument {
+  return { ...packument, 'dist-tags': { ...packument['dist-tags'], [tag]: version }, time: { ...(packument.time ?? {}), modified: when } };
+}
+
+/** npm's rule for a dist-tag: a word that `encodeURIComponent` leaves alone. */
+const DIST_TAG = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 async function refreshIndex(root: string, packument: Packument): Promise<void> {
   const index = await readSearchIndex(root);

@@ -5,6 +5,7 @@
  * - `GET /<name>`, `GET /@scope%2fname` (or `/@scope/name`): the packument, its
  *   root-relative tarball URLs made absolute on this server's origin; with
  *   `Accept: application/vnd.npm.install-v1+json`, the abbreviated form;
+ * - `GET /<name>/<version or dist-tag>`: one version's document;
  * - `GET /-/<name>-<version>.tgz`: a tarball;
  * - `GET /-/v1/search?text=&size=&from=`: ranked by the sdk's `searchScore`;
  * - `GET /-/ping`: `{}`.
@@ -27,13 +28,14 @@ import {
   ABBREVIATED_PACKUMENT_TYPE,
   type AbbreviatedPackument,
   type Packument,
+  type PackumentVersion,
   REGISTRY_SEARCH_INDEX,
   SEARCH_TIER,
   packumentFile,
   packumentSchema,
   searchResponseSchema,
 } from '../sdk/contracts/registry.js';
-import { clampInt, decodeName, decodeTarballPath, etagOf, notFound, notModified, parseJson, sendDocument, sendJson } from './http.js';
+import { clampInt, decodePackagePath, decodeTarballPath, etagOf, notFound, notModified, parseJson, sendDocument, sendJson } from './http.js';
 import { SearchIndex } from './search-index.js';
 
 export interface ServeOptions {
@@ -116,6 +118,9 @@ interface Cached<T> {
 interface ServedPackument {
   readonly full: { body: string; etag: string };
   readonly abbreviated: { body: string; etag: string };
+  /** Each version's document, tarball URL absolute. */
+  readonly versions: Readonly<Record<string, PackumentVersion>>;
+  readonly distTags: Readonly<Record<string, string>>;
 }
 
 class RegistryHandler {
@@ -158,8 +163,9 @@ class RegistryHandler {
   }
 
   private async packument(req: IncomingMessage, res: ServerResponse, rawPath: string): Promise<void> {
-    const name = decodeName(rawPath);
-    if (name === undefined) return notFound(res, 'no such package');
+    const target = decodePackagePath(rawPath);
+    if (target === undefined) return notFound(res, 'no such package');
+    const { name, selector } = target;
     const file = await this.inside(packumentFile(name));
     const info = file === undefined ? undefined : await stat(file).catch(() => undefined);
     if (!file || !info?.isFile()) return notFound(res, `no package named "${name}"`);
@@ -172,6 +178,14 @@ class RegistryHandler {
       this.packuments.set(file, cached);
       // Keep memory bounded on a large registry: the oldest prepared documents go first.
       if (this.packuments.size > MAX_CACHED_PACKUMENTS) this.packuments.delete(this.packuments.keys().next().value!);
+    }
+    if (selector !== undefined) {
+      // `GET /<name>/<version or dist-tag>`: one version's document, as npm's registry answers it.
+      const version = cached.value.distTags[selector] ?? selector;
+      const doc = cached.value.versions[version];
+      if (doc === undefined) return notFound(res, `"${name}" has no version or dist-tag "${selector}"`);
+      const body = JSON.stringify(doc);
+      return sendDocument(req, res, body, etagOf(body), info.mtime, 'application/json; charset=utf-8');
     }
     const abbreviated = (req.headers.accept ?? '').includes(ABBREVIATED_PACKUMENT_TYPE);
     const form = abbreviated ? cached.value.abbreviated : cached.value.full;
@@ -194,7 +208,7 @@ class RegistryHandler {
       ),
     };
     const abbreviated = JSON.stringify(short);
-    return { full: { body: full, etag: etagOf(full) }, abbreviated: { body: abbreviated, etag: etagOf(abbreviated) } };
+    return { full: { body: full, etag: etagOf(full) }, abbreviated: { body: abbreviated, etag: etagOf(abbreviated) }, versions, distTags: packument['dist-tags'] };
   }
 
   private async tarball(req: IncomingMessage, res: ServerResponse, rawPath: string): Promise<void> {

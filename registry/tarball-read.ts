@@ -12,6 +12,7 @@ import { type Manifest, manifestError, parseManifest } from '../sdk/manifest.js'
 /** Limits of what a publisher reads: generous for a plugin, small enough for memory. */
 const MAX_ENTRIES = 20_000;
 const MAX_MANIFEST_BYTES = 1024 * 1024;
+const MAX_UNPACKED_BYTES = 512 * 1024 * 1024;
 
 export interface TarballContents {
   readonly manifest: Manifest;
@@ -32,15 +33,18 @@ export async function readTarball(bytes: Uint8Array, label = 'the tarball'): Pro
   const problems: string[] = [];
   let unpackedSize = 0;
   let manifestText: string | undefined;
+  // Ten problems say enough; a tarball of millions of bad entries must not fill memory with them.
+  const problem = (text: string) => void (problems.length < 10 && problems.push(text));
   const parser = new Parser({
     strict: true,
     onReadEntry: (entry: ReadEntry) => {
       const path = entry.path;
-      if (files.length >= MAX_ENTRIES) problems.push(`more than ${MAX_ENTRIES} entries`);
-      else if (!path.startsWith('package/') || path.split('/').some((s) => s === '..')) problems.push(`"${path}" is outside package/`);
+      if (files.length >= MAX_ENTRIES) problem(`more than ${MAX_ENTRIES} entries`);
+      else if (unpackedSize + entry.size > MAX_UNPACKED_BYTES) problem(`more than ${MAX_UNPACKED_BYTES / 1024 / 1024} MiB unpacked`);
+      else if (!path.startsWith('package/') || path.split('/').some((s) => s === '..')) problem(`"${path}" is outside package/`);
       else if (entry.type === 'Directory') {
         // Folders are implied by their files; nothing to record.
-      } else if (entry.type !== 'File' && entry.type !== 'OldFile') problems.push(`"${path}" is a ${entry.type}, not a regular file`);
+      } else if (entry.type !== 'File' && entry.type !== 'OldFile') problem(`"${path}" is a ${entry.type}, not a regular file`);
       else {
         const inner = path.slice('package/'.length);
         files.push(inner);
@@ -64,7 +68,7 @@ export async function readTarball(bytes: Uint8Array, label = 'the tarball'): Pro
   } catch (cause) {
     throw layoutError(label, [`not a readable gzipped tar (${(cause as Error).message})`], cause);
   }
-  if (problems.length > 0) throw layoutError(label, problems.slice(0, 10));
+  if (problems.length > 0) throw layoutError(label, problems);
   if (manifestText === undefined) throw layoutError(label, ['no package/manifest.json (a plinth plugin has one at the root of its folder)']);
   let data: unknown;
   try {

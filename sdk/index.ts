@@ -32,6 +32,10 @@ export type { Manifest, ManifestInput, ManifestIssue, SettingDecl } from './mani
 export type { ServiceName, ServiceType } from './services.js';
 export { describeIssue, parseSettings, settingIssues } from './settings.js';
 export type { SettingIssue } from './settings.js';
+export { isStoredSettingRef, storedSettingKey, storedSettingRef } from './stored-setting.js';
+export type { StoredSettingRef } from './stored-setting.js';
+export { parseJsonText } from './json.js';
+export type { JsonTextError } from './json.js';
 
 /**
  * Typed services. A plugin that provides a service describes its type by
@@ -76,6 +80,22 @@ export type { TransportConnection, TransportContext, TransportFactory } from './
 export type { CallOptions, ElicitationHandler, McpService, McpTool, RootsHandler, SamplingHandler, ServerState, ServerStatus, StartOptions, ToolCallResult } from './contracts/mcp.js';
 export type { HealthChange, HealthService, HealthState, ServerHealth } from './contracts/health.js';
 export type { KeychainAvailability, SecretBackendName, SecretStore } from './contracts/secrets.js';
+export {
+  configResultSchema,
+  extensionDetailsSchema,
+  extensionErrorSchema,
+  extensionSchema,
+  extensionScopeSchema,
+  linkResultSchema,
+  liveOutcomeSchema,
+  pluginRefSchema,
+  pluginSourceSchema,
+  settingOriginSchema,
+  settingViewSchema,
+  toggleResultSchema,
+  unlinkResultSchema,
+} from './contracts/extensions.js';
+export type { ConfigResult, Extension, ExtensionDetails, ExtensionError, ExtensionScope, ExtensionsService, LinkResult, LiveOutcome, PluginRef, SettingOrigin, SettingView, ToggleResult, UnlinkResult } from './contracts/extensions.js';
 export type { AuthStatus, LoginOptions, LoginResult, LogoutResult, OAuthService, ProviderOptions, SignInChannel, SignInRequest } from './contracts/oauth.js';
 export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookRateCounts, HookSource, HooksService, PlanResult } from './contracts/hooks.js';
 export { remoteRequestInit, remoteServerUrl } from './remote-transport.js';

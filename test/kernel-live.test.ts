@@ -286,6 +286,41 @@ describe('linked folders', () => {
   });
 });
 
+describe('the settings files, read again at each change', () => {
+  it('applies a plugin\'s new settings, enabled: false and links; an invalid file keeps what is in force', async () => {
+    const kernel = await boot();
+    const settingsFile = join(kernel.home, 'settings.json');
+    const plugins = join(kernel.home, 'plugins');
+    await writePlugin(plugins, { name: 'kappa', main: './index.ts', settings: [{ name: 'greeting', default: 'hi' }], events: ['before_tool'] }, {
+      'index.ts': `import { definePlugin } from 'plinth/sdk';
+        export default definePlugin({ setup(kernel, ctx) { kernel.on('before_tool', () => ({ message: 'kappa says ' + ctx.settings.greeting })); } });`,
+    });
+    await kernel.plugins.rescan();
+    expect(await messages(kernel)).toEqual(['kappa says hi']);
+
+    await writeFile(settingsFile, JSON.stringify({ plugins: { kappa: { settings: { greeting: 'hello' } } } }));
+    expect((await kernel.plugins.rescan()).replaced).toEqual(['kappa']);
+    expect(await messages(kernel)).toEqual(['kappa says hello']);
+
+    await writeFile(settingsFile, '{ "plugins": ');
+    const broken = await kernel.plugins.rescan();
+    expect(broken.failed.map((e) => e.code)).toEqual(['PLN_E_CONFIG_PARSE']);
+    expect(await messages(kernel)).toEqual(['kappa says hello']);
+
+    await writeFile(settingsFile, JSON.stringify({ plugins: { kappa: { enabled: false, settings: { greeting: 'hello' } } } }));
+    expect((await kernel.plugins.rescan()).removed).toEqual(['kappa']);
+    expect(await messages(kernel)).toEqual([]);
+
+    const dev = await writeAnswering(await tempFolder(), 'lambda', 'linked');
+    await writeFile(settingsFile, JSON.stringify({ links: [dev] }));
+    const linked = await kernel.plugins.rescan();
+    expect([...linked.added].sort()).toEqual(['kappa', 'lambda']);
+    expect(stateOf(kernel, 'lambda')).toMatchObject({ linked: true, dir: dev });
+    await writeFile(settingsFile, JSON.stringify({}));
+    expect((await kernel.plugins.rescan()).removed).toEqual(['lambda']);
+  });
+});
+
 describe('errors', () => {
   it('refuses changes before boot and after shutdown, and names an unknown plugin', async () => {
     const kernel = await boot();

@@ -20,6 +20,9 @@ const OPTIONAL: Readonly<Record<string, Readonly<Record<string, string>>>> = {
     health: 'the HEALTH column and health-aware restarts; without the plugin they are left out (cli-health.ts, optionalHealth)',
     oauth: 'a provider for remote servers that use OAuth, and the sign-in offer; without the plugin, none (optionalService, PLN_E_SERVICE_MISSING)',
   },
+  extensions: {
+    secrets: '`ext config` of a sensitive setting stores it there; without a provider it refuses with PLN_E_EXT_SECRETS_UNAVAILABLE and names the environment variable instead',
+  },
   scaffold: {
     trust: '`plugin new` approves what it created; without the trust plugin nothing gates plugins and the command says why it could not approve',
   },

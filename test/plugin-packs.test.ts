@@ -87,7 +87,7 @@ function installDependencies(dir: string, packages: readonly string[]): void {
 
 test('every builtin plugin folder, copied alone with a generated package.json, packs offline', async () => {
   const names = readdirSync(pluginsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
-  expect(names).toEqual(expect.arrayContaining(['transport-http', 'transport-sse', 'mcp', 'oauth', 'health', 'hooks', 'trust']));
+  expect(names).toEqual(expect.arrayContaining(['transport-http', 'transport-sse', 'mcp', 'oauth', 'health', 'hooks', 'trust', 'extensions']));
   const into = join(scratch, 'pack');
   const tarballs = join(scratch, 'tarballs');
   mkdirSync(tarballs, { recursive: true });

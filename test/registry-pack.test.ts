@@ -241,6 +241,24 @@ describe('npm pack', () => {
     const dir = await plugin();
     const stray = execFileSync('tar', ['-czf', '-', '-C', dir, '.']);
     expect((await rejection(readTarball(stray))).code).toBe('PLN_E_REGISTRY_TARBALL_LAYOUT');
+    // A link, and an entry outside package/, built with python3's tarfile.
+    const script = [
+      'import io, sys, tarfile',
+      'buf = io.BytesIO()',
+      "t = tarfile.open(fileobj=buf, mode='w:gz')",
+      'def add(name, data=b"", kind=tarfile.REGTYPE, link=""):',
+      '    info = tarfile.TarInfo(name); info.type = kind; info.linkname = link; info.size = len(data)',
+      '    t.addfile(info, io.BytesIO(data))',
+      'add("package/manifest.json", b\'{"name":"bad","version":"1.0.0"}\')',
+      'add("package/link", kind=tarfile.SYMTYPE, link="/etc/passwd")',
+      'add("../escape.txt", b"x")',
+      't.close()',
+      'sys.stdout.buffer.write(buf.getvalue())',
+    ].join('\n');
+    const bad = execFileSync('python3', ['-c', script]);
+    const error = await rejection(readTarball(bad));
+    expect(error.code).toBe('PLN_E_REGISTRY_TARBALL_LAYOUT');
+    expect(error.details?.problems).toEqual(['"package/link" is a SymbolicLink, not a regular file', '"../escape.txt" is outside package/']);
   });
 });
 
@@ -277,6 +295,19 @@ describe('publish', () => {
     expect(Object.keys(packument.versions)).toEqual(['0.9.0', '1.0.0', '1.1.0', '2.0.0-beta.1']);
     const index = searchResponseSchema.parse(JSON.parse(await readFile(join(registry, REGISTRY_SEARCH_INDEX), 'utf8')));
     expect(index.objects.map((o) => [o.package.name, o.package.version, o.package.description])).toEqual([['tagged', '1.1.0', 'tagged 1.1.0']]);
+  });
+
+  test('a dist-tag points at a version, on publishing or afterwards; latest is not one to set', async () => {
+    const registry = join(base, 'registry-tags');
+    await publishPlugin(registry, await plugin({ name: 'tags', version: '1.0.0' }));
+    const beta = await plugin({ name: 'tags', version: '2.0.0-beta.1' });
+    expect((await publishPlugin(registry, beta, { tag: 'next' })).status).toBe('published');
+    const read = async () => packumentSchema.parse(JSON.parse(await readFile(join(registry, 'tags'), 'utf8')))['dist-tags'];
+    expect(await read()).toEqual({ latest: '1.0.0', next: '2.0.0-beta.1' });
+    expect((await publishPlugin(registry, beta, { tag: 'beta' })).status).toBe('tagged');
+    expect(await read()).toEqual({ latest: '1.0.0', next: '2.0.0-beta.1', beta: '2.0.0-beta.1' });
+    expect((await publishPlugin(registry, beta, { tag: 'beta' })).status).toBe('unchanged');
+    for (const tag of ['latest', '^1.0.0', '1.2.3', 'has space', '']) expect((await rejection(publishPlugin(registry, beta, { tag }))).code, tag).toBe('PLN_E_REGISTRY_TAG_INVALID');
   });
 
   test('the same version again: a no-op with the same bytes, refused with other bytes', async () => {

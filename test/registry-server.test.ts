@@ -8,6 +8,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -129,6 +130,18 @@ describe('documents', () => {
       const tarball = await fetch(doc.versions['1.0.0']!.dist.tarball);
       expect(tarball.status).toBe(200);
     }
+  });
+
+  test('GET /<name>/<version or dist-tag>: one version\'s document', async () => {
+    for (const [path, version] of [['weather/1.0.0', '1.0.0'], ['weather/latest', '1.1.0'], ['@acme%2fgit/1.0.0', '1.0.0'], ['@acme/git/latest', '1.0.0']] as const) {
+      const res = await get(path);
+      expect(res.status, path).toBe(200);
+      const doc = (await res.json()) as { version: string; dist: { tarball: string } };
+      expect(doc.version, path).toBe(version);
+      expect(doc.dist.tarball.startsWith(server.url), path).toBe(true);
+    }
+    expect((await get('weather/9.9.9')).status).toBe(404);
+    expect((await get('weather/1.0.0/extra')).status).toBe(404);
   });
 
   test('unknown names, unknown tarballs and other methods are JSON errors', async () => {
@@ -499,7 +512,11 @@ describe('plinth registry (the built CLI)', () => {
 });
 
 describe('the embedded default registry', () => {
-  beforeAll(() => ensureBuilt(), 300_000);
+  beforeAll(() => {
+    ensureBuilt();
+    // A dist/ built before the embedded registry existed: build again (it is part of `npm run build`).
+    if (!existsSync(defaultRegistryFolder())) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  }, 300_000);
 
   test('is built from the examples and the transports, the same bytes every time', async () => {
     const a = join(base, 'default-a');

@@ -7,12 +7,13 @@
 import { PlinthError } from '../../sdk/errors.js';
 import { jsonPath, type SettingDecl } from '../../sdk/manifest.js';
 import { REDACTED } from '../../sdk/redact.js';
+import { isStoredSettingRef, storedSettingKey } from '../../sdk/stored-setting.js';
 import type { Settings } from './schema.js';
 
 type SettingType = SettingDecl['type'];
 
 /** Where a resolved value came from; errors name it so the user knows what to fix. */
-type Origin = { kind: 'settings'; path: string } | { kind: 'env'; envVar: string } | { kind: 'default' };
+type Origin = { kind: 'settings'; path: string } | { kind: 'env'; envVar: string } | { kind: 'default' } | { kind: 'secrets'; path: string };
 
 /**
  * The plugin's settings: every declared setting resolved and type-checked,
@@ -38,7 +39,12 @@ export function resolvePluginSettings(
 
     let value: unknown;
     let origin: Origin;
-    if (given !== undefined && given !== null) {
+    if (isStoredSettingRef(given)) {
+      // Kept in the secret store: checked here, filled in by fillStoredSettings before the plugin is set up.
+      if (!decl.sensitive || given.$secret !== storedSettingKey(plugin, decl.name)) throw invalid(plugin, decl, { kind: 'secrets', path });
+      define(out, decl.name, given);
+      continue;
+    } else if (given !== undefined && given !== null) {
       value = given;
       origin = { kind: 'settings', path };
     } else if (decl.envVar !== undefined && fromEnv !== undefined && fromEnv !== '') {
@@ -59,6 +65,42 @@ export function resolvePluginSettings(
   return out;
 }
 
+/** Some resolved setting is still a reference to the secret store (see {@link fillStoredSettings}). */
+export function hasStoredSettings(resolved: Record<string, unknown>): boolean {
+  return Object.values(resolved).some(isStoredSettingRef);
+}
+
+/**
+ * `resolved` with each reference to the secret store replaced by the value
+ * stored there (JSON, as `plinth ext config` writes it) and resolved again:
+ * a value no longer stored falls back to the environment and the default, as
+ * an unset one does. `store` is the `secrets` service, asked only when a
+ * reference is there.
+ */
+export async function fillStoredSettings(
+  plugin: string,
+  decls: readonly SettingDecl[],
+  resolved: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  store: () => Promise<{ get(key: string): Promise<string | undefined> }>,
+): Promise<Record<string, unknown>> {
+  const values: Record<string, unknown> = { ...resolved };
+  for (const [name, value] of Object.entries(resolved)) {
+    if (!isStoredSettingRef(value)) continue;
+    const text = await (await store()).get(value.$secret);
+    if (text === undefined) {
+      delete values[name];
+      continue;
+    }
+    try {
+      define(values, name, JSON.parse(text) as unknown);
+    } catch {
+      delete values[name]; // not written by plinth: as if unset, never quoted
+    }
+  }
+  return resolvePluginSettings(plugin, decls, values, env);
+}
+
 /**
  * The secrets among resolved settings, for the redactor: the strings and
  * numbers of every sensitive setting (numbers as they print), including those
@@ -68,6 +110,7 @@ export function resolvePluginSettings(
 export function sensitiveValues(decls: readonly SettingDecl[], resolved: Record<string, unknown>): string[] {
   const found: string[] = [];
   const collect = (value: unknown): void => {
+    if (isStoredSettingRef(value)) return; // a key, not the secret: its value is added once filled in
     if (typeof value === 'string') found.push(value);
     else if (typeof value === 'number' && Number.isFinite(value)) found.push(String(value));
     else if (Array.isArray(value)) value.forEach(collect);
@@ -197,6 +240,10 @@ function invalid(plugin: string, decl: SettingDecl, origin: Origin, got?: string
   } else if (origin.kind === 'settings') {
     where = origin.path;
     hint = `set ${origin.path} to ${expected} in settings.json`;
+  } else if (origin.kind === 'secrets') {
+    where = `${origin.path} (a reference to the secret store)`;
+    expected = `{ "$secret": "${storedSettingKey(plugin, decl.name)}" } of a sensitive setting`;
+    hint = `set it with \`plinth ext config ${plugin} ${decl.name} <value>\`, or remove the reference`;
   } else {
     where = `the default of ${settingPath(plugin, decl.name)}`;
     hint = `the plugin's manifest declares a default of the wrong type: report it to the plugin's author, or set ${settingPath(plugin, decl.name)}`;
@@ -219,7 +266,7 @@ function required(plugin: string, decl: SettingDecl, path: string): PlinthError 
   const env = decl.envVar === undefined ? '' : ` or environment variable ${decl.envVar}`;
   return new PlinthError('PLN_E_SETTING_REQUIRED', `plugin "${plugin}" needs ${path}${env} (${EXPECTED[decl.type]})`, {
     plugin,
-    hint: `set ${path} in settings.json${decl.envVar === undefined ? '' : `, or export ${decl.envVar}`}`,
+    hint: `run \`plinth ext config ${plugin} ${decl.name} <value>\` (or set ${path} in settings.json)${decl.envVar === undefined ? '' : `, or export ${decl.envVar}`}`,
     details: { setting: decl.name, path, expected: decl.type, ...(decl.envVar !== undefined && { envVar: decl.envVar }) },
   });
 }

@@ -1,0 +1,49 @@
+/**
+ * The extensions plugin: `plinth ext …` and the `extensions` service on top of
+ * the kernel's live lifecycle, and hot reload of plugin folders while
+ * `plinth up` runs.
+ */
+import { join } from 'node:path';
+import { z } from 'zod';
+import { definePlugin, parseSettings, safeText } from 'plinth/sdk';
+import { extensionCommands } from './commands.js';
+import type { HotReload } from './reload.js';
+import { createExtensionsService, declaredSetting } from './service.js';
+
+const settingsSchema = z.looseObject({
+  reloadDebounceMs: z.int({ error: 'expected a whole number of milliseconds' }).min(0, { error: 'expected 0 or more milliseconds' }),
+  hotReload: z.boolean(),
+});
+
+export default definePlugin({
+  setup(kernel, ctx) {
+    const settings = parseSettings('extensions', settingsSchema, ctx.settings);
+    const service = createExtensionsService({ kernel });
+    kernel.provide('extensions', service);
+    kernel.hooks.commands.tap((registry) => {
+      for (const command of extensionCommands({ service, decl: async (plugin, setting) => declaredSetting(kernel, plugin, setting) })) registry.add(command);
+    });
+
+    // Only while the host stays up: a one-shot command never watches anything.
+    let reload: HotReload | undefined;
+    kernel.hooks.serve.tap(async () => {
+      if (!settings.hotReload) return;
+      const { startHotReload } = await import('./reload.js');
+      reload = startHotReload({
+        kernel,
+        log: ctx.log,
+        settingsFolders: [ctx.paths.home, join(ctx.paths.workspace, '.plinth')],
+        debounceMs: settings.reloadDebounceMs,
+        print: (line) => {
+          ctx.log.info(line);
+          process.stderr.write(`${safeText(`plinth: ${line}`)}\n`);
+        },
+      });
+      await reload.ready;
+    });
+
+    return async () => {
+      await reload?.close();
+    };
+  },
+});

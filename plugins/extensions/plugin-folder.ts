@@ -1,0 +1,66 @@
+/**
+ * Checks a folder before `plinth ext link` records it: it holds a
+ * `manifest.json` that is strict JSON and a valid manifest, and the `main` it
+ * names exists. Errors name the file, the JSON path and the fix, with the
+ * codes discovery uses for the same problems.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { type Manifest, PlinthError, parseJsonText, parseManifest } from 'plinth/sdk';
+
+/** A plugin folder whose manifest is valid. */
+export interface PluginFolder {
+  readonly dir: string;
+  readonly file: string;
+  readonly manifest: Manifest;
+}
+
+/** Reads and checks `<dir>/manifest.json`. */
+export async function readPluginFolder(folder: string): Promise<PluginFolder> {
+  const dir = resolve(folder);
+  const file = join(dir, 'manifest.json');
+  const info = await stat(dir).catch(() => undefined);
+  if (!info?.isDirectory()) {
+    throw new PlinthError('PLN_E_EXT_LINK_NOT_PLUGIN', `${dir} is not a folder`, { plugin: 'extensions', hint: 'give the folder of a plugin: the one holding its manifest.json', details: { dir } });
+  }
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      throw new PlinthError('PLN_E_EXT_LINK_NOT_PLUGIN', `${dir} holds no manifest.json, so it is not a plugin folder`, {
+        plugin: 'extensions',
+        hint: 'give the folder that holds manifest.json, or create a plugin with `plinth plugin new <name> --dir <parent>`',
+        details: { dir, file },
+      });
+    }
+    throw new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}: cannot read: ${code ?? 'unknown error'}`, { plugin: 'extensions', cause: error, hint: 'make the file readable by you', details: { file } });
+  }
+  const json = parseJsonText(text);
+  if (!json.ok) {
+    const { line, column, problem } = json.error;
+    throw new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}:${line}:${column}: invalid JSON: ${problem}`, {
+      plugin: 'extensions',
+      hint: 'a manifest is strict JSON: double-quoted names, no comments, no trailing commas',
+      details: { file, line, column },
+    });
+  }
+  const parsed = parseManifest(json.value);
+  if (!parsed.ok) {
+    throw new PlinthError('PLN_E_MANIFEST_INVALID', parsed.issues.map((i) => `${file}: ${i.path === '' ? '' : `${i.path}: `}${i.message}`).join('\n'), {
+      plugin: 'extensions',
+      hint: 'fix the listed fields; the manifest format is the zod schema exported by plinth/sdk (`manifestSchema`)',
+      details: { file, issues: parsed.issues },
+    });
+  }
+  const { manifest } = parsed;
+  if (manifest.main !== undefined && !(await stat(resolve(dir, manifest.main)).then((s) => s.isFile(), () => false))) {
+    throw new PlinthError('PLN_E_MANIFEST_INVALID', `${file}: main: "${manifest.main}" does not exist in ${dir}`, {
+      plugin: 'extensions',
+      hint: 'create the module, or correct "main" (it is relative to the manifest)',
+      details: { file, issues: [{ path: 'main', message: 'file not found' }] },
+    });
+  }
+  return { dir, file, manifest };
+}
