@@ -165,7 +165,15 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       for (const entry of Object.values(lock.plugins)) {
         if (entry.registry === 'file') continue;
         const registry = registryOf(entry);
-        const packument = await fetchPackument(documents(signal, notes, true), registry, entry.name);
+        let packument;
+        try {
+          packument = await fetchPackument(documents(signal, notes, true), registry, entry.name);
+        } catch (error) {
+          // One plugin's registry down (and not cached) does not hide the others' updates.
+          if (!isPlinthError(error) || !error.code.startsWith('PLN_E_MARKET_')) throw error;
+          notes.push({ registry: registry.name, kind: 'unreachable', message: `${entry.name}: ${error.message}` });
+          continue;
+        }
         const wanted = safePick(packument, semver.validRange(entry.range) ? entry.range : (packument['dist-tags'][entry.range] ?? entry.version), registry) ?? entry.version;
         const latest = safePick(packument, 'latest', registry) ?? safePick(packument, '*', registry) ?? entry.version;
         if (semver.gt(wanted, entry.version) || semver.gt(latest, entry.version)) plugins.push({ name: entry.name, current: entry.version, wanted, latest, range: entry.range, registry: registry.name });
