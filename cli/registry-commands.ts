@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../sdk/files.js';
 import { packPlugin } from '../registry/pack.js';
 import { publishPlugin } from '../registry/publish.js';
 import { serveRegistry } from '../registry/server.js';
+import { readSigningKey } from '../registry/signing.js';
 
 export function registryCommands(): CommandSpec[] {
   return [packCommand, publishCommand, serveCommand];
@@ -44,6 +45,7 @@ const publishCommand: CommandSpec = {
     to: { type: 'string', description: 'The registry folder (created when missing)', value: '<folder>' },
     'base-url': { type: 'string', description: 'Write absolute tarball URLs under this address instead of root-relative ones', value: '<url>' },
     tag: { type: 'string', description: 'Also point this dist-tag (e.g. next) at the version; latest is always the highest stable version', value: '<tag>' },
+    'sign-key': { type: 'string', description: 'Sign the version with this ECDSA P-256 private key (PEM), as npm\'s registry signs; the public key is listed in -/npm/v1/keys', value: '<file>' },
   },
   async run({ args, options, json, out }) {
     if (typeof options.to !== 'string' || options.to === '') {
@@ -52,7 +54,8 @@ const publishCommand: CommandSpec = {
     const baseUrl = typeof options['base-url'] === 'string' ? checkedUrl(options['base-url']) : undefined;
     const folder = resolve(options.to);
     const tag = typeof options.tag === 'string' ? options.tag : undefined;
-    const result = await publishPlugin(folder, args[0]!, { ...(baseUrl && { baseUrl }), ...(tag !== undefined && { tag }) });
+    const signingKey = typeof options['sign-key'] === 'string' ? await readSigningKey(options['sign-key']) : undefined;
+    const result = await publishPlugin(folder, args[0]!, { ...(baseUrl && { baseUrl }), ...(tag !== undefined && { tag }), ...(signingKey && { signingKey }) });
     if (json) {
       out.json({ ...result, folder });
       return EXIT.OK;
@@ -61,7 +64,7 @@ const publishCommand: CommandSpec = {
     const tagged = tag === undefined ? '' : `, ${tag}: ${result.version}`;
     out.print(
       result.status === 'published'
-        ? [`published ${id} to ${folder} (latest: ${result.latest}${tagged})`, `tarball:   ${result.tarball}`, `integrity: ${result.integrity}`].join('\n')
+        ? [`published ${id} to ${folder} (latest: ${result.latest}${tagged})`, `tarball:   ${result.tarball}`, `integrity: ${result.integrity}`, ...(signingKey ? [`signed:    ${signingKey.keyid}`] : [])].join('\n')
         : result.status === 'tagged'
           ? `${id} was already in ${folder}; tagged it ${tag}`
           : `${id} is already in ${folder} with the same content; nothing changed`,

@@ -14,7 +14,7 @@ export interface HostCommandSummary {
 
 export const REGISTRY_COMMANDS: readonly HostCommandSummary[] = [
   { name: 'registry pack', summary: 'Pack a plugin folder into a tarball (the same folder gives the same bytes) and print its integrity', usage: 'registry pack <dir> [--out <file>]' },
-  { name: 'registry publish', summary: 'Add a plugin folder or tarball to a static registry folder (packument, tarball, search index)', usage: 'registry publish <dir|file.tgz> --to <folder> [--tag <tag>] [--base-url <url>]' },
+  { name: 'registry publish', summary: 'Add a plugin folder or tarball to a static registry folder (packument, tarball, search index)', usage: 'registry publish <dir|file.tgz> --to <folder> [--tag <tag>] [--sign-key <file>] [--base-url <url>]' },
   { name: 'registry serve', summary: 'Serve a registry folder on 127.0.0.1 (npm registry protocol) until Ctrl-C', usage: 'registry serve <folder> [--port <n>] [--token <token>]' },
 ];
 

@@ -31,6 +31,8 @@ import { REGISTRY_SEARCH_INDEX, type Packument, type PackumentVersion, latestVer
 import { distIntegrity, tarballDigests } from './digests.js';
 import { packPlugin } from './pack.js';
 import { readSearchIndex, searchEntry, withEntry } from './search-index.js';
+import { REGISTRY_KEYS_PATH } from '../sdk/contracts/registry-signatures.js';
+import { type RegistryKey, type SigningKey, signVersion, withKey } from './signing.js';
 import { readTarball } from './tarball-read.js';
 
 export interface PublishOptions {
@@ -43,6 +45,8 @@ export interface PublishOptions {
    * one to set: it is always the highest version that is not a prerelease.
    */
   readonly tag?: string;
+  /** Sign the version (`dist.signatures`, as npm's registry does) and list the key in `-/npm/v1/keys`. */
+  readonly signingKey?: SigningKey;
 }
 
 export interface PublishResult {
@@ -144,7 +148,12 @@ async function publishPackage(folder: string, item: Publishable, options: Publis
     const tarballTarget = join(root, tarballPath);
     await mkdir(dirname(tarballTarget), { recursive: true });
     await writeFileAtomic(tarballTarget, item.bytes, { mode: 0o644 });
-    const added = withVersion(existing, versionDocument(item, options.baseUrl === undefined ? tarballPath : new URL(tarballPath, withSlash(options.baseUrl)).href, integrity, digests.shasum), when);
+    const doc = versionDocument(item, options.baseUrl === undefined ? tarballPath : new URL(tarballPath, withSlash(options.baseUrl)).href, integrity, digests.shasum);
+    if (options.signingKey) {
+      doc.dist.signatures = [signVersion(options.signingKey, name, version, integrity)];
+      await listKey(root, options.signingKey);
+    }
+    const added = withVersion(existing, doc, when);
     const packument = options.tag === undefined ? added : withTag(added, options.tag, version, when);
     const packumentTarget = join(root, packumentPath);
     await mkdir(dirname(packumentTarget), { recursive: true });
@@ -200,6 +209,33 @@ function withVersion(existing: Packument | undefined, doc: PackumentVersion, whe
     versions: ordered,
     time: { created: existing?.time?.created ?? when, ...(existing?.time ?? {}), modified: when, [doc.version]: when },
   };
+}
+
+/** Adds the key to the folder's keys document (`-/npm/v1/keys`), before any version signed with it is listed. */
+async function listKey(root: string, key: SigningKey): Promise<void> {
+  const file = join(root, REGISTRY_KEYS_PATH);
+  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  let keys: RegistryKey[] = [];
+  if (text !== undefined) {
+    const data = (() => {
+      try {
+        return JSON.parse(text) as { keys?: unknown };
+      } catch {
+        return undefined;
+      }
+    })();
+    if (!Array.isArray(data?.keys)) {
+      throw new PlinthError('PLN_E_REGISTRY_DOCUMENT_INVALID', `${file} is not a keys document ({ "keys": [...] })`, { hint: 'restore it from a backup, or remove it and publish again', details: { file } });
+    }
+    keys = data.keys as RegistryKey[];
+  }
+  const updated = withKey(keys, key);
+  if (updated.length === keys.length) return;
+  await mkdir(dirname(file), { recursive: true });
+  await writeFileAtomic(file, `${JSON.stringify({ keys: updated }, null, 2)}\n`, { mode: 0o644 });
 }
 
 function withTag(packument: Packument, tag: string, version: string, when: string): Packument {

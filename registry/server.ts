@@ -8,6 +8,7 @@
  * - `GET /<name>/<version or dist-tag>`: one version's document;
  * - `GET /-/<name>-<version>.tgz`: a tarball;
  * - `GET /-/v1/search?text=&size=&from=`: ranked by the sdk's `searchScore`;
+ * - `GET /-/npm/v1/keys`: the public keys of `dist.signatures`, when versions are signed;
  * - `GET /-/ping`: `{}`.
  *
  * Every answer has an `ETag` and `Last-Modified`; `If-None-Match` (or
@@ -37,6 +38,7 @@ import {
 } from '../sdk/contracts/registry.js';
 import { clampInt, decodePackagePath, decodeTarballPath, etagOf, notFound, notModified, parseJson, sendDocument, sendJson } from './http.js';
 import { SearchIndex } from './search-index.js';
+import { REGISTRY_KEYS_PATH } from '../sdk/contracts/registry-signatures.js';
 
 export interface ServeOptions {
   /** Default 0: a free port. */
@@ -149,6 +151,7 @@ class RegistryHandler {
       return sendJson(res, 401, { error: 'this registry needs a token: send Authorization: Bearer <token>' });
     }
     if (url.pathname === `/${REGISTRY_SEARCH_INDEX}`) return this.search(req, res, url.searchParams);
+    if (url.pathname === `/${REGISTRY_KEYS_PATH}`) return this.keys(req, res);
     if (url.pathname.startsWith('/-/')) return this.tarball(req, res, url.pathname.slice(3));
     return this.packument(req, res, url.pathname.slice(1));
   }
@@ -209,6 +212,15 @@ class RegistryHandler {
     };
     const abbreviated = JSON.stringify(short);
     return { full: { body: full, etag: etagOf(full) }, abbreviated: { body: abbreviated, etag: etagOf(abbreviated) }, versions, distTags: packument['dist-tags'] };
+  }
+
+  /** The public keys versions are signed with (`npm audit signatures` reads them); 404 when nothing was signed. */
+  private async keys(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const file = await this.inside(REGISTRY_KEYS_PATH);
+    const info = file === undefined ? undefined : await stat(file).catch(() => undefined);
+    if (!file || !info?.isFile()) return notFound(res, 'this registry signs nothing: it lists no keys');
+    const body = await readFile(file, 'utf8');
+    sendDocument(req, res, body, etagOf(body), info.mtime, 'application/json; charset=utf-8');
   }
 
   private async tarball(req: IncomingMessage, res: ServerResponse, rawPath: string): Promise<void> {

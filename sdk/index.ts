@@ -134,3 +134,5 @@ export {
 } from './contracts/registry.js';
 export type { AbbreviatedPackument, AbbreviatedVersion, Dist, DistSignature, Packument, PackumentVersion, PreparedQuery, PreparedSearchDoc, SearchFields, SearchObject, SearchPackage, SearchResponse } from './contracts/registry.js';
 export { DEFAULT_REGISTRY_PATH, defaultRegistryFolder } from './default-registry.js';
+export { REGISTRY_KEYS_PATH, checkDistSignatures, registryKeysSchema } from './contracts/registry-signatures.js';
+export type { RegistryKeys } from './contracts/registry-signatures.js';

@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { createVerify, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   ABBREVIATED_PACKUMENT_TYPE,
   abbreviatedPackumentSchema,
+  checkDistSignatures,
   compareSearchResults,
   defaultRegistryFolder,
   packumentSchema,
@@ -24,6 +25,7 @@ import {
   prepareQuery,
   prepareSearchDoc,
   rankSearchObjects,
+  registryKeysSchema,
   resolveTarballUrl,
   searchResponseSchema,
   searchScore,
@@ -32,6 +34,7 @@ import { buildDefaultRegistry } from '../registry/default-registry.js';
 import { publishPlugin } from '../registry/publish.js';
 import { type RegistryServer, serveRegistry } from '../registry/server.js';
 import { SearchIndex } from '../registry/search-index.js';
+import { readSigningKey } from '../registry/signing.js';
 import { BIN, ROOT, cleanEnv, ensureBuilt, expectExit, json, plinth } from './support/cli.js';
 import { offlineNpmEnv, shell } from './support/npm.js';
 
@@ -372,6 +375,47 @@ describe('npm as a client', () => {
       await swapped.close();
     }
   }, 180_000);
+});
+
+describe('signatures', () => {
+  test('a signed version carries npm\'s dist.signatures, checked against the keys the server lists', async () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const keyFile = join(base, 'registry-key.pem');
+    await writeFile(keyFile, privateKey.export({ type: 'sec1', format: 'pem' }), { mode: 0o600 });
+    const target = join(base, 'signed');
+    const dir = await plugin('signed-one', { description: 'signed' });
+    await publishPlugin(target, dir, { signingKey: await readSigningKey(keyFile) });
+    const served = await serveRegistry(target);
+    try {
+      const keys = registryKeysSchema.parse(await (await fetch(new URL('-/npm/v1/keys', served.url))).json());
+      expect(keys.keys).toHaveLength(1);
+      const doc = packumentSchema.parse(await (await fetch(packumentUrl(served.url, 'signed-one'))).json());
+      const dist = doc.versions['1.0.0']!.dist;
+      expect(dist.signatures?.map((s) => s.keyid)).toEqual([keys.keys[0]!.keyid]);
+      expect(checkDistSignatures(keys, 'signed-one', '1.0.0', dist)).toBe('verified');
+      // The metadata changed after signing, a key nobody listed, no signature at all.
+      expect(checkDistSignatures(keys, 'signed-one', '1.0.0', { ...dist, integrity: 'sha512-AAAA' })).toBe('invalid');
+      expect(checkDistSignatures(keys, 'signed-one', '1.0.1', dist)).toBe('invalid');
+      expect(checkDistSignatures({ keys: [] }, 'signed-one', '1.0.0', dist)).toBe('unknown-key');
+      expect(checkDistSignatures(keys, 'signed-one', '1.0.0', { integrity: dist.integrity })).toBe('unsigned');
+      // npm's own check, as pacote does it: the key as a PEM, SHA-256, the signature in base64.
+      const pem = `-----BEGIN PUBLIC KEY-----\n${keys.keys[0]!.key}\n-----END PUBLIC KEY-----`;
+      expect(createVerify('SHA256').update(`signed-one@1.0.0:${dist.integrity}`).verify(pem, dist.signatures![0]!.sig, 'base64')).toBe(true);
+      // A folder that signs nothing lists no keys.
+      expect((await get('-/npm/v1/keys')).status).toBe(404);
+    } finally {
+      await served.close();
+    }
+  });
+
+  test('a key that is not ECDSA P-256 is refused', async () => {
+    const { privateKey } = generateKeyPairSync('ed25519');
+    const keyFile = join(base, 'ed25519.pem');
+    await writeFile(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    await expect(readSigningKey(keyFile)).rejects.toMatchObject({ code: 'PLN_E_REGISTRY_SIGN_KEY' });
+    await writeFile(join(base, 'garbage.pem'), 'not a key');
+    await expect(readSigningKey(join(base, 'garbage.pem'))).rejects.toMatchObject({ code: 'PLN_E_REGISTRY_SIGN_KEY' });
+  });
 });
 
 describe('plinth registry (the built CLI)', () => {
