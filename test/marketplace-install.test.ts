@@ -6,12 +6,14 @@
  * fails.
  */
 import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
+import { generateKeyPairSync } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalRequest, LockFile, MarketplaceService } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
 import { rejection } from './support/errors.js';
+import { signingKey } from '../registry/signing.js';
 import { type FixturePlugin, servedRegistry } from './support/market.js';
 
 let base: string;
@@ -188,6 +190,23 @@ describe('a step that fails changes nothing', () => {
     const update = await market.update(['greeter'], { yes: true });
     expect(update.changes).toEqual([expect.objectContaining({ from: '1.0.0', to: '1.1.0' })]);
     expect((await lockOf(kernel)).plugins.greeter?.previous).toMatchObject({ version: '1.0.0', integrity: v1.integrity });
+  });
+
+  it('checks a signed version against the registry\'s keys before downloading it, and refuses a signature that does not match', async () => {
+    const key = signingKey(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
+    const served = await servedRegistry(base, [{ name: 'signed', version: '1.0.0' }, { name: 'signed', version: '1.1.0' }], { signingKey: key });
+    closers.push(() => served.server.close());
+    const { kernel, market } = await host(served.server.url);
+    const result = await market.install('signed@1.0.0', { yes: true });
+    expect(result).toMatchObject({ changes: [expect.objectContaining({ to: '1.0.0' })], notes: [] });
+    // 1.1.0's entry now carries 1.0.0's signature: name, version and integrity no longer match what was signed.
+    const file = join(served.folder, 'signed');
+    const packument = JSON.parse(await readFile(file, 'utf8')) as { versions: Record<string, { dist: { signatures: unknown } }> };
+    packument.versions['1.1.0']!.dist.signatures = packument.versions['1.0.0']!.dist.signatures;
+    await writeFile(file, JSON.stringify(packument));
+    const error = await rejection(market.update(['signed'], { latest: true, yes: true }));
+    expect(error).toMatchObject({ code: 'PLN_E_MARKET_SIGNATURE', details: expect.objectContaining({ step: 'resolve', verdict: 'invalid' }) as unknown });
+    expect(await listing(kernel)).toEqual(['.versions/signed@1.0.0', 'signed']);
   });
 
   it('never replaces a folder the user put at plugins/<name>', async () => {

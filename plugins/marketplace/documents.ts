@@ -1,5 +1,19 @@
 /** Reading a registry's documents: a plugin's packument and search results, checked against the sdk's schemas. */
-import { ABBREVIATED_PACKUMENT_TYPE, type AbbreviatedPackument, type MarketNote, PlinthError, type SearchResponse, abbreviatedPackumentSchema, packumentUrl, registryRoot, searchResponseSchema } from 'plinth/sdk';
+import {
+  ABBREVIATED_PACKUMENT_TYPE,
+  type AbbreviatedPackument,
+  type MarketNote,
+  PlinthError,
+  REGISTRY_KEYS_PATH,
+  type RegistryKeys,
+  type SearchResponse,
+  abbreviatedPackumentSchema,
+  isPlinthError,
+  packumentUrl,
+  registryKeysSchema,
+  registryRoot,
+  searchResponseSchema,
+} from 'plinth/sdk';
 import type { z } from 'zod';
 import type { DocumentCache } from './cache.js';
 import type { RequestOptions } from './fetcher.js';
@@ -40,6 +54,21 @@ export async function fetchSearch(context: DocumentContext, registry: Registry, 
   }
   const body = await context.cache.get(registry, url, { ...context.limits, maxBytes: 64 * 1024 * 1024, step: 'search' }, context.notes);
   return parse(searchResponseSchema, body, registry, 'the search results');
+}
+
+/**
+ * The registry's signing keys (`/-/npm/v1/keys`, as npm's registry serves
+ * them), or undefined when it has none (404): a registry that passes on
+ * another's signatures (a proxy) may not list that registry's keys.
+ */
+export async function fetchKeys(context: DocumentContext, registry: Registry): Promise<RegistryKeys | undefined> {
+  const url = new URL(REGISTRY_KEYS_PATH, registryRoot(registry.url.href));
+  try {
+    return parse(registryKeysSchema, await context.cache.get(registry, url, { ...context.limits, maxBytes: 1024 * 1024, step: 'resolve' }, context.notes), registry, 'its signing keys');
+  } catch (error) {
+    if (isPlinthError(error) && error.code === 'PLN_E_MARKET_NOT_FOUND') return undefined;
+    throw error;
+  }
 }
 
 function parse<T extends z.ZodType>(schema: T, text: string, registry: Registry, what: string): z.infer<T> {

@@ -5,8 +5,8 @@
  * needs what, and what is there.
  */
 import semver from 'semver';
-import { type AbbreviatedPackument, type AbbreviatedVersion, KERNEL_API_VERSION, PlinthError, resolveTarballUrl } from 'plinth/sdk';
-import { type DocumentContext, fetchPackument } from './documents.js';
+import { type AbbreviatedPackument, type AbbreviatedVersion, KERNEL_API_VERSION, PlinthError, checkDistSignatures, resolveTarballUrl } from 'plinth/sdk';
+import { type DocumentContext, fetchKeys, fetchPackument } from './documents.js';
 import { type Registry, registryFor } from './registries.js';
 
 /** One version chosen for installation. */
@@ -60,6 +60,7 @@ export async function planInstall(context: DocumentContext, registries: readonly
     const packument = await fetchPackument(context, registry, name);
     const version = pickVersion(packument, range, registry, from);
     const dist = version.dist;
+    await checkSignatures(context, registry, version);
     const entry: Planned = {
       name,
       version: version.version,
@@ -100,6 +101,29 @@ export function pickVersion(packument: AbbreviatedPackument, range: string, regi
     throw noMatch(packument, range, registry, `${ignoringKernel} matches but needs kernel ${packument.versions[ignoringKernel]!.kernel}, and this plinth's kernel API is ${KERNEL_API_VERSION}`, from);
   }
   throw noMatch(packument, range, registry, `no version matches (it has ${versions.map((v) => v.version).sort(semver.compare).join(', ') || 'none'})`, from);
+}
+
+/**
+ * A version the registry signed (`dist.signatures`) must check out against
+ * the registry's keys before its tarball is fetched: a changed name, version
+ * or integrity (a document swapped on the way, or on a mirror) is refused.
+ * Unsigned versions pass (most registries sign nothing); signatures by keys
+ * the registry does not list are refused, unless it lists no keys at all.
+ */
+async function checkSignatures(context: DocumentContext, registry: Registry, version: AbbreviatedVersion): Promise<void> {
+  if ((version.dist.signatures ?? []).length === 0) return;
+  const keys = await fetchKeys(context, registry);
+  if (keys === undefined) {
+    context.notes.push({ registry: registry.name, kind: 'unchecked', message: `${version.name}@${version.version} is signed, but registry ${registry.name} lists no signing keys: signatures not checked` });
+    return;
+  }
+  const verdict = checkDistSignatures(keys, version.name, version.version, version.dist);
+  if (verdict === 'verified' || verdict === 'unsigned') return;
+  throw new PlinthError('PLN_E_MARKET_SIGNATURE', `resolve: the signature of ${version.name}@${version.version} on registry "${registry.name}" ${verdict === 'invalid' ? 'does not match its name, version and integrity' : 'is by a key the registry does not list (or one that expired)'}: refused`, {
+    plugin: version.name,
+    hint: 'the document was changed after the registry signed it, or comes from elsewhere: nothing was downloaded; tell the registry\'s operator, or use another registry',
+    details: { step: 'resolve', registry: registry.name, verdict },
+  });
 }
 
 function satisfiesRange(version: string, range: string): boolean {

@@ -26,8 +26,8 @@ export const registriesSettingSchema = z.array(registrySettingSchema);
 /** A note about where data came from: a registry served from its cache because it was unreachable. */
 export const marketNoteSchema = z.object({
   registry: z.string(),
-  /** `stale`: served from a cache older than 5 minutes because the registry did not answer. */
-  kind: z.enum(['stale', 'unreachable']),
+  /** `stale`: served from a cache older than 5 minutes because the registry did not answer; `unchecked`: signed, but the registry lists no keys. */
+  kind: z.enum(['stale', 'unreachable', 'unchecked']),
   message: z.string(),
   /** Age of the cached document, in ms, when `stale`. */
   ageMs: z.number().optional(),

@@ -9,6 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { publishPlugin } from '../../registry/publish.js';
 import { type RegistryServer, serveRegistry } from '../../registry/server.js';
+import type { SigningKey } from '../../registry/signing.js';
 
 export interface FixturePlugin {
   name: string;
@@ -53,11 +54,11 @@ export async function writePlugin(base: string, plugin: FixturePlugin): Promise<
 }
 
 /** A registry folder with `plugins` published, served on 127.0.0.1. */
-export async function servedRegistry(base: string, plugins: readonly FixturePlugin[], options: { token?: string; baseUrl?: string } = {}): Promise<{ folder: string; server: RegistryServer; publish: (plugin: FixturePlugin) => Promise<void> }> {
+export async function servedRegistry(base: string, plugins: readonly FixturePlugin[], options: { token?: string; baseUrl?: string; signingKey?: SigningKey } = {}): Promise<{ folder: string; server: RegistryServer; publish: (plugin: FixturePlugin) => Promise<void> }> {
   const folder = join(base, `registry-${Math.random().toString(36).slice(2, 8)}`);
   const sources = join(base, 'sources');
   const publish = async (plugin: FixturePlugin) => {
-    await publishPlugin(folder, await writePlugin(sources, plugin), options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl });
+    await publishPlugin(folder, await writePlugin(sources, plugin), { ...(options.baseUrl !== undefined && { baseUrl: options.baseUrl }), ...(options.signingKey && { signingKey: options.signingKey }) });
   };
   for (const plugin of plugins) await publish(plugin);
   await mkdir(folder, { recursive: true });
