@@ -61,10 +61,11 @@ export async function fetchSearch(context: DocumentContext, registry: Registry, 
  * them), or undefined when it has none (404): a registry that passes on
  * another's signatures (a proxy) may not list that registry's keys.
  */
-export async function fetchKeys(context: DocumentContext, registry: Registry): Promise<RegistryKeys | undefined> {
+export async function fetchKeys(context: DocumentContext, registry: Registry, revalidate = false): Promise<RegistryKeys | undefined> {
   const url = new URL(REGISTRY_KEYS_PATH, registryRoot(registry.url.href));
   try {
-    return parse(registryKeysSchema, await context.cache.get(registry, url, { ...context.limits, maxBytes: 1024 * 1024, step: 'resolve' }, context.notes), registry, 'its signing keys');
+    const text = await context.cache.get(registry, url, { ...context.limits, maxBytes: 1024 * 1024, step: 'resolve', ...((revalidate || context.revalidate) && { revalidate: true }) }, context.notes);
+    return parse(registryKeysSchema, text, registry, 'its signing keys');
   } catch (error) {
     if (isPlinthError(error) && error.code === 'PLN_E_MARKET_NOT_FOUND') return undefined;
     throw error;

@@ -117,7 +117,12 @@ async function checkSignatures(context: DocumentContext, registry: Registry, ver
     context.notes.push({ registry: registry.name, kind: 'unchecked', message: `${version.name}@${version.version} is signed, but registry ${registry.name} lists no signing keys: signatures not checked` });
     return;
   }
-  const verdict = checkDistSignatures(keys, version.name, version.version, version.dist);
+  let verdict = checkDistSignatures(keys, version.name, version.version, version.dist);
+  if (verdict === 'unknown-key') {
+    // A key newer than the cached list: ask the registry again before refusing.
+    const fresh = await fetchKeys(context, registry, true);
+    if (fresh) verdict = checkDistSignatures(fresh, version.name, version.version, version.dist);
+  }
   if (verdict === 'verified' || verdict === 'unsigned') return;
   throw new PlinthError('PLN_E_MARKET_SIGNATURE', `resolve: the signature of ${version.name}@${version.version} on registry "${registry.name}" ${verdict === 'invalid' ? 'does not match its name, version and integrity' : 'is by a key the registry does not list (or one that expired)'}: refused`, {
     plugin: version.name,
