@@ -3,6 +3,7 @@
  * the kernel's live lifecycle, and hot reload of plugin folders while
  * `plinth up` runs.
  */
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { definePlugin, parseSettings, safeText } from 'plinth/sdk';
@@ -29,6 +30,8 @@ export default definePlugin({
     kernel.hooks.serve.tap(async () => {
       if (!settings.hotReload) return;
       const { startHotReload } = await import('./reload.js');
+      // The user's plugins folder is plinth's own: made now, so that a first install while serving is seen.
+      await mkdir(join(ctx.paths.home, 'plugins'), { recursive: true }).catch(() => undefined);
       reload = startHotReload({
         kernel,
         log: ctx.log,
