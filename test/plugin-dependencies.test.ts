@@ -21,6 +21,7 @@ const OPTIONAL: Readonly<Record<string, Readonly<Record<string, string>>>> = {
     oauth: 'a provider for remote servers that use OAuth, and the sign-in offer; without the plugin, none (optionalService, PLN_E_SERVICE_MISSING)',
   },
   extensions: {
+    marketplace: 'the optional update check under plinth up (updateCheck, off by default); without the plugin it says it was skipped and why',
     secrets: '`ext config` of a sensitive setting stores it there; without a provider it refuses with PLN_E_EXT_SECRETS_UNAVAILABLE and names the environment variable instead',
   },
   scaffold: {

@@ -14,6 +14,7 @@ import { createExtensionsService, declaredSetting } from './service.js';
 const settingsSchema = z.looseObject({
   reloadDebounceMs: z.int({ error: 'expected a whole number of milliseconds' }).min(0, { error: 'expected 0 or more milliseconds' }),
   hotReload: z.boolean(),
+  updateCheck: z.boolean(),
 });
 
 export default definePlugin({
@@ -25,9 +26,18 @@ export default definePlugin({
       for (const command of extensionCommands({ service, decl: async (plugin, setting) => declaredSetting(kernel, plugin, setting) })) registry.add(command);
     });
 
+    const print = (line: string) => {
+      ctx.log.info(line);
+      process.stderr.write(`${safeText(`plinth: ${line}`)}\n`);
+    };
     // Only while the host stays up: a one-shot command never watches anything.
     let reload: HotReload | undefined;
+    let checking: Promise<void> | undefined;
     kernel.hooks.serve.tap(async () => {
+      if (settings.updateCheck) {
+        // In the background: registries may be slow, and the host must not wait for them to serve.
+        checking = import('./update-check.js').then(({ checkForUpdates }) => checkForUpdates(kernel, print, ctx.signal));
+      }
       if (!settings.hotReload) return;
       const { startHotReload } = await import('./reload.js');
       // The user's plugins folder is plinth's own: made now, so that a first install while serving is seen.
@@ -37,16 +47,14 @@ export default definePlugin({
         log: ctx.log,
         settingsFolders: [ctx.paths.home, join(ctx.paths.workspace, '.plinth')],
         debounceMs: settings.reloadDebounceMs,
-        print: (line) => {
-          ctx.log.info(line);
-          process.stderr.write(`${safeText(`plinth: ${line}`)}\n`);
-        },
+        print,
       });
       await reload.ready;
     });
 
     return async () => {
       await reload?.close();
+      await checking;
     };
   },
 });

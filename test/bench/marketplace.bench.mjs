@@ -2,7 +2,7 @@
 /**
  * The marketplace: `node test/bench/marketplace.bench.mjs [--json] [--quick]` (after `npm run build`).
  *
- *   install  a 5 MB plugin (320 incompressible files) from the local registry
+ *   install  a 5 MB plugin (320 incompressible files, then 5 of 1 MB) from the local registry
  *            server (registry/server.ts on 127.0.0.1), three ways, in turn:
  *            - plinth, in process: `marketplace.install(name, { yes })` in a
  *              booted kernel (resolve, download, verify, extract, move,
@@ -66,14 +66,15 @@ async function bootIn(home) {
   return kernel;
 }
 
-async function installBench() {
-  const source = path.join(base, 'big');
+/** One plugin shape: `files` incompressible files of `bytes` each (5 MB either way). */
+async function installBench(label, files, bytes) {
+  const source = path.join(base, `big-${files}`);
   mkdirSync(path.join(source, 'assets'), { recursive: true });
   writeFileSync(path.join(source, 'manifest.json'), JSON.stringify({ name: 'big', version: '1.0.0', kernel: '^1.0.0', main: './index.js' }));
   writeFileSync(path.join(source, 'package.json'), JSON.stringify({ name: 'big', version: '1.0.0' }));
   writeFileSync(path.join(source, 'index.js'), "export default { setup() {} };\n");
-  for (let i = 0; i < 320; i++) writeFileSync(path.join(source, 'assets', `part-${i}.bin`), randomBytes(16 * 1024));
-  const folder = path.join(base, 'registry-big');
+  for (let i = 0; i < files; i++) writeFileSync(path.join(source, 'assets', `part-${i}.bin`), randomBytes(bytes));
+  const folder = path.join(base, `registry-big-${files}`);
   const published = await publishPlugin(folder, source);
   const tarball = path.join(folder, published.tarball);
   const server = await serveRegistry(folder);
@@ -101,6 +102,7 @@ async function installBench() {
   }
   const m = { service: median(times.service), command: median(times.command), npm: median(times.npm) };
   return {
+    label,
     rounds: ROUNDS,
     plinthServiceMs: round1(m.service),
     plinthCommandMs: round1(m.command),
@@ -149,17 +151,20 @@ async function searchBench() {
 }
 
 try {
-  const install = await installBench();
+  // Two shapes of the same 5 MB: many small files (extraction dominates) and a few large ones (a bundled plugin).
+  const installs = [await installBench('320 files of 16 kB', 320, 16 * 1024), await installBench('5 files of 1 MB', 5, 1024 * 1024)];
   const search = await searchBench();
-  if (JSON_OUT) process.stdout.write(`${JSON.stringify({ install, search }, null, 2)}\n`);
+  if (JSON_OUT) process.stdout.write(`${JSON.stringify({ installs, search }, null, 2)}\n`);
   else {
     process.stdout.write(
       [
-        `marketplace install of a 5 MB plugin (${install.rounds} rounds, medians):`,
-        `  plinth (service, in process)   ${install.plinthServiceMs} ms`,
-        `  plinth ext install (command)   ${install.plinthCommandMs} ms`,
-        `  npm install <tarball>          ${install.npmInstallMs} ms`,
-        `  npm / plinth: ${install.ratioNpmOverService}x (service), ${install.ratioNpmOverCommand}x (command); target >= 5x`,
+        ...installs.flatMap((install) => [
+          `marketplace install of a 5 MB plugin, ${install.label} (${install.rounds} rounds, medians):`,
+          `  plinth (service, in process)   ${install.plinthServiceMs} ms`,
+          `  plinth ext install (command)   ${install.plinthCommandMs} ms`,
+          `  npm install <tarball>          ${install.npmInstallMs} ms`,
+          `  npm / plinth: ${install.ratioNpmOverService}x (service), ${install.ratioNpmOverCommand}x (command); target >= 5x`,
+        ]),
         `marketplace search over ${search.plugins} plugins (${search.queries} queries):`,
         `  first query (server builds its index)  ${search.firstQueryMs} ms`,
         `  cold p50 ${search.coldP50Ms} ms, p95 ${search.coldP95Ms} ms`,
