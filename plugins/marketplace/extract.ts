@@ -310,7 +310,9 @@ async function readArchive(tarball: string, file: FileHandle, makeSink: (filter:
   let archiveBytes = 0;
   let head: Buffer | undefined = Buffer.alloc(0);
   try {
-    await pipeline(file.createReadStream({ start: 0, autoClose: false }), createGunzip(), async (chunks: AsyncIterable<Buffer>) => {
+    // Large reads and gunzip chunks: with the defaults (64 kB, 16 kB) the unpacker's backpressure made this pass
+    // three times slower than a bare `tar.x`; at these sizes it is as fast (measured on a 5 MB plugin).
+    await pipeline(file.createReadStream({ start: 0, autoClose: false, highWaterMark: 1 << 20 }), createGunzip({ chunkSize: 1 << 18 }), async (chunks: AsyncIterable<Buffer>) => {
       for await (let chunk of chunks) {
         if (failure) return;
         archiveBytes += chunk.length;
