@@ -25,7 +25,7 @@ export async function checkForUpdates(kernel: PluginKernel, print: (line: string
     if (newer.length === 0 && plugins.length > 0) print(`update check: ${plugins.length} installed plugin(s) up to date`);
   } catch (error) {
     if (signal.aborted) return;
-    const code = isPlinthError(error) ? error.code : 'PLN_E_MARKET_REGISTRY';
+    const code = isPlinthError(error) ? error.code : 'PLN_E_MARKET_REGISTRY_UNREACHABLE';
     print(`update check failed: ${code}: ${error instanceof Error ? error.message.split('\n', 1)[0] : String(error)}`);
   }
 }
