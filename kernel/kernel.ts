@@ -419,11 +419,17 @@ export class Kernel {
     // The settings files are read again: enabled state, links and plugin settings as they are now.
     // An invalid file keeps the settings in force (and says so); `timeouts`, `services` and `pluginDirs` wait for a restart.
     const before = this.config;
-    const settingsError = await this.loadSettings().then(
-      async (loaded) => void (this.configState = (await this.readPlugins(loaded)).config),
-      (error: unknown) => (isPlinthError(error) ? error : wrapPluginError('PLN_E_CONFIG_INVALID', 'kernel', 'settings', error)),
-    );
-    const resolution = this.resolveFound(await this.discoverAll());
+    let settingsError: PlinthError | undefined;
+    let found: Awaited<ReturnType<Kernel['discoverAll']>>;
+    try {
+      const read = await this.readPlugins(await this.loadSettings());
+      this.configState = read.config;
+      found = read.found;
+    } catch (error) {
+      settingsError = isPlinthError(error) ? error : wrapPluginError('PLN_E_CONFIG_INVALID', 'kernel', 'settings', error);
+      found = await this.discoverAll();
+    }
+    const resolution = this.resolveFound(found);
     const entry = (config: Config, name: string) => JSON.stringify(config.settings.plugins?.[name]?.settings ?? null);
     const changed = new Set([...force, ...[...this.records.keys()].filter((name) => entry(before, name) !== entry(this.config, name))]);
     const chosen = new Map(resolution.plugins.map((c) => [c.manifest.name, c]));

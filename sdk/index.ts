@@ -55,6 +55,8 @@ export { EXIT } from './commands.js';
 export { formatError, formatTable, safeJson, safeLine, safeText } from './format.js';
 export { withFileLock, writeFileAtomic } from './files.js';
 export type { FileLockOptions, WriteFileAtomicOptions } from './files.js';
+export { editSettingsFile, readSettingsFile, settingsFileError } from './settings-file.js';
+export type { SettingsData, SettingsEdit, SettingsFileOwner, SettingsFileRef } from './settings-file.js';
 export { closestName } from './suggest.js';
 export { globTest } from './globs.js';
 export type { GlobOptions, GlobTest } from './globs.js';

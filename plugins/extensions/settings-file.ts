@@ -1,98 +1,31 @@
 /**
- * Reads and edits one settings file (user or workspace) for `plinth ext …`:
- * under the file's lock (the sdk's `withFileLock`, the convention every plinth
- * command that edits settings follows), read, change, and replace the file
- * atomically (`writeFileAtomic`), so a plinth starting meanwhile sees the old
- * file or the new one. A program that takes no lock (an editor) is noticed by
- * comparing the file just before writing, and the edit is applied again to its
- * version. The rest of the file is kept as parsed, in its key order and indent.
+ * The settings files as `plinth ext …` edits them: the sdk's one settings-file
+ * editor (lock, atomic write, a concurrent edit applied again) under this
+ * plugin's error code, and the entries it changes (`plugins.<name>`,
+ * `plugins.<name>.settings`).
  */
-import { mkdir, readFile, realpath } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { type ExtensionScope, type FileLockOptions, PlinthError, isPlinthError, parseJsonText, withFileLock, writeFileAtomic } from 'plinth/sdk';
+import { type ExtensionScope, type SettingsData, type SettingsEdit, type SettingsFileOwner, type SettingsFileRef as FileRef, editSettingsFile, readSettingsFile, settingsFileError } from 'plinth/sdk';
 
 /** A settings file, as `kernel.inspect().config.files` names it. */
-export interface SettingsFileRef {
+export interface SettingsFileRef extends FileRef {
   readonly scope: ExtensionScope;
-  readonly file: string;
 }
 
-/** A JSON object as read from a settings file. */
-export type SettingsData = Record<string, unknown>;
+export type { SettingsData, SettingsEdit };
 
-/** An edit of the whole file's object (a copy it may change in place). */
-export type SettingsEdit<T> = (data: SettingsData) => { readonly changed: boolean; readonly result: T };
-
-const ATTEMPTS = 5;
-const LOCK: FileLockOptions = { timeoutMs: 5_000, staleMs: 10_000 };
+const OWNER: SettingsFileOwner = { code: 'PLN_E_EXT_SETTINGS_WRITE', plugin: 'extensions' };
 
 /** The file's settings; an absent or empty file has none. */
-export async function readSettings(ref: SettingsFileRef): Promise<SettingsData> {
-  return (await readCurrent(ref))?.data ?? {};
+export function readSettings(ref: SettingsFileRef): Promise<SettingsData> {
+  return readSettingsFile(ref, OWNER);
 }
 
 /**
  * Applies `edit` and writes the file when it changed.
  * @throws PlinthError `PLN_E_EXT_SETTINGS_WRITE` when the file cannot be read, parsed or written; `PLN_E_FILE_LOCKED`.
  */
-export async function editSettings<T>(ref: SettingsFileRef, edit: SettingsEdit<T>): Promise<T> {
-  const target = await realpath(ref.file).catch(() => ref.file);
-  const folder = dirname(target);
-  await mkdir(folder, { recursive: true, mode: 0o700 }).catch((error: unknown) => {
-    throw writeError(ref, `cannot create the folder ${folder}`, error);
-  });
-  try {
-    return await withFileLock(`${target}.lock`, () => editLocked(ref, target, edit), LOCK);
-  } catch (error) {
-    if (isPlinthError(error) && error.code === 'PLN_E_FILE_WRITE') throw writeError(ref, `cannot create the lock file ${target}.lock`, error);
-    throw error;
-  }
-}
-
-async function editLocked<T>(ref: SettingsFileRef, target: string, edit: SettingsEdit<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    const current = await readCurrent(ref);
-    const data = structuredClone(current?.data ?? {});
-    const { changed, result } = edit(data);
-    if (!changed) return result;
-    const text = `${JSON.stringify(data, null, current?.indent ?? 2)}\n`;
-    const now = await readFile(target, 'utf8').catch(() => undefined);
-    if (now === current?.text) {
-      try {
-        await writeFileAtomic(target, text);
-      } catch (error) {
-        throw writeError(ref, `cannot write ${ref.scope} settings ${ref.file}`, error);
-      }
-      return result;
-    }
-    if (attempt >= ATTEMPTS) throw writeError(ref, `${ref.scope} settings ${ref.file} kept changing while plinth wrote it`, undefined, 'another program is rewriting the file: let it finish, then run the command again');
-  }
-}
-
-interface Current {
-  readonly text: string;
-  readonly data: SettingsData;
-  readonly indent: string | number;
-}
-
-async function readCurrent(ref: SettingsFileRef): Promise<Current | undefined> {
-  let text: string;
-  try {
-    text = await readFile(ref.file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    throw writeError(ref, `cannot read ${ref.scope} settings ${ref.file}: ${code ?? 'unknown error'}`, error);
-  }
-  if (text.replace(/^\uFEFF/, '').trim() === '') return { text, data: {}, indent: 2 };
-  const parsed = parseJsonText(text);
-  if (!parsed.ok) {
-    const { line, column, problem } = parsed.error;
-    throw writeError(ref, `${ref.scope} settings ${ref.file}:${line}:${column} is not valid JSON (${problem}); plinth will not rewrite it`, undefined, 'fix the file first (`plinth config show` points at the error)');
-  }
-  const data = parsed.value;
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw writeError(ref, `${ref.scope} settings ${ref.file} is not a JSON object; plinth will not rewrite it`);
-  return { text, data: data as SettingsData, indent: /\n([ \t]+)\S/.exec(text)?.[1] ?? 2 };
+export function editSettings<T>(ref: SettingsFileRef, edit: SettingsEdit<T>): Promise<T> {
+  return editSettingsFile(ref, OWNER, edit);
 }
 
 /** `data.plugins[name]` as an object to change (created when absent), or an error naming the file when it is not an object. */
@@ -131,11 +64,6 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function writeError(ref: SettingsFileRef, message: string, cause?: unknown, hint?: string): PlinthError {
-  return new PlinthError('PLN_E_EXT_SETTINGS_WRITE', message, {
-    plugin: 'extensions',
-    ...(cause !== undefined && { cause }),
-    hint: hint ?? 'check that the file and its folder are writable by you and the disk has room',
-    details: { file: ref.file },
-  });
+function writeError(ref: SettingsFileRef, message: string, cause?: unknown, hint?: string) {
+  return settingsFileError(ref, OWNER, message, cause, hint);
 }
