@@ -6,16 +6,16 @@
  * Each test builds its plugins in memory with `createTestKernel`, except where
  * the point is loading code from disk.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PlinthError, isPlinthError, type PluginInfo, type PluginStatus, type ReadyInfo } from '../sdk/index.js';
 import { createTestKernel, type TestKernel, type TestKernelOptions } from '../testing/index.js';
 import { rejection } from './support/errors.js';
+import { tempFolders, writePlugin } from './support/plugin-folder.js';
 
 const kernels: TestKernel[] = [];
-const folders: string[] = [];
+const folders = tempFolders('plinth-lifecycle-');
+const tempFolder = folders.make;
 
 /** Boots a test kernel that is disposed after the test. */
 async function boot(options: TestKernelOptions): Promise<TestKernel> {
@@ -26,7 +26,7 @@ async function boot(options: TestKernelOptions): Promise<TestKernel> {
 
 afterEach(async () => {
   await Promise.all(kernels.splice(0).map((kernel) => kernel.dispose()));
-  await Promise.all(folders.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  await folders.removeAll();
 });
 
 /** One plugin's status; fails the test when the kernel does not know it. */
@@ -39,22 +39,6 @@ function statusOf(kernel: TestKernel, name: string): PluginStatus {
 /** Whether any captured log line mentions every one of `parts`. */
 function logged(kernel: TestKernel, ...parts: string[]): boolean {
   return kernel.logs.some((line) => parts.every((part) => line.includes(part)));
-}
-
-/** A temporary folder removed after the test. */
-async function tempFolder(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'plinth-lifecycle-'));
-  folders.push(dir);
-  return dir;
-}
-
-/** Writes a plugin folder (manifest.json plus the given files) under `root`. */
-async function writePlugin(root: string, manifest: Record<string, unknown>, files: Record<string, string> = {}): Promise<string> {
-  const dir = join(root, String(manifest.name));
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'manifest.json'), JSON.stringify({ version: '1.0.0', kernel: '^1.0.0', ...manifest }, null, 2));
-  for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
-  return dir;
 }
 
 /** A promise that never settles: the plugin code "hangs". */

@@ -4,16 +4,17 @@
  * registration undone exactly and a failed replacement leaving the old version
  * in charge. Plugins are real folders with TypeScript code, loaded by jiti.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PluginInfo } from '../sdk/index.js';
 import { createTestKernel, type TestKernel, type TestKernelOptions } from '../testing/index.js';
 import { rejection } from './support/errors.js';
+import { tempFolders, writePlugin } from './support/plugin-folder.js';
 
 const kernels: TestKernel[] = [];
-const folders: string[] = [];
+const folders = tempFolders('plinth-live-');
+const tempFolder = folders.make;
 
 async function boot(options: TestKernelOptions = {}): Promise<TestKernel> {
   const kernel = await createTestKernel(options);
@@ -23,23 +24,8 @@ async function boot(options: TestKernelOptions = {}): Promise<TestKernel> {
 
 afterEach(async () => {
   await Promise.all(kernels.splice(0).map((kernel) => kernel.dispose()));
-  await Promise.all(folders.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  await folders.removeAll();
 });
-
-async function tempFolder(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'plinth-live-'));
-  folders.push(dir);
-  return dir;
-}
-
-/** Writes a plugin folder (manifest.json plus files) as `root/<name>`. */
-async function writePlugin(root: string, manifest: Record<string, unknown>, files: Record<string, string> = {}): Promise<string> {
-  const dir = join(root, String(manifest.name));
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'manifest.json'), JSON.stringify({ version: '1.0.0', kernel: '^1.0.0', ...manifest }, null, 2));
-  for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
-  return dir;
-}
 
 /**
  * A plugin that answers `before_tool` with "<name>: <answer>" (the answer from a
