@@ -245,6 +245,10 @@ export async function listKey(root: string, key: SigningKey): Promise<void> {
     }
     keys = data.keys as RegistryKey[];
   }
+  const listed = keys.find((k) => k.keyid === key.keyid);
+  if (listed?.expires != null) {
+    throw new PlinthError('PLN_E_REGISTRY_SIGN_KEY', `${key.keyid} was rotated away from on ${listed.expires.slice(0, 10)}: it signs nothing more in ${root}`, { hint: 'sign with the key the registry rotated to (`plinth registry rotate-key` printed it)', details: { keyid: key.keyid } });
+  }
   const updated = withKey(keys, key);
   if (updated.length === keys.length) return;
   await mkdir(dirname(file), { recursive: true });
