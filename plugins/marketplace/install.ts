@@ -10,7 +10,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, describeError, hashTree, isPlinthError, parseManifest } from 'plinth/sdk';
+import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, type InstalledTree, checkTree, describeError, describeTreeCheck, hashTree, isPlinthError, parseManifest } from 'plinth/sdk';
 import ssri from 'ssri';
 import { declarationChanges, declarationsOf } from './declared.js';
 import { extractSafely } from './extract.js';
@@ -40,6 +40,8 @@ export interface Staged {
   readonly resolved: string;
   readonly dependency: boolean;
   readonly signature?: { readonly keyid: string; readonly sig: string };
+  /** For a version already in place (a rollback): what was recorded when it was installed. */
+  readonly tree?: InstalledTree;
 }
 
 /** Downloads `planned` into `staging`, verifies it before extracting it, and checks the manifest inside. */
@@ -134,8 +136,19 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
     });
   }
   await pauseForTests(context.env, 'move');
-  // What every load is checked against (sdk/installed-tree.ts).
-  const tree = await step('record', staged.name, undefined, () => hashTree(target));
+  // What every load is checked against (sdk/installed-tree.ts). A folder kept from before (a rollback)
+  // must still be what was recorded then: its files are not taken as they are now.
+  const tree = staged.tree ?? (await step('record', staged.name, undefined, () => hashTree(target)));
+  if (staged.tree) {
+    const check = await checkTree(target, staged.tree, { full: true });
+    if (!check.ok) {
+      throw new PlinthError('PLN_E_MARKET_FILES_CHANGED', `move: ${staged.name}@${staged.version} in ${target} changed on disk since it was installed (${describeTreeCheck(check)}): not switched back to`, {
+        plugin: staged.name,
+        hint: `install it again instead: \`plinth ext install --force ${staged.name}@${staged.version}\``,
+        details: { step: 'move', changed: check.changed, added: check.added, removed: check.removed },
+      });
+    }
+  }
   const entry: LockEntry = {
     name: staged.name,
     version: staged.version,
