@@ -261,6 +261,9 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         if (!previous) {
           throw new PlinthError('PLN_E_MARKET_NO_PREVIOUS', `${name}@${entry.version} has no previous version to go back to`, { plugin: name, hint: `install the version you want: \`plinth ext install ${name}@<version>\``, details: { step: 'rollback' } });
         }
+        if (previous.revoked) {
+          throw new PlinthError('PLN_E_MARKET_REVOKED', `${name}@${previous.version} was revoked by its registry (${previous.revoked.reason}): not rolled back to`, { plugin: name, hint: previous.revoked.use ? `install ${previous.revoked.use}: \`plinth ext install ${name}@${previous.revoked.use}\`` : `\`plinth ext outdated\` shows what to move to`, details: { step: 'rollback' } });
+        }
         const dir = store.versionDir(name, previous.version);
         const manifest = await readManifest(dir);
         if (!manifest) {
