@@ -72,8 +72,9 @@ describe('the packument digest', () => {
     const key = signingKey(generateKeyPairSync('ed25519').privateKey);
     const served = await servedRegistry(base, [{ name: 'greeter', version: '1.0.0' }, { name: 'greeter', version: '1.1.0' }], { signingKey: key });
     try {
-      const full = await (await fetch(new URL('greeter', served.server.url))).json();
-      const abbreviated = await (await fetch(new URL('greeter', served.server.url), { headers: { accept: 'application/vnd.npm.install-v1+json' } })).json();
+      type Doc = Parameters<typeof packumentDigest>[0];
+      const full = (await (await fetch(new URL('greeter', served.server.url))).json()) as Doc;
+      const abbreviated = (await (await fetch(new URL('greeter', served.server.url), { headers: { accept: 'application/vnd.npm.install-v1+json' } })).json()) as Doc;
       const index = (await (await fetch(new URL('-/plinth/index.json', served.server.url))).json()) as { signed: { version: number; packuments: Record<string, string> } };
       expect(packumentDigest(full)).toBe(packumentDigest(abbreviated));
       expect(index.signed).toMatchObject({ version: 2, packuments: { greeter: packumentDigest(full) } });

@@ -109,7 +109,10 @@ async function establish(context: DocumentContext, registry: Registry, state: Tr
   }
   if (keys.size === 0 && active.length > 0) {
     const accepted = await trustOnFirstUse(registry, active, options);
-    if (accepted === undefined) return { policy: 'off', keys };
+    if (accepted === undefined) {
+      context.notes.push({ registry: registry.name, kind: 'unchecked', message: `registry ${registry.name} signs with ${active.map((k) => k.keyid).join(', ')}, which is not trusted yet (the first install from it asks): its index and revocations were not checked` });
+      return { policy: 'off', keys };
+    }
     for (const entry of accepted) {
       keys.set(entry.keyid, publicKeyOf(entry)!);
       newlyTrusted.push({ keyid: entry.keyid, key: entry.key, how: 'first-use', at: now.toISOString() });
