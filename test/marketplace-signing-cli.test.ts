@@ -65,6 +65,27 @@ describe('registry keygen and publish --sign', () => {
   });
 });
 
+describe('registry rotate-key and index', () => {
+  it('hands the registry over to a new key that clients pinned to the old one follow; the old key publishes nothing more', async () => {
+    const { box, folder, keyFile, keyid } = await signedSetup();
+    expectExit(await run(box, ['ext', 'install', 'greeter@1.0.0', '--yes']), 0);
+    const nextFile = join(box.base, 'next-key.pem');
+    const next = json<{ keyid: string }>(await run(box, ['registry', 'keygen', nextFile, '--json']));
+    const rotate = await run(box, ['registry', 'rotate-key', '--to', folder, '--from', keyFile, '--sign', nextFile]);
+    expectExit(rotate, 0);
+    expect(rotate.stdout).toContain(`now signs with ${next.keyid} (was ${keyid}); 2 version(s)`);
+    const index = await run(box, ['registry', 'index', '--to', folder, '--sign', nextFile, '--ttl', '7', '--json']);
+    expectExit(index, 0);
+    expect(json<{ version: number }>(index).version).toBe(4);
+    const stale = await run(box, ['registry', 'publish', await writePlugin(join(box.base, 'sources'), { name: 'greeter', version: '1.0.2' }), '--to', folder, '--sign', keyFile]);
+    expectExit(stale, 1);
+    expect(stale.stderr).toContain('PLN_E_REGISTRY_SIGN_KEY');
+    expectExit(await run(box, ['ext', 'install', 'greeter@1.0.1', '--yes']), 0);
+    const verify = await run(box, ['ext', 'verify', 'greeter']);
+    expect(verify.stdout).toContain(`(signed by ${next.keyid})`);
+  });
+});
+
 describe('installed files', () => {
   it('a plugin whose files changed, were added or removed does not load; ext verify names them; install --force restores it', async () => {
     const { box } = await signedSetup();
