@@ -1,17 +1,13 @@
-/** What `plinth registry pack|publish|serve` do (see registry.ts for why they are apart). */
+/** What `plinth registry pack|publish|serve|keygen|index|revoke|rotate-key` do (see registry.ts for why they are apart). */
 import { resolve } from 'node:path';
 import { type CommandSpec, EXIT } from '../sdk/commands.js';
 import { PlinthError } from '../sdk/errors.js';
 import { writeFileAtomic } from '../sdk/files.js';
 import { packPlugin } from '../registry/pack.js';
-import { publishPlugin } from '../registry/publish.js';
+import { publishPlugin, withPublishLock } from '../registry/publish.js';
 import { serveRegistry } from '../registry/server.js';
-import { generateSigningKey, readSigningKey } from '../registry/signing.js';
-import { type SigningKey } from '../registry/signing.js';
+import { type SigningKey, generateSigningKey, readSigningKey } from '../registry/signing.js';
 import { rebuildIndex, revokeVersion, rotateKey } from '../registry/trust-documents.js';
-import { withFileLock } from '../sdk/files.js';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 
 export function registryCommands(): CommandSpec[] {
   return [packCommand, publishCommand, serveCommand, keygenCommand, indexCommand, revokeCommand, rotateCommand];
@@ -117,11 +113,7 @@ function days(value: unknown, flag: string): number | undefined {
   return n;
 }
 
-/** Publishers and these commands take turns on a folder (publish.ts's lock). */
-async function locked<T>(folder: string, fn: () => Promise<T>): Promise<T> {
-  await mkdir(join(folder, '-'), { recursive: true });
-  return withFileLock(join(folder, '-', '.publish.lock'), fn);
-}
+const locked = withPublishLock;
 
 const packCommand: CommandSpec = {
   name: 'registry pack',

@@ -123,8 +123,7 @@ async function publishPackage(folder: string, item: Publishable, options: Publis
       hint: 'use a word such as --tag next, or leave --tag out',
     });
   }
-  await mkdir(join(root, '-'), { recursive: true });
-  return withFileLock(join(root, '-', '.publish.lock'), async () => {
+  return withPublishLock(root, async () => {
     const digests = tarballDigests(item.bytes);
     const integrity = distIntegrity(digests);
     const packumentPath = packumentFile(name);
@@ -170,6 +169,12 @@ async function publishPackage(folder: string, item: Publishable, options: Publis
     if (options.signingKey) await updateIndexEntry(root, options.signingKey, packument, indexOptions(options));
     return result(name, version, 'published', tarballPath, integrity, digests.shasum, packument, packumentPath);
   });
+}
+
+/** Publishers to one folder (and `registry index|revoke|rotate-key`) take turns: a lock file in `-/`. */
+export async function withPublishLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
+  await mkdir(join(root, '-'), { recursive: true });
+  return withFileLock(join(root, '-', '.publish.lock'), fn);
 }
 
 function indexOptions(options: PublishOptions): IndexOptions {
