@@ -9,10 +9,14 @@
 import { appendFile, mkdtemp, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RegistryServer, serveRegistry } from '../registry/server.js';
-import { type Result, type Sandbox, ensureBuilt, expectExit, json, run, sandbox, start } from './support/cli.js';
+import { execFile } from 'node:child_process';
+import { BIN, ROOT, type Result, type Sandbox, cleanEnv, ensureBuilt, expectExit, json, run, sandbox, start } from './support/cli.js';
 import { writePlugin } from './support/market.js';
+
+// Each test runs several plinth commands (each a process that boots a kernel) on a shared machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 let base: string;
 beforeAll(async () => {
@@ -62,6 +66,40 @@ describe('registry keygen and publish --sign', () => {
     const verify = await run(box, ['ext', 'verify', 'greeter']);
     expectExit(verify, 0);
     expect(verify.stdout).toContain(`greeter@1.0.0: ok, every file as installed (signed by ${keyid})`);
+  });
+});
+
+describe('keys trusted on first use', () => {
+  /** `plinth <args>` on a pseudo-terminal (python's pty), answering its first [y/N] with `answer`. */
+  function onTerminal(box: Sandbox, args: string[], answer: string): Promise<{ code: number; screen: string }> {
+    const argv = [process.execPath, BIN, ...box.dirs, ...args];
+    return new Promise((resolve) => {
+      execFile('python3', [join(ROOT, 'test', 'support', 'on-terminal.py'), JSON.stringify(argv), JSON.stringify(cleanEnv({}, { ci: false })), answer], { cwd: box.workspace, timeout: 60_000 }, (error, stdout) => {
+        resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, screen: stdout });
+      });
+    });
+  }
+
+  it('shows the fingerprint and asks on a terminal; without one it refuses and names the command; --trust-key trusts it', async () => {
+    const { box, keyid, server } = await signedSetup();
+    await box.settings({ registries: [{ name: 'local', url: server.url }], plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } } });
+    const refused = await run(box, ['ext', 'install', 'greeter@1.0.0', '--yes']);
+    expectExit(refused, 1);
+    expect(refused.stderr).toContain('PLN_E_MARKET_KEY_UNTRUSTED');
+    expect(refused.stderr).toContain(`--trust-key ${keyid}`);
+    const declined = await onTerminal(box, ['ext', 'install', 'greeter@1.0.0', '--yes'], 'n');
+    expect(declined.code, declined.screen).toBe(1);
+    expect(declined.screen).toContain(`${keyid} (ed25519)`);
+    expect(declined.screen).toContain('Trust this key? [y/N]');
+    const accepted = await onTerminal(box, ['ext', 'install', 'greeter@1.0.0', '--yes'], 'y');
+    expect(accepted.code, accepted.screen).toBe(0);
+    expect(accepted.screen).toContain('installed greeter@1.0.0 from local');
+    // Recorded: the next command asks nothing.
+    expectExit(await run(box, ['ext', 'install', 'greeter@1.0.1', '--yes']), 0);
+
+    const other = await signedSetup();
+    await other.box.settings({ registries: [{ name: 'local', url: other.server.url }], plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } } });
+    expectExit(await run(other.box, ['ext', 'install', 'greeter@1.0.0', '--yes', '--trust-key', other.keyid]), 0);
   });
 });
 
