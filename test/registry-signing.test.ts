@@ -114,6 +114,18 @@ describe('signatures and keys', () => {
   });
 });
 
+describe('a registry that lists no keys', () => {
+  it('installs signed versions with a note that they were not checked (a proxy passing on another registry\'s signatures)', async () => {
+    const key = ed25519();
+    const served = await signed([{ name: 'greeter', version: '1.0.0' }], key);
+    await rm(join(served.folder, '-', 'npm'), { recursive: true });
+    const { kernel, market } = await host(served.server.url);
+    const result = await market.install('greeter', { yes: true });
+    expect(result.notes).toEqual([expect.objectContaining({ kind: 'unchecked', message: expect.stringContaining('lists no signing keys') as unknown })]);
+    expect((await lockOf(kernel)).plugins.greeter?.signature).toBeUndefined();
+  });
+});
+
 describe('the signed index', () => {
   it('refuses a tampered packument: it no longer matches the digest the index signed', async () => {
     const key = ed25519();

@@ -19,6 +19,7 @@ import {
   type AbbreviatedVersion,
   type IndexSigned,
   type KeyTrustRequest,
+  type MarketNote,
   PlinthError,
   REGISTRY_INDEX_PATH,
   REGISTRY_ROTATIONS_PATH,
@@ -220,7 +221,7 @@ async function trustOnFirstUse(registry: Registry, active: RegistryKeys['keys'],
  * index, its signature against the policy. The signature it verified under,
  * for the lock file.
  */
-export function checkVersion(trust: RegistryTrust, registry: Registry, packument: AbbreviatedPackument, version: AbbreviatedVersion): { keyid: string; sig: string } | undefined {
+export function checkVersion(trust: RegistryTrust, registry: Registry, packument: AbbreviatedPackument, version: AbbreviatedVersion, notes: MarketNote[]): { keyid: string; sig: string } | undefined {
   if (trust.policy === 'off') return undefined;
   const id = `${version.name}@${version.version}`;
   if (trust.index) {
@@ -233,6 +234,11 @@ export function checkVersion(trust: RegistryTrust, registry: Registry, packument
         details: { step: 'resolve', registry: registry.name, expected: expected ?? null, actual, index: trust.index.version },
       });
     }
+  }
+  if (trust.keys.size === 0 && trust.policy !== 'required') {
+    // A registry that lists no keys (a proxy passing on another's signatures): nothing to check against.
+    if ((version.dist.signatures ?? []).length > 0) notes.push({ registry: registry.name, kind: 'unchecked', message: `${id} is signed, but registry ${registry.name} lists no signing keys: signatures not checked` });
+    return undefined;
   }
   const verdict = checkVersionSignatures(trust.keys, version.name, version.version, version.dist);
   if (verdict.verdict === 'verified') return { keyid: verdict.keyid, sig: verdict.sig };

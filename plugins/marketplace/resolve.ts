@@ -65,7 +65,7 @@ export async function planInstall(context: DocumentContext & { trust: RegistryTr
     const packument = await fetchPackument(trust.index ? { ...context, revalidate: true } : context, registry, name);
     const version = pickVersion(packument, range, registry, from);
     const dist = version.dist;
-    const signature = checkVersion(trust, registry, packument, version);
+    const signature = checkVersion(trust, registry, packument, version, context.notes);
     const entry: Planned = {
       name,
       version: version.version,
