@@ -10,7 +10,9 @@
  *              alternating: medians and the difference per install.
  *   tree     a 5 MB plugin of 500 files: recording its tree at install (every file hashed), and the
  *            check before each load: the fast path (size, mtime and ctime unchanged: one stat per file)
- *            and a full rehash (every file read); the baseline is a bare walk with one stat per file.
+ *            and a full rehash (every file read); the baselines, in the same process: a bare walk with one
+ *            stat per file, and what the trust plugin's fingerprint of the same folder costs (it hashes
+ *            every file at each load already).
  *
  * Nothing is asserted; the exit code is 0 unless the benchmark itself breaks.
  */
@@ -26,6 +28,7 @@ import { signDocument, signVersion, signingKey } from '../../dist/registry/signi
 import { checkVersionSignatures, publicKeyOf } from '../../dist/sdk/contracts/registry-signatures.js';
 import { documentSigner, packumentDigest } from '../../dist/sdk/contracts/registry-trust.js';
 import { checkTree, hashTree } from '../../dist/sdk/installed-tree.js';
+import { fileState } from '../../dist/plugins/trust/fingerprint.js';
 import { benchOptions, median } from './support.mjs';
 
 const { json: JSON_OUT, quick: QUICK } = benchOptions('signing.bench');
@@ -152,6 +155,10 @@ async function treeFigures() {
   const check = await checkTree(dir, recorded);
   if (!check.ok) throw new Error('the tree check failed on an unchanged tree');
   const walk = await timed(() => bareWalk(dir), TREE_ROUNDS);
+  const paths = Object.keys(recorded.files).map((p) => path.join(dir, p));
+  const fingerprint = await timed(async () => {
+    for (const file of paths) await fileState(file);
+  }, TREE_ROUNDS);
   const record = await timed(() => hashTree(dir), TREE_ROUNDS);
   const fast = await timed(() => checkTree(dir, recorded), TREE_ROUNDS);
   const full = await timed(() => checkTree(dir, recorded, { full: true }), TREE_ROUNDS);
@@ -159,11 +166,13 @@ async function treeFigures() {
     files: Object.keys(recorded.files).length,
     megabytes: 5,
     bareWalkMs: round2(walk),
+    trustFingerprintMs: round2(fingerprint),
     recordAtInstallMs: round2(record),
     fastPathMs: round2(fast),
     fullRehashMs: round2(full),
     ratioFastOverWalk: round2(fast / walk),
     ratioFullOverFast: round2(full / fast),
+    ratioFastOverFingerprint: round2(fast / fingerprint),
   };
 }
 
@@ -178,7 +187,7 @@ try {
     console.log(`  version signature   ed25519 ${s.ed25519VersionUs} µs, ECDSA P-256 ${s.ecdsaP256VersionUs} µs per check`);
     console.log(`  signed index        1,000 plugins: ${s.index1000VerifyUs} µs to verify; packument digest (20 versions) ${s.packumentDigest20VersionsUs} µs`);
     console.log(`  install (in process) unsigned ${i.unsignedInstallMs} ms, signed ${i.signedInstallMs} ms: signing adds ${i.signingAddsMs} ms (×${i.ratioSignedOverUnsigned}), median of ${i.rounds}`);
-    console.log(`  tree, ${t.files} files / ${t.megabytes} MB: record at install ${t.recordAtInstallMs} ms; check before load: fast path ${t.fastPathMs} ms, full rehash ${t.fullRehashMs} ms (bare walk + stat ${t.bareWalkMs} ms; fast/walk ×${t.ratioFastOverWalk}, full/fast ×${t.ratioFullOverFast})`);
+    console.log(`  tree, ${t.files} files / ${t.megabytes} MB: record at install ${t.recordAtInstallMs} ms; check before load: fast path ${t.fastPathMs} ms, full rehash ${t.fullRehashMs} ms (bare walk + stat ${t.bareWalkMs} ms, trust's fingerprint ${t.trustFingerprintMs} ms; fast/walk ×${t.ratioFastOverWalk}, fast/fingerprint ×${t.ratioFastOverFingerprint}, full/fast ×${t.ratioFullOverFast})`);
   }
 } finally {
   rmSync(base, { recursive: true, force: true });
