@@ -25,8 +25,8 @@ export interface ServerStatus {
   /** Connection attempts since the last success. */
   readonly attempts: number;
   readonly connectedAt?: string;
-  /** Why it is `error` or `disconnected`. */
-  readonly error?: { readonly code: string; readonly message: string };
+  /** Why it is `error` or `disconnected`, and (when known) what to do about it. */
+  readonly error?: { readonly code: string; readonly message: string; readonly hint?: string };
   readonly stderrTail?: string;
   /** The server's name and version from `initialize`. */
   readonly serverInfo?: { readonly name: string; readonly version: string };
