@@ -42,7 +42,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       catalog,
       log,
       version: deps.version,
-      status: async () => statusDocument(mcp, catalog.collisions(), await deps.health()),
+      status: async () => statusDocument(mcp, catalog.collisions(), await deps.health(), { sessions: [...sessions].filter((s) => !s.closed).length }),
       onClose: (s) => {
         sessions.delete(s);
         catalog.unwatchStatus(s);

@@ -172,7 +172,7 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
 /** A JSON-RPC error body with plinth's code, and the HTTP status. */
 function refuse(res: ServerResponse, status: number, code: string, message: string): void {
   if (res.headersSent) return void res.destroy();
-  // The body may be unread (a refused 10 MB upload): the connection goes with the answer.
-  res.writeHead(status, { 'Content-Type': 'application/json', Connection: 'close' });
+  // An unread body (a refused 10 MB upload) is discarded by Node once the answer is sent.
+  res.writeHead(status, { 'Content-Type': 'application/json', ...(status >= 500 && { Connection: 'close' }) });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `${code}: ${message}` }, id: null }));
 }

@@ -48,9 +48,15 @@ export function serverReports(service: Pick<McpService, 'servers'>, health?: Rea
 }
 
 /** The status resource's JSON. */
-export function statusDocument(service: Pick<McpService, 'servers' | 'problems'>, collisions: readonly Collision[], health?: ReadonlyMap<string, string>): string {
+export function statusDocument(
+  service: Pick<McpService, 'servers' | 'problems'>,
+  collisions: readonly Collision[],
+  health: ReadonlyMap<string, string> | undefined,
+  gateway: { readonly sessions: number },
+): string {
   return JSON.stringify(
     {
+      gateway,
       servers: serverReports(service, health),
       collisions: collisions.map((c) => ({ ...c, fix: `give one of "${c.servers[0]}" and "${c.servers[1]}" its prefix back (remove "prefix": false) or rename the ${c.kind}` })),
       problems: service.problems?.() ?? [],
