@@ -239,7 +239,7 @@ export function toCallResult(result: ToolCallResult): CallToolResult {
       ...(result.isError && { isError: true }),
     };
   }
-  const code = result.error?.code ?? 'PLN_E_GATEWAY_CALL_FAILED';
+  const code = result.error?.code ?? 'PLN_E_GATEWAY_INTERNAL';
   const message = result.error?.message ?? result.text;
   return { isError: true, content: [{ type: 'text', text: `${code}: ${message}` }] };
 }
