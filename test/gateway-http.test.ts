@@ -196,6 +196,26 @@ describe('sessions', () => {
     await observer.close();
   }, TEST_TIMEOUT);
 
+  test("an upstream elicitation travels to the session whose call caused it, not to another", async () => {
+    const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const asker = await httpClient(gw.url, gw.token, { elicitation: {} });
+    const bystander = await httpClient(gw.url, gw.token, { elicitation: {} });
+    const seen: string[] = [];
+    asker.client.setRequestHandler(ElicitRequestSchema, async () => {
+      seen.push('asker');
+      return { action: 'accept', content: { name: 'Ada', age: 36, colour: 'red', subscribe: false } };
+    });
+    bystander.client.setRequestHandler(ElicitRequestSchema, async () => {
+      seen.push('bystander');
+      return { action: 'decline' };
+    });
+    const answer = JSON.parse(text(await asker.client.callTool({ name: 'fx__ask', arguments: { message: 'name?' } })));
+    expect(answer).toMatchObject({ action: 'accept', content: { name: 'Ada' } });
+    expect(seen).toEqual(['asker']);
+    await asker.client.close();
+    await bystander.client.close();
+  }, TEST_TIMEOUT);
+
   test('a session after DELETE is gone: 404', async () => {
     const id = await rawSession();
     const deleted = await fetch(gw.url, { method: 'DELETE', headers: { Authorization: `Bearer ${gw.token}`, 'mcp-session-id': id } });

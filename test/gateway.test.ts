@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { type Sandbox, ensureBuilt, expectExit, run, sandbox } from './support/cli.js';
 import { alive, baseSettings, everything, fixtureStdio, httpFixture, stdioGateway, until } from './support/gateway.js';
@@ -219,6 +219,18 @@ describe('plinth serve --stdio: requests from upstream servers', () => {
     expect(JSON.stringify(roots)).toContain(box.workspace.split('/').pop());
   }, TEST_TIMEOUT);
 
+  test('an upstream sampling request is answered by the downstream client that declared sampling', async () => {
+    const { client } = await gateway(baseSettings({ fx: fixtureStdio() }), { sampling: {} });
+    const { CreateMessageRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => ({
+      role: 'assistant',
+      model: 'host-model',
+      content: { type: 'text', text: `sampled: ${(request.params.messages[0]!.content as { text: string }).text}` },
+    }));
+    const answer = JSON.parse(text(await client.callTool({ name: 'fx__sample', arguments: { prompt: 'a haiku' } })));
+    expect(answer).toMatchObject({ model: 'host-model', content: { text: 'sampled: a haiku' } });
+  }, TEST_TIMEOUT);
+
   test('roots come from the downstream client when it declares roots', async () => {
     const { client } = await gateway(baseSettings({ fx: fixtureStdio() }), { roots: { listChanged: true } });
     const { ListRootsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
@@ -237,7 +249,12 @@ describe('plinth serve --stdio: upstream trouble', () => {
     const { client } = await stdioGateway(box);
     clients.push(client);
     let changes = 0;
+    let statusUpdates = 0;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      if (n.params.uri === 'plinth://gateway/status') statusUpdates++;
+    });
+    await client.subscribeResource({ uri: 'plinth://gateway/status' });
     await until('the pid file', async () => (await readFile(pidFile, 'utf8').catch(() => '')).includes('pid'));
     const first = JSON.parse(await readFile(pidFile, 'utf8')).pid as number;
 
@@ -251,6 +268,10 @@ describe('plinth serve --stdio: upstream trouble', () => {
     expect(text(await client.callTool({ name: 'fx__echo', arguments: { text: 'back' } }))).toBe('back');
     const status = JSON.parse(contentText(await client.readResource({ uri: 'plinth://gateway/status' })));
     expect(status.servers[0]).toMatchObject({ name: 'fx', state: 'connected' });
+    expect(statusUpdates).toBeGreaterThanOrEqual(2);
+    // The host goes: plinth stops, and takes its server along.
+    await client.close();
+    await until('the upstream to stop with the gateway', () => !alive(second), 20_000);
   }, TEST_TIMEOUT);
 
   describe('a server that needs a sign-in', () => {
