@@ -75,7 +75,6 @@ export function serveCommand(kernel: Kernel, problemLog?: ProblemLog): CommandSp
           signal.addEventListener('abort', stop, { once: true });
           void endpoint.closed.then(stop);
         });
-        await gateway.close();
         return EXIT.OK;
       } finally {
         await gateway.close();

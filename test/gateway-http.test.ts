@@ -216,6 +216,25 @@ describe('sessions', () => {
     await bystander.client.close();
   }, TEST_TIMEOUT);
 
+  test('subscriptions are per session: an update reaches the session that subscribed, and stops when it unsubscribes', async () => {
+    const { ResourceUpdatedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const reader = await httpClient(gw.url, gw.token);
+    const other = await httpClient(gw.url, gw.token);
+    const updates = { reader: 0, other: 0 };
+    reader.client.setNotificationHandler(ResourceUpdatedNotificationSchema, () => void updates.reader++);
+    other.client.setNotificationHandler(ResourceUpdatedNotificationSchema, () => void updates.other++);
+    await reader.client.subscribeResource({ uri: 'fixture://docs/readme' });
+    const touched = JSON.parse(text(await other.client.callTool({ name: 'fx__touch', arguments: { uri: 'fixture://docs/readme' } })));
+    expect(touched).toEqual({ subscribed: true });
+    await until('the update to reach the subscriber', () => updates.reader === 1);
+    await reader.client.unsubscribeResource({ uri: 'fixture://docs/readme' });
+    // The gateway's own upstream subscription went with the last downstream one.
+    expect(JSON.parse(text(await other.client.callTool({ name: 'fx__touch', arguments: { uri: 'fixture://docs/readme' } })))).toEqual({ subscribed: false });
+    expect(updates).toEqual({ reader: 1, other: 0 });
+    await reader.client.close();
+    await other.client.close();
+  }, TEST_TIMEOUT);
+
   test('a session after DELETE is gone: 404', async () => {
     const id = await rawSession();
     const deleted = await fetch(gw.url, { method: 'DELETE', headers: { Authorization: `Bearer ${gw.token}`, 'mcp-session-id': id } });

@@ -220,12 +220,16 @@ export function createSession(deps: SessionDeps): GatewaySession {
     return { completion: { values: shown, total: values.length, hasMore: values.length > shown.length } };
   });
 
-  // The host's roots changed: every upstream server that may ask for them hears it.
-  server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+  // The host's roots changed (or a host with roots arrived, replacing plinth's answer): every upstream server that may ask for them hears it.
+  const rootsChanged = async () => {
     for (const s of mcp.servers()) {
       if (s.state === 'connected') await mcp.client(s.name)?.sendRootsListChanged().catch(() => undefined);
     }
-  });
+  };
+  server.setNotificationHandler(RootsListChangedNotificationSchema, rootsChanged);
+  server.oninitialized = () => {
+    if (server.getClientCapabilities()?.roots) void rootsChanged();
+  };
 
   return session;
 }
