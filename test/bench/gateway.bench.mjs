@@ -40,7 +40,7 @@ const EVERYTHING = path.join(path.dirname(require.resolve('@modelcontextprotocol
 const LOOPBACK = path.join(ROOT, 'test', 'fixtures', 'mcp', 'servers', 'loopback-listen.mjs');
 
 const { json: JSON_OUT, quick: QUICK } = benchOptions('gateway.bench');
-const N = QUICK ? { warmup: 20, rounds: 4, perRound: 25, inFlight: 16 } : { warmup: 200, rounds: 10, perRound: 100, inFlight: 16 };
+const N = QUICK ? { warmup: 20, rounds: 2, perRound: 25, parallelPerRound: 64, inFlight: 16 } : { warmup: 200, rounds: 8, perRound: 100, parallelPerRound: 160, inFlight: 16 };
 const TARGET_RATIO = 1.15;
 
 const progress = (text) => process.stderr.write(`${text}\n`);
@@ -149,7 +149,7 @@ async function measure(call, calls, inFlight) {
 async function compare(sides, inFlight) {
   const samples = { gateway: [], direct: [] };
   for (let r = 0; r < N.rounds; r++) {
-    for (const side of r % 2 === 0 ? ['gateway', 'direct'] : ['direct', 'gateway']) samples[side].push(...(await measure(sides[side], N.perRound * (inFlight > 1 ? 4 : 1), inFlight)));
+    for (const side of r % 2 === 0 ? ['gateway', 'direct'] : ['direct', 'gateway']) samples[side].push(...(await measure(sides[side], inFlight > 1 ? N.parallelPerRound : N.perRound, inFlight)));
   }
   const gateway = stats(samples.gateway);
   const direct = stats(samples.direct);
