@@ -4,7 +4,7 @@
  * stdio, the fixture server over stdio, streamable HTTP and SSE — with every
  * tool call through plinth's hooks, and upstream trouble reported, not hung on.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -299,6 +299,26 @@ describe('plinth serve --stdio: upstream trouble', () => {
       expect(text(await client.callTool({ name: 'fx__echo', arguments: { text: 'still here' } }))).toBe('still here');
     }, TEST_TIMEOUT);
   });
+});
+
+describe('plinth serve --stdio: a workspace server not yet approved', () => {
+  test('is reported, not started and not waited for: the status names the approval to give', async () => {
+    const box = await sandbox('plinth-gateway-untrusted-');
+    boxes.push(box);
+    await box.settings(baseSettings({ fx: fixtureStdio() }));
+    await mkdir(join(box.workspace, '.plinth'), { recursive: true });
+    await writeFile(join(box.workspace, '.plinth', 'settings.json'), JSON.stringify({ mcpServers: { repo: fixtureStdio('--name', 'repo') } }));
+    const { client } = await stdioGateway(box);
+    clients.push(client);
+    const status = JSON.parse(contentText(await client.readResource({ uri: 'plinth://gateway/status' })));
+    const repo = status.servers.find((s: { name: string }) => s.name === 'repo');
+    expect(repo.error.code).toBe('PLN_E_MCP_UNTRUSTED');
+    expect(repo.fix).toMatch(/plinth trust approve mcp-server repo/);
+    const call = (await client.callTool({ name: 'repo__echo', arguments: { text: 'x' } })) as CallToolResult;
+    expect(call.isError).toBe(true);
+    expect(text(call)).toContain('PLN_E_MCP_UNTRUSTED');
+    expect((await client.listTools()).tools.some((t) => t.name.startsWith('repo__'))).toBe(false);
+  }, TEST_TIMEOUT);
 });
 
 describe('plinth serve: names without the prefix', () => {
