@@ -1,7 +1,7 @@
 /**
  * `plinth serve --http`: streamable HTTP on `/mcp`, one SDK transport and one
- * session per `initialize`. In this order, per request: the path (404), Host
- * and Origin (403, see guard.ts), the bearer token (401), the session (404 for
+ * session per `initialize`. In this order, per request: Host and Origin (403,
+ * see guard.ts), the path (404), the bearer token (401), the session (404 for
  * an unknown id, 503 past `maxSessions`), the body size (413). Sessions end on
  * DELETE and after `sessionIdleMs` without a request; a connection that leaves
  * more than `maxBufferedBytes` unread (a stream it never reads) is closed. An
@@ -44,10 +44,10 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
   const sockets = new Set<Socket>();
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/mcp') return refuse(res, 404, 'PLN_E_GATEWAY_NOT_FOUND', `nothing is served at ${path}: the MCP endpoint is /mcp`);
     const forbidden = rebindingProblem({ host: req.headers.host, origin: req.headers.origin }, policy);
     if (forbidden) return refuse(res, 403, 'PLN_E_GATEWAY_FORBIDDEN', `${forbidden} (DNS rebinding protection; allow it in plugins.gateway.settings.allowedHosts / allowedOrigins)`);
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/mcp') return refuse(res, 404, 'PLN_E_GATEWAY_NOT_FOUND', `nothing is served at ${path}: the MCP endpoint is /mcp`);
     if (!authorized(req.headers.authorization, token.value)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="plinth"');
       return refuse(res, 401, 'PLN_E_GATEWAY_UNAUTHORIZED', `a bearer token is required: send "Authorization: Bearer <token>" (the token is in ${token.info.from})`);
