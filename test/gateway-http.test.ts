@@ -235,6 +235,32 @@ describe('sessions', () => {
     await other.client.close();
   }, TEST_TIMEOUT);
 
+  test('two thousand connections at once: the ones over the cap are dropped, the gateway stays up and serves again once they go', async () => {
+    const port = Number(new URL(gw.url).port);
+    const flood: Socket[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      flood.push(socket);
+    }
+    await until('every flood connection to be settled', () => flood.every((s) => !s.connecting), 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const dropped = flood.filter((s) => s.destroyed || s.readableEnded).length;
+    for (const socket of flood) socket.destroy();
+    expect(dropped).toBeGreaterThan(0);
+    expect(gw.child.exitCode).toBeNull();
+    await until('the gateway to serve again', async () => {
+      try {
+        const { client } = await httpClient(gw.url, gw.token);
+        const ok = text(await client.callTool({ name: 'fx__echo', arguments: { text: 'after the flood' } })) === 'after the flood';
+        await client.close();
+        return ok;
+      } catch {
+        return false;
+      }
+    });
+  }, TEST_TIMEOUT);
+
   test('a session after DELETE is gone: 404', async () => {
     const id = await rawSession();
     const deleted = await fetch(gw.url, { method: 'DELETE', headers: { Authorization: `Bearer ${gw.token}`, 'mcp-session-id': id } });
