@@ -13,6 +13,7 @@ import { groupCommands, groupHelpText } from './group-help.js';
 import { createOutput, formatError, printError, processStreams, type Streams } from './output.js';
 import { ProblemLog } from './problems.js';
 import { REGISTRY_COMMANDS, registryCommand } from './registry.js';
+import { SERVE_SUMMARY, SERVE_USAGE, serveCommand } from './serve.js';
 import { upCommand } from './up.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -150,12 +151,13 @@ async function dispatch(
 }
 
 function knownCommands(kernel: Kernel): Resolved[] {
-  return [{ name: 'up', summary: UP_SUMMARY, usage: 'up [--once]' }, ...REGISTRY_COMMANDS, ...kernel.declaredCommands()];
+  return [{ name: 'up', summary: UP_SUMMARY, usage: 'up [--once]' }, { name: 'serve', summary: SERVE_SUMMARY, usage: SERVE_USAGE }, ...REGISTRY_COMMANDS, ...kernel.declaredCommands()];
 }
 
-/** The CLI's own commands: `up`, and the registry's publisher tools (loaded only when one runs). */
+/** The CLI's own commands: `up`, `serve`, and the registry's publisher tools (loaded only when one runs). */
 async function hostCommand(kernel: Kernel, command: Resolved, problems: ProblemLog): Promise<CommandSpec> {
   if (command.name === 'up') return upCommand(kernel, problems);
+  if (command.name === 'serve') return serveCommand(kernel, problems);
   const spec = await registryCommand(command.name);
   if (!spec) throw new PlinthError('PLN_E_CLI_UNKNOWN_COMMAND', `unknown command "${command.name}"`, { hint: 'run `plinth --help` for the list of commands' });
   return spec;

@@ -81,6 +81,7 @@ export type { McpServerConfig, McpServerDefinition, McpServerEntry } from './con
 export type { TransportConnection, TransportContext, TransportFactory } from './contracts/transport.js';
 export type { CallOptions, ElicitationHandler, McpService, McpTool, RootsHandler, SamplingHandler, ServerState, ServerStatus, StartOptions, ToolCallResult } from './contracts/mcp.js';
 export type { HealthChange, HealthService, HealthState, ServerHealth } from './contracts/health.js';
+export type { Gateway, GatewayEndpoint, GatewayHttpEndpoint, GatewayHttpOptions, GatewayService, GatewayToken } from './contracts/gateway.js';
 export type { KeychainAvailability, SecretBackendName, SecretStore } from './contracts/secrets.js';
 export {
   configResultSchema,

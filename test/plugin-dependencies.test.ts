@@ -24,6 +24,9 @@ const OPTIONAL: Readonly<Record<string, Readonly<Record<string, string>>>> = {
     marketplace: 'the optional update check under plinth up (updateCheck, off by default); without the plugin it says it was skipped and why',
     secrets: '`ext config` of a sensitive setting stores it there; without a provider it refuses with PLN_E_EXT_SECRETS_UNAVAILABLE and names the environment variable instead',
   },
+  gateway: {
+    health: 'the health column of the status resource (healthStates); without the plugin it is left out',
+  },
   scaffold: {
     trust: '`plugin new` approves what it created; without the trust plugin nothing gates plugins and the command says why it could not approve',
   },

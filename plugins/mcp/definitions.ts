@@ -274,6 +274,7 @@ function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: Re
     ...(entry.includeTools !== undefined && { includeTools: entry.includeTools }),
     ...(entry.excludeTools !== undefined && { excludeTools: entry.excludeTools }),
     ...(entry.oauth !== undefined && { oauth: entry.oauth }),
+    ...(entry.prefix !== undefined && { prefix: entry.prefix }),
     source: draft.source,
     origin: draft.origins.length === 1 ? draft.origins[0]! : `${draft.origins[0]!}, amended by ${draft.origins.slice(1).join(', ')}`,
     ...(draft.plugin !== undefined && { plugin: draft.plugin }),

@@ -62,7 +62,7 @@ interface Slot {
   attempts: number;
   transport: string;
   connectedAt?: string;
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; hint?: string };
   current?: Connected;
   /** The last connection, kept after it closed for its stderr tail. */
   last?: TransportConnection;
@@ -337,7 +337,7 @@ export class ServerManager {
   #fail(slot: Slot, error: PlinthError, suffix = ''): ServerStatus {
     const message = this.#deps.redact(`${error.message}${suffix}`);
     this.#deps.log.warn(`${error.code}: ${message}`);
-    this.#set(slot, 'error', { code: error.code, message });
+    this.#set(slot, 'error', { code: error.code, message, ...(error.hint !== undefined && { hint: this.#deps.redact(error.hint) }) });
     return this.#status(slot);
   }
 

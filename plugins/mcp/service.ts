@@ -25,6 +25,22 @@ export function createMcpService(manager: ServerManager, features: FeatureHost, 
     problems: () => problems().map((p) => ({ code: p.code, message: p.message })),
 
     tools: () => features.registry?.tools() ?? [],
+    listedTool: (name) => features.registry?.listed(name),
+    onListChanged(listener) {
+      // The registry comes with the features module; a listener subscribed before it loads is attached once it has.
+      let off: (() => void) | undefined;
+      let gone = false;
+      features.load().then(
+        ({ deps }) => {
+          if (!gone) off = deps.registry.onListChanged(listener);
+        },
+        () => undefined, // the module cannot load: no server has lists to change
+      );
+      return () => {
+        gone = true;
+        off?.();
+      };
+    },
     async callTool(name, args, options) {
       const started = performance.now();
       let loaded;

@@ -38,6 +38,8 @@ export interface McpServerConfig {
   excludeTools?: string[];
   /** OAuth settings, read by the oauth plugin. */
   oauth?: Record<string, unknown> | boolean;
+  /** Whether the gateway (`plinth serve`) shows this server's tools and prompts as `<server>__<name>` (default) or under their own names (`false`). */
+  prefix?: boolean;
 }
 
 /** A server once normalised. */
@@ -59,6 +61,8 @@ export interface McpServerDefinition {
   readonly includeTools?: readonly string[];
   readonly excludeTools?: readonly string[];
   readonly oauth?: Record<string, unknown> | boolean;
+  /** `false`: the gateway serves this server's tools and prompts under their own names, not `<server>__<name>`. */
+  readonly prefix?: boolean;
   /** Where it was defined: decides whether it needs approval (workspace servers do, through the trust plugin). */
   readonly source: TrustSource;
   /** `file#json.path` or the manifest that declared it. */
@@ -113,6 +117,7 @@ export const mcpServerEntrySchema = z
     includeTools: toolList.optional(),
     excludeTools: toolList.optional(),
     oauth: z.union([z.boolean(), z.record(z.string(), z.unknown())], { error: 'expected true, false or an object of OAuth settings' }).optional(),
+    prefix: z.boolean({ error: 'expected true (tools as <server>__<tool>, the default) or false (tools under their own names, in `plinth serve`)' }).optional(),
   })
   .superRefine((entry, ctx) => {
     if (entry.command !== undefined && entry.url !== undefined) {

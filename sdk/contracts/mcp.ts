@@ -25,8 +25,8 @@ export interface ServerStatus {
   /** Connection attempts since the last success. */
   readonly attempts: number;
   readonly connectedAt?: string;
-  /** Why it is `error` or `disconnected`. */
-  readonly error?: { readonly code: string; readonly message: string };
+  /** Why it is `error` or `disconnected`, and (when known) what to do about it. */
+  readonly error?: { readonly code: string; readonly message: string; readonly hint?: string };
   readonly stderrTail?: string;
   /** The server's name and version from `initialize`. */
   readonly serverInfo?: { readonly name: string; readonly version: string };
@@ -127,6 +127,18 @@ export interface McpService {
   subscribe(server: string, uri: string, listener: () => void): Promise<Disposer>;
   prompts(server?: string): Promise<ReadonlyArray<{ server: string; name: string; description?: string; arguments?: ReadonlyArray<{ name: string; description?: string; required?: boolean }> }>>;
   getPrompt(server: string, name: string, args?: Readonly<Record<string, string>>): Promise<{ description?: string; messages: ReadonlyArray<Record<string, unknown>>; text: string }>;
+  /**
+   * The tool exactly as its server listed it (`inputSchema`, `outputSchema`,
+   * `annotations`, `_meta` unchanged), by namespaced name: what a gateway serves
+   * again. Optional so that test doubles need not implement it.
+   */
+  listedTool?(name: string): Readonly<Record<string, unknown>> | undefined;
+  /**
+   * Calls `listener` when a server's list changes: its tools (listed again,
+   * connected, gone), or its resources or prompts (the server sent
+   * `list_changed`). Optional so that test doubles need not implement it.
+   */
+  onListChanged?(listener: (change: { readonly server: string; readonly list: 'tools' | 'resources' | 'prompts' }) => void): Disposer;
   /** Argument completion for a prompt argument (or a resource template variable). */
   complete(server: string, ref: { type: 'prompt'; name: string } | { type: 'resource'; uri: string }, argument: { name: string; value: string }): Promise<readonly string[]>;
 }
@@ -135,16 +147,17 @@ export interface McpService {
  * Handlers a host may provide for requests servers send to the client, as services
  * (`kernel.provide('mcp:sampling', …)`); without one, plinth answers itself:
  * roots = the workspace, elicitation = a form on the terminal (declined without one),
- * sampling = declined.
+ * sampling = declined. A handler that resolves `undefined` leaves that one request
+ * to plinth's own answer (the gateway does so when its client cannot answer).
  */
 export interface SamplingHandler {
-  (request: { server: string; params: Record<string, unknown> }): Promise<Record<string, unknown>>;
+  (request: { server: string; params: Record<string, unknown> }): Promise<Record<string, unknown> | undefined>;
 }
 export interface ElicitationHandler {
-  (request: { server: string; message: string; requestedSchema: Record<string, unknown> }): Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>;
+  (request: { server: string; message: string; requestedSchema: Record<string, unknown> }): Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> } | undefined>;
 }
 export interface RootsHandler {
-  (request: { server: string }): Promise<ReadonlyArray<{ uri: string; name?: string }>>;
+  (request: { server: string }): Promise<ReadonlyArray<{ uri: string; name?: string }> | undefined>;
 }
 
 declare module '../index.js' {

@@ -9,6 +9,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   LoggingMessageNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -150,6 +152,12 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
     refreshTools().catch((error: unknown) => log.warn(redact(`server "${server}": listing tools after tools/list_changed failed, keeping the previous list: ${message(error)}`)));
   });
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => subscriptions.updated(notification.params.uri));
+  client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+    if (detachedReason === undefined) registry.listChanged(server, 'resources');
+  });
+  client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
+    if (detachedReason === undefined) registry.listChanged(server, 'prompts');
+  });
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => logServerMessage(log, server, notification.params, redact));
 
   // A closing client takes its tools along, whoever notices first (the core's own handler keeps running).

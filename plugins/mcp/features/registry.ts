@@ -18,6 +18,16 @@ export function createToolRegistry(options: { log?: Logger } = {}): ToolRegistry
   const byName = new Map<string, RegisteredTool>();
   const down = new Map<string, string>();
   const listeners = new Set<(change: { server: string; tools: readonly McpTool[] }) => void>();
+  const listListeners = new Set<(change: { server: string; list: 'tools' | 'resources' | 'prompts' }) => void>();
+  const announce = (server: string, list: 'tools' | 'resources' | 'prompts') => {
+    for (const listener of [...listListeners]) {
+      try {
+        listener({ server, list });
+      } catch (error) {
+        options.log?.warn(`a list listener failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  };
   let all: readonly McpTool[] | undefined;
 
   const changed = (server: string) => {
@@ -30,6 +40,7 @@ export function createToolRegistry(options: { log?: Logger } = {}): ToolRegistry
         options.log?.warn(`a tool registry listener failed: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
+    announce(server, 'tools');
   };
 
   /** Why `server` cannot be reached, as a failure. */
@@ -131,6 +142,16 @@ export function createToolRegistry(options: { log?: Logger } = {}): ToolRegistry
     },
     async complete(server, ref, argument, context) {
       return requireServer(server, `argument "${argument.name}" cannot be completed`).complete(ref, argument, context);
+    },
+    listed(name) {
+      return byName.get(name)?.listed;
+    },
+    onListChanged(listener): Disposer {
+      listListeners.add(listener);
+      return () => void listListeners.delete(listener);
+    },
+    listChanged(server, list) {
+      announce(server, list);
     },
     onChange(listener): Disposer {
       listeners.add(listener);

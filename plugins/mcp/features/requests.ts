@@ -58,8 +58,8 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
   install('roots/list', () =>
     client.setRequestHandler(ListRootsRequestSchema, async () => {
       const host = await hostService(deps, 'mcp:roots', server);
-      if (!host) return { roots: [{ uri: pathToFileURL(deps.workspace).href, name: basename(deps.workspace) }] };
-      const roots = await answer(deps, server, 'roots/list', () => host({ server }));
+      const roots = host ? await answer(deps, server, 'roots/list', () => host({ server })) : undefined;
+      if (!roots) return { roots: [{ uri: pathToFileURL(deps.workspace).href, name: basename(deps.workspace) }] };
       return { roots: roots.map((root) => ({ uri: root.uri, ...(root.name !== undefined && { name: root.name }) })) };
     }),
   );
@@ -69,7 +69,8 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
       const params = request.params as { message: string; requestedSchema?: Record<string, unknown> };
       const requestedSchema = params.requestedSchema ?? { type: 'object', properties: {} };
       const host = await hostService(deps, 'mcp:elicitation', server);
-      if (host) return withContent(await answer(deps, server, 'elicitation/create', () => host({ server, message: params.message, requestedSchema })));
+      const answered = host ? await answer(deps, server, 'elicitation/create', () => host({ server, message: params.message, requestedSchema })) : undefined;
+      if (answered) return withContent(answered);
       const terminal = terminalOf(deps.terminal);
       if (terminal) return askElicitation({ server, message: redactFor(deps, definition)(params.message), requestedSchema }, terminal, extra.signal);
       deps.log.warn(
@@ -82,7 +83,8 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
   install('sampling/createMessage', () =>
     client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
       const host = await hostService(deps, 'mcp:sampling', server);
-      if (host) return answer(deps, server, 'sampling/createMessage', () => host({ server, params: request.params as Record<string, unknown> })) as never;
+      const sampled = host ? await answer(deps, server, 'sampling/createMessage', () => host({ server, params: request.params as Record<string, unknown> })) : undefined;
+      if (sampled) return sampled as never;
       deps.log.warn(`server "${server}" asked for a model completion (sampling), and no host takes sampling requests: declined.`);
       throw new McpError(
         SAMPLING_DECLINED,

@@ -115,6 +115,7 @@ export function registeredTool(server: string, tool: Tool): RegisteredTool {
   const outputDialect = schemaDialect(tool.outputSchema);
   return {
     tool: mcpTool,
+    listed: tool,
     ...(inputDialect !== undefined && { dialect: inputDialect }),
     ...(tool.outputSchema !== undefined && { outputSchema: convertSchema(tool.outputSchema) }),
     ...(outputDialect !== undefined && { outputDialect }),

@@ -133,6 +133,12 @@ export interface ToolRegistry {
   prompts(server?: string): Promise<readonly PromptInfo[]>;
   getPrompt(server: string, name: string, args?: Readonly<Record<string, string>>): Promise<PromptRendered>;
   complete(server: string, ref: CompletionRef, argument: { name: string; value: string }, context?: Readonly<Record<string, string>>): Promise<readonly string[]>;
+  /** The tool as its server listed it, by namespaced name. */
+  listed(name: string): Readonly<Record<string, unknown>> | undefined;
+  /** Called when a server's tools change (as `onChange`) and when it announces new resources or prompts. */
+  onListChanged(listener: (change: { server: string; list: 'tools' | 'resources' | 'prompts' }) => void): Disposer;
+  /** For `attachFeatures`: the server sent `resources/list_changed` or `prompts/list_changed`. */
+  listChanged(server: string, list: 'resources' | 'prompts'): void;
   /** Called after a server's tools change (listed, re-listed, removed). */
   onChange(listener: (change: { server: string; tools: readonly McpTool[] }) => void): Disposer;
 
@@ -149,6 +155,8 @@ export interface ToolRegistry {
 /** A registry entry: the public tool and what the wrapper needs to call it. */
 export interface RegisteredTool {
   readonly tool: McpTool;
+  /** The tool as the server listed it. */
+  readonly listed?: Readonly<Record<string, unknown>>;
   /** The server's output schema, when it declares one. */
   readonly outputSchema?: Readonly<Record<string, unknown>>;
   /** The JSON Schema dialect the server declared (`$schema`) for the input, for validation. */

@@ -1,0 +1,178 @@
+/**
+ * `plinth serve --http`: streamable HTTP on `/mcp`, one SDK transport and one
+ * session per `initialize`. In this order, per request: Host and Origin (403,
+ * see guard.ts), the path (404), the bearer token (401), the session (404 for
+ * an unknown id, 503 past `maxSessions`), the body size (413). Sessions end on
+ * DELETE and after `sessionIdleMs` without a request; a connection that leaves
+ * more than `maxBufferedBytes` unread (a stream it never reads) is closed. An
+ * error in one request answers 500 (or drops that connection), never more.
+ */
+import { randomUUID } from 'node:crypto';
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { Socket } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { PlinthError } from 'plinth/sdk';
+import type { GatewayHttpEndpoint, GatewayHttpOptions, Logger } from 'plinth/sdk';
+import { isLoopback, originPolicy, rebindingProblem } from './guard.js';
+import type { GatewaySession } from './session.js';
+import type { GatewaySettings } from './settings.js';
+import { authorized, gatewayToken } from './token.js';
+
+export interface HttpDeps {
+  readonly settings: GatewaySettings;
+  readonly home: string;
+  readonly log: Logger;
+  readonly newSession: () => GatewaySession;
+  readonly options: GatewayHttpOptions;
+}
+
+interface Entry {
+  readonly session: GatewaySession;
+  readonly transport: StreamableHTTPServerTransport;
+}
+
+const SWEEP_MS = 1000;
+
+export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
+  const { settings, log } = deps;
+  const host = deps.options.host ?? settings.host;
+  const port = deps.options.port ?? settings.port;
+  const token = await gatewayToken(settings.token, deps.home);
+  const policy = originPolicy(host, settings.allowedHosts, settings.allowedOrigins);
+  const sessions = new Map<string, Entry>();
+  let pending = 0;
+  const sockets = new Set<Socket>();
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const forbidden = rebindingProblem({ host: req.headers.host, origin: req.headers.origin }, policy);
+    if (forbidden) return refuse(res, 403, 'PLN_E_GATEWAY_FORBIDDEN', `${forbidden} (DNS rebinding protection; allow it in plugins.gateway.settings.allowedHosts / allowedOrigins)`);
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/mcp') return refuse(res, 404, 'PLN_E_GATEWAY_NOT_FOUND', `nothing is served at ${path}: the MCP endpoint is /mcp`);
+    if (!authorized(req.headers.authorization, token.value)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="plinth"');
+      return refuse(res, 401, 'PLN_E_GATEWAY_UNAUTHORIZED', `a bearer token is required: send "Authorization: Bearer <token>" (the token is in ${token.info.from})`);
+    }
+    const id = req.headers['mcp-session-id'];
+    if (typeof id === 'string' && id !== '') {
+      const entry = sessions.get(id);
+      if (!entry) return refuse(res, 404, 'PLN_E_GATEWAY_SESSION_UNKNOWN', 'this session has ended (or never was): initialize a new one');
+      entry.session.lastActive = Date.now();
+      return entry.transport.handleRequest(req, res);
+    }
+    if (req.method !== 'POST') return refuse(res, 400, 'PLN_E_GATEWAY_SESSION_UNKNOWN', 'no mcp-session-id: start a session with an initialize request (POST)');
+    if (sessions.size + pending >= settings.maxSessions) {
+      res.setHeader('Retry-After', '5');
+      return refuse(res, 503, 'PLN_E_GATEWAY_SESSION_LIMIT', `${settings.maxSessions} sessions are open, the most plugins.gateway.settings.maxSessions allows: end one (DELETE) or try later`);
+    }
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (length > settings.maxBodyBytes) return refuse(res, 413, 'PLN_E_GATEWAY_BODY_TOO_LARGE', `the body is ${length} bytes, more than ${settings.maxBodyBytes} (plugins.gateway.settings.maxBodyBytes)`);
+
+    pending++;
+    const session = deps.newSession();
+    let sessionId: string | undefined;
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      maxRequestBodySize: settings.maxBodyBytes,
+      onsessioninitialized: (sid) => {
+        sessionId = sid;
+        sessions.set(sid, { session, transport });
+      },
+    });
+    transport.onclose = () => {
+      if (sessionId !== undefined) sessions.delete(sessionId);
+      void session.close();
+    };
+    try {
+      await session.server.connect(transport);
+      await transport.handleRequest(req, res);
+    } finally {
+      pending--;
+      if (transport.sessionId === undefined) void session.close(); // not an initialize: nothing to keep
+    }
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log.warn(`gateway: a request failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (!res.headersSent) refuse(res, 500, 'PLN_E_GATEWAY_INTERNAL', 'the gateway could not handle this request');
+      else res.destroy();
+    });
+  });
+  // Headers must come quickly; bodies within the request timeout; streams (responses) may last.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.maxConnections = settings.maxSessions * 4 + 64;
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [id, entry] of sessions) {
+      if (entry.session.calls.size === 0 && now - entry.session.lastActive > settings.sessionIdleMs) {
+        log.info(`gateway: session ${id.slice(0, 8)}… ended after ${settings.sessionIdleMs} ms without a request`);
+        sessions.delete(id);
+        void entry.transport.close();
+      }
+    }
+    for (const socket of sockets) if (socket.writableLength > settings.maxBufferedBytes) socket.destroy();
+  }, SWEEP_MS);
+  sweep.unref();
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new PlinthError('PLN_E_GATEWAY_LISTEN', `cannot listen on ${host}:${port} (${error.code ?? error.message})`, {
+          plugin: 'gateway',
+          cause: error,
+          hint: error.code === 'EADDRINUSE' ? `another program uses port ${port}: choose another with --port (0 picks a free one)` : 'check the --host address and that you may bind the port',
+        }),
+      ),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  server.on('error', (error) => log.warn(`gateway: ${error.message}`));
+  const address = server.address();
+  const bound = typeof address === 'object' && address !== null ? address.port : port;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+
+  let done!: () => void;
+  const closed = new Promise<void>((resolve) => (done = resolve));
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shownHost}:${bound}/mcp`,
+    host,
+    port: bound,
+    token: token.info,
+    ...(!isLoopback(host) && {
+      warning: `the gateway listens on ${host}, reachable from other machines: anyone with the token can use every configured server. Prefer 127.0.0.1 (the default) unless you need this.`,
+    }),
+    closed,
+    sessions: () => sessions.size,
+    close() {
+      closing ??= (async () => {
+        clearInterval(sweep);
+        await Promise.all([...sessions.values()].map((e) => e.transport.close().catch(() => undefined)));
+        sessions.clear();
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        for (const socket of sockets) socket.destroy();
+        await stopped;
+        done();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** A JSON-RPC error body with plinth's code, and the HTTP status. */
+function refuse(res: ServerResponse, status: number, code: string, message: string): void {
+  if (res.headersSent) return void res.destroy();
+  // An unread body (a refused 10 MB upload) is discarded by Node once the answer is sent.
+  res.writeHead(status, { 'Content-Type': 'application/json', ...(status >= 500 && { Connection: 'close' }) });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `${code}: ${message}` }, id: null }));
+}

@@ -1,0 +1,270 @@
+/**
+ * One downstream session: an SDK `Server` whose handlers serve the catalog
+ * (tools, resources, templates, prompts, completions, the status resource)
+ * and forward tool calls to the `mcp` service — so every call runs
+ * `before_tool`, the call and `after_tool` — with the caller's cancellation
+ * and progress. Each session has its own subscriptions and in-flight calls.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  CompleteRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  RootsListChangedNotificationSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  type CallToolResult,
+  type ServerNotification,
+  type ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Disposer, Logger, McpService, ToolCallResult } from 'plinth/sdk';
+import { STATUS_URI, servedTool, serverOfName } from './catalog.js';
+import type { Catalog } from './gateway-catalog.js';
+import { unavailableText } from './status.js';
+
+/** What `extra.sendRequest` of one downstream request can send. */
+export type DownstreamExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** A tool call in flight: its upstream server and the downstream request it answers (server-to-client requests go along it). */
+export interface InFlightCall {
+  readonly server: string;
+  readonly extra: DownstreamExtra;
+}
+
+/** One served session. */
+export interface GatewaySession {
+  readonly server: Server;
+  readonly calls: Set<InFlightCall>;
+  /** When it was last asked anything (idle timeout). */
+  lastActive: number;
+  close(): Promise<void>;
+  readonly closed: boolean;
+}
+
+export interface SessionDeps {
+  readonly mcp: McpService;
+  readonly catalog: Catalog;
+  readonly log: Logger;
+  readonly version: string;
+  /** The status resource's JSON, now. */
+  readonly status: () => Promise<string>;
+  readonly onClose: (session: GatewaySession) => void;
+}
+
+const CAPABILITIES = {
+  tools: { listChanged: true },
+  resources: { listChanged: true, subscribe: true },
+  prompts: { listChanged: true },
+  completions: {},
+} as const;
+
+/** A new session's server; connect it to a transport. */
+export function createSession(deps: SessionDeps): GatewaySession {
+  const { mcp, catalog } = deps;
+  const server = new Server(
+    { name: 'plinth', version: deps.version, title: 'plinth gateway' },
+    {
+      capabilities: CAPABILITIES,
+      instructions: `Tools, resources and prompts of the MCP servers configured in plinth. Tools are named <server>__<tool>. Read ${STATUS_URI} to see which servers are connected and how to fix the others.`,
+      // A burst of upstream changes (a restart, a plugin enabled) is one notification per list.
+      debouncedNotificationMethods: ['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed'],
+    },
+  );
+  const subscriptions = new Map<string, Promise<Disposer>>();
+  let closed = false;
+  const session: GatewaySession = {
+    server,
+    calls: new Set(),
+    lastActive: Date.now(),
+    get closed() {
+      return closed;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const sub of subscriptions.values()) void sub.then((off) => off(), () => undefined);
+      subscriptions.clear();
+      await server.close().catch(() => undefined);
+      deps.onClose(session);
+    },
+  };
+  server.onclose = () => void session.close();
+  const touch = () => {
+    session.lastActive = Date.now();
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    touch();
+    const { tools } = catalog.tools();
+    return { tools: [...tools].map(([name, tool]) => servedTool(mcp, name, tool)) as never };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    touch();
+    const { name } = request.params;
+    const tool = catalog.tools().tools.get(name);
+    if (!tool) return notServed(mcp, name);
+    const call: InFlightCall = { server: tool.server, extra };
+    session.calls.add(call);
+    try {
+      const token = request.params._meta?.progressToken;
+      const result = await mcp.callTool(tool.name, request.params.arguments ?? {}, {
+        signal: extra.signal,
+        ...(token !== undefined && {
+          onProgress: (progress) => {
+            extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => undefined);
+          },
+        }),
+      });
+      if (extra.signal.aborted) throw new McpError(ErrorCode.RequestTimeout, 'the call was cancelled');
+      return toCallResult(result);
+    } finally {
+      session.calls.delete(call);
+      touch();
+    }
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+    touch();
+    const resources = await catalog.resources();
+    return {
+      resources: [
+        { uri: STATUS_URI, name: 'status', title: 'plinth gateway status', mimeType: 'application/json', description: 'Each upstream server: state, tools, why it is not connected and the fix' },
+        ...[...resources.values()].map((r) => r.entry),
+      ] as never,
+    };
+  });
+
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+    touch();
+    return { resourceTemplates: (await catalog.templates()).map((t) => t.entry) as never };
+  });
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    touch();
+    const { uri } = request.params;
+    if (uri === STATUS_URI) return { contents: [{ uri, mimeType: 'application/json', text: await deps.status() }] };
+    const target = await catalog.route(uri);
+    const read = await upstream(() => mcp.readResource(target.server, target.uri));
+    // The contents name the URI the host asked for (a shadowed URI stays shadowed).
+    return { contents: read.contents.map((c) => (c.uri === target.uri ? { ...c, uri } : c)) as never };
+  });
+
+  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    touch();
+    const { uri } = request.params;
+    if (subscriptions.has(uri) || uri === STATUS_URI) {
+      if (uri === STATUS_URI) catalog.watchStatus(session);
+      return {};
+    }
+    const target = await catalog.route(uri);
+    const pending = upstream(() => mcp.subscribe(target.server, target.uri, () => void server.sendResourceUpdated({ uri }).catch(() => undefined)));
+    subscriptions.set(uri, pending);
+    try {
+      await pending;
+    } catch (error) {
+      subscriptions.delete(uri);
+      throw error;
+    }
+    if (closed) void pending.then((off) => off());
+    return {};
+  });
+
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    touch();
+    const { uri } = request.params;
+    if (uri === STATUS_URI) catalog.unwatchStatus(session);
+    const pending = subscriptions.get(uri);
+    subscriptions.delete(uri);
+    if (pending) await pending.then((off) => off(), () => undefined);
+    return {};
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, async () => {
+    touch();
+    const { prompts } = await catalog.prompts();
+    return { prompts: [...prompts.values()].map((p) => ({ ...p.entry, name: p.name })) as never };
+  });
+
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+    touch();
+    const { prompts } = await catalog.prompts();
+    const prompt = prompts.get(request.params.name);
+    if (!prompt) throw new McpError(ErrorCode.InvalidParams, `PLN_E_GATEWAY_UNKNOWN: no prompt is named "${request.params.name}" (prompts/list lists them)`);
+    const got = await upstream(() => mcp.getPrompt(prompt.server, prompt.prompt, request.params.arguments));
+    return { ...(got.description !== undefined && { description: got.description }), messages: got.messages as never };
+  });
+
+  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+    touch();
+    const { ref, argument } = request.params;
+    let values: readonly string[];
+    if (ref.type === 'ref/prompt') {
+      const prompt = (await catalog.prompts()).prompts.get(ref.name);
+      if (!prompt) throw new McpError(ErrorCode.InvalidParams, `PLN_E_GATEWAY_UNKNOWN: no prompt is named "${ref.name}"`);
+      values = await upstream(() => mcp.complete(prompt.server, { type: 'prompt', name: prompt.prompt }, argument));
+    } else {
+      const template = (await catalog.templates()).find((t) => t.uriTemplate === ref.uri);
+      if (!template) throw new McpError(ErrorCode.InvalidParams, `PLN_E_GATEWAY_UNKNOWN: no resource template is "${ref.uri}" (resources/templates/list lists them)`);
+      values = await upstream(() => mcp.complete(template.server, { type: 'resource', uri: ref.uri }, argument));
+    }
+    const shown = values.slice(0, 100);
+    return { completion: { values: shown, total: values.length, hasMore: values.length > shown.length } };
+  });
+
+  // The host's roots changed (or a host with roots arrived, replacing plinth's answer): every upstream server that may ask for them hears it.
+  const rootsChanged = async () => {
+    for (const s of mcp.servers()) {
+      if (s.state === 'connected') await mcp.client(s.name)?.sendRootsListChanged().catch(() => undefined);
+    }
+  };
+  server.setNotificationHandler(RootsListChangedNotificationSchema, rootsChanged);
+  server.oninitialized = () => {
+    if (server.getClientCapabilities()?.roots) void rootsChanged();
+  };
+
+  return session;
+}
+
+/** A call result as MCP has it; a call plinth could not make is an error result that says why and what to do. */
+export function toCallResult(result: ToolCallResult): CallToolResult {
+  if (result.ok) {
+    return {
+      content: [...result.content] as CallToolResult['content'],
+      ...(result.structuredContent && { structuredContent: { ...result.structuredContent } }),
+      ...(result.isError && { isError: true }),
+    };
+  }
+  const code = result.error?.code ?? 'PLN_E_GATEWAY_INTERNAL';
+  const message = result.error?.message ?? result.text;
+  return { isError: true, content: [{ type: 'text', text: `${code}: ${message}` }] };
+}
+
+/** A call to a name the gateway does not serve: the server is down (say why and the fix), or no such tool. */
+function notServed(mcp: McpService, name: string): CallToolResult {
+  const server = serverOfName(mcp, name);
+  const status = server === undefined ? undefined : mcp.servers().find((s) => s.name === server);
+  if (status && status.state !== 'connected') return { isError: true, content: [{ type: 'text', text: unavailableText(status, name) }] };
+  return { isError: true, content: [{ type: 'text', text: `PLN_E_GATEWAY_UNKNOWN: no tool is named "${name}" (tools/list lists them; ${STATUS_URI} shows servers that are not connected)` }] };
+}
+
+/** An upstream failure as an MCP error the host can show, with plinth's code in the message. */
+async function upstream<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof McpError) throw error;
+    const code = (error as { code?: unknown }).code;
+    const hint = (error as { hint?: unknown }).hint;
+    const text = `${typeof code === 'string' ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}${typeof hint === 'string' ? `. Fix: ${hint}` : ''}`;
+    throw new McpError(ErrorCode.InternalError, text);
+  }
+}
