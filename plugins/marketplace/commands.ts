@@ -24,7 +24,8 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>):
       options: { registry: { type: 'string', value: '<url>', description: 'Install from this registry instead of the configured ones' }, ...YES },
       async run({ args, options, json, out, signal }) {
         const registry = typeof options.registry === 'string' ? options.registry : undefined;
-        const result = await withProgress((progress) => service().then((s) => s.install(args[0]!, { ...(registry && { registry }), ...installOptions(options, out, signal, progress) })));
+        // This process exits once installed: a new plugin loads where it runs (a running `plinth up` picks it up); an update still loads here first.
+        const result = await withProgress((progress) => service().then((s) => s.install(args[0]!, { ...(registry && { registry }), ...installOptions(options, out, signal, progress), loadNew: false })));
         report(out, json, result, 'installed');
       },
     },

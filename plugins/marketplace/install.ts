@@ -112,10 +112,11 @@ export async function approve(request: ApprovalRequest, options: InstallOptions,
 
 /**
  * Moves `staged` into place, records it and makes it the active version, then
- * loads it into the running kernel (when it runs). A failure to load switches
- * back to the previous version (or removes a fresh install) and is thrown.
+ * loads it into the running kernel (when it runs; a first install only with
+ * `loadNew`). A failure to load switches back to the previous version (or
+ * removes a fresh install) and is thrown.
  */
-export async function commit(context: InstallContext, staged: Staged, signal?: AbortSignal): Promise<MarketChange> {
+export async function commit(context: InstallContext, staged: Staged, signal?: AbortSignal, loadNew = true): Promise<MarketChange> {
   const { store, kernel } = context;
   signal?.throwIfAborted();
   const before = (await store.read()).plugins[staged.name];
@@ -147,19 +148,20 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
   };
   await step('record', staged.name, undefined, () => store.update((data) => void (data.plugins[staged.name] = entry)));
   await step('move', staged.name, undefined, () => store.activate(staged.name, staged.version));
-  const loaded = await loadOrRevert(context, staged, before, from);
+  const loaded = await loadOrRevert(context, staged, before, from, loadNew || from !== undefined);
   await store.prune(staged.name, [staged.version, ...(from && from !== staged.version ? [from] : [])]);
   return { name: staged.name, ...(from && { from }), to: staged.version, registry: staged.registry, integrity: staged.integrity, loaded };
 }
 
-async function loadOrRevert(context: InstallContext, staged: Staged, before: LockEntry | undefined, from: string | undefined): Promise<boolean> {
+/** Approves the switched-to version with trust, then (with `load`) loads it live; undoes the switch when it does not load. */
+async function loadOrRevert(context: InstallContext, staged: Staged, before: LockEntry | undefined, from: string | undefined, load: boolean): Promise<boolean> {
   const { store, kernel } = context;
   const trust = await kernel.get('trust');
   const subjectFor = async (manifest: Manifest, version: string) => trust.pluginSubject({ name: manifest.name, version, dir: store.activePath(manifest.name), manifest }, 'user');
   let failure: PlinthError | 'not-running' | undefined;
   try {
     await trust.approve(await subjectFor(staged.manifest, staged.version));
-    failure = await loadLive(kernel, staged.name, store.activePath(staged.name));
+    failure = load ? await loadLive(kernel, staged.name, store.activePath(staged.name)) : 'not-running';
   } catch (error) {
     // Whatever goes wrong once the new version is linked (its folder too large to fingerprint, the kernel throwing) is undone as a failed load.
     failure = isPlinthError(error) ? error : new PlinthError('PLN_E_MARKET_LOAD', describeError(error), { plugin: staged.name, cause: error });

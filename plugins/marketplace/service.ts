@@ -76,7 +76,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       if (!(reapproveOnly && approval.unchanged)) await approve(approval, request, again);
       const changes: MarketChange[] = [];
       for (const s of changing) {
-        const apply = () => commit(installContext, s, request.signal);
+        const apply = () => commit(installContext, s, request.signal, request.loadNew !== false);
         changes.push(await (s.name === locked ? apply() : store.withPluginLock(s.name, limits.lockWaitMs, apply)));
         log.info(`installed ${s.name}@${s.version} from ${s.registry}`, { integrity: s.integrity });
       }

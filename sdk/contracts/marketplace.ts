@@ -150,6 +150,14 @@ export interface InstallOptions {
   /** Download progress (bytes so far, total when known). */
   readonly progress?: (name: string, received: number, total: number | undefined) => void;
   readonly signal?: AbortSignal;
+  /**
+   * Whether a plugin installed for the first time is loaded into this kernel
+   * (default true). A one-shot command that exits right after passes false:
+   * the plugin loads where it runs, live in a running `plinth up` (which watches
+   * the plugin folders) or at the next start. An update is loaded here first
+   * whatever this says: the new version must load before the old one is dropped.
+   */
+  readonly loadNew?: boolean;
 }
 
 /** The `marketplace` service. Every failure is a PlinthError with a `PLN_E_…` code and `details.step`. */

@@ -1,0 +1,14 @@
+import http from 'node:http';
+import { createWriteStream, mkdirSync, createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+const t0 = performance.now();
+const [{ default: ssri }, tar] = await Promise.all([import('ssri'), import('tar')]);
+const t1 = performance.now();
+const dir = process.argv[2]; mkdirSync(dir + '/x', { recursive: true });
+await new Promise((res, rej) => http.get(process.argv[3], (r) => pipeline(r, createWriteStream(dir + '/t.tgz')).then(res, rej)).on('error', rej));
+const t2 = performance.now();
+await ssri.checkStream(createReadStream(dir + '/t.tgz'), ssri.parse(process.argv[4]));
+const t3 = performance.now();
+await tar.x({ file: dir + '/t.tgz', cwd: dir + '/x' });
+const t4 = performance.now();
+console.error(`mods ${(t1-t0).toFixed(0)} dl ${(t2-t1).toFixed(0)} verify ${(t3-t2).toFixed(0)} x ${(t4-t3).toFixed(0)} total-in ${(t4).toFixed(0)}`);
