@@ -45,7 +45,7 @@ export async function getDocument(registry: Registry, url: URL, options: Request
 }
 
 /** Streams `url` into `file` (created, never overwritten), calling `progress` as bytes arrive. Returns the byte count. */
-export async function download(registry: Registry, url: URL, file: string, options: RequestOptions & { progress?: (received: number, total: number | undefined) => void }): Promise<number> {
+export async function download(registry: Registry, url: URL, file: string, options: RequestOptions & { progress?: (received: number, total: number | undefined) => void; observe?: (chunk: Buffer) => void }): Promise<number> {
   const out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
   const closed = new Promise<void>((resolve, reject) => {
     out.once('close', resolve);
@@ -55,6 +55,7 @@ export async function download(registry: Registry, url: URL, file: string, optio
   try {
     if (url.protocol === 'file:') {
       const body = await readLocal(registry, url, options);
+      options.observe?.(body);
       out.write(body);
       received = body.length;
       options.progress?.(received, received);
@@ -63,6 +64,7 @@ export async function download(registry: Registry, url: URL, file: string, optio
       const total = Number(response.headers['content-length'] ?? Number.NaN);
       await readBody(registry, url, response, options, (chunk) => {
         received += chunk.length;
+        options.observe?.(chunk);
         out.write(chunk);
         options.progress?.(received, Number.isFinite(total) ? total : undefined);
       });

@@ -17,7 +17,7 @@ import { extractSafely } from './extract.js';
 import { download } from './fetcher.js';
 import type { Planned } from './resolve.js';
 import type { PluginStore } from './store.js';
-import { verifyFile } from './verify.js';
+import { integrityChecker } from './verify.js';
 
 /** What the steps need. */
 export interface InstallContext {
@@ -44,16 +44,19 @@ export interface Staged {
 /** Downloads `planned` into `staging`, verifies it before extracting it, and checks the manifest inside. */
 export async function fetchPlanned(context: InstallContext, planned: Planned, staging: string, options: InstallOptions): Promise<Staged> {
   const file = join(staging, `${planned.name.replace('/', '+')}-${planned.version}.tgz`);
+  // Hashed as it arrives, judged once it is all written, before extraction: the file is not read twice.
+  const integrity = await step('verify', planned.name, options.signal, async () => integrityChecker(planned.integrity, { subject: file, ...(planned.size !== undefined && { size: planned.size }) }));
   await step('download', planned.name, options.signal, () =>
     download(planned.registry, planned.tarball, file, {
       timeoutMs: context.limits.timeoutMs,
       maxBytes: context.limits.maxBytes,
       step: 'download',
+      observe: integrity.update,
       ...(options.signal && { signal: options.signal }),
       ...(options.progress && { progress: (received: number, total: number | undefined) => options.progress!(planned.name, received, total) }),
     }),
   );
-  await step('verify', planned.name, options.signal, () => verifyFile(file, planned.integrity, planned.size === undefined ? {} : { size: planned.size }));
+  await step('verify', planned.name, options.signal, async () => integrity.finish());
   const staged = await extractAndCheck(context, file, staging, planned.name, planned.version, options);
   return { ...staged, integrity: planned.integrity, range: planned.range, registry: planned.registry.name, ...(planned.registry.name === 'command-line' && { registryUrl: planned.registry.url.href }), resolved: planned.tarball.href, dependency: planned.dependency };
 }

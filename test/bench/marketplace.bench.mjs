@@ -30,8 +30,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Kernel } from '../../dist/kernel/index.js';
 import { publishPlugin } from '../../dist/registry/publish.js';
 import { serveRegistry } from '../../dist/registry/server.js';
@@ -46,8 +45,7 @@ const PLUGINS = 10_000;
 const base = mkdtempSync(path.join(os.tmpdir(), 'plinth-bench-market-'));
 const round1 = (x) => Math.round(x * 10) / 10;
 const quiet = { health: { enabled: false }, 'mcp-demo': { enabled: false } };
-const requireHere = createRequire(import.meta.url);
-const moduleUrl = (name) => pathToFileURL(requireHere.resolve(name)).href;
+const moduleUrl = (name) => import.meta.resolve(name);
 /** The yardstick: download, verify and extract, nothing else (argv: url, integrity, folder). */
 const BARE = [
   "import http from 'node:http';",
