@@ -549,7 +549,7 @@ export class Kernel {
   private async replace(old: PluginRecord, candidate: Candidate): Promise<PlinthError | undefined> {
     const next = this.adopt(candidate, false);
     // A waiting eager plugin is set up by its replacement: that is what proves the new version loads.
-    if (old.state !== 'lazy' || old.deferred) {
+    if (old.state !== 'lazy' || (old.deferred && candidate.manifest.activation !== 'lazy')) {
       next.state = 'loading';
       const started = performance.now();
       try {
@@ -827,16 +827,20 @@ export class Kernel {
         this.reportError(new PlinthError('PLN_E_EVENT_UNKNOWN', `plugin "${record.info.name}" declares unknown event "${event}"`, { plugin: record.info.name, hook: 'manifest' }));
         continue;
       }
-      if (activation === 'lazy' || record.deferred) this.wakeOn(name, record.info.name);
+      if (activation === 'lazy') this.wakeOn(name, record.info.name);
     }
   }
 
-  /** An eager plugin a scoped boot leaves waiting: from now on it starts as a lazy one does. */
+  /** An eager plugin a scoped boot leaves waiting: from now on it starts as a lazy one does (its events were checked at adopt). */
   private defer(record: PluginRecord): void {
-    if (record.state !== 'loading') return; // its settings failed, or it is excluded: nothing to wait for
+    if (record.state !== 'loading') return;
     record.state = 'lazy';
     record.deferred = true;
-    this.indexEvents(record);
+    const { events, guards } = record.info.manifest;
+    for (const event of new Set([...events, ...guards])) {
+      const name = canonicalEvent(event);
+      if (name !== undefined) this.wakeOn(name, record.info.name);
+    }
   }
 
   private wakeOn(event: string, plugin: string): void {
