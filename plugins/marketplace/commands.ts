@@ -107,7 +107,8 @@ function report(out: CommandOutput, json: boolean, result: InstallResult, verb: 
   printNotes(out, result.notes);
   if (result.changes.length === 0) return out.print('Nothing to do: already installed.');
   for (const c of result.changes) {
-    out.print(`${verb} ${c.name}@${c.to}${c.from ? ` (was ${c.from})` : ''} from ${c.registry}${c.loaded ? ', loaded' : ''}`);
+    // Not loaded: a first install by this one-shot command, left to the host that runs it.
+    out.print(`${verb} ${c.name}@${c.to}${c.from ? ` (was ${c.from})` : ''} from ${c.registry}${c.loaded ? ', loaded' : c.from ? '' : '; loaded by a running plinth up, or at the next start'}`);
   }
 }
 
