@@ -38,6 +38,8 @@ interface Resolved {
   readonly plugin?: string;
   /** Set up only its plugin, not every plugin (see `standalone` in the manifest's commands). */
   readonly standalone?: true;
+  /** Boot with only its plugin, its dependencies and the guards set up (see `boot` in the manifest's commands). */
+  readonly boot?: 'own';
 }
 
 /** Runs the CLI; returns the exit code. */
@@ -176,7 +178,7 @@ function findCommand(commands: readonly Resolved[], words: readonly string[]): R
 }
 
 async function pluginCommand(kernel: Kernel, command: Resolved): Promise<CommandSpec> {
-  if (command.standalone !== true) await kernel.boot();
+  if (command.standalone !== true) await kernel.boot(command.boot === 'own' && command.plugin ? { only: [command.plugin] } : {});
   let registered;
   try {
     registered = await kernel.commands(command.plugin);

@@ -1,6 +1,6 @@
 /** plinth: the kernel API for host applications. Plugin authors import `plinth/sdk`. */
 export { Kernel, createKernel } from './kernel.js';
-export type { BootReport, InlinePlugin, KernelOptions, RegisteredCommand, ShutdownReport } from './kernel.js';
+export type { BootOptions, BootReport, DeclaredCommand, InlinePlugin, KernelOptions, RegisteredCommand, ShutdownReport } from './kernel.js';
 export { PlinthError, isPlinthError } from '../sdk/errors.js';
 export type { ErrorCode } from '../sdk/errors.js';
 export { KERNEL_API_VERSION } from '../sdk/version.js';

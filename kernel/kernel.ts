@@ -84,6 +84,26 @@ interface PluginRecord {
   abort: AbortController;
   /** Removes the blocking handlers of the events this plugin guards, set while it is not running. */
   guardOff?: Disposer | undefined;
+  /** Eager, but left waiting by a scoped boot (`boot({ only })`): it starts as a lazy plugin does. */
+  deferred?: true;
+}
+
+/** A command a resolved plugin declares, from its manifest. */
+export interface DeclaredCommand {
+  readonly name: string;
+  readonly summary: string;
+  readonly usage?: string;
+  readonly plugin: string;
+  /** Runs with only its plugin set up, no boot (builtin plugins only). */
+  readonly standalone?: true;
+  /** Runs after a boot of its plugin, its dependencies and the guards: `boot({ only: [plugin] })`. */
+  readonly boot?: 'own';
+}
+
+/** What `boot` sets up. */
+export interface BootOptions {
+  /** Only these plugins, their dependencies and the guards; the other eager plugins wait until they are used. */
+  readonly only?: readonly string[];
 }
 
 /** What boot found and did. */
@@ -239,17 +259,29 @@ export class Kernel {
     return resolution;
   }
 
-  /** Prepares, then sets up every eager plugin in dependency order. */
-  boot(): Promise<BootReport> {
-    this.booting ??= this.doBoot();
+  /**
+   * Prepares, then sets up every eager plugin in dependency order. With `only`,
+   * sets up just those plugins (the eager ones; lazy ones wait for their use),
+   * their dependencies and every guard (`guard: true`); each other eager plugin
+   * waits as a lazy one does, set up when its service is asked for, an event it
+   * declares fires, or a live change replaces it. The first call decides.
+   */
+  boot(options: BootOptions = {}): Promise<BootReport> {
+    this.booting ??= this.doBoot(options.only && new Set(options.only));
     return this.booting;
   }
 
-  private async doBoot(): Promise<BootReport> {
+  private async doBoot(only: ReadonlySet<string> | undefined): Promise<BootReport> {
     const resolution = await this.prepare();
     for (const candidate of resolution.plugins) {
-      if (candidate.manifest.activation === 'lazy') continue;
-      await this.activate(candidate.manifest.name).catch(() => undefined);
+      const { name, activation, guard } = candidate.manifest;
+      if (activation === 'lazy') continue;
+      // Guards are set up whatever the command: they check what every other plugin does.
+      if (only && !only.has(name) && !guard) {
+        this.defer(this.records.get(name)!);
+        continue;
+      }
+      await this.activate(name).catch(() => undefined);
     }
     const ready: BootReport = {
       plugins: this.status(),
@@ -516,7 +548,8 @@ export class Kernel {
    */
   private async replace(old: PluginRecord, candidate: Candidate): Promise<PlinthError | undefined> {
     const next = this.adopt(candidate, false);
-    if (old.state !== 'lazy') {
+    // A waiting eager plugin is set up by its replacement: that is what proves the new version loads.
+    if (old.state !== 'lazy' || (old.deferred && candidate.manifest.activation !== 'lazy')) {
       next.state = 'loading';
       const started = performance.now();
       try {
@@ -668,13 +701,15 @@ export class Kernel {
   }
 
   /** Commands declared by the resolved plugins, from manifests alone. */
-  declaredCommands(): Array<{ name: string; summary: string; usage?: string; plugin: string; standalone?: true }> {
-    const list: Array<{ name: string; summary: string; usage?: string; plugin: string; standalone?: true }> = [];
+  declaredCommands(): DeclaredCommand[] {
+    const list: DeclaredCommand[] = [];
     for (const candidate of this.resolution.plugins) {
       for (const [name, decl] of Object.entries(candidate.manifest.commands)) {
         // Only plinth's own commands may skip the boot: it is what sets up every guard (hooks, trust's gate) before anything runs.
         const standalone = decl.standalone === true && candidate.source === 'builtin';
-        list.push({ name, summary: decl.summary, ...(decl.usage && { usage: decl.usage }), plugin: candidate.manifest.name, ...(standalone && { standalone: true as const }) });
+        // A boot of its own plugin still sets up every guard, so any plugin may ask for it.
+        const own = !standalone && decl.boot === 'own';
+        list.push({ name, summary: decl.summary, ...(decl.usage && { usage: decl.usage }), plugin: candidate.manifest.name, ...(standalone && { standalone: true as const }), ...(own && { boot: 'own' as const }) });
       }
     }
     // Code-point order: localeCompare would load ICU (about 10 ms) on every CLI start.
@@ -792,11 +827,26 @@ export class Kernel {
         this.reportError(new PlinthError('PLN_E_EVENT_UNKNOWN', `plugin "${record.info.name}" declares unknown event "${event}"`, { plugin: record.info.name, hook: 'manifest' }));
         continue;
       }
-      if (activation !== 'lazy') continue;
-      const list = this.lazyByEvent.get(name) ?? [];
-      list.push(record.info.name);
-      this.lazyByEvent.set(name, list);
+      if (activation === 'lazy') this.wakeOn(name, record.info.name);
     }
+  }
+
+  /** An eager plugin a scoped boot leaves waiting: from now on it starts as a lazy one does (its events were checked at adopt). */
+  private defer(record: PluginRecord): void {
+    if (record.state !== 'loading') return;
+    record.state = 'lazy';
+    record.deferred = true;
+    const { events, guards } = record.info.manifest;
+    for (const event of new Set([...events, ...guards])) {
+      const name = canonicalEvent(event);
+      if (name !== undefined) this.wakeOn(name, record.info.name);
+    }
+  }
+
+  private wakeOn(event: string, plugin: string): void {
+    const list = this.lazyByEvent.get(event) ?? [];
+    list.push(plugin);
+    this.lazyByEvent.set(event, list);
   }
 
   private knownPlugins(): PluginInfo[] {

@@ -58,6 +58,14 @@ export const commandDeclSchema = z.object({
    * or be refused loading, the plugin it approves). Honoured for builtin plugins only.
    */
   standalone: z.boolean().optional(),
+  /**
+   * `"own"`: the kernel boots with only this command's plugin, its dependencies
+   * and the guards set up; every other eager plugin waits, as a lazy one does,
+   * until its service is asked for, an event it declares fires, or a live change
+   * replaces it. For commands that change plugins without needing the others
+   * running (`plinth ext install`). Default (`"all"`): every eager plugin is set up.
+   */
+  boot: z.enum(['all', 'own']).optional(),
 });
 
 /** A section another plugin reads (`hooks` by the hooks plugin, `mcpServers` by the mcp plugin), checked by it. */

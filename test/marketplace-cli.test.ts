@@ -98,10 +98,42 @@ describe('tarballs', () => {
     const home = await box(server.url);
     const result = await run(home, ['ext', 'install', 'packed', '--yes', '--json']);
     expectExit(result, 0);
-    expect(json(result)).toMatchObject({ changes: [{ name: 'packed', to: '1.0.0', registry: 'local', loaded: true }], notes: [] });
+    // A one-shot command does not load a first install: the next start (or a running `plinth up`) does.
+    expect(json(result)).toMatchObject({ changes: [{ name: 'packed', to: '1.0.0', registry: 'local', loaded: false }], notes: [] });
     const search = await run(home, ['ext', 'search', 'pack']);
     expectExit(search, 0);
     expect(search.stdout).toMatch(/packed\s+1\.0\.0\s+local/);
+  }, 60_000);
+});
+
+describe('what a one-shot command sets up', () => {
+  const loadedLines = (stderr: string) => [...stderr.matchAll(/loaded ([\w@.-]+)@[\d.]+ in/g)].map((m) => m[1]).sort();
+
+  it('install sets up the marketplace, its dependencies and the guards, not every plugin, and leaves a new plugin to the host that runs it', async () => {
+    const { server } = await registry([{ name: 'fresh', version: '1.0.0' }]);
+    const home = await box(server.url);
+    const result = await run(home, ['-v', 'ext', 'install', 'fresh', '--yes']);
+    expectExit(result, 0);
+    expect(result.stdout).toContain('installed fresh@1.0.0 from local');
+    // hooks and trust are guards; launcher is a dependency of hooks. mcp and extensions (eager) wait; fresh is not loaded here.
+    expect(loadedLines(result.stderr)).toEqual(['hooks', 'launcher', 'marketplace', 'trust']);
+    expect(await listed(home, 'fresh')).toMatchObject({ version: '1.0.0', source: 'user', state: 'active' });
+  }, 60_000);
+
+  it('update loads the new version in the command before the old one goes: a version that does not load is switched back', async () => {
+    const { server, publish } = await registry([{ name: 'steady', version: '1.0.0' }]);
+    const home = await box(server.url);
+    expectExit(await run(home, ['ext', 'install', 'steady', '--yes']), 0);
+    await publish({ name: 'steady', version: '1.1.0', broken: true });
+    const broken = await run(home, ['ext', 'update', 'steady', '--yes']);
+    expectExit(broken, 1);
+    expect(broken.stderr).toContain('PLN_E_MARKET_LOAD');
+    expect(broken.stderr).toContain('steady@1.0.0 is back in place');
+    expect(await listed(home, 'steady')).toMatchObject({ version: '1.0.0', state: 'active' });
+    await publish({ name: 'steady', version: '1.2.0' });
+    const updated = await run(home, ['ext', 'update', 'steady', '--yes', '--json']);
+    expectExit(updated, 0);
+    expect(json(updated)).toMatchObject({ changes: [{ name: 'steady', from: '1.0.0', to: '1.2.0', loaded: true }] });
   }, 60_000);
 });
 

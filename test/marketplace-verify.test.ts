@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { integrityStream, parseIntegrity, shasumIntegrity, verifyFile } from '../plugins/marketplace/verify.js';
+import { integrityChecker, integrityStream, parseIntegrity, shasumIntegrity, verifyFile } from '../plugins/marketplace/verify.js';
 import { rejection } from './support/errors.js';
 
 let dir: string;
@@ -161,5 +161,29 @@ describe('integrityStream, while downloading', () => {
 
   test('weak metadata is refused when the stream is made, before a byte is downloaded', () => {
     expect(() => integrityStream(sri('sha1'))).toThrow(expect.objectContaining({ code: 'PLN_E_INTEGRITY_WEAK' }));
+  });
+});
+
+describe('integrityChecker, fed the chunks of a download as they are written', () => {
+  const chunks = (data: Buffer, size = 1000) => Array.from({ length: Math.ceil(data.length / size) }, (_, i) => data.subarray(i * size, (i + 1) * size));
+
+  test('gives the verdict verifyFile gives for the same bytes', async () => {
+    const check = integrityChecker(`${sri('sha256')} ${sri('sha512')}`, { size: DATA.length, subject: file });
+    for (const chunk of chunks(DATA)) check.update(chunk);
+    expect(check.finish()).toEqual(await verifyFile(file, `${sri('sha256')} ${sri('sha512')}`, { size: DATA.length }));
+  });
+
+  test('other bytes of the same length fail with the digest, fewer bytes with the size', () => {
+    const swapped = integrityChecker(sri('sha512'), { size: DATA.length });
+    for (const chunk of chunks(Buffer.alloc(DATA.length, 1))) swapped.update(chunk);
+    expect(() => swapped.finish()).toThrow(expect.objectContaining({ code: 'PLN_E_INTEGRITY_MISMATCH' }));
+    const cut = integrityChecker(sri('sha512'), { size: DATA.length });
+    cut.update(DATA.subarray(0, 100));
+    expect(() => cut.finish()).toThrow(expect.objectContaining({ code: 'PLN_E_INTEGRITY_SIZE' }));
+  });
+
+  test('weak or garbage metadata is refused when it is made, before a byte is downloaded', () => {
+    expect(() => integrityChecker(sri('md5'))).toThrow(expect.objectContaining({ code: 'PLN_E_INTEGRITY_WEAK' }));
+    expect(() => integrityChecker('sha512-not base64!')).toThrow(expect.objectContaining({ code: 'PLN_E_INTEGRITY_INVALID' }));
   });
 });

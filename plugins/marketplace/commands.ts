@@ -30,7 +30,8 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>):
       async run({ args, options, json, out, signal }) {
         const registry = typeof options.registry === 'string' ? options.registry : undefined;
         const trustKeyIds = typeof options['trust-key'] === 'string' ? [options['trust-key']] : undefined;
-        const result = await withProgress((progress) => service().then((s) => s.install(args[0]!, { ...(registry && { registry }), ...(options.force === true && { force: true }), ...(trustKeyIds && { trustKeyIds }), ...installOptions(options, out, signal, progress) })));
+        // This process exits once installed: a new plugin loads where it runs (a running `plinth up` picks it up); an update still loads here first.
+        const result = await withProgress((progress) => service().then((s) => s.install(args[0]!, { ...(registry && { registry }), ...(options.force === true && { force: true }), ...(trustKeyIds && { trustKeyIds }), ...installOptions(options, out, signal, progress), loadNew: false })));
         report(out, json, result, 'installed');
       },
     },
@@ -151,7 +152,8 @@ function report(out: CommandOutput, json: boolean, result: InstallResult, verb: 
   printNotes(out, result.notes);
   if (result.changes.length === 0) return out.print('Nothing to do: already installed.');
   for (const c of result.changes) {
-    out.print(`${verb} ${c.name}@${c.to}${c.from ? ` (was ${c.from})` : ''} from ${c.registry}${c.loaded ? ', loaded' : ''}`);
+    // Not loaded: a first install by this one-shot command, left to the host that runs it.
+    out.print(`${verb} ${c.name}@${c.to}${c.from ? ` (was ${c.from})` : ''} from ${c.registry}${c.loaded ? ', loaded' : c.from ? '' : '; loaded by a running plinth up, or at the next start'}`);
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
+import { type IncomingMessage, get as httpGet } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { PlinthError, describeError } from 'plinth/sdk';
 import type { Registry } from './registries.js';
@@ -34,8 +35,8 @@ const MAX_REDIRECTS = 5;
 export async function getDocument(registry: Registry, url: URL, options: RequestOptions): Promise<Fetched> {
   if (url.protocol === 'file:') return { status: 200, body: await readLocal(registry, url, options) };
   const response = await request(registry, url, options);
-  if (response.status === 304) {
-    await response.body?.cancel();
+  if (response.statusCode === 304) {
+    response.resume();
     return { status: 304, body: Buffer.alloc(0), ...etagOf(response) };
   }
   const chunks: Buffer[] = [];
@@ -44,7 +45,7 @@ export async function getDocument(registry: Registry, url: URL, options: Request
 }
 
 /** Streams `url` into `file` (created, never overwritten), calling `progress` as bytes arrive. Returns the byte count. */
-export async function download(registry: Registry, url: URL, file: string, options: RequestOptions & { progress?: (received: number, total: number | undefined) => void }): Promise<number> {
+export async function download(registry: Registry, url: URL, file: string, options: RequestOptions & { progress?: (received: number, total: number | undefined) => void; observe?: (chunk: Buffer) => void }): Promise<number> {
   const out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
   const closed = new Promise<void>((resolve, reject) => {
     out.once('close', resolve);
@@ -54,14 +55,16 @@ export async function download(registry: Registry, url: URL, file: string, optio
   try {
     if (url.protocol === 'file:') {
       const body = await readLocal(registry, url, options);
+      options.observe?.(body);
       out.write(body);
       received = body.length;
       options.progress?.(received, received);
     } else {
       const response = await request(registry, url, options);
-      const total = Number(response.headers.get('content-length') ?? Number.NaN);
+      const total = Number(response.headers['content-length'] ?? Number.NaN);
       await readBody(registry, url, response, options, (chunk) => {
         received += chunk.length;
+        options.observe?.(chunk);
         out.write(chunk);
         options.progress?.(received, Number.isFinite(total) ? total : undefined);
       });
@@ -73,64 +76,80 @@ export async function download(registry: Registry, url: URL, file: string, optio
   return received;
 }
 
-/** One GET, following redirects on the same origin only; the token only to the registry's origin. */
-async function request(registry: Registry, start: URL, options: RequestOptions): Promise<Response> {
+/**
+ * One GET, following redirects on the same origin only; the token only to the registry's origin.
+ * node:http rather than fetch: a one-shot command would spend more time loading fetch (undici)
+ * than downloading a 5 MB tarball over it.
+ */
+async function request(registry: Registry, start: URL, options: RequestOptions): Promise<IncomingMessage> {
   const signal = options.signal ? AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]) : AbortSignal.timeout(options.timeoutMs);
   let url = start;
   for (let hop = 0; ; hop++) {
     const headers: Record<string, string> = { accept: options.accept ?? 'application/json', 'user-agent': 'plinth-marketplace' };
     if (registry.token !== undefined && url.origin === registry.url.origin) headers.authorization = `Bearer ${registry.token}`;
     if (options.etag !== undefined) headers['if-none-match'] = options.etag;
-    let response: Response;
+    let response: IncomingMessage;
     try {
-      response = await fetch(url, { headers, redirect: 'manual', signal });
+      response = await get(url, headers, signal);
     } catch (error) {
       throw unreachable(registry, url, error, options, signal);
     }
-    if (response.status >= 300 && response.status < 400 && response.status !== 304) {
-      await response.body?.cancel();
-      const location = response.headers.get('location');
-      const next = location === null ? undefined : new URL(location, url);
+    const status = response.statusCode ?? 0;
+    if (status >= 300 && status < 400 && status !== 304) {
+      response.resume();
+      const location = response.headers.location;
+      const next = location === undefined ? undefined : new URL(location, url);
       if (next === undefined || next.origin !== url.origin) {
         throw new PlinthError('PLN_E_MARKET_REDIRECT', `registry "${registry.name}" redirected ${shown(url)} to ${next ? shown(next) : 'nowhere'}, another origin: refused`, {
           hint: 'a registry must serve its documents and tarballs itself or name the other host in the document; ask its operator, or use another registry',
           details: { step: options.step, registry: registry.name, url: shown(url), ...(next && { location: shown(next) }) },
         });
       }
-      if (hop === MAX_REDIRECTS) throw httpError(registry, url, response.status, options, 'too many redirects');
+      if (hop === MAX_REDIRECTS) throw httpError(registry, url, status, options, 'too many redirects');
       url = next;
       continue;
     }
-    if (response.status === 304 || response.ok) return response;
-    await response.body?.cancel();
-    if (response.status === 404) {
+    if (status === 304 || (status >= 200 && status < 300)) return response;
+    response.resume();
+    if (status === 404) {
       throw new PlinthError('PLN_E_MARKET_NOT_FOUND', `registry "${registry.name}" has nothing at ${shown(url)} (404)`, {
         hint: 'check the name (`plinth ext search <text>` lists what the registries have) or the registry URL',
         details: { step: options.step, registry: registry.name, url: shown(url), status: 404 },
       });
     }
-    throw httpError(registry, url, response.status, options, response.status === 401 || response.status === 403 ? 'the registry refused the credentials (set its token with "token": "${env:NAME}")' : undefined);
+    throw httpError(registry, url, status, options, status === 401 || status === 403 ? 'the registry refused the credentials (set its token with "token": "${env:NAME}")' : undefined);
   }
 }
 
-async function readBody(registry: Registry, url: URL, response: Response, options: RequestOptions, onChunk: (chunk: Buffer) => void): Promise<void> {
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+/** A GET over http or https; the response once its head is in (its body follows). */
+async function get(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<IncomingMessage> {
+  const [fetchWith, protocol] = url.protocol === 'https:' ? [(await import('node:https')).get, 'https'] : [httpGet, 'http'];
+  if (url.protocol !== `${protocol}:`) throw Object.assign(new Error(`${url.protocol} is not a registry protocol (http, https or file)`), { code: 'ERR_INVALID_PROTOCOL' });
+  return new Promise((resolve, reject) => {
+    const req = fetchWith(url, { headers, signal }, resolve);
+    req.once('error', reject);
+  });
+}
+
+async function readBody(registry: Registry, url: URL, response: IncomingMessage, options: RequestOptions, onChunk: (chunk: Buffer) => void): Promise<void> {
+  const declared = Number(response.headers['content-length'] ?? Number.NaN);
   if (Number.isFinite(declared) && declared > options.maxBytes) {
-    await response.body?.cancel();
+    response.destroy();
     throw tooLarge(registry, url, options, declared);
   }
-  if (!response.body) return;
   let received = 0;
   try {
-    for await (const chunk of response.body) {
+    for await (const chunk of response as AsyncIterable<Buffer>) {
       received += chunk.length;
       if (received > options.maxBytes) throw tooLarge(registry, url, options, received);
-      onChunk(Buffer.from(chunk));
+      onChunk(chunk);
     }
   } catch (error) {
     if (error instanceof PlinthError) throw error;
     throw unreachable(registry, url, error, options, options.signal);
   }
+  // A body cut short (the server went away) ends without an error: its length says so.
+  if (Number.isFinite(declared) && received !== declared) throw unreachable(registry, url, Object.assign(new Error(`the body ended after ${received} of ${declared} bytes`), { code: 'ECONNRESET' }), options, options.signal);
 }
 
 /** A static registry folder (sdk/contracts/registry.ts `packumentFile`, `tarballFile`, `REGISTRY_SEARCH_INDEX`). */
@@ -155,9 +174,9 @@ async function readLocal(registry: Registry, url: URL, options: RequestOptions):
   });
 }
 
-function etagOf(response: Response): { etag?: string } {
-  const etag = response.headers.get('etag');
-  return etag === null ? {} : { etag };
+function etagOf(response: IncomingMessage): { etag?: string } {
+  const etag = response.headers.etag;
+  return etag === undefined ? {} : { etag };
 }
 
 /** The URL without credentials, query or fragment: safe in messages. */

@@ -17,7 +17,7 @@ import { extractSafely } from './extract.js';
 import { download } from './fetcher.js';
 import type { Planned } from './resolve.js';
 import type { PluginStore } from './store.js';
-import { verifyFile } from './verify.js';
+import { integrityChecker } from './verify.js';
 
 /** What the steps need. */
 export interface InstallContext {
@@ -47,16 +47,19 @@ export interface Staged {
 /** Downloads `planned` into `staging`, verifies it before extracting it, and checks the manifest inside. */
 export async function fetchPlanned(context: InstallContext, planned: Planned, staging: string, options: InstallOptions): Promise<Staged> {
   const file = join(staging, `${planned.name.replace('/', '+')}-${planned.version}.tgz`);
+  // Hashed as it arrives, judged once it is all written, before extraction: the file is not read twice.
+  const integrity = await step('verify', planned.name, options.signal, async () => integrityChecker(planned.integrity, { subject: file, ...(planned.size !== undefined && { size: planned.size }) }));
   await step('download', planned.name, options.signal, () =>
     download(planned.registry, planned.tarball, file, {
       timeoutMs: context.limits.timeoutMs,
       maxBytes: context.limits.maxBytes,
       step: 'download',
+      observe: integrity.update,
       ...(options.signal && { signal: options.signal }),
       ...(options.progress && { progress: (received: number, total: number | undefined) => options.progress!(planned.name, received, total) }),
     }),
   );
-  await step('verify', planned.name, options.signal, () => verifyFile(file, planned.integrity, planned.size === undefined ? {} : { size: planned.size }));
+  await step('verify', planned.name, options.signal, async () => integrity.finish());
   const staged = await extractAndCheck(context, file, staging, planned.name, planned.version, options);
   return { ...staged, integrity: planned.integrity, range: planned.range, registry: planned.registry.name, ...(planned.registry.name === 'command-line' && { registryUrl: planned.registry.url.href }), resolved: planned.tarball.href, dependency: planned.dependency, ...(planned.signature && { signature: planned.signature }) };
 }
@@ -115,10 +118,16 @@ export async function approve(request: ApprovalRequest, options: InstallOptions,
 
 /**
  * Moves `staged` into place, records it and makes it the active version, then
- * loads it into the running kernel (when it runs). A failure to load switches
- * back to the previous version (or removes a fresh install) and is thrown.
+ * loads it into the running kernel (when it runs; a first install only with
+ * `loadNew`). A failure to load switches back to the previous version (or
+ * removes a fresh install) and is thrown.
  */
-export async function commit(context: InstallContext, staged: Staged, signal?: AbortSignal, force = false): Promise<MarketChange> {
+/**
+ * `force`: install the active version again (restores its files). `loadNew`
+ * (default true): load a plugin installed for the first time into this kernel
+ * (see `InstallOptions.loadNew`).
+ */
+export async function commit(context: InstallContext, staged: Staged, signal?: AbortSignal, { force = false, loadNew = true }: { force?: boolean; loadNew?: boolean } = {}): Promise<MarketChange> {
   const { store, kernel } = context;
   signal?.throwIfAborted();
   const before = (await store.read()).plugins[staged.name];
@@ -166,7 +175,7 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
   };
   await step('record', staged.name, undefined, () => store.update((data) => void (data.plugins[staged.name] = entry)));
   await step('move', staged.name, undefined, () => store.activate(staged.name, staged.version));
-  const loaded = await loadOrRevert(context, staged, before, from);
+  const loaded = await loadOrRevert(context, staged, before, from, loadNew || from !== undefined);
   await store.prune(staged.name, [staged.version, ...(from && from !== staged.version ? [from] : [])]);
   return { name: staged.name, ...(from && { from }), to: staged.version, registry: staged.registry, integrity: staged.integrity, loaded };
 }
@@ -202,14 +211,15 @@ async function reinstall(context: InstallContext, staged: Staged, before: LockEn
   return { name: staged.name, from: staged.version, to: staged.version, registry: staged.registry, integrity: staged.integrity, loaded: isRunning(kernel, staged.name) };
 }
 
-async function loadOrRevert(context: InstallContext, staged: Staged, before: LockEntry | undefined, from: string | undefined): Promise<boolean> {
+/** Approves the switched-to version with trust, then (with `load`) loads it live; undoes the switch when it does not load. */
+async function loadOrRevert(context: InstallContext, staged: Staged, before: LockEntry | undefined, from: string | undefined, load: boolean): Promise<boolean> {
   const { store, kernel } = context;
   const trust = await kernel.get('trust');
   const subjectFor = async (manifest: Manifest, version: string) => trust.pluginSubject({ name: manifest.name, version, dir: store.activePath(manifest.name), manifest }, 'user');
   let failure: PlinthError | 'not-running' | undefined;
   try {
     await trust.approve(await subjectFor(staged.manifest, staged.version));
-    failure = await loadLive(kernel, staged.name, store.activePath(staged.name));
+    failure = load ? await loadLive(kernel, staged.name, store.activePath(staged.name)) : 'not-running';
   } catch (error) {
     // Whatever goes wrong once the new version is linked (its folder too large to fingerprint, the kernel throwing) is undone as a failed load.
     failure = isPlinthError(error) ? error : new PlinthError('PLN_E_MARKET_LOAD', describeError(error), { plugin: staged.name, cause: error });

@@ -128,7 +128,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       if (!(reapproveOnly && approval.unchanged)) await approve(approval, request, again);
       const changes: MarketChange[] = [];
       for (const s of changing) {
-        const apply = () => commit(installContext, s, request.signal, request.force === true && !s.dependency);
+        const apply = () => commit(installContext, s, request.signal, { force: request.force === true && !s.dependency, loadNew: request.loadNew !== false });
         changes.push(await (s.name === locked ? apply() : store.withPluginLock(s.name, limits.lockWaitMs, apply)));
         log.info(`installed ${s.name}@${s.version} from ${s.registry}`, { integrity: s.integrity });
       }

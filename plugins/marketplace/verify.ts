@@ -5,7 +5,8 @@
  *   const expected = parseIntegrity(dist.integrity ?? shasumIntegrity(dist.shasum));  // before downloading
  *   const verified = await verifyFile(tarball, expected, { size });                     // after
  *
- * or, while downloading, `pipeline(body, integrityStream(expected, { size }), file)`.
+ * or, while downloading, `pipeline(body, integrityStream(expected, { size }), file)`, or
+ * `integrityChecker(expected, { size })` fed each chunk as it is written and asked once it is all in.
  *
  * The metadata is read with ssri in strict mode: only sha256, sha384 and
  * sha512 count. md5 and sha1 digests are ignored (they never make a download
@@ -189,6 +190,25 @@ export async function verifyFile(file: string, integrity: IntegrityInput, option
     }
   });
   return digester.finish(subject, options.size);
+}
+
+/** Verifies bytes as they are read elsewhere (a download written to its file): every chunk through `update`, then `finish`. */
+export interface IntegrityChecker {
+  update(chunk: Buffer): void;
+  /** The verdict once every byte is in (size first, then every strong digest); throws as `verifyFile` does. */
+  finish(): Verified;
+}
+
+/**
+ * Verifies while downloading, without reading the file again: the metadata is
+ * checked at once (weak or garbage metadata is refused before a byte is
+ * downloaded), and `finish` is the same verdict `verifyFile` gives, to be had
+ * before a byte is extracted.
+ */
+export function integrityChecker(integrity: IntegrityInput, options: VerifyOptions = {}): IntegrityChecker {
+  const digester = new Digester(expectedOf(integrity));
+  const subject = options.subject ?? 'the download';
+  return { update: (chunk) => digester.update(chunk), finish: () => digester.finish(subject, options.size) };
 }
 
 /** A pass-through stream that verifies what flows through it; its result once it has ended. */

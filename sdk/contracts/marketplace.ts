@@ -209,6 +209,14 @@ export interface InstallOptions {
   readonly trustKeys?: (request: KeyTrustRequest) => Promise<boolean>;
   /** Keyids to trust on first use without asking (`--trust-key`): only these, and only when the registry lists them. */
   readonly trustKeyIds?: readonly string[];
+  /**
+   * Whether a plugin installed for the first time is loaded into this kernel
+   * (default true). A one-shot command that exits right after passes false:
+   * the plugin loads where it runs, live in a running `plinth up` (which watches
+   * the plugin folders) or at the next start. An update is loaded here first
+   * whatever this says: the new version must load before the old one is dropped.
+   */
+  readonly loadNew?: boolean;
 }
 
 /** The `marketplace` service. Every failure is a PlinthError with a `PLN_E_…` code and `details.step`. */

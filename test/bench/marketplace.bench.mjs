@@ -8,10 +8,14 @@
  *              booted kernel (resolve, download, verify, extract, move,
  *              record, trust, load live), into a fresh home each round;
  *            - plinth, whole command: `plinth ext install <name> --yes`, spawn
- *              to exit (most of it is booting the kernel);
+ *              to exit (a boot of the marketplace, its dependencies and the
+ *              guards; a first install is not loaded by the one-shot command);
  *            - npm: `npm install <the same tarball> --offline` into an empty
- *              folder, spawn to exit.
- *            Reported: medians and the ratios npm / plinth.
+ *              folder, spawn to exit (its cache is new for each run of the bench);
+ *            - for scale, spawn to exit: `node -e 0`, and a bare script that
+ *              does only download (node:http), verify (ssri) and extract
+ *              (tar.x) of the same tarball, with no kernel and no safety steps.
+ *            Reported: medians and the ratios npm / plinth (and npm / each yardstick).
  *   search   a registry of 10,000 generated plugins (its search index written
  *            as a static registry folder holds it, served by the same server):
  *            `marketplace.search(text)` in process, p50 and p95 of
@@ -23,7 +27,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +45,19 @@ const PLUGINS = 10_000;
 const base = mkdtempSync(path.join(os.tmpdir(), 'plinth-bench-market-'));
 const round1 = (x) => Math.round(x * 10) / 10;
 const quiet = { health: { enabled: false }, 'mcp-demo': { enabled: false } };
+const moduleUrl = (name) => import.meta.resolve(name);
+/** The yardstick: download, verify and extract, nothing else (argv: url, integrity, folder). */
+const BARE = [
+  "import http from 'node:http';",
+  "import { createReadStream, createWriteStream } from 'node:fs';",
+  "import { pipeline } from 'node:stream/promises';",
+  `const [{ default: ssri }, tar] = await Promise.all([import('${moduleUrl('ssri')}'), import('${moduleUrl('tar')}')]);`,
+  'const [url, integrity, dir] = process.argv.slice(1);',
+  "const file = dir + '/t.tgz';",
+  'await new Promise((resolve, reject) => http.get(url, (res) => pipeline(res, createWriteStream(file)).then(resolve, reject)).on("error", reject));',
+  'await ssri.checkStream(createReadStream(file), ssri.parse(integrity));',
+  'await tar.x({ file, cwd: dir, strip: 1 });',
+].join('\n');
 
 function run(command, args, options) {
   return new Promise((resolve, reject) => {
@@ -78,7 +95,10 @@ async function installBench(label, files, bytes) {
   const published = await publishPlugin(folder, source);
   const tarball = path.join(folder, published.tarball);
   const server = await serveRegistry(folder);
-  const times = { service: [], command: [], npm: [] };
+  const times = { service: [], command: [], npm: [], bare: [], node: [] };
+  const packument = JSON.parse(readFileSync(path.join(folder, 'big'), 'utf8'));
+  const { integrity } = packument.versions['1.0.0'].dist;
+  const tarballUrl = new URL(packument.versions['1.0.0'].dist.tarball, server.url).href;
   try {
     for (let r = 0; r < ROUNDS; r++) {
       const home = freshHome(server.url);
@@ -96,11 +116,13 @@ async function installBench(label, files, bytes) {
       const empty = mkdtempSync(path.join(base, 'npm-'));
       writeFileSync(path.join(empty, 'package.json'), '{}');
       times.npm.push(await run('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], { cwd: empty, env: { ...process.env, npm_config_update_notifier: 'false', npm_config_cache: path.join(base, 'npm-cache') } }));
+      times.bare.push(await run(process.execPath, ['--input-type=module', '-e', BARE, tarballUrl, integrity, mkdtempSync(path.join(base, 'bare-'))], {}));
+      times.node.push(await run(process.execPath, ['-e', '0'], {}));
     }
   } finally {
     await server.close();
   }
-  const m = { service: median(times.service), command: median(times.command), npm: median(times.npm) };
+  const m = { service: median(times.service), command: median(times.command), npm: median(times.npm), bare: median(times.bare), node: median(times.node) };
   return {
     label,
     rounds: ROUNDS,
@@ -109,6 +131,10 @@ async function installBench(label, files, bytes) {
     npmInstallMs: round1(m.npm),
     ratioNpmOverService: round1(m.npm / m.service),
     ratioNpmOverCommand: round1(m.npm / m.command),
+    bareScriptMs: round1(m.bare),
+    nodeStartMs: round1(m.node),
+    ratioNpmOverBareScript: round1(m.npm / m.bare),
+    ratioNpmOverNodeStart: round1(m.npm / m.node),
   };
 }
 
@@ -164,6 +190,7 @@ try {
           `  plinth ext install (command)   ${install.plinthCommandMs} ms`,
           `  npm install <tarball>          ${install.npmInstallMs} ms`,
           `  npm / plinth: ${install.ratioNpmOverService}x (service), ${install.ratioNpmOverCommand}x (command); target >= 5x`,
+          `  for scale: a bare download+verify+extract script ${install.bareScriptMs} ms (npm / it: ${install.ratioNpmOverBareScript}x), node -e 0 ${install.nodeStartMs} ms (npm / it: ${install.ratioNpmOverNodeStart}x)`,
         ]),
         `marketplace search over ${search.plugins} plugins (${search.queries} queries):`,
         `  first query (server builds its index)  ${search.firstQueryMs} ms`,
