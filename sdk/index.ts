@@ -27,8 +27,10 @@ export type {
 } from './plugin.js';
 export { EVENTS, EVENT_ALIASES, GATE_EVENTS, canonicalEvent, isGateEvent } from './events.js';
 export type { BlockedBy, Decision, EventHandler, EventName, EventResult } from './events.js';
-export { manifestSchema, parseManifest, settingSchema } from './manifest.js';
-export type { Manifest, ManifestInput, ManifestIssue, SettingDecl } from './manifest.js';
+export { manifestSchema, parseManifest, peerOriginSchema, settingSchema } from './manifest.js';
+export type { Manifest, ManifestInput, ManifestIssue, PeerOrigin, SettingDecl } from './manifest.js';
+export { folderFiles, PEER_MANIFEST_FILES, readPeerFolder, UNVERSIONED } from './peer-manifest.js';
+export type { PeerContext, PeerFiles, PeerManifest } from './peer-manifest.js';
 export type { ServiceName, ServiceType } from './services.js';
 export { describeIssue, parseSettings, settingIssues } from './settings.js';
 export type { SettingIssue } from './settings.js';

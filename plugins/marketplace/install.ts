@@ -10,7 +10,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, describeError, isPlinthError, parseManifest } from 'plinth/sdk';
+import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, describeError, isPlinthError, parseManifest, readPeerFolder } from 'plinth/sdk';
 import ssri from 'ssri';
 import { declarationChanges, declarationsOf } from './declared.js';
 import { extractSafely } from './extract.js';
@@ -211,7 +211,12 @@ function isRunning(kernel: PluginKernel, name: string): boolean {
 /** The manifest in `dir`, or undefined when there is none or it is invalid. */
 export async function readManifest(dir: string): Promise<Manifest | undefined> {
   try {
-    const parsed = parseManifest(JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')));
+    const text = await readFile(join(dir, 'manifest.json'), 'utf8').catch(async (error: unknown) => {
+      // A Claude Code plugin or Gemini CLI extension: the manifest discovery makes of it.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      return (await readPeerFolder(dir))?.data;
+    });
+    const parsed = parseManifest(typeof text === 'string' ? JSON.parse(text) : text);
     return parsed.ok ? parsed.manifest : undefined;
   } catch {
     return undefined;

@@ -1,0 +1,212 @@
+/**
+ * Peer folders as plinth plugins, in a real kernel with the builtin plugins: a
+ * Claude Code plugin (`.claude-plugin/plugin.json`, `.mcp.json`,
+ * `hooks/hooks.json`) and a Gemini CLI extension (`gemini-extension.json` with
+ * `mcpServers`, `settings`, `excludeTools`, and `hooks/hooks.json`), built
+ * in the user's plugins folder as their authors would write them. Each runs the
+ * real server-everything (started through a script in the peer's folder, named
+ * with the peer's own variable), whose tools are listed through the mcp
+ * service once the servers are approved; each is disabled and enabled again
+ * while the kernel runs, its tools leaving and coming back.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kernel } from '../kernel/kernel.js';
+import { serverTrustSubject } from '../plugins/mcp/trust-subject.js';
+
+const everything = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+
+let base: string;
+let home: string;
+let workspace: string;
+let kernel: Kernel;
+const savedCI = process.env.CI;
+const logs: string[] = [];
+
+/** A script in the peer's folder that runs server-everything over stdio: the peer's variable must name the folder for it to start. */
+const startScript = `await import(${JSON.stringify(pathToFileURL(everything).href)});\n`;
+
+async function write(file: string, content: unknown): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+}
+
+/** A Claude Code plugin as its docs show one: plugin.json, .mcp.json, hooks/hooks.json, and parts plinth does not run. */
+export async function claudePlugin(dir: string): Promise<void> {
+  await write(join(dir, '.claude-plugin', 'plugin.json'), {
+    name: 'claude-demo',
+    description: 'A Claude Code plugin',
+    author: { name: 'Someone' },
+    userConfig: { region: { type: 'string', title: 'Region', description: 'Where to run', default: 'eu-1' } },
+  });
+  await write(join(dir, '.mcp.json'), {
+    mcpServers: {
+      'claude-everything': {
+        command: process.execPath,
+        args: ['${CLAUDE_PLUGIN_ROOT}/servers/start.mjs'],
+        env: { REGION: '${user_config.region}' },
+      },
+    },
+  });
+  await write(join(dir, 'servers', 'start.mjs'), startScript);
+  await write(join(dir, 'hooks', 'hooks.json'), {
+    description: 'guards writes',
+    hooks: { PreToolUse: [{ matcher: 'Write|Edit', hooks: [{ type: 'command', command: '"${CLAUDE_PLUGIN_ROOT}"/hooks/guard.sh', timeout: 10 }] }] },
+  });
+  await write(join(dir, 'hooks', 'guard.sh'), '#!/bin/bash\nexit 0\n');
+  await write(join(dir, 'commands', 'deploy.md'), '---\ndescription: Deploy\n---\nDeploy it.\n');
+  await write(join(dir, 'skills', 'review', 'SKILL.md'), '---\nname: review\n---\nReview.\n');
+  await write(join(dir, 'agents', 'reviewer.md'), '---\ndescription: reviews\n---\n');
+}
+
+/** A Gemini CLI extension as its reference shows one. */
+export async function geminiExtension(dir: string): Promise<void> {
+  await write(join(dir, 'gemini-extension.json'), {
+    name: 'gemini-demo',
+    version: '1.2.0',
+    description: 'A Gemini CLI extension',
+    mcpServers: {
+      'gemini-everything': { command: process.execPath, args: ['${extensionPath}${/}servers${/}start.mjs'], cwd: '${extensionPath}', env: { PROJECT: '${workspacePath}' } },
+    },
+    settings: [{ name: 'Greeting', description: 'Said first', envVar: 'GEMINI_DEMO_GREETING', sensitive: false }],
+    excludeTools: ['get-tiny-image', 'run_shell_command(rm -rf)'],
+    contextFileName: 'GEMINI.md',
+    themes: [{ name: 'green', type: 'custom' }],
+  });
+  await write(join(dir, 'GEMINI.md'), '# Context\n');
+  await write(join(dir, 'servers', 'start.mjs'), startScript);
+  await write(join(dir, 'hooks', 'hooks.json'), {
+    hooks: { BeforeTool: [{ matcher: 'write_file', hooks: [{ type: 'command', command: 'node ${extensionPath}${/}hooks${/}guard.js', timeout: 5000 }] }] },
+  });
+  await write(join(dir, 'hooks', 'guard.js'), 'process.stdout.write("{}");\n');
+  await write(join(dir, 'commands', 'greet.toml'), 'prompt = "Say hello"\n');
+}
+
+const toolsOf = async (server: string) => (await kernel.get('mcp')).tools().filter((t) => t.server === server).map((t) => t.name);
+
+beforeAll(async () => {
+  base = await mkdtemp(join(tmpdir(), 'plinth-peers-'));
+  home = join(base, 'home');
+  workspace = join(base, 'project');
+  await mkdir(workspace, { recursive: true });
+  await claudePlugin(join(home, 'plugins', 'claude-demo'));
+  await geminiExtension(join(home, 'plugins', 'gemini-demo'));
+  await write(join(home, 'settings.json'), { plugins: { 'gemini-demo': { settings: { GEMINI_DEMO_GREETING: 'hello-from-settings' } } } });
+  process.env.CI = '1'; // trust would ask on a terminal; approvals are given below
+  kernel = new Kernel({ home, workspace, builtin: true, env: { ...process.env }, logLevel: 'debug', logSink: (line) => logs.push(line) });
+  await kernel.boot();
+}, 60_000);
+
+afterAll(async () => {
+  await kernel?.shutdown();
+  if (savedCI === undefined) delete process.env.CI;
+  else process.env.CI = savedCI;
+  await rm(base, { recursive: true, force: true });
+});
+
+describe('discovery', () => {
+  it('finds both peer folders in the user plugins folder as declaration-only plugins', () => {
+    const claude = kernel.status().find((p) => p.name === 'claude-demo');
+    const gemini = kernel.status().find((p) => p.name === 'gemini-demo');
+    expect(claude).toMatchObject({ version: '0.0.0', source: 'user', state: 'active' });
+    expect(gemini).toMatchObject({ version: '1.2.0', source: 'user', state: 'active' });
+  });
+
+  it('makes their servers plinth servers, with the peers\' variables expanded', async () => {
+    const mcp = await kernel.get('mcp');
+    const claudeDir = join(home, 'plugins', 'claude-demo');
+    const geminiDir = join(home, 'plugins', 'gemini-demo');
+    expect(mcp.definition('claude-everything')).toMatchObject({ plugin: 'claude-demo', source: 'extension', command: process.execPath, args: [join(claudeDir, 'servers', 'start.mjs')], env: { REGION: 'eu-1' } });
+    expect(mcp.definition('gemini-everything')).toMatchObject({
+      plugin: 'gemini-demo',
+      source: 'extension',
+      args: [join(geminiDir, 'servers', 'start.mjs')],
+      cwd: geminiDir,
+      env: { PROJECT: workspace },
+      excludeTools: ['get-tiny-image'],
+    });
+  });
+
+  it('declares the peers\' settings: Gemini\'s by their envVar, Claude\'s userConfig as CLAUDE_PLUGIN_OPTION_<key>', async () => {
+    const extensions = await kernel.get('extensions');
+    const gemini = await extensions.info('gemini-demo');
+    expect(gemini.settings).toEqual([expect.objectContaining({ name: 'GEMINI_DEMO_GREETING', envVar: 'GEMINI_DEMO_GREETING', from: 'user', value: 'hello-from-settings', sensitive: false })]);
+    const claude = await extensions.info('claude-demo');
+    expect(claude.settings).toEqual([expect.objectContaining({ name: 'region', envVar: 'CLAUDE_PLUGIN_OPTION_region', from: 'default', value: 'eu-1' })]);
+  });
+});
+
+describe('their MCP servers', () => {
+  it('need approval like any extension server before they start', async () => {
+    const mcp = await kernel.get('mcp');
+    const status = await mcp.start('claude-everything', { retries: 0 });
+    expect(status.state).not.toBe('connected');
+    expect(await toolsOf('claude-everything')).toEqual([]);
+  });
+
+  it('once approved, serve server-everything\'s tools through plinth; the extension\'s excludeTools hides its tool', async () => {
+    const mcp = await kernel.get('mcp');
+    const trust = await kernel.get('trust');
+    // The env as written in the manifest made of each peer's: Claude's `${user_config.region}` is a setting reference.
+    const written: Record<string, Record<string, string>> = { 'claude-everything': { REGION: '${setting:claude-demo.region}' }, 'gemini-everything': { PROJECT: workspace } };
+    for (const name of ['claude-everything', 'gemini-everything']) {
+      await trust.approve(serverTrustSubject({ definition: mcp.definition(name)!, trustId: name, written: { env: written[name]!, headers: {}, cwdIsDefault: false } }, (t) => t));
+      const started = await mcp.start(name, { retries: 0 });
+      expect(started.state, JSON.stringify(started)).toBe('connected');
+    }
+    const claude = await toolsOf('claude-everything');
+    expect(claude).toContain('claude-everything__echo');
+    expect(claude).toContain('claude-everything__get-tiny-image');
+    const gemini = await toolsOf('gemini-everything');
+    expect(gemini).toContain('gemini-everything__echo');
+    expect(gemini).not.toContain('gemini-everything__get-tiny-image');
+
+    const echo = await mcp.callTool('claude-everything__echo', { message: 'peer' });
+    expect(echo.ok).toBe(true);
+    expect(echo.text).toContain('peer');
+    // The Gemini setting reaches the extension's server as its variable, as Gemini passes it.
+    const env = await mcp.callTool('gemini-everything__get-env', {});
+    expect(env.text).toContain('hello-from-settings');
+  });
+});
+
+describe('live', () => {
+  it('disables a peer plugin while running (its server and tools go) and enables it again (they come back)', async () => {
+    const extensions = await kernel.get('extensions');
+    const mcp = await kernel.get('mcp');
+    const off = await extensions.disable('gemini-demo');
+    expect(off.live?.failed).toEqual([]);
+    expect(off.live?.removed).toContain('gemini-demo');
+    expect(mcp.definition('gemini-everything')).toBeUndefined();
+    expect(await toolsOf('gemini-everything')).toEqual([]);
+
+    const on = await extensions.enable('gemini-demo');
+    expect(on.live?.failed).toEqual([]);
+    expect(on.live?.added).toContain('gemini-demo');
+    expect(mcp.definition('gemini-everything')).toBeDefined();
+    // Approved before, as it is: it starts again without asking.
+    expect((await mcp.start('gemini-everything', { retries: 0 })).state).toBe('connected');
+    expect(await toolsOf('gemini-everything')).toContain('gemini-everything__echo');
+  }, 60_000);
+});
+
+describe('plinth ext info', () => {
+  it('lists what plinth ignores of each peer folder, with the reason, and what it reads differently', async () => {
+    const extensions = await kernel.get('extensions');
+    const claude = (await extensions.info('claude-demo')).peer!;
+    expect(claude.format).toBe('claude');
+    expect(claude.file).toBe(join(home, 'plugins', 'claude-demo', '.claude-plugin', 'plugin.json'));
+    expect(claude.ignored.map((f) => f.field)).toEqual(expect.arrayContaining(['author', 'commands/', 'agents/', 'skills/']));
+    expect(claude.notes.map((f) => f.field)).toEqual(expect.arrayContaining(['version', 'userConfig']));
+
+    const gemini = (await extensions.info('gemini-demo')).peer!;
+    expect(gemini.format).toBe('gemini');
+    expect(gemini.ignored.map((f) => f.field)).toEqual(expect.arrayContaining(['contextFileName', 'themes', 'commands/', 'excludeTools[1]']));
+    expect(gemini.ignored.find((f) => f.field === 'contextFileName')?.reason).toContain('GEMINI.md');
+    expect(gemini.notes.map((f) => f.field)).toEqual(expect.arrayContaining(['excludeTools', 'settings']));
+  });
+});
