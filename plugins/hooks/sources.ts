@@ -47,7 +47,7 @@ export function manifestHooks(plugin: PluginInfo, defaults: HookDefaults, worksp
   const manifestFile = plugin.dir ? join(plugin.dir, 'manifest.json') : `plugin "${plugin.name}" (in memory)`;
   return normalizeSection(
     plugin.manifest.hooks,
-    { source, origin: manifestFile, baseDir: plugin.dir || workspace, plugin: plugin.name, version: plugin.version },
+    { source, origin: manifestFile, baseDir: plugin.dir || workspace, plugin: plugin.name, version: plugin.version, projectDir: workspace },
     defaults,
   );
 }
@@ -61,6 +61,7 @@ export function layerHooks(layer: ConfigLayerView, defaults: HookDefaults, paths
       origin: layer.file,
       baseDir: layer.scope === 'user' ? paths.home : paths.workspace,
       path: layer.profile !== undefined ? `profiles${pathKey(layer.profile)}.hooks` : 'hooks',
+      projectDir: paths.workspace,
     },
     defaults,
   );
