@@ -19,7 +19,7 @@ import type { HookDefinition, PlanResult } from './types.js';
 export default definePlugin({
   setup(kernel, ctx) {
     const settings = hookSettings(ctx.settings);
-    const defaults = { timeoutMs: settings.timeout, idleMs: settings.persistentIdleMs };
+    const defaults = { timeoutMs: settings.timeout, idleMs: settings.persistentIdleMs, shellSources: settings.shellCommands };
     const runner = createRunner({
       allowedCommands: settings.allowedCommands,
       maxOutputBytes: settings.maxOutputBytes,
@@ -193,7 +193,7 @@ function toEventResult(result: PlanResult): EventResult {
 function unreadableGuards(problems: readonly PlinthError[]): UnreadableGuard[] {
   return problems.flatMap((problem) => {
     const details = problem.details ?? {};
-    if (problem.code !== 'PLN_E_HOOK_INVALID' || details.source !== 'user' || typeof details.event !== 'string') return [];
+    if ((problem.code !== 'PLN_E_HOOK_INVALID' && problem.code !== 'PLN_E_HOOK_SHELL_REFUSED') || details.source !== 'user' || typeof details.event !== 'string') return [];
     return [{ event: details.event as EventName, where: `${String(details.origin)}#${String(details.path)}`, message: problem.message }];
   });
 }
