@@ -30,9 +30,9 @@ const logs: string[] = [];
 /** A script in the peer's folder that runs server-everything over stdio: the peer's variable must name the folder for it to start. */
 const startScript = `await import(${JSON.stringify(pathToFileURL(everything).href)});\n`;
 
-async function write(file: string, content: unknown): Promise<void> {
+async function write(file: string, content: unknown, mode = 0o644): Promise<void> {
   await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  await writeFile(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2), { mode });
 }
 
 /** A Claude Code plugin as its docs show one: plugin.json, .mcp.json, hooks/hooks.json, and parts plinth does not run. */
@@ -57,7 +57,7 @@ export async function claudePlugin(dir: string): Promise<void> {
     description: 'guards writes',
     hooks: { PreToolUse: [{ matcher: 'Write|Edit', hooks: [{ type: 'command', command: '"${CLAUDE_PLUGIN_ROOT}"/hooks/guard.sh', timeout: 10 }] }] },
   });
-  await write(join(dir, 'hooks', 'guard.sh'), '#!/bin/bash\nexit 0\n');
+  await write(join(dir, 'hooks', 'guard.sh'), '#!/bin/bash\nexit 0\n', 0o755);
   await write(join(dir, 'commands', 'deploy.md'), '---\ndescription: Deploy\n---\nDeploy it.\n');
   await write(join(dir, 'skills', 'review', 'SKILL.md'), '---\nname: review\n---\nReview.\n');
   await write(join(dir, 'agents', 'reviewer.md'), '---\ndescription: reviews\n---\n');
@@ -137,6 +137,31 @@ describe('discovery', () => {
     expect(gemini.settings).toEqual([expect.objectContaining({ name: 'GEMINI_DEMO_GREETING', envVar: 'GEMINI_DEMO_GREETING', from: 'user', value: 'hello-from-settings', sensitive: false })]);
     const claude = await extensions.info('claude-demo');
     expect(claude.settings).toEqual([expect.objectContaining({ name: 'region', envVar: 'CLAUDE_PLUGIN_OPTION_region', from: 'default', value: 'eu-1' })]);
+  });
+});
+
+describe('their hooks', () => {
+  it('are hook definitions in the peer\'s dialect, read from its hooks/hooks.json, with its variables expanded', async () => {
+    const { hooks } = await (await kernel.get('hooks')).definitions();
+    const claudeDir = join(home, 'plugins', 'claude-demo');
+    const geminiDir = join(home, 'plugins', 'gemini-demo');
+    const claude = hooks.filter((h) => h.plugin === 'claude-demo');
+    const gemini = hooks.filter((h) => h.plugin === 'gemini-demo');
+    expect(claude).toEqual([
+      expect.objectContaining({
+        protocol: 'claude',
+        events: ['before_tool'],
+        matcher: { peer: 'Write|Edit' },
+        timeoutMs: 10_000, // Claude's seconds
+        source: 'extension',
+        pluginRoot: claudeDir,
+        action: expect.objectContaining({ args: [join(claudeDir, 'hooks', 'guard.sh')] }),
+        origin: expect.stringContaining(join('.claude-plugin', 'plugin.json')),
+      }),
+    ]);
+    expect(gemini).toEqual([
+      expect.objectContaining({ protocol: 'gemini', events: ['before_tool'], source: 'extension', action: expect.objectContaining({ command: 'node', args: [join(geminiDir, 'hooks', 'guard.js')] }) }),
+    ]);
   });
 });
 
