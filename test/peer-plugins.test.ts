@@ -9,16 +9,13 @@
  * service once the servers are approved; each is disabled and enabled again
  * while the kernel runs, its tools leaving and coming back.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kernel } from '../kernel/kernel.js';
 import { serverTrustSubject } from '../plugins/mcp/trust-subject.js';
-
-const everything = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+import { claudePlugin, geminiExtension, write } from './support/peer-folders.js';
 
 let base: string;
 let home: string;
@@ -26,65 +23,6 @@ let workspace: string;
 let kernel: Kernel;
 const savedCI = process.env.CI;
 const logs: string[] = [];
-
-/** A script in the peer's folder that runs server-everything over stdio: the peer's variable must name the folder for it to start. */
-const startScript = `await import(${JSON.stringify(pathToFileURL(everything).href)});\n`;
-
-async function write(file: string, content: unknown, mode = 0o644): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2), { mode });
-}
-
-/** A Claude Code plugin as its docs show one: plugin.json, .mcp.json, hooks/hooks.json, and parts plinth does not run. */
-export async function claudePlugin(dir: string): Promise<void> {
-  await write(join(dir, '.claude-plugin', 'plugin.json'), {
-    name: 'claude-demo',
-    description: 'A Claude Code plugin',
-    author: { name: 'Someone' },
-    userConfig: { region: { type: 'string', title: 'Region', description: 'Where to run', default: 'eu-1' } },
-  });
-  await write(join(dir, '.mcp.json'), {
-    mcpServers: {
-      'claude-everything': {
-        command: process.execPath,
-        args: ['${CLAUDE_PLUGIN_ROOT}/servers/start.mjs'],
-        env: { REGION: '${user_config.region}' },
-      },
-    },
-  });
-  await write(join(dir, 'servers', 'start.mjs'), startScript);
-  await write(join(dir, 'hooks', 'hooks.json'), {
-    description: 'guards writes',
-    hooks: { PreToolUse: [{ matcher: 'Write|Edit', hooks: [{ type: 'command', command: '"${CLAUDE_PLUGIN_ROOT}"/hooks/guard.sh', timeout: 10 }] }] },
-  });
-  await write(join(dir, 'hooks', 'guard.sh'), '#!/bin/bash\nexit 0\n', 0o755);
-  await write(join(dir, 'commands', 'deploy.md'), '---\ndescription: Deploy\n---\nDeploy it.\n');
-  await write(join(dir, 'skills', 'review', 'SKILL.md'), '---\nname: review\n---\nReview.\n');
-  await write(join(dir, 'agents', 'reviewer.md'), '---\ndescription: reviews\n---\n');
-}
-
-/** A Gemini CLI extension as its reference shows one. */
-export async function geminiExtension(dir: string): Promise<void> {
-  await write(join(dir, 'gemini-extension.json'), {
-    name: 'gemini-demo',
-    version: '1.2.0',
-    description: 'A Gemini CLI extension',
-    mcpServers: {
-      'gemini-everything': { command: process.execPath, args: ['${extensionPath}${/}servers${/}start.mjs'], cwd: '${extensionPath}', env: { PROJECT: '${workspacePath}' } },
-    },
-    settings: [{ name: 'Greeting', description: 'Said first', envVar: 'GEMINI_DEMO_GREETING', sensitive: false }],
-    excludeTools: ['get-tiny-image', 'run_shell_command(rm -rf)'],
-    contextFileName: 'GEMINI.md',
-    themes: [{ name: 'green', type: 'custom' }],
-  });
-  await write(join(dir, 'GEMINI.md'), '# Context\n');
-  await write(join(dir, 'servers', 'start.mjs'), startScript);
-  await write(join(dir, 'hooks', 'hooks.json'), {
-    hooks: { BeforeTool: [{ matcher: 'write_file', hooks: [{ type: 'command', command: 'node ${extensionPath}${/}hooks${/}guard.js', timeout: 5000 }] }] },
-  });
-  await write(join(dir, 'hooks', 'guard.js'), 'process.stdout.write("{}");\n');
-  await write(join(dir, 'commands', 'greet.toml'), 'prompt = "Say hello"\n');
-}
 
 const toolsOf = async (server: string) => (await kernel.get('mcp')).tools().filter((t) => t.server === server).map((t) => t.name);
 

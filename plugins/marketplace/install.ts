@@ -25,6 +25,8 @@ export interface InstallContext {
   readonly store: PluginStore;
   readonly limits: { readonly timeoutMs: number; readonly maxBytes: number; readonly lockWaitMs: number };
   readonly env: Record<string, string | undefined>;
+  /** The workspace root, for {@link readManifest} of a peer plugin. */
+  readonly workspace?: string;
 }
 
 /** A plugin downloaded, verified and extracted into staging, waiting to be moved into place. */
@@ -158,7 +160,9 @@ async function loadOrRevert(context: InstallContext, staged: Staged, before: Loc
   const subjectFor = async (manifest: Manifest, version: string) => trust.pluginSubject({ name: manifest.name, version, dir: store.activePath(manifest.name), manifest }, 'user');
   let failure: PlinthError | 'not-running' | undefined;
   try {
-    await trust.approve(await subjectFor(staged.manifest, staged.version));
+    // A peer plugin's manifest is made from its folder and names the folder's paths: approve the one made where it now lives, as discovery will make it.
+    const manifest = staged.manifest.peer ? ((await readManifest(store.activePath(staged.name), context.workspace)) ?? staged.manifest) : staged.manifest;
+    await trust.approve(await subjectFor(manifest, staged.version));
     failure = await loadLive(kernel, staged.name, store.activePath(staged.name));
   } catch (error) {
     // Whatever goes wrong once the new version is linked (its folder too large to fingerprint, the kernel throwing) is undone as a failed load.
@@ -174,7 +178,7 @@ async function loadOrRevert(context: InstallContext, staged: Staged, before: Loc
     else delete data.plugins[staged.name];
   });
   if (from !== undefined && from !== staged.version) {
-    const manifest = await readManifest(store.activePath(staged.name));
+    const manifest = await readManifest(store.activePath(staged.name), context.workspace);
     if (manifest) await trust.approve(await subjectFor(manifest, from)).catch(() => undefined);
   } else await kernel.plugins.rescan().catch(() => undefined);
   await rm(store.versionDir(staged.name, staged.version), { recursive: true, force: true });
@@ -209,12 +213,12 @@ function isRunning(kernel: PluginKernel, name: string): boolean {
 }
 
 /** The manifest in `dir`, or undefined when there is none or it is invalid. */
-export async function readManifest(dir: string): Promise<Manifest | undefined> {
+export async function readManifest(dir: string, workspace?: string): Promise<Manifest | undefined> {
   try {
     const text = await readFile(join(dir, 'manifest.json'), 'utf8').catch(async (error: unknown) => {
       // A Claude Code plugin or Gemini CLI extension: the manifest discovery makes of it.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      return (await readPeerFolder(dir))?.data;
+      return (await readPeerFolder(dir, workspace === undefined ? {} : { workspace }))?.data;
     });
     const parsed = parseManifest(typeof text === 'string' ? JSON.parse(text) : text);
     return parsed.ok ? parsed.manifest : undefined;

@@ -30,6 +30,8 @@ import { PluginStore } from './store.js';
 export interface MarketplaceOptions {
   readonly kernel: PluginKernel;
   readonly home: string;
+  /** The workspace root: a peer plugin's manifest (Gemini's `${workspacePath}`) is made with it, as discovery makes it. */
+  readonly workspace?: string;
   readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number };
   readonly log: Logger;
   /** The embedded default registry's folder, used when none is configured. */
@@ -43,7 +45,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const store = new PluginStore(options.home);
   const cache = new DocumentCache(join(options.home, 'cache', 'registry'));
   const limits = { timeoutMs: options.settings.downloadTimeoutMs, maxBytes: options.settings.maxDownloadBytes, lockWaitMs: options.settings.lockWaitMs };
-  const installContext: InstallContext = { kernel, store, limits, env };
+  const installContext: InstallContext = { kernel, store, limits, env, ...(options.workspace !== undefined && { workspace: options.workspace }) };
   const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override)] : configuredRegistries(kernel.configLayers, env, options.embeddedRegistry === undefined ? {} : { embedded: options.embeddedRegistry }));
   const documents = (signal: AbortSignal | undefined, notes: MarketNote[], revalidate = false): DocumentContext => ({ cache, limits: { timeoutMs: limits.timeoutMs, ...(signal && { signal }) }, notes, revalidate });
 
