@@ -172,7 +172,7 @@ export default definePlugin({
     };
     kernel.provide('hooks', service);
     kernel.hooks.commands.tap((registry) => {
-      for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS, runner, strategy: settings.strategy })) registry.add(command);
+      for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS, runner, strategy: settings.strategy, defaults })) registry.add(command);
     });
 
     return async () => {
