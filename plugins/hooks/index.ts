@@ -43,6 +43,17 @@ export default definePlugin({
       workspace: ctx.paths.workspace,
       log: ctx.log,
       redact: (text) => kernel.redact(text),
+      // A peer hook's `ask`: the host approves through approval_request, answering `context.approved: true`.
+      approve: async (ask) => {
+        const decision = await kernel.emit('approval_request', {
+          operation: ask.event === 'before_tool' ? 'tool_call' : ask.event,
+          details: { ...ask.context, ...(ask.reason !== undefined && { reason: ask.reason }) },
+          requester: ask.hook.id,
+          ...(ask.reason !== undefined && { reason: ask.reason }),
+        });
+        const message = decision.messages[0] ?? decision.blockedBy?.reason;
+        return { approved: decision.allow && decision.context.approved === true, ...(message !== undefined && { message }) };
+      },
     });
 
     // Manifests arrive through the kernel's replay at setup, then live (`manifest` again for a
@@ -161,7 +172,7 @@ export default definePlugin({
     };
     kernel.provide('hooks', service);
     kernel.hooks.commands.tap((registry) => {
-      for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS, runner, strategy: settings.strategy })) registry.add(command);
+      for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS, runner, strategy: settings.strategy, defaults })) registry.add(command);
     });
 
     return async () => {

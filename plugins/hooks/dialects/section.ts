@@ -37,6 +37,9 @@ const peerCommandSchema = z.strictObject({
   name: z.string().optional(),
   description: z.string().optional(),
   statusMessage: z.string().optional(),
+  // Claude Code's `prompt` and `agent` hooks: read so that they are reported as not run, not as unknown keys.
+  prompt: z.string().optional(),
+  model: z.string().optional(),
   // plinth's own, accepted on a peer hook.
   onError: z.enum(['block', 'allow'], { error: 'expected "block" or "allow"' }).optional(),
   enabled: z.boolean({ error: 'expected true or false' }).optional(),
