@@ -88,7 +88,7 @@ describe('plinth ext install of a packed Claude Code plugin', () => {
     expect(refused.stderr).toContain('PLN_E_MARKET_APPROVAL');
     expect(refused.stderr).toContain('claude-demo@0.0.0 declares:');
     expect(refused.stderr).toContain('code: none (declarations only)');
-    expect(refused.stderr).toContain('hooks: PreToolUse Write|Edit: "${CLAUDE_PLUGIN_ROOT}"/hooks/guard.sh');
+    expect(refused.stderr).toContain('hooks: PreToolUse mcp__claude-everything__.*: "${CLAUDE_PLUGIN_ROOT}"/hooks/guard.sh');
     expect(refused.stderr).toContain('MCP servers: claude-everything:');
     expect(existsSync(join(at.home, 'plugins', 'claude-demo'))).toBe(false);
 

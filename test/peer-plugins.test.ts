@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kernel } from '../kernel/kernel.js';
+import { trustSubject } from '../plugins/hooks/engine.js';
 import { serverTrustSubject } from '../plugins/mcp/trust-subject.js';
 import { claudePlugin, geminiExtension, write } from './support/peer-folders.js';
 
@@ -89,7 +90,7 @@ describe('their hooks', () => {
       expect.objectContaining({
         protocol: 'claude',
         events: ['before_tool'],
-        matcher: { peer: 'Write|Edit' },
+        matcher: { peer: 'mcp__claude-everything__.*' },
         timeoutMs: 10_000, // Claude's seconds
         source: 'extension',
         pluginRoot: claudeDir,
@@ -135,6 +136,31 @@ describe('their MCP servers', () => {
     const env = await mcp.callTool('gemini-everything__get-env', {});
     expect(env.text).toContain('hello-from-settings');
   });
+});
+
+describe('their hooks, fired', () => {
+  it('guard their own server\'s tool once approved: the Claude hook blocks by exit 2, the Gemini hook by its JSON decision', async () => {
+    const mcp = await kernel.get('mcp');
+    const hooks = await kernel.get('hooks');
+    // Not approved yet: an extension's hook does not run (skipped as untrusted, as any plinth plugin's hook).
+    const unapproved = await mcp.callTool('claude-everything__echo', { message: 'forbidden word' });
+    expect(hooks.lastRun('before_tool')?.outcomes.find((o) => o.hook.id === 'claude-demo/PreToolUse.0.0')).toMatchObject({ status: 'skipped', failure: 'untrusted' });
+    expect(unapproved.text).not.toContain('blocked by claude-demo');
+
+    const trust = await kernel.get('trust');
+    const { hooks: all } = await hooks.definitions();
+    for (const hook of all.filter((h) => h.plugin === 'claude-demo' || h.plugin === 'gemini-demo')) await trust.approve(trustSubject(hook));
+
+    const blocked = await mcp.callTool('claude-everything__echo', { message: 'forbidden word' });
+    expect(blocked.ok).toBe(false);
+    expect(blocked.text).toContain('blocked by claude-demo: mcp__claude-everything__echo');
+    expect((await mcp.callTool('claude-everything__echo', { message: 'fine' })).text).toContain('fine');
+
+    const denied = await mcp.callTool('gemini-everything__echo', { message: 'forbidden word' });
+    expect(denied.ok).toBe(false);
+    expect(denied.text).toContain('gemini-demo refuses mcp__gemini-everything__echo in BeforeTool');
+    expect((await mcp.callTool('gemini-everything__echo', { message: 'fine' })).text).toContain('fine');
+  }, 60_000);
 });
 
 describe('live', () => {

@@ -42,10 +42,25 @@ export async function claudePlugin(dir: string): Promise<void> {
   });
   await write(join(dir, 'servers', 'start.mjs'), startScript);
   await write(join(dir, 'hooks', 'hooks.json'), {
-    description: 'guards writes',
-    hooks: { PreToolUse: [{ matcher: 'Write|Edit', hooks: [{ type: 'command', command: '"${CLAUDE_PLUGIN_ROOT}"/hooks/guard.sh', timeout: 10 }] }] },
+    description: 'guards the echo tool of its own server',
+    hooks: { PreToolUse: [{ matcher: 'mcp__claude-everything__.*', hooks: [{ type: 'command', command: '"${CLAUDE_PLUGIN_ROOT}"/hooks/guard.sh', timeout: 10 }] }] },
   });
-  await write(join(dir, 'hooks', 'guard.sh'), '#!/bin/bash\nexit 0\n', 0o755);
+  // As Claude Code's hooks reference writes one: bash and jq, exit 2 with the reason on stderr.
+  await write(
+    join(dir, 'hooks', 'guard.sh'),
+    [
+      '#!/bin/bash',
+      'input=$(cat)',
+      'message=$(echo "$input" | jq -r \'.tool_input.message // empty\')',
+      'if [[ "$message" == *forbidden* ]]; then',
+      '  echo "blocked by $(basename "$CLAUDE_PLUGIN_ROOT"): $(echo "$input" | jq -r .tool_name)" >&2',
+      '  exit 2',
+      'fi',
+      'exit 0',
+      '',
+    ].join('\n'),
+    0o755,
+  );
   await write(join(dir, 'commands', 'deploy.md'), '---\ndescription: Deploy\n---\nDeploy it.\n');
   await write(join(dir, 'skills', 'review', 'SKILL.md'), '---\nname: review\n---\nReview.\n');
   await write(join(dir, 'agents', 'reviewer.md'), '---\ndescription: reviews\n---\n');
@@ -68,9 +83,22 @@ export async function geminiExtension(dir: string): Promise<void> {
   await write(join(dir, 'GEMINI.md'), '# Context\n');
   await write(join(dir, 'servers', 'start.mjs'), startScript);
   await write(join(dir, 'hooks', 'hooks.json'), {
-    hooks: { BeforeTool: [{ matcher: 'write_file', hooks: [{ type: 'command', command: 'node ${extensionPath}${/}hooks${/}guard.js', timeout: 5000 }] }] },
+    hooks: { BeforeTool: [{ matcher: 'mcp__gemini-everything__echo', hooks: [{ type: 'command', command: 'node ${extensionPath}${/}hooks${/}guard.js', timeout: 5000 }] }] },
   });
-  await write(join(dir, 'hooks', 'guard.js'), 'process.stdout.write("{}");\n');
+  // As Gemini CLI's hooks reference writes one: JSON on stdin, a JSON decision on stdout.
+  await write(
+    join(dir, 'hooks', 'guard.js'),
+    [
+      "let text = '';",
+      "process.stdin.on('data', (chunk) => (text += chunk));",
+      "process.stdin.on('end', () => {",
+      '  const input = JSON.parse(text);',
+      "  const denied = String(input.tool_input?.message ?? '').includes('forbidden');",
+      "  process.stdout.write(JSON.stringify(denied ? { decision: 'deny', reason: `gemini-demo refuses ${input.tool_name} in ${input.hook_event_name}` } : { decision: 'allow' }));",
+      '});',
+      '',
+    ].join('\n'),
+  );
   await write(join(dir, 'commands', 'greet.toml'), 'prompt = "Say hello"\n');
 }
 
