@@ -71,8 +71,9 @@ export async function readPluginManifest(root: string): Promise<Manifest> {
     data = JSON.parse(await readFile(file, 'utf8'));
   } catch (cause) {
     const missing = (cause as NodeJS.ErrnoException).code === 'ENOENT';
-    // A Claude Code plugin or Gemini CLI extension is packed as it is; its manifest is made at install.
-    const peer = missing ? await readPeerFolder(root) : undefined;
+    // A Claude Code plugin or Gemini CLI extension is packed as it is; its manifest is made again at install.
+    // Made here with its variables as written, so that the registry's document names no path of this machine.
+    const peer = missing ? await readPeerFolder(root, { asWritten: true }) : undefined;
     if (peer !== undefined) {
       const parsed = parseManifest(peer.data);
       if (!parsed.ok) throw manifestError(peer.data, parsed.issues, peer.file);

@@ -41,6 +41,12 @@ export const UNVERSIONED = '0.0.0';
 export interface PeerContext {
   /** The workspace root (`${workspacePath}`, `${CLAUDE_PROJECT_DIR}`); left as written when unknown. */
   readonly workspace?: string;
+  /**
+   * Leave the folder's own variables (`${CLAUDE_PLUGIN_ROOT}`, `${extensionPath}`) as written and
+   * name the peer's file relative to the folder: for the manifest a packer puts in a registry's
+   * document, which must name no path of the publisher's machine.
+   */
+  readonly asWritten?: true;
 }
 
 /** The manifest made from a peer folder, not yet validated, and the file it came from. */
@@ -119,7 +125,8 @@ async function claudePlugin(root: string, text: string, files: PeerFiles, contex
   const peer = new Report();
   const name = peerName(raw.name, file, peer, path.basename(root));
   const version = peerVersion(raw.version, file, peer, UNVERSIONED);
-  const vars = (text: string) => text.replaceAll('${CLAUDE_PLUGIN_ROOT}', root).replaceAll('${CLAUDE_PROJECT_DIR}', context.workspace ?? '${CLAUDE_PROJECT_DIR}');
+  const own = context.asWritten ? '${CLAUDE_PLUGIN_ROOT}' : root;
+  const vars = (text: string) => text.replaceAll('${CLAUDE_PLUGIN_ROOT}', own).replaceAll('${CLAUDE_PROJECT_DIR}', context.workspace ?? '${CLAUDE_PROJECT_DIR}');
 
   const settings = claudeUserConfig(raw.userConfig, peer);
   const toRef = (variable: string): string | undefined => {
@@ -161,7 +168,8 @@ async function claudePlugin(root: string, text: string, files: PeerFiles, contex
   for (const key of Object.keys(raw)) if (!known.has(key)) peer.ignore(key, 'a plugin.json field plinth does not know');
   if (await files.has(PEER_MANIFEST_FILES.gemini)) peer.ignore(PEER_MANIFEST_FILES.gemini, 'the folder is also a Gemini CLI extension; plinth reads its Claude Code plugin.json');
 
-  return { file, format: 'claude', data: manifest(name, version, raw.description, servers, hooks, settings, peer.origin('claude', file)) };
+  const shown = context.asWritten ? PEER_MANIFEST_FILES.claude : file;
+  return { file, format: 'claude', data: manifest(name, version, raw.description, servers, hooks, settings, peer.origin('claude', shown)) };
 }
 
 /** `userConfig` → declared settings; each reaches the plugin's servers and hooks as `CLAUDE_PLUGIN_OPTION_<KEY>`. */
@@ -208,9 +216,10 @@ const GEMINI_UNSUPPORTED: ReadonlyArray<[field: string, folder: string | undefin
 async function geminiExtension(root: string, text: string, files: PeerFiles, context: PeerContext): Promise<PeerManifest> {
   const file = path.join(root, PEER_MANIFEST_FILES.gemini);
   const peer = new Report();
+  const own = context.asWritten ? '${extensionPath}' : root;
   const vars = (text: string) =>
     text
-      .replaceAll('${extensionPath}', root)
+      .replaceAll('${extensionPath}', own)
       .replaceAll('${/}', path.sep)
       .replaceAll('${pathSeparator}', path.sep)
       .replaceAll('${workspacePath}', context.workspace ?? '${workspacePath}');
@@ -241,7 +250,8 @@ async function geminiExtension(root: string, text: string, files: PeerFiles, con
   const known = new Set(['name', 'version', 'description', 'mcpServers', 'settings', 'excludeTools', 'contextFileName', 'hooks', ...GEMINI_UNSUPPORTED.map(([f]) => f)]);
   for (const key of Object.keys(raw)) if (!known.has(key)) peer.ignore(key, 'a gemini-extension.json field plinth does not know');
 
-  return { file, format: 'gemini', data: manifest(name, version, raw.description, servers, hooks, settings, peer.origin('gemini', file)) };
+  const shown = context.asWritten ? PEER_MANIFEST_FILES.gemini : file;
+  return { file, format: 'gemini', data: manifest(name, version, raw.description, servers, hooks, settings, peer.origin('gemini', shown)) };
 }
 
 /** `settings` → declared settings named by their `envVar`; plinth gives each to the extension's servers and hooks as that variable, as Gemini does. */

@@ -13,7 +13,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, ensureBuilt, expectExit, json, run, sandbox } from './support/cli.js';
@@ -89,12 +89,14 @@ describe('plinth ext install of a packed Claude Code plugin', () => {
     expect(refused.stderr).toContain('claude-demo@0.0.0 declares:');
     expect(refused.stderr).toContain('code: none (declarations only)');
     expect(refused.stderr).toContain('hooks: PreToolUse mcp__claude-everything__.*: "${CLAUDE_PLUGIN_ROOT}"/hooks/guard.sh');
-    expect(refused.stderr).toContain('MCP servers: claude-everything:');
+    // As written in the plugin, not with the paths of the folder it is unpacked into for checking.
+    expect(refused.stderr).toContain(`MCP servers: claude-everything: ${process.execPath} \${CLAUDE_PLUGIN_ROOT}/servers/start.mjs`);
     expect(existsSync(join(at.home, 'plugins', 'claude-demo'))).toBe(false);
 
     const installed = await run(at, ['ext', 'install', out, '--yes']);
     expectExit(installed, 0);
     expect(installed.stdout).toContain('installed claude-demo@0.0.0 from file');
+    expect((await run(at, ['ext', 'install', out, '--yes'])).stdout).toContain('Nothing to do: already installed');
     const installedDir = join(at.home, 'plugins', 'claude-demo');
     expect(existsSync(join(installedDir, '.claude-plugin', 'plugin.json'))).toBe(true);
     expect(row(json<Row[]>(await run(at, ['ext', 'list', '--json'])), 'claude-demo')).toMatchObject({ version: '0.0.0', source: 'user', state: 'active', dir: installedDir });
@@ -107,6 +109,44 @@ describe('plinth ext install of a packed Claude Code plugin', () => {
     const server = json<{ args: string[] }>(await run(at, ['mcp', 'get', 'claude-everything', '--json']));
     expect(JSON.stringify(server)).toContain(join(installedDir, 'servers', 'start.mjs'));
   }, 180_000);
+});
+
+describe('a registry of peer plugins', () => {
+  it('publishes a Gemini extension folder and a packed Claude plugin; both install by name; the documents name no path of the publisher', async () => {
+    const at = await box();
+    const registryDir = join(at.base, 'registry');
+    const gemini = join(at.base, 'src', 'gemini-demo');
+    const claude = join(at.base, 'src', 'claude-demo');
+    await geminiExtension(gemini);
+    await claudePlugin(claude);
+    const tarball = join(at.base, 'claude.tgz');
+    expectExit(await run(at, ['registry', 'pack', claude, '--out', tarball]), 0);
+    expectExit(await run(at, ['registry', 'publish', gemini, '--to', registryDir]), 0);
+    expectExit(await run(at, ['registry', 'publish', tarball, '--to', registryDir]), 0);
+    const documents = (await Promise.all(['gemini-demo', 'claude-demo'].map((name) => readFile(join(registryDir, name), 'utf8')))).join('\n');
+    expect(documents).not.toContain(at.base);
+    expect(documents).toContain('${extensionPath}');
+
+    await at.settings({ registries: [{ name: 'folder', url: registryDir }], plugins: { 'mcp-demo': { enabled: false }, health: { enabled: false } } });
+    const installed = await run(at, ['ext', 'install', 'gemini-demo', '--yes', '--json']);
+    expectExit(installed, 0);
+    expect(json(installed)).toMatchObject({ changes: [{ name: 'gemini-demo', to: '1.2.0', registry: 'folder', loaded: true }] });
+    expectExit(await run(at, ['ext', 'install', 'claude-demo', '--yes']), 0);
+    const list = json<Row[]>(await run(at, ['ext', 'list', '--json']));
+    expect(row(list, 'gemini-demo')).toMatchObject({ version: '1.2.0', source: 'user', state: 'active' });
+    expect(row(list, 'claude-demo')).toMatchObject({ version: '0.0.0', source: 'user', state: 'active' });
+    const server = await run(at, ['mcp', 'get', 'gemini-everything', '--json']);
+    expect(JSON.stringify(json(server))).toContain(join(at.home, 'plugins', 'gemini-demo', 'servers', 'start.mjs'));
+  }, 180_000);
+
+  it('points at ext link or registry pack when ext install is given a folder', async () => {
+    const at = await box();
+    const dir = join(at.base, 'src', 'gemini-demo');
+    await geminiExtension(dir);
+    const refused = await run(at, ['ext', 'install', dir, '--json']);
+    expectExit(refused, 1);
+    expect(json(refused).error).toMatchObject({ code: 'PLN_E_MARKET_TARBALL', hint: expect.stringContaining(`plinth ext link ${dir}`) });
+  }, 60_000);
 });
 
 describe('what is refused, and names that do not fit', () => {

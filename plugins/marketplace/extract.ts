@@ -385,7 +385,12 @@ async function readPluginManifest(tarball: string, dir: string): Promise<Manifes
     const peer = await readPeerFolder(dir).catch((error: unknown) => {
       throw invalid(tarball, `its peer manifest cannot be read: ${(error as Error).message}`, error);
     });
-    if (peer !== undefined) return checkedManifest(tarball, dir, peer.data, `${ROOT}/${relative(dir, peer.file).split(sep).join('/')}`);
+    if (peer !== undefined) {
+      // Checked as discovery will read it (its paths expanded, none may lead out); shown for approval as written, not with this staging folder's paths.
+      const shown = `${ROOT}/${relative(dir, peer.file).split(sep).join('/')}`;
+      checkedManifest(tarball, dir, peer.data, shown);
+      return checkedManifest(tarball, dir, (await readPeerFolder(dir, { asWritten: true }))!.data, shown);
+    }
   }
   if (!info?.isFile()) throw invalid(tarball, `it has no ${ROOT}/manifest.json (nor a Claude Code plugin's or Gemini CLI extension's manifest)`);
   if (info.size > MAX_MANIFEST_BYTES) throw invalid(tarball, `${ROOT}/manifest.json is ${info.size} bytes, more than a manifest needs (${MAX_MANIFEST_BYTES})`);

@@ -64,7 +64,11 @@ export async function fetchPlanned(context: InstallContext, planned: Planned, st
 export async function fetchLocal(context: InstallContext, file: string, staging: string, options: InstallOptions): Promise<Staged> {
   const info = await stat(file).catch(() => undefined);
   if (!info?.isFile()) {
-    throw new PlinthError('PLN_E_MARKET_TARBALL', `${file}: no such tarball`, { hint: 'give the path of a .tgz made by `plinth registry pack` or `npm pack`', details: { step: 'resolve', file } });
+    // A plugin folder (plinth's, a Claude Code plugin, a Gemini CLI extension) is linked, or packed first.
+    const hint = info?.isDirectory()
+      ? `${file} is a folder: link it with \`plinth ext link ${file}\`, or pack it with \`plinth registry pack ${file}\` and install the .tgz`
+      : 'give the path of a .tgz made by `plinth registry pack` or `npm pack`';
+    throw new PlinthError('PLN_E_MARKET_TARBALL', info?.isDirectory() ? `${file}: a folder, not a tarball` : `${file}: no such tarball`, { hint, details: { step: 'resolve', file } });
   }
   const integrity = (await ssri.fromStream(createReadStream(file), { algorithms: ['sha512'] })).toString();
   const staged = await extractAndCheck(context, file, staging, undefined, undefined, options);
@@ -213,12 +217,12 @@ function isRunning(kernel: PluginKernel, name: string): boolean {
 }
 
 /** The manifest in `dir`, or undefined when there is none or it is invalid. */
-export async function readManifest(dir: string, workspace?: string): Promise<Manifest | undefined> {
+export async function readManifest(dir: string, workspace?: string, asWritten?: true): Promise<Manifest | undefined> {
   try {
     const text = await readFile(join(dir, 'manifest.json'), 'utf8').catch(async (error: unknown) => {
       // A Claude Code plugin or Gemini CLI extension: the manifest discovery makes of it.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      return (await readPeerFolder(dir, workspace === undefined ? {} : { workspace }))?.data;
+      return (await readPeerFolder(dir, { ...(workspace !== undefined && { workspace }), ...(asWritten && { asWritten }) }))?.data;
     });
     const parsed = parseManifest(typeof text === 'string' ? JSON.parse(text) : text);
     return parsed.ok ? parsed.manifest : undefined;

@@ -73,7 +73,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         if (active !== s.version) changing.push(s);
       }
       if (changing.length === 0) return [];
-      const approval = await approvalFor(changing, async (name) => ((await store.activeVersion(name)) ? readManifest(store.activePath(name)) : undefined));
+      // A peer plugin's manifest as written (the staged one is shown so), so that the same declarations compare equal.
+      const approval = await approvalFor(changing, async (name) => ((await store.activeVersion(name)) ? readManifest(store.activePath(name), undefined, true) : undefined));
       // An update that declares the same as before needs no new approval.
       if (!(reapproveOnly && approval.unchanged)) await approve(approval, request, again);
       const changes: MarketChange[] = [];
