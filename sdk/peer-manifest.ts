@@ -24,7 +24,7 @@
  * - `peer`: the format, the file, and every field or folder plinth does not
  *   honour (`ignored`) or reads differently (`notes`), for `plinth ext info`.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import semver from 'semver';
 import { describeCause, PlinthError } from './errors.js';
@@ -67,11 +67,21 @@ export interface PeerFiles {
   has(relative: string): Promise<boolean>;
 }
 
-/** {@link PeerFiles} of a folder on disk. */
+/**
+ * {@link PeerFiles} of a folder on disk. The folder is listed once, and a path whose first name
+ * is not in it is answered from the listing: a peer folder is asked about a dozen names (its
+ * component folders), most of them absent, and a folder that is no plugin about two.
+ */
 export function folderFiles(dir: string): PeerFiles {
   const at = (relative: string) => path.join(dir, ...relative.split('/'));
+  let listing: Promise<ReadonlySet<string>> | undefined;
+  const present = async (relative: string) => {
+    listing ??= readdir(dir).then((names) => new Set(names), () => new Set<string>());
+    return (await listing).has(relative.split('/')[0] ?? '');
+  };
   return {
     async read(relative) {
+      if (!(await present(relative))) return undefined;
       try {
         return await readFile(at(relative), 'utf8');
       } catch (error) {
@@ -83,7 +93,7 @@ export function folderFiles(dir: string): PeerFiles {
         });
       }
     },
-    has: (relative) => stat(at(relative)).then(() => true, () => false),
+    has: async (relative) => (await present(relative)) && (!relative.includes('/') || (await stat(at(relative)).then(() => true, () => false))),
   };
 }
 
@@ -151,11 +161,13 @@ async function claudePlugin(root: string, text: string, files: PeerFiles, contex
 
   const hooks: Json = {};
   const hookFiles = typeof raw.hooks === 'string' || Array.isArray(raw.hooks) ? pathList(raw.hooks, 'hooks', peer) : [];
-  if (await files.has('hooks/hooks.json')) hookFiles.unshift('hooks/hooks.json');
+  if (await files.has('hooks')) hookFiles.unshift('hooks/hooks.json');
   for (const relative of [...new Set(hookFiles.map((f) => path.posix.normalize(f)))]) {
     const found = await readJsonFile(root, relative, files);
-    if (found === undefined) peer.ignore('hooks', `${relative} does not exist`);
-    else addHooks(hooks, found, relative, peer, (s) => s);
+    // The standard file is optional (a hooks/ folder may hold only scripts); a file plugin.json names is not.
+    if (found === undefined) {
+      if (relative !== 'hooks/hooks.json') peer.ignore('hooks', `${relative} does not exist`);
+    } else addHooks(hooks, found, relative, peer, (s) => s);
   }
   if (isObject(raw.hooks)) addHooks(hooks, isObject(raw.hooks.hooks) ? raw.hooks : { hooks: raw.hooks }, 'plugin.json hooks', peer, (s) => s);
 
