@@ -4,11 +4,12 @@
  * bad plugin: every problem becomes a coded error in `invalid`.
  */
 import { readFile } from 'node:fs';
+import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseJsonText } from '../sdk/json.js';
 import { manifestError, parseManifest } from '../sdk/manifest.js';
-import { type PeerContext, readPeerFolder } from '../sdk/peer-manifest.js';
+import { folderFiles, type PeerContext, readPeerFolder } from '../sdk/peer-manifest.js';
 import { describeCause, PlinthError } from '../sdk/errors.js';
 import type { Candidate, PluginSource } from './types.js';
 
@@ -79,10 +80,13 @@ async function scanSource({ dir, source, linked }: DiscoverySource, context: Pee
   if (real === undefined) return [];
   const root = { dir: given, real };
   const scan = async (folder: Folder): Promise<Array<[Found, string?]>> => {
-    const self = await loadPlugin(folder.dir, source, linked, context);
+    // A folder without manifest.json is listed once: to see whether it is a peer's, then to search it.
+    let listing: Promise<Dirent[]> | undefined;
+    const list = () => (listing ??= readdir(folder.dir, { withFileTypes: true }));
+    const self = await loadPlugin(folder.dir, source, linked, context, list);
     if (self !== undefined) return [[self, folder.real]];
     if (folder.depth === MAX_DEPTH) return [];
-    const children = await listFolders(folder, root);
+    const children = await listFolders(folder, root, list());
     if (children instanceof PlinthError) return [[children]];
     return (await Promise.all(children.map((child) => (child instanceof PlinthError ? [[child] as [Found]] : scan(child))))).flat();
   };
@@ -92,8 +96,8 @@ async function scanSource({ dir, source, linked }: DiscoverySource, context: Pee
 }
 
 /** The subfolders of `folder` worth searching, sorted; a symlink to a folder outside `root` becomes an error in its place. */
-async function listFolders(folder: Folder, root: { dir: string; real: string }): Promise<Array<Folder | PlinthError> | PlinthError> {
-  const entries = await readdir(folder.dir, { withFileTypes: true }).catch((error: unknown) => {
+async function listFolders(folder: Folder, root: { dir: string; real: string }, listing: Promise<Dirent[]>): Promise<Array<Folder | PlinthError> | PlinthError> {
+  const entries = await listing.catch((error: unknown) => {
     if (isNotFound(error)) return [];
     return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${folder.dir}: cannot list plugin folder: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { dir: folder.dir } });
   });
@@ -120,13 +124,13 @@ async function listFolders(folder: Folder, root: { dir: string; real: string }):
 }
 
 /** Reads and validates `<dir>/manifest.json`, or the manifest made from a peer's folder; `undefined` when there is neither. */
-async function loadPlugin(dir: string, source: PluginSource, linked: true | undefined, context: PeerContext): Promise<Found | undefined> {
+async function loadPlugin(dir: string, source: PluginSource, linked: true | undefined, context: PeerContext, list: () => Promise<Dirent[]>): Promise<Found | undefined> {
   const file = path.join(dir, 'manifest.json');
   let text: string;
   try {
     text = await readText(file);
   } catch (error) {
-    if (isNotFound(error)) return loadPeerPlugin(dir, source, linked, context);
+    if (isNotFound(error)) return loadPeerPlugin(dir, source, linked, context, list);
     return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}: cannot read: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { file } });
   }
   const json = parseJsonText(text);
@@ -143,10 +147,10 @@ async function loadPlugin(dir: string, source: PluginSource, linked: true | unde
 }
 
 /** A peer's folder as a candidate (its `file` is the peer's manifest); `undefined` when the folder is none. */
-async function loadPeerPlugin(dir: string, source: PluginSource, linked: true | undefined, context: PeerContext): Promise<Found | undefined> {
+async function loadPeerPlugin(dir: string, source: PluginSource, linked: true | undefined, context: PeerContext, list: () => Promise<Dirent[]>): Promise<Found | undefined> {
   let peer;
   try {
-    peer = await readPeerFolder(dir, context);
+    peer = await readPeerFolder(dir, context, folderFiles(dir, list().then((entries) => entries.map((e) => e.name))));
   } catch (error) {
     if (error instanceof PlinthError) return error;
     throw error;

@@ -24,7 +24,8 @@
  * - `peer`: the format, the file, and every field or folder plinth does not
  *   honour (`ignored`) or reads differently (`notes`), for `plinth ext info`.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import semver from 'semver';
 import { describeCause, PlinthError } from './errors.js';
@@ -68,22 +69,24 @@ export interface PeerFiles {
 }
 
 /**
- * {@link PeerFiles} of a folder on disk. The folder is listed once, and a path whose first name
+ * {@link PeerFiles} of a folder on disk (`names`: its listing, when the caller has it). The folder is listed once, and a path whose first name
  * is not in it is answered from the listing: a peer folder is asked about a dozen names (its
  * component folders), most of them absent, and a folder that is no plugin about two.
  */
-export function folderFiles(dir: string): PeerFiles {
+export function folderFiles(dir: string, names?: Promise<readonly string[]>): PeerFiles {
   const at = (relative: string) => path.join(dir, ...relative.split('/'));
   let listing: Promise<ReadonlySet<string>> | undefined;
   const present = async (relative: string) => {
-    listing ??= readdir(dir).then((names) => new Set(names), () => new Set<string>());
+    // The caller's listing (discovery lists the folder anyway); a folder that cannot be listed holds nothing.
+    listing ??= (names ?? readdir(dir)).then((found) => new Set(found), () => new Set<string>());
     return (await listing).has(relative.split('/')[0] ?? '');
   };
   return {
     async read(relative) {
       if (!(await present(relative))) return undefined;
       try {
-        return await readFile(at(relative), 'utf8');
+        // The callback form: fs.promises.readFile goes through a FileHandle, several times slower on small files (see kernel/discovery.ts).
+        return await new Promise<string>((resolve, reject) => readFile(at(relative), 'utf8', (error, text) => (error ? reject(error) : resolve(text))));
       } catch (error) {
         if (isMissing(error)) return undefined;
         throw new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${at(relative)}: cannot read: ${describeCause(error)}`, {
