@@ -34,6 +34,8 @@ beforeAll(async () => {
   await mkdir(workspace, { recursive: true });
   await claudePlugin(join(home, 'plugins', 'claude-demo'));
   await geminiExtension(join(home, 'plugins', 'gemini-demo'));
+  // One that came with the project: a workspace plugin, which loads only once its folder is approved.
+  await write(join(workspace, '.plinth', 'plugins', 'project-ext', 'gemini-extension.json'), { name: 'project-ext', version: '1.0.0', mcpServers: { 'project-server': { command: 'node', args: ['${extensionPath}/server.js'] } } });
   await write(join(home, 'settings.json'), { plugins: { 'gemini-demo': { settings: { GEMINI_DEMO_GREETING: 'hello-from-settings' } } } });
   process.env.CI = '1'; // trust would ask on a terminal; approvals are given below
   kernel = new Kernel({ home, workspace, builtin: true, env: { ...process.env }, logLevel: 'debug', logSink: (line) => logs.push(line) });
@@ -53,6 +55,13 @@ describe('discovery', () => {
     const gemini = kernel.status().find((p) => p.name === 'gemini-demo');
     expect(claude).toMatchObject({ version: '0.0.0', source: 'user', state: 'active' });
     expect(gemini).toMatchObject({ version: '1.2.0', source: 'user', state: 'active' });
+  });
+
+  it('loads a peer folder that came with the project only once it is approved, as any workspace plugin', async () => {
+    const status = kernel.status().find((p) => p.name === 'project-ext');
+    expect(status).toMatchObject({ source: 'workspace', state: 'failed', error: { code: 'PLN_E_PLUGIN_REFUSED' } });
+    expect(status?.error?.message).toContain('plinth trust approve plugin project-ext');
+    expect((await kernel.get('mcp')).definition('project-server')).toBeUndefined();
   });
 
   it('makes their servers plinth servers, with the peers\' variables expanded', async () => {
@@ -168,13 +177,15 @@ describe('live', () => {
     const extensions = await kernel.get('extensions');
     const mcp = await kernel.get('mcp');
     const off = await extensions.disable('gemini-demo');
-    expect(off.live?.failed).toEqual([]);
+    // (The unapproved project plugin is tried again at each live change, and refused again.)
+    const ours = (failed: ReadonlyArray<{ plugin?: string }> = []) => failed.filter((f) => f.plugin === 'gemini-demo');
+    expect(ours(off.live?.failed)).toEqual([]);
     expect(off.live?.removed).toContain('gemini-demo');
     expect(mcp.definition('gemini-everything')).toBeUndefined();
     expect(await toolsOf('gemini-everything')).toEqual([]);
 
     const on = await extensions.enable('gemini-demo');
-    expect(on.live?.failed).toEqual([]);
+    expect(ours(on.live?.failed)).toEqual([]);
     expect(on.live?.added).toContain('gemini-demo');
     expect(mcp.definition('gemini-everything')).toBeDefined();
     // Approved before, as it is: it starts again without asking.
