@@ -92,10 +92,12 @@ describe('a Claude Code plugin', () => {
     });
     const manifest = await made(dir);
     expect(manifest.settings).toEqual([
-      expect.objectContaining({ name: 'api_key', description: 'API key', type: 'string', sensitive: true, required: true, envVar: 'CLAUDE_PLUGIN_OPTION_api_key' }),
+      // Claude Code asks for a required option when the plugin is enabled; plinth loads it without one (an install could not succeed otherwise), and says so.
+      expect.objectContaining({ name: 'api_key', description: 'API key', type: 'string', sensitive: true, required: false, envVar: 'CLAUDE_PLUGIN_OPTION_api_key' }),
       expect.objectContaining({ name: 'retries', type: 'number', default: 3, sensitive: false, envVar: 'CLAUDE_PLUGIN_OPTION_retries' }),
     ]);
     expect(manifest.mcpServers.api).toMatchObject({ env: { RETRIES: '${setting:cfg.retries}' } });
+    expect(fields(manifest.peer!.notes)).toEqual(['version', 'userConfig.api_key', 'userConfig']);
   });
 });
 

@@ -93,10 +93,14 @@ function claudeUserConfig(config: unknown, peer: Report): Json[] {
       description: words.join(': '),
       type,
       ...(option.default !== undefined && { default: option.default }),
-      required: option.required === true,
+      // Not plinth's `required`: a plugin without the value would not load, so an install (which loads it) could never succeed.
+      required: false,
       sensitive: option.sensitive === true,
       envVar: `CLAUDE_PLUGIN_OPTION_${key}`,
     });
+  }
+  for (const [key, option] of Object.entries(config)) {
+    if (isObject(option) && option.required === true) peer.note(`userConfig.${key}`, `required by the plugin: set it with plinth ext config <plugin> ${key}; plinth loads the plugin without it (its servers and hooks then get no ${key})`);
   }
   if (settings.length > 0) peer.note('userConfig', `options are plinth settings (plinth ext config <plugin> <option>), given to the plugin's servers and hooks as CLAUDE_PLUGIN_OPTION_<OPTION>`);
   return settings;
