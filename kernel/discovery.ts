@@ -4,10 +4,12 @@
  * bad plugin: every problem becomes a coded error in `invalid`.
  */
 import { readFile } from 'node:fs';
+import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseJsonText } from '../sdk/json.js';
 import { manifestError, parseManifest } from '../sdk/manifest.js';
+import { folderFiles, type PeerContext, readPeerFolder } from '../sdk/peer-manifest.js';
 import { describeCause, PlinthError } from '../sdk/errors.js';
 import type { Candidate, PluginSource } from './types.js';
 
@@ -46,7 +48,10 @@ const READERS = 1024;
 
 /**
  * Finds every plugin in `sources`. A folder holding a manifest.json is one
- * plugin and is not searched further; any other folder is searched down to
+ * plugin and is not searched further; so is a folder without one that holds a
+ * Claude Code plugin (`.claude-plugin/plugin.json`) or a Gemini CLI extension
+ * (`gemini-extension.json`): its manifest is made from those (sdk/peer-manifest.ts,
+ * with `context.workspace` for the peers' workspace variables); any other folder is searched down to
  * {@link MAX_DEPTH} levels below its source. Dot-folders (an install stages its
  * download in one) and `node_modules` are not entered. A symlinked folder is
  * followed only when its real path lies inside the source folder; one leading
@@ -54,8 +59,8 @@ const READERS = 1024;
  * nothing. Results keep the order of `sources`, then folder names in code-point
  * order, depth first; a folder reached twice (through a link) counts once.
  */
-export async function discoverPlugins(sources: ReadonlyArray<DiscoverySource>): Promise<DiscoveryResult> {
-  const found = (await Promise.all(sources.map(scanSource))).flat();
+export async function discoverPlugins(sources: ReadonlyArray<DiscoverySource>, context: PeerContext = {}): Promise<DiscoveryResult> {
+  const found = (await Promise.all(sources.map((source) => scanSource(source, context)))).flat();
   return { candidates: found.filter((f): f is Candidate => !(f instanceof PlinthError)), invalid: found.filter((f) => f instanceof PlinthError) };
 }
 
@@ -69,16 +74,19 @@ interface Folder {
   readonly depth: number;
 }
 
-async function scanSource({ dir, source, linked }: DiscoverySource): Promise<Found[]> {
+async function scanSource({ dir, source, linked }: DiscoverySource, context: PeerContext): Promise<Found[]> {
   const given = path.resolve(dir);
   const real = await realpath(given).catch((error: unknown) => (isNotFound(error) ? undefined : given));
   if (real === undefined) return [];
   const root = { dir: given, real };
   const scan = async (folder: Folder): Promise<Array<[Found, string?]>> => {
-    const self = await loadPlugin(folder.dir, source, linked);
+    // A folder without manifest.json is listed once: to see whether it is a peer's, then to search it.
+    let listing: Promise<Dirent[]> | undefined;
+    const list = () => (listing ??= readdir(folder.dir, { withFileTypes: true }));
+    const self = await loadPlugin(folder.dir, source, linked, context, list);
     if (self !== undefined) return [[self, folder.real]];
     if (folder.depth === MAX_DEPTH) return [];
-    const children = await listFolders(folder, root);
+    const children = await listFolders(folder, root, list());
     if (children instanceof PlinthError) return [[children]];
     return (await Promise.all(children.map((child) => (child instanceof PlinthError ? [[child] as [Found]] : scan(child))))).flat();
   };
@@ -88,8 +96,8 @@ async function scanSource({ dir, source, linked }: DiscoverySource): Promise<Fou
 }
 
 /** The subfolders of `folder` worth searching, sorted; a symlink to a folder outside `root` becomes an error in its place. */
-async function listFolders(folder: Folder, root: { dir: string; real: string }): Promise<Array<Folder | PlinthError> | PlinthError> {
-  const entries = await readdir(folder.dir, { withFileTypes: true }).catch((error: unknown) => {
+async function listFolders(folder: Folder, root: { dir: string; real: string }, listing: Promise<Dirent[]>): Promise<Array<Folder | PlinthError> | PlinthError> {
+  const entries = await listing.catch((error: unknown) => {
     if (isNotFound(error)) return [];
     return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${folder.dir}: cannot list plugin folder: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { dir: folder.dir } });
   });
@@ -115,14 +123,14 @@ async function listFolders(folder: Folder, root: { dir: string; real: string }):
   return listed.filter((item) => item !== undefined);
 }
 
-/** Reads and validates `<dir>/manifest.json`; `undefined` when there is none. */
-async function loadPlugin(dir: string, source: PluginSource, linked: true | undefined): Promise<Found | undefined> {
+/** Reads and validates `<dir>/manifest.json`, or the manifest made from a peer's folder; `undefined` when there is neither. */
+async function loadPlugin(dir: string, source: PluginSource, linked: true | undefined, context: PeerContext, list: () => Promise<Dirent[]>): Promise<Found | undefined> {
   const file = path.join(dir, 'manifest.json');
   let text: string;
   try {
     text = await readText(file);
   } catch (error) {
-    if (isNotFound(error)) return undefined;
+    if (isNotFound(error)) return loadPeerPlugin(dir, source, linked, context, list);
     return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}: cannot read: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { file } });
   }
   const json = parseJsonText(text);
@@ -136,6 +144,21 @@ async function loadPlugin(dir: string, source: PluginSource, linked: true | unde
   const parsed = parseManifest(json.value);
   if (parsed.ok) return { manifest: parsed.manifest, dir, file, source, ...(linked && { linked }) };
   return manifestError(json.value, parsed.issues, file);
+}
+
+/** A peer's folder as a candidate (its `file` is the peer's manifest); `undefined` when the folder is none. */
+async function loadPeerPlugin(dir: string, source: PluginSource, linked: true | undefined, context: PeerContext, list: () => Promise<Dirent[]>): Promise<Found | undefined> {
+  let peer;
+  try {
+    peer = await readPeerFolder(dir, context, folderFiles(dir, list().then((entries) => entries.map((e) => e.name))));
+  } catch (error) {
+    if (error instanceof PlinthError) return error;
+    throw error;
+  }
+  if (peer === undefined) return undefined;
+  const parsed = parseManifest(peer.data);
+  if (parsed.ok) return { manifest: parsed.manifest, dir, file: peer.file, source, ...(linked && { linked }) };
+  return manifestError(peer.data, parsed.issues, peer.file);
 }
 
 /** Reads in flight, and the reads waiting for one of them to finish. */

@@ -593,7 +593,7 @@ export class Kernel {
 
   /** Candidates from every folder (builtin, user, workspace, settings, command line, live), then the inline ones; linked and removed applied. */
   private async discoverAll(): Promise<{ candidates: Candidate[]; invalid: PlinthError[]; manifests: Candidate['manifest'][] }> {
-    const found = await discoverPlugins([...this.sources, ...this.live.sources()]);
+    const found = await discoverPlugins([...this.sources, ...this.live.sources()], { workspace: this.workspace });
     const { kept, shadowing } = withoutShadowing(found.candidates);
     return {
       candidates: this.live.select([...kept, ...this.inline]),

@@ -7,6 +7,8 @@
  *   (`.git/`, `.env`, `.DS_Store`, `.npmrc`: version control, secrets and
  *   editor litter; dot-folders are also never discovered as plugins), and
  *   `*.tgz` (earlier packs lying in the folder, so packing stays repeatable);
+ *   except, at the top of the folder, a Claude Code plugin's own `.claude-plugin/`
+ *   and `.mcp.json`, which are its manifest (sdk/peer-manifest.ts);
  * - a symbolic link whose target is inside the folder is packed as the file
  *   (or folder) it points to: a tarball never holds a link, since installs
  *   refuse them; a link pointing outside, or one that loops, is refused;
@@ -29,6 +31,9 @@ export function isSkipped(name: string): boolean {
   return name === 'node_modules' || name.startsWith('.') || name.endsWith('.tgz');
 }
 
+/** The dot-names packed at the top of a plugin folder: a Claude Code plugin's manifest files. */
+const PEER_DOT_NAMES: ReadonlySet<string> = new Set(['.claude-plugin', '.mcp.json']);
+
 /** Every file to pack, sorted by path (code-unit order, the same on every machine). */
 export async function listPackFiles(dir: string): Promise<PackFile[]> {
   const root = await realpath(resolve(dir));
@@ -41,7 +46,7 @@ async function walk(root: string, rel: string, ancestors: readonly string[], out
   const here = rel === '' ? root : join(root, rel);
   const entries = await readdir(here, { withFileTypes: true });
   for (const entry of entries) {
-    if (isSkipped(entry.name)) continue;
+    if (isSkipped(entry.name) && !(rel === '' && PEER_DOT_NAMES.has(entry.name))) continue;
     const path = rel === '' ? entry.name : `${rel}/${entry.name}`;
     const absolute = join(root, path);
     let info = await lstat(absolute);

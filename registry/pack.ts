@@ -11,6 +11,7 @@ import type { Stats } from 'node:fs';
 import { create } from 'tar';
 import { PlinthError, isPlinthError } from '../sdk/errors.js';
 import { type Manifest, manifestError, parseManifest } from '../sdk/manifest.js';
+import { readPeerFolder } from '../sdk/peer-manifest.js';
 import { type TarballDigests, tarballDigests } from './digests.js';
 import { checkRelativeImports } from './pack-imports.js';
 import { listPackFiles } from './pack-files.js';
@@ -70,6 +71,14 @@ export async function readPluginManifest(root: string): Promise<Manifest> {
     data = JSON.parse(await readFile(file, 'utf8'));
   } catch (cause) {
     const missing = (cause as NodeJS.ErrnoException).code === 'ENOENT';
+    // A Claude Code plugin or Gemini CLI extension is packed as it is; its manifest is made again at install.
+    // Made here with its variables as written, so that the registry's document names no path of this machine.
+    const peer = missing ? await readPeerFolder(root, { asWritten: true }) : undefined;
+    if (peer !== undefined) {
+      const parsed = parseManifest(peer.data);
+      if (!parsed.ok) throw manifestError(peer.data, parsed.issues, peer.file);
+      return parsed.manifest;
+    }
     throw new PlinthError('PLN_E_REGISTRY_PACK_MANIFEST', missing ? `${root} has no manifest.json, so it is not a plugin folder` : `${file} is not valid JSON`, {
       cause,
       hint: missing ? 'give the folder of a plugin (the one holding its manifest.json); `plinth new` makes one' : 'correct the JSON of manifest.json',

@@ -8,6 +8,7 @@
 import { Parser, type ReadEntry } from 'tar';
 import { PlinthError } from '../sdk/errors.js';
 import { type Manifest, manifestError, parseManifest } from '../sdk/manifest.js';
+import { type PeerFiles, readPeerFolder } from '../sdk/peer-manifest.js';
 
 /** Limits of what a publisher reads: generous for a plugin, small enough for memory. */
 const MAX_ENTRIES = 20_000;
@@ -33,6 +34,8 @@ export async function readTarball(bytes: Uint8Array, label = 'the tarball'): Pro
   const problems: string[] = [];
   let unpackedSize = 0;
   let manifestText: string | undefined;
+  /** Small JSON files: what a Claude Code plugin's or Gemini CLI extension's manifest is made of, when there is no manifest.json. */
+  const jsonTexts = new Map<string, string>();
   // Ten problems say enough; a tarball of millions of bad entries must not fill memory with them.
   const problem = (text: string) => void (problems.length < 10 && problems.push(text));
   const parser = new Parser({
@@ -49,10 +52,14 @@ export async function readTarball(bytes: Uint8Array, label = 'the tarball'): Pro
         const inner = path.slice('package/'.length);
         files.push(inner);
         unpackedSize += entry.size;
-        if (inner === 'manifest.json' && entry.size <= MAX_MANIFEST_BYTES) {
+        if (inner.endsWith('.json') && entry.size <= MAX_MANIFEST_BYTES && (inner === 'manifest.json' || jsonTexts.size < 100)) {
           const chunks: Buffer[] = [];
           entry.on('data', (chunk: Buffer) => chunks.push(chunk));
-          entry.on('end', () => (manifestText = Buffer.concat(chunks).toString('utf8')));
+          entry.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            if (inner === 'manifest.json') manifestText = text;
+            else jsonTexts.set(inner, text);
+          });
           return;
         }
       }
@@ -69,7 +76,13 @@ export async function readTarball(bytes: Uint8Array, label = 'the tarball'): Pro
     throw layoutError(label, [`not a readable gzipped tar (${(cause as Error).message})`], cause);
   }
   if (problems.length > 0) throw layoutError(label, problems);
-  if (manifestText === undefined) throw layoutError(label, ['no package/manifest.json (a plinth plugin has one at the root of its folder)']);
+  if (manifestText === undefined) {
+    const peer = await readPeerFolder('package', { asWritten: true }, tarballFiles(files, jsonTexts));
+    if (peer === undefined) throw layoutError(label, ['no package/manifest.json (a plinth plugin has one at the root of its folder; a Claude Code plugin has .claude-plugin/plugin.json, a Gemini CLI extension gemini-extension.json)']);
+    const parsed = parseManifest(peer.data);
+    if (!parsed.ok) throw manifestError(peer.data, parsed.issues, `${label}: package/${peer.format === 'claude' ? '.claude-plugin/plugin.json' : 'gemini-extension.json'}`);
+    return { manifest: parsed.manifest, files: files.sort(), unpackedSize };
+  }
   let data: unknown;
   try {
     data = JSON.parse(manifestText);
@@ -87,4 +100,12 @@ function layoutError(label: string, problems: readonly string[], cause?: unknown
     hint: 'make it with `plinth registry pack <dir>` or `npm pack` in the plugin folder (a gzipped tar of regular files under package/, with package/manifest.json)',
     details: { problems },
   });
+}
+
+/** A tarball's files, for the peer manifest: the JSON texts read, and which paths exist. */
+function tarballFiles(files: readonly string[], texts: ReadonlyMap<string, string>): PeerFiles {
+  return {
+    read: async (relative) => texts.get(relative),
+    has: async (relative) => files.some((f) => f === relative || f.startsWith(`${relative}/`)),
+  };
 }

@@ -27,8 +27,10 @@ export type {
 } from './plugin.js';
 export { EVENTS, EVENT_ALIASES, GATE_EVENTS, canonicalEvent, isGateEvent } from './events.js';
 export type { BlockedBy, Decision, EventHandler, EventName, EventResult } from './events.js';
-export { manifestSchema, parseManifest, settingSchema } from './manifest.js';
-export type { Manifest, ManifestInput, ManifestIssue, SettingDecl } from './manifest.js';
+export { manifestSchema, parseManifest, peerOriginSchema, settingSchema } from './manifest.js';
+export type { Manifest, ManifestInput, ManifestIssue, PeerOrigin, SettingDecl } from './manifest.js';
+export { folderFiles, PEER_MANIFEST_FILES, readPeerFolder, UNVERSIONED } from './peer-manifest.js';
+export type { PeerContext, PeerFiles, PeerManifest } from './peer-manifest.js';
 export type { ServiceName, ServiceType } from './services.js';
 export { describeIssue, parseSettings, settingIssues } from './settings.js';
 export type { SettingIssue } from './settings.js';
@@ -100,7 +102,9 @@ export {
 } from './contracts/extensions.js';
 export type { ConfigResult, Extension, ExtensionDetails, ExtensionError, ExtensionScope, ExtensionsService, LinkResult, LiveOutcome, PluginRef, SettingOrigin, SettingView, ToggleResult, UnlinkResult } from './contracts/extensions.js';
 export type { AuthStatus, LoginOptions, LoginResult, LogoutResult, OAuthService, ProviderOptions, SignInChannel, SignInRequest } from './contracts/oauth.js';
-export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookRateCounts, HookSource, HooksService, PlanResult } from './contracts/hooks.js';
+export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookProtocol, HookRateCounts, HookSource, HooksService, PlanResult } from './contracts/hooks.js';
+export { CLAUDE_HOOK_EVENTS, GEMINI_HOOK_EVENTS, isPeerHookEvent, peerEventsOf, tagPeerHooks } from './peer-hooks.js';
+export type { PeerProtocol } from './peer-hooks.js';
 export { remoteRequestInit, remoteServerUrl } from './remote-transport.js';
 export { fetchWithOwnSignals } from './request-signals.js';
 export { BASE_ENV_ALLOWLIST, launchRequestSchema, launchRunRequestSchema } from './contracts/launcher.js';

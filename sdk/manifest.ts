@@ -68,6 +68,29 @@ export const commandDeclSchema = z.object({
   boot: z.enum(['all', 'own']).optional(),
 });
 
+/** One thing a peer's manifest says that plinth does not do, or does differently: shown by `plinth ext info`. */
+export const peerFieldSchema = z.object({
+  /** Where in the peer's folder: `skills`, `commands/`, `mcpServers.db.trust`, `excludeTools[1]`. */
+  field: z.string(),
+  reason: z.string(),
+});
+
+/**
+ * Set by plinth (sdk/peer-manifest.ts) on the manifest it makes from a Claude Code
+ * plugin folder (`.claude-plugin/plugin.json`) or a Gemini CLI extension folder
+ * (`gemini-extension.json`): which dialect its `hooks` speak, the file it came
+ * from, and what of the peer's folder plinth leaves out (`ignored`) or reads
+ * differently (`notes`), so that nothing is dropped silently.
+ */
+export const peerOriginSchema = z.object({
+  format: z.enum(['claude', 'gemini']),
+  /** The peer's manifest file (absolute). */
+  file: z.string(),
+  ignored: z.array(peerFieldSchema).default([]),
+  notes: z.array(peerFieldSchema).default([]),
+});
+export type PeerOrigin = z.infer<typeof peerOriginSchema>;
+
 /** A section another plugin reads (`hooks` by the hooks plugin, `mcpServers` by the mcp plugin), checked by it. */
 const section = (what: string) => z.record(z.string(), z.unknown(), { error: `expected an object keyed by ${what}` });
 
@@ -122,6 +145,8 @@ const manifestFields = z.looseObject({
   hooks: section('event name, e.g. { "before_tool": [{ "name": "guard", "command": "node", "args": ["guard.js"] }] }').default({}),
   mcpServers: section('server name, e.g. { "files": { "command": "node", "args": ["server.js"] } }').default({}),
   permissions: section('permission kind').default({}),
+  /** Present only on a manifest plinth made from a peer's folder: see {@link peerOriginSchema}. */
+  peer: peerOriginSchema.optional(),
 }, { error: 'expected a JSON object such as { "name": "my-plugin", "version": "1.0.0" }' });
 
 /** The manifest schema; its output always has `kernel` (given, or implied for a plugin without code). */

@@ -1,12 +1,13 @@
 /**
  * Checks a folder before `plinth ext link` records it: it holds a
  * `manifest.json` that is strict JSON and a valid manifest, and the `main` it
- * names exists. Errors name the file, the JSON path and the fix, with the
+ * names exists; or, without one, a Claude Code plugin or Gemini CLI extension
+ * manifest (the sdk's `readPeerFolder`, as discovery reads it). Errors name the file, the JSON path and the fix, with the
  * codes discovery uses for the same problems.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { type Manifest, PlinthError, parseJsonText, parseManifest } from 'plinth/sdk';
+import { type Manifest, PEER_MANIFEST_FILES, PlinthError, parseJsonText, parseManifest, readPeerFolder } from 'plinth/sdk';
 
 /** A plugin folder whose manifest is valid. */
 export interface PluginFolder {
@@ -15,8 +16,8 @@ export interface PluginFolder {
   readonly manifest: Manifest;
 }
 
-/** Reads and checks `<dir>/manifest.json`. */
-export async function readPluginFolder(folder: string): Promise<PluginFolder> {
+/** Reads and checks `<dir>/manifest.json`, or the peer manifest of a folder without one; `workspace` expands the peers' workspace variables. */
+export async function readPluginFolder(folder: string, workspace?: string): Promise<PluginFolder> {
   const dir = resolve(folder);
   const file = join(dir, 'manifest.json');
   const info = await stat(dir).catch(() => undefined);
@@ -29,9 +30,13 @@ export async function readPluginFolder(folder: string): Promise<PluginFolder> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {
-      throw new PlinthError('PLN_E_EXT_LINK_NOT_PLUGIN', `${dir} holds no manifest.json, so it is not a plugin folder`, {
+      const peer = await readPeerFolder(dir, workspace === undefined ? {} : { workspace }).catch((e: unknown) => {
+        throw e instanceof PlinthError ? new PlinthError(e.code, e.message, { plugin: 'extensions', ...(e.hint && { hint: e.hint }), details: e.details ?? {} }) : e;
+      });
+      if (peer !== undefined) return peerFolder(dir, peer.file, peer.data);
+      throw new PlinthError('PLN_E_EXT_LINK_NOT_PLUGIN', `${dir} holds no manifest.json (nor ${PEER_MANIFEST_FILES.claude} or ${PEER_MANIFEST_FILES.gemini}), so it is not a plugin folder`, {
         plugin: 'extensions',
-        hint: 'give the folder that holds manifest.json, or create a plugin with `plinth plugin new <name> --dir <parent>`',
+        hint: 'give the folder that holds manifest.json (or a Claude Code plugin or Gemini CLI extension folder), or create a plugin with `plinth plugin new <name> --dir <parent>`',
         details: { dir, file },
       });
     }
@@ -63,4 +68,17 @@ export async function readPluginFolder(folder: string): Promise<PluginFolder> {
     });
   }
   return { dir, file, manifest };
+}
+
+/** A peer's folder whose made manifest is valid (it has no `main` to check). */
+function peerFolder(dir: string, file: string, data: unknown): PluginFolder {
+  const parsed = parseManifest(data);
+  if (!parsed.ok) {
+    throw new PlinthError('PLN_E_MANIFEST_INVALID', parsed.issues.map((i) => `${file}: ${i.path === '' ? '' : `${i.path}: `}${i.message}`).join('\n'), {
+      plugin: 'extensions',
+      hint: 'fix the listed fields of the peer\'s manifest',
+      details: { file, issues: parsed.issues },
+    });
+  }
+  return { dir, file, manifest: parsed.manifest };
 }

@@ -11,7 +11,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { basename, relative, resolve, sep } from 'node:path';
-import { type FileChange, type FileWatcher, type LiveReport, type Logger, type PluginKernel, type PluginStatus, isPlinthError, watchFiles } from 'plinth/sdk';
+import { type FileChange, type FileWatcher, type LiveReport, type Logger, PEER_MANIFEST_FILES, type PluginKernel, type PluginStatus, isPlinthError, watchFiles } from 'plinth/sdk';
 
 export interface HotReloadOptions {
   readonly kernel: PluginKernel;
@@ -32,6 +32,9 @@ export interface HotReload {
 
 /** Editors' swap and backup files: saving through them is not a change of the plugin. */
 const IGNORE = ['**/node_modules/**', '**/.git/**', '**/*.swp', '**/*.swx', '**/*~', '**/.#*', '**/#*#'];
+
+/** The files whose removal may end a plugin (or turn it into another kind): plinth's manifest and the peers'. */
+const MANIFEST_FILES = ['manifest.json', ...Object.values(PEER_MANIFEST_FILES)];
 
 /** What one batch asks for. */
 export interface ReloadPlan {
@@ -56,7 +59,7 @@ export function planReload(root: string, changes: readonly FileChange[], plugins
     const file = resolve(change.absolutePath);
     const owner = owners.find((p) => file === p.dir || file.startsWith(p.dir + sep));
     if (owner) {
-      if (change.kind === 'deleted' && file === resolve(owner.dir, 'manifest.json')) rescan = true;
+      if (change.kind === 'deleted' && MANIFEST_FILES.some((m) => file === resolve(owner.dir, m))) rescan = true;
       else replace.add(owner.name);
       continue;
     }

@@ -181,6 +181,7 @@ export function createExtensionsService({ kernel, env = process.env }: ServiceOp
         mcpServers: Object.keys(manifest?.mcpServers ?? {}),
         settings: settingViews(name, declsOf(status), state, { user: user.file, workspace: workspace.file }, env),
         candidates: candidatesOf(name).map((c) => ({ version: c.manifest.version, source: c.source, dir: c.dir, linked: c.linked === true })),
+        ...(manifest?.peer && { peer: { format: manifest.peer.format, file: manifest.peer.file, ignored: [...manifest.peer.ignored], notes: [...manifest.peer.notes] } }),
       };
       return details;
     },

@@ -1,9 +1,12 @@
 /**
- * `plinth hooks …`: list, run, trust, untrust, validate, trace, install-git.
+ * `plinth hooks …`: list, run, trust, untrust, validate, import, trace, install-git.
  * git support is imported when a git command runs: every boot loads this file.
  */
-import { readFile } from 'node:fs/promises';
-import { canonicalEvent, type CommandSpec, EXIT, formatTable as table, PlinthError, type PluginKernel } from 'plinth/sdk';
+import { readFile, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { askYesNo, canonicalEvent, type CommandOutput, type CommandSpec, EXIT, editSettingsFile, formatTable as table, PlinthError, type PluginKernel, processTerminal, readSettingsFile, safeLine, type SettingsFileOwner, type SettingsFileRef, whyNotAsk } from 'plinth/sdk';
+import type { HookDefaults } from './definition.js';
+import { type ImportPlan, applyImport, peerSettingsFiles, planImport, readPeerHooks, scopeOfFile } from './dialects/import.js';
 import { trustSubject } from './engine.js';
 import type { HooksService } from 'plinth/sdk';
 import type { Trace, TraceEntry } from './trace.js';
@@ -20,9 +23,13 @@ export interface CommandDeps {
   /** The runner's checks before a spawn, for `hooks validate`. */
   readonly runner: Pick<HookRunner, 'check'>;
   readonly strategy: Strategy;
+  /** How definitions are read (the `shellCommands` setting among them): what `hooks import` would refuse. */
+  readonly defaults: HookDefaults;
 }
 
-export function hooksCommands({ kernel, service, trace, workspace, home, events, runner, strategy }: CommandDeps): CommandSpec[] {
+const SETTINGS_OWNER: SettingsFileOwner = { code: 'PLN_E_HOOK_SETTINGS_WRITE', plugin: 'hooks' };
+
+export function hooksCommands({ kernel, service, trace, workspace, home, events, runner, strategy, defaults }: CommandDeps): CommandSpec[] {
   const find = async (id: string): Promise<HookDefinition> => {
     const { hooks } = await service.definitions();
     const hook = hooks.find((h) => h.id === id);
@@ -139,6 +146,65 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
       },
     },
     {
+      name: 'hooks import',
+      args: [{ name: 'file', description: "The peer's settings file (default: the project's .claude/settings.json or .gemini/settings.json, else the user's)" }],
+      options: {
+        from: { type: 'string', description: 'Whose settings: claude (Claude Code) or gemini (Gemini CLI)', value: '<claude|gemini>' },
+        scope: { type: 'string', description: "plinth settings to write: user or workspace (default: the file's own scope)", value: '<user|workspace>' },
+        yes: { type: 'boolean', short: 'y', description: 'Write without asking' },
+      },
+      async run({ args, options, json, out, signal }) {
+        const from = options.from;
+        if (from !== 'claude' && from !== 'gemini') {
+          throw new PlinthError('PLN_E_CLI_USAGE', `--from must be claude or gemini, got ${from === undefined ? 'nothing' : `"${String(from)}"`}`, { hint: 'plinth hooks import --from claude [.claude/settings.json]' });
+        }
+        const file = args[0] !== undefined ? resolve(args[0]) : await firstExisting(peerSettingsFiles(from, workspace));
+        if (file === undefined) {
+          throw new PlinthError('PLN_E_HOOK_IMPORT', `no ${from === 'claude' ? 'Claude Code' : 'Gemini CLI'} settings file found (${peerSettingsFiles(from, workspace).map((f) => f.file).join(', ')})`, {
+            plugin: 'hooks',
+            hint: `name the file: plinth hooks import --from ${from} <file>`,
+          });
+        }
+        const scope = scopeArg(options.scope) ?? scopeOfFile(file, workspace);
+        const ref = settingsRef(kernel, scope);
+        const peerHooks = await readPeerHooks(file, from);
+        const current = hooksOf(await readSettingsFile(ref, SETTINGS_OWNER), ref);
+        const plan = planImport({ from, file, peerHooks, scope, destination: ref.file, existing: current, workspace, home, defaults });
+        const adding = plan.items.filter((i) => i.action === 'add').length;
+        if (!json) showPlan(plan, ref, out);
+        if (adding === 0) {
+          if (json) out.json({ ...plan, destination: ref.file, written: false, added: [] });
+          else out.print('Nothing to add.');
+          return plan.items.some((i) => i.action === 'refused') ? EXIT.FAILURE : EXIT.OK;
+        }
+        if (options.yes !== true) {
+          const terminal = processTerminal();
+          const why = json ? 'of --json' : whyNotAsk(terminal);
+          const yes = why === undefined && (await askYesNo(`Add ${adding} hook(s) to ${ref.file}? [y/N] `, terminal, signal));
+          if (!yes) {
+            const reason = why === undefined ? 'not confirmed' : `nothing was asked because ${why}; run again with --yes to write`;
+            if (json) out.json({ ...plan, destination: ref.file, written: false, added: [], reason });
+            else out.print(`Nothing written: ${reason}.`);
+            return EXIT.FAILURE;
+          }
+        }
+        const added = await editSettingsFile(ref, SETTINGS_OWNER, (data) => {
+          const before = hooksOf(data, ref);
+          const again = planImport({ from, file, peerHooks, scope, destination: ref.file, existing: before, workspace, home, defaults });
+          data.hooks = applyImport(before, again);
+          return { changed: Object.keys(again.additions).length > 0, result: addedIds(before, again) };
+        });
+        if (json) return out.json({ ...plan, destination: ref.file, written: true, added });
+        out.print(`Added ${added.length} hook(s) to ${ref.file}: ${added.join(', ')}.`);
+        out.print(
+          scope === 'workspace'
+            ? 'Workspace hooks run once approved: review them with `plinth hooks list`, approve each with `plinth hooks trust <id>`.'
+            : 'User hooks are trusted on first use and pinned: a later change to one needs `plinth hooks trust <id>`.',
+        );
+        return EXIT.OK;
+      },
+    },
+    {
       name: 'hooks trace',
       options: { limit: { type: 'string', description: 'How many recent runs to show (default 20)' } },
       async run({ options, json, out }) {
@@ -171,6 +237,62 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
   ];
 }
 
+/** The hook ids the plan's groups get once appended to `before`. */
+function addedIds(before: Readonly<Record<string, unknown>>, plan: ImportPlan): string[] {
+  const ids: string[] = [];
+  for (const [event, groups] of Object.entries(plan.additions)) {
+    const offset = Array.isArray(before[event]) ? (before[event] as unknown[]).length : 0;
+    groups.forEach((group, g) => {
+      const hooks = Array.isArray(group.hooks) ? group.hooks : [];
+      hooks.forEach((_, h) => ids.push(`${plan.scope}:${event}.${offset + g}.${h}`));
+    });
+  }
+  return ids;
+}
+
+function showPlan(plan: ImportPlan, ref: SettingsFileRef, out: CommandOutput): void {
+  const label = plan.from === 'claude' ? 'Claude Code' : 'Gemini CLI';
+  out.print(`${label} hooks in ${plan.file} → plinth ${plan.scope} settings ${ref.file}:`);
+  if (plan.items.length > 0) {
+    out.print(
+      table(
+        ['ACTION', 'EVENT', 'PLINTH EVENT', 'MATCHER', 'COMMAND'],
+        plan.items.map((i) => [i.action === 'present' ? 'already there' : i.action, i.event, i.plinthEvent ?? '-', i.matcher ?? '*', safeLine(oneLine(i.command))]),
+      ),
+    );
+  }
+  for (const item of plan.items.filter((i) => i.action === 'refused')) out.print(`refused ${item.at} (${item.code}): ${item.reason}`);
+  for (const note of plan.notes) out.print(`note: ${note}`);
+}
+
+async function firstExisting(files: ReadonlyArray<{ file: string }>): Promise<string | undefined> {
+  for (const { file } of files) if (await stat(file).then((s) => s.isFile(), () => false)) return file;
+  return undefined;
+}
+
+function scopeArg(value: unknown): 'user' | 'workspace' | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'user' || value === 'workspace') return value;
+  if (value === 'project') return 'workspace';
+  throw new PlinthError('PLN_E_CLI_USAGE', `--scope must be user or workspace, got "${String(value)}"`);
+}
+
+/** The settings file of a scope, as the kernel looked for it (so --home and --workspace apply). */
+function settingsRef(kernel: PluginKernel, scope: 'user' | 'workspace'): SettingsFileRef {
+  const file = kernel.inspect().config.files.find((f) => f.scope === scope);
+  if (!file) throw new PlinthError('PLN_E_HOOK_SETTINGS_WRITE', `the kernel reports no ${scope} settings file`, { plugin: 'hooks' });
+  return { scope, file: file.file };
+}
+
+function hooksOf(data: Readonly<Record<string, unknown>>, ref: SettingsFileRef): Record<string, unknown> {
+  const hooks = data.hooks;
+  if (hooks === undefined) return {};
+  if (typeof hooks !== 'object' || hooks === null || Array.isArray(hooks)) {
+    throw new PlinthError('PLN_E_HOOK_SETTINGS_WRITE', `"hooks" in ${ref.scope} settings ${ref.file} is not an object`, { plugin: 'hooks', hint: 'make it an object keyed by event, or remove it', details: { file: ref.file } });
+  }
+  return hooks as Record<string, unknown>;
+}
+
 async function readContext(value: string | undefined): Promise<Record<string, unknown>> {
   if (value === undefined) return {};
   const text = value.startsWith('@') ? await readFile(value.slice(1), 'utf8').catch((cause: unknown) => {
@@ -199,6 +321,7 @@ function summary(hook: HookDefinition) {
     action: hook.action,
     timeoutMs: hook.timeoutMs,
     persistent: hook.persistent,
+    protocol: hook.protocol ?? 'plinth',
   };
 }
 

@@ -12,8 +12,10 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import picomatch from 'picomatch';
-import { canonicalEvent, closestName, EVENT_ALIASES, EVENTS, PlinthError, type EventName } from 'plinth/sdk';
+import { canonicalEvent, closestName, EVENT_ALIASES, EVENTS, isPeerHookEvent, PlinthError, type EventName, type HookSource as Source, type PeerProtocol } from 'plinth/sdk';
 import { z } from 'zod';
+import { peerNameOf, peerLabel } from './dialects/events.js';
+import { sectionPeer, translatePeerEvent } from './dialects/section.js';
 import type { HookDefinition, HookSource } from './types.js';
 
 /** Values a definition does not set itself. */
@@ -22,6 +24,10 @@ export interface HookDefaults {
   readonly timeoutMs: number;
   /** Idle time after which a persistent hook process is closed, for `persistent: true`. */
   readonly idleMs: number;
+  /** Sources whose peer-dialect hooks may run a command through `sh -c` (setting `shellCommands`); none by default. */
+  readonly shellSources?: readonly Source[];
+  /** `~` in a peer hook's command; the user's home folder by default. */
+  readonly userHome?: string;
 }
 
 /** Where a section was read: decides the source, ids, default cwd and what problems name. */
@@ -38,6 +44,10 @@ export interface SectionOrigin {
   readonly version?: string;
   /** JSON path of the section inside `origin`; default `hooks` (`profiles.ci.hooks` for a profile). */
   readonly path?: string;
+  /** The project folder (`$CLAUDE_PROJECT_DIR`, `$GEMINI_PROJECT_DIR`, a peer hook's cwd); `baseDir` when not given. */
+  readonly projectDir?: string;
+  /** Every peer-shaped group of the section speaks this peer (a peer plugin's manifest, an import). */
+  readonly protocol?: PeerProtocol;
 }
 
 /** Definitions found, and every problem met on the way. */
@@ -95,6 +105,7 @@ export const hookEntrySchema = z
     persistent: z
       .union([z.boolean(), z.strictObject({ idleMs: ms('idleMs') })], { error: 'expected true, false or { "idleMs": <milliseconds> }' })
       .optional(),
+    protocol: z.enum(['plinth', 'claude', 'gemini'], { error: 'expected "plinth" (the default), "claude" or "gemini"' }).optional(),
   })
   .superRefine((entry, ctx) => {
     if ((entry.command === undefined) === (entry.prompt === undefined)) {
@@ -113,6 +124,9 @@ export const hookEntrySchema = z
         const bad = globProblem(pattern);
         if (bad) ctx.addIssue({ code: 'custom', path: typeof entry.matcher === 'string' && key === 'matcher' ? [key] : [key, i], message: bad });
       });
+    }
+    if (entry.protocol !== undefined && entry.protocol !== 'plinth' && entry.persistent !== undefined && entry.persistent !== false) {
+      ctx.addIssue({ code: 'custom', path: ['persistent'], message: `a "${entry.protocol}" hook runs one process per event, as its peer does: "persistent" applies only to plinth's protocol` });
     }
     if (entry.dependsOn?.includes(entry.name)) {
       ctx.addIssue({ code: 'custom', path: ['dependsOn'], message: 'a hook cannot depend on itself' });
@@ -138,8 +152,16 @@ export function normalizeSection(section: unknown, where: SectionOrigin, default
   }
 
   const seen = new Map<string, { hook: Mutable<HookDefinition>; at: string; shape: string }>();
+  const hint = sectionPeer(Object.keys(section).filter(isPeerHookEvent));
   for (const [key, list] of Object.entries(section)) {
     const eventPath = `${base}${pathKey(key)}`;
+    if (isPeerHookEvent(key)) {
+      // The peers' shape: `{ matcher, hooks: [{ type, command, timeout }] }` groups; their names are generated, so unique.
+      const peer = translatePeerEvent(key, list, where, defaults, hint);
+      problems.push(...peer.problems);
+      for (const hook of peer.hooks) seen.set(hook.name, { hook, at: hook.origin, shape: '' });
+      continue;
+    }
     const event = eventName(key);
     if (!event) {
       problems.push(problem('PLN_E_HOOK_EVENT_UNKNOWN', where, eventPath, unknownEvent(key)));
@@ -156,6 +178,11 @@ export function normalizeSection(section: unknown, where: SectionOrigin, default
         // A definition switched off is no guard, readable or not: its problems name no event.
         const guards = !(isRecord(raw) && raw.enabled === false) ? event : undefined;
         for (const issue of parsed.error.issues) problems.push(...issueProblems(issue, where, at, guards));
+        return;
+      }
+      const protocol = parsed.data.protocol;
+      if (protocol !== undefined && protocol !== 'plinth' && peerNameOf(protocol, event) === undefined) {
+        problems.push(problem('PLN_E_HOOK_DIALECT_UNSUPPORTED', where, `${at}.protocol`, `${peerLabel(protocol)} has no event for ${event}: a "${protocol}" hook cannot subscribe to it`, parsed.data.name, event));
         return;
       }
       const id = hookId(where, parsed.data.name);
@@ -223,6 +250,9 @@ export function toHookDefinition(
     origin: identity.origin,
     ...(where.plugin !== undefined && { plugin: where.plugin }),
     ...(where.version !== undefined && { version: where.version }),
+    // Absent for plinth's own protocol, so that existing definitions (and their approvals) stay as they were.
+    ...(entry.protocol !== undefined && entry.protocol !== 'plinth' && { protocol: entry.protocol }),
+    ...(entry.protocol !== undefined && entry.protocol !== 'plinth' && where.plugin !== undefined && { pluginRoot: resolve(where.baseDir) }),
   };
 }
 
@@ -243,7 +273,7 @@ export function hookId(where: Pick<SectionOrigin, 'source' | 'plugin'>, name: st
 
 /** A PlinthError naming the file and JSON path of a bad definition. */
 export function problem(
-  code: 'PLN_E_HOOK_INVALID' | 'PLN_E_HOOK_DUPLICATE' | 'PLN_E_HOOK_EVENT_UNKNOWN',
+  code: 'PLN_E_HOOK_INVALID' | 'PLN_E_HOOK_DUPLICATE' | 'PLN_E_HOOK_EVENT_UNKNOWN' | 'PLN_E_HOOK_SHELL_REFUSED' | 'PLN_E_HOOK_DIALECT_UNSUPPORTED',
   where: Pick<SectionOrigin, 'origin' | 'plugin' | 'source'>,
   path: string,
   message: string,
@@ -255,6 +285,8 @@ export function problem(
     PLN_E_HOOK_INVALID: 'correct the definition at the path given; `plinth hooks validate` checks every source',
     PLN_E_HOOK_DUPLICATE: 'rename one of the hooks, or make both definitions identical to list one hook under several events',
     PLN_E_HOOK_EVENT_UNKNOWN: 'use a canonical event name (before_tool, session_start, …) or a protocol alias (pre-tool-call, …)',
+    PLN_E_HOOK_SHELL_REFUSED: 'allow shell commands for that source in your user settings (plugins.hooks.settings.shellCommands), or write the command as one program with arguments',
+    PLN_E_HOOK_DIALECT_UNSUPPORTED: 'remove the hook, or move it to an event plinth has (see the dialect table in the hooks plugin README)',
   } as const;
   return new PlinthError(code, path === '' ? `${where.origin}: ${message}` : `${where.origin}: ${path}: ${message}`, {
     ...(where.plugin !== undefined && { plugin: where.plugin }),
@@ -306,7 +338,7 @@ function issueProblems(issue: z.core.$ZodIssue, where: SectionOrigin, at: string
 /** `"befor_tool" is not an event (did you mean "before_tool"?); …`. */
 export function unknownEvent(name: string): string {
   const near = closestName(name, [...EVENTS, ...Object.keys(EVENT_ALIASES)]);
-  return `"${name}" is not an event${near ? ` (did you mean "${near}"?)` : ''}; expected one of ${EVENTS.join(', ')} or a protocol alias such as "pre-tool-call"`;
+  return `"${name}" is not an event${near ? ` (did you mean "${near}"?)` : ''}; expected one of ${EVENTS.join(', ')}, a protocol alias such as "pre-tool-call", or a Claude Code or Gemini CLI event such as "PreToolUse"`;
 }
 
 /** `.key`, or `["odd key"]` when the key is not a plain word. */

@@ -8,6 +8,7 @@ import { AsyncSeriesBailHook } from 'tapable';
 import { type HookRefusal, type HookSkip, execute } from './execute.js';
 import { matches } from './matcher.js';
 import { plan } from './plan.js';
+import { buildPeerInput } from './dialects/input.js';
 import { buildInput, subscribedSpelling } from './protocol.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { AskAgentRequest } from 'plinth/sdk';
@@ -28,6 +29,19 @@ export interface EngineDeps {
   readonly log: Logger;
   /** Masks sensitive setting values (`kernel.redact`) in what hooks wrote, before {@link HookEngine.lastRun} hands it out. */
   readonly redact?: (text: string) => string;
+  /**
+   * Asks the host to approve what a peer hook answered `permissionDecision: "ask"` for (the
+   * plugin fires `approval_request`). Without it, or without an answer, the ask blocks.
+   */
+  readonly approve?: (request: ApprovalAsk) => Promise<{ readonly approved: boolean; readonly message?: string }>;
+}
+
+/** What a hook asks the host to approve. */
+export interface ApprovalAsk {
+  readonly hook: Pick<HookDefinition, 'id' | 'name' | 'source'>;
+  readonly event: EventName;
+  readonly context: Context;
+  readonly reason?: string;
 }
 
 export class HookEngine {
@@ -130,7 +144,24 @@ export class HookEngine {
       if (taken !== true) prompts.push(prompt);
       return { ok: true, response: { allow: true }, durationMs: performance.now() - started, stderrTail: '' };
     }
+    if (hook.protocol === 'claude' || hook.protocol === 'gemini') {
+      const result = await this.deps.runner.run(hook, buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace }));
+      return result.ok && result.response.approval ? this.askHost(hook, event, context, result) : result;
+    }
     return this.deps.runner.run(hook, buildInput(hook, subscribedSpelling(hook, event), context, sessionId));
+  }
+
+  /** A peer hook's `ask`: the host's answer to `approval_request` is the hook's decision; no answer blocks. */
+  private async askHost(hook: HookDefinition, event: EventName, context: Context, result: Extract<RunResult, { ok: true }>): Promise<RunResult> {
+    const reason = result.response.approval?.reason;
+    const asked = `${hookLabel(hook)} asks for approval${reason ? `: ${reason}` : ''}`;
+    const answer = this.deps.approve
+      ? await this.deps.approve({ hook: { id: hook.id, name: hook.name, source: hook.source }, event, context, ...(reason !== undefined && { reason }) })
+      : { approved: false };
+    const { approval: _asked, ...response } = result.response;
+    if (answer.approved) return { ...result, response: { ...response, allow: true, message: [asked, 'approved', answer.message].filter(Boolean).join('; ') } };
+    const why = answer.message ?? 'nobody approved it (the host answers approval_request with context.approved: true)';
+    return { ...result, response: { ...response, allow: false, message: `${asked}; not approved: ${why}` } };
   }
 }
 

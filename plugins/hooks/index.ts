@@ -19,7 +19,7 @@ import type { HookDefinition, PlanResult } from './types.js';
 export default definePlugin({
   setup(kernel, ctx) {
     const settings = hookSettings(ctx.settings);
-    const defaults = { timeoutMs: settings.timeout, idleMs: settings.persistentIdleMs };
+    const defaults = { timeoutMs: settings.timeout, idleMs: settings.persistentIdleMs, shellSources: settings.shellCommands };
     const runner = createRunner({
       allowedCommands: settings.allowedCommands,
       maxOutputBytes: settings.maxOutputBytes,
@@ -43,6 +43,17 @@ export default definePlugin({
       workspace: ctx.paths.workspace,
       log: ctx.log,
       redact: (text) => kernel.redact(text),
+      // A peer hook's `ask`: the host approves through approval_request, answering `context.approved: true`.
+      approve: async (ask) => {
+        const decision = await kernel.emit('approval_request', {
+          operation: ask.event === 'before_tool' ? 'tool_call' : ask.event,
+          details: { ...ask.context, ...(ask.reason !== undefined && { reason: ask.reason }) },
+          requester: ask.hook.id,
+          ...(ask.reason !== undefined && { reason: ask.reason }),
+        });
+        const message = decision.messages[0] ?? decision.blockedBy?.reason;
+        return { approved: decision.allow && decision.context.approved === true, ...(message !== undefined && { message }) };
+      },
     });
 
     // Manifests arrive through the kernel's replay at setup, then live (`manifest` again for a
@@ -161,7 +172,7 @@ export default definePlugin({
     };
     kernel.provide('hooks', service);
     kernel.hooks.commands.tap((registry) => {
-      for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS, runner, strategy: settings.strategy })) registry.add(command);
+      for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS, runner, strategy: settings.strategy, defaults })) registry.add(command);
     });
 
     return async () => {
@@ -193,7 +204,7 @@ function toEventResult(result: PlanResult): EventResult {
 function unreadableGuards(problems: readonly PlinthError[]): UnreadableGuard[] {
   return problems.flatMap((problem) => {
     const details = problem.details ?? {};
-    if (problem.code !== 'PLN_E_HOOK_INVALID' || details.source !== 'user' || typeof details.event !== 'string') return [];
+    if ((problem.code !== 'PLN_E_HOOK_INVALID' && problem.code !== 'PLN_E_HOOK_SHELL_REFUSED') || details.source !== 'user' || typeof details.event !== 'string') return [];
     return [{ event: details.event as EventName, where: `${String(details.origin)}#${String(details.path)}`, message: problem.message }];
   });
 }

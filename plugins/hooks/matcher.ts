@@ -20,6 +20,7 @@
  */
 import { isAbsolute, relative, sep } from 'node:path';
 import { globTest, type EventName, type GlobOptions, type GlobTest } from 'plinth/sdk';
+import { compilePeerMatcher, peerMatchSubject, peerToolName } from './dialects/matcher.js';
 import type { HookDefinition } from './types.js';
 
 /** Events whose context names a tool. */
@@ -116,12 +117,13 @@ function workspaceRelative(path: string, workspace: string | undefined): string 
  * not match.
  */
 export function matches(
-  hook: Pick<HookDefinition, 'events' | 'matcher'>,
+  hook: Pick<HookDefinition, 'events' | 'matcher' | 'protocol'>,
   event: EventName,
   context: Readonly<Record<string, unknown>>,
   options: MatchOptions = {},
 ): boolean {
   if (!hook.events.includes(event)) return false;
+  if (hook.matcher.peer !== undefined) return matchesPeer(hook.protocol === 'gemini' ? 'gemini' : 'claude', hook.matcher.peer, event, context);
   const { tools, files } = compiled(hook);
   if (!tools && !files) return true;
   if (TOOL_EVENTS.has(event) && tools) return toolNamesOf(context).some(tools);
@@ -129,4 +131,17 @@ export function matches(
     return filePathsOf(context).some((path) => files(workspaceRelative(path, options.workspace)));
   }
   return false;
+}
+
+/**
+ * A peer matcher: on tool events against the peers' tool names (any candidate of a tool
+ * selection), on lifecycle events against the source, trigger or type when the context has it; on
+ * the other events the peers ignore matchers, and so does plinth.
+ */
+function matchesPeer(protocol: 'claude' | 'gemini', pattern: string, event: EventName, context: Readonly<Record<string, unknown>>): boolean {
+  const matcher = compilePeerMatcher(protocol, pattern);
+  if (!matcher.ok) return false;
+  if (TOOL_EVENTS.has(event)) return toolNamesOf(context).some((tool) => matcher.test(peerToolName(tool, context)));
+  const subject = peerMatchSubject(event, context);
+  return subject === undefined || matcher.test(subject);
 }

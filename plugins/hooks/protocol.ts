@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { EventName } from 'plinth/sdk';
-import type { HookDefinition, HookInput, HookResponse } from './types.js';
+import { type HookDefinition, type HookInput, type HookResponse, type RunInput, isPeerInput } from './types.js';
 
 /** The protocol version plinth speaks, sent as `version` in every input. */
 export const PROTOCOL_VERSION = '1.0.0';
@@ -42,11 +42,11 @@ export function subscribedSpelling(hook: Pick<HookDefinition, 'events' | 'subscr
 }
 
 /** The input as the single line written to a hook's stdin (JSON never contains a raw newline). Throws on unserialisable context. */
-export function encodeInput(input: HookInput): string {
-  return `${JSON.stringify(input)}\n`;
+export function encodeInput(input: RunInput): string {
+  return `${JSON.stringify(isPeerInput(input) ? input.document : input)}\n`;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => {
+export const isPlainObject = (value: unknown): value is Record<string, unknown> => {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
@@ -74,7 +74,7 @@ export type ParsedResponse =
  * assignment copy would set the prototype) and `constructor` holding a
  * `prototype`. Returning undefined from a reviver deletes the key.
  */
-function dropPrototypeKeys(key: string, value: unknown): unknown {
+export function dropPrototypeKeys(key: string, value: unknown): unknown {
   if (key === '__proto__') return undefined;
   if (key === 'constructor' && value !== null && typeof value === 'object' && Object.hasOwn(value, 'prototype')) return undefined;
   return value;

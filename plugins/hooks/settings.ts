@@ -14,6 +14,7 @@ const settingsSchema = z.object({
   env: z.array(z.string().min(1, { error: 'expected an environment variable name, not an empty string' })),
   persistentIdleMs: positiveInt(' of milliseconds'),
   traceSize: positiveInt(''),
+  shellCommands: z.array(z.enum(['user', 'workspace', 'extension', 'downloaded', 'builtin'], { error: 'expected hook sources: "user", "workspace", "extension", "downloaded" or "builtin"' })),
   watchDebounceMs: z.int({ error: 'expected a whole number of milliseconds' }).nonnegative({ error: 'expected 0 or more milliseconds' }),
 });
 

@@ -19,6 +19,7 @@
  */
 import { join, resolve } from 'node:path';
 import type { ConfigLayerView, PlinthError, PluginInfo } from 'plinth/sdk';
+import { z } from 'zod';
 import { normalizeSection, problem, type HookCollection, type HookDefaults } from './definition.js';
 import { loadLegacyFolder } from './legacy.js';
 import type { HookDefinition, HookSource } from './types.js';
@@ -44,12 +45,32 @@ export function pluginHookSource(plugin: Pick<PluginInfo, 'source' | 'name'>): H
 
 /** One plugin's manifest `hooks`: ids `<plugin>/<name>`, cwd the plugin folder (the workspace for in-memory plugins). */
 export function manifestHooks(plugin: PluginInfo, defaults: HookDefaults, workspace: string, source: HookSource = pluginHookSource(plugin)): HookCollection {
-  const manifestFile = plugin.dir ? join(plugin.dir, 'manifest.json') : `plugin "${plugin.name}" (in memory)`;
+  const peer = peerFolderOf(plugin.manifest);
+  const manifestFile = peer?.file ?? (plugin.dir ? join(plugin.dir, 'manifest.json') : `plugin "${plugin.name}" (in memory)`);
   return normalizeSection(
     plugin.manifest.hooks,
-    { source, origin: manifestFile, baseDir: plugin.dir || workspace, plugin: plugin.name, version: plugin.version },
+    {
+      source,
+      origin: manifestFile,
+      baseDir: plugin.dir || workspace,
+      plugin: plugin.name,
+      version: plugin.version,
+      projectDir: workspace,
+      ...(peer && { protocol: peer.format }),
+    },
     defaults,
   );
+}
+
+const peerFolderSchema = z.object({ format: z.enum(['claude', 'gemini']), file: z.string().optional() });
+
+/**
+ * A Claude Code plugin's or Gemini CLI extension's manifest, as the extensions plugin synthesises
+ * it (`manifest.peer`): its `hooks` are in that peer's shape and dialect, and problems name its own file.
+ */
+function peerFolderOf(manifest: PluginInfo['manifest']): z.infer<typeof peerFolderSchema> | undefined {
+  const parsed = peerFolderSchema.safeParse((manifest as { readonly peer?: unknown }).peer);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** One settings layer's `hooks`: source the layer's scope, cwd defaulting to the workspace root or the user folder. */
@@ -61,6 +82,7 @@ export function layerHooks(layer: ConfigLayerView, defaults: HookDefaults, paths
       origin: layer.file,
       baseDir: layer.scope === 'user' ? paths.home : paths.workspace,
       path: layer.profile !== undefined ? `profiles${pathKey(layer.profile)}.hooks` : 'hooks',
+      projectDir: paths.workspace,
     },
     defaults,
   );

@@ -3,7 +3,7 @@
  * the protocol input and the strategies. The definition, the outcome of an
  * event and the `hooks` service are the sdk's contract, re-exported below.
  */
-import type { HookDefinition, HookFailure } from 'plinth/sdk';
+import type { EventName, HookDefinition, HookFailure, PeerProtocol } from 'plinth/sdk';
 
 /** The contract's types (declared in the sdk, beside the `hooks` service), re-exported for this plugin's own modules. */
 export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookRateCounts, HookSource, HooksService, PlanResult } from 'plinth/sdk';
@@ -18,6 +18,11 @@ export interface HookResponse {
   readonly systemMessage?: string;
   /** A replacement context for the hooks after this one and the caller. */
   readonly context?: Readonly<Record<string, unknown>>;
+  /**
+   * A peer hook answered `permissionDecision: "ask"`: the engine asks the host (`approval_request`)
+   * and the answer decides `allow`.
+   */
+  readonly approval?: { readonly reason?: string };
 }
 
 /** What running one hook process produced. */
@@ -52,7 +57,7 @@ export interface HookRunner {
    */
   check(hook: HookDefinition): Promise<{ readonly failure: PreflightFailure; readonly detail: string } | undefined>;
   /** Never throws: every failure is a `RunResult` with `ok: false`. */
-  run(hook: HookDefinition, input: HookInput, signal?: AbortSignal): Promise<RunResult>;
+  run(hook: HookDefinition, input: RunInput, signal?: AbortSignal): Promise<RunResult>;
   /** Stops the persistent processes of these hooks (their plugin left or was replaced); a later run starts afresh. */
   release(hookIds: Iterable<string>): Promise<void>;
   /** Stops every persistent process (and its process tree). */
@@ -71,6 +76,26 @@ export interface HookInput {
     readonly hookVersion?: string;
     readonly sessionId?: string;
   };
+}
+
+/** The stdin of a Claude Code or Gemini CLI hook, and what reading its answer needs. */
+export interface PeerHookInput {
+  readonly protocol: PeerProtocol;
+  /** The event as the peer names it (`PreToolUse`, `BeforeTool`). */
+  readonly event: string;
+  readonly canonical: EventName;
+  /** Written to stdin as JSON. */
+  readonly document: Readonly<Record<string, unknown>>;
+  /** plinth's context at this hook: rewrites of the tool input are merged into it. */
+  readonly context: Readonly<Record<string, unknown>>;
+}
+
+/** What one run writes to a hook: plinth's protocol input, or a peer's. */
+export type RunInput = HookInput | PeerHookInput;
+
+/** Whether `input` is a peer hook's. */
+export function isPeerInput(input: RunInput): input is PeerHookInput {
+  return 'document' in input;
 }
 
 /** Execution strategies (hook architecture seed). */

@@ -3,8 +3,16 @@ import { type Declarations, type Manifest, safeLine } from 'plinth/sdk';
 
 export function declarationsOf(manifest: Manifest): Declarations {
   const hooks = Object.entries(manifest.hooks).flatMap(([event, list]) =>
-    (Array.isArray(list) ? list : [list]).map((hook) => {
-      const h = (hook ?? {}) as { name?: unknown; command?: unknown; args?: unknown };
+    (Array.isArray(list) ? list : [list]).flatMap((hook) => {
+      const h = (hook ?? {}) as { name?: unknown; command?: unknown; args?: unknown; matcher?: unknown; hooks?: unknown };
+      // A peer's group (a Claude Code plugin, a Gemini CLI extension): each command it runs, as written.
+      if (Array.isArray(h.hooks)) {
+        const matcher = typeof h.matcher === 'string' && h.matcher !== '' ? ` ${h.matcher}` : '';
+        return h.hooks.map((inner: unknown) => {
+          const command = (inner as { command?: unknown } | null)?.command;
+          return `${event}${matcher}${typeof command === 'string' ? `: ${command}` : ''}`;
+        });
+      }
       const runs = [h.command, ...(Array.isArray(h.args) ? h.args : [])].filter((w) => typeof w === 'string').join(' ');
       return `${event}${typeof h.name === 'string' ? ` ${h.name}` : ''}${runs ? `: ${runs}` : ''}`;
     }),

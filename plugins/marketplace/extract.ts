@@ -33,7 +33,7 @@ import { constants, type FileHandle, lstat, open, readdir, readFile, rm } from '
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { PlinthError, type Manifest, parseManifest, safeLine } from 'plinth/sdk';
+import { PlinthError, type Manifest, parseManifest, readPeerFolder, safeLine } from 'plinth/sdk';
 import { Parser, type ReadEntry, Unpack } from 'tar';
 
 /** How much a plugin tarball may hold. */
@@ -380,7 +380,19 @@ async function walkExtracted(tarball: string, dir: string, limits: ExtractLimits
 async function readPluginManifest(tarball: string, dir: string): Promise<Manifest> {
   const file = join(dir, 'manifest.json');
   const info = await lstat(file).catch(() => undefined);
-  if (!info?.isFile()) throw invalid(tarball, `it has no ${ROOT}/manifest.json`);
+  if (!info) {
+    // A Claude Code plugin or Gemini CLI extension packed as it is: its manifest is made from the peer's.
+    const peer = await readPeerFolder(dir).catch((error: unknown) => {
+      throw invalid(tarball, `its peer manifest cannot be read: ${(error as Error).message}`, error);
+    });
+    if (peer !== undefined) {
+      // Checked as discovery will read it (its paths expanded, none may lead out); shown for approval as written, not with this staging folder's paths.
+      const shown = `${ROOT}/${relative(dir, peer.file).split(sep).join('/')}`;
+      checkedManifest(tarball, dir, peer.data, shown);
+      return checkedManifest(tarball, dir, (await readPeerFolder(dir, { asWritten: true }))!.data, shown);
+    }
+  }
+  if (!info?.isFile()) throw invalid(tarball, `it has no ${ROOT}/manifest.json (nor a Claude Code plugin's or Gemini CLI extension's manifest)`);
   if (info.size > MAX_MANIFEST_BYTES) throw invalid(tarball, `${ROOT}/manifest.json is ${info.size} bytes, more than a manifest needs (${MAX_MANIFEST_BYTES})`);
   let data: unknown;
   try {
@@ -388,16 +400,21 @@ async function readPluginManifest(tarball: string, dir: string): Promise<Manifes
   } catch (error) {
     throw invalid(tarball, `${ROOT}/manifest.json is not valid JSON: ${(error as Error).message}`, error);
   }
+  return checkedManifest(tarball, dir, data, `${ROOT}/manifest.json`);
+}
+
+/** `data` validated as a manifest that names nothing to run outside the plugin; `shown` names its file in errors. */
+function checkedManifest(tarball: string, dir: string, data: unknown, shown: string): Manifest {
   const parsed = parseManifest(data);
   if (!parsed.ok) {
     const issues = parsed.issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message));
-    throw new PlinthError('PLN_E_MANIFEST_INVALID', `${STEP}: ${tarball}: ${ROOT}/manifest.json:\n${issues.join('\n')}`, {
+    throw new PlinthError('PLN_E_MANIFEST_INVALID', `${STEP}: ${tarball}: ${shown}:\n${issues.join('\n')}`, {
       hint: 'nothing was installed; ask the publisher to fix the manifest (the schema is in plinth/sdk)',
       details: { step: STEP, issues: parsed.issues },
     });
   }
   const escape = manifestEscapes(parsed.manifest, dir)[0];
-  if (escape) throw unsafe(tarball, `${ROOT}/manifest.json`, `${escape.field} is "${safeLine(escape.value)}", outside the plugin folder`);
+  if (escape) throw unsafe(tarball, shown, `${escape.field} is "${safeLine(escape.value)}", outside the plugin folder`);
   return parsed.manifest;
 }
 

@@ -12,7 +12,7 @@ import { marketplaceSettings } from './settings.js';
 
 export default definePlugin({
   setup(kernel, ctx) {
-    const service = createMarketplace({ kernel, home: ctx.paths.home, settings: marketplaceSettings(ctx.settings), log: ctx.log, ...embedded() });
+    const service = createMarketplace({ kernel, home: ctx.paths.home, workspace: ctx.paths.workspace, settings: marketplaceSettings(ctx.settings), log: ctx.log, ...embedded() });
     kernel.provide('marketplace', service);
     kernel.hooks.commands.tap((registry) => {
       for (const command of marketplaceCommands(async () => service)) registry.add(command);

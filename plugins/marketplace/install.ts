@@ -10,7 +10,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, type InstalledTree, checkTree, describeError, describeTreeCheck, hashTree, isPlinthError, parseManifest } from 'plinth/sdk';
+import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, type InstalledTree, checkTree, describeError, describeTreeCheck, hashTree, isPlinthError, parseManifest, readPeerFolder } from 'plinth/sdk';
 import ssri from 'ssri';
 import { declarationChanges, declarationsOf } from './declared.js';
 import { extractSafely } from './extract.js';
@@ -25,6 +25,8 @@ export interface InstallContext {
   readonly store: PluginStore;
   readonly limits: { readonly timeoutMs: number; readonly maxBytes: number; readonly lockWaitMs: number };
   readonly env: Record<string, string | undefined>;
+  /** The workspace root, for {@link readManifest} of a peer plugin. */
+  readonly workspace?: string;
 }
 
 /** A plugin downloaded, verified and extracted into staging, waiting to be moved into place. */
@@ -68,7 +70,11 @@ export async function fetchPlanned(context: InstallContext, planned: Planned, st
 export async function fetchLocal(context: InstallContext, file: string, staging: string, options: InstallOptions): Promise<Staged> {
   const info = await stat(file).catch(() => undefined);
   if (!info?.isFile()) {
-    throw new PlinthError('PLN_E_MARKET_TARBALL', `${file}: no such tarball`, { hint: 'give the path of a .tgz made by `plinth registry pack` or `npm pack`', details: { step: 'resolve', file } });
+    // A plugin folder (plinth's, a Claude Code plugin, a Gemini CLI extension) is linked, or packed first.
+    const hint = info?.isDirectory()
+      ? `${file} is a folder: link it with \`plinth ext link ${file}\`, or pack it with \`plinth registry pack ${file}\` and install the .tgz`
+      : 'give the path of a .tgz made by `plinth registry pack` or `npm pack`';
+    throw new PlinthError('PLN_E_MARKET_TARBALL', info?.isDirectory() ? `${file}: a folder, not a tarball` : `${file}: no such tarball`, { hint, details: { step: 'resolve', file } });
   }
   const integrity = (await ssri.fromStream(createReadStream(file), { algorithms: ['sha512'] })).toString();
   const staged = await extractAndCheck(context, file, staging, undefined, undefined, options);
@@ -205,10 +211,20 @@ async function reinstall(context: InstallContext, staged: Staged, before: LockEn
   await step('record', staged.name, undefined, () => store.update((data) => void (data.plugins[staged.name] = { ...kept, integrity: staged.integrity, resolved: staged.resolved, installedAt: new Date().toISOString(), ...(staged.signature && { signature: staged.signature }), tree })));
   await rm(aside, { recursive: true, force: true });
   const trust = await kernel.get('trust');
-  await trust.approve(await trust.pluginSubject({ name: staged.name, version: staged.version, dir: store.activePath(staged.name), manifest: staged.manifest }, 'user'));
+  await trust.approve(await trust.pluginSubject({ name: staged.name, version: staged.version, dir: store.activePath(staged.name), manifest: await placedManifest(context, staged) }, 'user'));
   const failure = await loadLive(kernel, staged.name, store.activePath(staged.name)).catch((error: unknown) => (isPlinthError(error) ? error : undefined));
   if (failure instanceof PlinthError) throw new PlinthError('PLN_E_MARKET_LOAD', `load: ${staged.name}@${staged.version} was installed again but does not load: ${failure.message}`, { plugin: staged.name, cause: failure, ...(failure.hint && { hint: failure.hint }), details: { step: 'load', version: staged.version } });
   return { name: staged.name, from: staged.version, to: staged.version, registry: staged.registry, integrity: staged.integrity, loaded: isRunning(kernel, staged.name) };
+}
+
+/**
+ * The manifest to approve: a peer plugin's is made from its folder and names
+ * the folder's paths, so it is made again where the plugin now lives, as
+ * discovery will make it.
+ */
+async function placedManifest(context: InstallContext, staged: Staged): Promise<Manifest> {
+  if (!staged.manifest.peer) return staged.manifest;
+  return (await readManifest(context.store.activePath(staged.name), context.workspace)) ?? staged.manifest;
 }
 
 /** Approves the switched-to version with trust, then (with `load`) loads it live; undoes the switch when it does not load. */
@@ -218,7 +234,7 @@ async function loadOrRevert(context: InstallContext, staged: Staged, before: Loc
   const subjectFor = async (manifest: Manifest, version: string) => trust.pluginSubject({ name: manifest.name, version, dir: store.activePath(manifest.name), manifest }, 'user');
   let failure: PlinthError | 'not-running' | undefined;
   try {
-    await trust.approve(await subjectFor(staged.manifest, staged.version));
+    await trust.approve(await subjectFor(await placedManifest(context, staged), staged.version));
     failure = load ? await loadLive(kernel, staged.name, store.activePath(staged.name)) : 'not-running';
   } catch (error) {
     // Whatever goes wrong once the new version is linked (its folder too large to fingerprint, the kernel throwing) is undone as a failed load.
@@ -234,7 +250,7 @@ async function loadOrRevert(context: InstallContext, staged: Staged, before: Loc
     else delete data.plugins[staged.name];
   });
   if (from !== undefined && from !== staged.version) {
-    const manifest = await readManifest(store.activePath(staged.name));
+    const manifest = await readManifest(store.activePath(staged.name), context.workspace);
     if (manifest) await trust.approve(await subjectFor(manifest, from)).catch(() => undefined);
   } else await kernel.plugins.rescan().catch(() => undefined);
   await rm(store.versionDir(staged.name, staged.version), { recursive: true, force: true });
@@ -269,9 +285,14 @@ function isRunning(kernel: PluginKernel, name: string): boolean {
 }
 
 /** The manifest in `dir`, or undefined when there is none or it is invalid. */
-export async function readManifest(dir: string): Promise<Manifest | undefined> {
+export async function readManifest(dir: string, workspace?: string, asWritten?: true): Promise<Manifest | undefined> {
   try {
-    const parsed = parseManifest(JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')));
+    const text = await readFile(join(dir, 'manifest.json'), 'utf8').catch(async (error: unknown) => {
+      // A Claude Code plugin or Gemini CLI extension: the manifest discovery makes of it.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      return (await readPeerFolder(dir, { ...(workspace !== undefined && { workspace }), ...(asWritten && { asWritten }) }))?.data;
+    });
+    const parsed = parseManifest(typeof text === 'string' ? JSON.parse(text) : text);
     return parsed.ok ? parsed.manifest : undefined;
   } catch {
     return undefined;

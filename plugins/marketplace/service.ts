@@ -36,6 +36,8 @@ import { verifyInstalled } from './verify-installed.js';
 export interface MarketplaceOptions {
   readonly kernel: PluginKernel;
   readonly home: string;
+  /** The workspace root: a peer plugin's manifest (Gemini's `${workspacePath}`) is made with it, as discovery makes it. */
+  readonly workspace?: string;
   readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number };
   readonly log: Logger;
   /** The embedded default registry's folder, used when none is configured. */
@@ -49,7 +51,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const store = new PluginStore(options.home);
   const cache = new DocumentCache(join(options.home, 'cache', 'registry'));
   const limits = { timeoutMs: options.settings.downloadTimeoutMs, maxBytes: options.settings.maxDownloadBytes, lockWaitMs: options.settings.lockWaitMs };
-  const installContext: InstallContext = { kernel, store, limits, env };
+  const installContext: InstallContext = { kernel, store, limits, env, ...(options.workspace !== undefined && { workspace: options.workspace }) };
   const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override)] : configuredRegistries(kernel.configLayers, env, options.embeddedRegistry === undefined ? {} : { embedded: options.embeddedRegistry }));
   const documents = (signal: AbortSignal | undefined, notes: MarketNote[], revalidate = false): DocumentContext => ({ cache, limits: { timeoutMs: limits.timeoutMs, ...(signal && { signal }) }, notes, revalidate });
   const trustState = new TrustState(options.home);
@@ -123,7 +125,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         if (active !== s.version || (request.force === true && !s.dependency)) changing.push(s);
       }
       if (changing.length === 0) return [];
-      const approval = await approvalFor(changing, async (name) => ((await store.activeVersion(name)) ? readManifest(store.activePath(name)) : undefined));
+      // A peer plugin's manifest as written (the staged one is shown so), so that the same declarations compare equal.
+      const approval = await approvalFor(changing, async (name) => ((await store.activeVersion(name)) ? readManifest(store.activePath(name), undefined, true) : undefined));
       // An update that declares the same as before needs no new approval.
       if (!(reapproveOnly && approval.unchanged)) await approve(approval, request, again);
       const changes: MarketChange[] = [];

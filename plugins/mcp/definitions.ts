@@ -114,7 +114,8 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
   const workspace = resolve(inputs.workspace);
 
   for (const plugin of inputs.plugins) {
-    const file = plugin.dir ? join(plugin.dir, 'manifest.json') : `plugin "${plugin.name}" (in memory)`;
+    // A Claude Code plugin's or Gemini CLI extension's servers are named after the peer's own manifest file.
+    const file = plugin.manifest.peer?.file ?? (plugin.dir ? join(plugin.dir, 'manifest.json') : `plugin "${plugin.name}" (in memory)`);
     const base = plugin.dir || workspace;
     readSection(plugin.manifest.mcpServers, { origin: file, plugin: plugin.name, source: pluginServerSource(plugin) }, 'mcpServers', base, base, (name, draft, at) => {
       const place = { origin: file, plugin: plugin.name, source: draft.source };

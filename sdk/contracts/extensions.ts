@@ -88,6 +88,19 @@ export const extensionDetailsSchema = extensionSchema.extend({
   /** MCP servers its manifest declares. */
   mcpServers: z.array(z.string()),
   settings: z.array(settingViewSchema),
+  /**
+   * For a Claude Code plugin or Gemini CLI extension folder: its format and manifest file, what of
+   * it plinth does not honour (`ignored`: skills, agents, commands, themes, context files, …) and
+   * what it reads differently (`notes`: a name made npm-style, settings named by their variable, …).
+   */
+  peer: z
+    .object({
+      format: z.enum(['claude', 'gemini']),
+      file: z.string(),
+      ignored: z.array(z.object({ field: z.string(), reason: z.string() })),
+      notes: z.array(z.object({ field: z.string(), reason: z.string() })),
+    })
+    .optional(),
   /** Every version found of this name, the chosen one included, highest first. */
   candidates: z.array(z.object({ version: z.string(), source: pluginSourceSchema, dir: z.string(), linked: z.boolean() })),
 });

@@ -30,8 +30,13 @@ export interface HookDefinition {
    * subscribed with.
    */
   readonly subscribedAs: readonly string[];
-  /** Tool-name patterns for tool events, glob file patterns for file events; absent = every occurrence. */
-  readonly matcher: { readonly tools?: readonly string[]; readonly files?: readonly string[] };
+  /**
+   * Tool-name patterns for tool events, glob file patterns for file events; absent = every occurrence.
+   * `peer`: a Claude Code or Gemini CLI matcher as written (`Edit|Write`, `mcp__github__.*`, a regex),
+   * read with that peer's rules against the peer's name of the tool (or, on `session_start`,
+   * `pre_compress` and `notification`, the source, trigger or notification type).
+   */
+  readonly matcher: { readonly tools?: readonly string[]; readonly files?: readonly string[]; readonly peer?: string };
   readonly action: HookAction;
   /** Working directory for the process (absolute). */
   readonly cwd: string;
@@ -56,7 +61,18 @@ export interface HookDefinition {
   readonly plugin?: string;
   /** Hook version sent as `metadata.hookVersion` (the plugin's version for manifest hooks). */
   readonly version?: string;
+  /**
+   * The protocol the hook speaks on stdin/stdout: absent means plinth's v1.0.0; `claude` and
+   * `gemini` are the peers' hook protocols (their input documents, environment variables, exit
+   * codes and output fields), translated to and from plinth's event and decision.
+   */
+  readonly protocol?: HookProtocol;
+  /** A plugin's folder, for a peer-dialect hook declared by a plugin: `CLAUDE_PLUGIN_ROOT` in its environment. */
+  readonly pluginRoot?: string;
 }
+
+/** The hook protocols plinth speaks: its own (v1.0.0) and its peers'. */
+export type HookProtocol = 'plinth' | 'claude' | 'gemini';
 
 /** Why a hook did not produce a usable answer. Stable: shown in traces and `--json`. */
 export type HookFailure =

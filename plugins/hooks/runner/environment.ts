@@ -2,8 +2,8 @@
  * A hook's environment, as declared to the launcher: the launcher's allowlist
  * of host variables (never the host's whole environment, which holds API keys
  * and tokens), the names a user adds in the `env` setting, for a plugin's own
- * hook that plugin's declared settings (`kernel.settingsEnv`), and plinth's
- * own `PLINTH_HOOK_*` values.
+ * hook that plugin's declared settings (`kernel.settingsEnv`), plinth's
+ * own `PLINTH_HOOK_*` values, and for a peer-dialect hook the peer's variables.
  */
 import type { HookDefinition } from '../types.js';
 
@@ -20,7 +20,7 @@ export interface EnvironmentOptions {
 
 /** What one process of `hook` declares: host names to pass on (`passEnv`) and plinth's values (`env`). */
 export function hookEnvironment(
-  hook: Pick<HookDefinition, 'id' | 'name'>,
+  hook: Pick<HookDefinition, 'id' | 'name' | 'protocol' | 'pluginRoot'>,
   options: EnvironmentOptions,
 ): { readonly passEnv: readonly string[]; readonly env: Record<string, string> } {
   const env: Record<string, string> = { ...options.settings };
@@ -29,5 +29,18 @@ export function hookEnvironment(
   if (options.event !== undefined) env.PLINTH_HOOK_EVENT = options.event;
   if (options.persistent === true) env.PLINTH_HOOK_PERSISTENT = '1';
   env.PLINTH_WORKSPACE = options.workspace;
+  Object.assign(env, peerVariables(hook, options.workspace));
   return { passEnv: options.extra, env };
+}
+
+/**
+ * The variables a peer's hooks read: `CLAUDE_PROJECT_DIR` (Gemini CLI sets it too, for Claude
+ * Code's scripts), `GEMINI_PROJECT_DIR`, and `CLAUDE_PLUGIN_ROOT` for a plugin's hook.
+ */
+export function peerVariables(hook: Pick<HookDefinition, 'protocol' | 'pluginRoot'>, workspace: string): Record<string, string> {
+  if (hook.protocol !== 'claude' && hook.protocol !== 'gemini') return {};
+  const env: Record<string, string> = { CLAUDE_PROJECT_DIR: workspace };
+  if (hook.protocol === 'gemini') env.GEMINI_PROJECT_DIR = workspace;
+  if (hook.pluginRoot !== undefined) env.CLAUDE_PLUGIN_ROOT = hook.pluginRoot;
+  return env;
 }

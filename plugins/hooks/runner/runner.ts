@@ -7,7 +7,8 @@
 import { stat } from 'node:fs/promises';
 import { encodeInput } from '../protocol.js';
 import { scriptOf } from '../script.js';
-import type { HookDefinition, HookInput, HookRunner, PreflightFailure, RunResult } from '../types.js';
+import { type HookDefinition, type HookRunner, type PreflightFailure, type RunInput, type RunResult, isPeerInput } from '../types.js';
+import { peerRunResult } from '../dialects/output.js';
 import { createCommandResolver } from './command.js';
 import { hookEnvironment } from './environment.js';
 import { type Outcome, hookLabel, toRunResult } from './outcome.js';
@@ -141,7 +142,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
     return entry.hook;
   }
 
-  async function execute(hook: HookDefinition, input: HookInput, signal: AbortSignal | undefined): Promise<Reply> {
+  async function execute(hook: HookDefinition, input: RunInput, signal: AbortSignal | undefined): Promise<Reply> {
     if (closed) return CLOSED;
     const action = hook.action;
     if (action.type !== 'command') return refused('spawn_failed', 'it is an askAgent hook: there is no process to run');
@@ -193,7 +194,8 @@ export function createRunner(options: RunnerOptions): HookRunner {
         reply = { outcome, stderrTail: '' };
       }
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
-      const result: RunResult = toRunResult(hook, reply.outcome, { durationMs, stderrTail: reply.stderrTail });
+      const facts = { durationMs, stderrTail: reply.stderrTail };
+      const result: RunResult = isPeerInput(input) ? peerRunResult(hook, input, reply.outcome, facts) : toRunResult(hook, reply.outcome, facts);
       return result;
     },
 

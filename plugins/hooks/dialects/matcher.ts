@@ -1,0 +1,57 @@
+/**
+ * The peers' matchers, read as each peer reads them, against the peer's name of the tool:
+ *
+ * - Claude Code: a plain name or a `|` list of plain names matches exactly (`Write` is not
+ *   `NotebookWrite`); anything else is a regular expression (`Notebook.*`, `mcp__memory__.*`).
+ * - Gemini CLI: a regular expression; one that is not valid falls back to an exact comparison.
+ *
+ * `""`, `"*"` and no matcher match everything (decided where the section is read).
+ * plinth names an MCP tool `<server>__<tool>`; both peers name it `mcp__<server>__<tool>`, which is
+ * what a peer matcher is tested against (see {@link peerToolName}).
+ */
+import type { EventName, PeerProtocol } from 'plinth/sdk';
+
+export type PeerMatcher = { readonly ok: true; readonly test: (subject: string) => boolean } | { readonly ok: false; readonly why: string };
+
+const cache = new Map<string, PeerMatcher>();
+
+export function compilePeerMatcher(protocol: PeerProtocol, matcher: string): PeerMatcher {
+  const key = `${protocol}\0${matcher}`;
+  let compiled = cache.get(key);
+  if (compiled === undefined) {
+    compiled = compile(protocol, matcher);
+    if (cache.size > 1000) cache.clear();
+    cache.set(key, compiled);
+  }
+  return compiled;
+}
+
+function compile(protocol: PeerProtocol, matcher: string): PeerMatcher {
+  if (protocol === 'claude' && /^[A-Za-z0-9_|-]+$/.test(matcher)) {
+    const names = new Set(matcher.split('|').filter(Boolean));
+    return { ok: true, test: (subject) => names.has(subject) };
+  }
+  let regex: RegExp;
+  try {
+    regex = new RegExp(matcher);
+  } catch (error) {
+    if (protocol === 'gemini') return { ok: true, test: (subject) => subject === matcher };
+    return { ok: false, why: `"${matcher}" is not a valid regular expression (${(error as Error).message})` };
+  }
+  return { ok: true, test: (subject) => regex.test(subject) };
+}
+
+/** The peers' name of the tool an event's context names: `mcp__<server>__<tool>` for an MCP tool. */
+export function peerToolName(tool: string, context: Readonly<Record<string, unknown>>): string {
+  const server = context.server;
+  if (typeof server === 'string' && server !== '' && tool.startsWith(`${server}__`)) return `mcp__${tool}`;
+  return tool;
+}
+
+/** What a peer matcher is tested against on a non-tool event (Claude Code's and Gemini CLI's matchers on lifecycle events). */
+export function peerMatchSubject(event: EventName, context: Readonly<Record<string, unknown>>): string | undefined {
+  const field = event === 'session_start' ? 'source' : event === 'session_end' ? 'reason' : event === 'pre_compress' ? 'trigger' : event === 'notification' ? 'type' : undefined;
+  if (field === undefined) return undefined;
+  const value = context[field] ?? (field === 'type' ? context.notification_type : undefined);
+  return typeof value === 'string' ? value : undefined;
+}

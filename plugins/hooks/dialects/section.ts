@@ -1,0 +1,257 @@
+/**
+ * The peers' settings shape inside a plinth `hooks` section, translated into plinth hook
+ * definitions that speak the peer's protocol:
+ *
+ * ```json
+ * "PreToolUse": [{ "matcher": "Edit|Write", "hooks": [{ "type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/check.sh", "timeout": 30 }] }]
+ * ```
+ *
+ * Each command becomes one definition named `<Event>.<group>.<hook>` (`PreToolUse.0.0`; ids
+ * `user:PreToolUse.0.0`, `<plugin>/PreToolUse.0.0`). Which peer a group speaks is, in order: its
+ * `protocol`, the section's (a peer plugin's manifest, see `tagPeerHooks` in the sdk), the event
+ * name when only one peer has it, the other peer events of the same section when they all belong
+ * to one peer; `SessionStart` alone is a problem asking for `"protocol"`.
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, isAbsolute, resolve } from 'node:path';
+import { peerEventsOf, type HookSource, type PeerProtocol, type PlinthError } from 'plinth/sdk';
+import { z } from 'zod';
+import { type HookDefaults, type Mutable, type SectionOrigin, hookId, problem } from '../definition.js';
+import type { HookDefinition } from '../types.js';
+import { type Expansions, readCommandLine } from './command-line.js';
+import { CLAUDE_WITHOUT_COUNTERPART, peerEvent, peerLabel } from './events.js';
+import { compilePeerMatcher } from './matcher.js';
+
+/** The peers' default time limit of one command: 60 seconds, in both. */
+export const PEER_DEFAULT_TIMEOUT_MS = 60_000;
+
+const MAX_TIMER_MS = 2_147_483_647;
+
+const peerCommandSchema = z.strictObject({
+  type: z.string({ error: 'expected "type": "command"' }),
+  command: z.string({ error: 'expected the command to run, as a string' }).optional(),
+  /** Claude Code: seconds; Gemini CLI: milliseconds. */
+  timeout: z.number({ error: 'expected a timeout as a number' }).positive({ error: 'expected a positive timeout' }).optional(),
+  // Gemini CLI's own labels, and Claude Code's spinner text: kept out of what runs.
+  name: z.string().optional(),
+  description: z.string().optional(),
+  statusMessage: z.string().optional(),
+  // Claude Code's `prompt` and `agent` hooks: read so that they are reported as not run, not as unknown keys.
+  prompt: z.string().optional(),
+  model: z.string().optional(),
+  // plinth's own, accepted on a peer hook.
+  onError: z.enum(['block', 'allow'], { error: 'expected "block" or "allow"' }).optional(),
+  enabled: z.boolean({ error: 'expected true or false' }).optional(),
+});
+
+const peerGroupSchema = z.strictObject({
+  matcher: z.string({ error: 'expected a matcher as a string ("Edit|Write", "mcp__github__.*", "*")' }).optional(),
+  hooks: z.array(z.unknown(), { error: 'expected "hooks": a list of { "type": "command", "command": … }' }),
+  protocol: z.enum(['claude', 'gemini'], { error: 'expected "protocol": "claude" or "gemini"' }).optional(),
+  /** Gemini CLI: run this group's hooks one after the other. */
+  sequential: z.boolean({ error: 'expected true or false' }).optional(),
+});
+
+/** What translating one section's peer events found. */
+export interface PeerTranslation {
+  readonly hooks: Mutable<HookDefinition>[];
+  readonly problems: PlinthError[];
+}
+
+/** Where a section was read, with what peer hooks need: the project folder and, for a plugin, its folder. */
+export interface PeerOrigin extends SectionOrigin {
+  /** The section is one peer's (a peer plugin's manifest, an import): every group speaks it. */
+  readonly protocol?: PeerProtocol;
+}
+
+/** Extra values of {@link HookDefaults} for peer hooks. */
+export interface PeerDefaults {
+  /** Sources whose peer hooks may run a command through `sh -c` (setting `shellCommands`). */
+  readonly shellSources?: readonly HookSource[];
+  /** `~` in a command; the user's home folder by default. */
+  readonly userHome?: string;
+}
+
+/** The one peer a section's unambiguous event names point to, if they agree. */
+export function sectionPeer(keys: readonly string[]): PeerProtocol | undefined {
+  const peers = new Set(keys.map(peerEventsOf).filter((p) => p.length === 1).map((p) => p[0]!));
+  return peers.size === 1 ? [...peers][0] : undefined;
+}
+
+/**
+ * Translates the groups listed under the peer event `key` of a section.
+ * `hint` is the peer the rest of the section points to ({@link sectionPeer}).
+ */
+export function translatePeerEvent(key: string, list: unknown, where: PeerOrigin, defaults: HookDefaults & PeerDefaults, hint: PeerProtocol | undefined): PeerTranslation {
+  const hooks: Mutable<HookDefinition>[] = [];
+  const problems: PlinthError[] = [];
+  const base = `${where.path ?? 'hooks'}.${key}`;
+  if (!Array.isArray(list)) {
+    problems.push(problem('PLN_E_HOOK_INVALID', where, base, 'expected a list of matcher groups: [{ "matcher": "…", "hooks": [{ "type": "command", "command": "…" }] }]'));
+    return { hooks, problems };
+  }
+  list.forEach((rawGroup, g) => {
+    const at = `${base}[${g}]`;
+    const group = peerGroupSchema.safeParse(rawGroup);
+    if (!group.success) {
+      for (const issue of group.error.issues) problems.push(problem('PLN_E_HOOK_INVALID', where, issuePath(at, issue), issueMessage(issue)));
+      return;
+    }
+    const peers = peerEventsOf(key);
+    const protocol = group.data.protocol ?? where.protocol ?? (peers.length === 1 ? peers[0] : undefined) ?? hint;
+    if (protocol === undefined || !peers.includes(protocol)) {
+      const why =
+        protocol === undefined
+          ? `"${key}" is an event of both Claude Code and Gemini CLI: say which one this group speaks with "protocol": "claude" or "gemini"`
+          : `"${key}" is not a ${peerLabel(protocol)} event (this group says "protocol": "${protocol}")`;
+      problems.push(problem('PLN_E_HOOK_INVALID', where, at, why));
+      return;
+    }
+    const event = peerEvent(protocol, key);
+    if (event === undefined) {
+      const why = CLAUDE_WITHOUT_COUNTERPART[key] ?? 'plinth has no counterpart';
+      problems.push(problem('PLN_E_HOOK_DIALECT_UNSUPPORTED', where, at, `${peerLabel(protocol)}'s ${key} event has no plinth counterpart (${why}); its hooks are not run`));
+      return;
+    }
+    const matcher = group.data.matcher === undefined || group.data.matcher === '' || group.data.matcher === '*' ? undefined : group.data.matcher;
+    if (matcher !== undefined) {
+      const compiled = compilePeerMatcher(protocol, matcher);
+      if (!compiled.ok) {
+        problems.push(problem('PLN_E_HOOK_INVALID', where, `${at}.matcher`, compiled.why, undefined, event));
+        return;
+      }
+    }
+    group.data.hooks.forEach((rawHook, h) => {
+      const hookAt = `${at}.hooks[${h}]`;
+      const entry = peerCommandSchema.safeParse(rawHook);
+      if (!entry.success) {
+        for (const issue of entry.error.issues) problems.push(problem('PLN_E_HOOK_INVALID', where, issuePath(hookAt, issue), issueMessage(issue), undefined, event));
+        return;
+      }
+      if (entry.data.type !== 'command') {
+        problems.push(
+          problem('PLN_E_HOOK_DIALECT_UNSUPPORTED', where, `${hookAt}.type`, `hooks of type "${entry.data.type}" are not run by plinth (only "command"); this one is left out`),
+        );
+        return;
+      }
+      if (entry.data.command === undefined || entry.data.command.trim() === '') {
+        problems.push(problem('PLN_E_HOOK_INVALID', where, `${hookAt}.command`, 'expected the command to run', undefined, event));
+        return;
+      }
+      const name = `${key}.${g}.${h}`;
+      const action = commandAction(entry.data.command, protocol, where, defaults);
+      if (!action.ok) {
+        problems.push(problem(action.code, where, `${hookAt}.command`, action.why, name, event));
+        return;
+      }
+      const timeoutMs = entry.data.timeout === undefined ? PEER_DEFAULT_TIMEOUT_MS : Math.round(protocol === 'claude' ? entry.data.timeout * 1000 : entry.data.timeout);
+      hooks.push({
+        id: hookId(where, name),
+        name,
+        events: [event],
+        subscribedAs: [key],
+        matcher: matcher === undefined ? {} : { peer: matcher },
+        action: { type: 'command', command: action.command, args: action.args },
+        cwd: resolve(where.projectDir ?? where.baseDir),
+        timeoutMs: Math.min(Math.max(timeoutMs, 1), MAX_TIMER_MS),
+        priority: 0,
+        dependsOn: [],
+        // Claude Code runs a group's (and every matching group's) commands at once; Gemini CLI too unless `sequential`.
+        parallel: group.data.sequential !== true,
+        rateLimit: {},
+        // The peers go on when a hook fails (any exit but 2, a timeout): a failure does not block.
+        onError: entry.data.onError ?? 'allow',
+        enabled: entry.data.enabled ?? true,
+        persistent: false,
+        source: where.source,
+        origin: `${where.origin}#${hookAt}`,
+        ...(where.plugin !== undefined && { plugin: where.plugin }),
+        ...(where.version !== undefined && { version: where.version }),
+        protocol,
+        ...(where.plugin !== undefined && { pluginRoot: resolve(where.baseDir) }),
+      });
+    });
+  });
+  return { hooks, problems };
+}
+
+type Action =
+  | { readonly ok: true; readonly command: string; readonly args: string[] }
+  | { readonly ok: false; readonly code: 'PLN_E_HOOK_INVALID' | 'PLN_E_HOOK_SHELL_REFUSED'; readonly why: string };
+
+/** The values plinth expands in a peer command itself. */
+export function peerExpansions(protocol: PeerProtocol, where: PeerOrigin, defaults: PeerDefaults): Expansions {
+  const project = resolve(where.projectDir ?? where.baseDir);
+  const values: Record<string, string> = { CLAUDE_PROJECT_DIR: project, HOME: defaults.userHome ?? homedir() };
+  if (protocol === 'gemini') {
+    values.GEMINI_PROJECT_DIR = project;
+    values.workspacePath = project;
+  }
+  if (where.plugin !== undefined) {
+    if (protocol === 'claude') values.CLAUDE_PLUGIN_ROOT = resolve(where.baseDir);
+    else values.extensionPath = resolve(where.baseDir);
+  }
+  return values;
+}
+
+/**
+ * A peer command as a program and arguments. A script named directly (`$CLAUDE_PROJECT_DIR/x.sh`)
+ * runs through the interpreter its `#!` line names, so that the whitelist (`allowedCommands`)
+ * decides as for any hook; shell syntax runs through `sh -c` where the settings allow it.
+ */
+export function commandAction(command: string, protocol: PeerProtocol, where: PeerOrigin, defaults: PeerDefaults): Action {
+  const line = readCommandLine(command, peerExpansions(protocol, where, defaults), defaults.userHome ?? homedir());
+  if (line.kind === 'invalid') return { ok: false, code: 'PLN_E_HOOK_INVALID', why: `the command cannot be read: ${line.why}` };
+  if (line.kind === 'shell') {
+    if (!(defaults.shellSources ?? []).includes(where.source)) {
+      return {
+        ok: false,
+        code: 'PLN_E_HOOK_SHELL_REFUSED',
+        why: `the command needs a shell (${line.needs}) and ${where.source} hooks may not run shell commands; to allow it, add "${where.source}" to plugins.hooks.settings.shellCommands in your user settings, or make the command one program with arguments`,
+      };
+    }
+    return { ok: true, command: 'sh', args: ['-c', command] };
+  }
+  const [program, ...args] = line.argv as [string, ...string[]];
+  const interpreter = program.includes('/') ? shebangOf(isAbsolute(program) ? program : resolve(where.projectDir ?? where.baseDir, program)) : undefined;
+  if (interpreter) return { ok: true, command: interpreter.program, args: [...interpreter.args, program, ...args] };
+  return { ok: true, command: program, args };
+}
+
+/** The interpreter a script's `#!` line names (`/usr/bin/env python3` → python3, `/bin/bash` → bash); undefined when unreadable. */
+function shebangOf(file: string): { program: string; args: string[] } | undefined {
+  let head: string;
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const buffer = Buffer.alloc(256);
+      const read = readSync(fd, buffer, 0, buffer.length, 0);
+      head = buffer.subarray(0, read).toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  if (!head.startsWith('#!')) return undefined;
+  const words = (head.slice(2).split('\n')[0] ?? '').trim().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return undefined;
+  let [first, ...rest] = words as [string, ...string[]];
+  if (basename(first) === 'env') {
+    if (rest[0] === '-S') rest = rest.slice(1);
+    if (rest.length === 0) return undefined;
+    [first, ...rest] = rest as [string, ...string[]];
+  }
+  return { program: basename(first), args: rest };
+}
+
+function issuePath(at: string, issue: z.core.$ZodIssue): string {
+  const path = at + issue.path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${String(k)}`)).join('');
+  return issue.code === 'unrecognized_keys' ? `${path}.${issue.keys[0] ?? ''}` : path;
+}
+
+function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} in a peer hook`;
+  return issue.message;
+}

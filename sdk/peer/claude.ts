@@ -1,0 +1,107 @@
+/** A Claude Code plugin folder (`.claude-plugin/plugin.json`, `.mcp.json`, `hooks/hooks.json`) as a plinth manifest: see sdk/peer-manifest.ts. */
+import path from 'node:path';
+import { addHooks, addServers, isObject, manifest, objectOf, parse, pathList, peerName, peerVersion, readJsonFile, Report } from './shared.js';
+import { type Json, PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifest, UNVERSIONED } from './types.js';
+
+/** plugin.json fields that are metadata only. */
+const CLAUDE_METADATA = ['$schema', 'author', 'homepage', 'repository', 'license', 'keywords', 'displayName'];
+/** Components plinth has no equivalent of, by plugin.json field and default folder. */
+const CLAUDE_UNSUPPORTED: ReadonlyArray<[field: string, folder: string | undefined, reason: string]> = [
+  ['commands', 'commands', 'slash commands (markdown) belong to the host\'s prompt; plinth has no slash commands'],
+  ['agents', 'agents', 'subagents (markdown) are not a plinth concept'],
+  ['skills', 'skills', 'agent skills (SKILL.md) are not a plinth concept'],
+  ['outputStyles', 'output-styles', 'output styles change the host\'s prompt, which plinth does not build'],
+  ['lspServers', '.lsp.json', 'plinth runs MCP servers, not language servers'],
+  ['monitors', undefined, 'not a plinth concept'],
+  ['channels', undefined, 'not a plinth concept'],
+  ['dependencies', undefined, 'Claude plugin dependencies name other Claude plugins, not plinth plugins with semver ranges; install them yourself'],
+  ['settings', 'settings.json', 'a Claude plugin\'s default Claude settings have no plinth meaning'],
+];
+
+export async function claudePlugin(root: string, text: string, files: PeerFiles, context: PeerContext): Promise<PeerManifest> {
+  const file = path.join(root, ...PEER_MANIFEST_FILES.claude.split('/'));
+  const raw = objectOf(parse(file, text), file);
+  const peer = new Report();
+  const name = peerName(raw.name, file, peer, path.basename(root));
+  const version = peerVersion(raw.version, file, peer, UNVERSIONED);
+  const own = context.asWritten ? '${CLAUDE_PLUGIN_ROOT}' : root;
+  const vars = (text: string) => text.replaceAll('${CLAUDE_PLUGIN_ROOT}', own).replaceAll('${CLAUDE_PROJECT_DIR}', context.workspace ?? '${CLAUDE_PROJECT_DIR}');
+
+  const settings = claudeUserConfig(raw.userConfig, peer);
+  const toRef = (variable: string): string | undefined => {
+    const option = /^user_config\.([A-Za-z0-9_]+)$/.exec(variable)?.[1];
+    if (option !== undefined) return settings.some((s) => s.name === option) ? `\${setting:${name}.${option}}` : undefined;
+    const bare = /^([A-Za-z_][A-Za-z0-9_]*)(:-.*)?$/.exec(variable);
+    if (!bare) return undefined;
+    if (bare[2] !== undefined) peer.note('mcpServers', `"\${${variable}}": plinth references have no default, so ${bare[1]} must be set`);
+    return `\${env:${bare[1]}}`;
+  };
+
+  const servers: Json = {};
+  const inline = raw.mcpServers;
+  const serverFiles = typeof inline === 'string' || Array.isArray(inline) ? pathList(inline, 'mcpServers', peer) : [];
+  if (await files.has('.mcp.json')) serverFiles.unshift('.mcp.json');
+  for (const relative of [...new Set(serverFiles)]) {
+    const found = await readJsonFile(root, relative, files);
+    if (found === undefined) peer.ignore('mcpServers', `${relative} does not exist`);
+    else addServers(servers, isObject(found) && isObject(found.mcpServers) ? found.mcpServers : found, relative, { vars, toRef, peer, kind: 'claude' });
+  }
+  if (isObject(inline)) addServers(servers, inline, 'plugin.json mcpServers', { vars, toRef, peer, kind: 'claude' });
+
+  const hooks: Json = {};
+  const hookFiles = typeof raw.hooks === 'string' || Array.isArray(raw.hooks) ? pathList(raw.hooks, 'hooks', peer) : [];
+  if (await files.has('hooks')) hookFiles.unshift('hooks/hooks.json');
+  for (const relative of [...new Set(hookFiles.map((f) => path.posix.normalize(f)))]) {
+    const found = await readJsonFile(root, relative, files);
+    // The standard file is optional (a hooks/ folder may hold only scripts); a file plugin.json names is not.
+    if (found === undefined) {
+      if (relative !== 'hooks/hooks.json') peer.ignore('hooks', `${relative} does not exist`);
+    } else addHooks(hooks, found, relative, peer, (s) => s);
+  }
+  if (isObject(raw.hooks)) addHooks(hooks, isObject(raw.hooks.hooks) ? raw.hooks : { hooks: raw.hooks }, 'plugin.json hooks', peer, (s) => s);
+
+  for (const key of CLAUDE_METADATA) if (raw[key] !== undefined) peer.ignore(key, 'metadata: plinth shows the name, version and description only');
+  for (const [field, folder, reason] of CLAUDE_UNSUPPORTED) {
+    if (raw[field] !== undefined) peer.ignore(field, reason);
+    else if (folder !== undefined && (await files.has(folder))) peer.ignore(folder.includes('.') ? folder : `${folder}/`, reason);
+  }
+  const known = new Set(['name', 'version', 'description', 'mcpServers', 'hooks', 'userConfig', ...CLAUDE_METADATA, ...CLAUDE_UNSUPPORTED.map(([f]) => f)]);
+  for (const key of Object.keys(raw)) if (!known.has(key)) peer.ignore(key, 'a plugin.json field plinth does not know');
+  if (await files.has(PEER_MANIFEST_FILES.gemini)) peer.ignore(PEER_MANIFEST_FILES.gemini, 'the folder is also a Gemini CLI extension; plinth reads its Claude Code plugin.json');
+
+  const shown = context.asWritten ? PEER_MANIFEST_FILES.claude : file;
+  return { file, format: 'claude', data: manifest(name, version, raw.description, servers, hooks, settings, peer.origin('claude', shown)) };
+}
+
+/** `userConfig` → declared settings; each reaches the plugin's servers and hooks as `CLAUDE_PLUGIN_OPTION_<KEY>`. */
+function claudeUserConfig(config: unknown, peer: Report): Json[] {
+  if (config === undefined) return [];
+  if (!isObject(config)) {
+    peer.ignore('userConfig', 'expected an object of options');
+    return [];
+  }
+  const settings: Json[] = [];
+  for (const [key, option] of Object.entries(config)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || !isObject(option)) {
+      peer.ignore(`userConfig.${key}`, 'expected an option named with letters, digits and "_", described by an object');
+      continue;
+    }
+    const type = option.multiple === true ? 'array' : option.type === 'number' ? 'number' : option.type === 'boolean' ? 'boolean' : 'string';
+    const words = [option.title, option.description].filter((w): w is string => typeof w === 'string' && w !== '');
+    settings.push({
+      name: key,
+      description: words.join(': '),
+      type,
+      ...(option.default !== undefined && { default: option.default }),
+      // Not plinth's `required`: a plugin without the value would not load, so an install (which loads it) could never succeed.
+      required: false,
+      sensitive: option.sensitive === true,
+      envVar: `CLAUDE_PLUGIN_OPTION_${key}`,
+    });
+  }
+  for (const [key, option] of Object.entries(config)) {
+    if (isObject(option) && option.required === true) peer.note(`userConfig.${key}`, `required by the plugin: set it with plinth ext config <plugin> ${key}; plinth loads the plugin without it (its servers and hooks then get no ${key})`);
+  }
+  if (settings.length > 0) peer.note('userConfig', `options are plinth settings (plinth ext config <plugin> <option>), given to the plugin's servers and hooks as CLAUDE_PLUGIN_OPTION_<OPTION>`);
+  return settings;
+}

@@ -1,0 +1,202 @@
+/** What reading either peer's folder needs: translating server entries and hooks files, names, versions, JSON, and the report of what is ignored. */
+import path from 'node:path';
+import semver from 'semver';
+import { PlinthError } from '../errors.js';
+import { parseJsonText } from '../json.js';
+import type { PeerOrigin } from '../manifest.js';
+import type { Field, Json, PeerFiles } from './types.js';
+
+export interface ServerOptions {
+  readonly vars: (text: string) => string;
+  /** A `${…}` body in env or headers as a plinth reference, or undefined to leave it. */
+  readonly toRef: (variable: string) => string | undefined;
+  readonly peer: Report;
+  readonly kind: 'claude' | 'gemini';
+  readonly excluded?: readonly string[];
+  /** Gemini setting names (env vars): `"KEY": "${KEY}"` is left to plinth, which passes the setting as KEY anyway. */
+  readonly settings?: readonly string[];
+}
+
+/** The keys of a server entry plinth reads as they are. */
+const SERVER_KEYS = new Set(['command', 'args', 'env', 'cwd', 'url', 'headers', 'type', 'includeTools', 'excludeTools']);
+
+/** Adds the servers of one `mcpServers` map, translated; a later file's server of the same name replaces an earlier one. */
+export function addServers(into: Json, map: unknown, where: string, options: ServerOptions): void {
+  const { peer } = options;
+  if (!isObject(map)) return void peer.ignore(where, 'expected an object keyed by server name');
+  for (const [name, entry] of Object.entries(map)) {
+    if (!isObject(entry)) {
+      into[name] = entry; // the mcp plugin says what is wrong with it
+      continue;
+    }
+    const out: Json = {};
+    for (const [key, value] of Object.entries(entry)) {
+      const field = `mcpServers.${name}.${key}`;
+      if (options.kind === 'gemini' && key === 'httpUrl' && typeof value === 'string') {
+        out.url = options.vars(value);
+        out.transport = 'http';
+      } else if (options.kind === 'gemini' && key === 'timeout' && typeof value === 'number') {
+        out.timeout = value;
+        peer.note(field, 'used as the connection timeout (ms)');
+      } else if (key === 'trust') peer.ignore(field, 'approval is plinth\'s trust decision (plinth trust approve), never the server\'s own word');
+      else if (!SERVER_KEYS.has(key)) peer.ignore(field, 'not a server option plinth knows');
+      else if (key === 'env' || key === 'headers') out[key] = references(value, options, name, key);
+      else out[key] = expand(value, options.vars);
+    }
+    // Gemini's `url` is an SSE endpoint (`httpUrl` is streamable HTTP).
+    if (options.kind === 'gemini' && entry.url !== undefined && entry.httpUrl === undefined && entry.type === undefined) out.transport = 'sse';
+    if (options.excluded && options.excluded.length > 0) out.excludeTools = [...((out.excludeTools as string[] | undefined) ?? []), ...options.excluded];
+    into[name] = out;
+  }
+}
+
+/** `env`/`headers` values with the peer's variables expanded and its `${VAR}` written as plinth references. */
+function references(values: unknown, options: ServerOptions, server: string, key: string): unknown {
+  if (!isObject(values)) return values;
+  const out: Json = {};
+  for (const [name, value] of Object.entries(values)) {
+    if (typeof value !== 'string') {
+      out[name] = value;
+      continue;
+    }
+    // The setting reaches the server under its own variable already (kernel.settingsEnv): repeating it would refuse a sensitive one.
+    if (key === 'env' && value === `\${${name}}` && options.settings?.includes(name)) continue;
+    out[name] = options.vars(value).replace(/\$\{([^}]*)\}/g, (whole, body: string) => {
+      if (/^(env|setting):/.test(body)) return whole;
+      const ref = options.toRef(body);
+      if (ref === undefined) options.peer.note(`mcpServers.${server}.${key}.${name}`, `"${whole}" is not a variable plinth can supply`);
+      return ref ?? whole;
+    });
+  }
+  return out;
+}
+
+/** Merges one hooks file (`{ "hooks": { "<Event>": [...] } }`) into `into`, event lists concatenated. */
+export function addHooks(into: Json, found: unknown, where: string, peer: Report, vars: (text: string) => string): void {
+  if (!isObject(found) || !isObject(found.hooks)) return void peer.ignore(where, 'expected { "hooks": { "<Event>": [ { "matcher", "hooks": [...] } ] } }');
+  for (const key of Object.keys(found)) if (key !== 'hooks' && key !== 'description') peer.ignore(`${where}: ${key}`, 'not a hooks-file field plinth knows');
+  for (const [event, list] of Object.entries(found.hooks)) {
+    const entries = expand(list, vars);
+    into[event] = Array.isArray(into[event]) && Array.isArray(entries) ? [...(into[event] as unknown[]), ...entries] : entries;
+  }
+}
+
+export function manifest(name: string, version: string, description: unknown, servers: Json, hooks: Json, settings: Json[], peer: PeerOrigin): Json {
+  return {
+    name,
+    version,
+    description: typeof description === 'string' ? description : '',
+    mcpServers: servers,
+    hooks,
+    settings,
+    peer,
+  };
+}
+
+/** Collects what is ignored and what is read differently. */
+export class Report {
+  readonly ignored: Field[] = [];
+  readonly notes: Field[] = [];
+  ignore(field: string, reason: string): void {
+    this.ignored.push({ field, reason });
+  }
+  note(field: string, reason: string): void {
+    this.notes.push({ field, reason });
+  }
+  origin(format: PeerOrigin['format'], file: string): PeerOrigin {
+    return { format, file, ignored: this.ignored, notes: this.notes };
+  }
+}
+
+/**
+ * The peer's name as a plinth name. Peers ask for lowercase words with dashes,
+ * so nearly every name fits as it is; one that does not is lowercased and every
+ * run of other characters becomes `-`, and a note says so.
+ */
+export function peerName(given: unknown, file: string, peer: Report, fallback?: string): string {
+  const name = typeof given === 'string' && given.trim() !== '' ? given : fallback;
+  if (name === undefined) throw invalid(file, 'name', 'missing: add "name", e.g. "my-extension"');
+  const fitted = name
+    .toLowerCase()
+    .replace(/[^a-z0-9._~-]+/g, '-')
+    .replace(/^[-._~]+|-+$/g, '')
+    .slice(0, 214);
+  if (fitted === '') throw invalid(file, 'name', `"${name}" has no letter or digit plinth can use as a plugin name`);
+  if (given === undefined) peer.note('name', `plugin.json has no name: the folder's name "${fitted}" is used, as Claude Code does`);
+  else if (fitted !== name) peer.note('name', `"${name}" is not an npm-style name; plinth calls it "${fitted}"`);
+  return fitted;
+}
+
+/** A semver version; a loose one (`1.0`, `v2`) is made one, with a note; none: `fallback`, or an error when the peer requires one. */
+export function peerVersion(given: unknown, file: string, peer: Report, fallback?: string): string {
+  if (given === undefined && fallback !== undefined) {
+    peer.note('version', `none given: plinth uses ${fallback}, below every released version`);
+    return fallback;
+  }
+  if (typeof given !== 'string') throw invalid(file, 'version', 'missing: add "version", e.g. "1.0.0"');
+  const valid = semver.valid(given);
+  if (valid !== null) return valid;
+  const coerced = semver.coerce(given)?.version;
+  if (coerced === undefined) throw invalid(file, 'version', `"${given}" is not a version: expected semver such as "1.2.3"`);
+  peer.note('version', `"${given}" is read as ${coerced}`);
+  return coerced;
+}
+
+function invalid(file: string, field: string, message: string): PlinthError {
+  return new PlinthError('PLN_E_MANIFEST_INVALID', `${file}: ${field}: ${message}`, {
+    hint: 'correct the field in the peer\'s manifest; every other plugin still loads',
+    details: { file, issues: [{ path: field, message }] },
+  });
+}
+
+export function parse(file: string, text: string): unknown {
+  const json = parseJsonText(text);
+  if (json.ok) return json.value;
+  const { line, column, problem } = json.error;
+  throw new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}:${line}:${column}: invalid JSON: ${problem}`, {
+    hint: 'fix the JSON at the line and column given; every other plugin still loads',
+    details: { file, line, column },
+  });
+}
+
+export function objectOf(value: unknown, file: string): Json {
+  if (isObject(value)) return value;
+  throw invalid(file, '(root)', 'expected a JSON object such as { "name": "my-plugin", "version": "1.0.0" }');
+}
+
+/** A JSON file of the folder, parsed; undefined when missing. A path leading outside the folder is refused. */
+export async function readJsonFile(root: string, relative: string, files: PeerFiles): Promise<unknown> {
+  const normal = path.posix.normalize(relative.replace(/\\/g, '/'));
+  if (normal.startsWith('../') || normal === '..' || path.posix.isAbsolute(normal)) return undefined;
+  const text = await files.read(normal);
+  return text === undefined ? undefined : parse(path.join(root, ...normal.split('/')), text);
+}
+
+/** A plugin.json path field (`"./x.json"` or a list of them) as folder-relative paths; others are listed as ignored. */
+export function pathList(value: unknown, field: string, peer: Report): string[] {
+  const list = Array.isArray(value) ? value : [value];
+  const out: string[] = [];
+  for (const item of list) {
+    const normal = typeof item === 'string' ? path.posix.normalize(item.replace(/\\/g, '/')) : undefined;
+    if (normal === undefined || normal.startsWith('../') || normal === '..' || path.posix.isAbsolute(normal)) peer.ignore(field, `${JSON.stringify(item)}: expected a path inside the plugin folder, e.g. "./config/servers.json"`);
+    else out.push(normal);
+  }
+  return out;
+}
+
+/** Every string inside `value` passed through `vars`. */
+function expand(value: unknown, vars: (text: string) => string): unknown {
+  if (typeof value === 'string') return vars(value);
+  if (Array.isArray(value)) return value.map((item) => expand(item, vars));
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, vars)]));
+  return value;
+}
+
+export function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function isMissing(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}

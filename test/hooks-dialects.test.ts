@@ -1,0 +1,476 @@
+/**
+ * Claude Code and Gemini CLI hooks, run unchanged: their settings shape in plinth's settings,
+ * their scripts (bash with jq, python, node, written as the peers' documentation shows them,
+ * in test/fixtures/hooks-dialects/) run as real processes through the real kernel and the hooks
+ * plugin, and their answers read with their semantics — exit 2, JSON decisions,
+ * permissionDecision allow/deny/ask, updatedInput / tool_input, additionalContext, plain text,
+ * non-blocking errors, timeouts — and their matchers.
+ *
+ * Each test copies the fixtures into a fresh project (`.claude/hooks/`, `.gemini/hooks/`) and
+ * writes the user's settings, as a user moving from a peer would.
+ */
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { InlinePlugin } from '../kernel/kernel.js';
+import { readCommandLine } from '../plugins/hooks/dialects/command-line.js';
+import { compilePeerMatcher } from '../plugins/hooks/dialects/matcher.js';
+import { createTestKernel, type TestKernel } from '../testing/index.js';
+import { ensureBuilt } from './support/cli.js';
+
+const FIXTURES = fileURLToPath(new URL('./fixtures/hooks-dialects/', import.meta.url));
+
+const folders: string[] = [];
+const kernels: TestKernel[] = [];
+const savedCI = process.env.CI;
+
+beforeAll(() => {
+  ensureBuilt();
+  process.env.CI = '1';
+}, 300_000);
+
+afterEach(async () => {
+  await Promise.all(kernels.splice(0).map((kernel) => kernel.dispose()));
+});
+
+afterAll(async () => {
+  if (savedCI === undefined) delete process.env.CI;
+  else process.env.CI = savedCI;
+  await Promise.all(folders.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** A project holding the fixtures where each peer keeps its hooks. */
+async function project(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'plinth-dialects-'));
+  folders.push(dir);
+  await cp(join(FIXTURES, 'claude'), join(dir, '.claude', 'hooks'), { recursive: true });
+  await cp(join(FIXTURES, 'gemini'), join(dir, '.gemini', 'hooks'), { recursive: true });
+  await cp(join(FIXTURES, 'record.js'), join(dir, 'record.js'));
+  return dir;
+}
+
+/** A kernel with the builtin plugins, the user's `hooks` (in a peer's shape) and the project. */
+async function boot(workspace: string, hooks: Record<string, unknown>, extra: { plugins?: InlinePlugin[]; hookSettings?: Record<string, unknown> } = {}): Promise<TestKernel> {
+  const kernel = await createTestKernel({
+    builtin: true,
+    workspace,
+    settings: { hooks, ...(extra.hookSettings && { plugins: { hooks: { settings: extra.hookSettings } } }) },
+    ...(extra.plugins && { plugins: extra.plugins }),
+  });
+  kernels.push(kernel);
+  expect(kernel.report.plugins.filter((p) => p.state === 'failed').map((p) => `${p.name}: ${p.error?.message}`)).toEqual([]);
+  return kernel;
+}
+
+/** `hooks.<event>: [{ matcher, hooks: [{ type: "command", command, … }] }]`. */
+const group = (command: string | string[], options: { matcher?: string; timeout?: number; onError?: 'block'; sequential?: boolean; protocol?: 'claude' | 'gemini' } = {}) => {
+  const { timeout, onError, ...rest } = options;
+  const commands = typeof command === 'string' ? [command] : command;
+  return { ...rest, hooks: commands.map((c) => ({ type: 'command', command: c, ...(timeout !== undefined && { timeout }), ...(onError && { onError }) })) };
+};
+
+/** `id → status[:failure]` of the last run of `event`. */
+async function outcomes(kernel: TestKernel, event: Parameters<TestKernel['emit']>[0]): Promise<Record<string, string>> {
+  const last = (await kernel.get('hooks')).lastRun(event as never);
+  return Object.fromEntries((last?.outcomes ?? []).map((o) => [o.hook.id, o.status + (o.failure ? `:${o.failure}` : '')]));
+}
+
+async function records(file: string): Promise<Array<{ input: Record<string, unknown>; env: Record<string, string>; args: string[] }>> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { input: Record<string, unknown>; env: Record<string, string>; args: string[] });
+}
+
+// ── Claude Code ─────────────────────────────────────────────────────────────
+
+describe('Claude Code hooks', () => {
+  it('every Claude Code event: the input document its scripts read, and CLAUDE_PROJECT_DIR', async () => {
+    const workspace = await project();
+    const log = join(workspace, 'claude.jsonl');
+    const events = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SessionStart', 'SessionEnd', 'PreCompact', 'Notification'];
+    const record = `node "$CLAUDE_PROJECT_DIR/record.js" '${log}' "quoted arg"`;
+    const kernel = await boot(workspace, Object.fromEntries(events.map((e) => [e, [group(record)]])));
+
+    await kernel.emit('session_start', { sessionId: 's-1', source: 'resume' });
+    await kernel.emit('before_agent', { sessionId: 's-1', prompt: 'fix the bug' });
+    await kernel.emit('before_tool', { sessionId: 's-1', tool: 'github__create_issue', server: 'github', args: { title: 'x' } });
+    await kernel.emit('after_tool', { sessionId: 's-1', tool: 'Bash', args: { command: 'ls' }, result: { stdout: 'a\nb' } });
+    await kernel.emit('after_agent', { sessionId: 's-1' });
+    await kernel.emit('pre_compress', { sessionId: 's-1', trigger: 'manual' });
+    await kernel.emit('notification', { sessionId: 's-1', message: 'Claude needs your permission to use Bash' });
+    await kernel.emit('session_end', { sessionId: 's-1', reason: 'logout' });
+
+    const seen = await records(log);
+    expect(seen.map((r) => r.input.hook_event_name)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'PreCompact', 'Notification', 'SessionEnd']);
+    for (const r of seen) {
+      expect(r.input).toMatchObject({ session_id: 's-1', cwd: workspace, transcript_path: '' });
+      expect(r.env.CLAUDE_PROJECT_DIR).toBe(workspace);
+      expect(r.env.GEMINI_PROJECT_DIR).toBeUndefined();
+      expect(r.args).toEqual(['quoted arg']);
+    }
+    const by = Object.fromEntries(seen.map((r) => [r.input.hook_event_name as string, r.input]));
+    expect(by.SessionStart).toMatchObject({ source: 'resume' });
+    expect(by.UserPromptSubmit).toMatchObject({ prompt: 'fix the bug' });
+    // plinth's `github__create_issue` is an MCP tool: Claude Code calls it mcp__github__create_issue.
+    expect(by.PreToolUse).toMatchObject({ tool_name: 'mcp__github__create_issue', tool_input: { title: 'x' } });
+    expect(by.PostToolUse).toMatchObject({ tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: { stdout: 'a\nb' } });
+    expect(by.Stop).toMatchObject({ stop_hook_active: false });
+    expect(by.PreCompact).toMatchObject({ trigger: 'manual' });
+    expect(by.Notification).toMatchObject({ message: 'Claude needs your permission to use Bash' });
+    expect(by.SessionEnd).toMatchObject({ reason: 'logout' });
+  });
+
+  it('exit 2 blocks with stderr as the reason (bash with jq); the exact matcher "Bash" does not run for BashOutput', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, { PreToolUse: [group('"$CLAUDE_PROJECT_DIR"/.claude/hooks/block-rm.sh', { matcher: 'Bash' })] });
+
+    const blocked = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf build' } });
+    expect(blocked.allow).toBe(false);
+    expect(blocked.blockedBy).toMatchObject({ plugin: 'hooks', by: 'user:PreToolUse.0.0' });
+    expect(blocked.messages[0]).toBe("Blocked: 'rm -rf build' deletes recursively; remove the files one by one");
+
+    expect((await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } })).allow).toBe(true);
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.0.0': 'ran' });
+    const other = await kernel.emit('before_tool', { tool: 'BashOutput', args: { command: 'rm -rf build' } });
+    expect(other.allow).toBe(true);
+  });
+
+  it('a JSON permissionDecision "deny", pretty-printed over several lines (python), blocks with its reason; the "Edit|Write" list matches both', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, { PreToolUse: [group('python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/protect-env.py"', { matcher: 'Edit|Write' })] });
+
+    for (const tool of ['Edit', 'Write']) {
+      const decision = await kernel.emit('before_tool', { tool, args: { file_path: `${workspace}/.env` } });
+      expect(decision.allow).toBe(false);
+      expect(decision.messages[0]).toBe(`${workspace}/.env holds secrets and is protected`);
+    }
+    expect((await kernel.emit('before_tool', { tool: 'Write', args: { file_path: `${workspace}/README.md` } })).allow).toBe(true);
+    expect((await kernel.emit('before_tool', { tool: 'NotebookEdit', args: { file_path: `${workspace}/.env` } })).allow).toBe(true);
+  });
+
+  it('permissionDecision "allow" allows; "ask" becomes approval_request to the host, whose answer decides; no answer blocks', async () => {
+    const workspace = await project();
+    const asked: Array<Record<string, unknown>> = [];
+    let answer: 'yes' | 'no' | 'none' = 'yes';
+    const host: InlinePlugin = {
+      manifest: { name: 'host-approvals' },
+      setup(kernel) {
+        kernel.on('approval_request', (context) => {
+          asked.push({ ...context });
+          if (answer === 'none') return undefined;
+          return answer === 'yes' ? { context: { ...context, approved: true } } : { allow: false, message: 'the user said no' };
+        });
+      },
+    };
+    const kernel = await boot(workspace, { PreToolUse: [group('node .claude/hooks/permission.js', { matcher: 'Read|mcp__deploy__.*' })] }, { plugins: [host] });
+
+    const read = await kernel.emit('before_tool', { tool: 'Read', args: { file_path: 'a.txt' } });
+    expect(read.allow).toBe(true);
+    expect(asked).toEqual([]);
+
+    const release = { tool: 'deploy__release', server: 'deploy', args: { version: '2.0' } };
+    const approved = await kernel.emit('before_tool', release);
+    expect(approved.allow).toBe(true);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatchObject({ operation: 'tool_call', requester: 'user:PreToolUse.0.0', reason: 'release 2.0 to production?', details: { tool: 'deploy__release', args: { version: '2.0' } } });
+
+    answer = 'no';
+    const refused = await kernel.emit('before_tool', release);
+    expect(refused.allow).toBe(false);
+    expect(refused.messages[0]).toContain('asks for approval: release 2.0 to production?; not approved: the user said no');
+
+    answer = 'none';
+    const unanswered = await kernel.emit('before_tool', release);
+    expect(unanswered.allow).toBe(false);
+    expect(unanswered.messages[0]).toContain('not approved: nobody approved it');
+  });
+
+  it('an updatedInput rewrite is seen by the next hook of a sequential group and by the caller', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, {
+      PreToolUse: [group(['python3 .claude/hooks/add-flag.py', 'bash .claude/hooks/see-command.sh'], { matcher: 'Bash', sequential: true })],
+    });
+    const decision = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'npm install', description: 'install' } });
+    expect(decision.allow).toBe(true);
+    expect(decision.context.args).toEqual({ command: 'npm install --no-audit', description: 'install' });
+    expect(decision.messages).toContain('will run: npm install --no-audit');
+  });
+
+  it('UserPromptSubmit: plain stdout is added context, a JSON "block" refuses the prompt; SessionStart additionalContext reaches the model', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, {
+      UserPromptSubmit: [group('$CLAUDE_PROJECT_DIR/.claude/hooks/prompt-context.sh')],
+      SessionStart: [group('$CLAUDE_PROJECT_DIR/.claude/hooks/session-context.py', { matcher: 'startup' })],
+    });
+    const prompt = await kernel.emit('before_agent', { prompt: 'what changed?' });
+    expect(prompt.allow).toBe(true);
+    expect(prompt.systemMessages).toEqual(['Current branch: main (from the UserPromptSubmit hook)']);
+
+    const secret = await kernel.emit('before_agent', { prompt: 'use sk-live-123' });
+    expect(secret.allow).toBe(false);
+    expect(secret.messages[0]).toBe('the prompt contains an API key; remove it and ask again');
+
+    const start = await kernel.emit('session_start', { sessionId: 'abc', source: 'startup' });
+    expect(start.systemMessages).toEqual(['Session abc started from startup; open issues: 3']);
+    // The matcher "startup" does not run on a resumed session.
+    const resumed = await kernel.emit('session_start', { sessionId: 'abc', source: 'resume' });
+    expect(resumed.systemMessages).toEqual([]);
+  });
+
+  it('Stop: a JSON "block" keeps the agent going with the reason; stop_hook_active lets it stop', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, { Stop: [group('"${CLAUDE_PROJECT_DIR}"/.claude/hooks/keep-going.sh')] });
+    const first = await kernel.emit('after_agent', {});
+    expect(first.allow).toBe(false);
+    expect(first.messages[0]).toBe('Run the tests before stopping');
+    expect((await kernel.emit('after_agent', { stopHookActive: true })).allow).toBe(true);
+  });
+
+  it('continue: false blocks with stopReason, says systemMessage, and stops the hooks after it', async () => {
+    const workspace = await project();
+    const log = join(workspace, 'after.jsonl');
+    const kernel = await boot(workspace, {
+      PreToolUse: [group([`node .claude/hooks/stop-everything.js`, `node record.js ${log}`], { sequential: true })],
+    });
+    const decision = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } });
+    expect(decision.allow).toBe(false);
+    expect(decision.messages[0]).toBe('maintenance window: no tool calls now\npaused by policy');
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.0.0': 'ran', 'user:PreToolUse.0.1': 'skipped' });
+    expect(await records(log)).toEqual([]);
+  });
+
+  it('an exit other than 0 and 2 is a non-blocking error, unless the hook says onError: "block"; a timeout (seconds) too', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, {
+      PreToolUse: [group('.claude/hooks/broken.sh', { matcher: 'Bash' }), group('.claude/hooks/slow.sh', { matcher: 'Read', timeout: 1 })],
+      PostToolUse: [group('.claude/hooks/broken.sh', { onError: 'block' })],
+    });
+    const bash = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } });
+    expect(bash.allow).toBe(true);
+    const last = (await kernel.get('hooks')).lastRun('before_tool');
+    expect(last?.outcomes[0]).toMatchObject({ status: 'failed', failure: 'exit_nonzero', exitCode: 1, allow: true });
+    expect(last?.outcomes[0]?.message).toContain('lint config not found');
+
+    const slow = await kernel.emit('before_tool', { tool: 'Read', args: {} });
+    expect(slow.allow).toBe(true);
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.1.0': 'failed:timeout' });
+    expect((await kernel.get('hooks')).lastRun('before_tool')?.outcomes[0]?.message).toContain('timed out after 1000 ms');
+
+    expect((await kernel.emit('after_tool', { tool: 'Bash', args: {}, result: {} })).allow).toBe(false);
+  });
+
+  it('a command that needs a shell is refused with a fix, and runs through sh where plugins.hooks.settings.shellCommands allows the source', async () => {
+    const workspace = await project();
+    const piped = `echo '{"decision": "block", "reason": "piped"}' | cat`;
+    const refused = await boot(workspace, { PostToolUse: [group(piped)] });
+    const { problems } = await (await refused.get('hooks')).definitions();
+    expect(problems).toEqual([
+      expect.objectContaining({ code: 'PLN_E_HOOK_SHELL_REFUSED', message: expect.stringContaining('the command needs a shell (the shell operator "|") and user hooks may not run shell commands; to allow it, add "user" to plugins.hooks.settings.shellCommands') }),
+    ]);
+    expect((await refused.emit('after_tool', { tool: 'Bash' })).allow).toBe(true);
+    await refused.dispose();
+    kernels.splice(kernels.indexOf(refused), 1);
+
+    const allowed = await boot(workspace, { PostToolUse: [group(piped)] }, { hookSettings: { shellCommands: ['user'] } });
+    const decision = await allowed.emit('after_tool', { tool: 'Bash' });
+    expect(decision.allow).toBe(false);
+    expect(decision.messages[0]).toBe('piped');
+  });
+
+  it('events without a plinth counterpart and non-command hooks are reported, not dropped silently', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, {
+      SubagentStop: [group('node record.js x')],
+      PreToolUse: [{ hooks: [{ type: 'prompt', prompt: 'Is this safe?' }] }],
+      SessionStart: [group('node record.js y'), group('node record.js z', { protocol: 'gemini' })],
+    });
+    const { problems, hooks } = await (await kernel.get('hooks')).definitions();
+    expect(problems.map((p) => p.code)).toEqual(['PLN_E_HOOK_DIALECT_UNSUPPORTED', 'PLN_E_HOOK_DIALECT_UNSUPPORTED']);
+    expect(problems.find((p) => p.message.includes('SubagentStop'))?.message).toContain("Claude Code's SubagentStop event has no plinth counterpart");
+    expect(problems.find((p) => p.message.includes('hooks.PreToolUse[0]'))?.message).toContain('hooks of type "prompt" are not run by plinth');
+    // SessionStart is both peers' event: the section's other events say Claude Code, a group may say otherwise.
+    expect(hooks.map((h) => `${h.id}:${h.protocol}`).sort()).toEqual(['user:SessionStart.0.0:claude', 'user:SessionStart.1.0:gemini']);
+  });
+});
+
+// ── Gemini CLI ──────────────────────────────────────────────────────────────
+
+describe('Gemini CLI hooks', () => {
+  it('every Gemini CLI event: the input document, GEMINI_PROJECT_DIR and CLAUDE_PROJECT_DIR', async () => {
+    const workspace = await project();
+    const log = join(workspace, 'gemini.jsonl');
+    const events = ['BeforeTool', 'AfterTool', 'BeforeAgent', 'AfterAgent', 'BeforeModel', 'AfterModel', 'BeforeToolSelection', 'SessionStart', 'SessionEnd', 'PreCompress', 'Notification'];
+    const kernel = await boot(workspace, Object.fromEntries(events.map((e) => [e, [group(`node $GEMINI_PROJECT_DIR/record.js ${log}`)]])));
+
+    const request = { model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'hi' }], config: { temperature: 1 } };
+    await kernel.emit('session_start', { sessionId: 'g', source: 'clear' });
+    await kernel.emit('before_agent', { sessionId: 'g', prompt: 'hi' });
+    await kernel.emit('before_model', { sessionId: 'g', request });
+    await kernel.emit('before_tool_selection', { sessionId: 'g', request });
+    await kernel.emit('after_model', { sessionId: 'g', request, response: { candidates: [] } });
+    await kernel.emit('before_tool', { sessionId: 'g', tool: 'fs__read', server: 'fs', args: { path: 'a' } });
+    await kernel.emit('after_tool', { sessionId: 'g', tool: 'read_file', args: { path: 'a' }, result: { llmContent: 'A' } });
+    await kernel.emit('after_agent', { sessionId: 'g', prompt: 'hi', response: 'hello' });
+    await kernel.emit('pre_compress', { sessionId: 'g' });
+    await kernel.emit('notification', { sessionId: 'g', message: 'permission needed', details: { tool: 'run_shell_command' } });
+    await kernel.emit('session_end', { sessionId: 'g', reason: 'exit' });
+
+    const seen = await records(log);
+    expect(seen.map((r) => r.input.hook_event_name)).toEqual([
+      'SessionStart', 'BeforeAgent', 'BeforeModel', 'BeforeToolSelection', 'AfterModel', 'BeforeTool', 'AfterTool', 'AfterAgent', 'PreCompress', 'Notification', 'SessionEnd',
+    ]);
+    for (const r of seen) {
+      expect(r.input).toMatchObject({ session_id: 'g', cwd: workspace, timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+      expect(r.env).toMatchObject({ GEMINI_PROJECT_DIR: workspace, CLAUDE_PROJECT_DIR: workspace });
+    }
+    const by = Object.fromEntries(seen.map((r) => [r.input.hook_event_name as string, r.input]));
+    expect(by.SessionStart).toMatchObject({ source: 'clear' });
+    expect(by.BeforeModel).toMatchObject({ llm_request: request });
+    expect(by.BeforeToolSelection).toMatchObject({ llm_request: request });
+    expect(by.AfterModel).toMatchObject({ llm_request: request, llm_response: { candidates: [] } });
+    expect(by.BeforeTool).toMatchObject({ tool_name: 'mcp__fs__read', tool_input: { path: 'a' }, mcp_context: { server_name: 'fs' } });
+    expect(by.AfterTool).toMatchObject({ tool_name: 'read_file', tool_response: { llmContent: 'A' } });
+    expect(by.AfterAgent).toMatchObject({ prompt: 'hi', prompt_response: 'hello', stop_hook_active: false });
+    expect(by.PreCompress).toMatchObject({ trigger: 'auto' });
+    expect(by.Notification).toMatchObject({ notification_type: 'ToolPermission', message: 'permission needed', details: { tool: 'run_shell_command' } });
+    expect(by.SessionEnd).toMatchObject({ reason: 'exit' });
+  });
+
+  it('BeforeTool: a JSON "deny" blocks with its reason (regex matcher), exit 2 blocks with stderr, "allow" lets it through', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, {
+      BeforeTool: [
+        group('$GEMINI_PROJECT_DIR/.gemini/hooks/block-secrets.sh', { matcher: 'write_file|replace' }),
+        group('$GEMINI_PROJECT_DIR/.gemini/hooks/exit2.sh', { matcher: 'run_shell.*' }),
+      ],
+    });
+    const key = await kernel.emit('before_tool', { tool: 'write_file', args: { path: 'a.ts', content: 'const k = "AKIAABCDEFGHIJKLMNOP"' } });
+    expect(key.allow).toBe(false);
+    expect(key.messages).toEqual(['Potential AWS key in the content; the file was not written\nBlocked a secret']);
+    expect((await kernel.emit('before_tool', { tool: 'replace', args: { new_string: 'fine' } })).allow).toBe(true);
+
+    const shell = await kernel.emit('before_tool', { tool: 'run_shell_command', args: { command: 'ls' } });
+    expect(shell.allow).toBe(false);
+    expect(shell.messages[0]).toBe('shell commands are disabled in this project');
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:BeforeTool.1.0': 'ran' });
+  });
+
+  it('BeforeTool hookSpecificOutput.tool_input merges over the arguments, seen by the next hook and the caller; AfterTool additionalContext', async () => {
+    const workspace = await project();
+    const log = join(workspace, 'seen.jsonl');
+    const kernel = await boot(workspace, {
+      BeforeTool: [group(['node .gemini/hooks/default-encoding.js', `node record.js ${log}`], { matcher: 'read_file', sequential: true })],
+      AfterTool: [group('python3 .gemini/hooks/after-tool.py')],
+    });
+    const decision = await kernel.emit('before_tool', { tool: 'read_file', args: { path: '  notes.md ', limit: 10 } });
+    expect(decision.context.args).toEqual({ path: 'notes.md', limit: 10, encoding: 'utf-8' });
+    expect((await records(log))[0]?.input.tool_input).toEqual({ path: 'notes.md', limit: 10, encoding: 'utf-8' });
+
+    const after = await kernel.emit('after_tool', { tool: 'read_file', args: {}, result: { llmContent: 'abc' } });
+    expect(after.systemMessages).toEqual(['read_file returned 21 bytes']);
+  });
+
+  it('model hooks rewrite the request, the tool selection and the response', async () => {
+    const workspace = await project();
+    const model = 'node .gemini/hooks/model.js';
+    const kernel = await boot(workspace, { BeforeModel: [group(model)], BeforeToolSelection: [group(model)], AfterModel: [group(model)] });
+    const request = { model: 'gemini-2.5-pro', messages: [], config: { temperature: 1, topP: 0.9 } };
+    const before = await kernel.emit('before_model', { request });
+    // llm_request overrides parts of the request: the fields it names, at the top level.
+    expect(before.context.request).toEqual({ model: 'gemini-2.5-flash', messages: [], config: { temperature: 0 } });
+    const selection = await kernel.emit('before_tool_selection', { request });
+    expect(selection.context.toolConfig).toEqual({ mode: 'ANY', allowedFunctionNames: ['read_file'] });
+    const after = await kernel.emit('after_model', { request, response: { candidates: [{ content: { role: 'model', parts: ['SSN 123-45-6789'] } }] } });
+    expect(after.context.response).toEqual({ candidates: [{ content: { role: 'model', parts: ['SSN [redacted]'] } }] });
+  });
+
+  it('agent hooks: BeforeAgent additionalContext, AfterAgent "deny" asks for a retry with the reason', async () => {
+    const workspace = await project();
+    const agent = 'python3 .gemini/hooks/agent.py';
+    const kernel = await boot(workspace, { BeforeAgent: [group(agent)], AfterAgent: [group(agent)] });
+    expect((await kernel.emit('before_agent', { prompt: 'hi' })).systemMessages).toEqual(['The user prefers short answers.']);
+    const retry = await kernel.emit('after_agent', { prompt: 'hi', response: 'TODO: write it' });
+    expect(retry.allow).toBe(false);
+    expect(retry.messages[0]).toBe('The answer still has a TODO: finish it.');
+    expect((await kernel.emit('after_agent', { prompt: 'hi', response: 'done' })).allow).toBe(true);
+  });
+
+  it('lifecycle hooks are advisory: a "deny" or exit 2 on SessionStart, SessionEnd, PreCompress, Notification is only said; plain text is a message', async () => {
+    const workspace = await project();
+    const lifecycle = 'bash .gemini/hooks/lifecycle.sh';
+    const kernel = await boot(workspace, {
+      SessionStart: [group([lifecycle, '.gemini/hooks/exit2.sh'])],
+      SessionEnd: [group(lifecycle)],
+      PreCompress: [group(lifecycle)],
+      Notification: [group(lifecycle)],
+      AfterTool: [group('.gemini/hooks/plain.sh')],
+    });
+    const start = await kernel.emit('session_start', { source: 'startup' });
+    expect(start.allow).toBe(true);
+    expect(start.messages.sort()).toEqual(['ignored on SessionStart\nSessionStart seen', 'shell commands are disabled in this project']);
+    for (const [event, name] of [['session_end', 'SessionEnd'], ['pre_compress', 'PreCompress'], ['notification', 'Notification']] as const) {
+      const decision = await kernel.emit(event, {});
+      expect(decision.allow).toBe(true);
+      expect(decision.messages).toEqual([`ignored on ${name}\n${name} seen`]);
+    }
+    const plain = await kernel.emit('after_tool', { tool: 'read_file', result: {} });
+    expect(plain).toMatchObject({ allow: true, messages: ['Logged the tool call'] });
+  });
+});
+
+// ── the pieces, one by one ──────────────────────────────────────────────────
+
+describe('peer matchers', () => {
+  const test = (protocol: 'claude' | 'gemini', matcher: string, name: string): boolean => {
+    const compiled = compilePeerMatcher(protocol, matcher);
+    if (!compiled.ok) throw new Error(compiled.why);
+    return compiled.test(name);
+  };
+
+  it('Claude Code: plain names and | lists match exactly, anything else is a regular expression', () => {
+    expect(test('claude', 'Write', 'Write')).toBe(true);
+    expect(test('claude', 'Write', 'NotebookWrite')).toBe(false);
+    expect(test('claude', 'Edit|MultiEdit|Write', 'MultiEdit')).toBe(true);
+    expect(test('claude', 'Notebook.*', 'NotebookEdit')).toBe(true);
+    expect(test('claude', 'mcp__memory__.*', 'mcp__memory__create_entities')).toBe(true);
+    expect(test('claude', 'mcp__.*__write.*', 'mcp__fs__write_file')).toBe(true);
+    expect(test('claude', 'mcp__.*__write.*', 'mcp__fs__read_file')).toBe(false);
+    expect(compilePeerMatcher('claude', 'Bash(')).toMatchObject({ ok: false, why: expect.stringContaining('is not a valid regular expression') });
+  });
+
+  it('Gemini CLI: a regular expression, and an invalid one compared exactly', () => {
+    expect(test('gemini', 'read_.*', 'read_many_files')).toBe(true);
+    expect(test('gemini', 'write_file|replace', 'replace')).toBe(true);
+    expect(test('gemini', 'run_shell_command(git', 'run_shell_command(git')).toBe(true);
+    expect(test('gemini', 'run_shell_command(git', 'run_shell_command')).toBe(false);
+  });
+});
+
+describe('peer command strings', () => {
+  const expansions = { CLAUDE_PROJECT_DIR: '/work/my project', CLAUDE_PLUGIN_ROOT: '/plugins/fmt', extensionPath: '/ext/x' };
+  const read = (command: string) => readCommandLine(command, expansions, '/home/me');
+
+  it('expands the forms real configurations use, and splits quoted arguments, without a shell', () => {
+    expect(read('$CLAUDE_PROJECT_DIR/.claude/hooks/check.sh')).toEqual({ kind: 'argv', argv: ['/work/my project/.claude/hooks/check.sh'] });
+    expect(read('"$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh --strict')).toEqual({ kind: 'argv', argv: ['/work/my project/.claude/hooks/check.sh', '--strict'] });
+    expect(read('"${CLAUDE_PLUGIN_ROOT}"/scripts/format.py')).toEqual({ kind: 'argv', argv: ['/plugins/fmt/scripts/format.py'] });
+    expect(read('node ${extensionPath}${/}run.js')).toEqual({ kind: 'argv', argv: ['node', '/ext/x/run.js'] });
+    expect(read("python3 ~/hooks/log.py 'a b' \"c \\\"d\\\"\" e\\ f")).toEqual({ kind: 'argv', argv: ['python3', '/home/me/hooks/log.py', 'a b', 'c "d"', 'e f'] });
+  });
+
+  it('says what needs a shell: operators, substitution, globs, other variables, assignments', () => {
+    expect(read('jq -r .tool_input.command | grep rm')).toMatchObject({ kind: 'shell', needs: 'the shell operator "|"' });
+    expect(read('npm test && echo ok')).toMatchObject({ kind: 'shell', needs: 'the shell operator "&&"' });
+    expect(read('cat > /tmp/log')).toMatchObject({ kind: 'shell', needs: 'the shell operator ">"' });
+    expect(read('(cd x; make)')).toMatchObject({ kind: 'shell' });
+    expect(read('echo $(date)')).toMatchObject({ kind: 'shell', needs: 'command substitution "$(…)"' });
+    expect(read('ls *.ts')).toMatchObject({ kind: 'shell', needs: 'the wildcard "*"' });
+    expect(read('echo $USER')).toMatchObject({ kind: 'shell', needs: 'the variable $USER' });
+    expect(read('DEBUG=1 node x.js')).toMatchObject({ kind: 'shell', needs: 'the variable assignment "DEBUG=1"' });
+    expect(read('echo "unclosed')).toEqual({ kind: 'invalid', why: 'a double quote is not closed' });
+  });
+});
