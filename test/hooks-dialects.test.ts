@@ -9,12 +9,14 @@
  * Each test copies the fixtures into a fresh project (`.claude/hooks/`, `.gemini/hooks/`) and
  * writes the user's settings, as a user moving from a peer would.
  */
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { tagPeerHooks } from 'plinth/sdk';
 import type { InlinePlugin } from '../kernel/kernel.js';
+import { trustSubject } from '../plugins/hooks/engine.js';
 import { readCommandLine } from '../plugins/hooks/dialects/command-line.js';
 import { compilePeerMatcher } from '../plugins/hooks/dialects/matcher.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
@@ -325,7 +327,7 @@ describe('Gemini CLI hooks', () => {
     ]);
     for (const r of seen) {
       expect(r.input).toMatchObject({ session_id: 'g', cwd: workspace, timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
-      expect(r.env).toMatchObject({ GEMINI_PROJECT_DIR: workspace, CLAUDE_PROJECT_DIR: workspace });
+      expect(r.env).toMatchObject({ GEMINI_PROJECT_DIR: workspace, GEMINI_CWD: workspace, CLAUDE_PROJECT_DIR: workspace });
     }
     const by = Object.fromEntries(seen.map((r) => [r.input.hook_event_name as string, r.input]));
     expect(by.SessionStart).toMatchObject({ source: 'clear' });
@@ -419,6 +421,73 @@ describe('Gemini CLI hooks', () => {
     }
     const plain = await kernel.emit('after_tool', { tool: 'read_file', result: {} });
     expect(plain).toMatchObject({ allow: true, messages: ['Logged the tool call'] });
+  });
+});
+
+// ── a peer plugin's hooks ───────────────────────────────────────────────────
+
+describe("a Claude Code plugin's and a Gemini CLI extension's hooks (manifest.peer, as the extensions plugin synthesises it)", () => {
+  it('are read in that peer\'s dialect, with CLAUDE_PLUGIN_ROOT and ${extensionPath}, as extension hooks that need approval', async () => {
+    const workspace = await project();
+    const log = join(workspace, 'plugins.jsonl');
+    const claudeDir = join(workspace, 'vendor', 'safety');
+    const geminiDir = join(workspace, 'vendor', 'greeter');
+    await cp(join(FIXTURES, 'claude'), join(claudeDir, 'hooks'), { recursive: true });
+    await cp(join(FIXTURES, 'record.js'), join(claudeDir, 'record.js'));
+    await cp(join(FIXTURES, 'record.js'), join(geminiDir, 'record.js'));
+    const manifest = (dir: string, value: Record<string, unknown>) => writeFile(join(dir, 'manifest.json'), JSON.stringify(value, null, 2));
+    await manifest(claudeDir, {
+      name: 'safety',
+      version: '1.0.0',
+      peer: { format: 'claude', file: join(claudeDir, '.claude-plugin', 'plugin.json') },
+      hooks: {
+        PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: '"${CLAUDE_PLUGIN_ROOT}"/hooks/block-rm.sh' }] }],
+        SessionStart: [{ hooks: [{ type: 'command', command: `node "\${CLAUDE_PLUGIN_ROOT}/record.js" ${log} claude` }] }],
+      },
+    });
+    // SessionStart alone is both peers' event: manifest.peer says which.
+    await manifest(geminiDir, {
+      name: 'greeter',
+      version: '2.0.0',
+      peer: { format: 'gemini', file: join(geminiDir, 'gemini-extension.json') },
+      hooks: { SessionStart: [{ hooks: [{ type: 'command', command: `node \${extensionPath}\${/}record.js ${log} gemini` }] }] },
+    });
+    const kernel = await createTestKernel({ builtin: true, workspace, pluginDirs: [claudeDir, geminiDir] });
+    kernels.push(kernel);
+
+    const hooks = await kernel.get('hooks');
+    const { hooks: defined, problems } = await hooks.definitions();
+    expect(problems).toEqual([]);
+    expect(defined.map((h) => `${h.id} ${h.protocol} ${h.source}`).sort()).toEqual(['greeter/SessionStart.0.0 gemini extension', 'safety/PreToolUse.0.0 claude extension', 'safety/SessionStart.0.0 claude extension']);
+    const guard = defined.find((h) => h.id === 'safety/PreToolUse.0.0');
+    expect(guard?.action).toEqual({ type: 'command', command: 'bash', args: [join(claudeDir, 'hooks', 'block-rm.sh')] });
+    expect(guard?.origin).toBe(`${join(claudeDir, '.claude-plugin', 'plugin.json')}#hooks.PreToolUse[0].hooks[0]`);
+
+    // Not approved yet: skipped, and the decision says so.
+    const before = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf /' } });
+    expect(before.allow).toBe(true);
+    expect(before.systemMessages.join('\n')).toContain('plinth hooks trust safety/PreToolUse.0.0');
+
+    const trust = await kernel.get('trust');
+    for (const hook of defined) await trust.approve(trustSubject(hook));
+    const after = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf /' } });
+    expect(after.allow).toBe(false);
+    expect(after.blockedBy?.by).toBe('safety/PreToolUse.0.0');
+
+    await kernel.emit('session_start', { source: 'startup' });
+    const seen = await records(log);
+    expect(seen.map((r) => [r.args[0], r.input.hook_event_name, r.env.CLAUDE_PLUGIN_ROOT ?? null, r.env.GEMINI_PROJECT_DIR ?? null]).sort()).toEqual([
+      ['claude', 'SessionStart', claudeDir, null],
+      ['gemini', 'SessionStart', null, workspace],
+    ]);
+  });
+});
+
+describe('tagPeerHooks (plinth/sdk)', () => {
+  it("stamps a peer's protocol on each matcher group and leaves the rest as it is", () => {
+    const hooks = { SessionStart: [{ hooks: [] }, 'odd'], before_tool: [{ name: 'x' }], enabled: true };
+    expect(tagPeerHooks(hooks, 'gemini')).toEqual({ SessionStart: [{ hooks: [], protocol: 'gemini' }, 'odd'], before_tool: [{ name: 'x' }], enabled: true });
+    expect(hooks.SessionStart[0]).toEqual({ hooks: [] });
   });
 });
 

@@ -186,6 +186,7 @@ export function peerExpansions(protocol: PeerProtocol, where: PeerOrigin, defaul
   const values: Record<string, string> = { CLAUDE_PROJECT_DIR: project, HOME: defaults.userHome ?? homedir() };
   if (protocol === 'gemini') {
     values.GEMINI_PROJECT_DIR = project;
+    values.GEMINI_CWD = project;
     values.workspacePath = project;
   }
   if (where.plugin !== undefined) {
