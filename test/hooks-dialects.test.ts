@@ -232,6 +232,20 @@ describe('Claude Code hooks', () => {
     expect((await kernel.emit('after_agent', { stopHookActive: true })).allow).toBe(true);
   });
 
+  it('PostToolUse: a "block" (JSON or exit 2) cannot undo the call: the reason goes to the model and the result stays', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, {
+      PostToolUse: [
+        group(`node -e 'console.log(JSON.stringify({ decision: "block", reason: "the file has lint errors: run npm run lint" }))'`, { matcher: 'Write' }),
+        group('.claude/hooks/block-rm.sh', { matcher: 'Bash' }),
+      ],
+    });
+    const write = await kernel.emit('after_tool', { tool: 'Write', args: {}, result: { ok: true } });
+    expect(write).toMatchObject({ allow: true, systemMessages: ['the file has lint errors: run npm run lint'] });
+    const bash = await kernel.emit('after_tool', { tool: 'Bash', args: { command: 'rm -rf tmp' }, result: { stdout: '' } });
+    expect(bash).toMatchObject({ allow: true, systemMessages: ["Blocked: 'rm -rf tmp' deletes recursively; remove the files one by one"] });
+  });
+
   it('continue: false blocks with stopReason, says systemMessage, and stops the hooks after it', async () => {
     const workspace = await project();
     const log = join(workspace, 'after.jsonl');
@@ -268,19 +282,37 @@ describe('Claude Code hooks', () => {
   it('a command that needs a shell is refused with a fix, and runs through sh where plugins.hooks.settings.shellCommands allows the source', async () => {
     const workspace = await project();
     const piped = `echo '{"decision": "block", "reason": "piped"}' | cat`;
-    const refused = await boot(workspace, { PostToolUse: [group(piped)] });
+    const refused = await boot(workspace, { Stop: [group(piped)] });
     const { problems } = await (await refused.get('hooks')).definitions();
     expect(problems).toEqual([
       expect.objectContaining({ code: 'PLN_E_HOOK_SHELL_REFUSED', message: expect.stringContaining('the command needs a shell (the shell operator "|") and user hooks may not run shell commands; to allow it, add "user" to plugins.hooks.settings.shellCommands') }),
     ]);
-    expect((await refused.emit('after_tool', { tool: 'Bash' })).allow).toBe(true);
+    expect((await refused.emit('after_agent', {})).allow).toBe(true);
     await refused.dispose();
     kernels.splice(kernels.indexOf(refused), 1);
 
-    const allowed = await boot(workspace, { PostToolUse: [group(piped)] }, { hookSettings: { shellCommands: ['user'] } });
-    const decision = await allowed.emit('after_tool', { tool: 'Bash' });
+    const allowed = await boot(workspace, { Stop: [group(piped)] }, { hookSettings: { shellCommands: ['user'] } });
+    const decision = await allowed.emit('after_agent', {});
     expect(decision.allow).toBe(false);
     expect(decision.messages[0]).toBe('piped');
+  });
+
+  it('a plinth definition with "protocol": "claude" speaks Claude Code\'s protocol under plinth\'s own rules; persistent and events without a Claude name are refused', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, {
+      before_tool: [{ name: 'no-rm', command: 'bash', args: ['.claude/hooks/block-rm.sh'], matcher: 'Ba*', protocol: 'claude', cwd: workspace }],
+      after_tool: [{ name: 'kept', command: 'node', args: ['record.js', 'x'], protocol: 'claude', persistent: true }],
+      file_change: [{ name: 'files', command: 'node', args: ['record.js', 'y'], protocol: 'gemini' }],
+    });
+    const { hooks, problems } = await (await kernel.get('hooks')).definitions();
+    expect(hooks.map((h) => `${h.id} ${h.protocol} ${h.onError}`)).toEqual(['user:no-rm claude block']);
+    expect(problems.map((p) => `${p.code} ${p.message.split(': ').slice(1).join(': ')}`)).toEqual([
+      'PLN_E_HOOK_INVALID hooks.after_tool[0].persistent: a "claude" hook runs one process per event, as its peer does: "persistent" applies only to plinth\'s protocol',
+      'PLN_E_HOOK_DIALECT_UNSUPPORTED hooks.file_change[0].protocol: Gemini CLI has no event for file_change: a "gemini" hook cannot subscribe to it',
+    ]);
+    // plinth's glob matcher, Claude Code's stdin and exit 2.
+    const decision = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf x' } });
+    expect(decision).toMatchObject({ allow: false, messages: ["Blocked: 'rm -rf x' deletes recursively; remove the files one by one"] });
   });
 
   it('events without a plinth counterpart and non-command hooks are reported, not dropped silently', async () => {
