@@ -141,6 +141,20 @@ describe('Claude Code hooks', () => {
     expect(other.allow).toBe(true);
   });
 
+  it('a script named directly runs through the interpreter of its #! line, and through sh without one (as a shell would)', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, {
+      PreToolUse: [group('$CLAUDE_PROJECT_DIR/.claude/hooks/protect-env.py', { matcher: 'Write' }), group('.claude/hooks/no-shebang.sh', { matcher: 'Bash' })],
+    });
+    const { hooks } = await (await kernel.get('hooks')).definitions();
+    expect(hooks.map((h) => h.action)).toEqual([
+      { type: 'command', command: 'python3', args: [join(workspace, '.claude', 'hooks', 'protect-env.py')] },
+      { type: 'command', command: 'sh', args: ['.claude/hooks/no-shebang.sh'] },
+    ]);
+    expect((await kernel.emit('before_tool', { tool: 'Write', args: { file_path: 'a/.env' } })).messages[0]).toBe('a/.env holds secrets and is protected');
+    expect((await kernel.emit('before_tool', { tool: 'Bash', args: {} })).messages[0]).toBe('no shebang here');
+  });
+
   it('a JSON permissionDecision "deny", pretty-printed over several lines (python), blocks with its reason; the "Edit|Write" list matches both', async () => {
     const workspace = await project();
     const kernel = await boot(workspace, { PreToolUse: [group('python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/protect-env.py"', { matcher: 'Edit|Write' })] });

@@ -220,7 +220,7 @@ export function commandAction(command: string, protocol: PeerProtocol, where: Pe
   return { ok: true, command: program, args };
 }
 
-/** The interpreter a script's `#!` line names (`/usr/bin/env python3` → python3, `/bin/bash` → bash); undefined when unreadable. */
+/** The interpreter a script's `#!` line names (`/usr/bin/env python3` → python3, `/bin/bash` → bash), sh for a text file without one; undefined when unreadable or a binary. */
 function shebangOf(file: string): { program: string; args: string[] } | undefined {
   let head: string;
   try {
@@ -235,7 +235,8 @@ function shebangOf(file: string): { program: string; args: string[] } | undefine
   } catch {
     return undefined;
   }
-  if (!head.startsWith('#!')) return undefined;
+  // Without a `#!` line a shell runs a text file as a shell script (execve's ENOEXEC): so does plinth, with sh.
+  if (!head.startsWith('#!')) return head.includes('\0') || head.startsWith('\x7fELF') ? undefined : { program: 'sh', args: [] };
   const words = (head.slice(2).split('\n')[0] ?? '').trim().split(/\s+/).filter(Boolean);
   if (words.length === 0) return undefined;
   let [first, ...rest] = words as [string, ...string[]];
