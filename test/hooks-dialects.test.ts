@@ -470,6 +470,54 @@ describe('Gemini CLI hooks', () => {
   });
 });
 
+// ── every event, both ways of blocking ──────────────────────────────────────
+
+describe('a block on every event of both peers, by exit 2 and by JSON decision', () => {
+  /** plinth event, the context it fires with, and what a block means there: `blocks`, `says` (advisory: a message), `tells the model` (Claude Code's PostToolUse). */
+  const EVENTS: ReadonlyArray<[string, string, 'claude' | 'gemini', Record<string, unknown>, 'blocks' | 'says' | 'tells the model']> = [
+    ['PreToolUse', 'before_tool', 'claude', { tool: 'Bash', args: {} }, 'blocks'],
+    ['PostToolUse', 'after_tool', 'claude', { tool: 'Bash', args: {}, result: {} }, 'tells the model'],
+    ['UserPromptSubmit', 'before_agent', 'claude', { prompt: 'x' }, 'blocks'],
+    ['Stop', 'after_agent', 'claude', {}, 'blocks'],
+    ['SessionStart', 'session_start', 'claude', {}, 'says'],
+    ['SessionEnd', 'session_end', 'claude', {}, 'says'],
+    ['PreCompact', 'pre_compress', 'claude', {}, 'says'],
+    ['Notification', 'notification', 'claude', { message: 'm' }, 'says'],
+    ['BeforeTool', 'before_tool', 'gemini', { tool: 'read_file', args: {} }, 'blocks'],
+    ['AfterTool', 'after_tool', 'gemini', { tool: 'read_file', args: {}, result: {} }, 'blocks'],
+    ['BeforeAgent', 'before_agent', 'gemini', { prompt: 'x' }, 'blocks'],
+    ['AfterAgent', 'after_agent', 'gemini', { prompt: 'x', response: 'y' }, 'blocks'],
+    ['BeforeModel', 'before_model', 'gemini', { request: {} }, 'blocks'],
+    ['AfterModel', 'after_model', 'gemini', { request: {}, response: {} }, 'blocks'],
+    ['BeforeToolSelection', 'before_tool_selection', 'gemini', { request: {} }, 'blocks'],
+    ['SessionStart', 'session_start', 'gemini', {}, 'says'],
+    ['SessionEnd', 'session_end', 'gemini', {}, 'says'],
+    ['PreCompress', 'pre_compress', 'gemini', {}, 'says'],
+    ['Notification', 'notification', 'gemini', { message: 'm' }, 'says'],
+  ];
+
+  for (const how of ['exit2', 'json'] as const) {
+    it(`by ${how === 'exit2' ? 'exit 2 (stderr the reason)' : 'JSON "decision": "block" (reason)'}`, async () => {
+      const workspace = await project();
+      await cp(join(FIXTURES, 'decide.sh'), join(workspace, 'decide.sh'));
+      const results: string[] = [];
+      for (const protocol of ['claude', 'gemini'] as const) {
+        const events = EVENTS.filter((e) => e[2] === protocol);
+        const kernel = await boot(workspace, Object.fromEntries(events.map(([peer]) => [peer, [group(`bash decide.sh ${how}`, { protocol })]])));
+        for (const [peer, event, , context] of events) {
+          const decision = await kernel.emit(event as Parameters<TestKernel['emit']>[0], context);
+          const reason = `no ${peer} (${how === 'exit2' ? 'exit 2' : 'JSON'})`;
+          const effect = !decision.allow && decision.messages[0] === reason ? 'blocks' : decision.allow && decision.messages.includes(reason) ? 'says' : decision.allow && decision.systemMessages.includes(reason) ? 'tells the model' : `?? ${JSON.stringify(decision)}`;
+          results.push(`${protocol} ${peer} ${effect}`);
+        }
+        await kernel.dispose();
+        kernels.splice(kernels.indexOf(kernel), 1);
+      }
+      expect(results).toEqual(EVENTS.map(([peer, , protocol, , effect]) => `${protocol} ${peer} ${effect}`));
+    });
+  }
+});
+
 // ── a peer plugin's hooks ───────────────────────────────────────────────────
 
 describe("a Claude Code plugin's and a Gemini CLI extension's hooks (manifest.peer, as the extensions plugin synthesises it)", () => {
