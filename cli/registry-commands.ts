@@ -1,16 +1,119 @@
-/** What `plinth registry pack|publish|serve` do (see registry.ts for why they are apart). */
+/** What `plinth registry pack|publish|serve|keygen|index|revoke|rotate-key` do (see registry.ts for why they are apart). */
 import { resolve } from 'node:path';
 import { type CommandSpec, EXIT } from '../sdk/commands.js';
 import { PlinthError } from '../sdk/errors.js';
 import { writeFileAtomic } from '../sdk/files.js';
 import { packPlugin } from '../registry/pack.js';
-import { publishPlugin } from '../registry/publish.js';
+import { publishPlugin, withPublishLock } from '../registry/publish.js';
 import { serveRegistry } from '../registry/server.js';
-import { readSigningKey } from '../registry/signing.js';
+import { type SigningKey, generateSigningKey, readSigningKey } from '../registry/signing.js';
+import { rebuildIndex, revokeVersion, rotateKey } from '../registry/trust-documents.js';
 
 export function registryCommands(): CommandSpec[] {
-  return [packCommand, publishCommand, serveCommand];
+  return [packCommand, publishCommand, serveCommand, keygenCommand, indexCommand, revokeCommand, rotateCommand];
 }
+
+const keygenCommand: CommandSpec = {
+  name: 'registry keygen',
+  args: [{ name: 'file', required: true, description: 'Where to write the private key (PEM, mode 0600); the public key goes to <file>.pub' }],
+  async run({ args, json, out }) {
+    const key = await generateSigningKey(resolve(args[0]!));
+    if (json) {
+      out.json({ keyid: key.keyid, keytype: key.keytype, file: key.file, publicFile: key.publicFile, publicKey: key.publicKey });
+      return EXIT.OK;
+    }
+    out.print(
+      [
+        `keyid:       ${key.keyid}`,
+        `private key: ${key.file} (0600: keep it secret, never in the registry folder)`,
+        `public key:  ${key.publicFile}`,
+        `sign with:   plinth registry publish <dir> --to <folder> --sign ${key.file}`,
+        `pin it:      "registries": [{ "name": "…", "url": "…", "keys": ["${key.keyid}"] }]`,
+      ].join('\n'),
+    );
+    return EXIT.OK;
+  },
+};
+
+const indexCommand: CommandSpec = {
+  name: 'registry index',
+  options: {
+    to: { type: 'string', description: 'The registry folder', value: '<folder>' },
+    sign: { type: 'string', description: 'The registry\'s private key (PEM)', value: '<key>' },
+    ttl: { type: 'string', description: 'Days the index stays valid (default 30)', value: '<days>' },
+  },
+  async run({ options, json, out }) {
+    const folder = requiredFolder(options, 'registry index --to <folder> --sign <key>');
+    const key = await requiredKey(options, 'sign', 'registry index --to <folder> --sign <key>');
+    const ttlDays = days(options.ttl, '--ttl');
+    const index = await locked(folder, () => rebuildIndex(folder, key, ttlDays === undefined ? {} : { ttlDays }));
+    if (json) return out.json({ folder, keyid: key.keyid, version: index.version, expires: index.expires, packuments: Object.keys(index.packuments).length });
+    out.print(`signed the index of ${folder}: version ${index.version}, ${Object.keys(index.packuments).length} plugin(s), expires ${index.expires} (sign it again before then)`);
+  },
+};
+
+const revokeCommand: CommandSpec = {
+  name: 'registry revoke',
+  args: [{ name: 'version', required: true, description: 'name@version to revoke' }],
+  options: {
+    to: { type: 'string', description: 'The registry folder', value: '<folder>' },
+    sign: { type: 'string', description: 'The registry\'s private key (PEM)', value: '<key>' },
+    reason: { type: 'string', description: 'Why: shown to everyone who has it installed', value: '<text>' },
+    use: { type: 'string', description: 'The version to move to', value: '<version>' },
+  },
+  async run({ args, options, json, out }) {
+    const usage = 'registry revoke <name@version> --to <folder> --sign <key> --reason <text> [--use <version>]';
+    const folder = requiredFolder(options, usage);
+    const key = await requiredKey(options, 'sign', usage);
+    const spec = args[0]!;
+    const at = spec.lastIndexOf('@');
+    if (at <= 0 || typeof options.reason !== 'string' || options.reason.trim() === '') {
+      throw new PlinthError('PLN_E_CLI_USAGE', at <= 0 ? `"${spec}" is not name@version` : '"registry revoke" needs --reason <text>: it is shown to everyone who has the version', { hint: `usage: plinth ${usage}` });
+    }
+    const entry = { name: spec.slice(0, at), version: spec.slice(at + 1), reason: options.reason.trim(), ...(typeof options.use === 'string' && { use: options.use }) };
+    const doc = await locked(folder, () => revokeVersion(folder, key, entry));
+    if (json) return out.json({ folder, ...entry, revocations: doc.version });
+    out.print(`revoked ${entry.name}@${entry.version} in ${folder}: ${entry.reason}${entry.use ? ` (use ${entry.use})` : ''}`);
+  },
+};
+
+const rotateCommand: CommandSpec = {
+  name: 'registry rotate-key',
+  options: {
+    to: { type: 'string', description: 'The registry folder', value: '<folder>' },
+    from: { type: 'string', description: 'The current private key (PEM): it signs the hand-over', value: '<key>' },
+    sign: { type: 'string', description: 'The new private key (PEM), e.g. from `plinth registry keygen`', value: '<key>' },
+  },
+  async run({ options, json, out }) {
+    const usage = 'registry rotate-key --to <folder> --from <current key> --sign <new key>';
+    const folder = requiredFolder(options, usage);
+    const from = await requiredKey(options, 'from', usage);
+    const to = await requiredKey(options, 'sign', usage);
+    const result = await locked(folder, () => rotateKey(folder, from, to));
+    if (json) return out.json({ folder, from: from.keyid, to: to.keyid, resigned: result.resigned });
+    out.print(`${folder} now signs with ${to.keyid} (was ${from.keyid}); ${result.resigned} version(s), the index and the revocations signed again`);
+  },
+};
+
+function requiredFolder(options: Readonly<Record<string, unknown>>, usage: string): string {
+  if (typeof options.to !== 'string' || options.to === '') throw new PlinthError('PLN_E_CLI_USAGE', `needs --to <folder>: the registry folder`, { hint: `usage: plinth ${usage}` });
+  return resolve(options.to);
+}
+
+async function requiredKey(options: Readonly<Record<string, unknown>>, name: string, usage: string): Promise<SigningKey> {
+  const file = options[name];
+  if (typeof file !== 'string' || file === '') throw new PlinthError('PLN_E_CLI_USAGE', `needs --${name} <key>: a private key file (\`plinth registry keygen <file>\` makes one)`, { hint: `usage: plinth ${usage}` });
+  return readSigningKey(file);
+}
+
+function days(value: unknown, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new PlinthError('PLN_E_CLI_USAGE', `${flag} must be a number of days above 0, got "${String(value)}"`, { hint: `e.g. ${flag} 30` });
+  return n;
+}
+
+const locked = withPublishLock;
 
 const packCommand: CommandSpec = {
   name: 'registry pack',
@@ -45,7 +148,9 @@ const publishCommand: CommandSpec = {
     to: { type: 'string', description: 'The registry folder (created when missing)', value: '<folder>' },
     'base-url': { type: 'string', description: 'Write absolute tarball URLs under this address instead of root-relative ones', value: '<url>' },
     tag: { type: 'string', description: 'Also point this dist-tag (e.g. next) at the version; latest is always the highest stable version', value: '<tag>' },
-    'sign-key': { type: 'string', description: 'Sign the version with this ECDSA P-256 private key (PEM), as npm\'s registry signs; the public key is listed in -/npm/v1/keys', value: '<file>' },
+    sign: { type: 'string', description: 'Sign the version and the registry\'s index with this private key (ed25519 from `plinth registry keygen`, or ECDSA P-256); the public key is listed in -/npm/v1/keys', value: '<key>' },
+    'sign-key': { type: 'string', description: 'The same as --sign (its earlier name)', value: '<key>' },
+    'index-ttl': { type: 'string', description: 'Days the signed index stays valid (default 30)', value: '<days>' },
   },
   async run({ args, options, json, out }) {
     if (typeof options.to !== 'string' || options.to === '') {
@@ -54,8 +159,10 @@ const publishCommand: CommandSpec = {
     const baseUrl = typeof options['base-url'] === 'string' ? checkedUrl(options['base-url']) : undefined;
     const folder = resolve(options.to);
     const tag = typeof options.tag === 'string' ? options.tag : undefined;
-    const signingKey = typeof options['sign-key'] === 'string' ? await readSigningKey(options['sign-key']) : undefined;
-    const result = await publishPlugin(folder, args[0]!, { ...(baseUrl && { baseUrl }), ...(tag !== undefined && { tag }), ...(signingKey && { signingKey }) });
+    const keyFile = typeof options.sign === 'string' ? options.sign : typeof options['sign-key'] === 'string' ? options['sign-key'] : undefined;
+    const signingKey = keyFile !== undefined ? await readSigningKey(keyFile) : undefined;
+    const indexTtlDays = days(options['index-ttl'], '--index-ttl');
+    const result = await publishPlugin(folder, args[0]!, { ...(baseUrl && { baseUrl }), ...(tag !== undefined && { tag }), ...(signingKey && { signingKey }), ...(indexTtlDays !== undefined && { indexTtlDays }) });
     if (json) {
       out.json({ ...result, folder });
       return EXIT.OK;

@@ -34,6 +34,7 @@ import { readSearchIndex, searchEntry, withEntry } from './search-index.js';
 import { REGISTRY_KEYS_PATH } from '../sdk/contracts/registry-signatures.js';
 import { type RegistryKey, type SigningKey, signVersion, withKey } from './signing.js';
 import { readTarball } from './tarball-read.js';
+import { type IndexOptions, updateIndexEntry } from './trust-documents.js';
 
 export interface PublishOptions {
   /** When the version was published (packument `time`). Default: now. A fixed date makes the folder reproducible. */
@@ -45,8 +46,13 @@ export interface PublishOptions {
    * one to set: it is always the highest version that is not a prerelease.
    */
   readonly tag?: string;
-  /** Sign the version (`dist.signatures`, as npm's registry does) and list the key in `-/npm/v1/keys`. */
+  /**
+   * Sign the version (`dist.signatures`, as npm's registry does), list the key
+   * in `-/npm/v1/keys`, and update the signed index (`-/plinth/index.json`).
+   */
   readonly signingKey?: SigningKey;
+  /** How many days the signed index stays valid (default 30). */
+  readonly indexTtlDays?: number;
 }
 
 export interface PublishResult {
@@ -117,8 +123,7 @@ async function publishPackage(folder: string, item: Publishable, options: Publis
       hint: 'use a word such as --tag next, or leave --tag out',
     });
   }
-  await mkdir(join(root, '-'), { recursive: true });
-  return withFileLock(join(root, '-', '.publish.lock'), async () => {
+  return withPublishLock(root, async () => {
     const digests = tarballDigests(item.bytes);
     const integrity = distIntegrity(digests);
     const packumentPath = packumentFile(name);
@@ -142,6 +147,7 @@ async function publishPackage(folder: string, item: Publishable, options: Publis
       const tagged = options.tag !== undefined && existing!['dist-tags'][options.tag] !== version ? withTag(existing!, options.tag, version, (options.now ?? new Date()).toISOString()) : existing!;
       if (tagged !== existing) await writeFileAtomic(join(root, packumentPath), `${JSON.stringify(tagged, null, 2)}\n`, { mode: 0o644 });
       await refreshIndex(root, tagged);
+      if (options.signingKey && tagged !== existing) await updateIndexEntry(root, options.signingKey, tagged, indexOptions(options));
       return result(name, version, tagged === existing ? 'unchanged' : 'tagged', tarballPath, previous.dist.integrity, digests.shasum, tagged, packumentPath);
     }
     const when = (options.now ?? new Date()).toISOString();
@@ -159,8 +165,20 @@ async function publishPackage(folder: string, item: Publishable, options: Publis
     await mkdir(dirname(packumentTarget), { recursive: true });
     await writeFileAtomic(packumentTarget, `${JSON.stringify(packument, null, 2)}\n`, { mode: 0o644 });
     await refreshIndex(root, packument);
+    // Last: a crash before it leaves the index one packument behind, which clients refuse until a publish repairs it.
+    if (options.signingKey) await updateIndexEntry(root, options.signingKey, packument, indexOptions(options));
     return result(name, version, 'published', tarballPath, integrity, digests.shasum, packument, packumentPath);
   });
+}
+
+/** Publishers to one folder (and `registry index|revoke|rotate-key`) take turns: a lock file in `-/`. */
+export async function withPublishLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
+  await mkdir(join(root, '-'), { recursive: true });
+  return withFileLock(join(root, '-', '.publish.lock'), fn);
+}
+
+function indexOptions(options: PublishOptions): IndexOptions {
+  return { ...(options.now && { now: options.now }), ...(options.indexTtlDays !== undefined && { ttlDays: options.indexTtlDays }) };
 }
 
 function result(name: string, version: string, status: PublishResult['status'], tarball: string, integrity: string, shasum: string, packument: Packument, path: string): PublishResult {
@@ -212,7 +230,7 @@ function withVersion(existing: Packument | undefined, doc: PackumentVersion, whe
 }
 
 /** Adds the key to the folder's keys document (`-/npm/v1/keys`), before any version signed with it is listed. */
-async function listKey(root: string, key: SigningKey): Promise<void> {
+export async function listKey(root: string, key: SigningKey): Promise<void> {
   const file = join(root, REGISTRY_KEYS_PATH);
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined;
@@ -231,6 +249,10 @@ async function listKey(root: string, key: SigningKey): Promise<void> {
       throw new PlinthError('PLN_E_REGISTRY_DOCUMENT_INVALID', `${file} is not a keys document ({ "keys": [...] })`, { hint: 'restore it from a backup, or remove it and publish again', details: { file } });
     }
     keys = data.keys as RegistryKey[];
+  }
+  const listed = keys.find((k) => k.keyid === key.keyid);
+  if (listed?.expires != null) {
+    throw new PlinthError('PLN_E_REGISTRY_SIGN_KEY', `${key.keyid} was rotated away from on ${listed.expires.slice(0, 10)}: it signs nothing more in ${root}`, { hint: 'sign with the key the registry rotated to (`plinth registry rotate-key` printed it)', details: { keyid: key.keyid } });
   }
   const updated = withKey(keys, key);
   if (updated.length === keys.length) return;

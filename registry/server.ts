@@ -9,6 +9,7 @@
  * - `GET /-/<name>-<version>.tgz`: a tarball;
  * - `GET /-/v1/search?text=&size=&from=`: ranked by the sdk's `searchScore`;
  * - `GET /-/npm/v1/keys`: the public keys of `dist.signatures`, when versions are signed;
+ * - `GET /-/plinth/index.json`, `revocations.json`, `rotations.json`: the signed documents;
  * - `GET /-/ping`: `{}`.
  *
  * Every answer has an `ETag` and `Last-Modified`; `If-None-Match` (or
@@ -39,6 +40,9 @@ import {
 import { clampInt, decodePackagePath, decodeTarballPath, etagOf, notFound, notModified, parseJson, sendDocument, sendJson } from './http.js';
 import { SearchIndex } from './search-index.js';
 import { REGISTRY_KEYS_PATH } from '../sdk/contracts/registry-signatures.js';
+import { REGISTRY_INDEX_PATH, REGISTRY_REVOCATIONS_PATH, REGISTRY_ROTATIONS_PATH } from '../sdk/contracts/registry-trust.js';
+
+const TRUST_DOCUMENTS = new Set([REGISTRY_INDEX_PATH, REGISTRY_REVOCATIONS_PATH, REGISTRY_ROTATIONS_PATH]);
 
 export interface ServeOptions {
   /** Default 0: a free port. */
@@ -152,6 +156,7 @@ class RegistryHandler {
     }
     if (url.pathname === `/${REGISTRY_SEARCH_INDEX}`) return this.search(req, res, url.searchParams);
     if (url.pathname === `/${REGISTRY_KEYS_PATH}`) return this.keys(req, res);
+    if (TRUST_DOCUMENTS.has(url.pathname.slice(1))) return this.trustDocument(req, res, url.pathname.slice(1));
     if (url.pathname.startsWith('/-/')) return this.tarball(req, res, url.pathname.slice(3));
     return this.packument(req, res, url.pathname.slice(1));
   }
@@ -219,6 +224,15 @@ class RegistryHandler {
     const file = await this.inside(REGISTRY_KEYS_PATH);
     const info = file === undefined ? undefined : await stat(file).catch(() => undefined);
     if (!file || !info?.isFile()) return notFound(res, 'this registry signs nothing: it lists no keys');
+    const body = await readFile(file, 'utf8');
+    sendDocument(req, res, body, etagOf(body), info.mtime, 'application/json; charset=utf-8');
+  }
+
+  /** The signed index, revocations and rotations (sdk/contracts/registry-trust.ts); 404 when the folder has none. */
+  private async trustDocument(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const file = await this.inside(path);
+    const info = file === undefined ? undefined : await stat(file).catch(() => undefined);
+    if (!file || !info?.isFile()) return notFound(res, `this registry publishes no ${path}`);
     const body = await readFile(file, 'utf8');
     sendDocument(req, res, body, etagOf(body), info.mtime, 'application/json; charset=utf-8');
   }

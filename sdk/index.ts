@@ -106,8 +106,8 @@ export { remoteRequestInit, remoteServerUrl } from './remote-transport.js';
 export { fetchWithOwnSignals } from './request-signals.js';
 export { BASE_ENV_ALLOWLIST, launchRequestSchema, launchRunRequestSchema } from './contracts/launcher.js';
 export type { ChildEnd, ExecRequest, LaunchedChild, Launcher, LaunchOptions, LaunchRequest, LaunchRequestInput, LaunchTraceEntry, LaunchRunRequest, LaunchRunRequestInput, LaunchRunResult, ChildStopOptions } from './contracts/launcher.js';
-export { changeSchema, declarationsSchema, installResultSchema, lockEntrySchema, lockFileSchema, marketNoteSchema, outdatedEntrySchema, outdatedResultSchema, registriesSettingSchema, registrySettingSchema, searchHitSchema, searchResultSchema, uninstallResultSchema } from './contracts/marketplace.js';
-export type { ApprovalRequest, Declarations, InstallOptions, InstallResult, LockEntry, LockFile, MarketChange, MarketNote, MarketplaceService, OutdatedEntry, OutdatedResult, RegistrySetting, SearchHit, SearchResult, UninstallResult } from './contracts/marketplace.js';
+export { changeSchema, declarationsSchema, installResultSchema, lockEntrySchema, lockFileSchema, marketNoteSchema, outdatedEntrySchema, outdatedResultSchema, registriesSettingSchema, registrySettingSchema, revokedEntrySchema, searchHitSchema, searchResultSchema, uninstallResultSchema, verifyEntrySchema, verifyResultSchema } from './contracts/marketplace.js';
+export type { ApprovalRequest, Declarations, InstallOptions, InstallResult, KeyTrustRequest, LockEntry, LockFile, MarketChange, MarketNote, MarketplaceService, OutdatedEntry, OutdatedResult, RegistrySetting, RevokedEntry, SearchHit, SearchResult, UninstallResult, VerifyEntry, VerifyResult } from './contracts/marketplace.js';
 export {
   ABBREVIATED_PACKUMENT_TYPE,
   REGISTRY_SEARCH_INDEX,
@@ -138,5 +138,22 @@ export {
 } from './contracts/registry.js';
 export type { AbbreviatedPackument, AbbreviatedVersion, Dist, DistSignature, Packument, PackumentVersion, PreparedQuery, PreparedSearchDoc, SearchFields, SearchObject, SearchPackage, SearchResponse } from './contracts/registry.js';
 export { DEFAULT_REGISTRY_PATH, defaultRegistryFolder } from './default-registry.js';
-export { REGISTRY_KEYS_PATH, checkDistSignatures, registryKeysSchema } from './contracts/registry-signatures.js';
-export type { RegistryKeys } from './contracts/registry-signatures.js';
+export { REGISTRY_KEYS_PATH, checkDistSignatures, checkVersionSignatures, keyidOf, publicKeyOf, registryKeysSchema, verifySignature, versionMessage } from './contracts/registry-signatures.js';
+export type { RegistryKeyEntry, RegistryKeys, SignatureVerdict } from './contracts/registry-signatures.js';
+export {
+  REGISTRY_INDEX_PATH,
+  REGISTRY_REVOCATIONS_PATH,
+  REGISTRY_ROTATIONS_PATH,
+  canonicalJson,
+  documentSigner,
+  indexSignedSchema,
+  packumentDigest,
+  registryIndexSchema,
+  revocationsSchema,
+  revokedVersionSchema,
+  rotationSchema,
+  rotationsSchema,
+} from './contracts/registry-trust.js';
+export type { IndexSigned, RegistryIndex, Revocations, RevocationsSigned, RevokedVersion, Rotation, RotationSigned, Rotations } from './contracts/registry-trust.js';
+export { INSTALLED_LOCK_FILE, INSTALLED_VERSIONS_DIR, checkTree, describeTreeCheck, hashTree, installedTreeSchema, readInstalledLockText, treeDigest } from './installed-tree.js';
+export type { InstalledTree, TreeCheck, TreeFile } from './installed-tree.js';

@@ -197,8 +197,13 @@ describe('a step that fails changes nothing', () => {
     const served = await servedRegistry(base, [{ name: 'signed', version: '1.0.0' }, { name: 'signed', version: '1.1.0' }], { signingKey: key });
     closers.push(() => served.server.close());
     const { kernel, market } = await host(served.server.url);
-    const result = await market.install('signed@1.0.0', { yes: true });
-    expect(result).toMatchObject({ changes: [expect.objectContaining({ to: '1.0.0' })], notes: [] });
+    const result = await market.install('signed@1.0.0', { yes: true, trustKeyIds: [key.keyid] });
+    expect(result).toMatchObject({ changes: [expect.objectContaining({ to: '1.0.0' })], notes: [expect.objectContaining({ kind: 'trusted' })] });
+    // Without the signed index (a registry that publishes only npm's keys), the signature is what catches the change below.
+    await rm(join(served.folder, '-', 'plinth'), { recursive: true });
+    await rm(join(kernel.home, 'registry-trust.json'));
+    const again = await market.install('signed@1.0.0', { yes: true, trustKeyIds: [key.keyid] });
+    expect(again.changes).toEqual([]);
     // 1.1.0's entry now carries 1.0.0's signature: name, version and integrity no longer match what was signed.
     const file = join(served.folder, 'signed');
     const packument = JSON.parse(await readFile(file, 'utf8')) as { versions: Record<string, { dist: { signatures: unknown } }> };

@@ -57,7 +57,9 @@ describe('scopes', () => {
     ]);
     const result = await market.install('@acme/tool', { yes: true });
     expect(result.changes).toEqual([expect.objectContaining({ name: '@acme/tool', to: '1.0.0', registry: 'acme' })]);
-    expect(proxy.seen[0]).toMatchObject({ url: '/@acme%2ftool', accept: 'application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8' });
+    // First the registry's signing keys (it lists none), then the packument.
+    expect(proxy.seen[0]).toMatchObject({ url: '/-/npm/v1/keys', status: 404 });
+    expect(proxy.seen[1]).toMatchObject({ url: '/@acme%2ftool', accept: 'application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8' });
     const greet = (await kernel.get('greeting:@acme/tool' as never)) as unknown as () => string;
     expect(greet()).toBe('@acme/tool@1.0.0');
     expect(await readFile(join(kernel.home, 'plugins', '@acme', 'tool', 'manifest.json'), 'utf8')).toContain('"@acme/tool"');
@@ -131,7 +133,10 @@ describe('tokens and redirects', () => {
     const { kernel, market } = await host([{ name: 'private', url: proxy.url, token: '${env:PLINTH_TEST_REGISTRY_TOKEN}' }]);
     const error = await rejection(market.install('private', { yes: true }));
     expect(kernel.logs.join('\n')).not.toContain(TOKEN);
-    expect(proxy.seen.map((s) => [s.url, s.authorization, s.status])).toEqual([['/private', `Bearer ${TOKEN}`, 200]]);
+    expect(proxy.seen.map((s) => [s.url, s.authorization, s.status])).toEqual([
+      ['/-/npm/v1/keys', `Bearer ${TOKEN}`, 404],
+      ['/private', `Bearer ${TOKEN}`, 200],
+    ]);
     expect(cdn.seen.map((s) => [s.url, s.authorization])).toEqual([['/-/private-1.0.0.tgz', undefined]]);
     expect(error).toMatchObject({ code: 'PLN_E_MARKET_NOT_FOUND', details: expect.objectContaining({ step: 'download' }) as unknown });
     expect(JSON.stringify(error.toJSON())).not.toContain(TOKEN);

@@ -408,9 +408,9 @@ describe('signatures', () => {
     }
   });
 
-  test('a key that is not ECDSA P-256 is refused', async () => {
-    const { privateKey } = generateKeyPairSync('ed25519');
-    const keyFile = join(base, 'ed25519.pem');
+  test('a key that is neither ed25519 nor ECDSA P-256 is refused', async () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'secp384r1' });
+    const keyFile = join(base, 'p384.pem');
     await writeFile(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }));
     await expect(readSigningKey(keyFile)).rejects.toMatchObject({ code: 'PLN_E_REGISTRY_SIGN_KEY' });
     await writeFile(join(base, 'garbage.pem'), 'not a key');

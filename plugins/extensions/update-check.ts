@@ -1,12 +1,13 @@
 /**
  * The optional update check under `plinth up` (setting `updateCheck`, off by
  * default): once serving, ask the `marketplace` service which installed
- * plugins have newer versions and print one line each. It only tells; updating
+ * plugins have newer versions and print one line each, and stop any installed
+ * version its registry revoked (with the reason and the version to move to). It only tells; updating
  * stays the user's decision (`plinth ext update`), since an update may declare
  * new hooks or servers that need approval. Without a marketplace plugin, or
  * with every registry unreachable, it says so once and the host goes on.
  */
-import { type OutdatedEntry, type PluginKernel, isPlinthError } from 'plinth/sdk';
+import { type LiveReport, type OutdatedEntry, type PluginKernel, type RevokedEntry, isPlinthError } from 'plinth/sdk';
 
 export async function checkForUpdates(kernel: PluginKernel, print: (line: string) => void, signal: AbortSignal): Promise<void> {
   let market;
@@ -18,8 +19,10 @@ export async function checkForUpdates(kernel: PluginKernel, print: (line: string
     return;
   }
   try {
-    const { plugins, notes } = await market.outdated({ signal });
+    const { plugins, notes, revoked } = await market.outdated({ signal });
     for (const note of notes) print(`update check: ${note.message}`);
+    // A revoked version stops now, through the live lifecycle (its dependents with it); the lock file keeps it from loading again.
+    for (const entry of revoked) await disableRevoked(kernel, entry, print);
     const newer = plugins.filter((p) => p.wanted !== p.current || p.latest !== p.current);
     for (const entry of newer) print(updateLine(entry));
     if (newer.length === 0 && plugins.length > 0) print(`update check: ${plugins.length} installed plugin(s) up to date`);
@@ -28,6 +31,17 @@ export async function checkForUpdates(kernel: PluginKernel, print: (line: string
     const code = isPlinthError(error) ? error.code : 'PLN_E_MARKET_REGISTRY_UNREACHABLE';
     print(`update check failed: ${code}: ${error instanceof Error ? error.message.split('\n', 1)[0] : String(error)}`);
   }
+}
+
+async function disableRevoked(kernel: PluginKernel, entry: RevokedEntry, print: (line: string) => void): Promise<void> {
+  const move = entry.use ? `; move to ${entry.use}: plinth ext install ${entry.name}@${entry.use}` : '';
+  const running = kernel.status().some((p) => p.name === entry.name && p.version === entry.version && (p.state === 'active' || p.state === 'lazy'));
+  if (!running) return print(`revoked: ${entry.name}@${entry.version} by registry ${entry.registry}: ${entry.reason}${move}`);
+  const report = await kernel.plugins.disable(entry.name).catch((error: unknown) => error);
+  const failed = report instanceof Error ? report : (report as LiveReport).failed[0];
+  if (failed) return print(`revoked: ${entry.name}@${entry.version} by registry ${entry.registry}: ${entry.reason}; it could not be stopped (${failed.message})${move}`);
+  const others = (report as LiveReport).removed.filter((n) => n !== entry.name);
+  print(`disabled ${entry.name}@${entry.version}: revoked by registry ${entry.registry}: ${entry.reason}${others.length ? ` (stopped with it: ${others.join(', ')})` : ''}${move}`);
 }
 
 /** `update available: x 1.0.0 → 1.1.0 (plinth ext update x)`, and the version beyond the recorded range, if any. */

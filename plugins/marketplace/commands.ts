@@ -1,5 +1,5 @@
-/** `plinth ext search | install | outdated | update | rollback | uninstall`. */
-import { type ApprovalRequest, type CommandOutput, type CommandSpec, type InstallResult, type MarketNote, type MarketplaceService, PlinthError, askYesNo, formatTable, processTerminal, safeLine, whyNotAsk } from 'plinth/sdk';
+/** `plinth ext search | install | verify | outdated | update | rollback | uninstall`. */
+import { type ApprovalRequest, type CommandOutput, type CommandSpec, EXIT, type InstallResult, type KeyTrustRequest, type MarketNote, type MarketplaceService, PlinthError, type RevokedEntry, askYesNo, formatTable, processTerminal, safeLine, whyNotAsk } from 'plinth/sdk';
 import { describeDeclarations } from './declared.js';
 import { progressBar } from './progress.js';
 
@@ -21,11 +21,42 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>):
     {
       name: 'ext install',
       args: [{ name: 'plugin', required: true, description: 'name, name@range, name@tag, or the path of a .tgz' }],
-      options: { registry: { type: 'string', value: '<url>', description: 'Install from this registry instead of the configured ones' }, ...YES },
+      options: {
+        registry: { type: 'string', value: '<url>', description: 'Install from this registry instead of the configured ones' },
+        force: { type: 'boolean', description: 'Install the version again even when it is the one installed (restores files changed on disk), verified again' },
+        'trust-key': { type: 'string', value: '<keyid>', description: 'Trust this key of the registry on first use without asking (check its fingerprint with the registry\'s operator first)' },
+        ...YES,
+      },
       async run({ args, options, json, out, signal }) {
         const registry = typeof options.registry === 'string' ? options.registry : undefined;
-        const result = await withProgress((progress) => service().then((s) => s.install(args[0]!, { ...(registry && { registry }), ...installOptions(options, out, signal, progress) })));
+        const trustKeyIds = typeof options['trust-key'] === 'string' ? [options['trust-key']] : undefined;
+        const result = await withProgress((progress) => service().then((s) => s.install(args[0]!, { ...(registry && { registry }), ...(options.force === true && { force: true }), ...(trustKeyIds && { trustKeyIds }), ...installOptions(options, out, signal, progress) })));
         report(out, json, result, 'installed');
+      },
+    },
+    {
+      name: 'ext verify',
+      args: [{ name: 'name', description: 'The installed plugin to check (none: every one)' }],
+      async run({ args, json, out, signal }) {
+        const result = await (await service()).verify(args[0] === undefined ? [] : [args[0]], { signal });
+        if (json) {
+          out.json(result);
+          return result.plugins.some((p) => p.status === 'changed' || p.status === 'revoked') ? EXIT.FAILURE : EXIT.OK;
+        }
+        printNotes(out, result.notes);
+        if (result.plugins.length === 0) return out.print('No plugin was installed with plinth ext install.');
+        for (const p of result.plugins) {
+          const id = `${safeLine(p.name)}@${safeLine(p.version)}`;
+          if (p.status === 'ok') out.print(`${id}: ok, every file as installed${p.signature ? ` (signed by ${p.signature})` : ''}`);
+          else if (p.status === 'changed') {
+            out.print(`${id}: files differ from what was installed in ${p.dir}; it does not load:`);
+            for (const f of p.changed) out.print(`  changed  ${safeLine(f)}`);
+            for (const f of p.added) out.print(`  added    ${safeLine(f)}`);
+            for (const f of p.removed) out.print(`  removed  ${safeLine(f)}`);
+            out.print(`  restore it: ${p.restore}`);
+          } else out.print(`${id}: ${p.status}: ${safeLine(p.reason ?? '')}${p.restore ? ` (${p.restore})` : ''}`);
+        }
+        return result.plugins.some((p) => p.status === 'changed' || p.status === 'revoked') ? EXIT.FAILURE : EXIT.OK;
       },
     },
     {
@@ -34,7 +65,8 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>):
         const result = await (await service()).outdated({ signal });
         if (json) return out.json(result);
         printNotes(out, result.notes);
-        if (result.plugins.length === 0) return out.print('Every installed plugin is up to date.');
+        for (const r of result.revoked) out.print(revokedLine(r));
+        if (result.plugins.length === 0) return out.print(result.revoked.length === 0 ? 'Every installed plugin is up to date.' : 'No newer versions.');
         out.print(formatTable(['NAME', 'CURRENT', 'WANTED', 'LATEST', 'RANGE', 'REGISTRY'], result.plugins.map((p) => [p.name, p.current, p.wanted, p.latest, p.range, p.registry])));
       },
     },
@@ -67,6 +99,11 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>):
   ];
 }
 
+/** `revoked: x@1.0.0 by registry local: <reason>; move to 1.0.1 (plinth ext install x@1.0.1)`. */
+export function revokedLine(r: RevokedEntry): string {
+  return `revoked: ${safeLine(r.name)}@${safeLine(r.version)} by registry ${r.registry}: ${safeLine(r.reason)}${r.use ? `; move to ${safeLine(r.use)} (plinth ext install ${safeLine(r.name)}@${safeLine(r.use)})` : ''}`;
+}
+
 function installOptions(options: Readonly<Record<string, unknown>>, out: CommandOutput, signal: AbortSignal, progress: (name: string, received: number, total: number | undefined) => void) {
   const terminal = processTerminal();
   const why = whyNotAsk(terminal);
@@ -74,6 +111,14 @@ function installOptions(options: Readonly<Record<string, unknown>>, out: Command
     yes: options.yes === true,
     signal,
     progress,
+    ...(why === undefined && {
+      trustKeys: async (request: KeyTrustRequest) => {
+        out.note(`registry ${request.registry} (${request.url}) signs its plugins with:`);
+        for (const key of request.keys) out.note(`  ${key.keyid} (${key.keytype})`);
+        out.note('Compare the fingerprint with what its operator publishes; once trusted, only a rotation signed by this key can change it.');
+        return askYesNo(`Trust ${request.keys.length === 1 ? 'this key' : 'these keys'}? [y/N] `, terminal, signal);
+      },
+    }),
     approve: async (request: ApprovalRequest) => {
       for (const line of approvalLines(request)) out.note(line);
       if (why !== undefined) return false;

@@ -72,6 +72,22 @@ export async function fetchKeys(context: DocumentContext, registry: Registry, re
   }
 }
 
+/**
+ * One of the registry's signed documents (`-/plinth/…`), checked against
+ * `schema`, or undefined when the registry has none (404). Always asked
+ * again (a 304 costs little): they are what says whether the rest is current.
+ */
+export async function fetchSignedDocument<T extends z.ZodType>(context: DocumentContext, registry: Registry, path: string, schema: T, what: string): Promise<z.infer<T> | undefined> {
+  const url = new URL(path, registryRoot(registry.url.href));
+  try {
+    const text = await context.cache.get(registry, url, { ...context.limits, maxBytes: 16 * 1024 * 1024, step: 'resolve', revalidate: true }, context.notes);
+    return parse(schema, text, registry, what);
+  } catch (error) {
+    if (isPlinthError(error) && error.code === 'PLN_E_MARKET_NOT_FOUND') return undefined;
+    throw error;
+  }
+}
+
 function parse<T extends z.ZodType>(schema: T, text: string, registry: Registry, what: string): z.infer<T> {
   let json: unknown;
   try {

@@ -10,7 +10,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, describeError, isPlinthError, parseManifest } from 'plinth/sdk';
+import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, type InstalledTree, checkTree, describeError, describeTreeCheck, hashTree, isPlinthError, parseManifest } from 'plinth/sdk';
 import ssri from 'ssri';
 import { declarationChanges, declarationsOf } from './declared.js';
 import { extractSafely } from './extract.js';
@@ -39,6 +39,9 @@ export interface Staged {
   readonly registryUrl?: string;
   readonly resolved: string;
   readonly dependency: boolean;
+  readonly signature?: { readonly keyid: string; readonly sig: string };
+  /** For a version already in place (a rollback): what was recorded when it was installed. */
+  readonly tree?: InstalledTree;
 }
 
 /** Downloads `planned` into `staging`, verifies it before extracting it, and checks the manifest inside. */
@@ -55,7 +58,7 @@ export async function fetchPlanned(context: InstallContext, planned: Planned, st
   );
   await step('verify', planned.name, options.signal, () => verifyFile(file, planned.integrity, planned.size === undefined ? {} : { size: planned.size }));
   const staged = await extractAndCheck(context, file, staging, planned.name, planned.version, options);
-  return { ...staged, integrity: planned.integrity, range: planned.range, registry: planned.registry.name, ...(planned.registry.name === 'command-line' && { registryUrl: planned.registry.url.href }), resolved: planned.tarball.href, dependency: planned.dependency };
+  return { ...staged, integrity: planned.integrity, range: planned.range, registry: planned.registry.name, ...(planned.registry.name === 'command-line' && { registryUrl: planned.registry.url.href }), resolved: planned.tarball.href, dependency: planned.dependency, ...(planned.signature && { signature: planned.signature }) };
 }
 
 /** A tarball on disk (`plinth ext install ./x.tgz`): its integrity is computed, since nothing claims one. */
@@ -115,12 +118,13 @@ export async function approve(request: ApprovalRequest, options: InstallOptions,
  * loads it into the running kernel (when it runs). A failure to load switches
  * back to the previous version (or removes a fresh install) and is thrown.
  */
-export async function commit(context: InstallContext, staged: Staged, signal?: AbortSignal): Promise<MarketChange> {
+export async function commit(context: InstallContext, staged: Staged, signal?: AbortSignal, force = false): Promise<MarketChange> {
   const { store, kernel } = context;
   signal?.throwIfAborted();
   const before = (await store.read()).plugins[staged.name];
   const from = await store.activeVersion(staged.name);
-  // The version already active is not installed again (to replace it, uninstall it first).
+  if (from === staged.version && force && before?.version === staged.version) return reinstall(context, staged, before);
+  // The version already active is not installed again (`--force` does, to restore its files).
   if (from === staged.version) return { name: staged.name, from, to: staged.version, registry: staged.registry, integrity: before?.integrity ?? staged.integrity, loaded: isRunning(kernel, staged.name) };
   const target = store.versionDir(staged.name, staged.version);
   // A rollback's folder is in place already; anything else at `target` is a leftover of a killed install, never the active version.
@@ -132,6 +136,19 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
     });
   }
   await pauseForTests(context.env, 'move');
+  // What every load is checked against (sdk/installed-tree.ts). A folder kept from before (a rollback)
+  // must still be what was recorded then: its files are not taken as they are now.
+  const tree = staged.tree ?? (await step('record', staged.name, undefined, () => hashTree(target)));
+  if (staged.tree) {
+    const check = await checkTree(target, staged.tree, { full: true });
+    if (!check.ok) {
+      throw new PlinthError('PLN_E_MARKET_FILES_CHANGED', `move: ${staged.name}@${staged.version} in ${target} changed on disk since it was installed (${describeTreeCheck(check)}): not switched back to`, {
+        plugin: staged.name,
+        hint: `install it again instead: \`plinth ext install --force ${staged.name}@${staged.version}\``,
+        details: { step: 'move', changed: check.changed, added: check.added, removed: check.removed },
+      });
+    }
+  }
   const entry: LockEntry = {
     name: staged.name,
     version: staged.version,
@@ -143,6 +160,8 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
     installedAt: new Date().toISOString(),
     // Asked for by name once, it stays so when a dependent asks for it again.
     ...(staged.dependency && (before === undefined || before.dependency === true) && { dependency: true }),
+    ...(staged.signature && { signature: staged.signature }),
+    tree,
     ...(before && { previous: withoutPrevious(before) }),
   };
   await step('record', staged.name, undefined, () => store.update((data) => void (data.plugins[staged.name] = entry)));
@@ -150,6 +169,37 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
   const loaded = await loadOrRevert(context, staged, before, from);
   await store.prune(staged.name, [staged.version, ...(from && from !== staged.version ? [from] : [])]);
   return { name: staged.name, ...(from && { from }), to: staged.version, registry: staged.registry, integrity: staged.integrity, loaded };
+}
+
+/**
+ * `--force` of the active version: its folder is replaced by the verified
+ * download (two renames: the old folder aside, the new one in; the link
+ * never changes), the record gets the new tree, and the plugin is loaded
+ * again. A failure before the second rename puts the old folder back.
+ */
+async function reinstall(context: InstallContext, staged: Staged, before: LockEntry): Promise<MarketChange> {
+  const { store, kernel } = context;
+  const target = store.versionDir(staged.name, staged.version);
+  const aside = `${target}.replaced-${process.pid}`;
+  await rm(aside, { recursive: true, force: true });
+  await step('move', staged.name, undefined, async () => {
+    await rename(target, aside);
+    try {
+      await rename(staged.dir, target);
+    } catch (error) {
+      await rename(aside, target);
+      throw error;
+    }
+  });
+  const tree = await step('record', staged.name, undefined, () => hashTree(target));
+  const { revoked: _revoked, ...kept } = before;
+  await step('record', staged.name, undefined, () => store.update((data) => void (data.plugins[staged.name] = { ...kept, integrity: staged.integrity, resolved: staged.resolved, installedAt: new Date().toISOString(), ...(staged.signature && { signature: staged.signature }), tree })));
+  await rm(aside, { recursive: true, force: true });
+  const trust = await kernel.get('trust');
+  await trust.approve(await trust.pluginSubject({ name: staged.name, version: staged.version, dir: store.activePath(staged.name), manifest: staged.manifest }, 'user'));
+  const failure = await loadLive(kernel, staged.name, store.activePath(staged.name)).catch((error: unknown) => (isPlinthError(error) ? error : undefined));
+  if (failure instanceof PlinthError) throw new PlinthError('PLN_E_MARKET_LOAD', `load: ${staged.name}@${staged.version} was installed again but does not load: ${failure.message}`, { plugin: staged.name, cause: failure, ...(failure.hint && { hint: failure.hint }), details: { step: 'load', version: staged.version } });
+  return { name: staged.name, from: staged.version, to: staged.version, registry: staged.registry, integrity: staged.integrity, loaded: isRunning(kernel, staged.name) };
 }
 
 async function loadOrRevert(context: InstallContext, staged: Staged, before: LockEntry | undefined, from: string | undefined): Promise<boolean> {

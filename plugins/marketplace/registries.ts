@@ -16,6 +16,10 @@ export interface Registry {
   readonly scope?: string;
   /** The bearer token; only ever sent to `url`'s origin. Never logged, never in an error. */
   readonly token?: string;
+  /** Pinned keyids (settings `keys`). */
+  readonly keys?: readonly string[];
+  /** Settings `signatures`; unset: `required` when the registry lists or pins keys. */
+  readonly signatures?: 'required' | 'if-present' | 'off';
 }
 
 /** The registry used when none is configured: plinth's embedded one, so search and install work offline. */
@@ -39,7 +43,14 @@ export function configuredRegistries(layers: readonly ConfigLayerView[], env: Re
     const setting: RegistrySetting = parsed.data;
     if (seen.has(setting.name)) throw configError(`registries[${index}]: the name "${setting.name}" is used twice`, `registries[${index}].name`);
     seen.add(setting.name);
-    return { name: setting.name, url: registryUrl(setting.url), ...(setting.scope && { scope: setting.scope }), ...(setting.token && { token: resolveToken(setting, index, env) }) };
+    return {
+      name: setting.name,
+      url: registryUrl(setting.url),
+      ...(setting.scope && { scope: setting.scope }),
+      ...(setting.token && { token: resolveToken(setting, index, env) }),
+      ...(setting.keys && { keys: setting.keys }),
+      ...(setting.signatures && { signatures: setting.signatures }),
+    };
   });
 }
 
@@ -91,5 +102,5 @@ function resolveToken(setting: RegistrySetting, index: number, env: Record<strin
 }
 
 function configError(message: string, path: string): PlinthError {
-  return new PlinthError('PLN_E_MARKET_REGISTRY_CONFIG', message, { hint: 'correct "registries" in your settings.json: a list of { "name", "url", "token"?: "${env:NAME}", "scope"?: "@scope" }', details: { step: 'resolve', path } });
+  return new PlinthError('PLN_E_MARKET_REGISTRY_CONFIG', message, { hint: 'correct "registries" in your settings.json: a list of { "name", "url", "token"?: "${env:NAME}", "scope"?: "@scope", "keys"?: ["SHA256:…"], "signatures"?: "required" | "if-present" | "off" }', details: { step: 'resolve', path } });
 }

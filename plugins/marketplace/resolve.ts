@@ -5,9 +5,10 @@
  * needs what, and what is there.
  */
 import semver from 'semver';
-import { type AbbreviatedPackument, type AbbreviatedVersion, KERNEL_API_VERSION, PlinthError, checkDistSignatures, resolveTarballUrl } from 'plinth/sdk';
-import { type DocumentContext, fetchKeys, fetchPackument } from './documents.js';
+import { type AbbreviatedPackument, type AbbreviatedVersion, KERNEL_API_VERSION, PlinthError, resolveTarballUrl } from 'plinth/sdk';
+import { type DocumentContext, fetchPackument } from './documents.js';
 import { type Registry, registryFor } from './registries.js';
+import { type RegistryTrustKeeper, checkVersion } from './registry-trust.js';
 
 /** One version chosen for installation. */
 export interface Planned {
@@ -22,6 +23,8 @@ export interface Planned {
   readonly dependency: boolean;
   readonly dependencies: Readonly<Record<string, string>>;
   readonly size?: number;
+  /** The registry signature it verified under (recorded in the lock file). */
+  readonly signature?: { readonly keyid: string; readonly sig: string };
 }
 
 /** A plugin already present (builtin, or installed by the user). */
@@ -41,7 +44,7 @@ export function parseSpec(spec: string): { name: string; range: string } {
  * The versions to install for `name@range`, dependencies first. `present`:
  * what is there already, by name. `registries`: where each name is looked up.
  */
-export async function planInstall(context: DocumentContext, registries: readonly Registry[], target: { name: string; range: string }, present: ReadonlyMap<string, Present>): Promise<Planned[]> {
+export async function planInstall(context: DocumentContext & { trust: RegistryTrustKeeper }, registries: readonly Registry[], target: { name: string; range: string }, present: ReadonlyMap<string, Present>): Promise<Planned[]> {
   const planned = new Map<string, Planned>();
   const order: Planned[] = [];
   const visit = async (name: string, range: string, from: string | undefined): Promise<void> => {
@@ -57,10 +60,12 @@ export async function planInstall(context: DocumentContext, registries: readonly
       throw conflict(name, range, from, `${there.source} ${name}@${there.version} is there`, fix);
     }
     const registry = registryFor(registries, name);
-    const packument = await fetchPackument(context, registry, name);
+    // Signatures, keys and the index before any packument is believed; with an index, the packument is asked for fresh, to match it.
+    const trust = await context.trust.forRegistry(context, registry);
+    const packument = await fetchPackument(trust.index ? { ...context, revalidate: true } : context, registry, name);
     const version = pickVersion(packument, range, registry, from);
     const dist = version.dist;
-    await checkSignatures(context, registry, version);
+    const signature = checkVersion(trust, registry, packument, version, context.notes);
     const entry: Planned = {
       name,
       version: version.version,
@@ -72,6 +77,7 @@ export async function planInstall(context: DocumentContext, registries: readonly
       dependencies: version.dependencies ?? {},
       // Not part of npm's dist; a registry that states the tarball's size gets it checked.
       ...(typeof (dist as Record<string, unknown>).size === 'number' && { size: (dist as Record<string, unknown>).size as number }),
+      ...(signature && { signature }),
     };
     planned.set(name, entry);
     for (const [dep, depRange] of Object.entries(entry.dependencies)) await visit(dep, depRange, `${name}@${entry.version}`);
@@ -101,34 +107,6 @@ export function pickVersion(packument: AbbreviatedPackument, range: string, regi
     throw noMatch(packument, range, registry, `${ignoringKernel} matches but needs kernel ${packument.versions[ignoringKernel]!.kernel}, and this plinth's kernel API is ${KERNEL_API_VERSION}`, from);
   }
   throw noMatch(packument, range, registry, `no version matches (it has ${versions.map((v) => v.version).sort(semver.compare).join(', ') || 'none'})`, from);
-}
-
-/**
- * A version the registry signed (`dist.signatures`) must check out against
- * the registry's keys before its tarball is fetched: a changed name, version
- * or integrity (a document swapped on the way, or on a mirror) is refused.
- * Unsigned versions pass (most registries sign nothing); signatures by keys
- * the registry does not list are refused, unless it lists no keys at all.
- */
-async function checkSignatures(context: DocumentContext, registry: Registry, version: AbbreviatedVersion): Promise<void> {
-  if ((version.dist.signatures ?? []).length === 0) return;
-  const keys = await fetchKeys(context, registry);
-  if (keys === undefined) {
-    context.notes.push({ registry: registry.name, kind: 'unchecked', message: `${version.name}@${version.version} is signed, but registry ${registry.name} lists no signing keys: signatures not checked` });
-    return;
-  }
-  let verdict = checkDistSignatures(keys, version.name, version.version, version.dist);
-  if (verdict === 'unknown-key') {
-    // A key newer than the cached list: ask the registry again before refusing.
-    const fresh = await fetchKeys(context, registry, true);
-    if (fresh) verdict = checkDistSignatures(fresh, version.name, version.version, version.dist);
-  }
-  if (verdict === 'verified' || verdict === 'unsigned') return;
-  throw new PlinthError('PLN_E_MARKET_SIGNATURE', `resolve: the signature of ${version.name}@${version.version} on registry "${registry.name}" ${verdict === 'invalid' ? 'does not match its name, version and integrity' : 'is by a key the registry does not list (or one that expired)'}: refused`, {
-    plugin: version.name,
-    hint: 'the document was changed after the registry signed it, or comes from elsewhere: nothing was downloaded; tell the registry\'s operator, or use another registry',
-    details: { step: 'resolve', registry: registry.name, verdict },
-  });
 }
 
 function satisfiesRange(version: string, range: string): boolean {

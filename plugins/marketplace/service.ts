@@ -5,6 +5,7 @@ import semver from 'semver';
 import {
   type InstallOptions,
   type InstallResult,
+  type LockEntry,
   type LockFile,
   type Logger,
   type MarketChange,
@@ -12,6 +13,7 @@ import {
   type MarketplaceService,
   type OutdatedEntry,
   PlinthError,
+  type RevokedEntry,
   type PluginKernel,
   type SearchHit,
   compareSearchResults,
@@ -25,7 +27,11 @@ import { type DocumentContext, fetchPackument, fetchSearch } from './documents.j
 import { type InstallContext, type Staged, approvalFor, approve, commit, fetchLocal, fetchPlanned, readManifest } from './install.js';
 import { type Registry, commandLineRegistry, configuredRegistries, registryFor } from './registries.js';
 import { type Planned, type Present, parseSpec, pickVersion, planInstall } from './resolve.js';
+import { RegistryTrustKeeper } from './registry-trust.js';
+import { fetchRevocations, revokedInstalled } from './revocations.js';
 import { PluginStore } from './store.js';
+import { TrustState } from './trust-state.js';
+import { verifyInstalled } from './verify-installed.js';
 
 export interface MarketplaceOptions {
   readonly kernel: PluginKernel;
@@ -46,6 +52,51 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const installContext: InstallContext = { kernel, store, limits, env };
   const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override)] : configuredRegistries(kernel.configLayers, env, options.embeddedRegistry === undefined ? {} : { embedded: options.embeddedRegistry }));
   const documents = (signal: AbortSignal | undefined, notes: MarketNote[], revalidate = false): DocumentContext => ({ cache, limits: { timeoutMs: limits.timeoutMs, ...(signal && { signal }) }, notes, revalidate });
+  const trustState = new TrustState(options.home);
+  /** Documents plus one operation's view of each registry's keys and index (asked once per registry). */
+  const planning = (request: InstallOptions, notes: MarketNote[], revalidate = false) => ({
+    ...documents(request.signal, notes, revalidate),
+    trust: new RegistryTrustKeeper(trustState, { trustKeys: request.trustKeys, trustKeyIds: request.trustKeyIds }),
+  });
+  /** For what installs nothing: keys nobody trusted yet are left unchecked rather than asked about. */
+  const reading = (signal: AbortSignal | undefined, notes: MarketNote[]) => ({ ...documents(signal, notes, true), trust: new RegistryTrustKeeper(trustState, { readOnly: true }) });
+
+  /** The installed entries their registries revoked; marks them (and unmarks the others) in the lock file. */
+  const revocationsFor = async (entries: readonly LockEntry[], context: ReturnType<typeof reading>): Promise<RevokedEntry[]> => {
+    const byRegistry = new Map<string, { registry: Registry; entries: LockEntry[] }>();
+    for (const entry of entries) {
+      if (entry.registry === 'file') continue;
+      const registry = registryOf(entry);
+      const group = byRegistry.get(registry.url.href) ?? { registry, entries: [] };
+      group.entries.push(entry);
+      byRegistry.set(registry.url.href, group);
+    }
+    const revoked: RevokedEntry[] = [];
+    const checked = new Set<string>();
+    for (const { registry, entries: group } of byRegistry.values()) {
+      try {
+        const list = await fetchRevocations(context, context.trust, trustState, registry);
+        revoked.push(...(await revokedInstalled(context, registry, group, list)));
+        for (const entry of group) checked.add(entry.name);
+      } catch (error) {
+        if (!isPlinthError(error) || !error.code.startsWith('PLN_E_MARKET_')) throw error;
+        context.notes.push({ registry: registry.name, kind: 'unreachable', message: `revocations not checked: ${error.message}` });
+      }
+    }
+    const lock = await store.read();
+    const stale = Object.values(lock.plugins).some((e) => checked.has(e.name) && JSON.stringify(e.revoked) !== JSON.stringify(markOf(revoked.find((r) => r.name === e.name && r.version === e.version))));
+    if (stale) {
+      await store.update((data) => {
+        for (const entry of Object.values(data.plugins)) {
+          if (!checked.has(entry.name)) continue;
+          const mark = markOf(revoked.find((r) => r.name === entry.name && r.version === entry.version));
+          if (mark) entry.revoked = mark;
+          else delete entry.revoked;
+        }
+      });
+    }
+    return revoked;
+  };
 
   /** Where an installed plugin is updated from: the `--registry` it came from, else the configured one for its name. */
   const registryOf = (entry: { name: string; registry: string; registryUrl?: string | undefined }): Registry =>
@@ -68,7 +119,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       const changing = [];
       for (const s of staged) {
         const active = await store.activeVersion(s.name);
-        if (active !== s.version) changing.push(s);
+        // --force installs the asked-for version again over itself (dependencies that are in place stay).
+        if (active !== s.version || (request.force === true && !s.dependency)) changing.push(s);
       }
       if (changing.length === 0) return [];
       const approval = await approvalFor(changing, async (name) => ((await store.activeVersion(name)) ? readManifest(store.activePath(name)) : undefined));
@@ -76,7 +128,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       if (!(reapproveOnly && approval.unchanged)) await approve(approval, request, again);
       const changes: MarketChange[] = [];
       for (const s of changing) {
-        const apply = () => commit(installContext, s, request.signal);
+        const apply = () => commit(installContext, s, request.signal, request.force === true && !s.dependency);
         changes.push(await (s.name === locked ? apply() : store.withPluginLock(s.name, limits.lockWaitMs, apply)));
         log.info(`installed ${s.name}@${s.version} from ${s.registry}`, { integrity: s.integrity });
       }
@@ -138,7 +190,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
           const staged = await fetchLocal(installContext, file, join(staging, 'local'), request);
           const deps = [];
           for (const [dep, range] of Object.entries(staged.manifest.dependencies)) {
-            const plan = await planInstall(documents(request.signal, notes), registries(request.registry), { name: dep, range }, await present());
+            const plan = await planInstall(planning(request, notes), registries(request.registry), { name: dep, range }, await present());
             deps.push(...plan.map((p) => ({ ...p, dependency: true })));
           }
           return [...(await fetchAll(deps, staging, request)), staged];
@@ -147,10 +199,11 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       }
       const target = parseSpec(spec);
       const changes = await store.withPluginLock(target.name, limits.lockWaitMs, async () => {
-        const plan = await planInstall(documents(request.signal, notes), registries(request.registry), target, await present()).catch(async (error: unknown) => {
+        const context = planning(request, notes);
+        const plan = await planInstall(context, registries(request.registry), target, await present()).catch(async (error: unknown) => {
           // A cached document may predate the version asked for: ask the registry again before saying there is none.
           if (!isPlinthError(error) || (error.code !== 'PLN_E_MARKET_NO_MATCH' && error.code !== 'PLN_E_MARKET_NOT_FOUND')) throw error;
-          return planInstall(documents(request.signal, notes, true), registries(request.registry), target, await present());
+          return planInstall({ ...context, revalidate: true }, registries(request.registry), target, await present());
         });
         // The target is committed under the lock already held; its dependencies take their own.
         return installStaged((staging) => fetchAll(plan, staging, request), request, again, false, target.name);
@@ -178,7 +231,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         const latest = safePick(packument, 'latest', registry) ?? safePick(packument, '*', registry) ?? entry.version;
         if (semver.gt(wanted, entry.version) || semver.gt(latest, entry.version)) plugins.push({ name: entry.name, current: entry.version, wanted, latest, range: entry.range, registry: registry.name });
       }
-      return { plugins, notes };
+      const revoked = await revocationsFor(Object.values(lock.plugins), reading(signal, notes));
+      return { plugins, revoked, notes };
     },
 
     async update(names, request = {}) {
@@ -191,7 +245,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         const again = `plinth ext update ${entry.name}${request.latest ? ' --latest' : ''}`;
         const done = await store.withPluginLock(entry.name, limits.lockWaitMs, async () => {
           const list = request.registry !== undefined ? registries(request.registry) : [registryOf(entry)];
-          const plan = await planInstall(documents(request.signal, notes, true), list, { name: entry.name, range }, new Map([...(await present())].filter(([name]) => name !== entry.name)));
+          const plan = await planInstall(planning(request, notes, true), list, { name: entry.name, range }, new Map([...(await present())].filter(([name]) => name !== entry.name)));
           const kept = plan.map((p) => (p.name === entry.name ? { ...p, range: request.latest ? `^${p.version}` : entry.range, dependency: entry.dependency === true } : p));
           return installStaged((staging) => fetchAll(kept, staging, request), request, again, true, entry.name);
         });
@@ -207,12 +261,15 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         if (!previous) {
           throw new PlinthError('PLN_E_MARKET_NO_PREVIOUS', `${name}@${entry.version} has no previous version to go back to`, { plugin: name, hint: `install the version you want: \`plinth ext install ${name}@<version>\``, details: { step: 'rollback' } });
         }
+        if (previous.revoked) {
+          throw new PlinthError('PLN_E_MARKET_REVOKED', `${name}@${previous.version} was revoked by its registry (${previous.revoked.reason}): not rolled back to`, { plugin: name, hint: previous.revoked.use ? `install ${previous.revoked.use}: \`plinth ext install ${name}@${previous.revoked.use}\`` : `\`plinth ext outdated\` shows what to move to`, details: { step: 'rollback' } });
+        }
         const dir = store.versionDir(name, previous.version);
         const manifest = await readManifest(dir);
         if (!manifest) {
           throw new PlinthError('PLN_E_MARKET_NO_PREVIOUS', `${name}@${previous.version} is recorded as the previous version, but its folder ${dir} is gone`, { plugin: name, hint: `install it again: \`plinth ext install ${name}@${previous.version}\``, details: { step: 'rollback' } });
         }
-        const staged: Staged = { name, version: previous.version, dir, manifest, integrity: previous.integrity, range: previous.range, registry: previous.registry, ...(previous.registryUrl && { registryUrl: previous.registryUrl }), resolved: previous.resolved, dependency: previous.dependency === true };
+        const staged: Staged = { name, version: previous.version, dir, manifest, integrity: previous.integrity, range: previous.range, registry: previous.registry, ...(previous.registryUrl && { registryUrl: previous.registryUrl }), resolved: previous.resolved, dependency: previous.dependency === true, ...(previous.signature && { signature: previous.signature }), ...(previous.tree && { tree: previous.tree }) };
         // The folder is already in place: commit moves nothing and switches the link.
         const change = await commit(installContext, staged);
         return { changes: [change], notes: [] } satisfies InstallResult;
@@ -247,8 +304,23 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     },
 
     installed: (): Promise<LockFile> => store.read(),
+
+    async verify(names, { signal } = {}) {
+      const notes: MarketNote[] = [];
+      const lock = await store.read();
+      const chosen = names.length === 0 ? Object.values(lock.plugins) : names.map((name) => lock.plugins[name] ?? notInstalled(name));
+      const revoked = await revocationsFor(chosen, reading(signal, notes));
+      const linked = new Set(kernel.status().filter((p) => p.linked === true).map((p) => p.name));
+      const plugins = [];
+      for (const entry of chosen) plugins.push(await verifyInstalled(store, entry, { linked: linked.has(entry.name), revoked: revoked.find((r) => r.name === entry.name) }));
+      return { plugins, revoked, notes };
+    },
   };
   return service;
+}
+
+function markOf(entry: RevokedEntry | undefined): LockEntry['revoked'] {
+  return entry ? { reason: entry.reason, ...(entry.use && { use: entry.use }) } : undefined;
 }
 
 function safePick(packument: Parameters<typeof pickVersion>[0], range: string, registry: Registry): string | undefined {

@@ -2,13 +2,15 @@
  * The trust plugin: provides the `trust` service (who may run what, by
  * SHA-256 fingerprint and source) and the `plinth trust` commands, and gates
  * loading: a workspace plugin's code is imported only once its folder is
- * approved. Eager, and builtin plugins load first, so the gate is in place
+ * approved, and an installed plugin's only while its files are as installed
+ * (installed-gate.ts). Eager, and builtin plugins load first, so the gate is in place
  * before any other plugin's code runs.
  */
 import { join } from 'node:path';
 import { type PluginInfo, definePlugin } from 'plinth/sdk';
 import { trustCommands } from './commands.js';
 import { answerWithin, pluginGate } from './gate.js';
+import { installedFilesGate } from './installed-gate.js';
 import { createTrustService } from './service.js';
 import { TrustStore } from './store.js';
 import type { CommandContext } from './verdict.js';
@@ -24,7 +26,10 @@ export default definePlugin({
     const service = createTrustService({ store, log: ctx.log, signal: ctx.signal, where, redact: (text) => kernel.redact(text) });
     kernel.provide('trust', service);
     // The service itself, not kernel.get('trust'): settings cannot hand this check to another provider.
-    kernel.hooks.load.tap(pluginGate({ service, log: ctx.log, answerWithinMs: () => answerWithin(kernel.config) }));
+    const installed = installedFilesGate(ctx.paths.home);
+    const approved = pluginGate({ service, log: ctx.log, answerWithinMs: () => answerWithin(kernel.config) });
+    // Installed plugins first: files changed on disk are refused as such, before any question of approval.
+    kernel.hooks.load.tap(async (plugin) => (await installed(plugin)) ?? approved(plugin));
     // The plugins as they are now (a replaced one under its new version, one that left forgotten);
     // approvals live in trust.json and stay: a plugin that comes back as it was needs none again.
     const plugins = new Map<string, PluginInfo>();

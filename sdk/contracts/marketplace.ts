@@ -6,6 +6,10 @@
  * receives them over a wire can check them.
  */
 import { z } from 'zod';
+import { installedTreeSchema } from '../installed-tree.js';
+
+/** A keyid as the keys document lists it: `SHA256:<base64>`. */
+const keyidSchema = z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}=?$/, 'expected a keyid such as "SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA" (`plinth registry keygen` prints it)');
 
 /** One registry as the user's settings name it (`registries: [...]`), token unresolved. */
 export const registrySettingSchema = z.object({
@@ -17,6 +21,19 @@ export const registrySettingSchema = z.object({
   token: z.string().regex(/^\$\{env:[A-Za-z_][A-Za-z0-9_]*\}$/, 'expected an environment reference such as "${env:MY_REGISTRY_TOKEN}" (a token is never written in a settings file)').optional(),
   /** `@scope`: names of that scope are looked up in this registry only. */
   scope: z.string().regex(/^@[a-z0-9-~][a-z0-9-._~]*$/, 'expected a scope such as "@acme"').optional(),
+  /**
+   * The keys this registry signs with, pinned by keyid. Without it, the keys
+   * the registry lists are trusted on first use (shown and asked on a
+   * terminal) and recorded; after that, only a rotation signed by a trusted
+   * key moves trust to another.
+   */
+  keys: z.array(keyidSchema).min(1).optional(),
+  /**
+   * `required` (the default when the registry lists keys or keys are
+   * pinned): every version must be signed by a trusted key; `if-present`:
+   * unsigned versions pass, signed ones are checked; `off`: nothing is checked.
+   */
+  signatures: z.enum(['required', 'if-present', 'off']).optional(),
 });
 export type RegistrySetting = z.infer<typeof registrySettingSchema>;
 
@@ -26,8 +43,8 @@ export const registriesSettingSchema = z.array(registrySettingSchema);
 /** A note about where data came from: a registry served from its cache because it was unreachable. */
 export const marketNoteSchema = z.object({
   registry: z.string(),
-  /** `stale`: served from a cache older than 5 minutes because the registry did not answer; `unchecked`: signed, but the registry lists no keys. */
-  kind: z.enum(['stale', 'unreachable', 'unchecked']),
+  /** `stale`: served from a cache older than 5 minutes because the registry did not answer; `unchecked`: signed, but the registry lists no keys (or none trusted yet); `trusted`: a key trusted on first use or moved to by a rotation. */
+  kind: z.enum(['stale', 'unreachable', 'unchecked', 'trusted']),
   message: z.string(),
   /** Age of the cached document, in ms, when `stale`. */
   ageMs: z.number().optional(),
@@ -83,6 +100,12 @@ const installedVersionSchema = z.object({
   installedAt: z.string(),
   /** Installed because another plugin depends on it, not asked for by name. */
   dependency: z.boolean().optional(),
+  /** The registry signature it was installed under (`dist.signatures[]` entry that verified). */
+  signature: z.object({ keyid: z.string(), sig: z.string() }).optional(),
+  /** Every file as installed, and the tree digest: checked before each load. */
+  tree: installedTreeSchema.optional(),
+  /** The registry revoked this version: it does not load. */
+  revoked: z.object({ reason: z.string(), use: z.string().optional() }).optional(),
 });
 
 /** One entry of `$PLINTH_HOME/plugins.lock.json`. */
@@ -128,11 +151,41 @@ export const outdatedEntrySchema = z.object({
 });
 export type OutdatedEntry = z.infer<typeof outdatedEntrySchema>;
 
-export const outdatedResultSchema = z.object({ plugins: z.array(outdatedEntrySchema), notes: z.array(marketNoteSchema) });
+/** An installed version its registry revoked. `use`: the version to move to (the registry's, else the newest not revoked). */
+export const revokedEntrySchema = z.object({ name: z.string(), version: z.string(), reason: z.string(), use: z.string().optional(), registry: z.string() });
+export type RevokedEntry = z.infer<typeof revokedEntrySchema>;
+
+export const outdatedResultSchema = z.object({ plugins: z.array(outdatedEntrySchema), revoked: z.array(revokedEntrySchema), notes: z.array(marketNoteSchema) });
 export type OutdatedResult = z.infer<typeof outdatedResultSchema>;
 
 export const uninstallResultSchema = z.object({ name: z.string(), version: z.string(), removed: z.array(z.string()) });
 export type UninstallResult = z.infer<typeof uninstallResultSchema>;
+
+/** One installed plugin checked against its lock entry (`plinth ext verify`). */
+export const verifyEntrySchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  /** `ok`, `changed` (files differ), `unrecorded` (installed before trees were recorded), `linked` (a development folder: not checked), `revoked`. */
+  status: z.enum(['ok', 'changed', 'unrecorded', 'linked', 'revoked']),
+  changed: z.array(z.string()),
+  added: z.array(z.string()),
+  removed: z.array(z.string()),
+  dir: z.string(),
+  signature: z.string().optional(),
+  reason: z.string().optional(),
+  /** The command that restores it. */
+  restore: z.string().optional(),
+});
+export type VerifyEntry = z.infer<typeof verifyEntrySchema>;
+export const verifyResultSchema = z.object({ plugins: z.array(verifyEntrySchema), revoked: z.array(revokedEntrySchema), notes: z.array(marketNoteSchema) });
+export type VerifyResult = z.infer<typeof verifyResultSchema>;
+
+/** A registry's keys offered for trust on first use. */
+export interface KeyTrustRequest {
+  readonly registry: string;
+  readonly url: string;
+  readonly keys: ReadonlyArray<{ keyid: string; keytype: string }>;
+}
 
 /** How a caller approves what a download declares before any of it runs. */
 export interface ApprovalRequest {
@@ -150,6 +203,12 @@ export interface InstallOptions {
   /** Download progress (bytes so far, total when known). */
   readonly progress?: (name: string, received: number, total: number | undefined) => void;
   readonly signal?: AbortSignal;
+  /** Install the version again even when it is the active one (restores files changed on disk). */
+  readonly force?: boolean;
+  /** Asked before a registry's keys are trusted on first use; without it (or on "no") the install stops with `PLN_E_MARKET_KEY_UNTRUSTED`. */
+  readonly trustKeys?: (request: KeyTrustRequest) => Promise<boolean>;
+  /** Keyids to trust on first use without asking (`--trust-key`): only these, and only when the registry lists them. */
+  readonly trustKeyIds?: readonly string[];
 }
 
 /** The `marketplace` service. Every failure is a PlinthError with a `PLN_E_…` code and `details.step`. */
@@ -164,6 +223,8 @@ export interface MarketplaceService {
   uninstall(name: string): Promise<UninstallResult>;
   /** The lock file as it is now. */
   installed(): Promise<LockFile>;
+  /** Checks installed plugins' files against the lock file (and their registries' revocations). `names` empty: all. */
+  verify(names: readonly string[], options?: { signal?: AbortSignal }): Promise<VerifyResult>;
 }
 
 declare module '../index.js' {

@@ -1,0 +1,52 @@
+/**
+ * The other half of the `load` gate, for plugins installed with `plinth ext
+ * install` (a folder under `plugins/.versions/`): before the plugin's code
+ * is imported, its files must be those its lock entry recorded at install
+ * (sdk/installed-tree.ts: one stat per file while nothing changed, a rehash
+ * of what did), and its registry must not have revoked it. The lock file and
+ * the tree check are the sdk's contract, so this needs nothing of the
+ * marketplace plugin (which is lazy: it is not loaded for this). A linked
+ * development folder lives elsewhere and is not checked.
+ */
+import { realpath } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import { INSTALLED_VERSIONS_DIR, type LockEntry, type PluginInfo, checkTree, describeTreeCheck, lockFileSchema, readInstalledLockText } from 'plinth/sdk';
+
+export function installedFilesGate(home: string): (plugin: PluginInfo) => Promise<string | undefined> {
+  return async (plugin) => {
+    if (plugin.dir === '' || plugin.linked) return undefined;
+    const versions = await realpath(join(home, INSTALLED_VERSIONS_DIR)).catch(() => undefined);
+    if (versions === undefined) return undefined;
+    const dir = await realpath(plugin.dir).catch(() => plugin.dir);
+    if (!dir.startsWith(`${versions}${sep}`)) return undefined;
+    const id = `${plugin.name}@${plugin.version}`;
+    const entry = await lockEntryOf(home, plugin);
+    if (entry === 'invalid') return `PLN_E_MARKET_LOCK_INVALID: installed plugin ${id} cannot be checked: ${join(home, 'plugins.lock.json')} is not a plinth lock file; restore it, or install the plugin again`;
+    // Installed before files were recorded (or the record is being repaired): nothing to compare with.
+    if (entry === undefined || !entry.tree) return undefined;
+    if (entry.revoked) {
+      return `PLN_E_MARKET_REVOKED: installed plugin ${id} was revoked by its registry: ${entry.revoked.reason}${entry.revoked.use ? `; move to ${entry.revoked.use}: plinth ext install ${plugin.name}@${entry.revoked.use}` : '; `plinth ext outdated` shows what to move to'}`;
+    }
+    const check = await checkTree(dir, entry.tree);
+    if (check.ok) return undefined;
+    return `PLN_E_MARKET_FILES_CHANGED: installed plugin ${id} changed on disk since it was installed (${describeTreeCheck(check)}); \`plinth ext verify ${plugin.name}\` lists every difference, \`plinth ext install --force ${id}\` restores it from its registry, verified again`;
+  };
+}
+
+async function lockEntryOf(home: string, plugin: PluginInfo): Promise<LockEntry | 'invalid' | undefined> {
+  const text = await readInstalledLockText(home);
+  if (text === undefined) return undefined;
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return 'invalid';
+  }
+  const parsed = lockFileSchema.safeParse(data);
+  if (!parsed.success) return 'invalid';
+  const entry = parsed.data.plugins[plugin.name];
+  if (entry?.version === plugin.version) return entry;
+  // A kill between recording a new version and switching the link: the active one is the previous.
+  if (entry?.previous?.version === plugin.version) return entry.previous;
+  return undefined;
+}
