@@ -9,12 +9,14 @@
  * Each test copies the fixtures into a fresh project (`.claude/hooks/`, `.gemini/hooks/`) and
  * writes the user's settings, as a user moving from a peer would.
  */
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { tagPeerHooks } from 'plinth/sdk';
 import type { InlinePlugin } from '../kernel/kernel.js';
+import { trustSubject } from '../plugins/hooks/engine.js';
 import { readCommandLine } from '../plugins/hooks/dialects/command-line.js';
 import { compilePeerMatcher } from '../plugins/hooks/dialects/matcher.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
@@ -139,6 +141,20 @@ describe('Claude Code hooks', () => {
     expect(other.allow).toBe(true);
   });
 
+  it('a script named directly runs through the interpreter of its #! line, and through sh without one (as a shell would)', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, {
+      PreToolUse: [group('$CLAUDE_PROJECT_DIR/.claude/hooks/protect-env.py', { matcher: 'Write' }), group('.claude/hooks/no-shebang.sh', { matcher: 'Bash' })],
+    });
+    const { hooks } = await (await kernel.get('hooks')).definitions();
+    expect(hooks.map((h) => h.action)).toEqual([
+      { type: 'command', command: 'python3', args: [join(workspace, '.claude', 'hooks', 'protect-env.py')] },
+      { type: 'command', command: 'sh', args: ['.claude/hooks/no-shebang.sh'] },
+    ]);
+    expect((await kernel.emit('before_tool', { tool: 'Write', args: { file_path: 'a/.env' } })).messages[0]).toBe('a/.env holds secrets and is protected');
+    expect((await kernel.emit('before_tool', { tool: 'Bash', args: {} })).messages[0]).toBe('no shebang here');
+  });
+
   it('a JSON permissionDecision "deny", pretty-printed over several lines (python), blocks with its reason; the "Edit|Write" list matches both', async () => {
     const workspace = await project();
     const kernel = await boot(workspace, { PreToolUse: [group('python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/protect-env.py"', { matcher: 'Edit|Write' })] });
@@ -230,6 +246,20 @@ describe('Claude Code hooks', () => {
     expect((await kernel.emit('after_agent', { stopHookActive: true })).allow).toBe(true);
   });
 
+  it('PostToolUse: a "block" (JSON or exit 2) cannot undo the call: the reason goes to the model and the result stays', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, {
+      PostToolUse: [
+        group(`node -e 'console.log(JSON.stringify({ decision: "block", reason: "the file has lint errors: run npm run lint" }))'`, { matcher: 'Write' }),
+        group('.claude/hooks/block-rm.sh', { matcher: 'Bash' }),
+      ],
+    });
+    const write = await kernel.emit('after_tool', { tool: 'Write', args: {}, result: { ok: true } });
+    expect(write).toMatchObject({ allow: true, systemMessages: ['the file has lint errors: run npm run lint'] });
+    const bash = await kernel.emit('after_tool', { tool: 'Bash', args: { command: 'rm -rf tmp' }, result: { stdout: '' } });
+    expect(bash).toMatchObject({ allow: true, systemMessages: ["Blocked: 'rm -rf tmp' deletes recursively; remove the files one by one"] });
+  });
+
   it('continue: false blocks with stopReason, says systemMessage, and stops the hooks after it', async () => {
     const workspace = await project();
     const log = join(workspace, 'after.jsonl');
@@ -266,19 +296,37 @@ describe('Claude Code hooks', () => {
   it('a command that needs a shell is refused with a fix, and runs through sh where plugins.hooks.settings.shellCommands allows the source', async () => {
     const workspace = await project();
     const piped = `echo '{"decision": "block", "reason": "piped"}' | cat`;
-    const refused = await boot(workspace, { PostToolUse: [group(piped)] });
+    const refused = await boot(workspace, { Stop: [group(piped)] });
     const { problems } = await (await refused.get('hooks')).definitions();
     expect(problems).toEqual([
       expect.objectContaining({ code: 'PLN_E_HOOK_SHELL_REFUSED', message: expect.stringContaining('the command needs a shell (the shell operator "|") and user hooks may not run shell commands; to allow it, add "user" to plugins.hooks.settings.shellCommands') }),
     ]);
-    expect((await refused.emit('after_tool', { tool: 'Bash' })).allow).toBe(true);
+    expect((await refused.emit('after_agent', {})).allow).toBe(true);
     await refused.dispose();
     kernels.splice(kernels.indexOf(refused), 1);
 
-    const allowed = await boot(workspace, { PostToolUse: [group(piped)] }, { hookSettings: { shellCommands: ['user'] } });
-    const decision = await allowed.emit('after_tool', { tool: 'Bash' });
+    const allowed = await boot(workspace, { Stop: [group(piped)] }, { hookSettings: { shellCommands: ['user'] } });
+    const decision = await allowed.emit('after_agent', {});
     expect(decision.allow).toBe(false);
     expect(decision.messages[0]).toBe('piped');
+  });
+
+  it('a plinth definition with "protocol": "claude" speaks Claude Code\'s protocol under plinth\'s own rules; persistent and events without a Claude name are refused', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, {
+      before_tool: [{ name: 'no-rm', command: 'bash', args: ['.claude/hooks/block-rm.sh'], matcher: 'Ba*', protocol: 'claude', cwd: workspace }],
+      after_tool: [{ name: 'kept', command: 'node', args: ['record.js', 'x'], protocol: 'claude', persistent: true }],
+      file_change: [{ name: 'files', command: 'node', args: ['record.js', 'y'], protocol: 'gemini' }],
+    });
+    const { hooks, problems } = await (await kernel.get('hooks')).definitions();
+    expect(hooks.map((h) => `${h.id} ${h.protocol} ${h.onError}`)).toEqual(['user:no-rm claude block']);
+    expect(problems.map((p) => `${p.code} ${p.message.split(': ').slice(1).join(': ')}`)).toEqual([
+      'PLN_E_HOOK_INVALID hooks.after_tool[0].persistent: a "claude" hook runs one process per event, as its peer does: "persistent" applies only to plinth\'s protocol',
+      'PLN_E_HOOK_DIALECT_UNSUPPORTED hooks.file_change[0].protocol: Gemini CLI has no event for file_change: a "gemini" hook cannot subscribe to it',
+    ]);
+    // plinth's glob matcher, Claude Code's stdin and exit 2.
+    const decision = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf x' } });
+    expect(decision).toMatchObject({ allow: false, messages: ["Blocked: 'rm -rf x' deletes recursively; remove the files one by one"] });
   });
 
   it('events without a plinth counterpart and non-command hooks are reported, not dropped silently', async () => {
@@ -325,7 +373,7 @@ describe('Gemini CLI hooks', () => {
     ]);
     for (const r of seen) {
       expect(r.input).toMatchObject({ session_id: 'g', cwd: workspace, timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
-      expect(r.env).toMatchObject({ GEMINI_PROJECT_DIR: workspace, CLAUDE_PROJECT_DIR: workspace });
+      expect(r.env).toMatchObject({ GEMINI_PROJECT_DIR: workspace, GEMINI_CWD: workspace, CLAUDE_PROJECT_DIR: workspace });
     }
     const by = Object.fromEntries(seen.map((r) => [r.input.hook_event_name as string, r.input]));
     expect(by.SessionStart).toMatchObject({ source: 'clear' });
@@ -419,6 +467,121 @@ describe('Gemini CLI hooks', () => {
     }
     const plain = await kernel.emit('after_tool', { tool: 'read_file', result: {} });
     expect(plain).toMatchObject({ allow: true, messages: ['Logged the tool call'] });
+  });
+});
+
+// ── every event, both ways of blocking ──────────────────────────────────────
+
+describe('a block on every event of both peers, by exit 2 and by JSON decision', () => {
+  /** plinth event, the context it fires with, and what a block means there: `blocks`, `says` (advisory: a message), `tells the model` (Claude Code's PostToolUse). */
+  const EVENTS: ReadonlyArray<[string, string, 'claude' | 'gemini', Record<string, unknown>, 'blocks' | 'says' | 'tells the model']> = [
+    ['PreToolUse', 'before_tool', 'claude', { tool: 'Bash', args: {} }, 'blocks'],
+    ['PostToolUse', 'after_tool', 'claude', { tool: 'Bash', args: {}, result: {} }, 'tells the model'],
+    ['UserPromptSubmit', 'before_agent', 'claude', { prompt: 'x' }, 'blocks'],
+    ['Stop', 'after_agent', 'claude', {}, 'blocks'],
+    ['SessionStart', 'session_start', 'claude', {}, 'says'],
+    ['SessionEnd', 'session_end', 'claude', {}, 'says'],
+    ['PreCompact', 'pre_compress', 'claude', {}, 'says'],
+    ['Notification', 'notification', 'claude', { message: 'm' }, 'says'],
+    ['BeforeTool', 'before_tool', 'gemini', { tool: 'read_file', args: {} }, 'blocks'],
+    ['AfterTool', 'after_tool', 'gemini', { tool: 'read_file', args: {}, result: {} }, 'blocks'],
+    ['BeforeAgent', 'before_agent', 'gemini', { prompt: 'x' }, 'blocks'],
+    ['AfterAgent', 'after_agent', 'gemini', { prompt: 'x', response: 'y' }, 'blocks'],
+    ['BeforeModel', 'before_model', 'gemini', { request: {} }, 'blocks'],
+    ['AfterModel', 'after_model', 'gemini', { request: {}, response: {} }, 'blocks'],
+    ['BeforeToolSelection', 'before_tool_selection', 'gemini', { request: {} }, 'blocks'],
+    ['SessionStart', 'session_start', 'gemini', {}, 'says'],
+    ['SessionEnd', 'session_end', 'gemini', {}, 'says'],
+    ['PreCompress', 'pre_compress', 'gemini', {}, 'says'],
+    ['Notification', 'notification', 'gemini', { message: 'm' }, 'says'],
+  ];
+
+  for (const how of ['exit2', 'json'] as const) {
+    it(`by ${how === 'exit2' ? 'exit 2 (stderr the reason)' : 'JSON "decision": "block" (reason)'}`, async () => {
+      const workspace = await project();
+      await cp(join(FIXTURES, 'decide.sh'), join(workspace, 'decide.sh'));
+      const results: string[] = [];
+      for (const protocol of ['claude', 'gemini'] as const) {
+        const events = EVENTS.filter((e) => e[2] === protocol);
+        const kernel = await boot(workspace, Object.fromEntries(events.map(([peer]) => [peer, [group(`bash decide.sh ${how}`, { protocol })]])));
+        for (const [peer, event, , context] of events) {
+          const decision = await kernel.emit(event as Parameters<TestKernel['emit']>[0], context);
+          const reason = `no ${peer} (${how === 'exit2' ? 'exit 2' : 'JSON'})`;
+          const effect = !decision.allow && decision.messages[0] === reason ? 'blocks' : decision.allow && decision.messages.includes(reason) ? 'says' : decision.allow && decision.systemMessages.includes(reason) ? 'tells the model' : `?? ${JSON.stringify(decision)}`;
+          results.push(`${protocol} ${peer} ${effect}`);
+        }
+        await kernel.dispose();
+        kernels.splice(kernels.indexOf(kernel), 1);
+      }
+      expect(results).toEqual(EVENTS.map(([peer, , protocol, , effect]) => `${protocol} ${peer} ${effect}`));
+    });
+  }
+});
+
+// ── a peer plugin's hooks ───────────────────────────────────────────────────
+
+describe("a Claude Code plugin's and a Gemini CLI extension's hooks (manifest.peer, as the extensions plugin synthesises it)", () => {
+  it('are read in that peer\'s dialect, with CLAUDE_PLUGIN_ROOT and ${extensionPath}, as extension hooks that need approval', async () => {
+    const workspace = await project();
+    const log = join(workspace, 'plugins.jsonl');
+    const claudeDir = join(workspace, 'vendor', 'safety');
+    const geminiDir = join(workspace, 'vendor', 'greeter');
+    await cp(join(FIXTURES, 'claude'), join(claudeDir, 'hooks'), { recursive: true });
+    await cp(join(FIXTURES, 'record.js'), join(claudeDir, 'record.js'));
+    await cp(join(FIXTURES, 'record.js'), join(geminiDir, 'record.js'));
+    const manifest = (dir: string, value: Record<string, unknown>) => writeFile(join(dir, 'manifest.json'), JSON.stringify(value, null, 2));
+    await manifest(claudeDir, {
+      name: 'safety',
+      version: '1.0.0',
+      peer: { format: 'claude', file: join(claudeDir, '.claude-plugin', 'plugin.json') },
+      hooks: {
+        PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: '"${CLAUDE_PLUGIN_ROOT}"/hooks/block-rm.sh' }] }],
+        SessionStart: [{ hooks: [{ type: 'command', command: `node "\${CLAUDE_PLUGIN_ROOT}/record.js" ${log} claude` }] }],
+      },
+    });
+    // SessionStart alone is both peers' event: manifest.peer says which.
+    await manifest(geminiDir, {
+      name: 'greeter',
+      version: '2.0.0',
+      peer: { format: 'gemini', file: join(geminiDir, 'gemini-extension.json') },
+      hooks: { SessionStart: [{ hooks: [{ type: 'command', command: `node \${extensionPath}\${/}record.js ${log} gemini` }] }] },
+    });
+    const kernel = await createTestKernel({ builtin: true, workspace, pluginDirs: [claudeDir, geminiDir] });
+    kernels.push(kernel);
+
+    const hooks = await kernel.get('hooks');
+    const { hooks: defined, problems } = await hooks.definitions();
+    expect(problems).toEqual([]);
+    expect(defined.map((h) => `${h.id} ${h.protocol} ${h.source}`).sort()).toEqual(['greeter/SessionStart.0.0 gemini extension', 'safety/PreToolUse.0.0 claude extension', 'safety/SessionStart.0.0 claude extension']);
+    const guard = defined.find((h) => h.id === 'safety/PreToolUse.0.0');
+    expect(guard?.action).toEqual({ type: 'command', command: 'bash', args: [join(claudeDir, 'hooks', 'block-rm.sh')] });
+    expect(guard?.origin).toBe(`${join(claudeDir, '.claude-plugin', 'plugin.json')}#hooks.PreToolUse[0].hooks[0]`);
+
+    // Not approved yet: skipped, and the decision says so.
+    const before = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf /' } });
+    expect(before.allow).toBe(true);
+    expect(before.systemMessages.join('\n')).toContain('plinth hooks trust safety/PreToolUse.0.0');
+
+    const trust = await kernel.get('trust');
+    for (const hook of defined) await trust.approve(trustSubject(hook));
+    const after = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf /' } });
+    expect(after.allow).toBe(false);
+    expect(after.blockedBy?.by).toBe('safety/PreToolUse.0.0');
+
+    await kernel.emit('session_start', { source: 'startup' });
+    const seen = await records(log);
+    expect(seen.map((r) => [r.args[0], r.input.hook_event_name, r.env.CLAUDE_PLUGIN_ROOT ?? null, r.env.GEMINI_PROJECT_DIR ?? null]).sort()).toEqual([
+      ['claude', 'SessionStart', claudeDir, null],
+      ['gemini', 'SessionStart', null, workspace],
+    ]);
+  });
+});
+
+describe('tagPeerHooks (plinth/sdk)', () => {
+  it("stamps a peer's protocol on each matcher group and leaves the rest as it is", () => {
+    const hooks = { SessionStart: [{ hooks: [] }, 'odd'], before_tool: [{ name: 'x' }], enabled: true };
+    expect(tagPeerHooks(hooks, 'gemini')).toEqual({ SessionStart: [{ hooks: [], protocol: 'gemini' }, 'odd'], before_tool: [{ name: 'x' }], enabled: true });
+    expect(hooks.SessionStart[0]).toEqual({ hooks: [] });
   });
 });
 

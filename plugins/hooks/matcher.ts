@@ -143,5 +143,6 @@ function matchesPeer(protocol: 'claude' | 'gemini', pattern: string, event: Even
   if (!matcher.ok) return false;
   if (TOOL_EVENTS.has(event)) return toolNamesOf(context).some((tool) => matcher.test(peerToolName(tool, context)));
   const subject = peerMatchSubject(event, context);
-  return subject === undefined || matcher.test(subject);
+  // Gemini CLI compares a lifecycle matcher (the source, the trigger) exactly.
+  return subject === undefined || (protocol === 'gemini' ? subject === pattern : matcher.test(subject));
 }

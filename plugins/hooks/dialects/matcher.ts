@@ -4,6 +4,7 @@
  * - Claude Code: a plain name or a `|` list of plain names matches exactly (`Write` is not
  *   `NotebookWrite`); anything else is a regular expression (`Notebook.*`, `mcp__memory__.*`).
  * - Gemini CLI: a regular expression; one that is not valid falls back to an exact comparison.
+ *   On lifecycle events (a session's source, a compression's trigger) it compares exactly.
  *
  * `""`, `"*"` and no matcher match everything (decided where the section is read).
  * plinth names an MCP tool `<server>__<tool>`; both peers name it `mcp__<server>__<tool>`, which is

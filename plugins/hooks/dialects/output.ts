@@ -7,7 +7,8 @@
  *   (Claude Code: `UserPromptSubmit`, `SessionStart`), a message to the user in Gemini CLI, and
  *   nothing elsewhere.
  * - exit 2: a block, stderr the reason; on the events the peer never blocks (session start and
- *   end, compression, notifications) a message.
+ *   end, compression, notifications) a message; on Claude Code's PostToolUse (the tool already
+ *   ran) context for the model.
  * - any other exit, a timeout, a crash: a failure of the hook, which its `onError` decides
  *   (`allow` unless the definition says `block`: the peers go on).
  *
@@ -65,7 +66,9 @@ export function peerRunResult(
   const advisory = ADVISORY[input.protocol].has(input.canonical);
   if (outcome.kind === 'exit' && outcome.code === 2) {
     const reason = facts.stderrTail.trim() || `${hookLabel(hook)} exited with code 2`;
-    return ok(advisory ? { allow: true, message: reason } : { allow: false, message: reason }, 2);
+    if (advisory) return ok({ allow: true, message: reason }, 2);
+    if (feedsBack(input)) return ok({ allow: true, systemMessage: reason }, 2);
+    return ok({ allow: false, message: reason }, 2);
   }
   if (outcome.kind !== 'output') return toRunResult(hook, outcome, facts);
   const text = decodeUtf8(outcome.bytes);
@@ -80,6 +83,11 @@ export function peerRunResult(
     return { ok: false, failure: 'invalid_output', message: `${hookLabel(hook)} answered with an invalid ${input.protocol === 'claude' ? 'Claude Code' : 'Gemini CLI'} hook output: ${problems}`, durationMs: facts.durationMs, stderrTail: facts.stderrTail, exitCode: 0 };
   }
   return ok(interpret(input, output.data, advisory), 0);
+}
+
+/** Claude Code's PostToolUse: a block cannot undo the call; it is feedback for the model (Gemini CLI's AfterTool "deny" does withhold the result). */
+function feedsBack(input: PeerHookInput): boolean {
+  return input.protocol === 'claude' && input.canonical === 'after_tool';
 }
 
 /** The JSON object `text` is, or undefined when it is not one (then it is plain text, as the peers read it). */
@@ -118,12 +126,19 @@ function interpret(input: PeerHookInput, out: PeerOutput, advisory: boolean): Ho
     allow = true;
     approval = undefined;
   }
+  let feedback: string | undefined;
+  if (!allow && !stop && feedsBack(input)) {
+    // Claude Code's PostToolUse "block": the tool already ran and its result stays; the reason goes to the model.
+    allow = true;
+    feedback = reason;
+    reason = undefined;
+  }
   const messages = [...(reason !== undefined ? [reason] : []), ...(out.systemMessage !== undefined ? [out.systemMessage] : [])];
   const context = rewrites(input, specific);
   return {
     allow,
     ...(messages.length > 0 && { message: messages.join('\n') }),
-    ...(specific.additionalContext !== undefined && { systemMessage: specific.additionalContext }),
+    ...((specific.additionalContext !== undefined || feedback !== undefined) && { systemMessage: [feedback, specific.additionalContext].filter((t) => t !== undefined).join('\n') }),
     ...(context && { context }),
     ...(stop && !advisory && { continue: false }),
     ...(approval && allow && { approval }),

@@ -15,7 +15,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, isAbsolute, resolve } from 'node:path';
-import { peerEventsOf, type HookSource, type PeerProtocol, type PlinthError } from 'plinth/sdk';
+import { peerEventsOf, type PeerProtocol, type PlinthError } from 'plinth/sdk';
 import { z } from 'zod';
 import { type HookDefaults, type Mutable, type SectionOrigin, hookId, problem } from '../definition.js';
 import type { HookDefinition } from '../types.js';
@@ -59,20 +59,6 @@ export interface PeerTranslation {
   readonly problems: PlinthError[];
 }
 
-/** Where a section was read, with what peer hooks need: the project folder and, for a plugin, its folder. */
-export interface PeerOrigin extends SectionOrigin {
-  /** The section is one peer's (a peer plugin's manifest, an import): every group speaks it. */
-  readonly protocol?: PeerProtocol;
-}
-
-/** Extra values of {@link HookDefaults} for peer hooks. */
-export interface PeerDefaults {
-  /** Sources whose peer hooks may run a command through `sh -c` (setting `shellCommands`). */
-  readonly shellSources?: readonly HookSource[];
-  /** `~` in a command; the user's home folder by default. */
-  readonly userHome?: string;
-}
-
 /** The one peer a section's unambiguous event names point to, if they agree. */
 export function sectionPeer(keys: readonly string[]): PeerProtocol | undefined {
   const peers = new Set(keys.map(peerEventsOf).filter((p) => p.length === 1).map((p) => p[0]!));
@@ -83,7 +69,7 @@ export function sectionPeer(keys: readonly string[]): PeerProtocol | undefined {
  * Translates the groups listed under the peer event `key` of a section.
  * `hint` is the peer the rest of the section points to ({@link sectionPeer}).
  */
-export function translatePeerEvent(key: string, list: unknown, where: PeerOrigin, defaults: HookDefaults & PeerDefaults, hint: PeerProtocol | undefined): PeerTranslation {
+export function translatePeerEvent(key: string, list: unknown, where: SectionOrigin, defaults: HookDefaults, hint: PeerProtocol | undefined): PeerTranslation {
   const hooks: Mutable<HookDefinition>[] = [];
   const problems: PlinthError[] = [];
   const base = `${where.path ?? 'hooks'}.${key}`;
@@ -181,11 +167,12 @@ type Action =
   | { readonly ok: false; readonly code: 'PLN_E_HOOK_INVALID' | 'PLN_E_HOOK_SHELL_REFUSED'; readonly why: string };
 
 /** The values plinth expands in a peer command itself. */
-export function peerExpansions(protocol: PeerProtocol, where: PeerOrigin, defaults: PeerDefaults): Expansions {
+export function peerExpansions(protocol: PeerProtocol, where: SectionOrigin, defaults: Pick<HookDefaults, 'shellSources' | 'userHome'>): Expansions {
   const project = resolve(where.projectDir ?? where.baseDir);
   const values: Record<string, string> = { CLAUDE_PROJECT_DIR: project, HOME: defaults.userHome ?? homedir() };
   if (protocol === 'gemini') {
     values.GEMINI_PROJECT_DIR = project;
+    values.GEMINI_CWD = project;
     values.workspacePath = project;
   }
   if (where.plugin !== undefined) {
@@ -200,7 +187,7 @@ export function peerExpansions(protocol: PeerProtocol, where: PeerOrigin, defaul
  * runs through the interpreter its `#!` line names, so that the whitelist (`allowedCommands`)
  * decides as for any hook; shell syntax runs through `sh -c` where the settings allow it.
  */
-export function commandAction(command: string, protocol: PeerProtocol, where: PeerOrigin, defaults: PeerDefaults): Action {
+export function commandAction(command: string, protocol: PeerProtocol, where: SectionOrigin, defaults: Pick<HookDefaults, 'shellSources' | 'userHome'>): Action {
   const line = readCommandLine(command, peerExpansions(protocol, where, defaults), defaults.userHome ?? homedir());
   if (line.kind === 'invalid') return { ok: false, code: 'PLN_E_HOOK_INVALID', why: `the command cannot be read: ${line.why}` };
   if (line.kind === 'shell') {
@@ -219,7 +206,7 @@ export function commandAction(command: string, protocol: PeerProtocol, where: Pe
   return { ok: true, command: program, args };
 }
 
-/** The interpreter a script's `#!` line names (`/usr/bin/env python3` → python3, `/bin/bash` → bash); undefined when unreadable. */
+/** The interpreter a script's `#!` line names (`/usr/bin/env python3` → python3, `/bin/bash` → bash), sh for a text file without one; undefined when unreadable or a binary. */
 function shebangOf(file: string): { program: string; args: string[] } | undefined {
   let head: string;
   try {
@@ -234,7 +221,8 @@ function shebangOf(file: string): { program: string; args: string[] } | undefine
   } catch {
     return undefined;
   }
-  if (!head.startsWith('#!')) return undefined;
+  // Without a `#!` line a shell runs a text file as a shell script (execve's ENOEXEC): so does plinth, with sh.
+  if (!head.startsWith('#!')) return head.includes('\0') || head.startsWith('\x7fELF') ? undefined : { program: 'sh', args: [] };
   const words = (head.slice(2).split('\n')[0] ?? '').trim().split(/\s+/).filter(Boolean);
   if (words.length === 0) return undefined;
   let [first, ...rest] = words as [string, ...string[]];

@@ -35,12 +35,15 @@ export function hookEnvironment(
 
 /**
  * The variables a peer's hooks read: `CLAUDE_PROJECT_DIR` (Gemini CLI sets it too, for Claude
- * Code's scripts), `GEMINI_PROJECT_DIR`, and `CLAUDE_PLUGIN_ROOT` for a plugin's hook.
+ * Code's scripts), `GEMINI_PROJECT_DIR` and `GEMINI_CWD`, and `CLAUDE_PLUGIN_ROOT` for a plugin's hook.
  */
 export function peerVariables(hook: Pick<HookDefinition, 'protocol' | 'pluginRoot'>, workspace: string): Record<string, string> {
   if (hook.protocol !== 'claude' && hook.protocol !== 'gemini') return {};
   const env: Record<string, string> = { CLAUDE_PROJECT_DIR: workspace };
-  if (hook.protocol === 'gemini') env.GEMINI_PROJECT_DIR = workspace;
-  if (hook.pluginRoot !== undefined) env.CLAUDE_PLUGIN_ROOT = hook.pluginRoot;
+  if (hook.protocol === 'gemini') {
+    env.GEMINI_PROJECT_DIR = workspace;
+    env.GEMINI_CWD = workspace;
+  }
+  if (hook.protocol === 'claude' && hook.pluginRoot !== undefined) env.CLAUDE_PLUGIN_ROOT = hook.pluginRoot;
   return env;
 }
