@@ -62,7 +62,7 @@ export { globTest } from './globs.js';
 export type { GlobOptions, GlobTest } from './globs.js';
 export { DEFAULT_WATCH_IGNORE, MAX_WATCHED_FOLDERS, watchFiles } from './watch.js';
 export type { FileChange, FileChangeKind, FileWatcher, WatchFilesOptions } from './watch.js';
-export { askYesNo, processTerminal, whyNotAsk } from './prompt.js';
+export { askChoice, askYesNo, processTerminal, whyNotAsk } from './prompt.js';
 export type { PromptIO } from './prompt.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';
 export { PlinthError, describeError, isPlinthError } from './errors.js';
