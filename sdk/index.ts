@@ -138,3 +138,5 @@ export type { AbbreviatedPackument, AbbreviatedVersion, Dist, DistSignature, Pac
 export { DEFAULT_REGISTRY_PATH, defaultRegistryFolder } from './default-registry.js';
 export { REGISTRY_KEYS_PATH, checkDistSignatures, registryKeysSchema } from './contracts/registry-signatures.js';
 export type { RegistryKeys } from './contracts/registry-signatures.js';
+export { NO_PERMISSIONS, envVarName, fsPath, hostPattern, permissionsSchema, principalSchema } from './contracts/sandbox.js';
+export type { ConfinedSpawn, GrantDecision, GrantPolicy, PermissionKind, Permissions, PermissionsInput, Principal, Sandbox, SandboxAvailability, SpawnPlan } from './contracts/sandbox.js';

@@ -14,6 +14,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { z } from 'zod';
+import { principalSchema } from './sandbox.js';
 
 /**
  * Host variables every child gets when the host has them. A trailing `*`
@@ -70,6 +71,14 @@ export const launchRequestSchema = z.object({
   purpose: z.string().optional(),
   /** Leave the arguments out of the trace (they may carry a secret); the program is still named. */
   secretArgs: z.boolean().default(false),
+  /**
+   * Whom the child acts for: the plugin that declared a hook or server, `settings:user` or
+   * `settings:workspace` for those from settings, the calling plugin for `ctx.exec`. When a
+   * `sandbox` service exists, the launch is decided and confined by it (sdk/contracts/sandbox.ts);
+   * a refused launch starts nothing. Without `actingFor`, a plugin's own tooling (git, the
+   * browser opener) runs as before.
+   */
+  actingFor: principalSchema.optional(),
 });
 
 /** A launch request as written by a caller (defaults not yet applied). */
