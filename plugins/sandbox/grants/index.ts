@@ -1,29 +1,10 @@
 /**
- * A FIRST GrantPolicy, REPLACED BY THE GRANTS BRANCH (fix/grants owns this
- * folder): what a principal declares is what it is granted, always confined;
- * without an OS sandbox the launch is refused (fail closed). The grants side
- * keeps the export name `createGrantPolicy(options)`.
+ * The grants side of the sandbox: what a principal is allowed (stored and
+ * session grants, `sandbox.default`, the prompt), decided before every
+ * confined launch and every in-process capability check.
  */
-import { type GrantDecision, type GrantPolicy, PlinthError, type Principal } from 'plinth/sdk';
-
-export interface GrantPolicyOptions {
-  /** The user folder (`PLINTH_HOME`): where grants are stored. */
-  readonly home: string;
-}
-
-export function createGrantPolicy(_options: GrantPolicyOptions): GrantPolicy {
-  return {
-    async decide(principal: Principal, need: { readonly osSandbox: boolean }): Promise<GrantDecision> {
-      if (!need.osSandbox) {
-        return {
-          mode: 'refused',
-          error: new PlinthError('PLN_E_SANDBOX_UNAVAILABLE', `${principal.label} was not started: no OS sandbox is available on this machine, and it would run unconfined`, {
-            plugin: principal.id,
-            hint: 'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and check `plinth perms status`',
-          }),
-        };
-      }
-      return { mode: 'confined', granted: principal.declared };
-    },
-  };
-}
+export { createGrantPolicy, grantCommand, type ExtendedGrantPolicy, type GrantPolicyOptions, type Standing } from './policy.js';
+export { GrantStore, grantsFile, type StoredGrant } from './store.js';
+export { type PermissionItem, formatItem, itemsOf, parseItem, widening, withItems, withoutItems } from './items.js';
+export { GRANT_QUESTION, askGrant, grantQuestionText, type GrantAnswer } from './ask.js';
+export { readDefaultMode, type DefaultMode } from './default-mode.js';
