@@ -64,6 +64,8 @@ export { DEFAULT_WATCH_IGNORE, MAX_WATCHED_FOLDERS, watchFiles } from './watch.j
 export type { FileChange, FileChangeKind, FileWatcher, WatchFilesOptions } from './watch.js';
 export { askChoice, askYesNo, processTerminal, whyNotAsk } from './prompt.js';
 export type { PromptIO } from './prompt.js';
+export { commandAllowed, expandPath, hostAllowed, hostMatches, pathWithin, realTarget, splitHostPort } from './permission-match.js';
+export type { PathPlaceholders } from './permission-match.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';
 export { PlinthError, describeError, isPlinthError } from './errors.js';
 export { REDACTED, Redactor } from './redact.js';
@@ -104,6 +106,7 @@ export { remoteRequestInit, remoteServerUrl } from './remote-transport.js';
 export { fetchWithOwnSignals } from './request-signals.js';
 export { BASE_ENV_ALLOWLIST, launchRequestSchema, launchRunRequestSchema } from './contracts/launcher.js';
 export type { ChildEnd, ExecRequest, LaunchedChild, Launcher, LaunchOptions, LaunchRequest, LaunchRequestInput, LaunchTraceEntry, LaunchRunRequest, LaunchRunRequestInput, LaunchRunResult, ChildStopOptions } from './contracts/launcher.js';
+export type { CapabilityCheck, CapabilityPlaces, CapabilityRequest } from './contracts/capabilities.js';
 export { changeSchema, declarationsSchema, installResultSchema, lockEntrySchema, lockFileSchema, marketNoteSchema, outdatedEntrySchema, outdatedResultSchema, registriesSettingSchema, registrySettingSchema, searchHitSchema, searchResultSchema, uninstallResultSchema } from './contracts/marketplace.js';
 export type { ApprovalRequest, Declarations, InstallOptions, InstallResult, LockEntry, LockFile, MarketChange, MarketNote, MarketplaceService, OutdatedEntry, OutdatedResult, RegistrySetting, SearchHit, SearchResult, UninstallResult } from './contracts/marketplace.js';
 export {

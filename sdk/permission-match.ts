@@ -1,0 +1,100 @@
+/**
+ * Matching a target against declared or granted permissions: one matcher for
+ * hosts (the network proxy and `ctx.fetch` answer alike), paths after their
+ * placeholders are filled in and links resolved, and commands. Pure but for
+ * `realpath`; what is allowed comes from the caller.
+ */
+import { realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+
+/** The values of a path's placeholders for one principal. */
+export interface PathPlaceholders {
+  readonly workspace: string;
+  readonly home: string;
+  readonly pluginDir?: string;
+  readonly tmp?: string;
+}
+
+/**
+ * `${workspace}/src` → `/work/project/src`. Undefined when the path names a
+ * placeholder that has no value here (a settings hook has no `${pluginDir}`):
+ * such a grant grants nothing.
+ */
+export function expandPath(path: string, values: PathPlaceholders): string | undefined {
+  const match = /^\$\{(workspace|home|pluginDir|tmp)\}(.*)$/.exec(path);
+  if (!match) return isAbsolute(path) ? resolve(path) : undefined;
+  const base = values[match[1] as keyof PathPlaceholders];
+  return base === undefined ? undefined : resolve(join(base, match[2] ?? ''));
+}
+
+/** `host` and an optional `port` of a pattern or a target: `api.example.com:443`, `[::1]:8080`. */
+export function splitHostPort(value: string): { host: string; port?: number } {
+  const text = value.trim().toLowerCase();
+  const bracketed = /^(\[[^\]]*\])(?::(\d+))?$/.exec(text);
+  const plain = bracketed ? undefined : /^([^:]*)(?::(\d+))?$/.exec(text);
+  const match = bracketed ?? plain;
+  if (!match) return { host: text }; // a bare IPv6 address
+  const host = (match[1] ?? '').replace(/\.$/, '');
+  return match[2] === undefined ? { host } : { host, port: Number(match[2]) };
+}
+
+/**
+ * Whether `pattern` covers `host:port`: `example.com` is that name only,
+ * `*.example.com` its subdomains only (never `example.com`, never
+ * `evilexample.com`), an IP literal that address only; a pattern without a
+ * port covers any port. Names compare case-insensitively, a trailing dot ignored.
+ */
+export function hostMatches(pattern: string, host: string, port?: number): boolean {
+  const want = splitHostPort(pattern);
+  const name = splitHostPort(host).host;
+  if (want.port !== undefined && want.port !== port) return false;
+  if (want.host.startsWith('*.')) {
+    const suffix = want.host.slice(1); // ".example.com"
+    return name.length > suffix.length && name.endsWith(suffix);
+  }
+  return want.host === name;
+}
+
+/** Whether `host:port` may be reached: some allow pattern covers it and no deny pattern does (deny wins over allow). */
+export function hostAllowed(network: { readonly allow: readonly string[]; readonly deny: readonly string[] }, host: string, port?: number): boolean {
+  if (network.deny.some((pattern) => hostMatches(pattern, host, port))) return false;
+  return network.allow.some((pattern) => hostMatches(pattern, host, port));
+}
+
+/**
+ * The real path of `target` (links resolved); for a path that does not exist
+ * yet (a file about to be written), the real path of its nearest existing
+ * folder with the rest appended, so that a link on the way cannot lead outside.
+ */
+export async function realTarget(target: string): Promise<string> {
+  const absolute = resolve(target);
+  try {
+    return await realpath(absolute);
+  } catch {
+    const parent = dirname(absolute);
+    if (parent === absolute) return absolute;
+    return join(await realTarget(parent), basename(absolute));
+  }
+}
+
+/** Whether the real path `target` is one of `roots` (already expanded) or inside one, the roots' links resolved too. */
+export async function pathWithin(target: string, roots: readonly string[]): Promise<boolean> {
+  for (const root of roots) {
+    const real = await realTarget(root);
+    const rel = relative(real, target);
+    if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether `program` is one of the `shell` entries: an entry without a slash
+ * covers the program named that way (found on `PATH` by the launcher), an
+ * entry with one covers that file, compared by real path.
+ */
+export async function commandAllowed(shell: readonly string[], program: string): Promise<boolean> {
+  if (!program.includes('/')) return shell.includes(program);
+  const real = await realTarget(program);
+  for (const entry of shell) if (entry.includes('/') && (await realTarget(entry)) === real) return true;
+  return false;
+}
