@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import type { CapabilityCheck, CapabilityPlaces, CapabilityRequest } from '../sdk/contracts/capabilities.js';
 import type { Launcher } from '../sdk/contracts/launcher.js';
 import type { McpService } from '../sdk/contracts/mcp.js';
-import { PlinthError, isPlinthError } from '../sdk/errors.js';
+import { type PlinthError, isPlinthError } from '../sdk/errors.js';
 import { writeFileAtomic } from '../sdk/files.js';
-import { commandAllowed, expandPath, hostAllowed, pathWithin, realTarget } from '../sdk/permission-match.js';
+import { capabilityDenied as denied, capabilityTarget as targetOf, permits, realTarget } from '../sdk/permission-match.js';
 import type { PluginContext, PluginInfo } from '../sdk/plugin.js';
 
 export interface CapabilityDeps {
@@ -127,56 +127,6 @@ export async function checkDeclared(info: PluginInfo, request: CapabilityRequest
   const declared = info.manifest.permissions;
   const allowed = await permits(declared, request, { ...places, ...(info.dir && { pluginDir: info.dir }) });
   return allowed ? undefined : denied(info, request.kind, targetOf(request), 'it does not declare it');
-}
-
-/** Whether `permissions` cover `request`; a plugin's own folder is readable and its `tmp` writable whatever it declares. */
-export async function permits(
-  permissions: PluginInfo['manifest']['permissions'],
-  request: CapabilityRequest,
-  places: CapabilityPlaces & { readonly pluginDir?: string },
-): Promise<boolean> {
-  switch (request.kind) {
-    case 'filesystem': {
-      const values = { workspace: places.workspace, home: places.home, tmp: places.tmp, ...(places.pluginDir && { pluginDir: places.pluginDir }) };
-      const expand = (paths: readonly string[]) => paths.map((p) => expandPath(p, values)).filter((p): p is string => p !== undefined);
-      const writable = [places.tmp, ...expand(permissions.filesystem.write)];
-      const readable = [...writable, ...(places.pluginDir ? [places.pluginDir] : []), ...expand(permissions.filesystem.read)];
-      return pathWithin(request.path, request.access === 'write' ? writable : readable);
-    }
-    case 'network':
-      return hostAllowed(permissions.network, request.host, request.port);
-    case 'env':
-      return permissions.env.includes(request.name);
-    case 'shell':
-      return commandAllowed(permissions.shell, request.program);
-    case 'mcp':
-      return permissions.mcp.includes(request.server);
-  }
-}
-
-export function targetOf(request: CapabilityRequest): string {
-  switch (request.kind) {
-    case 'filesystem':
-      return request.path;
-    case 'network':
-      return `${request.host}:${request.port}`;
-    case 'env':
-      return request.name;
-    case 'shell':
-      return request.program;
-    case 'mcp':
-      return request.server;
-  }
-}
-
-/** The refusal of one capability use. */
-export function denied(info: Pick<PluginInfo, 'name'>, kind: CapabilityRequest['kind'], target: string, why: string): PlinthError {
-  const what = kind === 'filesystem' ? `the path ${target}` : kind === 'network' ? `the host ${target}` : kind === 'env' ? `the environment variable ${target}` : kind === 'shell' ? `the command ${target}` : `the MCP server "${target}"`;
-  return new PlinthError('PLN_E_PERM_DENIED', `plugin "${info.name}" may not use ${what}: ${why}`, {
-    plugin: info.name,
-    hint: `declare it in the plugin's manifest "permissions" (${kind}) and grant it with \`plinth perms grant ${info.name}\`; \`plinth perms audit ${info.name}\` lists the refusals`,
-    details: { plugin: info.name, permission: kind, target },
-  });
 }
 
 /** The `capabilities` service, or undefined when no plugin provides it (a provider that failed to load fails closed). */

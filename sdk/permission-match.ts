@@ -6,6 +6,9 @@
  */
 import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import type { CapabilityPlaces, CapabilityRequest } from './contracts/capabilities.js';
+import type { Permissions } from './contracts/sandbox.js';
+import { PlinthError } from './errors.js';
 
 /** The values of a path's placeholders for one principal. */
 export interface PathPlaceholders {
@@ -97,4 +100,54 @@ export async function commandAllowed(shell: readonly string[], program: string):
   const real = await realTarget(program);
   for (const entry of shell) if (entry.includes('/') && (await realTarget(entry)) === real) return true;
   return false;
+}
+
+/** Whether `permissions` cover `request`; a plugin's own folder is readable and its `tmp` writable whatever it declares. */
+export async function permits(
+  permissions: Permissions,
+  request: CapabilityRequest,
+  places: CapabilityPlaces & { readonly pluginDir?: string },
+): Promise<boolean> {
+  switch (request.kind) {
+    case 'filesystem': {
+      const values = { workspace: places.workspace, home: places.home, tmp: places.tmp, ...(places.pluginDir && { pluginDir: places.pluginDir }) };
+      const expand = (paths: readonly string[]) => paths.map((p) => expandPath(p, values)).filter((p): p is string => p !== undefined);
+      const writable = [places.tmp, ...expand(permissions.filesystem.write)];
+      const readable = [...writable, ...(places.pluginDir ? [places.pluginDir] : []), ...expand(permissions.filesystem.read)];
+      return pathWithin(request.path, request.access === 'write' ? writable : readable);
+    }
+    case 'network':
+      return hostAllowed(permissions.network, request.host, request.port);
+    case 'env':
+      return permissions.env.includes(request.name);
+    case 'shell':
+      return commandAllowed(permissions.shell, request.program);
+    case 'mcp':
+      return permissions.mcp.includes(request.server);
+  }
+}
+
+export function capabilityTarget(request: CapabilityRequest): string {
+  switch (request.kind) {
+    case 'filesystem':
+      return request.path;
+    case 'network':
+      return `${request.host}:${request.port}`;
+    case 'env':
+      return request.name;
+    case 'shell':
+      return request.program;
+    case 'mcp':
+      return request.server;
+  }
+}
+
+/** The refusal of one capability use. */
+export function capabilityDenied(info: { readonly name: string }, kind: CapabilityRequest['kind'], target: string, why: string): PlinthError {
+  const what = kind === 'filesystem' ? `the path ${target}` : kind === 'network' ? `the host ${target}` : kind === 'env' ? `the environment variable ${target}` : kind === 'shell' ? `the command ${target}` : `the MCP server "${target}"`;
+  return new PlinthError('PLN_E_PERM_DENIED', `plugin "${info.name}" may not use ${what}: ${why}`, {
+    plugin: info.name,
+    hint: `declare it in the plugin's manifest "permissions" (${kind}) and grant it with \`plinth perms grant ${info.name}\`; \`plinth perms audit ${info.name}\` lists the refusals`,
+    details: { plugin: info.name, permission: kind, target },
+  });
 }

@@ -8,3 +8,4 @@ export { GrantStore, grantsFile, type StoredGrant } from './store.js';
 export { type PermissionItem, formatItem, itemsOf, parseItem, widening, withItems, withoutItems } from './items.js';
 export { GRANT_QUESTION, askGrant, grantQuestionText, type GrantAnswer } from './ask.js';
 export { readDefaultMode, type DefaultMode } from './default-mode.js';
+export { createCapabilityCheck, type CapabilityCheckOptions } from './capabilities.js';
