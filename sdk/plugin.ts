@@ -87,6 +87,8 @@ export interface StatusSection {
   readonly head: readonly string[];
   readonly rows: ReadonlyArray<readonly string[]>;
   readonly json: unknown;
+  /** One plain line shown instead of the title and table (a notice such as "no OS sandbox is available here"). */
+  readonly line?: string;
 }
 
 /** Passed to taps of the `status` hook. */

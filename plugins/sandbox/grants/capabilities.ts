@@ -4,8 +4,9 @@
  * grant policy decides what the plugin may use (asking the user when it wants
  * more than was granted); a use outside it is refused and written to the audit log.
  */
-import { type CapabilityCheck, type GrantPolicy, type PlinthError, type Principal, capabilityDenied, capabilityTarget, permits } from 'plinth/sdk';
+import { type CapabilityCheck, type GrantPolicy, type PlinthError, capabilityDenied, capabilityTarget, permits } from 'plinth/sdk';
 import { appendAudit } from '../audit.js';
+import { principalOf } from './principal.js';
 
 export interface CapabilityCheckOptions {
   /** `PLINTH_HOME`, where the audit log is. */
@@ -20,13 +21,7 @@ export function createCapabilityCheck(options: CapabilityCheckOptions): Capabili
   };
   return {
     async check(plugin, request, places) {
-      const principal: Principal = {
-        id: plugin.name,
-        source: plugin.source,
-        ...(plugin.dir && { dir: plugin.dir }),
-        declared: plugin.manifest.permissions,
-        label: `plugin "${plugin.name}"`,
-      };
+      const principal = principalOf(plugin);
       // In-process checks need no OS sandbox: what the plugin was granted is what it may use here.
       const decision = await options.policy.decide(principal, { osSandbox: true });
       if (decision.mode === 'open') return undefined;

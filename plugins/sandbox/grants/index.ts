@@ -9,3 +9,4 @@ export { type PermissionItem, formatItem, itemsOf, parseItem, widening, withItem
 export { GRANT_QUESTION, askGrant, grantQuestionText, type GrantAnswer } from './ask.js';
 export { readDefaultMode, type DefaultMode } from './default-mode.js';
 export { createCapabilityCheck, type CapabilityCheckOptions } from './capabilities.js';
+export { registerGrants, type RegisterGrantsOptions } from './register.js';

@@ -56,6 +56,8 @@ export function grantCommand(id: string, extra = ''): string {
 export interface ExtendedGrantPolicy extends GrantPolicy {
   /** Where the principal stands (a plugin installed by the marketplace counts as downloaded, whatever its folder source). */
   standing(principal: Principal): Promise<{ standing: Standing; source: Principal['source'] }>;
+  /** What `decide` would answer now, without asking anyone: a principal that would be asked is refused with `PLN_E_PERM_NOT_GRANTED`. */
+  explain(principal: Principal, need: { readonly osSandbox: boolean }): Promise<GrantDecision>;
   readonly store: GrantStore;
 }
 
@@ -107,7 +109,7 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
   };
 
   /** What `principal` may use now, asking when it wants more than was granted. */
-  const granted = async (principal: Principal, source: Principal['source']): Promise<{ granted: Permissions } | { error: PlinthError }> => {
+  const granted = async (principal: Principal, source: Principal['source'], interactive: boolean): Promise<{ granted: Permissions } | { error: PlinthError }> => {
     const first = await grantedSoFar(principal.id);
     // Items the user revoked one by one are left out, not asked for again.
     const wanted = withoutItems(principal.declared, first.stored?.withheld ?? []);
@@ -123,7 +125,7 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
       const missing = widening(now.have, wanted);
       if (missing.length === 0) return { granted: wanted };
       const io = (options.io ?? processTerminal)();
-      const why = whyNotAsk(io, options.env ?? process.env);
+      const why = interactive ? whyNotAsk(io, options.env ?? process.env) : 'only checking, not launching';
       const who = `${principal.label} (${source}, version ${version})`;
       if (why !== undefined) return { error: notGranted(principal, who, missing, why) };
       const answer: GrantAnswer = await askGrant({ who, items: missing, ...(now.stored && { grantedVersion: now.stored.version }) }, io);
@@ -152,38 +154,43 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
     }
   };
 
+  const judge = async (principal: Principal, need: { readonly osSandbox: boolean }, interactive: boolean): Promise<GrantDecision> => {
+    const judged = await standing(principal);
+    const mode = readDefaultMode(options.configLayers?.() ?? []);
+    if (judged.standing === 'builtin') {
+      if (need.osSandbox) return { mode: 'confined', granted: principal.declared };
+      return { mode: 'open', reason: `${principal.label} is part of plinth (builtin); no OS sandbox is available here` };
+    }
+    if ((judged.standing === 'user' || judged.standing === 'user-settings') && mode.mode === 'open') {
+      return { mode: 'open', reason: `sandbox.default is "open" (${mode.from})` };
+    }
+    try {
+      if (!need.osSandbox) {
+        const stored = await store.get(principal.id);
+        if (stored?.unconfined) return { mode: 'open', reason: `you allowed ${principal.id} to run unconfined (${grantCommand(principal.id, ' --unconfined')})` };
+        return refused(noSandbox(principal, judged.standing));
+      }
+      if (judged.standing === 'user-settings') return { mode: 'confined', granted: principal.declared };
+      const result = await granted(principal, judged.source, interactive);
+      return 'error' in result ? refused(result.error) : { mode: 'confined', granted: result.granted };
+    } catch (error) {
+      // An unreadable grants file grants nothing: fail closed.
+      if (error instanceof PlinthError) return refused(error);
+      throw error;
+    }
+  };
+
   return {
     store,
     standing,
-    async decide(principal, need) {
-      const judged = await standing(principal);
-      const mode = readDefaultMode(options.configLayers?.() ?? []);
-      if (judged.standing === 'builtin') {
-        if (need.osSandbox) return { mode: 'confined', granted: principal.declared };
-        return { mode: 'open', reason: `${principal.label} is part of plinth (builtin); no OS sandbox is available here` };
-      }
-      if ((judged.standing === 'user' || judged.standing === 'user-settings') && mode.mode === 'open') {
-        return { mode: 'open', reason: `sandbox.default is "open" (${mode.from})` };
-      }
-      try {
-        if (!need.osSandbox) {
-          const stored = await store.get(principal.id);
-          if (stored?.unconfined) return { mode: 'open', reason: `you allowed ${principal.id} to run unconfined (${grantCommand(principal.id, ' --unconfined')})` };
-          return refused(noSandbox(principal, judged.standing));
-        }
-        if (judged.standing === 'user-settings') return { mode: 'confined', granted: principal.declared };
-        const result = await granted(principal, judged.source);
-        return 'error' in result ? refused(result.error) : { mode: 'confined', granted: result.granted };
-      } catch (error) {
-        if (error instanceof PlinthError) return refused(error);
-        throw error;
-      }
-    },
+    decide: (principal, need) => judge(principal, need, true),
+    explain: (principal, need) => judge(principal, need, false),
   };
 }
 
 function notGranted(principal: Principal, who: string, missing: readonly PermissionItem[], why: string): PlinthError {
-  const command = grantCommand(principal.id);
+  // A plugin's grant is what its manifest declares; the settings' hooks and servers have no one manifest: name the items.
+  const command = principal.id.startsWith('settings:') ? grantCommand(principal.id, ` ${missing.map((item) => shellQuote(formatItem(item))).join(' ')}`) : grantCommand(principal.id);
   return new PlinthError('PLN_E_PERM_NOT_GRANTED', `${who} was not started: it asks for permissions you have not granted (${missing.map(formatItem).join(', ')}), and plinth cannot ask (${why})`, {
     plugin: principal.id,
     hint: `review them with \`plinth perms list ${principal.id}\`, then grant them with \`${command}\``,
@@ -199,4 +206,9 @@ function noSandbox(principal: Principal, standing: Standing): PlinthError {
     hint: `\`plinth perms status\` says why there is no sandbox; to run exactly this plugin with your full rights anyway, run \`${command}\`${open}`,
     details: { plugin: principal.id, command },
   });
+}
+
+/** One shell word, single-quoted (a path may hold `${workspace}`, which a shell would expand). */
+function shellQuote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
