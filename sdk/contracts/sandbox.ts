@@ -123,6 +123,8 @@ export interface SpawnPlan {
   /** The plugin the child belongs to (the launch request's `owner`). */
   readonly owner: string;
   readonly purpose?: string;
+  /** The variable names the request itself asked for (`env` keys, `passEnv`): those left out are audited. */
+  readonly requestedEnv?: readonly string[];
 }
 
 /** A launch as the sandbox decided it: what to spawn instead, and what to release once the child is gone. */

@@ -1,0 +1,142 @@
+/**
+ * The bubblewrap command line for one confined child. The sandbox's root is
+ * an empty tmpfs: only what is bound is there. Bound read-only: the system
+ * folders programs need to run (/usr and its symlinks, a short list of /etc),
+ * the read grants, the plugin's folder and the program's own folder. Bound
+ * writable: the write grants and the principal's private HOME and TMPDIR.
+ * Never bound: the user's home, /tmp, /run, /var/run and $XDG_RUNTIME_DIR of
+ * the host, so no host Unix socket is reachable by path (abstract sockets
+ * belong to the host's network namespace, which the child leaves).
+ *
+ * Inside a writable grant, files that would let a child run code later as
+ * the user stay read-only (shell rc files, git hooks and config, plinth's own
+ * settings and trust stores): srt's protected-file idea.
+ */
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { basename, dirname, join, sep } from 'node:path';
+
+/** Root-level folders a program needs (bound read-only, or recreated as the symlinks they are). */
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** What of /etc a program needs: the loader's cache, names, time zone, TLS roots, `alternatives` (symlink targets). Not /etc/shadow, ssh keys or the like. */
+const ETC_ENTRIES = ['ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'passwd', 'group', 'nsswitch.conf', 'hosts', 'host.conf', 'resolv.conf', 'localtime', 'timezone', 'ssl', 'ca-certificates', 'ca-certificates.conf', 'alternatives', 'mime.types', 'os-release', 'debian_version'];
+/** Names that stay read-only inside a writable grant, wherever they are found under it (one level, and the grant itself). */
+export const PROTECTED_NAMES = ['.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.gitconfig', '.gitmodules', '.git/hooks', '.git/config', '.ssh', '.npmrc', '.plinth', '.mcp.json', '.vscode', '.idea', '.claude'];
+
+/** Where the proxy's socket folder appears inside the sandbox. */
+export const RUN_INSIDE = '/run/plinth-sandbox';
+
+export interface BwrapPlan {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  /** Real paths, read-only. */
+  readonly read: readonly string[];
+  /** Real paths, writable. */
+  readonly write: readonly string[];
+  readonly privateHome: string;
+  readonly privateTmp: string;
+  /** Further paths that must stay read-only even under a write grant (plinth's user folder). */
+  readonly protectedPaths: readonly string[];
+  /** The host folder holding the proxy socket, bound at {@link RUN_INSIDE}; with `relayPort`, socat relays 127.0.0.1:port to it. */
+  readonly runDir?: string;
+  readonly relayPort?: number;
+  /** The socat to run inside (real path). */
+  readonly socat?: string;
+  /** The environment the child gets (bwrap starts it with exactly this). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** Whether `path` is `base` or inside it. */
+export function isWithin(path: string, base: string): boolean {
+  return path === base || path.startsWith(base.endsWith(sep) ? base : base + sep);
+}
+
+function systemBinds(): string[] {
+  const out: string[] = [];
+  for (const dir of SYSTEM_DIRS) {
+    let stat;
+    try {
+      stat = lstatSync(dir);
+    } catch {
+      continue;
+    }
+    if (stat.isSymbolicLink()) out.push('--symlink', readlinkSync(dir), dir);
+    else if (stat.isDirectory()) out.push('--ro-bind', dir, dir);
+  }
+  for (const entry of ETC_ENTRIES) {
+    const path = join('/etc', entry);
+    if (existsSync(path)) out.push('--ro-bind', path, path);
+  }
+  return out;
+}
+
+/** The protected paths that exist under the write grants. */
+export function protectedUnder(write: readonly string[], extra: readonly string[]): string[] {
+  const found = new Set<string>();
+  for (const base of write) {
+    for (const name of PROTECTED_NAMES) {
+      const path = join(base, name);
+      if (existsSync(path)) found.add(path);
+    }
+  }
+  for (const path of extra) if (write.some((w) => isWithin(path, w)) && existsSync(path)) found.add(path);
+  return [...found];
+}
+
+/** The arguments after `bwrap` (the program and its arguments last). */
+export function bwrapArgs(plan: BwrapPlan): string[] {
+  const args = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--clearenv'];
+  args.push(...systemBinds());
+  args.push('--dev', '/dev', '--proc', '/proc');
+  const binds: Array<{ path: string; writable: boolean }> = [];
+  for (const path of plan.read) if (existsSync(path)) binds.push({ path, writable: false });
+  for (const path of [...plan.write, plan.privateHome, plan.privateTmp]) if (existsSync(path)) binds.push({ path, writable: true });
+  const programDir = dirname(plan.file);
+  if (![...SYSTEM_DIRS, ...binds.map((b) => b.path)].some((base) => isWithin(plan.file, base))) binds.push({ path: programDir, writable: false });
+  // Parents before children, so that a grant inside another is mounted over it.
+  binds.sort((a, b) => a.path.split(sep).length - b.path.split(sep).length);
+  for (const bind of binds) args.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
+  for (const path of protectedUnder([...plan.write], plan.protectedPaths)) args.push('--ro-bind', path, path);
+  if (plan.runDir !== undefined) args.push('--ro-bind', plan.runDir, RUN_INSIDE);
+  for (const [name, value] of Object.entries(plan.env)) args.push('--setenv', name, value);
+  const visible = binds.some((b) => isWithin(plan.cwd, b.path));
+  args.push('--chdir', visible ? plan.cwd : plan.privateHome);
+  args.push('--');
+  if (plan.relayPort !== undefined && plan.socat !== undefined) {
+    // socat listens on the namespace's loopback and relays to the host proxy's socket; the program starts once it listens.
+    const portHex = plan.relayPort.toString(16).toUpperCase().padStart(4, '0');
+    const script = [
+      `${quote(plan.socat)} TCP-LISTEN:${plan.relayPort},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_INSIDE}/proxy.sock 2>/dev/null &`,
+      `i=0; while [ $i -lt 500 ] && ! grep -q ":${portHex} 00000000:0000 0A" /proc/net/tcp; do i=$((i+1)); done`,
+      'exec "$0" "$@"',
+    ].join('\n');
+    args.push('/bin/sh', '-c', script, plan.file, ...plan.args);
+  } else {
+    args.push(plan.file, ...plan.args);
+  }
+  return args;
+}
+
+function quote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Whether a program is node (by its real path's name), so that Node's own permission flags can be added. */
+export function isNodeProgram(file: string): boolean {
+  return /^node(?:\d+)?(?:\.exe)?$/.test(basename(file));
+}
+
+/**
+ * Node's permission model as a second belt: reads and writes limited to the
+ * grants, no child processes unless `shell` is granted, no workers, no addons.
+ * Node 20 and 22 call it `--experimental-permission`, from 23.5 `--permission`.
+ */
+export function nodePermissionFlags(options: { readonly read: readonly string[]; readonly write: readonly string[]; readonly childProcess: boolean; readonly nodeMajor: number }): string[] {
+  const usable = (paths: readonly string[]) => [...new Set(paths)].filter((p) => !p.includes(','));
+  const flags = [options.nodeMajor >= 23 ? '--permission' : '--experimental-permission', `--allow-fs-read=${usable(options.read).join(',')}`];
+  const write = usable(options.write);
+  if (write.length > 0) flags.push(`--allow-fs-write=${write.join(',')}`);
+  if (options.childProcess) flags.push('--allow-child-process');
+  flags.push('--disable-warning=ExperimentalWarning');
+  return flags;
+}
