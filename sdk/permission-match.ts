@@ -30,38 +30,61 @@ export function expandPath(path: string, values: PathPlaceholders): string | und
   return base === undefined ? undefined : resolve(join(base, match[2] ?? ''));
 }
 
-/** `host` and an optional `port` of a pattern or a target: `api.example.com:443`, `[::1]:8080`. */
-export function splitHostPort(value: string): { host: string; port?: number } {
-  const text = value.trim().toLowerCase();
-  const bracketed = /^(\[[^\]]*\])(?::(\d+))?$/.exec(text);
-  const plain = bracketed ? undefined : /^([^:]*)(?::(\d+))?$/.exec(text);
-  const match = bracketed ?? plain;
-  if (!match) return { host: text }; // a bare IPv6 address
-  const host = (match[1] ?? '').replace(/\.$/, '');
-  return match[2] === undefined ? { host } : { host, port: Number(match[2]) };
+/** A parsed host pattern. */
+interface HostRule {
+  /** The name without `*.`, or the IP literal (IPv6 without brackets). */
+  readonly host: string;
+  readonly subdomains: boolean;
+  readonly port?: number;
+}
+
+const IPV4 = /^\d{1,3}(?:\.\d{1,3}){3}$/;
+
+/** Whether `host` is an IP literal (v4, or v6 with or without brackets). */
+export function isIpLiteral(host: string): boolean {
+  return IPV4.test(host) || host.includes(':') || host.startsWith('[');
+}
+
+/** Lower case, brackets and a trailing dot removed: the form patterns are compared in. */
+export function normalizeHost(host: string): string {
+  let h = host.trim().toLowerCase();
+  if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
+  if (h.endsWith('.')) h = h.slice(0, -1);
+  return h;
+}
+
+export function parseHostPattern(pattern: string): HostRule {
+  const p = pattern.trim().toLowerCase();
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(p);
+  if (bracketed) return { host: bracketed[1]!, subdomains: false, ...(bracketed[2] !== undefined && { port: Number(bracketed[2]) }) };
+  const plain = /^(\*\.)?([^:]+)(?::(\d+))?$/.exec(p);
+  if (plain === null) return { host: p, subdomains: false };
+  return { host: plain[2]!, subdomains: plain[1] !== undefined, ...(plain[3] !== undefined && { port: Number(plain[3]) }) };
+}
+
+function ruleMatches(rule: HostRule, host: string, port: number): boolean {
+  if (rule.port !== undefined && rule.port !== port) return false;
+  if (rule.subdomains) {
+    // `*.example.com` matches `a.example.com`, never `example.com` nor `evilexample.com`; an IP never.
+    return !isIpLiteral(host) && host.endsWith(`.${rule.host}`) && host.length > rule.host.length + 1;
+  }
+  return host === rule.host;
 }
 
 /**
- * Whether `pattern` covers `host:port`: `example.com` is that name only,
- * `*.example.com` its subdomains only (never `example.com`, never
- * `evilexample.com`), an IP literal that address only; a pattern without a
- * port covers any port. Names compare case-insensitively, a trailing dot ignored.
+ * Why `host:port` is refused by `network`, or undefined when allowed: deny
+ * wins over allow; `*.name` is subdomains only; an IP literal only when
+ * declared as one; a pattern without a port covers any port. The one matcher
+ * of the network proxy and of `ctx.fetch`.
  */
-export function hostMatches(pattern: string, host: string, port?: number): boolean {
-  const want = splitHostPort(pattern);
-  const name = splitHostPort(host).host;
-  if (want.port !== undefined && want.port !== port) return false;
-  if (want.host.startsWith('*.')) {
-    const suffix = want.host.slice(1); // ".example.com"
-    return name.length > suffix.length && name.endsWith(suffix);
-  }
-  return want.host === name;
-}
-
-/** Whether `host:port` may be reached: some allow pattern covers it and no deny pattern does (deny wins over allow). */
-export function hostAllowed(network: { readonly allow: readonly string[]; readonly deny: readonly string[] }, host: string, port?: number): boolean {
-  if (network.deny.some((pattern) => hostMatches(pattern, host, port))) return false;
-  return network.allow.some((pattern) => hostMatches(pattern, host, port));
+export function hostRefusal(network: Permissions['network'], rawHost: string, port: number): string | undefined {
+  const host = normalizeHost(rawHost);
+  if (host === '' || !/^[a-z0-9.:-]+$/.test(host)) return 'not a valid host name';
+  const deny = network.deny.find((p) => ruleMatches(parseHostPattern(p), host, port));
+  if (deny !== undefined) return `denied by "${deny}"`;
+  if (network.allow.some((p) => ruleMatches(parseHostPattern(p), host, port))) return undefined;
+  if (isIpLiteral(host)) return 'an IP address that is not declared as one in network.allow';
+  return network.allow.length === 0 ? 'no network access is declared' : 'not in network.allow';
 }
 
 /**
@@ -117,7 +140,7 @@ export async function permits(
       return pathWithin(request.path, request.access === 'write' ? writable : readable);
     }
     case 'network':
-      return hostAllowed(permissions.network, request.host, request.port);
+      return hostRefusal(permissions.network, request.host, request.port) === undefined;
     case 'env':
       return permissions.env.includes(request.name);
     case 'shell':
