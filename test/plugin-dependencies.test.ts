@@ -24,6 +24,9 @@ const OPTIONAL: Readonly<Record<string, Readonly<Record<string, string>>>> = {
     marketplace: 'the optional update check under plinth up (updateCheck, off by default); without the plugin it says it was skipped and why',
     secrets: '`ext config` of a sensitive setting stores it there; without a provider it refuses with PLN_E_EXT_SECRETS_UNAVAILABLE and names the environment variable instead',
   },
+  launcher: {
+    sandbox: 'launches with `actingFor` are confined by it; without a sandbox plugin they start as before (optionalSandbox; a sandbox that fails to load refuses them, PLN_E_SANDBOX_SETUP)',
+  },
   scaffold: {
     trust: '`plugin new` approves what it created; without the trust plugin nothing gates plugins and the command says why it could not approve',
   },

@@ -12,7 +12,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import picomatch from 'picomatch';
-import { canonicalEvent, closestName, EVENT_ALIASES, EVENTS, PlinthError, type EventName } from 'plinth/sdk';
+import { canonicalEvent, closestName, EVENT_ALIASES, EVENTS, PlinthError, permissionsSchema, type EventName } from 'plinth/sdk';
 import { z } from 'zod';
 import type { HookDefinition, HookSource } from './types.js';
 
@@ -95,6 +95,8 @@ export const hookEntrySchema = z
     persistent: z
       .union([z.boolean(), z.strictObject({ idleMs: ms('idleMs') })], { error: 'expected true, false or { "idleMs": <milliseconds> }' })
       .optional(),
+    /** What a hook from settings may reach when confined (sdk/contracts/sandbox.ts); a plugin's hooks have the plugin's manifest `permissions`. */
+    permissions: permissionsSchema.optional(),
   })
   .superRefine((entry, ctx) => {
     if ((entry.command === undefined) === (entry.prompt === undefined)) {
@@ -223,6 +225,7 @@ export function toHookDefinition(
     origin: identity.origin,
     ...(where.plugin !== undefined && { plugin: where.plugin }),
     ...(where.version !== undefined && { version: where.version }),
+    ...(entry.permissions !== undefined && { permissions: entry.permissions }),
   };
 }
 

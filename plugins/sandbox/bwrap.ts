@@ -13,7 +13,7 @@
  * settings and trust stores): srt's protected-file idea.
  */
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
-import { basename, dirname, join, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 
 /** Root-level folders a program needs (bound read-only, or recreated as the symlinks they are). */
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
@@ -121,22 +121,30 @@ function quote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-/** Whether a program is node (by its real path's name), so that Node's own permission flags can be added. */
-export function isNodeProgram(file: string): boolean {
-  return /^node(?:\d+)?(?:\.exe)?$/.test(basename(file));
-}
-
 /**
  * Node's permission model as a second belt: reads and writes limited to the
  * grants, no child processes unless `shell` is granted, no workers, no addons.
  * Node 20 and 22 call it `--experimental-permission`, from 23.5 `--permission`.
+ * One flag per path (a comma list is no longer accepted), each path once
+ * (Node 20 aborts on a path given twice), so the flags go in NODE_OPTIONS only,
+ * where they reach the child and any node it starts.
  */
 export function nodePermissionFlags(options: { readonly read: readonly string[]; readonly write: readonly string[]; readonly childProcess: boolean; readonly nodeMajor: number }): string[] {
-  const usable = (paths: readonly string[]) => [...new Set(paths)].filter((p) => !p.includes(','));
-  const flags = [options.nodeMajor >= 23 ? '--permission' : '--experimental-permission', `--allow-fs-read=${usable(options.read).join(',')}`];
-  const write = usable(options.write);
-  if (write.length > 0) flags.push(`--allow-fs-write=${write.join(',')}`);
+  const flags = [options.nodeMajor >= 23 ? '--permission' : '--experimental-permission'];
+  for (const path of new Set(options.read)) flags.push(`--allow-fs-read=${path}`);
+  for (const path of new Set(options.write)) flags.push(`--allow-fs-write=${path}`);
   if (options.childProcess) flags.push('--allow-child-process');
   flags.push('--disable-warning=ExperimentalWarning');
   return flags;
+}
+
+/** NODE_OPTIONS from flags: a value with a space or quote is double-quoted, as Node parses it. */
+export function nodeOptions(flags: readonly string[]): string {
+  return flags
+    .map((flag) => {
+      if (!/[\s"\\]/.test(flag)) return flag;
+      const eq = flag.indexOf('=');
+      return `${flag.slice(0, eq + 1)}"${flag.slice(eq + 1).replace(/(["\\])/g, '\\$1')}"`;
+    })
+    .join(' ');
 }

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError } from 'plinth/sdk';
 import { appendAudit } from './audit.js';
-import { RUN_INSIDE, bwrapArgs, isNodeProgram, nodePermissionFlags } from './bwrap.js';
+import { RUN_INSIDE, bwrapArgs, nodeOptions, nodePermissionFlags } from './bwrap.js';
 import { type NetworkProxy, startProxy } from './network/proxy.js';
 import { expandFilesystem, hostRefusal, realPath } from './policy.js';
 import { findProgram } from './probe.js';
@@ -102,7 +102,11 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
       } catch (error) {
         return refuse(principal, plan, new PlinthError('PLN_E_SANDBOX_UNDECIDED', `${principal.label} was not started: its permissions could not be decided (${describeError(error)})`, { plugin: principal.id, hint: 'check `plinth perms status`', cause: error }));
       }
-      if (decision.mode === 'refused') return refuse(principal, plan, decision.error);
+      if (decision.mode === 'refused') {
+        // The policy knows only that there is no OS sandbox; the probe knows why.
+        const error = decision.error.code === 'PLN_E_SANDBOX_UNAVAILABLE' && os.reason !== undefined ? withReason(decision.error, os.reason) : decision.error;
+        return refuse(principal, plan, error);
+      }
 
       const folder = join(runtimeRoot, folderName(principal.id));
       const privateHome = join(options.home, 'sandbox', 'homes', folderName(principal.id));
@@ -143,13 +147,12 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         https_proxy: proxyUrl,
         ALL_PROXY: proxyUrl,
         PLINTH_SANDBOX_PROXY_SOCKET: `${RUN_INSIDE}/proxy.sock`,
-        NODE_OPTIONS: [`--require=${PRELOAD}`, ...flags].join(' '),
+        NODE_OPTIONS: nodeOptions([`--require=${PRELOAD}`, ...flags]),
       };
-      const args = isNodeProgram(plan.file) ? [...flags, `--require=${PRELOAD}`, ...plan.args] : [...plan.args];
-      return {
+            return {
         mode: 'confined',
         file: os.program,
-        args: bwrapArgs({ file: plan.file, args, cwd: plan.cwd, read, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths: [realPath(options.home)], runDir, relayPort: RELAY_PORT, socat, env: inside }),
+        args: bwrapArgs({ file: plan.file, args: plan.args, cwd: plan.cwd, read, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths: [realPath(options.home)], runDir, relayPort: RELAY_PORT, socat, env: inside }),
         argv0: 'bwrap',
         cwd: plan.cwd,
         env: { PATH: DEFAULT_PATH },
@@ -163,6 +166,10 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
       await Promise.all(all.map((entry) => entry.proxy.then((p) => p.close()).catch(() => {})));
     },
   };
+}
+
+function withReason(error: PlinthError, reason: string): PlinthError {
+  return new PlinthError(error.code, `${error.message} (${reason})`, { ...(error.plugin !== undefined && { plugin: error.plugin }), ...(error.hint !== undefined && { hint: error.hint }), details: { ...error.details, sandbox: reason } });
 }
 
 /** The declared variables (their values from the launch), plus PATH, HOME (private) and TMPDIR; plinth's own PLINTH_* values stay. */

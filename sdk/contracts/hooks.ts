@@ -6,6 +6,7 @@
 import type { AsyncSeriesBailHook } from 'tapable';
 import type { EventName } from '../events.js';
 import type { TrustSource } from './trust.js';
+import type { Permissions } from './sandbox.js';
 
 /** Where a hook was defined; decides its trust level. Never inferred from a path pattern. */
 export type HookSource = TrustSource;
@@ -56,6 +57,8 @@ export interface HookDefinition {
   readonly plugin?: string;
   /** Hook version sent as `metadata.hookVersion` (the plugin's version for manifest hooks). */
   readonly version?: string;
+  /** A settings hook's own `permissions` (a manifest hook has its plugin's): what its process may reach when confined. */
+  readonly permissions?: Permissions;
 }
 
 /** Why a hook did not produce a usable answer. Stable: shown in traces and `--json`. */

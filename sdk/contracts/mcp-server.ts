@@ -14,6 +14,7 @@
  */
 import { z } from 'zod';
 import type { TrustSource } from './trust.js';
+import { type PermissionsInput, type Principal, permissionsSchema } from './sandbox.js';
 
 /**
  * One server as written under `mcpServers.<name>` in settings or a manifest: the
@@ -38,6 +39,8 @@ export interface McpServerConfig {
   excludeTools?: string[];
   /** OAuth settings, read by the oauth plugin. */
   oauth?: Record<string, unknown> | boolean;
+  /** What a server from settings may reach when confined (sdk/contracts/sandbox.ts); a plugin's servers have the plugin's manifest `permissions`. */
+  permissions?: PermissionsInput;
 }
 
 /** A server once normalised. */
@@ -66,6 +69,8 @@ export interface McpServerDefinition {
   readonly plugin?: string;
   /** Resolved env and header values that must never be shown (the kernel's redactor learns them). */
   readonly secrets: readonly string[];
+  /** Whom its process acts for (a stdio server): the declaring plugin, or the settings scope with the entry's `permissions`. */
+  readonly actingFor?: Principal;
 }
 
 const MAX_TIMER_MS = 2_147_483_647;
@@ -113,6 +118,7 @@ export const mcpServerEntrySchema = z
     includeTools: toolList.optional(),
     excludeTools: toolList.optional(),
     oauth: z.union([z.boolean(), z.record(z.string(), z.unknown())], { error: 'expected true, false or an object of OAuth settings' }).optional(),
+    permissions: permissionsSchema.optional(),
   })
   .superRefine((entry, ctx) => {
     if (entry.command !== undefined && entry.url !== undefined) {

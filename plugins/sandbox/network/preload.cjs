@@ -32,7 +32,7 @@ function tunnel(host, port, done) {
     const text = head.subarray(0, end).toString('latin1');
     const rest = head.subarray(end + 4);
     if (!/^HTTP\/1\.[01] 200/.test(text)) {
-      const error = new Error(`plinth sandbox: ${authority} refused: ${rest.toString('utf8').replace(/^plinth sandbox: /, '').trim() || text.split('\r\n')[0]}`);
+      const error = new Error(rest.toString('utf8').trim() || `plinth sandbox: ${authority} refused (${text.split('\r\n')[0]})`);
       error.code = 'EPLINTHSANDBOX';
       return fail(error);
     }
