@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { readAudit } from '../plugins/sandbox/audit.js';
 import { createCapabilityCheck, createGrantPolicy, parseItem, widening, withItems } from '../plugins/sandbox/grants/index.js';
-import { NO_PERMISSIONS, type PluginContext, type PluginKernel, type Principal, isPlinthError, permissionsSchema } from '../sdk/index.js';
+import { type ConfigLayerView, NO_PERMISSIONS, type PluginContext, type PluginKernel, type Principal, isPlinthError, permissionsSchema } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
 import { rejection } from './support/errors.js';
 import { tempFolders, writePlugin } from './support/plugin-folder.js';
@@ -29,6 +29,9 @@ afterEach(async () => {
 });
 
 const SANDBOX = { osSandbox: true };
+/** The user's settings saying "confined": the user's own plugins then need grants too (the default is "open"). */
+const CONFINED: ConfigLayerView[] = [{ scope: 'user', file: 'settings.json', settings: { sandbox: { default: 'confined' } } }];
+const confined = (home: string) => createGrantPolicy({ home, configLayers: () => CONFINED });
 const NO_SANDBOX = { osSandbox: false };
 
 function principal(id: string, declared: unknown, extra: Partial<Principal> = {}): Principal {
@@ -52,7 +55,7 @@ async function kernelWith(permissions: unknown, options: { service?: boolean; se
   let context: PluginContext | undefined;
   let layers: (() => PluginKernel['configLayers']) | undefined;
   const kernel = await createTestKernel({
-    ...(options.settings && { settings: options.settings }),
+    settings: options.settings ?? { sandbox: { default: 'confined' } },
     ...(options.workspace && { workspace: options.workspace }),
     plugins: [
       ...(options.service === false
@@ -114,7 +117,7 @@ describe('permission items and the widening diff', () => {
 describe('the decision', () => {
   test('without a terminal the answer is no, and the error names the exact command that grants it', async () => {
     const home = await folders.make();
-    const policy = createGrantPolicy({ home });
+    const policy = confined(home);
     const decision = await policy.decide(principal('greeter', { network: { allow: ['api.example.com'] } }), SANDBOX);
     expect(decision.mode).toBe('refused');
     if (decision.mode !== 'refused') return;
@@ -124,14 +127,14 @@ describe('the decision', () => {
   });
 
   test('a workspace hook has no manifest to grant from: the command names each item, quoted for the shell', async () => {
-    const policy = createGrantPolicy({ home: await folders.make() });
+    const policy = confined(await folders.make());
     const decision = await policy.decide(principal('settings:workspace', { filesystem: { write: ['${workspace}/out'] } }, { source: 'workspace', label: 'hook "fmt" of the workspace settings' }), SANDBOX);
     expect(decision.mode === 'refused' && decision.error.details?.command).toBe("plinth perms grant settings:workspace 'filesystem.write ${workspace}/out'");
   });
 
   test('a stored grant lets it run confined with what it declares; one item revoked is withheld, not asked for again', async () => {
     const home = await folders.make();
-    const policy = createGrantPolicy({ home });
+    const policy = confined(home);
     const declared = { network: { allow: ['api.example.com'] }, env: ['TOKEN'] };
     await policy.store.update('greeter', () => ({ version: '1.0.0', permissions: permissionsSchema.parse(declared), withheld: [], grantedAt: new Date().toISOString() }));
     expect(await policy.decide(principal('greeter', declared), SANDBOX)).toEqual({ mode: 'confined', granted: permissionsSchema.parse(declared) });
@@ -141,7 +144,7 @@ describe('the decision', () => {
   });
 
   test('builtin plugins are granted what they declare; a plugin that declares nothing needs no grant', async () => {
-    const policy = createGrantPolicy({ home: await folders.make() });
+    const policy = confined(await folders.make());
     const declared = { network: { allow: ['registry.npmjs.org'] } };
     expect(await policy.decide(principal('mcp-demo', declared, { source: 'builtin' }), SANDBOX)).toEqual({ mode: 'confined', granted: permissionsSchema.parse(declared) });
     expect(await policy.decide(principal('quiet', {}), SANDBOX)).toEqual({ mode: 'confined', granted: NO_PERMISSIONS });
@@ -151,7 +154,7 @@ describe('the decision', () => {
     const home = await folders.make();
     await mkdir(join(home, 'sandbox'));
     await writeFile(join(home, 'sandbox', 'grants.json'), '{"grantsVersion": 1, "plugins": {"greeter": {"permissions": 3}}}');
-    const decision = await createGrantPolicy({ home }).decide(principal('greeter', { env: ['TOKEN'] }), SANDBOX);
+    const decision = await confined(home).decide(principal('greeter', { env: ['TOKEN'] }), SANDBOX);
     expect(decision.mode === 'refused' && decision.error.code).toBe('PLN_E_PERM_GRANTS_INVALID');
   });
 });
@@ -163,6 +166,11 @@ describe('sandbox.default from the settings', () => {
     const decision = await policy.decide(principal('greeter', { env: ['TOKEN'] }), SANDBOX);
     expect(decision.mode).toBe('open');
     expect(decision.mode === 'open' && decision.reason).toContain('sandbox.default is "open"');
+  });
+
+  test('when no settings file says, the user\'s own plugins run as they did before the sandbox: open', async () => {
+    const policy = createGrantPolicy({ home: await folders.make(), configLayers: () => [] });
+    expect(await policy.decide(principal('greeter', { env: ['TOKEN'] }), SANDBOX)).toEqual({ mode: 'open', reason: 'sandbox.default is "open" (the default)' });
   });
 
   test('a workspace cannot loosen it to "open", but may tighten the user\'s "open" to "confined"', async () => {
@@ -202,7 +210,7 @@ describe('sandbox.default from the settings', () => {
 describe('where no OS sandbox is available', () => {
   test('a plugin is refused, plainly, unless the user allowed exactly that plugin to run unconfined', async () => {
     const home = await folders.make();
-    const policy = createGrantPolicy({ home });
+    const policy = confined(home);
     const greeter = principal('greeter', { network: { allow: ['api.example.com'] } });
     const refused = await policy.decide(greeter, NO_SANDBOX);
     expect(refused.mode === 'refused' && refused.error.code).toBe('PLN_E_PERM_NO_SANDBOX');

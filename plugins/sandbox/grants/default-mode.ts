@@ -1,6 +1,7 @@
 /**
  * `sandbox.default`: whether the user's own plugins (and the hooks and servers
- * of the user's settings) run confined or open. Only the user's settings may
+ * of the user's settings) run confined or open; "open" when no file says.
+ * Only the user's settings may
  * open it; a workspace may tighten it to "confined", and a workspace "open" is
  * ignored (and said), because a project must not loosen what the user allows.
  */
@@ -23,8 +24,9 @@ function valueOf(layer: ConfigLayerView): unknown {
 
 /** Reads the layers in merge order: the last user value wins, then any workspace "confined" tightens it. */
 export function readDefaultMode(layers: readonly ConfigLayerView[]): DefaultModeReading {
-  let mode: DefaultMode = 'confined';
-  let from = 'the built-in default';
+  // Open unless the user says otherwise: the user's own hooks and plugins ran with the user's rights before the sandbox, and still do.
+  let mode: DefaultMode = 'open';
+  let from = 'the default';
   const ignored: string[] = [];
   let tightened: string | undefined;
   for (const layer of layers) {
