@@ -94,10 +94,11 @@ function ruleMatches(rule: HostRule, host: string, port: number): boolean {
 export function hostRefusal(network: Permissions['network'], rawHost: string, port: number): string | undefined {
   const host = normalizeHost(rawHost);
   if (host === '' || !/^[a-z0-9.:-]+$/.test(host)) return 'not a valid host name';
+  if (network.allow.length === 0) return 'no network access is declared';
   const deny = network.deny.map(parseHostPattern).find((rule) => ruleMatches(rule, host, port));
   if (deny !== undefined) return `denied by "${network.deny.find((p) => ruleMatches(parseHostPattern(p), host, port))}"`;
   const allowed = network.allow.map(parseHostPattern).some((rule) => ruleMatches(rule, host, port));
   if (allowed) return undefined;
   if (isIpLiteral(host)) return 'an IP address that is not declared as one in network.allow';
-  return network.allow.length === 0 ? 'no network access is declared' : 'not in network.allow';
+  return 'not in network.allow';
 }
