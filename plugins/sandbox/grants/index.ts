@@ -1,39 +1,12 @@
 /**
- * A FIRST GrantPolicy, REPLACED BY THE GRANTS BRANCH (fix/grants owns this
- * folder). Until then: what a principal declares is what it is granted,
- * confined, for the sources the issue confines by default (workspace and
- * downloaded); the user's own hooks and servers, builtin and linked plugins
- * run open, as before the sandbox (the grants side makes that the
- * `sandbox.default` setting). A principal that must be confined is refused
- * when no OS sandbox is available (fail closed). The grants side keeps the
- * export name `createGrantPolicy(options)`.
+ * The grants side of the sandbox: what a principal is allowed (stored and
+ * session grants, `sandbox.default`, the prompt), decided before every
+ * confined launch and every in-process capability check.
  */
-import { type GrantDecision, type GrantPolicy, PlinthError, type Principal } from 'plinth/sdk';
-
-export interface GrantPolicyOptions {
-  /** The user folder (`PLINTH_HOME`): where grants are stored. */
-  readonly home: string;
-  /** Sources confined whatever they declare (default: workspace, downloaded). */
-  readonly confinedSources?: ReadonlyArray<Principal['source']>;
-}
-
-const CONFINED_BY_DEFAULT: ReadonlyArray<Principal['source']> = ['workspace', 'downloaded'];
-
-export function createGrantPolicy(options: GrantPolicyOptions): GrantPolicy {
-  const confined = options.confinedSources ?? CONFINED_BY_DEFAULT;
-  return {
-    async decide(principal: Principal, need: { readonly osSandbox: boolean }): Promise<GrantDecision> {
-      if (!confined.includes(principal.source)) return { mode: 'open', reason: `${principal.source} sources run open by default` };
-      if (!need.osSandbox) {
-        return {
-          mode: 'refused',
-          error: new PlinthError('PLN_E_SANDBOX_UNAVAILABLE', `${principal.label} was not started: no OS sandbox is available on this machine, and it would run unconfined`, {
-            plugin: principal.id,
-            hint: 'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap socat) and check `plinth perms status`',
-          }),
-        };
-      }
-      return { mode: 'confined', granted: principal.declared };
-    },
-  };
-}
+export { createGrantPolicy, grantCommand, type ExtendedGrantPolicy, type GrantPolicyOptions, type Standing } from './policy.js';
+export { GrantStore, grantsFile, type StoredGrant } from './store.js';
+export { type PermissionItem, formatItem, itemsOf, parseItem, widening, withItems, withoutItems } from './items.js';
+export { GRANT_QUESTION, askGrant, grantQuestionText, type GrantAnswer } from './ask.js';
+export { readDefaultMode, type DefaultMode } from './default-mode.js';
+export { createCapabilityCheck, type CapabilityCheckOptions } from './capabilities.js';
+export { registerGrants, type RegisterGrantsOptions } from './register.js';
