@@ -2,8 +2,9 @@
  * The sandbox plugin: provides `sandbox` (contract: sdk/contracts/sandbox.ts),
  * which the launcher asks before every launch that acts for a principal, and
  * (the grants side, grants/register.ts) `capabilities`, the `plinth perms`
- * commands and the sandbox line of `plinth up`. Lazy: imported at the first
- * such launch or perms command. Its teardown closes every per-principal
+ * commands and the sandbox line of `plinth up`. Eager, so that `plinth up`
+ * can say plainly when no OS sandbox is available (the probe runs only then,
+ * or at the first confined launch). Its teardown closes every per-principal
  * network proxy.
  */
 import { homedir } from 'node:os';
