@@ -17,6 +17,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { PassThrough } from 'node:stream';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createJiti } from 'jiti';
@@ -58,6 +59,8 @@ const workspace = path.join(root, 'workspace');
 for (const dir of [home, workspace]) mkdirSync(dir, { recursive: true });
 
 const plain = createLauncher();
+// Never ask: what the bench's principals declare is granted for this session below, as the user would.
+const policy = createGrantPolicy({ home, io: () => ({ input: new PassThrough(), output: new PassThrough() }) });
 let sandbox;
 const confinedLauncher = createLauncher({ sandbox: async () => sandbox });
 sandbox = createSandbox({
@@ -65,7 +68,7 @@ sandbox = createSandbox({
   workspace,
   userHome: os.homedir(),
   runtimeRoot: path.join(root, 'runtime'),
-  policy: createGrantPolicy({ home }),
+  policy,
   probe: () =>
     probeSandbox({
       run: async (file, args) => {
@@ -74,9 +77,13 @@ sandbox = createSandbox({
       },
     }),
 });
-const principal = (declared) => ({ id: 'bench-plugin', source: 'downloaded', dir: FIXTURES, declared: permissionsSchema.parse(declared), label: 'hook "bench" of plugin "bench-plugin"' });
-const hookPrincipal = principal({});
-const serverPrincipal = principal({ filesystem: { read: [path.join(ROOT, 'node_modules'), path.join(ROOT, 'test', 'fixtures'), path.join(ROOT, 'package.json')] } });
+const principal = (id, declared) => {
+  const permissions = permissionsSchema.parse(declared);
+  policy.store.setSession(id, { version: 'bench', permissions });
+  return { id, source: 'downloaded', dir: FIXTURES, declared: permissions, label: `plugin "${id}"` };
+};
+const hookPrincipal = principal('bench-hook', {});
+const serverPrincipal = principal('bench-server', { filesystem: { read: [path.join(ROOT, 'node_modules'), path.join(ROOT, 'test', 'fixtures'), path.join(ROOT, 'package.json')] } });
 
 const hook = {
   id: 'bench-plugin/bench',
