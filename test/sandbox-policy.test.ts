@@ -149,6 +149,17 @@ describe('the bubblewrap command line', () => {
     expect(pairs('--chdir')).toEqual([join(base, 'home')]);
   });
 
+  test('a write grant over plinth\'s user folder leaves it read-only, but the private HOME inside it writable', () => {
+    const plinthHome = join(base, 'granted', 'inner', 'plinth-home');
+    const privateHome = join(plinthHome, 'sandbox', 'homes', 'p');
+    mkdirSync(privateHome, { recursive: true });
+    const over = bwrapArgs({ file: '/usr/bin/true', args: [], cwd: base, read: [], write: [inner], privateHome, privateTmp: join(base, 'tmp'), protectedPaths: [plinthHome], env: {} });
+    const last = (path: string) => over.reduce((found, a, i) => ((a === '--bind' || a === '--ro-bind') && over[i + 1] === path ? i : found), -1);
+    expect(over[last(plinthHome)]).toBe('--ro-bind');
+    expect(over[last(privateHome)]).toBe('--bind');
+    expect(last(privateHome)).toBeGreaterThan(last(plinthHome));
+  });
+
   test("Node's flags: one per path, each once, quoted in NODE_OPTIONS when needed", () => {
     const flags = nodePermissionFlags({ read: ['/a', '/a', '/b c'], write: ['/w'], childProcess: false, nodeMajor: 20 });
     expect(flags).toEqual(['--experimental-permission', '--allow-fs-read=/a', '--allow-fs-read=/b c', '--allow-fs-write=/w', '--disable-warning=ExperimentalWarning']);

@@ -98,7 +98,10 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   // Parents before children, so that a grant inside another is mounted over it.
   binds.sort((a, b) => a.path.split(sep).length - b.path.split(sep).length);
   for (const bind of binds) args.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
-  for (const path of protectedUnder([...plan.write], plan.protectedPaths)) args.push('--ro-bind', path, path);
+  const protectedPaths = protectedUnder([...plan.write], plan.protectedPaths);
+  for (const path of protectedPaths) args.push('--ro-bind', path, path);
+  // The private HOME lives under plinth's user folder: a protected folder bound over it must not take it away.
+  for (const own of [plan.privateHome, plan.privateTmp]) if (protectedPaths.some((p) => isWithin(own, p)) && existsSync(own)) args.push('--bind', own, own);
   if (plan.runDir !== undefined) args.push('--ro-bind', plan.runDir, RUN_INSIDE);
   for (const [name, value] of Object.entries(plan.env)) args.push('--setenv', name, value);
   const visible = binds.some((b) => isWithin(plan.cwd, b.path));
