@@ -39,7 +39,7 @@ export interface GrantPolicyOptions {
 
 /** How a principal is judged, from its source. */
 export type Standing =
-  /** Shipped with plinth: granted what it declares. */
+  /** Shipped with plinth: its children run open; its in-process capabilities are what it declares. */
   | 'builtin'
   /** The user's own settings: what they declare is the user's own grant. */
   | 'user-settings'
@@ -157,10 +157,10 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
   const judge = async (principal: Principal, need: { readonly osSandbox: boolean }, interactive: boolean): Promise<GrantDecision> => {
     const judged = await standing(principal);
     const mode = readDefaultMode(options.configLayers?.() ?? []);
-    if (judged.standing === 'builtin') {
-      if (need.osSandbox) return { mode: 'confined', granted: principal.declared };
-      return { mode: 'open', reason: `${principal.label} is part of plinth (builtin); no OS sandbox is available here` };
-    }
+    // Shipped with plinth: its code already runs in the host with the host's rights, and what its
+    // children need (plinth's own node_modules) has no placeholder; its in-process capabilities
+    // are still held to what it declares (see capabilities.ts).
+    if (judged.standing === 'builtin') return { mode: 'open', reason: `${principal.label} is part of plinth (builtin)` };
     if ((judged.standing === 'user' || judged.standing === 'user-settings') && mode.mode === 'open') {
       return { mode: 'open', reason: `sandbox.default is "open" (${mode.from})` };
     }
