@@ -123,3 +123,17 @@ export class GrantStore {
     });
   }
 }
+
+/**
+ * Stores "always" for `id` with exactly `permissions`, as `plinth perms grant` does: for
+ * callers that grant on the user's behalf (a test of a confined run, an installer the user answered).
+ */
+export async function storeGrant(home: string, id: string, permissions: Permissions, options: { version?: string; unconfined?: boolean } = {}): Promise<void> {
+  await new GrantStore(home).update(id, (current) => ({
+    version: options.version ?? current?.version ?? 'unknown',
+    permissions,
+    withheld: [],
+    ...((options.unconfined ?? current?.unconfined) && { unconfined: true }),
+    grantedAt: new Date().toISOString(),
+  }));
+}
