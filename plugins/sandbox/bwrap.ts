@@ -13,7 +13,7 @@
  * settings and trust stores): srt's protected-file idea.
  */
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
-import { dirname, join, sep } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 
 /** Root-level folders a program needs (bound read-only, or recreated as the symlinks they are). */
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
@@ -42,6 +42,8 @@ export interface BwrapPlan {
   readonly relayPort?: number;
   /** The socat to run inside (real path). */
   readonly socat?: string;
+  /** Start the program only once the relay listens (default); node children reach the socket directly and need not wait. */
+  readonly waitForRelay?: boolean;
   /** The environment the child gets (bwrap starts it with exactly this). */
   readonly env: Readonly<Record<string, string>>;
 }
@@ -103,13 +105,18 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   args.push('--chdir', visible ? plan.cwd : plan.privateHome);
   args.push('--');
   if (plan.relayPort !== undefined && plan.socat !== undefined) {
-    // socat listens on the namespace's loopback and relays to the host proxy's socket; the program starts once it listens.
+    // socat listens on the namespace's loopback and relays to the host proxy's socket. A program other
+    // than node starts once it listens (read with shell builtins only: no process per look); node
+    // reaches the socket directly through the preload, so it does not wait.
     const portHex = plan.relayPort.toString(16).toUpperCase().padStart(4, '0');
-    const script = [
-      `${quote(plan.socat)} TCP-LISTEN:${plan.relayPort},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_INSIDE}/proxy.sock 2>/dev/null &`,
-      `i=0; while [ $i -lt 500 ] && ! grep -q ":${portHex} 00000000:0000 0A" /proc/net/tcp; do i=$((i+1)); done`,
-      'exec "$0" "$@"',
-    ].join('\n');
+    const wait = plan.waitForRelay === false ? [] : [
+      'i=0',
+      'while [ $i -lt 2000 ]; do',
+      `  while read -r _ addr _ state _; do [ "$state" = 0A ] && [ "\${addr#*:}" = ${portHex} ] && break 2; done < /proc/net/tcp`,
+      '  i=$((i+1))',
+      'done',
+    ];
+    const script = [`${quote(plan.socat)} TCP-LISTEN:${plan.relayPort},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_INSIDE}/proxy.sock 2>/dev/null &`, ...wait, 'exec "$0" "$@"'].join('\n');
     args.push('/bin/sh', '-c', script, plan.file, ...plan.args);
   } else {
     args.push(plan.file, ...plan.args);
@@ -147,4 +154,9 @@ export function nodeOptions(flags: readonly string[]): string {
       return `${flag.slice(0, eq + 1)}"${flag.slice(eq + 1).replace(/(["\\])/g, '\\$1')}"`;
     })
     .join(' ');
+}
+
+/** Whether a program is node (by its real path's name): it reaches the proxy through the preload, not the relay. */
+export function isNodeProgram(file: string): boolean {
+  return /^node(?:\d+)?$/.test(basename(file));
 }

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError } from 'plinth/sdk';
 import { appendAudit } from './audit.js';
-import { RUN_INSIDE, bwrapArgs, nodeOptions, nodePermissionFlags } from './bwrap.js';
+import { RUN_INSIDE, bwrapArgs, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
 import { type NetworkProxy, startProxy } from './network/proxy.js';
 import { expandFilesystem, hostRefusal, realPath } from './policy.js';
 import { findProgram } from './probe.js';
@@ -138,6 +138,10 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
       }
       const nodeMajor = Number(process.versions.node.split('.')[0]);
       const flags = nodePermissionFlags({ read: [...read, ...fs.write, home, tmp, '/usr', '/etc'], write: [...fs.write, home, tmp], childProcess: granted.shell.length > 0, nodeMajor });
+      // node reaches the proxy's socket through the preload; the relay (socat, some 20 ms to start) is for
+      // other programs, and for what a node child starts when it may reach a host at all.
+      const node = isNodeProgram(plan.file);
+      const relay = !node || granted.network.allow.length > 0;
       const proxyUrl = `http://127.0.0.1:${RELAY_PORT}`;
       const inside: Record<string, string> = {
         ...env,
@@ -152,7 +156,7 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
             return {
         mode: 'confined',
         file: os.program,
-        args: bwrapArgs({ file: plan.file, args: plan.args, cwd: plan.cwd, read, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths: [realPath(options.home)], runDir, relayPort: RELAY_PORT, socat, env: inside }),
+        args: bwrapArgs({ file: plan.file, args: plan.args, cwd: plan.cwd, read, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths: [realPath(options.home)], runDir, ...(relay && { relayPort: RELAY_PORT, socat }), waitForRelay: !node, env: inside }),
         argv0: 'bwrap',
         cwd: plan.cwd,
         env: { PATH: DEFAULT_PATH },
