@@ -10,3 +10,4 @@ export { GRANT_QUESTION, askGrant, grantQuestionText, type GrantAnswer } from '.
 export { readDefaultMode, type DefaultMode } from './default-mode.js';
 export { createCapabilityCheck, type CapabilityCheckOptions } from './capabilities.js';
 export { registerGrants, type RegisterGrantsOptions } from './register.js';
+export { createGrantsService, type GrantsServiceOptions } from './service.js';
