@@ -82,9 +82,10 @@ export function hostRefusal(network: Permissions['network'], rawHost: string, po
   if (host === '' || !/^[a-z0-9.:-]+$/.test(host)) return 'not a valid host name';
   const deny = network.deny.find((p) => ruleMatches(parseHostPattern(p), host, port));
   if (deny !== undefined) return `denied by "${deny}"`;
+  if (network.allow.length === 0) return 'no network access is declared';
   if (network.allow.some((p) => ruleMatches(parseHostPattern(p), host, port))) return undefined;
   if (isIpLiteral(host)) return 'an IP address that is not declared as one in network.allow';
-  return network.allow.length === 0 ? 'no network access is declared' : 'not in network.allow';
+  return 'not in network.allow';
 }
 
 /**

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readAudit } from '../plugins/sandbox/audit.js';
-import type { LaunchRunResult, PermissionsInput } from '../sdk/index.js';
+import { type LaunchRunResult, type PermissionsInput, permissionsSchema } from '../sdk/index.js';
 import { rejection } from './support/errors.js';
 import { type SandboxRig, sandboxRig } from './support/sandbox.js';
 
@@ -301,6 +301,16 @@ describe.skipIf(!here.ok)('escape suite (real bubblewrap)', () => {
     });
   });
 
+  describe('grants', () => {
+    test('what was declared but not granted does not start (no terminal to ask): refused with the command that grants it, and logged', async () => {
+      const principal = { ...rig.principal('ungranted'), declared: permissionsSchema.parse({ network: { allow: ['api.example.com'] } }) };
+      const error = await rejection(rig.launcher.run({ owner: 'escape-test', program: 'true', actingFor: principal }));
+      expect(error.code).toBe('PLN_E_PERM_NOT_GRANTED');
+      expect(error.hint).toContain('plinth perms grant ungranted');
+      expect(await rig.audited('ungranted', { permission: 'launch' })).toHaveLength(1);
+    });
+  });
+
   describe('environment', () => {
     test('an undeclared variable is not there (and its omission is logged); a declared one is', async () => {
       const who = id();
@@ -337,7 +347,7 @@ describe('without bubblewrap (PLINTH_BWRAP pointing to a missing file)', () => {
   test('a launch that must be confined is refused (never run open), with a code, and logged', async () => {
     const marker = join(rig.root, 'ran');
     const error = await rejection(rig.launcher.run({ owner: 'escape-test', program: 'sh', args: ['-c', `touch ${marker}`], actingFor: rig.principal('unboxed') }));
-    expect(error.code).toBe('PLN_E_SANDBOX_UNAVAILABLE');
+    expect(error.code).toBe('PLN_E_PERM_NO_SANDBOX');
     expect(error.message).toContain('hook "escape" of plugin "unboxed" was not started');
     expect(error.message).toContain('/nonexistent/bwrap');
     expect(existsSync(marker)).toBe(false);
@@ -345,12 +355,12 @@ describe('without bubblewrap (PLINTH_BWRAP pointing to a missing file)', () => {
     const started = rig.launcher.start({ owner: 'escape-test', program: 'sh', args: ['-c', `touch ${marker}`], actingFor: rig.principal('unboxed') });
     expect(await started.spawned).toBeUndefined();
     const end = await started.ended;
-    expect(end.refused?.code).toBe('PLN_E_SANDBOX_UNAVAILABLE');
+    expect(end.refused?.code).toBe('PLN_E_PERM_NO_SANDBOX');
     expect(existsSync(marker)).toBe(false);
     expect(rig.launcher.trace().at(-1)).toMatchObject({ state: 'failed' });
   });
 
-  test('a user source runs open under the first policy, as before the sandbox', async () => {
+  test('a plugin the user put in place runs open by default (sandbox.default), as before the sandbox', async () => {
     const result = await rig.launcher.run({ owner: 'escape-test', program: 'sh', args: ['-c', 'echo open'], actingFor: { ...rig.principal('mine'), source: 'user' } });
     expect(result.stdout.toString()).toBe('open\n');
   });

@@ -46,6 +46,7 @@ describe.skipIf(!usable)('confined launches of hooks and stdio MCP servers', () 
       dir: rig.pluginDir,
       manifest: { permissions: permissionsSchema.parse({ filesystem: { read: ['${workspace}'] } }) },
     } as unknown as PluginInfo;
+    rig.grant('greeter', plugin.manifest.permissions);
     runner = createRunner({
       allowedCommands: DEFAULT_ALLOWED_COMMANDS,
       maxOutputBytes: 1024 * 1024,
@@ -95,6 +96,8 @@ describe.skipIf(!usable)('confined launches of hooks and stdio MCP servers', () 
 
   test('a stdio MCP server acting for a workspace settings entry runs confined with the entry\'s permissions', async () => {
     const stdio = createStdioTransportFactory(STDIO_DEFAULTS, { launcher: () => rig.launcher });
+    const declared = permissionsSchema.parse({ filesystem: { read: [join(ROOT, 'node_modules'), join(ROOT, 'test/fixtures'), join(ROOT, 'package.json')] }, env: ['FIXTURE_TOKEN'] });
+    rig.grant('settings:workspace', declared);
     const server: McpServerDefinition = {
       name: 'files',
       transport: 'stdio',
@@ -112,7 +115,7 @@ describe.skipIf(!usable)('confined launches of hooks and stdio MCP servers', () 
         id: 'settings:workspace',
         source: 'workspace',
         dir: rig.workspace,
-        declared: permissionsSchema.parse({ filesystem: { read: [join(ROOT, 'node_modules'), join(ROOT, 'test/fixtures'), join(ROOT, 'package.json')] }, env: ['FIXTURE_TOKEN'] }),
+        declared,
         label: 'MCP server "files" from workspace settings',
       },
     };
@@ -142,7 +145,7 @@ describe.skipIf(!usable)('confined launches of hooks and stdio MCP servers', () 
         () => undefined,
         (e: unknown) => e as { code?: string },
       );
-      expect(error?.code).toBe('PLN_E_SANDBOX_UNAVAILABLE');
+      expect(error?.code).toBe('PLN_E_PERM_NO_SANDBOX');
     } finally {
       await refusing.close();
       rmSync(refusing.root, { recursive: true, force: true });

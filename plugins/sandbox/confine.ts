@@ -19,6 +19,9 @@ import { type NetworkProxy, startProxy } from './network/proxy.js';
 import { expandFilesystem, hostRefusal, realPath } from './policy.js';
 import { findProgram } from './probe.js';
 
+/** Refusals that mean "no OS sandbox here": the probe's reason is added to their message. */
+const NO_SANDBOX_CODES = new Set(['PLN_E_PERM_NO_SANDBOX', 'PLN_E_SANDBOX_UNAVAILABLE']);
+
 /** The port the relay listens on inside every sandbox (each has a loopback of its own). */
 export const RELAY_PORT = 3128;
 /** What a confined child always gets on PATH when the request has none. */
@@ -104,7 +107,7 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
       }
       if (decision.mode === 'refused') {
         // The policy knows only that there is no OS sandbox; the probe knows why.
-        const error = decision.error.code === 'PLN_E_SANDBOX_UNAVAILABLE' && os.reason !== undefined ? withReason(decision.error, os.reason) : decision.error;
+        const error = !os.available && os.reason !== undefined && NO_SANDBOX_CODES.has(decision.error.code) ? withReason(decision.error, os.reason) : decision.error;
         return refuse(principal, plan, error);
       }
 
@@ -123,7 +126,17 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         if (!(name in env) && !name.startsWith('PLINTH_')) void audit(principal, 'env', name, 'not declared in permissions.env: the variable was left out');
       }
       if (decision.mode === 'open') return { mode: 'open', file: plan.file, args: plan.args, argv0: plan.argv0, cwd: plan.cwd, env, release: () => {} };
-      if (os.program === undefined) return refuse(principal, plan, setupError(principal, 'bubblewrap', new Error(os.reason ?? 'not available')));
+      if (!os.available || os.program === undefined) {
+        // A policy that asks for confinement where there is none: refused, never run open.
+        return refuse(
+          principal,
+          plan,
+          new PlinthError('PLN_E_SANDBOX_UNAVAILABLE', `${principal.label} was not started: it must run confined and no OS sandbox is available (${os.reason ?? 'unknown reason'})`, {
+            plugin: principal.id,
+            hint: 'install bubblewrap and socat (Debian/Ubuntu: apt-get install bubblewrap socat); `plinth perms status` says what plinth found',
+          }),
+        );
+      }
       if (socat === undefined) return refuse(principal, plan, setupError(principal, 'socat', new Error('socat was not found on PATH (Debian/Ubuntu: apt-get install socat)')));
 
       const fs = expandFilesystem(granted.filesystem, { workspace: options.workspace, home: options.userHome, ...(principal.dir !== undefined && { pluginDir: principal.dir }), tmp: privateTmp });
