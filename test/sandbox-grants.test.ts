@@ -214,7 +214,7 @@ describe('where no OS sandbox is available', () => {
     const policy = confined(home);
     const greeter = principal('greeter', { network: { allow: ['api.example.com'] } });
     const refused = await policy.decide(greeter, NO_SANDBOX);
-    expect(refused.mode === 'refused' && refused.error.code).toBe('PLN_E_SANDBOX_UNAVAILABLE');
+    expect(refused.mode === 'refused' && refused.error.code).toBe('PLN_E_PERM_NO_SANDBOX');
     expect(refused.mode === 'refused' && refused.error.message).toContain('no OS sandbox is available on this machine');
     expect(refused.mode === 'refused' && refused.error.hint).toContain('plinth perms grant greeter --unconfined');
 
@@ -223,7 +223,7 @@ describe('where no OS sandbox is available', () => {
     expect(open.mode).toBe('open');
     // Exactly that plugin: another one is still refused.
     const other = await policy.decide(principal('other', { env: ['X'] }), NO_SANDBOX);
-    expect(other.mode === 'refused' && other.error.code).toBe('PLN_E_SANDBOX_UNAVAILABLE');
+    expect(other.mode === 'refused' && other.error.code).toBe('PLN_E_PERM_NO_SANDBOX');
     // With a sandbox, "unconfined" grants nothing: the permissions are still asked for.
     expect((await policy.decide(greeter, SANDBOX)).mode).toBe('refused');
   });

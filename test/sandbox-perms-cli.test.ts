@@ -86,12 +86,12 @@ describe('plinth perms', () => {
     const status = json<{ sandbox: { available: boolean; reason: string }; plugins: Array<{ plugin: string; runs: string; code?: string }> }>(before);
     expect(status.sandbox.available).toBe(false);
     expect(status.sandbox.reason).toContain('/nonexistent/bwrap');
-    expect(status.plugins.find((p) => p.plugin === 'greeter')).toMatchObject({ runs: 'refused', code: 'PLN_E_SANDBOX_UNAVAILABLE' });
+    expect(status.plugins.find((p) => p.plugin === 'greeter')).toMatchObject({ runs: 'refused', code: 'PLN_E_PERM_NO_SANDBOX' });
 
     expectExit(await run(box, ['perms', 'grant', 'greeter', '--unconfined']), 0);
     const after = json<typeof status>(await run(box, ['perms', 'status', '--json'], NO_BWRAP));
     expect(after.plugins.find((p) => p.plugin === 'greeter')).toMatchObject({ runs: 'open' });
-    expect(after.plugins.find((p) => p.plugin === 'other')).toMatchObject({ runs: 'refused', code: 'PLN_E_SANDBOX_UNAVAILABLE' });
+    expect(after.plugins.find((p) => p.plugin === 'other')).toMatchObject({ runs: 'refused', code: 'PLN_E_PERM_NO_SANDBOX' });
 
     const readable = await run(box, ['perms', 'status'], NO_BWRAP);
     expect(readable.stdout.split('\n')[0]).toMatch(/^No OS sandbox is available here: .*\/nonexistent\/bwrap/);

@@ -207,7 +207,7 @@ function notGranted(principal: Principal, who: string, missing: readonly Permiss
 function noSandbox(principal: Principal, standing: Standing): PlinthError {
   const command = grantCommand(principal.id, ' --unconfined');
   const open = standing === 'user' || standing === 'user-settings' ? ', or set "sandbox": { "default": "open" } in your user settings' : '';
-  return new PlinthError('PLN_E_SANDBOX_UNAVAILABLE', `${principal.label} was not started: no OS sandbox is available on this machine, so its permissions cannot be enforced, and you have not allowed it to run unconfined`, {
+  return new PlinthError('PLN_E_PERM_NO_SANDBOX', `${principal.label} was not started: no OS sandbox is available on this machine, so its permissions cannot be enforced, and you have not allowed it to run unconfined`, {
     plugin: principal.id,
     hint: `\`plinth perms status\` says why there is no sandbox; to run exactly this plugin with your full rights anyway, run \`${command}\`${open}`,
     details: { plugin: principal.id, command },
