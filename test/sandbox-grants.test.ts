@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { readAudit } from '../plugins/sandbox/audit.js';
 import { createCapabilityCheck, createGrantPolicy, parseItem, widening, withItems } from '../plugins/sandbox/grants/index.js';
-import { type ConfigLayerView, NO_PERMISSIONS, type PluginContext, type PluginKernel, type Principal, isPlinthError, permissionsSchema } from '../sdk/index.js';
+import { type ConfigLayerView, NO_PERMISSIONS, parseManifest, type PluginContext, type PluginKernel, type Principal, isPlinthError, permissionsSchema } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
 import { rejection } from './support/errors.js';
 import { tempFolders, writePlugin } from './support/plugin-folder.js';
@@ -299,6 +299,18 @@ describe('in-process capabilities', () => {
     expect(error.code).toBe('PLN_E_PERM_NOT_GRANTED');
     expect(error.hint).toContain('plinth perms grant greeter');
     expect(readAudit(home, { plugin: 'greeter' })).toHaveLength(1);
+  });
+
+  test('a builtin plugin\'s children run open, but its capabilities are held to what it declares', async () => {
+    const home = await folders.make();
+    const check = createCapabilityCheck({ home, policy: confined(home) });
+    const manifest = parseManifest({ name: 'mcp-demo', version: '1.0.0', permissions: { env: ['DEMO_VAR'] } });
+    if (!manifest.ok) throw new Error('bad manifest');
+    const info = { name: 'mcp-demo', version: '1.0.0', source: 'builtin' as const, dir: home, manifest: manifest.manifest };
+    const places = { workspace: home, home, plinthHome: home, tmp: join(home, 'tmp') };
+    expect(await check.check(info, { kind: 'env', name: 'DEMO_VAR' }, places)).toBeUndefined();
+    expect((await check.check(info, { kind: 'env', name: 'PATH' }, places))?.code).toBe('PLN_E_PERM_DENIED');
+    expect(readAudit(home, { plugin: 'mcp-demo' }).map((e) => e.target)).toEqual(['PATH']);
   });
 
   test('withItems keeps a grant exact: what is added is what is there', () => {
