@@ -5,13 +5,15 @@
  * (`ctx.fs`, `ctx.fetch`, `ctx.env`, `ctx.exec`, `ctx.mcp`) refused and logged.
  * The prompt itself is tested on a real terminal in sandbox-grants-terminal.test.ts.
  */
+import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { readAudit } from '../plugins/sandbox/audit.js';
-import { createCapabilityCheck, createGrantPolicy, parseItem, widening, withItems } from '../plugins/sandbox/grants/index.js';
+import { createCapabilityCheck, createGrantPolicy, parseItem, storeGrant, widening, withItems } from '../plugins/sandbox/grants/index.js';
+import { sandboxRig } from './support/sandbox.js';
 import { type ConfigLayerView, NO_PERMISSIONS, parseManifest, type PluginContext, type PluginKernel, type Principal, isPlinthError, permissionsSchema } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
 import { rejection } from './support/errors.js';
@@ -317,3 +319,37 @@ describe('in-process capabilities', () => {
     expect(withItems(NO_PERMISSIONS, [parseItem('env A'), parseItem('env A')]).env).toEqual(['A']);
   });
 });
+
+describe('through a real confined launch', () => {
+  const bwrap = probeBwrap();
+  test.skipIf(!bwrap)('a downloaded plugin\'s command is not started before it is granted; stored "always", it runs confined with its grant', async () => {
+    const rig = sandboxRig();
+    try {
+      await writeFile(join(rig.workspace, 'readme.txt'), 'granted read');
+      const declared = permissionsSchema.parse({ filesystem: { read: ['${workspace}'] } });
+      const principal: Principal = { id: 'fetched', source: 'downloaded', dir: rig.pluginDir, declared, label: 'plugin "fetched"' };
+      const marker = join(rig.root, 'started');
+      const refused = await rejection(rig.launcher.run({ owner: 'fetched', program: 'sh', args: ['-c', `touch ${marker}`], actingFor: principal }));
+      expect(refused.code).toBe('PLN_E_PERM_NOT_GRANTED');
+      expect(refused.hint).toContain('plinth perms grant fetched');
+      await expect(stat(marker)).rejects.toThrow(); // nothing ran
+      expect(readAudit(rig.home, { plugin: 'fetched', permission: 'launch' })).toHaveLength(1);
+
+      await storeGrant(rig.home, 'fetched', declared, { version: '1.0.0' });
+      const ran = await rig.launcher.run({ owner: 'fetched', program: 'cat', args: [join(rig.workspace, 'readme.txt')], actingFor: principal });
+      expect(ran.stdout.toString()).toBe('granted read');
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
+/** Whether bubblewrap runs here (the escape suite says why when it does not). */
+function probeBwrap(): boolean {
+  try {
+    execFileSync('bwrap', ['--unshare-all', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
