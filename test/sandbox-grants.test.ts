@@ -145,6 +145,18 @@ describe('the decision', () => {
     expect(after).toEqual({ mode: 'confined', granted: permissionsSchema.parse({ network: { allow: ['api.example.com'] } }) });
   });
 
+  test('a grant given to a plugin from one place does not pass to a plugin of the same name from another (a cloned project\'s)', async () => {
+    const home = await folders.make();
+    const policy = confined(home);
+    const declared = { env: ['TOKEN'] };
+    await storeGrant(home, 'greeter', permissionsSchema.parse(declared), { version: '1.0.0', source: 'user', unconfined: true });
+    expect((await policy.decide(principal('greeter', declared), SANDBOX)).mode).toBe('confined');
+    const impostor = principal('greeter', declared, { source: 'workspace' });
+    const decision = await policy.decide(impostor, SANDBOX);
+    expect(decision.mode === 'refused' && decision.error.code).toBe('PLN_E_PERM_NOT_GRANTED');
+    expect((await policy.decide(impostor, NO_SANDBOX)).mode).toBe('refused');
+  });
+
   test('builtin plugins run their children open (they are plinth); a plugin that declares nothing needs no grant', async () => {
     const policy = confined(await folders.make());
     const declared = { network: { allow: ['registry.npmjs.org'] } };

@@ -162,6 +162,7 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
         });
       }
       const unconfined = flags.unconfined === true;
+      const source = plugin ? (await policy.standing(principalOf(plugin))).source : name === 'settings:workspace' ? 'workspace' : name === 'settings:user' ? 'user' : undefined;
       const saved = await store.update(name, (current) => {
         const base = current?.permissions ?? NO_PERMISSIONS;
         // No permission named: everything declared (a full grant also ends withheld items).
@@ -169,6 +170,7 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
         const withheld = items.length > 0 ? (current?.withheld ?? []).filter((w) => !items.some((i) => sameItem(i, w))) : declared && !unconfined ? [] : (current?.withheld ?? []);
         return {
           version: plugin?.version ?? current?.version ?? 'settings',
+          ...(source !== undefined && { source }),
           permissions,
           withheld,
           ...((unconfined || current?.unconfined) && { unconfined: true }),

@@ -106,16 +106,18 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
   const refused = (error: PlinthError): GrantDecision => ({ mode: 'refused', error });
 
   /** The stored grant, and what it and this session's grant allow together. */
-  const grantedSoFar = async (id: string): Promise<{ stored: StoredGrant | undefined; have: Permissions }> => {
-    const stored = await store.get(id);
-    const session = store.session(id);
+  const grantedSoFar = async (id: string, source: Principal['source']): Promise<{ stored: StoredGrant | undefined; have: Permissions }> => {
+    // A grant given to a plugin from one place is not one for a plugin of the same name from another.
+    const mine = <G extends { source?: string }>(grant: G | undefined): G | undefined => (grant?.source === undefined || grant.source === source ? grant : undefined);
+    const stored = mine(await store.get(id));
+    const session = mine(store.session(id));
     const base = stored?.permissions ?? NO_PERMISSIONS;
     return { stored, have: session ? withItems(base, itemsOf(session.permissions)) : base };
   };
 
   /** What `principal` may use now, asking when it wants more than was granted. */
   const granted = async (principal: Principal, source: Principal['source'], asking: Asking, signal?: AbortSignal): Promise<{ granted: Permissions } | { error: PlinthError }> => {
-    const first = await grantedSoFar(principal.id);
+    const first = await grantedSoFar(principal.id, source);
     // Items the user revoked one by one are left out, not asked for again.
     const wanted = withoutItems(principal.declared, first.stored?.withheld ?? []);
     if (widening(first.have, wanted).length === 0) return { granted: wanted };
@@ -126,7 +128,7 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
     try {
       await previous;
       // Another launch may have been answered "session" or "always" while this one waited.
-      const now = await grantedSoFar(principal.id);
+      const now = await grantedSoFar(principal.id, source);
       const missing = widening(now.have, wanted);
       if (missing.length === 0) return { granted: wanted };
       const io = (options.io ?? processTerminal)();
@@ -143,10 +145,11 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
           }),
         };
       }
-      if (answer === 'session') store.setSession(principal.id, { version, permissions: wanted });
+      if (answer === 'session') store.setSession(principal.id, { version, permissions: wanted, source });
       if (answer === 'always') {
         await store.update(principal.id, (current) => ({
           version,
+          source,
           permissions: wanted, // exactly what was granted now: what it had before and no longer declares is not kept
           withheld: current?.withheld ?? [],
           ...(current?.unconfined && { unconfined: true }),
@@ -172,7 +175,7 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
     try {
       if (!need.osSandbox) {
         const stored = await store.get(principal.id);
-        if (stored?.unconfined) return { mode: 'open', reason: `you allowed ${principal.id} to run unconfined (${grantCommand(principal.id, ' --unconfined')})` };
+        if (stored?.unconfined && (stored.source === undefined || stored.source === judged.source)) return { mode: 'open', reason: `you allowed ${principal.id} to run unconfined (${grantCommand(principal.id, ' --unconfined')})` };
         return refused(noSandbox(principal, judged.standing));
       }
       if (judged.standing === 'user-settings') return { mode: 'confined', granted: principal.declared };
