@@ -10,7 +10,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError } from 'plinth/sdk';
 import { appendAudit } from './audit.js';
@@ -27,6 +27,23 @@ export const RELAY_PORT = 3128;
 /** What a confined child always gets on PATH when the request has none. */
 const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
 export const PRELOAD = fileURLToPath(new URL('./network/preload.cjs', import.meta.url));
+
+/** plinth's own package folder (the one holding its package.json), from here or from dist/. */
+function packageRoot(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'node_modules'))) return dir;
+    dir = dirname(dir);
+  }
+  return undefined;
+}
+const PLINTH_ROOT = packageRoot();
+/**
+ * What a builtin plugin's children read besides their folder: plinth's own
+ * dependencies (its MCP servers load the SDK from there) and package.json
+ * (Node reads it to know the module type). Plinth's code, not the user's data.
+ */
+const BUILTIN_READS = PLINTH_ROOT === undefined ? [] : [join(PLINTH_ROOT, 'node_modules'), join(PLINTH_ROOT, 'package.json')];
 
 export interface SandboxOptions {
   /** `PLINTH_HOME`: audit log, private homes. */
@@ -111,6 +128,8 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         return refuse(principal, plan, error);
       }
 
+      // Open: exactly as without the sandbox (the user allowed exactly that); nothing below applies.
+      if (decision.mode === 'open') return { mode: 'open', file: plan.file, args: plan.args, argv0: plan.argv0, cwd: plan.cwd, env: plan.env, release: () => {} };
       const folder = join(runtimeRoot, folderName(principal.id));
       const privateHome = join(options.home, 'sandbox', 'homes', folderName(principal.id));
       const privateTmp = join(folder, 'tmp');
@@ -120,12 +139,11 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
       } catch (error) {
         return refuse(principal, plan, setupError(principal, 'its private folders', error));
       }
-      const granted = decision.mode === 'confined' ? decision.granted : principal.declared;
+      const granted = decision.granted;
       const env = reducedEnvironment(plan, granted, realPath(privateHome), realPath(privateTmp));
       for (const name of plan.requestedEnv ?? []) {
         if (!(name in env) && !name.startsWith('PLINTH_')) void audit(principal, 'env', name, 'not declared in permissions.env: the variable was left out');
       }
-      if (decision.mode === 'open') return { mode: 'open', file: plan.file, args: plan.args, argv0: plan.argv0, cwd: plan.cwd, env, release: () => {} };
       if (!os.available || os.program === undefined) {
         // A policy that asks for confinement where there is none: refused, never run open.
         return refuse(
@@ -137,11 +155,12 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
           }),
         );
       }
+      if (!existsSync(PRELOAD)) return refuse(principal, plan, setupError(principal, 'the network preload', new Error(`${PRELOAD} is missing (a build that did not copy it)`)));
       if (socat === undefined) return refuse(principal, plan, setupError(principal, 'socat', new Error('socat was not found on PATH (Debian/Ubuntu: apt-get install socat)')));
 
       const fs = expandFilesystem(granted.filesystem, { workspace: options.workspace, home: options.userHome, ...(principal.dir !== undefined && { pluginDir: principal.dir }), tmp: privateTmp });
       const pluginDir = principal.dir !== undefined && existsSync(principal.dir) ? realPath(principal.dir) : undefined;
-      const read = [...fs.read, ...(pluginDir !== undefined ? [pluginDir] : []), PRELOAD];
+      const read = [...fs.read, ...(pluginDir !== undefined ? [pluginDir] : []), ...(principal.source === 'builtin' ? BUILTIN_READS.filter((p) => existsSync(p)).map(realPath) : []), PRELOAD];
       const home = realPath(privateHome);
       const tmp = realPath(privateTmp);
       try {
