@@ -60,14 +60,14 @@ export function createCapabilities(deps: CapabilityDeps): Capabilities {
       return encoding === undefined ? new Uint8Array(await readFile(target)) : readFile(target, encoding);
     }) as PluginContext['fs']['readFile'],
     async writeFile(path, data) {
-      const target = await real(path, 'write');
-      if (target.startsWith(places.tmp)) await mkdir(places.tmp, { recursive: true });
-      await writeFileAtomic(target, data);
+      await mkdir(places.tmp, { recursive: true }); // its own, always writable: made on first use
+      await writeFileAtomic(await real(path, 'write'), data);
     },
     async readdir(path) {
       return readdir(await real(path, 'read'));
     },
     async mkdir(path) {
+      await mkdir(places.tmp, { recursive: true });
       await mkdir(await real(path, 'write'), { recursive: true });
     },
   };

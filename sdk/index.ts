@@ -107,6 +107,8 @@ export { fetchWithOwnSignals } from './request-signals.js';
 export { BASE_ENV_ALLOWLIST, launchRequestSchema, launchRunRequestSchema } from './contracts/launcher.js';
 export type { ChildEnd, ExecRequest, LaunchedChild, Launcher, LaunchOptions, LaunchRequest, LaunchRequestInput, LaunchTraceEntry, LaunchRunRequest, LaunchRunRequestInput, LaunchRunResult, ChildStopOptions } from './contracts/launcher.js';
 export type { CapabilityCheck, CapabilityPlaces, CapabilityRequest } from './contracts/capabilities.js';
+export { grantReviewLines } from './contracts/grants.js';
+export type { GrantReview, GrantsService } from './contracts/grants.js';
 export { changeSchema, declarationsSchema, installResultSchema, lockEntrySchema, lockFileSchema, marketNoteSchema, outdatedEntrySchema, outdatedResultSchema, registriesSettingSchema, registrySettingSchema, searchHitSchema, searchResultSchema, uninstallResultSchema } from './contracts/marketplace.js';
 export type { ApprovalRequest, Declarations, InstallOptions, InstallResult, LockEntry, LockFile, MarketChange, MarketNote, MarketplaceService, OutdatedEntry, OutdatedResult, RegistrySetting, SearchHit, SearchResult, UninstallResult } from './contracts/marketplace.js';
 export {

@@ -11,7 +11,8 @@ import { mkdir, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { ROOT, cleanEnv, ensureBuilt } from './support/cli.js';
+import { BIN, ROOT, cleanEnv, ensureBuilt, expectExit, run as runPlinth, sandbox } from './support/cli.js';
+import { writePlugin } from './support/plugin-folder.js';
 import { tempFolders } from './support/plugin-folder.js';
 
 const run = promisify(execFile);
@@ -121,4 +122,28 @@ describe('the grant question on a terminal', () => {
     await install(home, '1.2.0', V1);
     expect(decisions(await withoutTerminal(home, dir))[0]).toMatchObject({ mode: 'confined', granted: { network: { allow: ['api.example.com'] } } });
   });
+});
+
+describe('plinth ext enable asks at once', () => {
+  test('on a terminal the enabled plugin\'s permissions are asked about ("always" or no) and stored; without one the note names the command', async () => {
+    const box = await sandbox('plinth-grants-enable-');
+    try {
+      await box.settings({ sandbox: { default: 'confined' }, plugins: { greeter: { enabled: false }, health: { enabled: false }, 'mcp-demo': { enabled: false } } });
+      await writePlugin(join(box.home, 'plugins'), { name: 'greeter', permissions: V1 });
+
+      const quiet = await runPlinth(box, ['ext', 'enable', 'greeter']);
+      expectExit(quiet, 0);
+      expect(quiet.stderr).toContain('greeter asks for permissions you have not granted (network api.example.com, env GREETER_TOKEN): grant them with `plinth perms grant greeter`');
+      expectExit(await runPlinth(box, ['ext', 'disable', 'greeter']), 0);
+
+      const argv = [process.execPath, BIN, ...box.dirs, 'ext', 'enable', 'greeter'];
+      const { stdout } = await run('python3', [PTY, JSON.stringify(argv), JSON.stringify(cleanEnv({}, { ci: false })), 'a', '(asked again when it runs): '], { cwd: box.workspace, timeout: 60_000 });
+      expect(stdout).toContain('plugin "greeter" (user, version 1.0.0) asks for these permissions:');
+      expect(stdout).toContain('Allow always? [a]lways, [N]o');
+      const stored = JSON.parse(await readFile(join(box.home, 'sandbox', 'grants.json'), 'utf8'));
+      expect(stored.plugins.greeter.permissions).toMatchObject({ network: { allow: ['api.example.com'] }, env: ['GREETER_TOKEN'] });
+    } finally {
+      await box.remove();
+    }
+  }, 120_000);
 });

@@ -5,14 +5,16 @@
  * (`ctx.fs`, `ctx.fetch`, `ctx.env`, `ctx.exec`, `ctx.mcp`) refused and logged.
  * The prompt itself is tested on a real terminal in sandbox-grants-terminal.test.ts.
  */
+import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { readAudit } from '../plugins/sandbox/audit.js';
-import { createCapabilityCheck, createGrantPolicy, parseItem, widening, withItems } from '../plugins/sandbox/grants/index.js';
-import { type ConfigLayerView, NO_PERMISSIONS, type PluginContext, type PluginKernel, type Principal, isPlinthError, permissionsSchema } from '../sdk/index.js';
+import { createCapabilityCheck, createGrantPolicy, parseItem, storeGrant, widening, withItems } from '../plugins/sandbox/grants/index.js';
+import { sandboxRig } from './support/sandbox.js';
+import { type ConfigLayerView, NO_PERMISSIONS, parseManifest, type PluginContext, type PluginKernel, type Principal, isPlinthError, permissionsSchema } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
 import { rejection } from './support/errors.js';
 import { tempFolders, writePlugin } from './support/plugin-folder.js';
@@ -143,10 +145,23 @@ describe('the decision', () => {
     expect(after).toEqual({ mode: 'confined', granted: permissionsSchema.parse({ network: { allow: ['api.example.com'] } }) });
   });
 
-  test('builtin plugins are granted what they declare; a plugin that declares nothing needs no grant', async () => {
+  test('a grant given to a plugin from one place does not pass to a plugin of the same name from another (a cloned project\'s)', async () => {
+    const home = await folders.make();
+    const policy = confined(home);
+    const declared = { env: ['TOKEN'] };
+    await storeGrant(home, 'greeter', permissionsSchema.parse(declared), { version: '1.0.0', source: 'user', unconfined: true });
+    expect((await policy.decide(principal('greeter', declared), SANDBOX)).mode).toBe('confined');
+    const impostor = principal('greeter', declared, { source: 'workspace' });
+    const decision = await policy.decide(impostor, SANDBOX);
+    expect(decision.mode === 'refused' && decision.error.code).toBe('PLN_E_PERM_NOT_GRANTED');
+    expect((await policy.decide(impostor, NO_SANDBOX)).mode).toBe('refused');
+  });
+
+  test('builtin plugins run their children open (they are plinth); a plugin that declares nothing needs no grant', async () => {
     const policy = confined(await folders.make());
     const declared = { network: { allow: ['registry.npmjs.org'] } };
-    expect(await policy.decide(principal('mcp-demo', declared, { source: 'builtin' }), SANDBOX)).toEqual({ mode: 'confined', granted: permissionsSchema.parse(declared) });
+    expect((await policy.decide(principal('mcp-demo', declared, { source: 'builtin' }), SANDBOX)).mode).toBe('open');
+    expect((await policy.decide(principal('mcp-demo', declared, { source: 'builtin' }), NO_SANDBOX)).mode).toBe('open');
     expect(await policy.decide(principal('quiet', {}), SANDBOX)).toEqual({ mode: 'confined', granted: NO_PERMISSIONS });
   });
 
@@ -300,7 +315,53 @@ describe('in-process capabilities', () => {
     expect(readAudit(home, { plugin: 'greeter' })).toHaveLength(1);
   });
 
+  test('a builtin plugin\'s children run open, but its capabilities are held to what it declares', async () => {
+    const home = await folders.make();
+    const check = createCapabilityCheck({ home, policy: confined(home) });
+    const manifest = parseManifest({ name: 'mcp-demo', version: '1.0.0', permissions: { env: ['DEMO_VAR'] } });
+    if (!manifest.ok) throw new Error('bad manifest');
+    const info = { name: 'mcp-demo', version: '1.0.0', source: 'builtin' as const, dir: home, manifest: manifest.manifest };
+    const places = { workspace: home, home, plinthHome: home, tmp: join(home, 'tmp') };
+    expect(await check.check(info, { kind: 'env', name: 'DEMO_VAR' }, places)).toBeUndefined();
+    expect((await check.check(info, { kind: 'env', name: 'PATH' }, places))?.code).toBe('PLN_E_PERM_DENIED');
+    expect(readAudit(home, { plugin: 'mcp-demo' }).map((e) => e.target)).toEqual(['PATH']);
+  });
+
   test('withItems keeps a grant exact: what is added is what is there', () => {
     expect(withItems(NO_PERMISSIONS, [parseItem('env A'), parseItem('env A')]).env).toEqual(['A']);
   });
 });
+
+describe('through a real confined launch', () => {
+  const bwrap = probeBwrap();
+  test.skipIf(!bwrap)('a downloaded plugin\'s command is not started before it is granted; stored "always", it runs confined with its grant', async () => {
+    const rig = sandboxRig();
+    try {
+      await writeFile(join(rig.workspace, 'readme.txt'), 'granted read');
+      const declared = permissionsSchema.parse({ filesystem: { read: ['${workspace}'] } });
+      const principal: Principal = { id: 'fetched', source: 'downloaded', dir: rig.pluginDir, declared, label: 'plugin "fetched"' };
+      const marker = join(rig.root, 'started');
+      const refused = await rejection(rig.launcher.run({ owner: 'fetched', program: 'sh', args: ['-c', `touch ${marker}`], actingFor: principal }));
+      expect(refused.code).toBe('PLN_E_PERM_NOT_GRANTED');
+      expect(refused.hint).toContain('plinth perms grant fetched');
+      await expect(stat(marker)).rejects.toThrow(); // nothing ran
+      expect(readAudit(rig.home, { plugin: 'fetched', permission: 'launch' })).toHaveLength(1);
+
+      await storeGrant(rig.home, 'fetched', declared, { version: '1.0.0' });
+      const ran = await rig.launcher.run({ owner: 'fetched', program: 'cat', args: [join(rig.workspace, 'readme.txt')], actingFor: principal });
+      expect(ran.stdout.toString()).toBe('granted read');
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
+/** Whether bubblewrap runs here (the escape suite says why when it does not). */
+function probeBwrap(): boolean {
+  try {
+    execFileSync('bwrap', ['--unshare-all', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}

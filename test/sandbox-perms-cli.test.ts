@@ -73,6 +73,13 @@ describe('plinth perms', () => {
     expect(withheld.stdout).toContain('Revoked from greeter: env GREETER_TOKEN; it runs without it.');
     expect(await listed(box)).toMatchObject({ granted: ['network api.example.com'], withheld: ['env GREETER_TOKEN'], waiting: [] });
 
+    // The workspace settings' hooks and servers have no manifest: their grant names the items.
+    const settingsGrant = await run(box, ['perms', 'grant', 'settings:workspace', 'filesystem.write ${workspace}/out', '--json']);
+    expectExit(settingsGrant, 0);
+    expect(json(settingsGrant).grant.permissions.filesystem.write).toEqual(['${workspace}/out']);
+    expect(json(await run(box, ['perms', 'grant', 'settings:workspace', '--json'])).error).toMatchObject({ code: 'PLN_E_PERM_UNKNOWN' });
+    expect(await listed(box, 'settings:workspace')).toMatchObject({ granted: ['filesystem.write ${workspace}/out'] });
+
     const all = await run(box, ['perms', 'revoke', 'greeter', '--json']);
     expect(json(all)).toMatchObject({ plugin: 'greeter', revoked: true, grant: null });
     expect(await listed(box)).toMatchObject({ granted: [], withheld: [], waiting: ['network api.example.com', 'env GREETER_TOKEN'] });

@@ -1,11 +1,15 @@
 /** `plinth ext search | install | outdated | update | rollback | uninstall`. */
-import { type ApprovalRequest, type CommandOutput, type CommandSpec, type InstallResult, type MarketNote, type MarketplaceService, PlinthError, askYesNo, formatTable, processTerminal, safeLine, whyNotAsk } from 'plinth/sdk';
+import { type ApprovalRequest, type CommandOutput, type CommandSpec, type GrantsService, type InstallResult, type MarketNote, type MarketplaceService, PlinthError, askYesNo, formatTable, grantReviewLines, processTerminal, safeLine, whyNotAsk } from 'plinth/sdk';
 import { describeDeclarations } from './declared.js';
 import { progressBar } from './progress.js';
 
 const YES = { yes: { type: 'boolean', short: 'y', description: 'Approve what the plugins declare without asking' } } as const;
 
-export function marketplaceCommands(service: () => Promise<MarketplaceService>): CommandSpec[] {
+/** `grants`: the sandbox's service when a plugin provides it: what an installed or updated plugin declares beyond its grant is asked about at once. */
+export function marketplaceCommands(service: () => Promise<MarketplaceService>, grants: () => Promise<GrantsService | undefined> = async () => undefined): CommandSpec[] {
+  const review = async (result: InstallResult, out: CommandOutput, signal: AbortSignal): Promise<void> => {
+    for (const change of result.changes) for (const line of grantReviewLines(await (await grants())?.review(change.name, { signal }))) out.note(line);
+  };
   return [
     {
       name: 'ext search',
@@ -26,6 +30,7 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>):
         const registry = typeof options.registry === 'string' ? options.registry : undefined;
         const result = await withProgress((progress) => service().then((s) => s.install(args[0]!, { ...(registry && { registry }), ...installOptions(options, out, signal, progress) })));
         report(out, json, result, 'installed');
+        await review(result, out, signal);
       },
     },
     {
@@ -46,6 +51,7 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>):
         if (args[0] !== undefined && options.all === true) throw new PlinthError('PLN_E_CLI_USAGE', '"ext update" takes a name or --all, not both', { hint: 'usage: plinth ext update [name|--all] [--latest]' });
         const result = await withProgress((progress) => service().then((s) => s.update(args[0] === undefined ? [] : [args[0]], { latest: options.latest === true, ...installOptions(options, out, signal, progress) })));
         report(out, json, result, 'updated');
+        await review(result, out, signal);
       },
     },
     {

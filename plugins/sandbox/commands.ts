@@ -162,6 +162,7 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
         });
       }
       const unconfined = flags.unconfined === true;
+      const source = plugin ? (await policy.standing(principalOf(plugin))).source : name === 'settings:workspace' ? 'workspace' : name === 'settings:user' ? 'user' : undefined;
       const saved = await store.update(name, (current) => {
         const base = current?.permissions ?? NO_PERMISSIONS;
         // No permission named: everything declared (a full grant also ends withheld items).
@@ -169,6 +170,7 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
         const withheld = items.length > 0 ? (current?.withheld ?? []).filter((w) => !items.some((i) => sameItem(i, w))) : declared && !unconfined ? [] : (current?.withheld ?? []);
         return {
           version: plugin?.version ?? current?.version ?? 'settings',
+          ...(source !== undefined && { source }),
           permissions,
           withheld,
           ...((unconfined || current?.unconfined) && { unconfined: true }),
@@ -220,14 +222,18 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
     args: [PLUGIN_ARG],
     async run({ args, json, out }) {
       const availability = await options.availability();
-      const plugins = [...options.plugins().values()].filter((p) => args[0] === undefined || p.name === args[0]);
-      if (args[0] !== undefined && plugins.length === 0) requirePlugin(args[0]);
+      const all = [...options.plugins().values()].filter((p) => args[0] === undefined || p.name === args[0]);
+      if (args[0] !== undefined && all.length === 0) requirePlugin(args[0]);
+      // Builtin plugins that declare nothing run open, as part of plinth: counted, not listed (unless asked for by name).
+      const quiet = args[0] === undefined ? all.filter((p) => p.source === 'builtin' && itemsOf(p.manifest.permissions).length === 0) : [];
+      const plugins = all.filter((p) => !quiet.includes(p));
       const rows = await Promise.all(
         plugins.sort((a, b) => (a.name < b.name ? -1 : 1)).map(async (plugin) => ({ plugin: plugin.name, source: (await policy.standing(principalOf(plugin))).source, ...runs(await policy.explain(principalOf(plugin), { osSandbox: availability.available })) })),
       );
-      if (json) return out.json({ sandbox: availability, default: readDefaultMode(options.configLayers()), plugins: rows });
+      if (json) return out.json({ sandbox: availability, default: readDefaultMode(options.configLayers()), plugins: rows, builtinOpen: quiet.map((p) => p.name) });
       out.print(availabilityLine(availability));
       if (rows.length > 0) out.print(`\n${formatTable(['PLUGIN', 'SOURCE', 'RUNS', 'WHY'], rows.map((r) => [r.plugin, r.source, r.runs, r.why]))}`);
+      if (quiet.length > 0) out.print(`\n${quiet.length} builtin plugin(s) declare no permissions and run open, as part of plinth.`);
     },
   };
 

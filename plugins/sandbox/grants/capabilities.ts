@@ -24,10 +24,13 @@ export function createCapabilityCheck(options: CapabilityCheckOptions): Capabili
       const principal = principalOf(plugin);
       // In-process checks need no OS sandbox: what the plugin was granted is what it may use here.
       const decision = await options.policy.decide(principal, { osSandbox: true });
-      if (decision.mode === 'open') return undefined;
       if (decision.mode === 'refused') return refuse(plugin.name, request, decision.error);
-      if (await permits(decision.granted, request, { ...places, ...(plugin.dir && { pluginDir: plugin.dir }) })) return undefined;
-      return refuse(plugin.name, request, capabilityDenied(plugin, request.kind, capabilityTarget(request), 'it was not granted'));
+      // A builtin plugin's children run open, but its capabilities are held to what it declares.
+      const builtin = decision.mode === 'open' && plugin.source === 'builtin';
+      if (decision.mode === 'open' && !builtin) return undefined;
+      const granted = decision.mode === 'confined' ? decision.granted : plugin.manifest.permissions;
+      if (await permits(granted, request, { ...places, ...(plugin.dir && { pluginDir: plugin.dir }) })) return undefined;
+      return refuse(plugin.name, request, capabilityDenied(plugin, request.kind, capabilityTarget(request), builtin ? 'it does not declare it' : 'it was not granted'));
     },
   };
 }

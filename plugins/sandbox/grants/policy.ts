@@ -39,7 +39,7 @@ export interface GrantPolicyOptions {
 
 /** How a principal is judged, from its source. */
 export type Standing =
-  /** Shipped with plinth: granted what it declares. */
+  /** Shipped with plinth: its children run open; its in-process capabilities are what it declares. */
   | 'builtin'
   /** The user's own settings: what they declare is the user's own grant. */
   | 'user-settings'
@@ -47,6 +47,9 @@ export type Standing =
   | 'user'
   /** Workspace plugins and settings, downloaded plugins: always confined, granted only by the user. */
   | 'untrusted';
+
+/** Whether and how to ask: before a launch (once/session/always/no), after an enable/install/update (always/no), or not at all. */
+type Asking = 'launch' | 'review' | 'none';
 
 /** The `plinth perms grant` command that grants what `principal` declares. */
 export function grantCommand(id: string, extra = ''): string {
@@ -58,6 +61,8 @@ export interface ExtendedGrantPolicy extends GrantPolicy {
   standing(principal: Principal): Promise<{ standing: Standing; source: Principal['source'] }>;
   /** What `decide` would answer now, without asking anyone: a principal that would be asked is refused with `PLN_E_PERM_NOT_GRANTED`. */
   explain(principal: Principal, need: { readonly osSandbox: boolean }): Promise<GrantDecision>;
+  /** As `decide`, asked right after an enable, install or update: the question offers only "always" or no. */
+  review(principal: Principal, signal?: AbortSignal): Promise<GrantDecision>;
   readonly store: GrantStore;
 }
 
@@ -65,7 +70,7 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
   const store = new GrantStore(options.home);
   const versionsDir = join(options.home, 'plugins', '.versions');
   // One question at a time: concurrent launches of one plugin wait for the one answer.
-  let asking: Promise<unknown> = Promise.resolve();
+  let questions: Promise<unknown> = Promise.resolve();
 
   const downloaded = async (principal: Principal): Promise<boolean> => {
     if (principal.source === 'downloaded') return true;
@@ -101,34 +106,36 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
   const refused = (error: PlinthError): GrantDecision => ({ mode: 'refused', error });
 
   /** The stored grant, and what it and this session's grant allow together. */
-  const grantedSoFar = async (id: string): Promise<{ stored: StoredGrant | undefined; have: Permissions }> => {
-    const stored = await store.get(id);
-    const session = store.session(id);
+  const grantedSoFar = async (id: string, source: Principal['source']): Promise<{ stored: StoredGrant | undefined; have: Permissions }> => {
+    // A grant given to a plugin from one place is not one for a plugin of the same name from another.
+    const mine = <G extends { source?: string }>(grant: G | undefined): G | undefined => (grant?.source === undefined || grant.source === source ? grant : undefined);
+    const stored = mine(await store.get(id));
+    const session = mine(store.session(id));
     const base = stored?.permissions ?? NO_PERMISSIONS;
     return { stored, have: session ? withItems(base, itemsOf(session.permissions)) : base };
   };
 
   /** What `principal` may use now, asking when it wants more than was granted. */
-  const granted = async (principal: Principal, source: Principal['source'], interactive: boolean): Promise<{ granted: Permissions } | { error: PlinthError }> => {
-    const first = await grantedSoFar(principal.id);
+  const granted = async (principal: Principal, source: Principal['source'], asking: Asking, signal?: AbortSignal): Promise<{ granted: Permissions } | { error: PlinthError }> => {
+    const first = await grantedSoFar(principal.id, source);
     // Items the user revoked one by one are left out, not asked for again.
     const wanted = withoutItems(principal.declared, first.stored?.withheld ?? []);
     if (widening(first.have, wanted).length === 0) return { granted: wanted };
     const version = await versionOf(principal);
-    const previous = asking;
+    const previous = questions;
     let release!: () => void;
-    asking = new Promise<void>((resolve) => (release = resolve));
+    questions = new Promise<void>((resolve) => (release = resolve));
     try {
       await previous;
       // Another launch may have been answered "session" or "always" while this one waited.
-      const now = await grantedSoFar(principal.id);
+      const now = await grantedSoFar(principal.id, source);
       const missing = widening(now.have, wanted);
       if (missing.length === 0) return { granted: wanted };
       const io = (options.io ?? processTerminal)();
-      const why = interactive ? whyNotAsk(io, options.env ?? process.env) : 'only checking, not launching';
+      const why = asking === 'none' ? 'only checking, not launching' : whyNotAsk(io, options.env ?? process.env);
       const who = `${principal.label} (${source}, version ${version})`;
       if (why !== undefined) return { error: notGranted(principal, who, missing, why) };
-      const answer: GrantAnswer = await askGrant({ who, items: missing, ...(now.stored && { grantedVersion: now.stored.version }) }, io);
+      const answer: GrantAnswer = await askGrant({ who, items: missing, ...(now.stored && { grantedVersion: now.stored.version }), ...(asking === 'review' && { review: true }) }, io, signal);
       if (answer === 'no') {
         return {
           error: new PlinthError('PLN_E_PERM_DECLINED', `${who} was not started: you declined ${missing.map(formatItem).join(', ')}`, {
@@ -138,10 +145,11 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
           }),
         };
       }
-      if (answer === 'session') store.setSession(principal.id, { version, permissions: wanted });
+      if (answer === 'session') store.setSession(principal.id, { version, permissions: wanted, source });
       if (answer === 'always') {
         await store.update(principal.id, (current) => ({
           version,
+          source,
           permissions: wanted, // exactly what was granted now: what it had before and no longer declares is not kept
           withheld: current?.withheld ?? [],
           ...(current?.unconfined && { unconfined: true }),
@@ -154,24 +162,24 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
     }
   };
 
-  const judge = async (principal: Principal, need: { readonly osSandbox: boolean }, interactive: boolean): Promise<GrantDecision> => {
+  const judge = async (principal: Principal, need: { readonly osSandbox: boolean }, asking: Asking, signal?: AbortSignal): Promise<GrantDecision> => {
     const judged = await standing(principal);
     const mode = readDefaultMode(options.configLayers?.() ?? []);
-    if (judged.standing === 'builtin') {
-      if (need.osSandbox) return { mode: 'confined', granted: principal.declared };
-      return { mode: 'open', reason: `${principal.label} is part of plinth (builtin); no OS sandbox is available here` };
-    }
+    // Shipped with plinth: its code already runs in the host with the host's rights, and what its
+    // children need (plinth's own node_modules) has no placeholder; its in-process capabilities
+    // are still held to what it declares (see capabilities.ts).
+    if (judged.standing === 'builtin') return { mode: 'open', reason: `${principal.label} is part of plinth (builtin)` };
     if ((judged.standing === 'user' || judged.standing === 'user-settings') && mode.mode === 'open') {
       return { mode: 'open', reason: `sandbox.default is "open" (${mode.from})` };
     }
     try {
       if (!need.osSandbox) {
         const stored = await store.get(principal.id);
-        if (stored?.unconfined) return { mode: 'open', reason: `you allowed ${principal.id} to run unconfined (${grantCommand(principal.id, ' --unconfined')})` };
+        if (stored?.unconfined && (stored.source === undefined || stored.source === judged.source)) return { mode: 'open', reason: `you allowed ${principal.id} to run unconfined (${grantCommand(principal.id, ' --unconfined')})` };
         return refused(noSandbox(principal, judged.standing));
       }
       if (judged.standing === 'user-settings') return { mode: 'confined', granted: principal.declared };
-      const result = await granted(principal, judged.source, interactive);
+      const result = await granted(principal, judged.source, asking, signal);
       return 'error' in result ? refused(result.error) : { mode: 'confined', granted: result.granted };
     } catch (error) {
       // An unreadable grants file grants nothing: fail closed.
@@ -183,8 +191,9 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
   return {
     store,
     standing,
-    decide: (principal, need) => judge(principal, need, true),
-    explain: (principal, need) => judge(principal, need, false),
+    decide: (principal, need) => judge(principal, need, 'launch'),
+    explain: (principal, need) => judge(principal, need, 'none'),
+    review: (principal, signal) => judge(principal, { osSandbox: true }, 'review', signal),
   };
 }
 

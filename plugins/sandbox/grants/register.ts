@@ -5,9 +5,11 @@
  * and the line `plinth up` prints when no OS sandbox is available.
  */
 import type { PluginContext, PluginInfo, PluginKernel, SandboxAvailability } from 'plinth/sdk';
+import semver from 'semver';
 import { availabilityLine, permsCommands } from '../commands.js';
 import { createCapabilityCheck } from './capabilities.js';
 import { type ExtendedGrantPolicy, createGrantPolicy } from './policy.js';
+import { createGrantsService } from './service.js';
 
 export interface RegisterGrantsOptions {
   /** The sandbox's probe (found once). */
@@ -28,6 +30,7 @@ export function registerGrants(kernel: PluginKernel, ctx: PluginContext, options
     versionOf: (id) => plugins.get(id)?.version,
   });
   kernel.provide('capabilities', createCapabilityCheck({ home: ctx.paths.home, policy }));
+  kernel.provide('grants', createGrantsService({ policy, find: (name) => plugins.get(name) ?? foundCandidate(kernel, name) }));
   kernel.hooks.commands.tap((registry) => {
     for (const command of permsCommands({ policy, home: ctx.paths.home, plugins: () => plugins, availability: options.availability, configLayers: () => kernel.configLayers })) registry.add(command);
   });
@@ -36,4 +39,11 @@ export function registerGrants(kernel: PluginKernel, ctx: PluginContext, options
     board.add({ key: 'sandbox', title: 'Sandbox', head: [], rows: [], json: availability, line: availabilityLine(availability) });
   });
   return policy;
+}
+
+/** A plugin found but not running (just enabled in the settings, say): its highest version found. */
+function foundCandidate(kernel: PluginKernel, name: string): PluginInfo | undefined {
+  const candidates = kernel.inspect().resolution.candidates.get(name) ?? [];
+  const best = [...candidates].sort((a, b) => semver.rcompare(a.manifest.version, b.manifest.version))[0];
+  return best && { name, version: best.manifest.version, source: best.source, dir: best.dir, manifest: best.manifest, ...(best.linked && { linked: true as const }) };
 }

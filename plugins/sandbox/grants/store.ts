@@ -25,6 +25,11 @@ export const storedGrantSchema = z.object({
   withheld: z.array(itemSchema).default([]),
   /** `plinth perms grant <plugin> --unconfined`: it may run without an OS sandbox where none is available. */
   unconfined: z.boolean().optional(),
+  /**
+   * Where the granted plugin came from (`user`, `workspace`, `downloaded`, …): a plugin of the
+   * same name from elsewhere (a cloned project's) does not inherit the grant.
+   */
+  source: z.string().optional(),
   grantedAt: z.string(),
 });
 export type StoredGrant = z.output<typeof storedGrantSchema>;
@@ -39,6 +44,8 @@ export type GrantsFile = z.output<typeof grantsFileSchema>;
 export interface SessionGrant {
   readonly version: string;
   readonly permissions: Permissions;
+  /** As {@link StoredGrant}'s `source`. */
+  readonly source?: string;
 }
 
 /** Session grants of every store of this process, by home and plugin: a reloaded sandbox plugin keeps them. */
@@ -122,4 +129,19 @@ export class GrantStore {
       details: { file: this.file },
     });
   }
+}
+
+/**
+ * Stores "always" for `id` with exactly `permissions`, as `plinth perms grant` does: for
+ * callers that grant on the user's behalf (a test of a confined run, an installer the user answered).
+ */
+export async function storeGrant(home: string, id: string, permissions: Permissions, options: { version?: string; unconfined?: boolean; source?: string } = {}): Promise<void> {
+  await new GrantStore(home).update(id, (current) => ({
+    version: options.version ?? current?.version ?? 'unknown',
+    permissions,
+    withheld: [],
+    ...((options.source ?? current?.source) !== undefined && { source: options.source ?? current?.source }),
+    ...((options.unconfined ?? current?.unconfined) && { unconfined: true }),
+    grantedAt: new Date().toISOString(),
+  }));
 }
