@@ -106,6 +106,7 @@ function reason(prefix: string, error: { code: string; message: string; hint?: s
 }
 
 function sectionLines(section: StatusSection): string[] {
+  if (section.line !== undefined) return ['', section.line];
   return ['', `${section.title}:`, section.rows.length > 0 ? table(section.head, section.rows) : '  none'];
 }
 

@@ -38,7 +38,8 @@ import { blockGuardedEvents } from './guards.js';
 import { type LifecycleHooks, createLifecycleHooks } from './lifecycle.js';
 import { loadPluginCode } from './loader.js';
 import { builtinPluginsDir, defaultHome } from './paths.js';
-import { type PluginApi, createPluginApi, execThroughLauncher } from './plugin-api.js';
+import { createCapabilities, optionalChecker } from './capabilities.js';
+import { type PluginApi, createPluginApi } from './plugin-api.js';
 import { resolve } from './resolve/index.js';
 import { HOST, ServiceRegistry, serviceChoices } from './services.js';
 import { type InlinePlugin, inlineCandidate, parseManifestOrThrow, withoutShadowing } from './candidates.js';
@@ -415,7 +416,15 @@ export class Kernel {
         log: this.log.child(name),
         paths: { home: this.home, workspace: this.workspace },
         signal: record.abort.signal,
-        exec: execThroughLauncher(name, record.abort.signal, () => this.get('launcher')),
+        ...createCapabilities({
+          info: record.info,
+          home: this.home,
+          workspace: this.workspace,
+          owner: record.abort.signal,
+          launcher: () => this.get('launcher'),
+          mcp: () => this.get('mcp'),
+          checker: () => optionalChecker(() => this.get('capabilities')),
+        }),
       };
       const teardown = await runSetup(definition, api.kernel, context, this.timeouts.setup);
       if (teardown) record.teardown = teardown;

@@ -3,8 +3,7 @@
  * plugin and recorded, so that unloading the plugin undoes exactly what it did.
  */
 import type { CommandRegistry, CommandSpec } from '../sdk/commands.js';
-import type { Launcher } from '../sdk/contracts/launcher.js';
-import type { ConfigLayerView, Disposer, PluginContext, PluginInfo, PluginKernel } from '../sdk/plugin.js';
+import type { ConfigLayerView, Disposer, PluginInfo, PluginKernel } from '../sdk/plugin.js';
 import { PlinthError, type PlinthError as PlinthErrorType } from '../sdk/errors.js';
 import { type EventBus, requireEvent } from './events.js';
 import { type LifecycleHooks, scopeHooks } from './lifecycle.js';
@@ -126,18 +125,5 @@ export function createPluginApi(deps: PluginApiDeps, options: { staged?: boolean
       closed = true;
       for (const disposer of [...owned].reverse()) disposer();
     },
-  };
-}
-
-/**
- * A plugin's `ctx.exec`: a run through the `launcher` service (whoever provides
- * it), owned by `plugin` and ended with it — its abort signal kills the tree.
- * The kernel does not start processes itself; without a launcher this fails
- * as any missing service does.
- */
-export function execThroughLauncher(plugin: string, owner: AbortSignal, launcher: () => Promise<Launcher>): PluginContext['exec'] {
-  return async (request, options = {}) => {
-    const signal = options.signal === undefined ? owner : AbortSignal.any([owner, options.signal]);
-    return (await launcher()).run({ ...request, owner: plugin }, { ...options, signal });
   };
 }

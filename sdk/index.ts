@@ -64,8 +64,10 @@ export { globTest } from './globs.js';
 export type { GlobOptions, GlobTest } from './globs.js';
 export { DEFAULT_WATCH_IGNORE, MAX_WATCHED_FOLDERS, watchFiles } from './watch.js';
 export type { FileChange, FileChangeKind, FileWatcher, WatchFilesOptions } from './watch.js';
-export { askYesNo, processTerminal, whyNotAsk } from './prompt.js';
+export { askChoice, askYesNo, processTerminal, whyNotAsk } from './prompt.js';
 export type { PromptIO } from './prompt.js';
+export { capabilityDenied, capabilityTarget, commandAllowed, expandPath, hostRefusal, isIpLiteral, normalizeHost, parseHostPattern, pathWithin, permits, realTarget } from './permission-match.js';
+export type { PathPlaceholders } from './permission-match.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';
 export { PlinthError, describeError, isPlinthError } from './errors.js';
 export { REDACTED, Redactor } from './redact.js';
@@ -109,6 +111,9 @@ export { remoteRequestInit, remoteServerUrl } from './remote-transport.js';
 export { fetchWithOwnSignals } from './request-signals.js';
 export { BASE_ENV_ALLOWLIST, launchRequestSchema, launchRunRequestSchema } from './contracts/launcher.js';
 export type { ChildEnd, ExecRequest, LaunchedChild, Launcher, LaunchOptions, LaunchRequest, LaunchRequestInput, LaunchTraceEntry, LaunchRunRequest, LaunchRunRequestInput, LaunchRunResult, ChildStopOptions } from './contracts/launcher.js';
+export type { CapabilityCheck, CapabilityPlaces, CapabilityRequest } from './contracts/capabilities.js';
+export { grantReviewLines } from './contracts/grants.js';
+export type { GrantReview, GrantsService } from './contracts/grants.js';
 export { changeSchema, declarationsSchema, installResultSchema, lockEntrySchema, lockFileSchema, marketNoteSchema, outdatedEntrySchema, outdatedResultSchema, registriesSettingSchema, registrySettingSchema, revokedEntrySchema, searchHitSchema, searchResultSchema, uninstallResultSchema, verifyEntrySchema, verifyResultSchema } from './contracts/marketplace.js';
 export type { ApprovalRequest, Declarations, InstallOptions, InstallResult, KeyTrustRequest, LockEntry, LockFile, MarketChange, MarketNote, MarketplaceService, OutdatedEntry, OutdatedResult, RegistrySetting, RevokedEntry, SearchHit, SearchResult, UninstallResult, VerifyEntry, VerifyResult } from './contracts/marketplace.js';
 export {
@@ -160,3 +165,5 @@ export {
 export type { IndexSigned, RegistryIndex, Revocations, RevocationsSigned, RevokedVersion, Rotation, RotationSigned, Rotations } from './contracts/registry-trust.js';
 export { INSTALLED_LOCK_FILE, INSTALLED_VERSIONS_DIR, checkTree, describeTreeCheck, hashTree, installedTreeSchema, readInstalledLockText, treeDigest } from './installed-tree.js';
 export type { InstalledTree, TreeCheck, TreeFile } from './installed-tree.js';
+export { NO_PERMISSIONS, envVarName, fsPath, hostPattern, permissionsSchema, principalSchema } from './contracts/sandbox.js';
+export type { ConfinedSpawn, GrantDecision, GrantPolicy, PermissionKind, Permissions, PermissionsInput, Principal, Sandbox, SandboxAvailability, SpawnPlan } from './contracts/sandbox.js';

@@ -4,6 +4,7 @@
  */
 import semver from 'semver';
 import { z } from 'zod';
+import { permissionsSchema } from './contracts/sandbox.js';
 import { PlinthError } from './errors.js';
 import { KERNEL_API_VERSION } from './version.js';
 
@@ -144,7 +145,28 @@ const manifestFields = z.looseObject({
   // Declarative sections owned by other plugins: the kernel passes them through.
   hooks: section('event name, e.g. { "before_tool": [{ "name": "guard", "command": "node", "args": ["guard.js"] }] }').default({}),
   mcpServers: section('server name, e.g. { "files": { "command": "node", "args": ["server.js"] } }').default({}),
-  permissions: section('permission kind').default({}),
+  /**
+   * What the plugin's child processes (hooks, stdio MCP servers, `ctx.exec`) may reach: see
+   * sdk/contracts/sandbox.ts. Nothing declared: its own folder (read), a private temporary folder, no network.
+   */
+  permissions: z
+    .unknown()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined) return permissionsSchema.parse({});
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        ctx.addIssue({ code: 'custom', message: 'expected an object such as { "filesystem": { "read": ["${workspace}"] }, "network": { "allow": ["api.example.com"] }, "env": ["API_TOKEN"] }' });
+        return z.NEVER;
+      }
+      const parsed = permissionsSchema.safeParse(value);
+      if (parsed.success) return parsed.data;
+      for (const issue of parsed.error.issues) {
+        const unknownKeys = issue.code === 'unrecognized_keys' ? issue.keys : [];
+        const message = unknownKeys.length > 0 ? `unknown permission ${unknownKeys.map((k) => `"${k}"`).join(', ')}: expected filesystem (read, write), network (allow, deny), env, shell or mcp` : issue.message;
+        ctx.addIssue({ code: 'custom', path: issue.path, message });
+      }
+      return z.NEVER;
+    }),
   /** Present only on a manifest plinth made from a peer's folder: see {@link peerOriginSchema}. */
   peer: peerOriginSchema.optional(),
 }, { error: 'expected a JSON object such as { "name": "my-plugin", "version": "1.0.0" }' });

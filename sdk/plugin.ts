@@ -3,6 +3,7 @@
  * and the context handed to `setup`.
  */
 import type { ExecRequest, LaunchOptions, LaunchRunResult } from './contracts/launcher.js';
+import type { ToolCallResult } from './contracts/mcp.js';
 import type { CommandRegistry } from './commands.js';
 import type { Decision, EventHandler, EventName } from './events.js';
 import type { PlinthError } from './errors.js';
@@ -86,6 +87,8 @@ export interface StatusSection {
   readonly head: readonly string[];
   readonly rows: ReadonlyArray<readonly string[]>;
   readonly json: unknown;
+  /** One plain line shown instead of the title and table (a notice such as "no OS sandbox is available here"). */
+  readonly line?: string;
 }
 
 /** Passed to taps of the `status` hook. */
@@ -263,6 +266,45 @@ export interface PluginContext extends PluginInfo {
    * plugin is torn down. Throws `PLN_E_LAUNCH_*` errors (see sdk/contracts/launcher.ts).
    */
   exec(request: ExecRequest, options?: LaunchOptions): Promise<LaunchRunResult>;
+  /**
+   * Files, checked against this plugin's granted `filesystem` permissions (paths after
+   * their links are resolved; its own folder is readable, `tmp` read/write).
+   * A refusal throws `PLN_E_PERM_DENIED` and is written to the audit log.
+   */
+  readonly fs: PluginFs;
+  /** `fetch`, checked against the granted `network` hosts (deny wins over allow), each redirect too. */
+  fetch(input: string | URL, init?: RequestInit): Promise<Response>;
+  /** The host's environment variables this plugin was granted (`env`). */
+  readonly env: PluginEnv;
+  /** MCP servers this plugin was granted (`mcp`), through the `mcp` service. */
+  readonly mcp: PluginMcp;
+}
+
+/**
+ * A plugin's checked file access. Not a confinement: code in the host process
+ * can import `node:fs` itself; see sdk/contracts/capabilities.ts.
+ */
+export interface PluginFs {
+  readFile(path: string): Promise<Uint8Array>;
+  readFile(path: string, encoding: 'utf8'): Promise<string>;
+  /** Replaces the file atomically. */
+  writeFile(path: string, data: string | Uint8Array): Promise<void>;
+  readdir(path: string): Promise<string[]>;
+  mkdir(path: string): Promise<void>;
+  /** The plugin's private temporary folder (`${tmp}`), created on first use. */
+  readonly tmp: string;
+}
+
+/** A plugin's checked environment. */
+export interface PluginEnv {
+  /** The variable's value (undefined when unset); throws `PLN_E_PERM_DENIED` for a name not granted. */
+  get(name: string): Promise<string | undefined>;
+}
+
+/** A plugin's checked MCP access. */
+export interface PluginMcp {
+  callTool(server: string, tool: string, args?: Readonly<Record<string, unknown>>): Promise<ToolCallResult>;
+  readResource(server: string, uri: string): Promise<{ contents: ReadonlyArray<Record<string, unknown>>; text: string }>;
 }
 
 /** A plugin's code: the default export of its `main` module. */

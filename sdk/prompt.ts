@@ -26,13 +26,34 @@ export function whyNotAsk(io: PromptIO, env: Record<string, string | undefined> 
  * anything else, end of input, Ctrl-C or `signal` is false. Ctrl-C is passed on
  * to the process afterwards, so that the host still sees the interrupt.
  */
-export function askYesNo(question: string, io: PromptIO, signal?: AbortSignal): Promise<boolean> {
-  if (signal?.aborted) return Promise.resolve(false);
+export async function askYesNo(question: string, io: PromptIO, signal?: AbortSignal): Promise<boolean> {
+  const typed = await askLine(question, io, signal);
+  return typed !== undefined && /^y(es)?$/i.test(typed.trim());
+}
+
+/**
+ * Prints `question` and reads one line: the choice whose name or first letter
+ * was typed (any case). Anything else, an empty line, end of input, Ctrl-C or
+ * `signal` is `fallback` — the cautious answer ("no"). Ctrl-C is passed on as
+ * {@link askYesNo} does.
+ *
+ * @example
+ * await askChoice('Allow? [o]nce, [s]ession, [a]lways, [N]o ', ['once', 'session', 'always', 'no'], 'no', io);
+ */
+export async function askChoice<C extends string>(question: string, choices: readonly C[], fallback: C, io: PromptIO, signal?: AbortSignal): Promise<C> {
+  const word = (await askLine(question, io, signal))?.trim().toLowerCase();
+  if (!word) return fallback;
+  return choices.find((choice) => choice.toLowerCase() === word || choice[0]?.toLowerCase() === word) ?? fallback;
+}
+
+/** One line typed after `question`; undefined on end of input, Ctrl-C (passed on afterwards) or `signal`. */
+function askLine(question: string, io: PromptIO, signal?: AbortSignal): Promise<string | undefined> {
+  if (signal?.aborted) return Promise.resolve(undefined);
   return new Promise((resolve) => {
     const rl = createInterface({ input: io.input, output: io.output, terminal: Boolean(io.input.isTTY) });
     let done = false;
     let interrupted = false;
-    const finish = (answer: boolean) => {
+    const finish = (answer: string | undefined) => {
       if (done) return;
       done = true;
       signal?.removeEventListener('abort', onAbort);
@@ -42,16 +63,16 @@ export function askYesNo(question: string, io: PromptIO, signal?: AbortSignal): 
     };
     const onAbort = () => {
       io.output.write('\n');
-      finish(false);
+      finish(undefined);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     rl.on('SIGINT', () => {
       interrupted = true;
       io.output.write('^C\n');
-      finish(false);
+      finish(undefined);
     });
-    rl.on('close', () => finish(false)); // end of input (Ctrl-D)
+    rl.on('close', () => finish(undefined)); // end of input (Ctrl-D)
     // The question quotes what asks for approval (a workspace server's command, a hook's script): shown, never sent to the terminal.
-    rl.question(safeText(question), (answer) => finish(/^y(es)?$/i.test(answer.trim())));
+    rl.question(safeText(question), (typed) => finish(typed));
   });
 }

@@ -197,7 +197,7 @@ describe('owners', () => {
       pluginDirs: [LAUNCHER_DIR],
       plugins: [
         {
-          manifest: { name: 'owner-plugin', dependencies: { launcher: '*' } },
+          manifest: { name: 'owner-plugin', dependencies: { launcher: '*' }, permissions: { shell: [NODE] } },
           async setup(_kernel, ctx) {
             running = ctx.exec({ program: NODE, args: ['-e', FORKS_GRANDCHILD] });
           },

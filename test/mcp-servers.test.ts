@@ -476,7 +476,9 @@ describe('a workspace server', () => {
     // The server's script lives in the workspace: what the project ships, and what trust fingerprints.
     const script = join(workspace, 'server.mjs');
     await writeFile(script, `import ${JSON.stringify(STDIO_SERVER)};\n`);
-    const { mcp } = await boot({ workspace, workspaceSettings: { mcpServers: { ws: { command: process.execPath, args: ['server.mjs'] } } } });
+    // The server loads the MCP SDK from outside the workspace, which the sandbox would hide from a workspace server
+    // (granted nothing): what is tested here is approval. Confinement: test/sandbox-*.test.ts.
+    const { mcp } = await boot({ workspace, workspaceSettings: { mcpServers: { ws: { command: process.execPath, args: ['server.mjs'] } } }, settings: { plugins: { sandbox: { enabled: false } } } });
     expect(mcp.definition('ws')).toMatchObject({ source: 'workspace', cwd: workspace });
 
     const refused = await mcp.start('ws');

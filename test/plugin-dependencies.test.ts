@@ -23,6 +23,13 @@ const OPTIONAL: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   extensions: {
     marketplace: 'the optional update check under plinth up (updateCheck, off by default); without the plugin it says it was skipped and why',
     secrets: '`ext config` of a sensitive setting stores it there; without a provider it refuses with PLN_E_EXT_SECRETS_UNAVAILABLE and names the environment variable instead',
+    grants: '`ext enable` asks about the permissions the plugin declares at once; without the sandbox plugin nothing is asked (optionalGrants)',
+  },
+  marketplace: {
+    grants: '`ext install`/`ext update` ask about what an installed plugin declares beyond its grant; without the sandbox plugin nothing is asked (optionalGrants)',
+  },
+  launcher: {
+    sandbox: 'launches with `actingFor` are confined by it; without a sandbox plugin they start as before (optionalSandbox; a sandbox that fails to load refuses them, PLN_E_SANDBOX_SETUP)',
   },
   gateway: {
     health: 'the health column of the status resource (healthStates); without the plugin it is left out',

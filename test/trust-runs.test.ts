@@ -22,7 +22,9 @@ import { runCommand } from './support/commands.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const STDIO_SERVER = join(root, 'test', 'fixtures', 'mcp', 'servers', 'stdio-server.mjs');
-const QUIET = { health: { enabled: false }, 'mcp-demo': { enabled: false } };
+// The sandbox would confine these workspace servers and hooks with nothing granted (they load the MCP SDK from
+// outside the workspace); what is tested here is trust. Confinement: test/sandbox-*.test.ts.
+const QUIET = { health: { enabled: false }, 'mcp-demo': { enabled: false }, sandbox: { enabled: false } };
 const TEST_TIMEOUT = 60_000;
 
 const children: ChildProcess[] = [];

@@ -1,5 +1,5 @@
 /** `plinth ext list | info | enable | disable | config | link | unlink`, on the `extensions` service. */
-import { type CommandInput, type CommandSpec, EXIT, type ExtensionScope, type ExtensionsService, PlinthError, type SettingDecl } from 'plinth/sdk';
+import { type CommandInput, type CommandSpec, EXIT, type ExtensionScope, type ExtensionsService, type GrantsService, PlinthError, type SettingDecl, grantReviewLines } from 'plinth/sdk';
 import { detailsText, extensionTable, liveLines, settingLine, settingsTable } from './format.js';
 import { settingValue } from './setting-values.js';
 
@@ -18,9 +18,11 @@ export interface CommandsOptions {
   readonly decl: (plugin: string, setting: string) => Promise<SettingDecl>;
   /** Reads a value from standard input (`plinth ext config <name> <setting> -`). */
   readonly stdin?: () => Promise<string>;
+  /** The `grants` service when a plugin provides it (the sandbox): an enabled plugin's permissions are asked about at once. */
+  readonly grants?: () => Promise<GrantsService | undefined>;
 }
 
-export function extensionCommands({ service, decl, stdin = readStdin }: CommandsOptions): CommandSpec[] {
+export function extensionCommands({ service, decl, stdin = readStdin, grants }: CommandsOptions): CommandSpec[] {
   return [
     {
       name: 'ext list',
@@ -39,7 +41,7 @@ export function extensionCommands({ service, decl, stdin = readStdin }: Commands
         out.print(detailsText(details));
       },
     },
-    toggleCommand('enable', service),
+    toggleCommand('enable', service, grants),
     toggleCommand('disable', service),
     {
       name: 'ext config',
@@ -107,14 +109,16 @@ export function extensionCommands({ service, decl, stdin = readStdin }: Commands
   ];
 }
 
-function toggleCommand(verb: 'enable' | 'disable', service: ExtensionsService): CommandSpec {
+function toggleCommand(verb: 'enable' | 'disable', service: ExtensionsService, grants?: CommandsOptions['grants']): CommandSpec {
   return {
     name: `ext ${verb}`,
     args: [NAME_ARG],
     options: { scope: SCOPE_OPTION },
-    async run({ args, options, json, out }: CommandInput) {
+    async run({ args, options, json, out, signal }: CommandInput) {
       const name = args[0]!;
       const result = await service[verb](name, { scope: scopeOf(options.scope) });
+      // Enabled: what it declares is asked about now, while the user is here (the sandbox's grants).
+      if (verb === 'enable') for (const line of grantReviewLines(await (await grants?.())?.review(name, { signal }))) out.note(line);
       if (json) return out.json(result);
       const done = verb === 'enable' ? 'Enabled' : 'Disabled';
       out.print(result.changed ? `${done} ${name} in ${result.scope} settings ${result.file}.` : `${name} was already ${verb}d in ${result.scope} settings ${result.file}.`);

@@ -12,7 +12,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import picomatch from 'picomatch';
-import { canonicalEvent, closestName, EVENT_ALIASES, EVENTS, isPeerHookEvent, PlinthError, type EventName, type HookSource as Source, type PeerProtocol } from 'plinth/sdk';
+import { canonicalEvent, closestName, EVENT_ALIASES, EVENTS, isPeerHookEvent, PlinthError, permissionsSchema, type EventName, type HookSource as Source, type PeerProtocol } from 'plinth/sdk';
 import { z } from 'zod';
 import { peerNameOf, peerLabel } from './dialects/events.js';
 import { sectionPeer, translatePeerEvent } from './dialects/section.js';
@@ -106,6 +106,8 @@ export const hookEntrySchema = z
       .union([z.boolean(), z.strictObject({ idleMs: ms('idleMs') })], { error: 'expected true, false or { "idleMs": <milliseconds> }' })
       .optional(),
     protocol: z.enum(['plinth', 'claude', 'gemini'], { error: 'expected "plinth" (the default), "claude" or "gemini"' }).optional(),
+    /** What a hook from settings may reach when confined (sdk/contracts/sandbox.ts); a plugin's hooks have the plugin's manifest `permissions`. */
+    permissions: permissionsSchema.optional(),
   })
   .superRefine((entry, ctx) => {
     if ((entry.command === undefined) === (entry.prompt === undefined)) {
@@ -253,6 +255,7 @@ export function toHookDefinition(
     // Absent for plinth's own protocol, so that existing definitions (and their approvals) stay as they were.
     ...(entry.protocol !== undefined && entry.protocol !== 'plinth' && { protocol: entry.protocol }),
     ...(entry.protocol !== undefined && entry.protocol !== 'plinth' && where.plugin !== undefined && { pluginRoot: resolve(where.baseDir) }),
+    ...(entry.permissions !== undefined && { permissions: entry.permissions }),
   };
 }
 

@@ -13,6 +13,7 @@ import type { HooksService } from 'plinth/sdk';
 import { hookSettings } from './settings.js';
 import { type LegacyHooks, assembleHooks, readLegacyHooks } from './sources.js';
 import { createTrace } from './trace.js';
+import { hookPrincipal } from './principal.js';
 import type { HookCollection } from './definition.js';
 import type { HookDefinition, PlanResult } from './types.js';
 
@@ -31,6 +32,7 @@ export default definePlugin({
       owner: ctx.name,
       signal: ctx.signal,
       settingsEnv: (plugin) => kernel.settingsEnv(plugin),
+      principalOf: (hook) => hookPrincipal(hook, hook.plugin === undefined ? undefined : plugins.get(hook.plugin), ctx.paths),
     });
     const limiter = createRateLimiter(settings.perMinute === undefined ? {} : { globalPerMinute: settings.perMinute });
     const trace = createTrace(join(ctx.paths.home, 'hooks-trace.jsonl'), settings.traceSize, (text) => kernel.redact(text));

@@ -76,7 +76,7 @@ function notStarted(file: string, spawnError: string, events: ChildEvents): Inte
   // After start() has returned the child, as for one that ends later.
   queueMicrotask(() => events.onEnded?.(end, undefined));
   const done = Promise.resolve(end);
-  return { pid: undefined, file, stdin: null, stdout: null, stderr: null, exited: true, stopping: false, exit: done, ended: done, kill: ignore, killFor: ignore, stop: () => done };
+  return { pid: undefined, spawned: Promise.resolve(undefined), file, stdin: null, stdout: null, stderr: null, exited: true, stopping: false, exit: done, ended: done, kill: ignore, killFor: ignore, stop: () => done };
 }
 
 export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild {
@@ -222,6 +222,7 @@ export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild
 
   return {
     pid,
+    spawned: Promise.resolve(pid),
     file: plan.file,
     stdin: subprocess.stdin,
     stdout: subprocess.stdout,

@@ -4,9 +4,10 @@
  * timeout, captures output for `run`, and records it in the trace.
  */
 import { PlinthError, describeError, launchRequestSchema, launchRunRequestSchema } from 'plinth/sdk';
-import type { ChildEnd, LaunchOptions, LaunchRequest, LaunchRequestInput, LaunchRunRequestInput, LaunchRunResult, Launcher, LaunchTraceEntry } from 'plinth/sdk';
+import type { ChildEnd, LaunchOptions, LaunchRequest, LaunchRequestInput, LaunchRunRequestInput, LaunchRunResult, Launcher, LaunchTraceEntry, Sandbox } from 'plinth/sdk';
 import type { ZodType } from 'zod';
-import { type InternalChild, startChild } from './child.js';
+import { type InternalChild, type Spawn, startChild } from './child.js';
+import { deferredChild } from './deferred.js';
 import { childEnvironment } from './environment.js';
 import { checkCwd, resolveProgram } from './program.js';
 import { LaunchTrace, summarizeArgs } from './trace.js';
@@ -18,6 +19,12 @@ export interface LauncherOptions {
   readonly redact?: (text: string) => string;
   /** The host environment the allowlist picks from (default `process.env`). */
   readonly hostEnv?: NodeJS.ProcessEnv;
+  /**
+   * The `sandbox` service, when one is installed (undefined when none): every
+   * launch whose request names `actingFor` is decided and confined by it before
+   * it starts. A sandbox that fails to load refuses the launch (fail closed).
+   */
+  readonly sandbox?: () => Promise<Sandbox | undefined>;
 }
 
 /** The launcher plus what only its plugin calls. */
@@ -51,6 +58,27 @@ function capture(chunks: Buffer[], total: { bytes: number }, data: Buffer, limit
   return true;
 }
 
+/** What the sandbox made of a launch: the spawn to run instead, and what to release when it ends. Rejects with the refusal. */
+async function confined(getSandbox: () => Promise<Sandbox | undefined>, request: LaunchRequest, plan: Spawn): Promise<{ spawn: Spawn; release: () => void }> {
+  const principal = request.actingFor!;
+  let sandbox: Sandbox | undefined;
+  try {
+    sandbox = await getSandbox();
+  } catch (error) {
+    throw new PlinthError('PLN_E_SANDBOX_SETUP', `${principal.label} was not started: the sandbox could not be loaded (${describeError(error)})`, {
+      plugin: principal.id,
+      hint: 'run `plinth doctor` or `plinth up` to see why the sandbox plugin failed; the launch was refused rather than run unconfined',
+      cause: error,
+    });
+  }
+  if (sandbox === undefined) return { spawn: plan, release: () => {} };
+  const result = await sandbox.confine(
+    { file: plan.file, args: plan.args, argv0: plan.argv0, cwd: plan.cwd, env: plan.env, owner: request.owner, ...(request.purpose !== undefined && { purpose: request.purpose }), requestedEnv: [...Object.keys(request.env), ...request.passEnv] },
+    principal,
+  );
+  return { spawn: { ...plan, file: result.file, args: result.args, argv0: result.argv0, cwd: result.cwd, env: result.env }, release: result.release };
+}
+
 export function createLauncher(options: LauncherOptions = {}): LauncherImpl {
   const redact = options.redact ?? ((text: string) => text);
   const host = options.hostEnv ?? process.env;
@@ -77,33 +105,48 @@ export function createLauncher(options: LauncherOptions = {}): LauncherImpl {
     const entry = record(file);
     const signal = launchOptions.signal;
     let timer: NodeJS.Timeout | undefined;
+    let release = (): void => {};
     const onAbort = (): void => child.killFor('its owner stopped it');
-    const child: InternalChild = startChild(
-      {
-        file,
-        args: request.args,
-        argv0: request.argv0 ?? request.program,
-        cwd,
-        env,
-        stdio: [request.stdin, request.stdout, request.stderr],
-        detached: request.detached,
-      },
-      {
-        ...(launchOptions.onEscapees && { onEscapees: launchOptions.onEscapees }),
-        onEnded: (end: ChildEnd, killedBy) => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          running.delete(child);
-          entry.durationMs = Math.round((performance.now() - started) * 100) / 100;
-          entry.exitCode = end.exitCode;
-          entry.signal = end.signal;
-          if (end.spawnError !== undefined) Object.assign(entry, { state: 'failed', reason: redact(end.spawnError) });
-          else if (request.detached) entry.state = 'released';
-          else if (killedBy !== undefined) Object.assign(entry, { state: 'killed', reason: killedBy });
-          else entry.state = 'exited';
-        },
-      },
-    );
+    const onEnded = (end: ChildEnd, killedBy: string | undefined): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      running.delete(child);
+      release();
+      entry.durationMs = Math.round((performance.now() - started) * 100) / 100;
+      entry.exitCode = end.exitCode;
+      entry.signal = end.signal;
+      if (end.spawnError !== undefined) Object.assign(entry, { state: 'failed', reason: redact(end.spawnError) });
+      else if (request.detached) entry.state = 'released';
+      else if (killedBy !== undefined) Object.assign(entry, { state: 'killed', reason: killedBy });
+      else entry.state = 'exited';
+    };
+    const plan: Spawn = {
+      file,
+      args: request.args,
+      argv0: request.argv0 ?? request.program,
+      cwd,
+      env,
+      stdio: [request.stdin, request.stdout, request.stderr],
+      detached: request.detached,
+    };
+    const events = { ...(launchOptions.onEscapees && { onEscapees: launchOptions.onEscapees }), onEnded };
+    const principal = request.actingFor;
+    const child: InternalChild =
+      principal === undefined || options.sandbox === undefined
+        ? startChild(plan, events)
+        : deferredChild(
+            file,
+            plan.stdio,
+            confined(options.sandbox, request, plan).then((confinedPlan) => {
+              release = confinedPlan.release;
+              return () => {
+                const real = startChild(confinedPlan.spawn, events);
+                if (real.pid !== undefined) entry.pid = real.pid;
+                return real;
+              };
+            }),
+            (end) => onEnded(end, undefined),
+          );
     if (child.pid !== undefined) entry.pid = child.pid;
     if (request.detached || child.exited) return child;
     running.add(child);
@@ -162,6 +205,7 @@ export function createLauncher(options: LauncherOptions = {}): LauncherImpl {
       const end = await child.ended;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
+      if (end.refused !== undefined) throw end.refused;
       return {
         ...end,
         pid: child.pid,

@@ -1,11 +1,15 @@
 /** `plinth ext search | install | verify | outdated | update | rollback | uninstall`. */
-import { type ApprovalRequest, type CommandOutput, type CommandSpec, EXIT, type InstallResult, type KeyTrustRequest, type MarketNote, type MarketplaceService, PlinthError, type RevokedEntry, askYesNo, formatTable, processTerminal, safeLine, whyNotAsk } from 'plinth/sdk';
+import { type ApprovalRequest, type CommandOutput, type CommandSpec, EXIT, type GrantsService, type InstallResult, type KeyTrustRequest, type MarketNote, type MarketplaceService, PlinthError, type RevokedEntry, askYesNo, formatTable, grantReviewLines, processTerminal, safeLine, whyNotAsk } from 'plinth/sdk';
 import { describeDeclarations } from './declared.js';
 import { progressBar } from './progress.js';
 
 const YES = { yes: { type: 'boolean', short: 'y', description: 'Approve what the plugins declare without asking' } } as const;
 
-export function marketplaceCommands(service: () => Promise<MarketplaceService>): CommandSpec[] {
+/** `grants`: the sandbox's service when a plugin provides it: what an installed or updated plugin declares beyond its grant is asked about at once. */
+export function marketplaceCommands(service: () => Promise<MarketplaceService>, grants: () => Promise<GrantsService | undefined> = async () => undefined): CommandSpec[] {
+  const review = async (result: InstallResult, out: CommandOutput, signal: AbortSignal): Promise<void> => {
+    for (const change of result.changes) for (const line of grantReviewLines(await (await grants())?.review(change.name, { signal }))) out.note(line);
+  };
   return [
     {
       name: 'ext search',
@@ -33,6 +37,7 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>):
         // This process exits once installed: a new plugin loads where it runs (a running `plinth up` picks it up); an update still loads here first.
         const result = await withProgress((progress) => service().then((s) => s.install(args[0]!, { ...(registry && { registry }), ...(options.force === true && { force: true }), ...(trustKeyIds && { trustKeyIds }), ...installOptions(options, out, signal, progress), loadNew: false })));
         report(out, json, result, 'installed');
+        await review(result, out, signal);
       },
     },
     {
@@ -79,6 +84,7 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>):
         if (args[0] !== undefined && options.all === true) throw new PlinthError('PLN_E_CLI_USAGE', '"ext update" takes a name or --all, not both', { hint: 'usage: plinth ext update [name|--all] [--latest]' });
         const result = await withProgress((progress) => service().then((s) => s.update(args[0] === undefined ? [] : [args[0]], { latest: options.latest === true, ...installOptions(options, out, signal, progress) })));
         report(out, json, result, 'updated');
+        await review(result, out, signal);
       },
     },
     {

@@ -27,7 +27,10 @@ export function declarationsOf(manifest: Manifest): Declarations {
     hooks,
     mcpServers,
     commands: Object.keys(manifest.commands),
-    permissions: Object.entries(manifest.permissions).map(([kind, value]) => `${kind}: ${JSON.stringify(value)}`),
+    // Only what is declared: the schema fills every kind in, empty.
+    permissions: Object.entries(manifest.permissions)
+      .filter(([, value]) => (Array.isArray(value) ? value.length > 0 : Object.values(value).some((list) => list.length > 0)))
+      .map(([kind, value]) => `${kind}: ${JSON.stringify(value)}`),
     provides: manifest.provides,
     dependencies: Object.entries(manifest.dependencies).map(([name, range]) => `${name}@${range}`),
   };

@@ -28,7 +28,7 @@
  * keeps the server listed, with the problem, and it fails when started.
  */
 import { isAbsolute, join, resolve } from 'node:path';
-import type { ConfigLayerView, PlinthError, PluginInfo, TrustSource } from 'plinth/sdk';
+import { type ConfigLayerView, NO_PERMISSIONS, type PlinthError, type PluginInfo, type Principal, type TrustSource } from 'plinth/sdk';
 import { type ReferenceLookup, resolveReferences } from './references.js';
 import { MCP_SERVER_NAME, type McpServerEntry, mcpEntryTransport, mcpServerEntrySchema } from 'plinth/sdk';
 import { type ProblemPlace, definesServer, definitionProblem, entryProblems, pathKey } from './schema.js';
@@ -154,7 +154,8 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
   }
 
   const lookup = referenceLookup(inputs);
-  const servers = [...drafts].map(([name, draft]) => finish(name, draft, inputs.connectTimeoutMs, lookup, problems, workspace));
+  const pluginsByName = new Map(inputs.plugins.map((plugin) => [plugin.name, plugin]));
+  const servers = [...drafts].map(([name, draft]) => finish(name, draft, inputs.connectTimeoutMs, lookup, problems, workspace, serverPrincipal(name, draft, pluginsByName, home, workspace)));
   return { servers, problems };
 }
 
@@ -236,7 +237,27 @@ function amend(earlier: Draft, amendment: Draft): Draft {
 }
 
 /** The normalised definition: defaults filled in, references resolved, secrets listed. */
-function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: ReferenceLookup, problems: PlinthError[], workspace: string): ServerRecord {
+/**
+ * Whom a server's process acts for: the plugin that declared it (its manifest
+ * `permissions`, its folder), or the settings scope (the entry's own
+ * `permissions`; a server a workspace file defined or amended is the workspace's).
+ */
+function serverPrincipal(name: string, draft: Draft, plugins: ReadonlyMap<string, PluginInfo>, home: string, workspace: string): Principal {
+  const plugin = draft.plugin === undefined ? undefined : plugins.get(draft.plugin);
+  if (plugin !== undefined && draft.source !== 'workspace') {
+    return {
+      id: plugin.name,
+      source: draft.source === 'downloaded' ? 'downloaded' : plugin.source,
+      ...(plugin.dir && { dir: plugin.dir }),
+      declared: plugin.manifest.permissions,
+      label: `MCP server "${name}" of plugin "${plugin.name}"`,
+    };
+  }
+  const scope = draft.source === 'workspace' ? 'workspace' : 'user';
+  return { id: `settings:${scope}`, source: scope, dir: scope === 'workspace' ? workspace : home, declared: draft.entry.permissions ?? NO_PERMISSIONS, label: `MCP server "${name}" from ${scope} settings` };
+}
+
+function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: ReferenceLookup, problems: PlinthError[], workspace: string, actingFor: Principal): ServerRecord {
   const { entry } = draft;
   const secrets = new Set<string>();
   let unresolved: PlinthError | undefined;
@@ -280,6 +301,7 @@ function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: Re
     origin: draft.origins.length === 1 ? draft.origins[0]! : `${draft.origins[0]!}, amended by ${draft.origins.slice(1).join(', ')}`,
     ...(draft.plugin !== undefined && { plugin: draft.plugin }),
     secrets: [...secrets],
+    actingFor,
   };
   return {
     definition,

@@ -81,6 +81,8 @@ export class StdioProcessTransport implements Transport {
           args: [...this.#server.args],
           cwd: this.#server.cwd,
           env: { ...this.#server.env },
+          // Confined by the sandbox, when one is installed, with the permissions of whom it acts for.
+          ...(this.#server.actingFor !== undefined && { actingFor: this.#server.actingFor }),
         },
         // No owner signal for the launcher, which would SIGKILL: the teardown closes politely (below).
       );
@@ -107,9 +109,11 @@ export class StdioProcessTransport implements Transport {
       }
       this.#readMessages();
     });
-    if (child.pid === undefined) {
+    // A confined launch starts once its sandbox is ready.
+    if ((await child.spawned) === undefined) {
       const end = await child.ended;
       this.#state = 'closed';
+      if (end.refused !== undefined) throw end.refused;
       throw this.#startError(new Error(end.spawnError ?? 'the process did not start'));
     }
     this.#state = 'running';

@@ -6,6 +6,7 @@
 import type { AsyncSeriesBailHook } from 'tapable';
 import type { EventName } from '../events.js';
 import type { TrustSource } from './trust.js';
+import type { Permissions } from './sandbox.js';
 
 /** Where a hook was defined; decides its trust level. Never inferred from a path pattern. */
 export type HookSource = TrustSource;
@@ -69,6 +70,8 @@ export interface HookDefinition {
   readonly protocol?: HookProtocol;
   /** A plugin's folder, for a peer-dialect hook declared by a plugin: `CLAUDE_PLUGIN_ROOT` in its environment. */
   readonly pluginRoot?: string;
+  /** A settings hook's own `permissions` (a manifest hook has its plugin's): what its process may reach when confined. */
+  readonly permissions?: Permissions;
 }
 
 /** The hook protocols plinth speaks: its own (v1.0.0) and its peers'. */

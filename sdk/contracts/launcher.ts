@@ -14,6 +14,8 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { z } from 'zod';
+import type { PlinthError } from '../errors.js';
+import { principalSchema } from './sandbox.js';
 
 /**
  * Host variables every child gets when the host has them. A trailing `*`
@@ -70,6 +72,14 @@ export const launchRequestSchema = z.object({
   purpose: z.string().optional(),
   /** Leave the arguments out of the trace (they may carry a secret); the program is still named. */
   secretArgs: z.boolean().default(false),
+  /**
+   * Whom the child acts for: the plugin that declared a hook or server, `settings:user` or
+   * `settings:workspace` for those from settings, the calling plugin for `ctx.exec`. When a
+   * `sandbox` service exists, the launch is decided and confined by it (sdk/contracts/sandbox.ts);
+   * a refused launch starts nothing. Without `actingFor`, a plugin's own tooling (git, the
+   * browser opener) runs as before.
+   */
+  actingFor: principalSchema.optional(),
 });
 
 /** A launch request as written by a caller (defaults not yet applied). */
@@ -101,6 +111,8 @@ export interface ChildEnd {
   readonly signal: string | null;
   /** Set when the process never started (ENOENT, EACCES, arguments the OS refused…). */
   readonly spawnError?: string;
+  /** Set when the sandbox refused the launch (`actingFor`): the error says why and the fix; `spawnError` holds its message. */
+  readonly refused?: PlinthError;
 }
 
 /** The graces of a polite stop, as the MCP stdio specification orders it. */
@@ -113,7 +125,10 @@ export interface ChildStopOptions {
 
 /** A started child process. */
 export interface LaunchedChild {
+  /** Undefined until the process has started: a confined launch (`actingFor`) starts once its sandbox is ready; see `spawned`. */
   readonly pid: number | undefined;
+  /** Resolves with the pid once the process started, or undefined when it never did (then `ended` says why). Never rejects. */
+  readonly spawned: Promise<number | undefined>;
   /** The real path that was started. */
   readonly file: string;
   readonly stdin: Writable | null;
@@ -171,7 +186,10 @@ export interface LaunchTraceEntry {
  * runs: `PLN_E_LAUNCH_INVALID` (the request does not fit the schema),
  * `PLN_E_LAUNCH_NOT_FOUND` (the program is not an executable file, nor on
  * `PATH`), `PLN_E_LAUNCH_CWD` (the working directory does not exist). A
- * failure the OS reports when spawning arrives as `spawnError`.
+ * failure the OS reports when spawning arrives as `spawnError`. A launch with
+ * `actingFor`, when a `sandbox` service exists, is decided and confined by it
+ * first: `run` then rejects with the sandbox's `PLN_E_SANDBOX_…` error when it
+ * is refused, `start` returns at once and the refusal arrives as `refused`.
  */
 export interface Launcher {
   /** Starts a child, its streams for the caller to read and write. */

@@ -14,6 +14,7 @@
  */
 import { z } from 'zod';
 import type { TrustSource } from './trust.js';
+import { type PermissionsInput, type Principal, permissionsSchema } from './sandbox.js';
 
 /**
  * One server as written under `mcpServers.<name>` in settings or a manifest: the
@@ -40,6 +41,8 @@ export interface McpServerConfig {
   oauth?: Record<string, unknown> | boolean;
   /** Whether the gateway (`plinth serve`) shows this server's tools and prompts as `<server>__<name>` (default) or under their own names (`false`). */
   prefix?: boolean;
+  /** What a server from settings may reach when confined (sdk/contracts/sandbox.ts); a plugin's servers have the plugin's manifest `permissions`. */
+  permissions?: PermissionsInput;
 }
 
 /** A server once normalised. */
@@ -70,6 +73,8 @@ export interface McpServerDefinition {
   readonly plugin?: string;
   /** Resolved env and header values that must never be shown (the kernel's redactor learns them). */
   readonly secrets: readonly string[];
+  /** Whom its process acts for (a stdio server): the declaring plugin, or the settings scope with the entry's `permissions`. */
+  readonly actingFor?: Principal;
 }
 
 const MAX_TIMER_MS = 2_147_483_647;
@@ -118,6 +123,7 @@ export const mcpServerEntrySchema = z
     excludeTools: toolList.optional(),
     oauth: z.union([z.boolean(), z.record(z.string(), z.unknown())], { error: 'expected true, false or an object of OAuth settings' }).optional(),
     prefix: z.boolean({ error: 'expected true (tools as <server>__<tool>, the default) or false (tools under their own names, in `plinth serve`)' }).optional(),
+    permissions: permissionsSchema.optional(),
   })
   .superRefine((entry, ctx) => {
     if (entry.command !== undefined && entry.url !== undefined) {

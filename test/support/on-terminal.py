@@ -1,5 +1,6 @@
-"""Runs a command on a pseudo-terminal, answers the first "[y/N]" question with
-argv[3], and prints everything the terminal showed; exits with its exit code.
+"""Runs a command on a pseudo-terminal, answers the first "[y/N]" question (or
+the first showing argv[4], when given) with argv[3], and prints everything the
+terminal showed; exits with its exit code.
 For tests of what plinth does when a person is there to ask."""
 import json
 import os
@@ -10,6 +11,7 @@ import sys
 argv = json.loads(sys.argv[1])
 env = json.loads(sys.argv[2])
 answer = sys.argv[3]
+marker = sys.argv[4].encode() if len(sys.argv) > 4 else b'[y/N]'
 pid, fd = pty.fork()
 if pid == 0:
     os.execvpe(argv[0], argv, env)
@@ -26,7 +28,7 @@ while True:
     if not data:
         break
     out += data
-    if not answered and b'[y/N]' in out:
+    if not answered and marker in out:
         os.write(fd, (answer + '\n').encode())
         answered = True
 _, status = os.waitpid(pid, 0)

@@ -8,7 +8,7 @@
  * the protocol) is the runner's.
  */
 import type { Readable, Writable } from 'node:stream';
-import { describeError, type Launcher } from 'plinth/sdk';
+import { describeError, type Launcher, type Principal } from 'plinth/sdk';
 
 /** What to run, after the whitelist: `file` is a real path. */
 export interface Launch {
@@ -23,6 +23,8 @@ export interface Launch {
   readonly env: Readonly<Record<string, string>>;
   /** Names the hook in the launcher's trace. */
   readonly purpose: string;
+  /** Whom the process acts for: the sandbox confines it with that principal's grants. */
+  readonly actingFor?: Principal;
 }
 
 export interface ProcessEnd {
@@ -80,6 +82,7 @@ export function startProcess(owner: ProcessOwner, launch: Launch, options: Start
         cwd: launch.cwd,
         passEnv: [...launch.passEnv],
         env: { ...launch.env },
+        ...(launch.actingFor !== undefined && { actingFor: launch.actingFor }),
       },
       { ...(owner.signal && { signal: owner.signal }), ...(options.onEscapees && { onEscapees: options.onEscapees }) },
     );

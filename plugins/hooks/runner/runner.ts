@@ -13,7 +13,7 @@ import { createCommandResolver } from './command.js';
 import { hookEnvironment } from './environment.js';
 import { type Outcome, hookLabel, toRunResult } from './outcome.js';
 import { PersistentHook, type Reply } from './persistent.js';
-import type { Launcher } from 'plinth/sdk';
+import type { Launcher, Principal } from 'plinth/sdk';
 import { type HookProcess, type Launch, type ProcessOwner } from './process.js';
 import { runOnce } from './spawn.js';
 
@@ -46,6 +46,12 @@ export interface RunnerOptions {
    * process) the new values. Hooks from settings and legacy files get none.
    */
   readonly settingsEnv?: (plugin: string) => Readonly<Record<string, string>>;
+  /**
+   * Whom a hook's process acts for (the plugin that declared it, or the settings
+   * scope): the launcher hands it to the sandbox, which confines it. Asked at
+   * every start, as `settingsEnv` is.
+   */
+  readonly principalOf?: (hook: HookDefinition) => Principal | undefined;
 }
 
 /** setTimeout's ceiling: a longer delay would fire at once. */
@@ -124,7 +130,8 @@ export function createRunner(options: RunnerOptions): HookRunner {
       ...(hook.persistent === false ? { event } : { persistent: true }),
       ...(hook.plugin !== undefined && options.settingsEnv && { settings: options.settingsEnv(hook.plugin) }),
     });
-    return { file: command.file, args: action.args, argv0: action.command, cwd: hook.cwd, passEnv, env, purpose: hookLabel(hook) };
+    const actingFor = options.principalOf?.(hook);
+    return { file: command.file, args: action.args, argv0: action.command, cwd: hook.cwd, passEnv, env, purpose: hookLabel(hook), ...(actingFor !== undefined && { actingFor }) };
   }
 
   /** The persistent process for `hook`, replaced when its launch or idle time changed. */

@@ -1,0 +1,165 @@
+/**
+ * The bubblewrap command line for one confined child. The sandbox's root is
+ * an empty tmpfs: only what is bound is there. Bound read-only: the system
+ * folders programs need to run (/usr and its symlinks, a short list of /etc),
+ * the read grants, the plugin's folder and the program's own folder. Bound
+ * writable: the write grants and the principal's private HOME and TMPDIR.
+ * Never bound: the user's home, /tmp, /run, /var/run and $XDG_RUNTIME_DIR of
+ * the host, so no host Unix socket is reachable by path (abstract sockets
+ * belong to the host's network namespace, which the child leaves).
+ *
+ * Inside a writable grant, files that would let a child run code later as
+ * the user stay read-only (shell rc files, git hooks and config, plinth's own
+ * settings and trust stores): srt's protected-file idea.
+ */
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { basename, dirname, join, sep } from 'node:path';
+
+/** Root-level folders a program needs (bound read-only, or recreated as the symlinks they are). */
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** What of /etc a program needs: the loader's cache, names, time zone, TLS roots, `alternatives` (symlink targets). Not /etc/shadow, ssh keys or the like. */
+const ETC_ENTRIES = ['ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'passwd', 'group', 'nsswitch.conf', 'hosts', 'host.conf', 'resolv.conf', 'localtime', 'timezone', 'ssl', 'ca-certificates', 'ca-certificates.conf', 'alternatives', 'mime.types', 'os-release', 'debian_version'];
+/** Names that stay read-only inside a writable grant, wherever they are found under it (one level, and the grant itself). */
+export const PROTECTED_NAMES = ['.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.gitconfig', '.gitmodules', '.git/hooks', '.git/config', '.ssh', '.npmrc', '.plinth', '.mcp.json', '.vscode', '.idea', '.claude'];
+
+/** Where the proxy's socket folder appears inside the sandbox. */
+export const RUN_INSIDE = '/run/plinth-sandbox';
+
+export interface BwrapPlan {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  /** Real paths, read-only. */
+  readonly read: readonly string[];
+  /** Real paths, writable. */
+  readonly write: readonly string[];
+  readonly privateHome: string;
+  readonly privateTmp: string;
+  /** Further paths that must stay read-only even under a write grant (plinth's user folder). */
+  readonly protectedPaths: readonly string[];
+  /** The host folder holding the proxy socket, bound at {@link RUN_INSIDE}; with `relayPort`, socat relays 127.0.0.1:port to it. */
+  readonly runDir?: string;
+  readonly relayPort?: number;
+  /** The socat to run inside (real path). */
+  readonly socat?: string;
+  /** Start the program only once the relay listens (default); node children reach the socket directly and need not wait. */
+  readonly waitForRelay?: boolean;
+  /** The environment the child gets (bwrap starts it with exactly this). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** Whether `path` is `base` or inside it. */
+export function isWithin(path: string, base: string): boolean {
+  return path === base || path.startsWith(base.endsWith(sep) ? base : base + sep);
+}
+
+function systemBinds(): string[] {
+  const out: string[] = [];
+  for (const dir of SYSTEM_DIRS) {
+    let stat;
+    try {
+      stat = lstatSync(dir);
+    } catch {
+      continue;
+    }
+    if (stat.isSymbolicLink()) out.push('--symlink', readlinkSync(dir), dir);
+    else if (stat.isDirectory()) out.push('--ro-bind', dir, dir);
+  }
+  for (const entry of ETC_ENTRIES) {
+    const path = join('/etc', entry);
+    if (existsSync(path)) out.push('--ro-bind', path, path);
+  }
+  return out;
+}
+
+/** The protected paths that exist under the write grants. */
+export function protectedUnder(write: readonly string[], extra: readonly string[]): string[] {
+  const found = new Set<string>();
+  for (const base of write) {
+    for (const name of PROTECTED_NAMES) {
+      const path = join(base, name);
+      if (existsSync(path)) found.add(path);
+    }
+  }
+  for (const path of extra) if (write.some((w) => isWithin(path, w)) && existsSync(path)) found.add(path);
+  return [...found];
+}
+
+/** The arguments after `bwrap` (the program and its arguments last). */
+export function bwrapArgs(plan: BwrapPlan): string[] {
+  const args = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--clearenv'];
+  args.push(...systemBinds());
+  args.push('--dev', '/dev', '--proc', '/proc');
+  const binds: Array<{ path: string; writable: boolean }> = [];
+  for (const path of plan.read) if (existsSync(path)) binds.push({ path, writable: false });
+  for (const path of [...plan.write, plan.privateHome, plan.privateTmp]) if (existsSync(path)) binds.push({ path, writable: true });
+  const programDir = dirname(plan.file);
+  if (![...SYSTEM_DIRS, ...binds.map((b) => b.path)].some((base) => isWithin(plan.file, base))) binds.push({ path: programDir, writable: false });
+  // Parents before children, so that a grant inside another is mounted over it.
+  binds.sort((a, b) => a.path.split(sep).length - b.path.split(sep).length);
+  for (const bind of binds) args.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
+  const protectedPaths = protectedUnder([...plan.write], plan.protectedPaths);
+  for (const path of protectedPaths) args.push('--ro-bind', path, path);
+  // The private HOME lives under plinth's user folder: a protected folder bound over it must not take it away.
+  for (const own of [plan.privateHome, plan.privateTmp]) if (protectedPaths.some((p) => isWithin(own, p)) && existsSync(own)) args.push('--bind', own, own);
+  if (plan.runDir !== undefined) args.push('--ro-bind', plan.runDir, RUN_INSIDE);
+  for (const [name, value] of Object.entries(plan.env)) args.push('--setenv', name, value);
+  const visible = binds.some((b) => isWithin(plan.cwd, b.path));
+  args.push('--chdir', visible ? plan.cwd : plan.privateHome);
+  args.push('--');
+  if (plan.relayPort !== undefined && plan.socat !== undefined) {
+    // socat listens on the namespace's loopback and relays to the host proxy's socket. A program other
+    // than node starts once it listens (read with shell builtins only: no process per look); node
+    // reaches the socket directly through the preload, so it does not wait.
+    const portHex = plan.relayPort.toString(16).toUpperCase().padStart(4, '0');
+    const wait = plan.waitForRelay === false ? [] : [
+      'i=0',
+      'while [ $i -lt 2000 ]; do',
+      `  while read -r _ addr _ state _; do [ "$state" = 0A ] && [ "\${addr#*:}" = ${portHex} ] && break 2; done < /proc/net/tcp`,
+      '  i=$((i+1))',
+      'done',
+    ];
+    const script = [`${quote(plan.socat)} TCP-LISTEN:${plan.relayPort},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_INSIDE}/proxy.sock 2>/dev/null &`, ...wait, 'exec "$0" "$@"'].join('\n');
+    args.push('/bin/sh', '-c', script, plan.file, ...plan.args);
+  } else {
+    args.push(plan.file, ...plan.args);
+  }
+  return args;
+}
+
+function quote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Node's permission model as a second belt: reads and writes limited to the
+ * grants, no child processes unless `shell` is granted, no workers, no addons.
+ * Node 20 and 22 call it `--experimental-permission`, from 23.5 `--permission`.
+ * One flag per path (a comma list is no longer accepted), each path once
+ * (Node 20 aborts on a path given twice), so the flags go in NODE_OPTIONS only,
+ * where they reach the child and any node it starts.
+ */
+export function nodePermissionFlags(options: { readonly read: readonly string[]; readonly write: readonly string[]; readonly childProcess: boolean; readonly nodeMajor: number }): string[] {
+  const flags = [options.nodeMajor >= 23 ? '--permission' : '--experimental-permission'];
+  for (const path of new Set(options.read)) flags.push(`--allow-fs-read=${path}`);
+  for (const path of new Set(options.write)) flags.push(`--allow-fs-write=${path}`);
+  if (options.childProcess) flags.push('--allow-child-process');
+  flags.push('--disable-warning=ExperimentalWarning');
+  return flags;
+}
+
+/** NODE_OPTIONS from flags: a value with a space or quote is double-quoted, as Node parses it. */
+export function nodeOptions(flags: readonly string[]): string {
+  return flags
+    .map((flag) => {
+      if (!/[\s"\\]/.test(flag)) return flag;
+      const eq = flag.indexOf('=');
+      return `${flag.slice(0, eq + 1)}"${flag.slice(eq + 1).replace(/(["\\])/g, '\\$1')}"`;
+    })
+    .join(' ');
+}
+
+/** Whether a program is node (by its real path's name): it reaches the proxy through the preload, not the relay. */
+export function isNodeProgram(file: string): boolean {
+  return /^node(?:\d+)?$/.test(basename(file));
+}

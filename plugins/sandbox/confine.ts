@@ -1,0 +1,222 @@
+/**
+ * The `sandbox` service: for each launch that acts for a principal, ask the
+ * grant policy, then confine: a bubblewrap command line (bwrap.ts) over the
+ * granted paths, the environment reduced to the declared variables plus
+ * PATH, a private HOME and TMPDIR, Node's permission flags for node children,
+ * and network only through the principal's proxy (network/proxy.ts). A
+ * launch that cannot be decided or confined is refused (fail closed) and the
+ * refusal written to the audit log.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError } from 'plinth/sdk';
+import { appendAudit } from './audit.js';
+import { RUN_INSIDE, bwrapArgs, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
+import { type NetworkProxy, startProxy } from './network/proxy.js';
+import { expandFilesystem, hostRefusal, realPath } from './policy.js';
+import { findProgram } from './probe.js';
+
+/** Refusals that mean "no OS sandbox here": the probe's reason is added to their message. */
+const NO_SANDBOX_CODES = new Set(['PLN_E_PERM_NO_SANDBOX', 'PLN_E_SANDBOX_UNAVAILABLE']);
+
+/** The port the relay listens on inside every sandbox (each has a loopback of its own). */
+export const RELAY_PORT = 3128;
+/** What a confined child always gets on PATH when the request has none. */
+const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
+export const PRELOAD = fileURLToPath(new URL('./network/preload.cjs', import.meta.url));
+
+/** plinth's own package folder (the one holding its package.json), from here or from dist/. */
+function packageRoot(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'node_modules'))) return dir;
+    dir = dirname(dir);
+  }
+  return undefined;
+}
+const PLINTH_ROOT = packageRoot();
+/**
+ * What a builtin plugin's children read besides their folder: plinth's own
+ * dependencies (its MCP servers load the SDK from there) and package.json
+ * (Node reads it to know the module type). Plinth's code, not the user's data.
+ */
+const BUILTIN_READS = PLINTH_ROOT === undefined ? [] : [join(PLINTH_ROOT, 'node_modules'), join(PLINTH_ROOT, 'package.json')];
+
+export interface SandboxOptions {
+  /** `PLINTH_HOME`: audit log, private homes. */
+  readonly home: string;
+  readonly workspace: string;
+  /** The user's own home folder (`${home}`). */
+  readonly userHome: string;
+  readonly policy: GrantPolicy;
+  /** Whether bubblewrap is usable (probe.ts), asked once. */
+  readonly probe: () => Promise<SandboxAvailability>;
+  /** Where per-principal sockets and temporary folders go (default: the OS temp folder). */
+  readonly runtimeRoot?: string;
+}
+
+export interface SandboxImpl extends Sandbox {
+  /** Closes every proxy. */
+  close(): Promise<void>;
+}
+
+/** A principal's id as a folder name: readable and unique. */
+function folderName(id: string): string {
+  const readable = id.replace(/[^a-zA-Z0-9._-]+/g, '_').slice(0, 40);
+  return `${readable}-${createHash('sha256').update(id).digest('hex').slice(0, 8)}`;
+}
+
+/** A stable code for a launch refused because the sandbox itself could not be set up. */
+function setupError(principal: Principal, what: string, error: unknown): PlinthError {
+  return new PlinthError('PLN_E_SANDBOX_SETUP', `${principal.label} was not started: its sandbox could not be set up (${what}: ${describeError(error)})`, {
+    plugin: principal.id,
+    hint: 'check `plinth perms status`; the launch was refused rather than run unconfined',
+    cause: error,
+  });
+}
+
+export function createSandbox(options: SandboxOptions): SandboxImpl {
+  const runtimeRoot = options.runtimeRoot ?? join(tmpdir(), `plinth-sandbox-${process.getuid?.() ?? 'user'}`);
+  let availability: Promise<SandboxAvailability> | undefined;
+  const available = (): Promise<SandboxAvailability> => (availability ??= options.probe());
+  /** Per principal: its proxy, and the network grant it checks (replaced at every launch). */
+  const proxies = new Map<string, { proxy: Promise<NetworkProxy>; network: Permissions['network'] }>();
+  const socat = findProgram('socat', undefined, process.env.PATH ?? DEFAULT_PATH);
+
+  const audit = (principal: Principal, permission: 'launch' | 'network' | 'env', target: string, reason: string): Promise<void> =>
+    appendAudit(options.home, { plugin: principal.id, permission, target, reason });
+
+  function proxyFor(principal: Principal, network: Permissions['network'], runDir: string): Promise<NetworkProxy> {
+    const known = proxies.get(principal.id);
+    if (known !== undefined) {
+      known.network = network;
+      return known.proxy;
+    }
+    const entry = { network, proxy: undefined as unknown as Promise<NetworkProxy> };
+    entry.proxy = startProxy({
+      socketPath: join(runDir, 'proxy.sock'),
+      refusal: (host, port) => hostRefusal(entry.network, host, port),
+      onRefused: (target, reason) => void audit(principal, 'network', target, reason),
+    });
+    proxies.set(principal.id, entry);
+    entry.proxy.catch(() => proxies.delete(principal.id));
+    return entry.proxy;
+  }
+
+  async function refuse(principal: Principal, plan: SpawnPlan, error: PlinthError): Promise<never> {
+    await audit(principal, 'launch', plan.file, error.message);
+    throw error;
+  }
+
+  return {
+    availability: available,
+
+    async confine(plan: SpawnPlan, principal: Principal): Promise<ConfinedSpawn> {
+      const os = await available();
+      let decision;
+      try {
+        decision = await options.policy.decide(principal, { osSandbox: os.available });
+      } catch (error) {
+        return refuse(principal, plan, new PlinthError('PLN_E_SANDBOX_UNDECIDED', `${principal.label} was not started: its permissions could not be decided (${describeError(error)})`, { plugin: principal.id, hint: 'check `plinth perms status`', cause: error }));
+      }
+      if (decision.mode === 'refused') {
+        // The policy knows only that there is no OS sandbox; the probe knows why.
+        const error = !os.available && os.reason !== undefined && NO_SANDBOX_CODES.has(decision.error.code) ? withReason(decision.error, os.reason) : decision.error;
+        return refuse(principal, plan, error);
+      }
+
+      // Open: exactly as without the sandbox (the user allowed exactly that); nothing below applies.
+      if (decision.mode === 'open') return { mode: 'open', file: plan.file, args: plan.args, argv0: plan.argv0, cwd: plan.cwd, env: plan.env, release: () => {} };
+      const folder = join(runtimeRoot, folderName(principal.id));
+      const privateHome = join(options.home, 'sandbox', 'homes', folderName(principal.id));
+      const privateTmp = join(folder, 'tmp');
+      const runDir = join(folder, 'run');
+      try {
+        for (const dir of [privateHome, privateTmp, runDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+      } catch (error) {
+        return refuse(principal, plan, setupError(principal, 'its private folders', error));
+      }
+      const granted = decision.granted;
+      const env = reducedEnvironment(plan, granted, realPath(privateHome), realPath(privateTmp));
+      for (const name of plan.requestedEnv ?? []) {
+        if (!(name in env) && !name.startsWith('PLINTH_')) void audit(principal, 'env', name, 'not declared in permissions.env: the variable was left out');
+      }
+      if (!os.available || os.program === undefined) {
+        // A policy that asks for confinement where there is none: refused, never run open.
+        return refuse(
+          principal,
+          plan,
+          new PlinthError('PLN_E_SANDBOX_UNAVAILABLE', `${principal.label} was not started: it must run confined and no OS sandbox is available (${os.reason ?? 'unknown reason'})`, {
+            plugin: principal.id,
+            hint: 'install bubblewrap and socat (Debian/Ubuntu: apt-get install bubblewrap socat); `plinth perms status` says what plinth found',
+          }),
+        );
+      }
+      if (!existsSync(PRELOAD)) return refuse(principal, plan, setupError(principal, 'the network preload', new Error(`${PRELOAD} is missing (a build that did not copy it)`)));
+      if (socat === undefined) return refuse(principal, plan, setupError(principal, 'socat', new Error('socat was not found on PATH (Debian/Ubuntu: apt-get install socat)')));
+
+      const fs = expandFilesystem(granted.filesystem, { workspace: options.workspace, home: options.userHome, ...(principal.dir !== undefined && { pluginDir: principal.dir }), tmp: privateTmp });
+      const pluginDir = principal.dir !== undefined && existsSync(principal.dir) ? realPath(principal.dir) : undefined;
+      const read = [...fs.read, ...(pluginDir !== undefined ? [pluginDir] : []), ...(principal.source === 'builtin' ? BUILTIN_READS.filter((p) => existsSync(p)).map(realPath) : []), PRELOAD];
+      const home = realPath(privateHome);
+      const tmp = realPath(privateTmp);
+      try {
+        await proxyFor(principal, granted.network, runDir);
+      } catch (error) {
+        return refuse(principal, plan, setupError(principal, 'its network proxy', error));
+      }
+      const nodeMajor = Number(process.versions.node.split('.')[0]);
+      const flags = nodePermissionFlags({ read: [...read, ...fs.write, home, tmp, '/usr', '/etc'], write: [...fs.write, home, tmp], childProcess: granted.shell.length > 0, nodeMajor });
+      // node reaches the proxy's socket through the preload; the relay (socat, some 20 ms to start) is for
+      // other programs, and for what a node child starts when it may reach a host at all.
+      const node = isNodeProgram(plan.file);
+      const relay = !node || granted.network.allow.length > 0;
+      const proxyUrl = `http://127.0.0.1:${RELAY_PORT}`;
+      const inside: Record<string, string> = {
+        ...env,
+        HTTP_PROXY: proxyUrl,
+        HTTPS_PROXY: proxyUrl,
+        http_proxy: proxyUrl,
+        https_proxy: proxyUrl,
+        ALL_PROXY: proxyUrl,
+        PLINTH_SANDBOX_PROXY_SOCKET: `${RUN_INSIDE}/proxy.sock`,
+        NODE_OPTIONS: nodeOptions([`--require=${PRELOAD}`, ...flags]),
+      };
+            return {
+        mode: 'confined',
+        file: os.program,
+        args: bwrapArgs({ file: plan.file, args: plan.args, cwd: plan.cwd, read, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths: [realPath(options.home)], runDir, ...(relay && { relayPort: RELAY_PORT, socat }), waitForRelay: !node, env: inside }),
+        argv0: 'bwrap',
+        cwd: plan.cwd,
+        env: { PATH: DEFAULT_PATH },
+        release: () => {},
+      };
+    },
+
+    async close() {
+      const all = [...proxies.values()];
+      proxies.clear();
+      await Promise.all(all.map((entry) => entry.proxy.then((p) => p.close()).catch(() => {})));
+    },
+  };
+}
+
+function withReason(error: PlinthError, reason: string): PlinthError {
+  return new PlinthError(error.code, `${error.message} (${reason})`, { ...(error.plugin !== undefined && { plugin: error.plugin }), ...(error.hint !== undefined && { hint: error.hint }), details: { ...error.details, sandbox: reason } });
+}
+
+/** The declared variables (their values from the launch), plus PATH, HOME (private) and TMPDIR; plinth's own PLINTH_* values stay. */
+export function reducedEnvironment(plan: SpawnPlan, granted: Permissions, home: string, tmp: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  const requested = new Set(plan.requestedEnv ?? []);
+  for (const [name, value] of Object.entries(plan.env)) {
+    if (granted.env.includes(name) || (name.startsWith('PLINTH_') && requested.has(name))) env[name] = value;
+  }
+  env.PATH = plan.env.PATH ?? DEFAULT_PATH;
+  env.HOME = home;
+  env.TMPDIR = tmp;
+  return env;
+}

@@ -1,0 +1,36 @@
+/**
+ * The `capabilities` service: the kernel asks it before each use of a
+ * plugin's `ctx.fs`, `ctx.fetch`, `ctx.env`, `ctx.exec` and `ctx.mcp`. The
+ * grant policy decides what the plugin may use (asking the user when it wants
+ * more than was granted); a use outside it is refused and written to the audit log.
+ */
+import { type CapabilityCheck, type GrantPolicy, type PlinthError, capabilityDenied, capabilityTarget, permits } from 'plinth/sdk';
+import { appendAudit } from '../audit.js';
+import { principalOf } from './principal.js';
+
+export interface CapabilityCheckOptions {
+  /** `PLINTH_HOME`, where the audit log is. */
+  readonly home: string;
+  readonly policy: GrantPolicy;
+}
+
+export function createCapabilityCheck(options: CapabilityCheckOptions): CapabilityCheck {
+  const refuse = async (plugin: string, request: Parameters<CapabilityCheck['check']>[1], error: PlinthError): Promise<PlinthError> => {
+    await appendAudit(options.home, { plugin, permission: request.kind, target: capabilityTarget(request), reason: error.message });
+    return error;
+  };
+  return {
+    async check(plugin, request, places) {
+      const principal = principalOf(plugin);
+      // In-process checks need no OS sandbox: what the plugin was granted is what it may use here.
+      const decision = await options.policy.decide(principal, { osSandbox: true });
+      if (decision.mode === 'refused') return refuse(plugin.name, request, decision.error);
+      // A builtin plugin's children run open, but its capabilities are held to what it declares.
+      const builtin = decision.mode === 'open' && plugin.source === 'builtin';
+      if (decision.mode === 'open' && !builtin) return undefined;
+      const granted = decision.mode === 'confined' ? decision.granted : plugin.manifest.permissions;
+      if (await permits(granted, request, { ...places, ...(plugin.dir && { pluginDir: plugin.dir }) })) return undefined;
+      return refuse(plugin.name, request, capabilityDenied(plugin, request.kind, capabilityTarget(request), builtin ? 'it does not declare it' : 'it was not granted'));
+    },
+  };
+}

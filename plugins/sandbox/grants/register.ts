@@ -1,0 +1,49 @@
+/**
+ * Everything the grants side adds to the sandbox plugin, in one call from its
+ * setup: the grant policy (returned, for the enforcement to ask before each
+ * confined launch), the `capabilities` service, the `plinth perms` commands,
+ * and the line `plinth up` prints when no OS sandbox is available.
+ */
+import type { PluginContext, PluginInfo, PluginKernel, SandboxAvailability } from 'plinth/sdk';
+import semver from 'semver';
+import { availabilityLine, permsCommands } from '../commands.js';
+import { createCapabilityCheck } from './capabilities.js';
+import { type ExtendedGrantPolicy, createGrantPolicy } from './policy.js';
+import { createGrantsService } from './service.js';
+
+export interface RegisterGrantsOptions {
+  /** The sandbox's probe (found once). */
+  readonly availability: () => Promise<SandboxAvailability>;
+}
+
+export function registerGrants(kernel: PluginKernel, ctx: PluginContext, options: RegisterGrantsOptions): ExtendedGrantPolicy {
+  const plugins = new Map<string, PluginInfo>();
+  kernel.hooks.manifest.tap((plugin) => {
+    plugins.set(plugin.name, plugin);
+  });
+  kernel.hooks.unload.tap((plugin) => {
+    plugins.delete(plugin.name);
+  });
+  const policy = createGrantPolicy({
+    home: ctx.paths.home,
+    configLayers: () => kernel.configLayers,
+    versionOf: (id) => plugins.get(id)?.version,
+  });
+  kernel.provide('capabilities', createCapabilityCheck({ home: ctx.paths.home, policy }));
+  kernel.provide('grants', createGrantsService({ policy, find: (name) => plugins.get(name) ?? foundCandidate(kernel, name) }));
+  kernel.hooks.commands.tap((registry) => {
+    for (const command of permsCommands({ policy, home: ctx.paths.home, plugins: () => plugins, availability: options.availability, configLayers: () => kernel.configLayers })) registry.add(command);
+  });
+  kernel.hooks.status.tap(async (board) => {
+    const availability = await options.availability();
+    board.add({ key: 'sandbox', title: 'Sandbox', head: [], rows: [], json: availability, line: availabilityLine(availability) });
+  });
+  return policy;
+}
+
+/** A plugin found but not running (just enabled in the settings, say): its highest version found. */
+function foundCandidate(kernel: PluginKernel, name: string): PluginInfo | undefined {
+  const candidates = kernel.inspect().resolution.candidates.get(name) ?? [];
+  const best = [...candidates].sort((a, b) => semver.rcompare(a.manifest.version, b.manifest.version))[0];
+  return best && { name, version: best.manifest.version, source: best.source, dir: best.dir, manifest: best.manifest, ...(best.linked && { linked: true as const }) };
+}

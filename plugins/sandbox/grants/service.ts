@@ -1,0 +1,31 @@
+/**
+ * The `grants` service (sdk/contracts/grants.ts): a plugin reviewed right
+ * after it was enabled, installed or updated — asked about on the terminal
+ * then, rather than at its first launch.
+ */
+import type { GrantReview, GrantsService, PluginInfo } from 'plinth/sdk';
+import { type ExtendedGrantPolicy, grantCommand } from './policy.js';
+import { principalOf } from './principal.js';
+
+export interface GrantsServiceOptions {
+  readonly policy: ExtendedGrantPolicy;
+  /** The plugin of that name as the kernel knows it now (resolved, or found and excluded). */
+  readonly find: (name: string) => PluginInfo | undefined;
+}
+
+export function createGrantsService({ policy, find }: GrantsServiceOptions): GrantsService {
+  return {
+    async review(name, options = {}) {
+      const plugin = find(name);
+      if (!plugin) return undefined;
+      const decision = await policy.review(principalOf(plugin), options.signal);
+      const command = grantCommand(name);
+      const review = (state: GrantReview['state'], missing: readonly string[] = []): GrantReview => ({ plugin: name, state, missing, command });
+      if (decision.mode === 'open') return review('open');
+      if (decision.mode === 'confined') return review('granted');
+      const missing = decision.error.details?.permissions;
+      const items = Array.isArray(missing) ? missing.map(String) : [];
+      return review(decision.error.code === 'PLN_E_PERM_DECLINED' ? 'declined' : 'waiting', items);
+    },
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * The sandbox plugin: provides `sandbox` (contract: sdk/contracts/sandbox.ts),
+ * which the launcher asks before every launch that acts for a principal, and
+ * (the grants side, grants/register.ts) `capabilities`, the `plinth perms`
+ * commands and the sandbox line of `plinth up`. Eager, so that `plinth up`
+ * can say plainly when no OS sandbox is available (the probe runs only then,
+ * or at the first confined launch). Its teardown closes every per-principal
+ * network proxy.
+ */
+import { homedir } from 'node:os';
+import { definePlugin, parseSettings, type SandboxAvailability } from 'plinth/sdk';
+import { z } from 'zod';
+import { createSandbox } from './confine.js';
+import { registerGrants } from './grants/index.js';
+import { probeSandbox } from './probe.js';
+
+export { createSandbox, type SandboxImpl, type SandboxOptions } from './confine.js';
+export { probeSandbox } from './probe.js';
+
+const settingsSchema = z.object({ bwrap: z.string().optional() });
+
+export default definePlugin({
+  setup(kernel, ctx) {
+    const settings = parseSettings('sandbox', settingsSchema, ctx.settings);
+    let probed: Promise<SandboxAvailability> | undefined;
+    // Found once, by running bubblewrap through the launcher (a launch without actingFor: no recursion).
+    const availability = (): Promise<SandboxAvailability> =>
+      (probed ??= kernel.get('launcher').then((launcher) =>
+        probeSandbox({
+          ...(settings.bwrap !== undefined && { program: settings.bwrap }),
+          run: async (file, args) => {
+            const result = await launcher.run({ owner: 'sandbox', purpose: 'bubblewrap probe', program: file, args: [...args], timeoutMs: 5000 });
+            return { exitCode: result.exitCode, stdout: result.stdout.toString('utf8'), stderr: result.stderr.toString('utf8'), ...(result.spawnError !== undefined && { spawnError: result.spawnError }) };
+          },
+        }),
+      ));
+    const policy = registerGrants(kernel, ctx, { availability });
+    const sandbox = createSandbox({ home: ctx.paths.home, workspace: ctx.paths.workspace, userHome: homedir(), policy, probe: availability });
+    kernel.provide('sandbox', sandbox);
+    return () => sandbox.close();
+  },
+});

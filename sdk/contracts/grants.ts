@@ -1,0 +1,48 @@
+/**
+ * The `grants` service: the user's grants of the permissions plugins declare
+ * (provided by the sandbox plugin). The extensions and marketplace commands
+ * ask it to review a plugin right after it is enabled, installed or updated,
+ * so that the question comes when the user acted, not at its first launch.
+ */
+
+/** What a review found, and did. */
+export interface GrantReview {
+  readonly plugin: string;
+  /**
+   * `granted`: nothing is missing (already, or answered "always" now);
+   * `waiting`: permissions are not granted yet — asked again at its first launch
+   * (refused there without a terminal), `command` grants them;
+   * `declined`: the user answered no now; `open`: it runs unconfined, nothing to grant.
+   */
+  readonly state: 'granted' | 'waiting' | 'declined' | 'open';
+  /** The permissions not granted, as `<kind> <value>`. */
+  readonly missing: readonly string[];
+  /** `plinth perms grant <plugin>`. */
+  readonly command: string;
+}
+
+export interface GrantsService {
+  /**
+   * Asks on the terminal, now, for what `plugin` declares beyond its grant
+   * ("always" or no: the asking process is a command, not the host), and
+   * stores an "always". Never asks without a terminal: says what waits.
+   * Undefined when no plugin of that name is known.
+   */
+  review(plugin: string, options?: { readonly signal?: AbortSignal }): Promise<GrantReview | undefined>;
+}
+
+/** What a command prints after a review (on stderr): nothing when nothing waits. */
+export function grantReviewLines(review: GrantReview | undefined): string[] {
+  if (!review || review.state === 'granted' || review.state === 'open') return [];
+  const what = review.missing.length > 0 ? ` (${review.missing.join(', ')})` : '';
+  return review.state === 'declined'
+    ? [`plinth: ${review.plugin}'s permissions are not granted${what}: it is refused when it runs, until \`${review.command}\``]
+    : [`plinth: ${review.plugin} asks for permissions you have not granted${what}: grant them with \`${review.command}\`, or answer when it first runs on a terminal`];
+}
+
+declare module '../index.js' {
+  interface Services {
+    /** The user's grants of declared permissions: see sdk/contracts/grants.ts. */
+    grants: GrantsService;
+  }
+}

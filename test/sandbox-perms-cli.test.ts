@@ -1,0 +1,130 @@
+/**
+ * `plinth perms list|grant|revoke|status|audit`, run as the built command in
+ * a home and workspace of their own: grants stored and withdrawn item by item,
+ * `--json` everywhere, the no-sandbox path (bubblewrap made unavailable with
+ * `PLINTH_BWRAP` naming a missing file), the audit log read back filtered, and
+ * the line `plinth up` prints when no OS sandbox is available.
+ */
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { appendAudit } from '../plugins/sandbox/audit.js';
+import { type Sandbox, ensureBuilt, expectExit, json, run, sandbox } from './support/cli.js';
+import { writePlugin } from './support/plugin-folder.js';
+
+beforeAll(() => ensureBuilt(), 120_000);
+const boxes: Sandbox[] = [];
+afterEach(async () => {
+  for (const box of boxes.splice(0)) await box.remove();
+});
+
+const NO_BWRAP = { PLINTH_BWRAP: '/nonexistent/bwrap' };
+
+interface Listed {
+  name: string;
+  declared: string[];
+  granted: string[];
+  withheld: string[];
+  waiting: string[];
+  unconfined: boolean;
+}
+
+/** A home with one plugin of the user's, "greeter", and settings that confine the user's plugins. */
+async function home(): Promise<Sandbox> {
+  const box = await sandbox('plinth-perms-');
+  boxes.push(box);
+  await box.settings({ sandbox: { default: 'confined' }, plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } } });
+  await writePlugin(join(box.home, 'plugins'), { name: 'greeter', permissions: { network: { allow: ['api.example.com'] }, env: ['GREETER_TOKEN'] } });
+  return box;
+}
+
+async function listed(box: Sandbox, name = 'greeter'): Promise<Listed> {
+  const result = await run(box, ['perms', 'list', name, '--json']);
+  expectExit(result, 0);
+  return json<{ plugins: Listed[] }>(result).plugins[0]!;
+}
+
+describe('plinth perms', () => {
+  test('list, grant and revoke: a whole grant, one item, a withheld item; --json and readable output', async () => {
+    const box = await home();
+    expect(await listed(box)).toMatchObject({ declared: ['network api.example.com', 'env GREETER_TOKEN'], granted: [], waiting: ['network api.example.com', 'env GREETER_TOKEN'] });
+    const readable = await run(box, ['perms', 'list', 'greeter']);
+    expectExit(readable, 0);
+    expect(readable.stdout).toMatch(/greeter\s+1\.0\.0\s+user\s+2\s+0\s+asks for 2 more/);
+    expect(readable.stdout).toContain('network api.example.com  (not granted)');
+
+    const one = await run(box, ['perms', 'grant', 'greeter', 'network api.example.com']);
+    expectExit(one, 0);
+    expect(one.stdout).toContain('Granted greeter: network api.example.com.');
+    expect(await listed(box)).toMatchObject({ granted: ['network api.example.com'], waiting: ['env GREETER_TOKEN'] });
+
+    const undeclared = await run(box, ['perms', 'grant', 'greeter', 'env OTHER', '--json']);
+    expectExit(undeclared, 1);
+    expect(json(undeclared).error).toMatchObject({ code: 'PLN_E_PERM_UNKNOWN' });
+    const malformed = await run(box, ['perms', 'grant', 'greeter', 'network https://x.test/', '--json']);
+    expect(json(malformed).error).toMatchObject({ code: 'PLN_E_PERM_ITEM_INVALID' });
+    const unknown = await run(box, ['perms', 'grant', 'nobody', '--json']);
+    expect(json(unknown).error).toMatchObject({ code: 'PLN_E_PERM_UNKNOWN' });
+
+    expectExit(await run(box, ['perms', 'grant', 'greeter']), 0);
+    expect(await listed(box)).toMatchObject({ granted: ['network api.example.com', 'env GREETER_TOKEN'], waiting: [] });
+
+    // One item revoked is withheld: the plugin runs without it and is not asked for it again.
+    const withheld = await run(box, ['perms', 'revoke', 'greeter', 'env GREETER_TOKEN']);
+    expect(withheld.stdout).toContain('Revoked from greeter: env GREETER_TOKEN; it runs without it.');
+    expect(await listed(box)).toMatchObject({ granted: ['network api.example.com'], withheld: ['env GREETER_TOKEN'], waiting: [] });
+
+    // The workspace settings' hooks and servers have no manifest: their grant names the items.
+    const settingsGrant = await run(box, ['perms', 'grant', 'settings:workspace', 'filesystem.write ${workspace}/out', '--json']);
+    expectExit(settingsGrant, 0);
+    expect(json(settingsGrant).grant.permissions.filesystem.write).toEqual(['${workspace}/out']);
+    expect(json(await run(box, ['perms', 'grant', 'settings:workspace', '--json'])).error).toMatchObject({ code: 'PLN_E_PERM_UNKNOWN' });
+    expect(await listed(box, 'settings:workspace')).toMatchObject({ granted: ['filesystem.write ${workspace}/out'] });
+
+    const all = await run(box, ['perms', 'revoke', 'greeter', '--json']);
+    expect(json(all)).toMatchObject({ plugin: 'greeter', revoked: true, grant: null });
+    expect(await listed(box)).toMatchObject({ granted: [], withheld: [], waiting: ['network api.example.com', 'env GREETER_TOKEN'] });
+  }, 120_000);
+
+  test('status without bubblewrap says so plainly and why; a plugin runs only once allowed unconfined, exactly that one', async () => {
+    const box = await home();
+    await writePlugin(join(box.home, 'plugins'), { name: 'other', permissions: { env: ['OTHER'] } });
+    const before = await run(box, ['perms', 'status', '--json'], NO_BWRAP);
+    expectExit(before, 0);
+    const status = json<{ sandbox: { available: boolean; reason: string }; plugins: Array<{ plugin: string; runs: string; code?: string }> }>(before);
+    expect(status.sandbox.available).toBe(false);
+    expect(status.sandbox.reason).toContain('/nonexistent/bwrap');
+    expect(status.plugins.find((p) => p.plugin === 'greeter')).toMatchObject({ runs: 'refused', code: 'PLN_E_PERM_NO_SANDBOX' });
+
+    expectExit(await run(box, ['perms', 'grant', 'greeter', '--unconfined']), 0);
+    const after = json<typeof status>(await run(box, ['perms', 'status', '--json'], NO_BWRAP));
+    expect(after.plugins.find((p) => p.plugin === 'greeter')).toMatchObject({ runs: 'open' });
+    expect(after.plugins.find((p) => p.plugin === 'other')).toMatchObject({ runs: 'refused', code: 'PLN_E_PERM_NO_SANDBOX' });
+
+    const readable = await run(box, ['perms', 'status'], NO_BWRAP);
+    expect(readable.stdout.split('\n')[0]).toMatch(/^No OS sandbox is available here: .*\/nonexistent\/bwrap/);
+    expect(readable.stdout).toMatch(/greeter\s+user\s+open\s+you allowed greeter to run unconfined/);
+
+    expectExit(await run(box, ['perms', 'revoke', 'greeter', '--unconfined']), 0);
+    expect(await listed(box)).toMatchObject({ unconfined: false });
+  }, 120_000);
+
+  test('audit reads the denials back, filtered by plugin and permission', async () => {
+    const box = await home();
+    await appendAudit(box.home, { plugin: 'greeter', permission: 'network', target: 'evil.test:443', reason: 'not in network.allow', time: '2026-12-02T03:00:00.000Z' });
+    await appendAudit(box.home, { plugin: 'greeter', permission: 'env', target: 'AWS_SECRET', reason: 'not granted' });
+    await appendAudit(box.home, { plugin: 'other', permission: 'network', target: '10.0.0.1:22', reason: 'an IP address that is not declared' });
+    const all = json<{ entries: Array<{ plugin: string; permission: string; target: string }> }>(await run(box, ['perms', 'audit', '--json']));
+    expect(all.entries.map((e) => e.target)).toEqual(['evil.test:443', 'AWS_SECRET', '10.0.0.1:22']);
+    const filtered = json<typeof all>(await run(box, ['perms', 'audit', 'greeter', 'network', '--json']));
+    expect(filtered.entries).toEqual([expect.objectContaining({ plugin: 'greeter', permission: 'network', target: 'evil.test:443', time: '2026-12-02T03:00:00.000Z' })]);
+    const readable = await run(box, ['perms', 'audit', 'greeter']);
+    expect(readable.stdout).toMatch(/2026-12-02 03:00:00\s+greeter\s+network\s+evil\.test:443\s+not in network\.allow/);
+    expect(readable.stdout).not.toContain('10.0.0.1');
+  }, 120_000);
+
+  test('plinth up prints one plain line when no OS sandbox is available', async () => {
+    const box = await home();
+    const up = await run(box, ['up', '--once'], NO_BWRAP);
+    expect(up.stdout).toMatch(/^No OS sandbox is available here: .*\/nonexistent\/bwrap.*plinth perms grant <plugin> --unconfined/m);
+  }, 120_000);
+});

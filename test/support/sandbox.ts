@@ -1,0 +1,80 @@
+/** A real launcher wired to a real sandbox (bubblewrap, the proxy, the first grant policy), in temp folders; for the sandbox tests. */
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { createLauncher, type LauncherImpl } from '../../plugins/launcher/index.js';
+import { createSandbox, probeSandbox, type SandboxImpl } from '../../plugins/sandbox/index.js';
+import { createGrantPolicy } from '../../plugins/sandbox/grants/index.js';
+import { readAudit } from '../../plugins/sandbox/audit.js';
+import { NO_PERMISSIONS, type Permissions, type PermissionsInput, permissionsSchema, type Principal } from '../../sdk/index.js';
+
+export interface SandboxRig {
+  readonly root: string;
+  /** PLINTH_HOME: the audit log is under it. */
+  readonly home: string;
+  readonly workspace: string;
+  readonly pluginDir: string;
+  readonly launcher: LauncherImpl;
+  readonly sandbox: SandboxImpl;
+  /** A downloaded plugin's principal (always confined) declaring `declared`, granted for this session as the user would. */
+  principal(id: string, declared?: PermissionsInput): Principal;
+  /** Grants `id` these permissions for the session, as a user answering "for this session" would. */
+  grant(id: string, permissions: Permissions): void;
+  /** The audit entries of `plugin`, waiting up to 3 s for one matching `where` to appear (the proxy writes them as it refuses). */
+  audited(plugin: string, where: { permission: string; target?: string }): Promise<ReturnType<typeof readAudit>>;
+  close(): Promise<void>;
+}
+
+export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEnv } = {}): SandboxRig {
+  const root = mkdtempSync(join(tmpdir(), 'plinth-sandbox-test-'));
+  const home = join(root, 'plinth-home');
+  const workspace = join(root, 'workspace');
+  const pluginDir = join(root, 'plugin');
+  for (const dir of [home, workspace, pluginDir]) mkdirSync(dir, { recursive: true });
+  let sandbox: SandboxImpl | undefined;
+  const launcher = createLauncher({ sandbox: async () => sandbox, ...(options.hostEnv && { hostEnv: options.hostEnv }) });
+  // No terminal in tests: what is not granted is refused (PLN_E_PERM_NOT_GRANTED); principal() grants what it declares.
+  const policy = createGrantPolicy({ home, io: () => ({ input: new PassThrough(), output: new PassThrough() }) });
+  sandbox = createSandbox({
+    home,
+    workspace,
+    userHome: join(root, 'user-home'),
+    runtimeRoot: join(root, 'runtime'),
+    policy,
+    probe: () =>
+      probeSandbox({
+        ...(options.bwrap !== undefined && { program: options.bwrap }),
+        run: async (file, args) => {
+          const result = await launcher.run({ owner: 'sandbox', program: file, args: [...args], timeoutMs: 5000 });
+          return { exitCode: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString(), ...(result.spawnError !== undefined && { spawnError: result.spawnError }) };
+        },
+      }),
+  });
+  const confined = sandbox;
+  return {
+    root,
+    home,
+    workspace,
+    pluginDir,
+    launcher,
+    sandbox: confined,
+    grant(id, permissions) {
+      policy.store.setSession(id, { version: 'test', permissions });
+    },
+    principal(id, declared) {
+      const permissions = declared === undefined ? NO_PERMISSIONS : permissionsSchema.parse(declared);
+      policy.store.setSession(id, { version: 'test', permissions });
+      return { id, source: 'downloaded', dir: pluginDir, declared: permissions, label: `hook "escape" of plugin "${id}"` };
+    },
+    async audited(plugin, where) {
+      const matches = () => readAudit(home, { plugin }).filter((e) => e.permission === where.permission && (where.target === undefined || e.target === where.target));
+      for (let i = 0; i < 60 && matches().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      return matches();
+    },
+    async close() {
+      await launcher.close();
+      await confined.close();
+    },
+  };
+}
