@@ -115,8 +115,8 @@ describe('what a one-shot command sets up', () => {
     const result = await run(home, ['-v', 'ext', 'install', 'fresh', '--yes']);
     expectExit(result, 0);
     expect(result.stdout).toContain('installed fresh@1.0.0 from local');
-    // hooks and trust are guards; launcher is a dependency of hooks. mcp and extensions (eager) wait; fresh is not loaded here.
-    expect(loadedLines(result.stderr)).toEqual(['hooks', 'launcher', 'marketplace', 'trust']);
+    // hooks, trust and sandbox are guards; launcher is a dependency of hooks. mcp and extensions (eager) wait; fresh is not loaded here.
+    expect(loadedLines(result.stderr)).toEqual(['hooks', 'launcher', 'marketplace', 'sandbox', 'trust']);
     expect(await listed(home, 'fresh')).toMatchObject({ version: '1.0.0', source: 'user', state: 'active' });
   }, 60_000);
 

@@ -22,10 +22,13 @@ export function installedFilesGate(home: string): (plugin: PluginInfo) => Promis
     const id = `${plugin.name}@${plugin.version}`;
     const entry = await lockEntryOf(home, plugin);
     if (entry === 'invalid') return `PLN_E_MARKET_LOCK_INVALID: installed plugin ${id} cannot be checked: ${join(home, 'plugins.lock.json')} is not a plinth lock file; restore it, or install the plugin again`;
-    // Installed before files were recorded (or the record is being repaired): nothing to compare with.
-    if (entry === undefined || !entry.tree) return undefined;
-    if (entry.revoked) {
+    if (entry?.revoked) {
       return `PLN_E_MARKET_REVOKED: installed plugin ${id} was revoked by its registry: ${entry.revoked.reason}${entry.revoked.use ? `; move to ${entry.revoked.use}: plinth ext install ${plugin.name}@${entry.revoked.use}` : '; `plinth ext outdated` shows what to move to'}`;
+    }
+    // Fail closed: a folder in plinth's store that the lock file does not describe (put there by hand,
+    // or installed by a plinth that recorded no file tree) cannot be shown to be what was installed.
+    if (entry === undefined || !entry.tree) {
+      return `PLN_E_MARKET_FILES_CHANGED: installed plugin ${id} has no record of its files in ${join(home, 'plugins.lock.json')} (${entry === undefined ? 'it was not installed by plinth, or its record is gone' : 'it was installed by an older plinth'}), so plinth cannot check it is what was installed; \`plinth ext install --force ${id}\` installs it again from its registry, verified`;
     }
     const check = await checkTree(dir, entry.tree);
     if (check.ok) return undefined;
