@@ -8,6 +8,9 @@
  *   gateway  client → `plinth serve` (the built CLI: before_tool, argument
  *            validation, the per-call timeout, after_tool) → server-everything
  *   direct   client → server-everything
+ *   relay    (stdio only, the yardstick) client → bare-relay.mjs (an SDK
+ *            Server that forwards each call with an SDK Client, nothing
+ *            else) → server-everything: the floor of one more process hop
  *
  * over stdio (the client spawns `plinth serve --stdio`, which spawns
  * server-everything over stdio; the direct client spawns its own) and over
@@ -37,6 +40,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
 const require = createRequire(import.meta.url);
 const EVERYTHING = path.join(path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+const RELAY = path.join(ROOT, 'test', 'bench', 'bare-relay.mjs');
 const LOOPBACK = path.join(ROOT, 'test', 'fixtures', 'mcp', 'servers', 'loopback-listen.mjs');
 
 const { json: JSON_OUT, quick: QUICK } = benchOptions('gateway.bench');
@@ -145,18 +149,20 @@ async function measure(call, calls, inFlight) {
   return times;
 }
 
-/** Interleaved rounds of both sides: per side, every latency. */
+/** Interleaved rounds of every side (in order, then reversed): per side, every latency. */
 async function compare(sides, inFlight) {
-  const samples = { gateway: [], direct: [] };
+  const names = Object.keys(sides);
+  const samples = Object.fromEntries(names.map((name) => [name, []]));
   for (let r = 0; r < N.rounds; r++) {
-    for (const side of r % 2 === 0 ? ['gateway', 'direct'] : ['direct', 'gateway']) samples[side].push(...(await measure(sides[side], inFlight > 1 ? N.parallelPerRound : N.perRound, inFlight)));
+    for (const side of r % 2 === 0 ? names : [...names].reverse()) samples[side].push(...(await measure(sides[side], inFlight > 1 ? N.parallelPerRound : N.perRound, inFlight)));
   }
   const gateway = stats(samples.gateway);
   const direct = stats(samples.direct);
-  return { gateway, direct, ratio: round(gateway.median / direct.median, 2) };
+  const relay = samples.relay ? stats(samples.relay) : undefined;
+  return { gateway, direct, ratio: round(gateway.median / direct.median, 2), ...(relay && { relay, relayRatio: round(relay.median / direct.median, 2) }) };
 }
 
-async function bench(transport, gatewayClient, directClient) {
+async function bench(transport, gatewayClient, directClient, relayClient) {
   let counter = 0;
   const check = (result, side) => {
     if (result.isError) throw new Error(`${side} call failed: ${JSON.stringify(result.content)}`);
@@ -164,11 +170,13 @@ async function bench(transport, gatewayClient, directClient) {
   const sides = {
     gateway: async () => check(await gatewayClient.callTool({ name: 'everything__echo', arguments: { message: `bench ${++counter}` } }), 'gateway'),
     direct: async () => check(await directClient.callTool({ name: 'echo', arguments: { message: `bench ${++counter}` } }), 'direct'),
+    ...(relayClient && { relay: async () => check(await relayClient.callTool({ name: 'echo', arguments: { message: `bench ${++counter}` } }), 'relay') }),
   };
   progress(`${transport}: warm-up, ${N.warmup} calls per side…`);
   for (let i = 0; i < N.warmup; i++) {
     await sides.gateway();
     await sides.direct();
+    await sides.relay?.();
   }
   progress(`${transport}: sequential…`);
   const sequential = await compare(sides, 1);
@@ -185,7 +193,8 @@ try {
     new StdioClientTransport({ command: process.execPath, args: [BIN, ...home('stdio', { command: process.execPath, args: [EVERYTHING, 'stdio'] }), 'serve', '--stdio'], env: cleanEnv(), stderr: 'ignore' }),
   );
   const direct = await connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
-  results.stdio = await bench('stdio', viaGateway, direct);
+  const relay = await connect(new StdioClientTransport({ command: process.execPath, args: [RELAY, EVERYTHING], stderr: 'ignore' }));
+  results.stdio = await bench('stdio', viaGateway, direct, relay);
 
   progress('http: starting server-everything (127.0.0.1) and plinth serve --http in front of it…');
   const url = await everythingOverHttp();
@@ -196,16 +205,16 @@ try {
   const rows = [];
   for (const [transport, modes] of Object.entries(results)) {
     for (const [mode, r] of Object.entries(modes)) {
-      rows.push({ transport, mode, gatewayMedian: r.gateway.median, gatewayP99: r.gateway.p99, directMedian: r.direct.median, directP99: r.direct.p99, ratio: r.ratio, meetsTarget: r.ratio <= TARGET_RATIO });
+      rows.push({ transport, mode, gatewayMedian: r.gateway.median, gatewayP99: r.gateway.p99, directMedian: r.direct.median, directP99: r.direct.p99, ratio: r.ratio, relayMedian: r.relay?.median ?? null, relayRatio: r.relayRatio ?? null, gatewayAddedMs: round(r.gateway.median - r.direct.median), relayAddedMs: r.relay ? round(r.relay.median - r.direct.median) : null, meetsTarget: r.ratio <= TARGET_RATIO });
     }
   }
   if (JSON_OUT) process.stdout.write(`${JSON.stringify({ quick: QUICK, targetRatio: TARGET_RATIO, results: rows }, null, 2)}\n`);
   else {
     console.log(`gateway (client → plinth serve → server-everything) against direct (client → server-everything), echo, ms per call${QUICK ? ' [--quick: not figures]' : ''}`);
-    console.log('transport  mode         gateway median  p99      direct median  p99      ratio  (target ≤ 1.15)');
+    console.log('transport  mode         gateway median  p99      direct median  p99      ratio  (target ≤ 1.15)   added ms  relay median  relay ratio  relay added ms');
     for (const r of rows) {
       console.log(
-        `${r.transport.padEnd(10)} ${r.mode.padEnd(12)} ${String(r.gatewayMedian).padStart(14)} ${String(r.gatewayP99).padStart(8)} ${String(r.directMedian).padStart(14)} ${String(r.directP99).padStart(8)} ${String(r.ratio).padStart(6)}  ${r.meetsTarget ? 'meets' : 'misses'}`,
+        `${r.transport.padEnd(10)} ${r.mode.padEnd(12)} ${String(r.gatewayMedian).padStart(14)} ${String(r.gatewayP99).padStart(8)} ${String(r.directMedian).padStart(14)} ${String(r.directP99).padStart(8)} ${String(r.ratio).padStart(6)}  ${(r.meetsTarget ? 'meets' : 'misses').padEnd(16)} ${String(r.gatewayAddedMs).padStart(8)}  ${String(r.relayMedian ?? '-').padStart(12)}  ${String(r.relayRatio ?? '-').padStart(11)}  ${String(r.relayAddedMs ?? '-').padStart(14)}`,
       );
     }
   }
