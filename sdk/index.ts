@@ -31,6 +31,7 @@ export { manifestSchema, parseManifest, peerOriginSchema, settingSchema } from '
 export type { Manifest, ManifestInput, ManifestIssue, PeerOrigin, SettingDecl } from './manifest.js';
 export { folderFiles, PEER_MANIFEST_FILES, readPeerFolder, UNVERSIONED } from './peer-manifest.js';
 export type { PeerContext, PeerFiles, PeerManifest } from './peer-manifest.js';
+export { optionalService } from './services.js';
 export type { ServiceName, ServiceType } from './services.js';
 export { describeIssue, parseSettings, settingIssues } from './settings.js';
 export type { SettingIssue } from './settings.js';

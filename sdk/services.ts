@@ -6,3 +6,22 @@ export type ServiceName = keyof Services | (string & {});
 
 /** The type of a service: from `Services` when declared there, otherwise `unknown`. */
 export type ServiceType<K> = K extends keyof Services ? Services[K] : unknown;
+
+/** What {@link optionalService} needs of a kernel. */
+interface ServiceSource {
+  get<K extends ServiceName>(name: K): Promise<ServiceType<K>>;
+}
+
+/**
+ * A service when a plugin provides it; undefined when none is installed or
+ * enabled (`PLN_E_SERVICE_MISSING`). Any other failure (a provider that cannot
+ * load) is thrown: a broken optional service is not an absent one.
+ */
+export async function optionalService<K extends ServiceName>(kernel: ServiceSource, name: K): Promise<ServiceType<K> | undefined> {
+  try {
+    return await kernel.get(name);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'PLN_E_SERVICE_MISSING') return undefined;
+    throw error;
+  }
+}

@@ -66,7 +66,8 @@ function servicesAskedFor(plugin: string): Map<string, string[]> {
   const asked = new Map<string, string[]>();
   for (const file of sourceFiles(join(pluginsDir, plugin))) {
     const source = readFileSync(file, 'utf8');
-    for (const match of source.matchAll(/\bget\(\s*(['"])([a-z][a-z0-9:-]*)\1\s*\)/g)) {
+    // `kernel.get('x')`, and `optionalService(kernel, 'x')` (the sdk's get that answers undefined when none provides it).
+    for (const match of source.matchAll(/\b(?:get\(|optionalService\(\s*\w+\s*,)\s*(['"])([a-z][a-z0-9:-]*)\1\s*\)/g)) {
       const service = match[2]!;
       if (!providers.has(service)) continue; // a Map's or URLSearchParams' get, not a service
       const line = source.slice(0, match.index).split('\n').length;

@@ -6,7 +6,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { type GrantsService, type PluginKernel, definePlugin, parseSettings, safeText } from 'plinth/sdk';
+import { type PluginKernel, definePlugin, optionalService, parseSettings, safeText } from 'plinth/sdk';
 import { extensionCommands } from './commands.js';
 import type { HotReload } from './reload.js';
 import { createExtensionsService, declaredSetting } from './service.js';
@@ -23,7 +23,7 @@ export default definePlugin({
     const service = createExtensionsService({ kernel });
     kernel.provide('extensions', service);
     kernel.hooks.commands.tap((registry) => {
-      for (const command of extensionCommands({ service, decl: async (plugin, setting) => declaredSetting(kernel, plugin, setting), grants: () => optionalGrants(kernel) })) registry.add(command);
+      for (const command of extensionCommands({ service, decl: async (plugin, setting) => declaredSetting(kernel, plugin, setting), grants: () => optionalService(kernel, 'grants') })) registry.add(command);
     });
 
     const print = (line: string) => {
@@ -59,12 +59,3 @@ export default definePlugin({
   },
 });
 
-/** The `grants` service when a plugin provides it (the sandbox); undefined when none is installed or enabled. */
-async function optionalGrants(kernel: PluginKernel): Promise<GrantsService | undefined> {
-  try {
-    return await kernel.get('grants');
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'PLN_E_SERVICE_MISSING') return undefined;
-    throw error;
-  }
-}

@@ -4,7 +4,7 @@
  * when a plugin first asks for the service. Its teardown kills every child
  * still running; `plinth up` shows the recent launches.
  */
-import { definePlugin, parseSettings, type PluginKernel, type Sandbox, type StatusSection } from 'plinth/sdk';
+import { definePlugin, optionalService, parseSettings, type StatusSection } from 'plinth/sdk';
 import { z } from 'zod';
 import { createLauncher } from './launcher.js';
 
@@ -18,7 +18,7 @@ const STATUS_ROWS = 20;
 export default definePlugin({
   setup(kernel, ctx) {
     const settings = parseSettings('launcher', settingsSchema, ctx.settings);
-    const launcher = createLauncher({ traceSize: settings.traceSize, redact: (text) => kernel.redact(text), sandbox: () => optionalSandbox(kernel) });
+    const launcher = createLauncher({ traceSize: settings.traceSize, redact: (text) => kernel.redact(text), sandbox: () => optionalService(kernel, 'sandbox') });
     kernel.provide('launcher', launcher);
     // Last, so that what other plugins' status taps started (MCP servers) is listed.
     kernel.hooks.status.tap((board) => board.add(traceSection(launcher.trace())), { stage: 100 });
@@ -26,15 +26,6 @@ export default definePlugin({
   },
 });
 
-/** The sandbox when a plugin provides it; undefined when none is installed or enabled. Any other failure refuses the launch (confined.ts). */
-async function optionalSandbox(kernel: PluginKernel): Promise<Sandbox | undefined> {
-  try {
-    return await kernel.get('sandbox');
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'PLN_E_SERVICE_MISSING') return undefined;
-    throw error;
-  }
-}
 
 function traceSection(entries: ReturnType<ReturnType<typeof createLauncher>['trace']>): StatusSection {
   const recent = entries.slice(-STATUS_ROWS);

@@ -5,7 +5,7 @@
  * `plinth ext search|install|outdated|update|rollback|uninstall` commands.
  */
 import { existsSync } from 'node:fs';
-import { type GrantsService, type PluginKernel, defaultRegistryFolder, definePlugin } from 'plinth/sdk';
+import { defaultRegistryFolder, definePlugin, optionalService } from 'plinth/sdk';
 import { marketplaceCommands } from './commands.js';
 import { createMarketplace } from './service.js';
 import { marketplaceSettings } from './settings.js';
@@ -15,7 +15,7 @@ export default definePlugin({
     const service = createMarketplace({ kernel, home: ctx.paths.home, workspace: ctx.paths.workspace, settings: marketplaceSettings(ctx.settings), log: ctx.log, ...embedded() });
     kernel.provide('marketplace', service);
     kernel.hooks.commands.tap((registry) => {
-      for (const command of marketplaceCommands(async () => service, () => optionalGrants(kernel))) registry.add(command);
+      for (const command of marketplaceCommands(async () => service, () => optionalService(kernel, 'grants'))) registry.add(command);
     });
   },
 });
@@ -26,12 +26,3 @@ function embedded(): { embeddedRegistry?: string } {
   return existsSync(folder) ? { embeddedRegistry: folder } : {};
 }
 
-/** The `grants` service when a plugin provides it (the sandbox); undefined when none is installed or enabled. */
-async function optionalGrants(kernel: PluginKernel): Promise<GrantsService | undefined> {
-  try {
-    return await kernel.get('grants');
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'PLN_E_SERVICE_MISSING') return undefined;
-    throw error;
-  }
-}

@@ -6,7 +6,7 @@
  * Transports come from plugins (`transport:<name>`); tools, resources and
  * prompts from ./features/, loaded with the first server.
  */
-import { type Logger, type PlinthError, type PluginInfo, type PluginKernel, type PluginStatus, type Services, type StatusSection, definePlugin } from 'plinth/sdk';
+import { type Logger, type PlinthError, type PluginInfo, type PluginKernel, type PluginStatus, type StatusSection, definePlugin, optionalService } from 'plinth/sdk';
 import { mcpCommands } from './commands.js';
 import { type DefinitionSet, collectServers } from './definitions.js';
 import { FeatureHost } from './features-host.js';
@@ -43,14 +43,7 @@ export default definePlugin({
 
     const features = new FeatureHost({
       emit: (event, context) => kernel.emit(event, context),
-      getService: async (name) => {
-        try {
-          return await kernel.get(name);
-        } catch (error) {
-          if ((error as { code?: unknown }).code === 'PLN_E_SERVICE_MISSING') return undefined;
-          throw error;
-        }
-      },
+      getService: (name) => optionalService(kernel, name),
       log,
       redact: (text) => redactor.text(text),
       workspace: ctx.paths.workspace,
@@ -132,15 +125,6 @@ export default definePlugin({
   },
 });
 
-/** A service when a plugin provides it; undefined when none is installed or enabled. Other failures (a provider that cannot load) are errors. */
-async function optionalService<K extends 'oauth'>(kernel: PluginKernel, name: K): Promise<Services[K] | undefined> {
-  try {
-    return await kernel.get(name);
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'PLN_E_SERVICE_MISSING') return undefined;
-    throw error;
-  }
-}
 
 /** The health service's view, when the health plugin is installed and enabled. */
 async function optionalHealth(kernel: PluginKernel): Promise<Map<string, string> | undefined> {
