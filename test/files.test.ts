@@ -228,6 +228,28 @@ describe('writeFileAtomic', () => {
     expect(await readdir(dir)).toEqual(['big.txt']);
   });
 
+  it('durable: false replaces the file the same way without flushing it to disk (a cache)', async () => {
+    const dir = await temp();
+    const file = join(dir, 'cache.json');
+    const probe = await open(join(dir, '.probe'), 'w');
+    const handleProto = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
+    await probe.close();
+    await rm(join(dir, '.probe'));
+    const sync = vi.spyOn(handleProto, 'sync');
+    try {
+      await writeFileAtomic(file, 'first\n', { durable: false });
+      await writeFileAtomic(file, 'second\n', { mode: 0o640, durable: false });
+      expect(sync).not.toHaveBeenCalled();
+      expect(await readFile(file, 'utf8')).toBe('second\n');
+      expect((await stat(file)).mode & 0o777).toBe(0o640);
+      expect(await readdir(dir)).toEqual(['cache.json']);
+      await writeFileAtomic(file, 'third\n');
+      expect(sync).toHaveBeenCalled(); // the default: the file, then its folder
+    } finally {
+      sync.mockRestore();
+    }
+  });
+
   it('a failed write is PLN_E_FILE_WRITE and leaves the previous content and no temporary file', async () => {
     const dir = await temp();
     const file = join(dir, 'state.json');

@@ -52,8 +52,8 @@ export class DocumentCache {
 
   private async put(file: string, entry: Entry): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    // A cache that cannot be written only costs a request next time.
-    await writeFileAtomic(file, JSON.stringify(entry), { mode: 0o600 }).catch(() => undefined);
+    // A cache that cannot be written, or is lost in a crash, only costs a request next time: not worth two disk flushes.
+    await writeFileAtomic(file, JSON.stringify(entry), { mode: 0o600, durable: false }).catch(() => undefined);
   }
 }
 
