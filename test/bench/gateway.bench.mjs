@@ -8,9 +8,10 @@
  *   gateway  client → `plinth serve` (the built CLI: before_tool, argument
  *            validation, the per-call timeout, after_tool) → server-everything
  *   direct   client → server-everything
- *   relay    (stdio only, the yardstick) client → bare-relay.mjs (an SDK
- *            Server that forwards each call with an SDK Client, nothing
- *            else) → server-everything: the floor of one more process hop
+ *   relay    (the yardstick) client → bare-relay.mjs (an SDK Server that
+ *            forwards each call with an SDK Client, nothing else, over the
+ *            same transport) → server-everything: the floor of one more
+ *            process hop
  *
  * over stdio (the client spawns `plinth serve --stdio`, which spawns
  * server-everything over stdio; the direct client spawns its own) and over
@@ -132,6 +133,25 @@ async function gatewayOverHttp(upstreamUrl) {
   return connect(new StreamableHTTPClientTransport(new URL(info.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
 }
 
+/** bare-relay.mjs in front of `upstreamUrl`, over streamable HTTP: its URL. */
+async function relayOverHttp(upstreamUrl) {
+  const child = spawn(process.execPath, [RELAY, '--http', upstreamUrl], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const { url } = await firstLine(
+    child,
+    (buffer) => {
+      try {
+        return JSON.parse(buffer);
+      } catch {
+        return undefined;
+      }
+    },
+    'bare-relay.mjs --http',
+  );
+  child.stderr.resume();
+  return url;
+}
+
 /** Per-call latencies of `calls` calls, `inFlight` at a time. */
 async function measure(call, calls, inFlight) {
   const times = [];
@@ -200,7 +220,8 @@ try {
   const url = await everythingOverHttp();
   const httpGateway = await gatewayOverHttp(url);
   const httpDirect = await connect(new StreamableHTTPClientTransport(new URL(url)));
-  results.http = await bench('http', httpGateway, httpDirect);
+  const httpRelay = await connect(new StreamableHTTPClientTransport(new URL(await relayOverHttp(url))));
+  results.http = await bench('http', httpGateway, httpDirect, httpRelay);
 
   const rows = [];
   for (const [transport, modes] of Object.entries(results)) {
