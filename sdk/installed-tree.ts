@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, open, readFile, readdir } from 'node:fs/promises';
+import { type FileHandle, lstat, open, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { PlinthError } from './errors.js';
@@ -27,6 +27,11 @@ export type InstalledTree = z.infer<typeof installedTreeSchema>;
 export const INSTALLED_LOCK_FILE = 'plugins.lock.json';
 /** Where installed versions live, under the plinth home: `plugins/.versions/<name>@<version>`. */
 export const INSTALLED_VERSIONS_DIR = join('plugins', '.versions');
+
+/** The folder name of one installed version under {@link INSTALLED_VERSIONS_DIR} (a scoped name's slash becomes `+`). */
+export function installedVersionFolder(name: string, version: string): string {
+  return `${name.replace('/', '+')}@${version}`;
+}
 
 /** What a check found: files whose content changed, files that were not installed, installed files that are gone. */
 export interface TreeCheck {
@@ -138,15 +143,25 @@ async function hashFile(file: string): Promise<string> {
   // Not through a link, and a FIFO cannot block the read.
   const handle = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
   try {
-    const hash = createHash('sha256');
-    const buffer = Buffer.allocUnsafe(64 * 1024);
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
-      if (bytesRead === 0) break;
-      hash.update(buffer.subarray(0, bytesRead));
-    }
-    return hash.digest('hex');
+    return await hashFileHandle(handle);
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The SHA-256 (hex) of what is left to read from an open file: the one
+ * hashing loop of an install's record, its check, and trust's fingerprint,
+ * so that a hash recorded by one is the hash another would compute. The
+ * caller opens (with its own rule about links and FIFOs) and closes.
+ */
+export async function hashFileHandle(handle: FileHandle): Promise<string> {
+  const hash = createHash('sha256');
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  for (;;) {
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+    if (bytesRead === 0) break;
+    hash.update(buffer.subarray(0, bytesRead));
+  }
+  return hash.digest('hex');
 }

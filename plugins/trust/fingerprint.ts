@@ -4,11 +4,10 @@
  * readable file, so that creating the file later changes the fingerprint).
  * The fingerprint itself is `snapshot.ts`'s.
  */
-import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { PlinthError } from 'plinth/sdk';
+import { PlinthError, hashFileHandle } from 'plinth/sdk';
 import type { TrustSubject } from 'plinth/sdk';
 
 /** Kinds of subject, as the contract names them. */
@@ -117,11 +116,23 @@ function notJson(path: string, what: string): PlinthError {
 }
 
 /**
+ * Where a file's hash may already be known without reading it: the hash
+ * recorded at install for a file of an installed version whose stat still
+ * matches the record (recorded-hashes.ts), or undefined (then it is read).
+ */
+export interface RecordedHashes {
+  sha256Of(path: string): Promise<string | undefined>;
+}
+
+/**
  * The state of one file: its content's SHA-256, or why there is none.
  * Symbolic links are followed (the target is what runs); FIFOs and devices
- * are marked, not read.
+ * are marked, not read. With `recorded`, a hash it knows stands for reading
+ * the file: the state is the same either way, so approvals do not change.
  */
-export async function fileState(path: string): Promise<FileState> {
+export async function fileState(path: string, recorded?: RecordedHashes): Promise<FileState> {
+  const known = await recorded?.sha256Of(path);
+  if (known !== undefined) return { path, state: 'file', sha256: known };
   let handle;
   try {
     // Non-blocking, so that a FIFO named as a script cannot hang the check.
@@ -136,14 +147,7 @@ export async function fileState(path: string): Promise<FileState> {
     const info = await handle.stat();
     if (info.isDirectory()) return { path, state: 'directory' };
     if (!info.isFile()) return { path, state: 'special' }; // a FIFO or a device: not read
-    const hash = createHash('sha256');
-    const buffer = Buffer.allocUnsafe(64 * 1024);
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
-      if (bytesRead === 0) break;
-      hash.update(buffer.subarray(0, bytesRead));
-    }
-    return { path, state: 'file', sha256: hash.digest('hex') };
+    return { path, state: 'file', sha256: await hashFileHandle(handle) };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
     return code === 'EISDIR' ? { path, state: 'directory' } : { path, state: 'unreadable', code };

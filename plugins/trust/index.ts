@@ -11,6 +11,7 @@ import { type PluginInfo, definePlugin } from 'plinth/sdk';
 import { trustCommands } from './commands.js';
 import { answerWithin, pluginGate } from './gate.js';
 import { installedFilesGate } from './installed-gate.js';
+import { installedLock } from './recorded-hashes.js';
 import { createTrustService } from './service.js';
 import { TrustStore } from './store.js';
 import type { CommandContext } from './verdict.js';
@@ -23,10 +24,12 @@ export default definePlugin({
       profile ??= { value: kernel.inspect().config.profile };
       return { home: ctx.paths.home, workspace: ctx.paths.workspace, profile: profile.value };
     };
-    const service = createTrustService({ store, log: ctx.log, signal: ctx.signal, where, redact: (text) => kernel.redact(text) });
+    // One reader of plugins.lock.json for both gates: a load parses it once.
+    const lock = installedLock(ctx.paths.home);
+    const service = createTrustService({ store, log: ctx.log, signal: ctx.signal, where, redact: (text) => kernel.redact(text), installed: lock });
     kernel.provide('trust', service);
     // The service itself, not kernel.get('trust'): settings cannot hand this check to another provider.
-    const installed = installedFilesGate(ctx.paths.home);
+    const installed = installedFilesGate(ctx.paths.home, lock);
     const approved = pluginGate({ service, log: ctx.log, answerWithinMs: () => answerWithin(kernel.config) });
     // Installed plugins first: files changed on disk are refused as such, before any question of approval.
     kernel.hooks.load.tap(async (plugin) => (await installed(plugin)) ?? approved(plugin));

@@ -10,9 +10,11 @@
  */
 import { realpath } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { INSTALLED_VERSIONS_DIR, type LockEntry, type PluginInfo, checkTree, describeTreeCheck, lockFileSchema, readInstalledLockText } from 'plinth/sdk';
+import { INSTALLED_VERSIONS_DIR, type LockEntry, type PluginInfo, checkTree, describeTreeCheck } from 'plinth/sdk';
+import { type InstalledLock, installedLock, lockEntryFor } from './recorded-hashes.js';
 
-export function installedFilesGate(home: string): (plugin: PluginInfo) => Promise<string | undefined> {
+/** `lock`: the home's lock file, shared with the trust service's recorded hashes so that a load reads it once. */
+export function installedFilesGate(home: string, lock: InstalledLock = installedLock(home)): (plugin: PluginInfo) => Promise<string | undefined> {
   return async (plugin) => {
     if (plugin.dir === '' || plugin.linked) return undefined;
     const versions = await realpath(join(home, INSTALLED_VERSIONS_DIR)).catch(() => undefined);
@@ -20,7 +22,7 @@ export function installedFilesGate(home: string): (plugin: PluginInfo) => Promis
     const dir = await realpath(plugin.dir).catch(() => plugin.dir);
     if (!dir.startsWith(`${versions}${sep}`)) return undefined;
     const id = `${plugin.name}@${plugin.version}`;
-    const entry = await lockEntryOf(home, plugin);
+    const entry = await lockEntryOf(lock, plugin);
     if (entry === 'invalid') return `PLN_E_MARKET_LOCK_INVALID: installed plugin ${id} cannot be checked: ${join(home, 'plugins.lock.json')} is not a plinth lock file; restore it, or install the plugin again`;
     if (entry?.revoked) {
       return `PLN_E_MARKET_REVOKED: installed plugin ${id} was revoked by its registry: ${entry.revoked.reason}${entry.revoked.use ? `; move to ${entry.revoked.use}: plinth ext install ${plugin.name}@${entry.revoked.use}` : '; `plinth ext outdated` shows what to move to'}`;
@@ -36,20 +38,8 @@ export function installedFilesGate(home: string): (plugin: PluginInfo) => Promis
   };
 }
 
-async function lockEntryOf(home: string, plugin: PluginInfo): Promise<LockEntry | 'invalid' | undefined> {
-  const text = await readInstalledLockText(home);
-  if (text === undefined) return undefined;
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return 'invalid';
-  }
-  const parsed = lockFileSchema.safeParse(data);
-  if (!parsed.success) return 'invalid';
-  const entry = parsed.data.plugins[plugin.name];
-  if (entry?.version === plugin.version) return entry;
-  // A kill between recording a new version and switching the link: the active one is the previous.
-  if (entry?.previous?.version === plugin.version) return entry.previous;
-  return undefined;
+async function lockEntryOf(lock: InstalledLock, plugin: PluginInfo): Promise<LockEntry | 'invalid' | undefined> {
+  const read = await lock.read();
+  if (read === undefined || read === 'invalid') return read;
+  return lockEntryFor(read, plugin.name, plugin.version);
 }

@@ -12,7 +12,7 @@ import { open, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, relative, resolve } from 'node:path';
 import { isSecretValue } from './secrets.js';
 import type { TrustRun } from 'plinth/sdk';
-import { canonicalJson, fileState } from './fingerprint.js';
+import { type RecordedHashes, canonicalJson, fileState } from './fingerprint.js';
 import { type FileLimits, PLUGIN_FILE_LIMITS, folderFiles } from './plugin-files.js';
 
 /**
@@ -122,8 +122,9 @@ export function runWords(run: TrustRun, cwd: string | undefined): string[] {
  * The state of every word of `run` that names an existing file or folder,
  * looked up relative to `cwd` (absolute words always). Words that name
  * nothing contribute nothing, so creating one later changes the fingerprint.
+ * `recorded`: hashes known without reading (see fingerprint.ts `fileState`).
  */
-export async function namedStates(run: TrustRun, cwd: string | undefined, codeOnly: boolean, limits: FileLimits = RUN_FOLDER_LIMITS): Promise<NamedState[]> {
+export async function namedStates(run: TrustRun, cwd: string | undefined, codeOnly: boolean, limits: FileLimits = RUN_FOLDER_LIMITS, recorded?: RecordedHashes): Promise<NamedState[]> {
   const states: NamedState[] = [];
   const budget = { files: limits.files, bytes: limits.bytes };
   for (const word of runWords(run, cwd)) {
@@ -148,14 +149,14 @@ export async function namedStates(run: TrustRun, cwd: string | undefined, codeOn
       // The working folder itself (`eslint .`) or one above it is what the program works on, and walking it
       // would need approval after every edit anywhere in it: flagged instead, for the person approving.
       if (cwd !== undefined && isWithin(resolve(cwd), path)) states.push({ word, state: 'working-folder' });
-      else states.push(await folderState(word, path, budget, codeOnly));
+      else states.push(await folderState(word, path, budget, codeOnly, recorded));
       continue;
     }
     if (codeOnly && info.isFile() && !(await isCodeFile(path, info.mode))) {
       states.push({ word, state: 'data' });
       continue;
     }
-    const file = await fileState(path);
+    const file = await fileState(path, recorded);
     if (file.state === 'file') states.push({ word, state: 'file', sha256: file.sha256 });
     else if (file.state === 'unreadable') states.push({ word, state: 'unreadable', code: file.code });
     else if (file.state === 'special') states.push({ word, state: 'special' });
@@ -172,7 +173,7 @@ function isWithin(inner: string, outer: string): boolean {
 class TooLarge extends Error {}
 
 /** A folder's content as one digest over its files' relative paths and contents; `too-large` past what is left of the budget. */
-async function folderState(word: string, dir: string, budget: { files: number; bytes: number }, codeOnly: boolean): Promise<NamedState> {
+async function folderState(word: string, dir: string, budget: { files: number; bytes: number }, codeOnly: boolean, recorded: RecordedHashes | undefined): Promise<NamedState> {
   const limit = `more than ${RUN_FOLDER_LIMITS.files.toLocaleString('en-US')} files or ${Math.round(RUN_FOLDER_LIMITS.bytes / 1024 / 1024)} MB in the folders it names`;
   let files: string[];
   try {
@@ -192,7 +193,7 @@ async function folderState(word: string, dir: string, budget: { files: number; b
     const info = await stat(file).catch(() => undefined);
     bytes += info?.size ?? 0;
     if (codeOnly && info !== undefined && !(await isCodeFile(file, info.mode))) continue;
-    const { path: _path, ...state } = await fileState(file);
+    const { path: _path, ...state } = await fileState(file, recorded);
     entries.push({ path: relative(dir, file), ...state });
   }
   budget.files -= files.length;

@@ -6,6 +6,7 @@
 import { type Logger, PlinthError, type PromptIO, askYesNo, processTerminal, whyNotAsk } from 'plinth/sdk';
 import { TRUST_KINDS, validateSubject } from './fingerprint.js';
 import { pluginSubject } from './plugin-files.js';
+import { type InstalledLock, recordedHashes } from './recorded-hashes.js';
 import { type Shown, type Snapshot, changedLabels, changes, snapshot } from './snapshot.js';
 import { type EntryKey, type TrustData, type TrustStore, findEntry, putEntry, recordOf, removeEntry } from './store.js';
 import type { CheckOptions, TrustService, TrustSubject, TrustVerdict } from 'plinth/sdk';
@@ -24,6 +25,11 @@ export interface TrustServiceOptions {
   readonly env?: () => Record<string, string | undefined>;
   /** Masks secrets the kernel knows of (`kernel.redact`) in what is shown of a subject. */
   readonly redact?: (text: string) => string;
+  /**
+   * The home's lock file of installed plugins: files of an installed version that are as recorded
+   * at install are not read again (recorded-hashes.ts). Without it every file is read.
+   */
+  readonly installed?: InstalledLock;
 }
 
 type Pending = Extract<Assessment, { trusted: false }>;
@@ -52,7 +58,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     for (const key of declined) if (key.startsWith(`${kind}\0${id}\0`)) declined.delete(key);
   };
   /** The subject's fingerprint and what is shown of it, as it is now. */
-  const take = (subject: TrustSubject): Promise<Snapshot> => snapshot(subject, subject.source === 'workspace', options.redact);
+  const take = (subject: TrustSubject): Promise<Snapshot> => snapshot(subject, subject.source === 'workspace', options.redact, options.installed && recordedHashes(options.installed));
   /** Why it needs approval, naming what changed since `record` when that is known. */
   const needOf = (subject: TrustSubject, assessment: Pending, shown: Shown) =>
     needText(subject, assessment.state, assessment.record, assessment.state === 'changed' ? changedLabels(assessment.record?.shown, shown) : []);

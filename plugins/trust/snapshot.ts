@@ -5,7 +5,7 @@
  * question can say what changed without the store holding a secret.
  */
 import { createHash } from 'node:crypto';
-import { canonicalJson, fileState } from './fingerprint.js';
+import { type RecordedHashes, canonicalJson, fileState } from './fingerprint.js';
 import { type NamedState, lookupFolder, namedStates } from './run-files.js';
 import { HIDDEN, SECRET_NAME, isSecretValue } from './secrets.js';
 import type { TrustRun, TrustSubject } from 'plinth/sdk';
@@ -30,19 +30,22 @@ const LISTED_FILES = 20;
  * and what is shown. `approvedPerWorkspace`: whether the subject's approval is
  * kept per workspace (then a defaulted cwd's relative words count). For a
  * `user` subject only named files that are code count (see `isCodeFile`).
+ * `recorded`: hashes known without reading (an installed plugin's files, see
+ * recorded-hashes.ts); the fingerprint is the same without them.
  */
 export async function snapshot(
   subject: Pick<TrustSubject, 'definition' | 'files' | 'runs' | 'source'>,
   approvedPerWorkspace: boolean,
   redact: (text: string) => string = (t) => t,
+  recorded?: RecordedHashes,
 ): Promise<Snapshot> {
   const trustedOnFirstUse = subject.source === 'user';
   const paths = [...new Set(subject.files)].sort();
-  const files = await Promise.all(paths.map(fileState));
+  const files = await Promise.all(paths.map((path) => fileState(path, recorded)));
   const run = subject.runs;
   const cwd = run ? lookupFolder(run, approvedPerWorkspace) : undefined;
   // Subjects trusted on first use (`user`) are the user's own: only code they name counts, not the data it writes.
-  const named = run ? await namedStates(run, cwd, trustedOnFirstUse) : [];
+  const named = run ? await namedStates(run, cwd, trustedOnFirstUse, undefined, recorded) : [];
   const runs = run === undefined ? null : runDocument(run, named.filter((state) => state.state !== 'data' && state.state !== 'reference' && state.state !== 'working-folder'));
   const document = canonicalJson({ format: FORMAT, definition: subject.definition ?? null, files, runs });
   const fingerprint = createHash('sha256').update(document, 'utf8').digest('hex');
