@@ -6,9 +6,10 @@
  * blocks, naming the fix; a plugin folder dropped into plugins/ by hand gets
  * no such cover (a first-use pin shows nothing).
  */
-import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { McpService } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
@@ -77,6 +78,27 @@ describe('hooks and servers of an installed plugin', () => {
     expect(kernel.status().find((p) => p.name === 'guarded')).toMatchObject({ version: '1.1.0', state: 'active' });
     expect(await beforeTool(kernel)).toMatchObject({ allow: false, reason: expect.stringContaining('audit says no') });
     await expect(mcp.ensureTrusted('files')).resolves.toBeUndefined();
+  });
+
+  it.runIf(here.ok)('a declared stdio server (a real SDK server) starts confined on the approval of the install and answers', async () => {
+    // The plugin's server is the repository's SDK fixture server, which the plugin declares it reads.
+    const root = fileURLToPath(new URL('..', import.meta.url));
+    const fixture = join(root, 'test', 'fixtures', 'mcp', 'servers', 'stdio-server.mjs');
+    const serving: FixturePlugin = { ...guarded('1.0.0'), files: { 'audit.js': AUDIT, 'server.js': `await import(${JSON.stringify(fixture)});\n` } };
+    const { server } = await servedRegistry(base, [{ ...serving, permissions: { filesystem: { read: [root] } } } ]);
+    closers.push(() => server.close());
+    const kernel = await host(server.url);
+    const market = await kernel.get('marketplace');
+    await market.install('guarded', { yes: true });
+    // Its declared permissions granted as `plinth perms grant guarded` would.
+    await mkdir(join(kernel.home, 'sandbox'), { recursive: true });
+    await writeFile(join(kernel.home, 'sandbox', 'grants.json'), JSON.stringify({ grantsVersion: 1, plugins: { guarded: { version: '1.0.0', permissions: { filesystem: { read: [root] } }, source: 'downloaded', grantedAt: new Date().toISOString() } } }));
+
+    const mcp = (await kernel.get('mcp')) as McpService;
+    const status = await mcp.start('files');
+    expect(status, JSON.stringify(status)).toMatchObject({ state: 'connected' });
+    const client = mcp.client('files')!;
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
   });
 
   it('a hook script changed on disk after the install is not covered: the guard blocks and says how to restore it', async () => {
