@@ -68,6 +68,8 @@ describe('tarballs', () => {
     const refused = await run(home, ['ext', 'install', tarball]);
     expectExit(refused, 1);
     expect(refused.stderr).toContain('PLN_E_MARKET_APPROVAL');
+    // Not a "no": nobody could be asked, and the error says why.
+    expect(refused.stderr).toMatch(/must be approved before it is installed, and plinth could not ask: .*(terminal|CI)/);
     expect(refused.stderr).toContain('npm-style@1.2.3 declares:');
     expect(refused.stderr).toContain('code: runs ./index.ts inside plinth');
     expect(refused.stderr).toContain('--yes');
