@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT, type Sandbox, cleanEnv, ensureBuilt, expectExit, json, run, sandbox, start } from './support/cli.js';
 import { type FixturePlugin, servedRegistry, writePlugin } from './support/market.js';
+import { bwrapHere } from './support/sandbox.js';
 
 const exec = promisify(execFile);
 const PTY = join(ROOT, 'test', 'support', 'on-terminal.py');
@@ -67,6 +68,8 @@ describe('tarballs', () => {
     const refused = await run(home, ['ext', 'install', tarball]);
     expectExit(refused, 1);
     expect(refused.stderr).toContain('PLN_E_MARKET_APPROVAL');
+    // Not a "no": nobody could be asked, and the error says why.
+    expect(refused.stderr).toMatch(/must be approved before it is installed, and plinth could not ask: .*(terminal|CI)/);
     expect(refused.stderr).toContain('npm-style@1.2.3 declares:');
     expect(refused.stderr).toContain('code: runs ./index.ts inside plinth');
     expect(refused.stderr).toContain('--yes');
@@ -180,6 +183,18 @@ describe('the embedded default registry', () => {
     const hello = await run(home, ['hello', 'marketplace']);
     expectExit(hello, 0);
     expect(hello.stdout).toContain('marketplace');
+  }, 60_000);
+
+  // Its hook runs confined (a downloaded plugin always is), so this needs bubblewrap.
+  it.runIf(bwrapHere().ok)('the example guard, installed with --yes, blocks rm at once: the install approved its hook', async () => {
+    const home = await box();
+    expectExit(await run(home, ['ext', 'install', 'hello-guard', '--yes']), 0);
+    const listedHooks = await run(home, ['hooks', 'list']);
+    expect(listedHooks.stdout).toMatch(/hello-guard\/no-rm\s+before_tool\s+extension\s+approved/);
+    const blocked = await run(home, ['hooks', 'run', 'before_tool', '--context', '{"tool":"rm"}', '--json']);
+    expectExit(blocked, 5);
+    expect(JSON.stringify(json(blocked))).toContain('hello-guard: the rm tool is not allowed');
+    expectExit(await run(home, ['hooks', 'run', 'before_tool', '--context', '{"tool":"ls"}']), 0);
   }, 60_000);
 });
 

@@ -7,7 +7,7 @@
  * still works. Without bubblewrap the suite is skipped, saying why, and the
  * no-sandbox path is tested instead; under CI a missing bubblewrap fails.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net';
@@ -17,20 +17,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readAudit } from '../plugins/sandbox/audit.js';
 import { type LaunchRunResult, type PermissionsInput, permissionsSchema } from '../sdk/index.js';
 import { rejection } from './support/errors.js';
-import { type SandboxRig, sandboxRig } from './support/sandbox.js';
+import { type SandboxRig, bwrapHere, sandboxRig } from './support/sandbox.js';
 
 const NODE = process.execPath;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const HTTP_MCP_SERVER = join(ROOT, 'test/fixtures/mcp/servers/http-server.mjs');
 
-/** Whether bwrap can run here, and if not why: the same trial the sandbox's probe makes. */
-function bwrapHere(): { ok: true } | { ok: false; why: string } {
-  const trial = spawnSync('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'], { encoding: 'utf8' });
-  if (trial.error) return { ok: false, why: `bwrap cannot be run: ${trial.error.message}` };
-  if (trial.status !== 0) return { ok: false, why: `bwrap cannot create namespaces here: ${trial.stderr.trim()}` };
-  if (spawnSync('socat', ['-V']).error) return { ok: false, why: 'socat is not installed (the network relay needs it)' };
-  return { ok: true };
-}
 const here = bwrapHere();
 if (!here.ok) console.warn(`sandbox escape suite SKIPPED: ${here.why} (install bubblewrap and socat to run it)`);
 

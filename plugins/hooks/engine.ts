@@ -231,13 +231,16 @@ function preflightFix(hook: HookDefinition, failure: PreflightFailure): string {
  */
 export function trustSubject(hook: HookDefinition): TrustSubject {
   const { origin: _origin, action, cwd, ...rest } = hook;
+  // A plugin's hook: covered by the approval of an installed plugin (the trust plugin decides when).
+  const declaredBy = hook.plugin !== undefined && hook.source !== 'builtin' ? { declaredBy: hook.plugin } : {};
   if (action.type !== 'command') {
-    return { kind: 'hook', id: hook.id, source: hook.source, definition: { ...rest, action, cwd }, files: [], summary: `askAgent: ${action.prompt.slice(0, 200)} (from ${hook.origin})` };
+    return { kind: 'hook', id: hook.id, source: hook.source, definition: { ...rest, action, cwd }, files: [], summary: `askAgent: ${action.prompt.slice(0, 200)} (from ${hook.origin})`, ...declaredBy };
   }
   return {
     kind: 'hook',
     id: hook.id,
     source: hook.source,
+    ...declaredBy,
     definition: { ...rest, action: { type: action.type } },
     files: [],
     runs: { command: action.command, args: action.args, cwd },

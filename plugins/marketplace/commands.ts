@@ -128,7 +128,7 @@ function installOptions(options: Readonly<Record<string, unknown>>, out: Command
     }),
     approve: async (request: ApprovalRequest) => {
       for (const line of approvalLines(request)) out.note(line);
-      if (why !== undefined) return false;
+      if (why !== undefined) return why;
       return askYesNo(`Install ${request.plugins.map((p) => `${p.name}@${p.version}`).join(', ')}? [y/N] `, terminal, signal);
     },
   };

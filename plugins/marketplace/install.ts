@@ -114,9 +114,10 @@ export async function approvalFor(staged: readonly Staged[], installed: (name: s
 /** Asks (or takes `--yes`); without a way to ask, stops with how to approve. */
 export async function approve(request: ApprovalRequest, options: InstallOptions, again: string): Promise<void> {
   if (options.yes === true) return;
-  if (options.approve && (await options.approve(request))) return;
+  const answer = options.approve ? await options.approve(request) : 'there is no terminal to ask on';
+  if (answer === true) return;
   const names = request.plugins.map((p) => `${p.name}@${p.version}`).join(', ');
-  throw new PlinthError('PLN_E_MARKET_APPROVAL', options.approve ? `approve: ${names} not approved: nothing was installed` : `approve: ${names} must be approved before it is installed, and there is no terminal to ask on`, {
+  throw new PlinthError('PLN_E_MARKET_APPROVAL', answer === false ? `approve: ${names} not approved: nothing was installed` : `approve: ${names} must be approved before it is installed, and plinth could not ask: ${answer}`, {
     hint: `review what it declares (shown above), then run \`${again} --yes\``,
     details: { step: 'approve', plugins: request.plugins },
   });

@@ -42,6 +42,8 @@ export function serverTrustSubject(record: ServerRecord, redact: (text: string) 
       headers: written.headers,
     },
     summary: redact(`${what} (from ${d.origin})`),
+    // A plugin's server: covered by the approval of an installed plugin (the trust plugin decides when).
+    ...(d.plugin !== undefined && { declaredBy: d.plugin }),
   };
 }
 

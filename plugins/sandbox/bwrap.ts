@@ -33,6 +33,12 @@ export interface BwrapPlan {
   readonly read: readonly string[];
   /** Real paths, writable. */
   readonly write: readonly string[];
+  /**
+   * Folders the program also knows by another name, bound read-only at that
+   * name too: an installed plugin is reached through its link
+   * `plugins/<name>`, which a path in its arguments or settings may use.
+   */
+  readonly aliases?: ReadonlyArray<{ readonly path: string; readonly target: string }>;
   readonly privateHome: string;
   readonly privateTmp: string;
   /** Further paths that must stay read-only even under a write grant (plinth's user folder). */
@@ -98,13 +104,15 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   // Parents before children, so that a grant inside another is mounted over it.
   binds.sort((a, b) => a.path.split(sep).length - b.path.split(sep).length);
   for (const bind of binds) args.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
+  const aliases = (plan.aliases ?? []).filter((alias) => existsSync(alias.target));
+  for (const alias of aliases) args.push('--ro-bind', alias.target, alias.path);
   const protectedPaths = protectedUnder([...plan.write], plan.protectedPaths);
   for (const path of protectedPaths) args.push('--ro-bind', path, path);
   // The private HOME lives under plinth's user folder: a protected folder bound over it must not take it away.
   for (const own of [plan.privateHome, plan.privateTmp]) if (protectedPaths.some((p) => isWithin(own, p)) && existsSync(own)) args.push('--bind', own, own);
   if (plan.runDir !== undefined) args.push('--ro-bind', plan.runDir, RUN_INSIDE);
   for (const [name, value] of Object.entries(plan.env)) args.push('--setenv', name, value);
-  const visible = binds.some((b) => isWithin(plan.cwd, b.path));
+  const visible = [...binds, ...aliases].some((b) => isWithin(plan.cwd, b.path));
   args.push('--chdir', visible ? plan.cwd : plan.privateHome);
   args.push('--');
   if (plan.relayPort !== undefined && plan.socat !== undefined) {

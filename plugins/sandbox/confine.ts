@@ -10,7 +10,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError } from 'plinth/sdk';
 import { appendAudit } from './audit.js';
@@ -160,6 +160,9 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
 
       const fs = expandFilesystem(granted.filesystem, { workspace: options.workspace, home: options.userHome, ...(principal.dir !== undefined && { pluginDir: principal.dir }), tmp: privateTmp });
       const pluginDir = principal.dir !== undefined && existsSync(principal.dir) ? realPath(principal.dir) : undefined;
+      // An installed plugin runs from its version folder, reached through the link plugins/<name>: both names work inside.
+      const aliases = pluginDir !== undefined && pluginDir !== resolve(principal.dir!) ? [{ path: resolve(principal.dir!), target: pluginDir }] : [];
+      const cwd = existsSync(plan.cwd) ? realPath(plan.cwd) : plan.cwd;
       const read = [...fs.read, ...(pluginDir !== undefined ? [pluginDir] : []), ...(principal.source === 'builtin' ? BUILTIN_READS.filter((p) => existsSync(p)).map(realPath) : []), PRELOAD];
       const home = realPath(privateHome);
       const tmp = realPath(privateTmp);
@@ -169,7 +172,7 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         return refuse(principal, plan, setupError(principal, 'its network proxy', error));
       }
       const nodeMajor = Number(process.versions.node.split('.')[0]);
-      const flags = nodePermissionFlags({ read: [...read, ...fs.write, home, tmp, '/usr', '/etc'], write: [...fs.write, home, tmp], childProcess: granted.shell.length > 0, nodeMajor });
+      const flags = nodePermissionFlags({ read: [...read, ...aliases.map((a) => a.path), ...fs.write, home, tmp, '/usr', '/etc'], write: [...fs.write, home, tmp], childProcess: granted.shell.length > 0, nodeMajor });
       // node reaches the proxy's socket through the preload; the relay (socat, some 20 ms to start) is for
       // other programs, and for what a node child starts when it may reach a host at all.
       const node = isNodeProgram(plan.file);
@@ -188,7 +191,7 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
             return {
         mode: 'confined',
         file: os.program,
-        args: bwrapArgs({ file: plan.file, args: plan.args, cwd: plan.cwd, read, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths: [realPath(options.home)], runDir, ...(relay && { relayPort: RELAY_PORT, socat }), waitForRelay: !node, env: inside }),
+        args: bwrapArgs({ file: plan.file, args: plan.args, cwd, read, aliases, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths: [realPath(options.home)], runDir, ...(relay && { relayPort: RELAY_PORT, socat }), waitForRelay: !node, env: inside }),
         argv0: 'bwrap',
         cwd: plan.cwd,
         env: { PATH: DEFAULT_PATH },

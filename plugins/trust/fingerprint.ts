@@ -41,6 +41,7 @@ function subjectProblem(subject: TrustSubject): string | undefined {
   }
   if (typeof subject.summary !== 'string') return `summary of ${subject.kind} "${subject.id}" must be a string`;
   if (!Array.isArray(subject.files)) return `files of ${subject.kind} "${subject.id}" must be an array`;
+  if (subject.declaredBy !== undefined && (typeof subject.declaredBy !== 'string' || subject.declaredBy === '')) return `declaredBy of ${subject.kind} "${subject.id}" must be a plugin name`;
   const relative = subject.files.find((file) => typeof file !== 'string' || !isAbsolute(file));
   if (relative !== undefined) return `files of ${subject.kind} "${subject.id}" must be absolute paths, got ${JSON.stringify(relative)}`;
   if (subject.runs !== undefined) {

@@ -9,6 +9,7 @@
 import { join } from 'node:path';
 import { type PluginInfo, definePlugin } from 'plinth/sdk';
 import { trustCommands } from './commands.js';
+import { pluginCoverage } from './covered.js';
 import { answerWithin, pluginGate } from './gate.js';
 import { installedFilesGate } from './installed-gate.js';
 import { installedLock } from './recorded-hashes.js';
@@ -26,16 +27,17 @@ export default definePlugin({
     };
     // One reader of plugins.lock.json for both gates: a load parses it once.
     const lock = installedLock(ctx.paths.home);
-    const service = createTrustService({ store, log: ctx.log, signal: ctx.signal, where, redact: (text) => kernel.redact(text), installed: lock });
+    // The plugins as they are now (a replaced one under its new version, one that left forgotten);
+    // approvals live in trust.json and stay: a plugin that comes back as it was needs none again.
+    const plugins = new Map<string, PluginInfo>();
+    const coveredBy = pluginCoverage({ home: ctx.paths.home, plugins: () => plugins, installed: lock });
+    const service = createTrustService({ store, log: ctx.log, signal: ctx.signal, where, redact: (text) => kernel.redact(text), installed: lock, coveredBy });
     kernel.provide('trust', service);
     // The service itself, not kernel.get('trust'): settings cannot hand this check to another provider.
     const installed = installedFilesGate(ctx.paths.home, lock);
     const approved = pluginGate({ service, log: ctx.log, answerWithinMs: () => answerWithin(kernel.config) });
     // Installed plugins first: files changed on disk are refused as such, before any question of approval.
     kernel.hooks.load.tap(async (plugin) => (await installed(plugin)) ?? approved(plugin));
-    // The plugins as they are now (a replaced one under its new version, one that left forgotten);
-    // approvals live in trust.json and stay: a plugin that comes back as it was needs none again.
-    const plugins = new Map<string, PluginInfo>();
     kernel.hooks.manifest.tap((plugin) => {
       plugins.set(plugin.name, plugin);
     });

@@ -4,6 +4,7 @@
  * needed and asking is allowed.
  */
 import { type Logger, PlinthError, type PromptIO, askYesNo, processTerminal, whyNotAsk } from 'plinth/sdk';
+import type { Coverage } from './covered.js';
 import { TRUST_KINDS, validateSubject } from './fingerprint.js';
 import { pluginSubject } from './plugin-files.js';
 import { type InstalledLock, recordedHashes } from './recorded-hashes.js';
@@ -30,6 +31,8 @@ export interface TrustServiceOptions {
    * at install are not read again (recorded-hashes.ts). Without it every file is read.
    */
   readonly installed?: InstalledLock;
+  /** The installed plugin whose approval covers a subject its own record does not (covered.ts); none by default. */
+  readonly coveredBy?: (subject: TrustSubject, data: TrustData) => Promise<Coverage | undefined>;
 }
 
 type Pending = Extract<Assessment, { trusted: false }>;
@@ -62,6 +65,18 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   /** Why it needs approval, naming what changed since `record` when that is known. */
   const needOf = (subject: TrustSubject, assessment: Pending, shown: Shown) =>
     needText(subject, assessment.state, assessment.record, assessment.state === 'changed' ? changedLabels(assessment.record?.shown, shown) : []);
+  /** The verdict for a subject an installed plugin's approval covers (covered.ts), or undefined when none does. */
+  const byPlugin = async (subject: TrustSubject, fp: string, data: TrustData): Promise<TrustVerdict | undefined> => {
+    const coverage = await options.coveredBy?.(subject, data);
+    if (coverage === undefined) return undefined;
+    if (coverage.covered) {
+      log.debug(`${describeSubject(subject)} is covered by the approval of installed plugin "${coverage.plugin}"`);
+      return { trusted: true, level: 'approved', fingerprint: fp };
+    }
+    const id = `${coverage.plugin}@${coverage.version}`;
+    const need = `${describeSubject(subject)} is declared by installed plugin "${coverage.plugin}", whose folder changed since it was approved at install (\`plinth ext verify ${coverage.plugin}\` lists what changed; \`plinth ext install --force ${id}\` restores it)`;
+    return refusal(subject, fp, 'changed', need, undefined, commandFor(subject));
+  };
   const commandFor = (subject: Pick<TrustSubject, 'kind' | 'id' | 'source'>) => approveCommand(subject.kind, subject.id, options.where(), env(), keyOf(subject).workspace);
 
   async function approveAs(subject: TrustSubject, { fingerprint: fp, shown }: Snapshot): Promise<TrustVerdict> {
@@ -168,6 +183,9 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
         await dropRequest(subject, data);
         return { trusted: true, level: assessment.level, fingerprint: fp };
       }
+      const covered = await byPlugin(subject, fp, data);
+      if (covered?.trusted) await dropRequest(subject, data);
+      if (covered) return covered;
       return needApproval(subject, now, assessment, data, checkOptions);
     },
 
@@ -209,6 +227,8 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
       const data = await store.read();
       const assessment = assess(subject, fp, findEntry(data.approvals, keyOf(subject)));
       if (assessment.trusted) return { trusted: true, level: assessment.level, fingerprint: fp };
+      const covered = await byPlugin(subject, fp, data);
+      if (covered) return covered;
       const need = needOf(subject, assessment, now.shown);
       const level = declined.has(declinedKey(keyOf(subject), fp)) ? 'denied' : assessment.state;
       return refusal(subject, fp, level, need, undefined, commandFor(subject));

@@ -198,8 +198,12 @@ export interface InstallOptions {
   readonly registry?: string;
   /** Approve what the plugins declare without asking. */
   readonly yes?: boolean;
-  /** Asks the user; without it (and without `yes`) the install stops with `PLN_E_MARKET_APPROVAL`. */
-  readonly approve?: (request: ApprovalRequest) => Promise<boolean>;
+  /**
+   * Asks the user; without it (and without `yes`) the install stops with
+   * `PLN_E_MARKET_APPROVAL`. Resolves `false` for a "no", or a string saying
+   * why nobody could be asked (no terminal): the error then says so, and how to approve.
+   */
+  readonly approve?: (request: ApprovalRequest) => Promise<boolean | string>;
   /** Download progress (bytes so far, total when known). */
   readonly progress?: (name: string, received: number, total: number | undefined) => void;
   readonly signal?: AbortSignal;

@@ -64,6 +64,14 @@ export interface TrustSubject {
   readonly runs?: TrustRun;
   /** Shown when asking and listed: what it is, in a line or two. */
   readonly summary: string;
+  /**
+   * For a hook or server from a plugin's manifest: that plugin's name. Not
+   * fingerprinted. A subject of source `extension` or `downloaded` declared by
+   * a plugin plinth installed is covered by the explicit approval of that
+   * plugin (which `plinth ext install` records after showing every hook and
+   * server it declares) while the plugin's folder is as approved.
+   */
+  readonly declaredBy?: string;
 }
 
 /** Options of {@link TrustService.check}. */

@@ -23,6 +23,9 @@ export interface FixturePlugin {
   description?: string;
   keywords?: string[];
   hooks?: Record<string, unknown>;
+  mcpServers?: Record<string, unknown>;
+  /** The manifest's `permissions`. */
+  permissions?: Record<string, unknown>;
   /** Extra files (path → content). */
   files?: Record<string, string | Buffer>;
 }
@@ -41,6 +44,8 @@ export async function writePlugin(base: string, plugin: FixturePlugin): Promise<
     provides: [`greeting:${plugin.name}`],
     dependencies: plugin.dependencies ?? {},
     ...(plugin.hooks && { hooks: plugin.hooks }),
+    ...(plugin.mcpServers && { mcpServers: plugin.mcpServers }),
+    ...(plugin.permissions && { permissions: plugin.permissions }),
   };
   await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
   const greeting = JSON.stringify(plugin.greeting ?? `${plugin.name}@${plugin.version}`);

@@ -1,4 +1,5 @@
 /** A real launcher wired to a real sandbox (bubblewrap, the proxy, the first grant policy), in temp folders; for the sandbox tests. */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,15 @@ import { createSandbox, probeSandbox, type SandboxImpl } from '../../plugins/san
 import { createGrantPolicy } from '../../plugins/sandbox/grants/index.js';
 import { readAudit } from '../../plugins/sandbox/audit.js';
 import { NO_PERMISSIONS, type Permissions, type PermissionsInput, permissionsSchema, type Principal } from '../../sdk/index.js';
+
+/** Whether bwrap can run here, and if not why: the same trial the sandbox's probe makes. */
+export function bwrapHere(): { ok: true } | { ok: false; why: string } {
+  const trial = spawnSync('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'], { encoding: 'utf8' });
+  if (trial.error) return { ok: false, why: `bwrap cannot be run: ${trial.error.message}` };
+  if (trial.status !== 0) return { ok: false, why: `bwrap cannot create namespaces here: ${trial.stderr.trim()}` };
+  if (spawnSync('socat', ['-V']).error) return { ok: false, why: 'socat is not installed (the network relay needs it)' };
+  return { ok: true };
+}
 
 export interface SandboxRig {
   readonly root: string;
