@@ -24,7 +24,7 @@
  * There is no scan of the headers before the writing, nor a walk of the folder
  * after it: only our writer writes in the staging folder, so a bad entry found
  * late leaves no trace either way, and what was written is what the writer
- * recorded (`Extracted.tree`, checked in full against the folder on every load).
+ * recorded (`Extracted.tree`, which every load compares the folder with).
  *
  * What an entry must be: a regular file or folder (no links of any kind, no
  * devices or FIFOs), under `package/` (npm's layout), named by a relative path
@@ -100,7 +100,8 @@ const ALLOWED_TYPES = new Set(['File', 'OldFile', 'Directory']);
  *   that could reach outside the folder, `PLN_E_TARBALL_INVALID` for an archive
  *   that cannot be read or has no manifest, `PLN_E_MANIFEST_INVALID` for a bad
  *   manifest, `PLN_E_STAGING_INVALID` (staging left alone) when `staging` is
- *   not an existing real folder without a `package` in it.
+ *   not an existing real folder without a `package` in it; a system error
+ *   (a full disk, a permission) as it came, after the staging folder is removed.
  */
 export async function extractSafely(tarball: string, staging: string, limits: Partial<ExtractLimits> = {}): Promise<Extracted> {
   const bounds: ExtractLimits = { ...DEFAULT_EXTRACT_LIMITS, ...limits };
@@ -311,7 +312,8 @@ async function readArchive(tarball: string, file: FileHandle, guard: EntryGuard,
     // Large reads and gunzip chunks: fewer, larger writes into the parser (measured on a 5 MB plugin).
     await pipeline(file.createReadStream({ start: 0, autoClose: false, highWaterMark: 1 << 20 }), createGunzip({ chunkSize: 1 << 18 }), async (chunks: AsyncIterable<Buffer>) => {
       for await (let chunk of chunks) {
-        if (failure) return;
+        // A write that failed (a full disk) stops the reading too; finish() below says why.
+        if (failure || writer.failed) return;
         archiveBytes += chunk.length;
         if (archiveBytes > limits.maxArchiveBytes) {
           fail(unsafe(tarball, '(the archive)', `unpacks to more than ${limits.maxArchiveBytes} bytes (a gzip bomb?)`));
