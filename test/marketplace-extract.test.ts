@@ -222,7 +222,7 @@ describe('the sound wrapper', () => {
   });
 });
 
-describe('the scan before extraction', () => {
+describe('a bad entry found late', () => {
   /** Names created in the staging folder while `extract` runs (inotify: events queue up, none is lost). */
   async function createdDuring(extract: () => Promise<unknown>): Promise<string[]> {
     const seen: string[] = [];
@@ -236,17 +236,19 @@ describe('the scan before extraction', () => {
     return seen;
   }
 
-  test('a bad entry at the end refuses the tarball before a single file is written', async () => {
+  test('refuses the tarball once the files before it are written, and leaves no trace of them', async () => {
+    // One pass: the files before the bad entry are written (the watcher sees them), then removed with the staging folder.
     const files = Array.from({ length: 50 }, (_, i) => ({ name: `package/lib/f${i}.js`, data: 'x'.repeat(10_000) }));
+    const entries = [...SOUND, ...files, { name: 'package/last', type: 'symlink' as const, linkname: '/' }];
+    const before = snapshot(scene.parent, scene.staging);
     mkdirSync(scene.staging);
-    await buildTarball(scene.tarball, { entries: [...SOUND, ...files] });
-    // The watcher sees extraction happen when it does…
-    expect(await createdDuring(() => extractSafely(scene.tarball, scene.staging))).toContain('package');
-    rmSync(scene.staging, { recursive: true, force: true });
-    mkdirSync(scene.staging);
-    await buildTarball(scene.tarball, { entries: [...SOUND, ...files, { name: 'package/last', type: 'symlink', linkname: '/' }] });
-    // …and nothing happens when the last entry is bad.
-    expect(await createdDuring(() => extractSafely(scene.tarball, scene.staging))).not.toContain('package');
+    await buildTarball(scene.tarball, { entries });
+    let error: unknown;
+    expect(await createdDuring(() => extractSafely(scene.tarball, scene.staging).catch((e: unknown) => (error = e)))).toContain('package');
+    expect((error as { code?: string }).code).toBe('PLN_E_TARBALL_UNSAFE');
+    expect((error as { details?: { entry?: string } }).details?.entry).toBe('package/last');
+    expect(snapshot(scene.parent, scene.staging)).toEqual(before);
+    expect(readdirSync(scene.parent).sort()).toEqual(['victim-dir', 'victim.txt']);
   });
 });
 

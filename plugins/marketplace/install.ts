@@ -42,9 +42,25 @@ export interface Staged {
   readonly resolved: string;
   readonly dependency: boolean;
   readonly signature?: { readonly keyid: string; readonly sig: string };
-  /** For a version already in place (a rollback): what was recorded when it was installed. */
-  readonly tree?: InstalledTree;
+  /** What the folder holds, and how far that is known: see {@link StagedTree}. */
+  readonly tree: StagedTree;
 }
+
+/**
+ * What a staged folder's files are, by where the record comes from:
+ * - `written`: this install's extraction wrote them and recorded each one as it
+ *   wrote it; the record is taken as is (renaming the folder into place keeps
+ *   every file's inode, and so its size and times);
+ * - `recorded`: a folder kept from an earlier install (a rollback), recorded
+ *   then; it may have changed since, so it is checked in full against that
+ *   record before it is switched to;
+ * - `unrecorded`: a kept folder installed before plinth recorded trees; what it
+ *   holds now is recorded.
+ */
+export type StagedTree =
+  | { readonly kind: 'written'; readonly tree: InstalledTree }
+  | { readonly kind: 'recorded'; readonly tree: InstalledTree }
+  | { readonly kind: 'unrecorded' };
 
 /** Downloads `planned` into `staging`, verifies it before extracting it, and checks the manifest inside. */
 export async function fetchPlanned(context: InstallContext, planned: Planned, staging: string, options: InstallOptions): Promise<Staged> {
@@ -94,7 +110,7 @@ async function extractAndCheck(context: InstallContext, file: string, staging: s
       details: { step: 'validate', claimed: `${name}@${version}`, found: `${manifest.name}@${manifest.version}` },
     });
   }
-  return { name: manifest.name, version: manifest.version, dir: extracted.dir, manifest };
+  return { name: manifest.name, version: manifest.version, dir: extracted.dir, manifest, tree: { kind: 'written', tree: extracted.tree } as const };
 }
 
 /** The approval request for what is about to be installed, with what changed against the installed versions. */
@@ -152,19 +168,8 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
     });
   }
   await pauseForTests(context.env, 'move');
-  // What every load is checked against (sdk/installed-tree.ts). A folder kept from before (a rollback)
-  // must still be what was recorded then: its files are not taken as they are now.
-  const tree = staged.tree ?? (await step('record', staged.name, undefined, () => hashTree(target)));
-  if (staged.tree) {
-    const check = await checkTree(target, staged.tree, { full: true });
-    if (!check.ok) {
-      throw new PlinthError('PLN_E_MARKET_FILES_CHANGED', `move: ${staged.name}@${staged.version} in ${target} changed on disk since it was installed (${describeTreeCheck(check)}): not switched back to`, {
-        plugin: staged.name,
-        hint: `install it again instead: \`plinth ext install --force ${staged.name}@${staged.version}\``,
-        details: { step: 'move', changed: check.changed, added: check.added, removed: check.removed },
-      });
-    }
-  }
+  // What every load is checked against (sdk/installed-tree.ts).
+  const tree = await recordedTree(staged, target);
   const entry: LockEntry = {
     name: staged.name,
     version: staged.version,
@@ -188,6 +193,27 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
 }
 
 /**
+ * The tree to record for `staged`, now at `target`: the one its extraction
+ * wrote; for a folder kept from before (a rollback), the one recorded then,
+ * once the folder is found to still hold it (its files are not taken as they
+ * are now).
+ */
+async function recordedTree(staged: Staged, target: string): Promise<InstalledTree> {
+  const files = staged.tree;
+  if (files.kind === 'written') return files.tree;
+  if (files.kind === 'unrecorded') return step('record', staged.name, undefined, () => hashTree(target));
+  const check = await checkTree(target, files.tree, { full: true });
+  if (!check.ok) {
+    throw new PlinthError('PLN_E_MARKET_FILES_CHANGED', `move: ${staged.name}@${staged.version} in ${target} changed on disk since it was installed (${describeTreeCheck(check)}): not switched back to`, {
+      plugin: staged.name,
+      hint: `install it again instead: \`plinth ext install --force ${staged.name}@${staged.version}\``,
+      details: { step: 'move', changed: check.changed, added: check.added, removed: check.removed },
+    });
+  }
+  return files.tree;
+}
+
+/**
  * `--force` of the active version: its folder is replaced by the verified
  * download (two renames: the old folder aside, the new one in; the link
  * never changes), the record gets the new tree, and the plugin is loaded
@@ -207,7 +233,8 @@ async function reinstall(context: InstallContext, staged: Staged, before: LockEn
       throw error;
     }
   });
-  const tree = await step('record', staged.name, undefined, () => hashTree(target));
+  // A --force reinstall is always of a fresh download: what its extraction wrote is recorded.
+  const tree = await recordedTree(staged, target);
   const { revoked: _revoked, ...kept } = before;
   await step('record', staged.name, undefined, () => store.update((data) => void (data.plugins[staged.name] = { ...kept, integrity: staged.integrity, resolved: staged.resolved, installedAt: new Date().toISOString(), ...(staged.signature && { signature: staged.signature }), tree })));
   await rm(aside, { recursive: true, force: true });

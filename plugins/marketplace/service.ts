@@ -272,7 +272,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         if (!manifest) {
           throw new PlinthError('PLN_E_MARKET_NO_PREVIOUS', `${name}@${previous.version} is recorded as the previous version, but its folder ${dir} is gone`, { plugin: name, hint: `install it again: \`plinth ext install ${name}@${previous.version}\``, details: { step: 'rollback' } });
         }
-        const staged: Staged = { name, version: previous.version, dir, manifest, integrity: previous.integrity, range: previous.range, registry: previous.registry, ...(previous.registryUrl && { registryUrl: previous.registryUrl }), resolved: previous.resolved, dependency: previous.dependency === true, ...(previous.signature && { signature: previous.signature }), ...(previous.tree && { tree: previous.tree }) };
+        const staged: Staged = { name, version: previous.version, dir, manifest, integrity: previous.integrity, range: previous.range, registry: previous.registry, ...(previous.registryUrl && { registryUrl: previous.registryUrl }), resolved: previous.resolved, dependency: previous.dependency === true, ...(previous.signature && { signature: previous.signature }), tree: previous.tree ? { kind: 'recorded', tree: previous.tree } : { kind: 'unrecorded' } };
         // The folder is already in place: commit moves nothing and switches the link.
         const change = await commit(installContext, staged);
         return { changes: [change], notes: [] } satisfies InstallResult;

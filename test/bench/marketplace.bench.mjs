@@ -16,6 +16,9 @@
  *              does only download (node:http), verify (ssri) and extract
  *              (tar.x) of the same tarball, with no kernel and no safety steps.
  *            Reported: medians and the ratios npm / plinth (and npm / each yardstick).
+ *   extract  the same tarball, in this process, in turn: `extractSafely` (plinth's
+ *            checked one-pass extraction, which also records every file's hash)
+ *            and tar's own `x` into a fresh folder; medians and the ratio tar / plinth.
  *   search   a registry of 10,000 generated plugins (its search index written
  *            as a static registry folder holds it, served by the same server):
  *            `marketplace.search(text)` in process, p50 and p95 of
@@ -26,12 +29,14 @@
  * Nothing is asserted; the exit code is 0 unless the benchmark itself breaks.
  */
 import { spawn } from 'node:child_process';
+import { x as tarExtract } from 'tar';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kernel } from '../../dist/kernel/index.js';
+import { extractSafely } from '../../dist/plugins/marketplace/extract.js';
 import { publishPlugin } from '../../dist/registry/publish.js';
 import { serveRegistry } from '../../dist/registry/server.js';
 import { benchOptions, median, quantile } from './support.mjs';
@@ -95,7 +100,7 @@ async function installBench(label, files, bytes) {
   const published = await publishPlugin(folder, source);
   const tarball = path.join(folder, published.tarball);
   const server = await serveRegistry(folder);
-  const times = { service: [], command: [], npm: [], bare: [], node: [] };
+  const times = { service: [], command: [], npm: [], bare: [], node: [], extract: [], tarX: [] };
   const packument = JSON.parse(readFileSync(path.join(folder, 'big'), 'utf8'));
   const { integrity } = packument.versions['1.0.0'].dist;
   const tarballUrl = new URL(packument.versions['1.0.0'].dist.tarball, server.url).href;
@@ -119,10 +124,22 @@ async function installBench(label, files, bytes) {
       times.bare.push(await run(process.execPath, ['--input-type=module', '-e', BARE, tarballUrl, integrity, mkdtempSync(path.join(base, 'bare-'))], {}));
       times.node.push(await run(process.execPath, ['-e', '0'], {}));
     }
+    for (let r = 0; r < ROUNDS * 2; r++) {
+      const staging = mkdtempSync(path.join(base, 'extract-'));
+      let start = performance.now();
+      await extractSafely(tarball, staging);
+      times.extract.push(performance.now() - start);
+      const plain = mkdtempSync(path.join(base, 'tar-x-'));
+      start = performance.now();
+      await tarExtract({ file: tarball, cwd: plain });
+      times.tarX.push(performance.now() - start);
+      rmSync(staging, { recursive: true, force: true });
+      rmSync(plain, { recursive: true, force: true });
+    }
   } finally {
     await server.close();
   }
-  const m = { service: median(times.service), command: median(times.command), npm: median(times.npm), bare: median(times.bare), node: median(times.node) };
+  const m = { service: median(times.service), command: median(times.command), npm: median(times.npm), bare: median(times.bare), node: median(times.node), extract: median(times.extract), tarX: median(times.tarX) };
   return {
     label,
     rounds: ROUNDS,
@@ -135,6 +152,9 @@ async function installBench(label, files, bytes) {
     nodeStartMs: round1(m.node),
     ratioNpmOverBareScript: round1(m.npm / m.bare),
     ratioNpmOverNodeStart: round1(m.npm / m.node),
+    extractSafelyMs: round1(m.extract),
+    tarXMs: round1(m.tarX),
+    ratioTarXOverExtract: round1(m.tarX / m.extract),
   };
 }
 
@@ -191,6 +211,7 @@ try {
           `  npm install <tarball>          ${install.npmInstallMs} ms`,
           `  npm / plinth: ${install.ratioNpmOverService}x (service), ${install.ratioNpmOverCommand}x (command); target >= 5x`,
           `  for scale: a bare download+verify+extract script ${install.bareScriptMs} ms (npm / it: ${install.ratioNpmOverBareScript}x), node -e 0 ${install.nodeStartMs} ms (npm / it: ${install.ratioNpmOverNodeStart}x)`,
+          `  extraction alone, in process: extractSafely ${install.extractSafelyMs} ms, tar.x ${install.tarXMs} ms (tar.x / extractSafely: ${install.ratioTarXOverExtract}x)`,
         ]),
         `marketplace search over ${search.plugins} plugins (${search.queries} queries):`,
         `  first query (server builds its index)  ${search.firstQueryMs} ms`,
