@@ -11,8 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { type FileHandle, lstat, open, readFile, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { type FileHandle, lstat, open, readFile, readdir, realpath } from 'node:fs/promises';
+import { join, sep } from 'node:path';
 import { z } from 'zod';
 import { PlinthError } from './errors.js';
 
@@ -31,6 +31,16 @@ export const INSTALLED_VERSIONS_DIR = join('plugins', '.versions');
 /** The folder name of one installed version under {@link INSTALLED_VERSIONS_DIR} (a scoped name's slash becomes `+`). */
 export function installedVersionFolder(name: string, version: string): string {
   return `${name.replace('/', '+')}@${version}`;
+}
+
+/**
+ * The real path of `dir` when it lies in one of `home`'s installed versions
+ * (`plugins/.versions/<name>@<version>`, links followed), else undefined: the
+ * one test of "did plinth install this folder" that the load gates use.
+ */
+export async function realInstalledFolder(home: string, dir: string): Promise<string | undefined> {
+  const [versions, real] = await Promise.all([realpath(join(home, INSTALLED_VERSIONS_DIR)).catch(() => undefined), realpath(dir).catch(() => undefined)]);
+  return versions !== undefined && real !== undefined && real.startsWith(`${versions}${sep}`) ? real : undefined;
 }
 
 /** What a check found: files whose content changed, files that were not installed, installed files that are gone. */

@@ -18,7 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rename, rm, symlink, unlink } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { type LockEntry, type LockFile, PlinthError, isAlive, isPlinthError, lockFileSchema, withFileLock, writeFileAtomic } from 'plinth/sdk';
+import { type LockEntry, type LockFile, PlinthError, isAlive, isPlinthError, installedVersionFolder, lockFileSchema, withFileLock, writeFileAtomic } from 'plinth/sdk';
 
 export class PluginStore {
   readonly pluginsDir: string;
@@ -37,7 +37,7 @@ export class PluginStore {
   }
 
   versionDir(name: string, version: string): string {
-    return join(this.versionsDir, `${name.replace('/', '+')}@${version}`);
+    return join(this.versionsDir, installedVersionFolder(name, version));
   }
 
   /**
@@ -50,7 +50,7 @@ export class PluginStore {
     if (!info) return undefined;
     if (info.isSymbolicLink()) {
       const target = await readlink(path);
-      const prefix = `${name.replace('/', '+')}@`;
+      const prefix = installedVersionFolder(name, '');
       const base = target.split('/').at(-1) ?? '';
       if (base.startsWith(prefix) && join(dirname(path), target).startsWith(this.versionsDir)) return base.slice(prefix.length);
     }
@@ -100,7 +100,7 @@ export class PluginStore {
 
   /** Removes every version folder of `name` but those in `keep`. */
   async prune(name: string, keep: readonly string[]): Promise<void> {
-    const prefix = `${name.replace('/', '+')}@`;
+    const prefix = installedVersionFolder(name, '');
     const entries = await readdir(this.versionsDir).catch(() => [] as string[]);
     for (const entry of entries) {
       if (entry.startsWith(prefix) && !keep.includes(entry.slice(prefix.length))) await rm(join(this.versionsDir, entry), { recursive: true, force: true });

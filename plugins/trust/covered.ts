@@ -16,9 +16,7 @@
  * 4. the plugin's folder, manifest included, is now exactly as approved: its
  *    fingerprint is taken again, so an edited hook script is not covered.
  */
-import { realpath } from 'node:fs/promises';
-import { join, sep } from 'node:path';
-import { INSTALLED_VERSIONS_DIR, type PluginInfo, type TrustSubject } from 'plinth/sdk';
+import { type PluginInfo, type TrustSubject, realInstalledFolder } from 'plinth/sdk';
 import { trustSourceOf } from './gate.js';
 import { pluginSubject } from './plugin-files.js';
 import { type InstalledLock, recordedHashes } from './recorded-hashes.js';
@@ -53,7 +51,7 @@ export function pluginCoverage({ home, plugins, installed }: CoverageOptions): (
     const source = trustSourceOf(plugin.source);
     if (source === undefined || source === 'workspace') return undefined;
     const record = findEntry(data.approvals, { kind: 'plugin', id: plugin.name });
-    if (record?.how !== 'approved' || !(await isInstalled(home, plugin.dir))) return undefined;
+    if (record?.how !== 'approved' || (await realInstalledFolder(home, plugin.dir)) === undefined) return undefined;
     const changed = { covered: false, plugin: plugin.name, version: plugin.version } as const;
     try {
       const now = await snapshot(await pluginSubject(plugin, source), false, undefined, installed && recordedHashes(installed));
@@ -63,9 +61,4 @@ export function pluginCoverage({ home, plugins, installed }: CoverageOptions): (
       return changed;
     }
   };
-}
-
-async function isInstalled(home: string, dir: string): Promise<boolean> {
-  const [versions, real] = await Promise.all([realpath(join(home, INSTALLED_VERSIONS_DIR)).catch(() => undefined), realpath(dir).catch(() => undefined)]);
-  return versions !== undefined && real !== undefined && real.startsWith(`${versions}${sep}`);
 }

@@ -8,19 +8,16 @@
  * marketplace plugin (which is lazy: it is not loaded for this). A linked
  * development folder lives elsewhere and is not checked.
  */
-import { realpath } from 'node:fs/promises';
-import { join, sep } from 'node:path';
-import { INSTALLED_VERSIONS_DIR, type LockEntry, type PluginInfo, checkTree, describeTreeCheck } from 'plinth/sdk';
+import { join } from 'node:path';
+import { type LockEntry, type PluginInfo, checkTree, describeTreeCheck, realInstalledFolder } from 'plinth/sdk';
 import { type InstalledLock, installedLock, lockEntryFor } from './recorded-hashes.js';
 
 /** `lock`: the home's lock file, shared with the trust service's recorded hashes so that a load reads it once. */
 export function installedFilesGate(home: string, lock: InstalledLock = installedLock(home)): (plugin: PluginInfo) => Promise<string | undefined> {
   return async (plugin) => {
     if (plugin.dir === '' || plugin.linked) return undefined;
-    const versions = await realpath(join(home, INSTALLED_VERSIONS_DIR)).catch(() => undefined);
-    if (versions === undefined) return undefined;
-    const dir = await realpath(plugin.dir).catch(() => plugin.dir);
-    if (!dir.startsWith(`${versions}${sep}`)) return undefined;
+    const dir = await realInstalledFolder(home, plugin.dir);
+    if (dir === undefined) return undefined;
     const id = `${plugin.name}@${plugin.version}`;
     const entry = await lockEntryOf(lock, plugin);
     if (entry === 'invalid') return `PLN_E_MARKET_LOCK_INVALID: installed plugin ${id} cannot be checked: ${join(home, 'plugins.lock.json')} is not a plinth lock file; restore it, or install the plugin again`;

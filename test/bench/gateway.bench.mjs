@@ -76,6 +76,15 @@ function home(name, everything) {
 }
 
 /** Waits for a child's first stdout line that `pick` accepts. */
+/** What a child printed as one JSON document on stdout, once it is whole. */
+function jsonLine(buffer) {
+  try {
+    return JSON.parse(buffer);
+  } catch {
+    return undefined;
+  }
+}
+
 function firstLine(child, pick, what) {
   return new Promise((resolve, reject) => {
     let buffer = '';
@@ -117,17 +126,7 @@ async function gatewayOverHttp(upstreamUrl) {
   const args = home('http', { url: upstreamUrl, transport: 'http' });
   const child = spawn(process.execPath, [BIN, ...args, 'serve', '--http', '--port', '0', '--json'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
-  const info = await firstLine(
-    child,
-    (buffer) => {
-      try {
-        return JSON.parse(buffer);
-      } catch {
-        return undefined;
-      }
-    },
-    'plinth serve --http',
-  );
+  const info = await firstLine(child, jsonLine, 'plinth serve --http');
   child.stderr.resume();
   const token = info.token ?? readFileSync(info.tokenFrom, 'utf8').trim();
   return connect(new StreamableHTTPClientTransport(new URL(info.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
@@ -137,17 +136,7 @@ async function gatewayOverHttp(upstreamUrl) {
 async function relayOverHttp(upstreamUrl) {
   const child = spawn(process.execPath, [RELAY, '--http', upstreamUrl], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
-  const { url } = await firstLine(
-    child,
-    (buffer) => {
-      try {
-        return JSON.parse(buffer);
-      } catch {
-        return undefined;
-      }
-    },
-    'bare-relay.mjs --http',
-  );
+  const { url } = await firstLine(child, jsonLine, 'bare-relay.mjs --http');
   child.stderr.resume();
   return url;
 }

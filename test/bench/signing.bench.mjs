@@ -30,7 +30,7 @@ import { documentSigner, packumentDigest } from '../../dist/sdk/contracts/regist
 import { checkTree, hashTree } from '../../dist/sdk/installed-tree.js';
 import { fileState } from '../../dist/plugins/trust/fingerprint.js';
 import { installedLock, recordedHashes } from '../../dist/plugins/trust/recorded-hashes.js';
-import { benchOptions, median } from './support.mjs';
+import { benchOptions, median, timed } from './support.mjs';
 
 const { json: JSON_OUT, quick: QUICK } = benchOptions('signing.bench');
 const N = QUICK ? 50 : 2_000;
@@ -133,16 +133,6 @@ async function bareWalk(dir) {
     }
   }
   return files;
-}
-
-async function timed(fn, rounds) {
-  const times = [];
-  for (let i = 0; i < rounds; i++) {
-    const start = performance.now();
-    await fn();
-    times.push(performance.now() - start);
-  }
-  return median(times);
 }
 
 async function treeFigures() {

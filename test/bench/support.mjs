@@ -23,3 +23,14 @@ export function quantile(values, q) {
 }
 
 export const median = (values) => quantile(values, 0.5);
+
+/** The median time of `rounds` sequential runs of `fn`, in ms. */
+export async function timed(fn, rounds) {
+  const times = [];
+  for (let i = 0; i < rounds; i++) {
+    const start = performance.now();
+    await fn();
+    times.push(performance.now() - start);
+  }
+  return median(times);
+}

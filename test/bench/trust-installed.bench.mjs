@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { benchOptions, median } from './support.mjs';
+import { benchOptions, median, timed } from './support.mjs';
 
 const { json: JSON_OUT, quick: QUICK } = benchOptions('trust-installed.bench');
 const DIST = path.resolve(process.env.PLINTH_DIST ?? fileURLToPath(new URL('../../dist/', import.meta.url)));
@@ -49,16 +49,6 @@ function writeBigPlugin(dir) {
     writeFileSync(path.join(sub, `file-${f}.bin`), randomBytes(10_000));
   }
   return dir;
-}
-
-async function timed(fn, rounds) {
-  const times = [];
-  for (let i = 0; i < rounds; i++) {
-    const start = performance.now();
-    await fn();
-    times.push(performance.now() - start);
-  }
-  return median(times);
 }
 
 function kernelIn(home) {
