@@ -26,6 +26,10 @@ export async function offlineNpmEnv(base: string, extra: Record<string, string> 
     npm_config_audit: 'false',
     npm_config_fund: 'false',
     npm_config_update_notifier: 'false',
+    // Installing or linking this checkout (or a plugin that depends on it as a folder) would run its
+    // `prepare`, rebuilding dist/ while other test files run the CLI from it; `npm test` built it already.
+    // Explicit `npm test` / `npm run` still run their script.
+    npm_config_ignore_scripts: 'true',
     ...extra,
   };
 }
