@@ -1,5 +1,6 @@
 /** What `plinth registry pack|publish|serve|keygen|index|revoke|rotate-key` do (see registry.ts for why they are apart). */
-import { resolve } from 'node:path';
+import { mkdir, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { type CommandSpec, EXIT } from '../sdk/commands.js';
 import { PlinthError } from '../sdk/errors.js';
 import { writeFileAtomic } from '../sdk/files.js';
@@ -115,13 +116,23 @@ function days(value: unknown, flag: string): number | undefined {
 
 const locked = withPublishLock;
 
+/** `--out`: a file, or a folder (one that exists, or any path ending in a separator) that gets the tarball's own name. */
+async function tarballPath(option: unknown, fileName: string): Promise<string> {
+  if (typeof option !== 'string' || option === '') return resolve(fileName);
+  const target = resolve(option);
+  const folder = /[\\/]$/.test(option) || (await stat(target).catch(() => undefined))?.isDirectory() === true;
+  if (!folder) return target;
+  await mkdir(target, { recursive: true });
+  return join(target, fileName);
+}
+
 const packCommand: CommandSpec = {
   name: 'registry pack',
   args: [{ name: 'dir', required: true, description: 'The plugin folder (the one holding manifest.json)' }],
-  options: { out: { type: 'string', description: 'Where to write the tarball (default: ./<name>-<version>.tgz)', value: '<file>' } },
+  options: { out: { type: 'string', description: 'Where to write the tarball: a file, or a folder to hold <name>-<version>.tgz (default: the current folder)', value: '<file|dir>' } },
   async run({ args, options, json, out }) {
     const packed = await packPlugin(args[0]!);
-    const file = resolve(typeof options.out === 'string' ? options.out : packed.fileName);
+    const file = await tarballPath(options.out, packed.fileName);
     await writeFileAtomic(file, packed.bytes, { mode: 0o644 });
     const { name, version } = packed.manifest;
     if (json) {

@@ -438,6 +438,16 @@ describe('plinth registry (the built CLI)', () => {
     expect(human.stdout).toContain(`sha256:    ${info.sha256}`);
     expect((await readFile(join(base, 'again.tgz'))).equals(bytes)).toBe(true);
 
+    // --out may name a folder (one that exists, or a new one written with a trailing slash): the tarball keeps its own name.
+    await mkdir(join(base, 'tarballs'));
+    for (const folder of [join(base, 'tarballs'), `${join(base, 'new-tarballs')}/`]) {
+      const into = await plinth(['registry', 'pack', dir, '--out', folder, '--json']);
+      expectExit(into, 0);
+      const file = join(folder, 'cli-made-1.0.0.tgz');
+      expect(json<{ file: string }>(into).file).toBe(file);
+      expect((await readFile(file)).equals(bytes)).toBe(true);
+    }
+
     const target = join(base, 'cli-registry');
     const published = await plinth(['registry', 'publish', out, '--to', target, '--json']);
     expectExit(published, 0);
