@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs';
 import type { Dirent } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { readdir, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseJsonText } from '../sdk/json.js';
 import { manifestError, parseManifest } from '../sdk/manifest.js';
@@ -108,7 +108,8 @@ async function listFolders(folder: Folder, root: { dir: string; real: string }, 
       const dir = path.join(folder.dir, entry.name);
       const depth = folder.depth + 1;
       if (!entry.isSymbolicLink()) return { dir, real: path.join(folder.real, entry.name), depth };
-      const target = await realpath(dir).catch(() => undefined); // a dangling link holds no plugin
+      const target = await realpath(dir).catch((error: unknown) => (isNotFound(error) ? null : undefined));
+      if (target === null) return brokenLink(dir);
       if (target === undefined) return undefined;
       // A link back to a folder on the way here is a loop: everything in it is found without it.
       if (inside(folder.real, target)) return undefined;
@@ -121,6 +122,21 @@ async function listFolders(folder: Folder, root: { dir: string; real: string }, 
     }),
   );
   return listed.filter((item) => item !== undefined);
+}
+
+/**
+ * A link whose target is gone: said, not passed over, since a plugin that was
+ * there (an installed version whose folder was deleted, a linked checkout that
+ * moved) would otherwise vanish from every listing without a word.
+ */
+async function brokenLink(link: string): Promise<PlinthError> {
+  const target = await readlink(link).catch(() => '?');
+  const scope = path.basename(path.dirname(link));
+  const name = scope.startsWith('@') ? `${scope}/${path.basename(link)}` : path.basename(link);
+  return new PlinthError('PLN_E_PLUGIN_LINK_BROKEN', `${link}: a symlink to ${target}, which does not exist; nothing is loaded from it`, {
+    hint: `put back what it points to, or remove the link; if \`plinth ext install\` installed it, \`plinth ext install --force ${name}\` restores it`,
+    details: { link, target },
+  });
 }
 
 /** Reads and validates `<dir>/manifest.json`, or the manifest made from a peer's folder; `undefined` when there is neither. */

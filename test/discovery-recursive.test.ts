@@ -182,6 +182,27 @@ describe('symlinks', () => {
     expect(escaped?.hint).toContain(`plinth ext link ${join(root, 'elsewhere/escaped')}`);
     expect(logs.filter((line) => line.includes('PLN_E_PLUGIN_LINK_OUTSIDE') && line.includes('plinth ext link'))).toHaveLength(2);
   });
+
+  it('reports a symlink whose target is gone, naming the link and its target, instead of passing over it; the rest load', async () => {
+    const { home, workspace, plugins } = await tempRoot();
+    // What an installed plugin looks like once its version folder was deleted by hand.
+    await mkdir(join(plugins, '@team'), { recursive: true });
+    await symlink(join('.versions', 'gone@1.0.0'), join(plugins, 'gone'), 'dir');
+    await symlink(join('..', '.versions', '@team+kit@2.0.0'), join(plugins, '@team', 'kit'), 'dir');
+    await plugin(plugins, 'here', { name: 'here' });
+
+    const { report } = await boot({ home, workspace });
+
+    expect(names(report)).toEqual(['here']);
+    const broken = report.invalid.filter((e) => e.code === 'PLN_E_PLUGIN_LINK_BROKEN');
+    expect(broken.map((e) => e.details)).toEqual([
+      { link: join(plugins, '@team', 'kit'), target: join('..', '.versions', '@team+kit@2.0.0') },
+      { link: join(plugins, 'gone'), target: join('.versions', 'gone@1.0.0') },
+    ]);
+    expect(broken[1]?.message).toContain(`${join(plugins, 'gone')}: a symlink to .versions/gone@1.0.0, which does not exist`);
+    expect(broken[0]?.hint).toContain('plinth ext install --force @team/kit');
+    expect(broken[1]?.hint).toContain('plinth ext install --force gone');
+  });
 });
 
 /**

@@ -255,6 +255,43 @@ describe('an install that is interrupted, or run twice at once', () => {
     expect(await listed(home, 'mover')).toMatchObject({ version: '1.1.0', state: 'active' });
   }, 90_000);
 
+  it('killed between the two renames of --force: the next command puts the version back; a folder deleted by hand is reported, then restored', async () => {
+    const { server } = await registry([{ name: 'again', version: '1.0.0' }]);
+    const home = await box(server.url);
+    expectExit(await run(home, ['ext', 'install', 'again', '--yes']), 0);
+    const plugins = join(home.home, 'plugins');
+    const folder = join(plugins, '.versions', 'again@1.0.0');
+    const child = start(home, ['ext', 'install', 'again', '--force', '--yes'], { PLINTH_MARKET_PAUSE_AT: 'replace' });
+    const exited = new Promise((done) => child.once('exit', done));
+    await new Promise<void>((done) => {
+      let text = '';
+      child.stderr!.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.includes('marketplace: paused at replace')) done();
+      });
+    });
+    child.kill('SIGKILL');
+    await exited;
+    // The old folder is set aside and the new one is not in yet: the plugin is said to be missing, not passed over.
+    expect(existsSync(folder)).toBe(false);
+    const broken = await run(home, ['plugins', 'list']);
+    expect(broken.stdout + broken.stderr).toContain('PLN_E_PLUGIN_LINK_BROKEN');
+    // Any marketplace command settles what the killed one left: the version set aside goes back, as it was.
+    const verified = await run(home, ['ext', 'verify', 'again']);
+    expectExit(verified, 0);
+    expect(verified.stdout).toContain('again@1.0.0: ok, every file as installed');
+    expect(readdirSync(join(plugins, '.versions'))).toEqual(['again@1.0.0']);
+    expect(await listed(home, 'again')).toMatchObject({ version: '1.0.0', state: 'active' });
+
+    await rm(folder, { recursive: true });
+    const missing = await run(home, ['ext', 'verify', 'again']);
+    expectExit(missing, 1);
+    expect(missing.stdout).toContain(`again@1.0.0: missing: its folder ${folder} is gone: it does not load (plinth ext install --force again@1.0.0)`);
+    expectExit(await run(home, ['ext', 'install', 'again@1.0.0', '--force', '--yes']), 0);
+    expect(await listed(home, 'again')).toMatchObject({ version: '1.0.0', state: 'active' });
+    expectExit(await run(home, ['ext', 'verify', 'again']), 0);
+  }, 90_000);
+
   it('interrupted with SIGTERM before the move: it says so, removes its staging folder and changes nothing', async () => {
     const { server, publish } = await registry([{ name: 'calm', version: '1.0.0' }]);
     const home = await box(server.url);

@@ -47,7 +47,7 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
         const result = await (await service()).verify(args[0] === undefined ? [] : [args[0]], { signal });
         if (json) {
           out.json(result);
-          return result.plugins.some((p) => p.status === 'changed' || p.status === 'revoked') ? EXIT.FAILURE : EXIT.OK;
+          return result.plugins.some((p) => p.status === 'changed' || p.status === 'missing' || p.status === 'revoked') ? EXIT.FAILURE : EXIT.OK;
         }
         printNotes(out, result.notes);
         if (result.plugins.length === 0) return out.print('No plugin was installed with plinth ext install.');
@@ -62,7 +62,7 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
             out.print(`  restore it: ${p.restore}`);
           } else out.print(`${id}: ${p.status}: ${safeLine(p.reason ?? '')}${p.restore ? ` (${p.restore})` : ''}`);
         }
-        return result.plugins.some((p) => p.status === 'changed' || p.status === 'revoked') ? EXIT.FAILURE : EXIT.OK;
+        return result.plugins.some((p) => p.status === 'changed' || p.status === 'missing' || p.status === 'revoked') ? EXIT.FAILURE : EXIT.OK;
       },
     },
     {

@@ -9,9 +9,12 @@ import { defaultRegistryFolder, definePlugin, optionalService } from 'plinth/sdk
 import { marketplaceCommands } from './commands.js';
 import { createMarketplace } from './service.js';
 import { marketplaceSettings } from './settings.js';
+import { PluginStore } from './store.js';
 
 export default definePlugin({
-  setup(kernel, ctx) {
+  async setup(kernel, ctx) {
+    // What a killed install left (a staging folder, a version set aside by --force) is settled before anything reads the store.
+    await new PluginStore(ctx.paths.home).cleanLeftovers().catch((error: unknown) => ctx.log.warn('could not clean what an interrupted install left', { error: String(error) }));
     const service = createMarketplace({ kernel, home: ctx.paths.home, workspace: ctx.paths.workspace, settings: marketplaceSettings(ctx.settings), log: ctx.log, ...embedded() });
     kernel.provide('marketplace', service);
     kernel.hooks.commands.tap((registry) => {

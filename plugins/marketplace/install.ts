@@ -222,14 +222,18 @@ async function recordedTree(staged: Staged, target: string): Promise<InstalledTr
 async function reinstall(context: InstallContext, staged: Staged, before: LockEntry): Promise<MarketChange> {
   const { store, kernel } = context;
   const target = store.versionDir(staged.name, staged.version);
-  const aside = `${target}.replaced-${process.pid}`;
+  const aside = store.asideDir(staged.name, staged.version);
   await rm(aside, { recursive: true, force: true });
   await step('move', staged.name, undefined, async () => {
-    await rename(target, aside);
+    // A folder that is gone (deleted by hand) has nothing to set aside: the download just moves in.
+    const setAside = (await stat(target).catch(() => undefined)) !== undefined;
+    if (setAside) await rename(target, aside);
+    // No atomic exchange of two folders in Node: a kill here leaves the old one aside, put back by the next command (store.cleanLeftovers).
+    await pauseForTests(context.env, 'replace');
     try {
       await rename(staged.dir, target);
     } catch (error) {
-      await rename(aside, target);
+      if (setAside) await rename(aside, target);
       throw error;
     }
   });

@@ -89,13 +89,31 @@ export class PluginStore {
     return mkdtemp(join(this.pluginsDir, `.staging-${process.pid}-`));
   }
 
-  /** Removes staging folders and temporary links left by processes that died. */
+  /**
+   * Removes staging folders and temporary links left by processes that died,
+   * and finishes a `--force` reinstall that died between its two renames
+   * (see {@link PluginStore.asideDir}): the version folder set aside goes
+   * back when nothing took its place, and is removed when the verified
+   * download did (the same version, checked against the same integrity).
+   */
   async cleanLeftovers(): Promise<void> {
-    const entries = await readdir(this.pluginsDir).catch(() => [] as string[]);
-    for (const entry of entries) {
+    const dead = (pid: string | undefined) => Number(pid) !== process.pid && !isAlive(Number(pid));
+    for (const entry of await readdir(this.pluginsDir).catch(() => [] as string[])) {
       const owner = /^\.(?:staging|link)-(\d+)-/.exec(entry);
-      if (owner && Number(owner[1]) !== process.pid && !isAlive(Number(owner[1]))) await rm(join(this.pluginsDir, entry), { recursive: true, force: true });
+      if (owner && dead(owner[1])) await rm(join(this.pluginsDir, entry), { recursive: true, force: true });
     }
+    for (const entry of await readdir(this.versionsDir).catch(() => [] as string[])) {
+      const aside = /^(.+)\.replaced-(\d+)$/.exec(entry);
+      if (!aside || !dead(aside[2])) continue;
+      const folder = join(this.versionsDir, aside[1]!);
+      if (await lstat(folder).catch(() => undefined)) await rm(join(this.versionsDir, entry), { recursive: true, force: true });
+      else await rename(join(this.versionsDir, entry), folder);
+    }
+  }
+
+  /** Where a `--force` reinstall sets the version folder aside while the new one moves in (named after this process). */
+  asideDir(name: string, version: string): string {
+    return `${this.versionDir(name, version)}.replaced-${process.pid}`;
   }
 
   /** Removes every version folder of `name` but those in `keep`. */

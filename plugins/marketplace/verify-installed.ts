@@ -1,4 +1,5 @@
 /** `plinth ext verify`: one installed plugin's files against what its lock entry recorded at install, every file hashed. */
+import { stat } from 'node:fs/promises';
 import { type LockEntry, type RevokedEntry, type VerifyEntry, checkTree } from 'plinth/sdk';
 import type { PluginStore } from './store.js';
 
@@ -7,6 +8,7 @@ export async function verifyInstalled(store: PluginStore, entry: LockEntry, opti
   const base = { name: entry.name, version: entry.version, dir, changed: [], added: [], removed: [], ...(entry.signature && { signature: entry.signature.keyid }) };
   const restore = `plinth ext install --force ${entry.name}@${entry.version}`;
   if (options.linked) return { ...base, status: 'linked', reason: `a linked development folder is used instead of the installed ${entry.name}@${entry.version}: it is not checked (\`plinth ext unlink ${entry.name}\` goes back to the installed one)` };
+  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) return { ...base, status: 'missing', reason: `its folder ${dir} is gone: it does not load`, restore };
   if (!entry.tree) return { ...base, status: 'unrecorded', reason: 'installed before plinth recorded its files: nothing to compare with', restore };
   const check = await checkTree(dir, entry.tree, { full: true });
   const revoked = options.revoked ?? (entry.revoked && { ...entry.revoked });

@@ -165,8 +165,8 @@ export type UninstallResult = z.infer<typeof uninstallResultSchema>;
 export const verifyEntrySchema = z.object({
   name: z.string(),
   version: z.string(),
-  /** `ok`, `changed` (files differ), `unrecorded` (installed before trees were recorded), `linked` (a development folder: not checked), `revoked`. */
-  status: z.enum(['ok', 'changed', 'unrecorded', 'linked', 'revoked']),
+  /** `ok`, `changed` (files differ), `missing` (its folder is gone), `unrecorded` (installed before trees were recorded), `linked` (a development folder: not checked), `revoked`. */
+  status: z.enum(['ok', 'changed', 'missing', 'unrecorded', 'linked', 'revoked']),
   changed: z.array(z.string()),
   added: z.array(z.string()),
   removed: z.array(z.string()),
