@@ -55,6 +55,14 @@ async function onTerminal(home: string, dir: string, answer: string): Promise<st
   return stdout;
 }
 
+/** Decides on a terminal where nobody answers, waiting at most `timeoutMs` for an answer. */
+async function unanswered(home: string, dir: string, timeoutMs: number): Promise<{ output: string }> {
+  const argv = [process.execPath, DECIDE, home, dir, 'yes', String(timeoutMs)];
+  // The marker never shows, so the terminal driver never types.
+  const { stdout } = await run('python3', [PTY, JSON.stringify(argv), JSON.stringify(cleanEnv({}, { ci: false })), 'a', 'NEVER SHOWN'], { cwd: ROOT, timeout: 60_000 });
+  return { output: stdout };
+}
+
 /** Decides with no terminal (stdin and stdout are pipes), `CI` unset. */
 async function withoutTerminal(home: string, dir: string): Promise<string> {
   const { stdout } = await run(process.execPath, [DECIDE, home, dir, 'yes'], { cwd: ROOT, env: cleanEnv({}, { ci: false }), timeout: 60_000 });
@@ -65,6 +73,18 @@ const V1 = { network: { allow: ['api.example.com'] }, env: ['GREETER_TOKEN'] };
 const V2 = { network: { allow: ['api.example.com', 'cdn.example.com'] }, env: ['GREETER_TOKEN'], filesystem: { read: ['${workspace}/docs'] } };
 
 describe('the grant question on a terminal', () => {
+  test('nobody answers: the launch is refused once the wait is over, naming the command that grants it, and nothing is stored', async () => {
+    const home = await folders.make();
+    const dir = await install(home, '1.0.0', V1);
+    const { output } = await unanswered(home, dir, 1500);
+    expect(output).toContain('plugin "greeter" (downloaded, version 1.0.0) asks for these permissions:');
+    const [decided] = decisions(output);
+    expect(decided).toMatchObject({ mode: 'refused', code: 'PLN_E_PERM_NOT_GRANTED' });
+    expect(decided!.hint).toContain('plinth perms grant greeter');
+    expect(output).toContain('nobody answered the question about its permissions (network api.example.com, env GREETER_TOKEN) within 1.5 s');
+    await expect(stat(join(home, 'sandbox', 'grants.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+  }, 90_000);
+
   test('"always" is stored atomically and survives a restart; an update that widens asks again, showing only what it adds', async () => {
     const home = await folders.make();
     const dir = await install(home, '1.0.0', V1);

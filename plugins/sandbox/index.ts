@@ -17,7 +17,7 @@ import { probeSandbox } from './probe.js';
 export { createSandbox, type SandboxImpl, type SandboxOptions } from './confine.js';
 export { probeSandbox } from './probe.js';
 
-const settingsSchema = z.object({ bwrap: z.string().optional() });
+const settingsSchema = z.object({ bwrap: z.string().optional(), answerTimeoutSeconds: z.number().positive().max(86_400).optional() });
 
 export default definePlugin({
   setup(kernel, ctx) {
@@ -34,7 +34,7 @@ export default definePlugin({
           },
         }),
       ));
-    const policy = registerGrants(kernel, ctx, { availability });
+    const policy = registerGrants(kernel, ctx, { availability, ...(settings.answerTimeoutSeconds !== undefined && { answerTimeoutMs: settings.answerTimeoutSeconds * 1000 }) });
     const sandbox = createSandbox({ home: ctx.paths.home, workspace: ctx.paths.workspace, userHome: homedir(), policy, probe: availability });
     kernel.provide('sandbox', sandbox);
     return () => sandbox.close();

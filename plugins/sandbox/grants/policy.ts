@@ -35,7 +35,16 @@ export interface GrantPolicyOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** A plugin's version, for the stored grant and the question. Default: its folder's manifest.json. */
   readonly versionOf?: (id: string) => string | undefined;
+  /**
+   * How long a launch waits for an answer before it is refused. Default
+   * {@link GRANT_ANSWER_TIMEOUT_MS}. A host that asks while nobody watches its
+   * terminal must not hang, nor hold every later question behind this one.
+   */
+  readonly answerTimeoutMs?: number;
 }
+
+/** Two minutes: long enough to read the question, short enough that a host left alone carries on. */
+export const GRANT_ANSWER_TIMEOUT_MS = 120_000;
 
 /** How a principal is judged, from its source. */
 export type Standing =
@@ -135,7 +144,11 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
       const why = asking === 'none' ? 'only checking, not launching' : whyNotAsk(io, options.env ?? process.env);
       const who = `${principal.label} (${source}, version ${version})`;
       if (why !== undefined) return { error: notGranted(principal, who, missing, why) };
-      const answer: GrantAnswer = await askGrant({ who, items: missing, ...(now.stored && { grantedVersion: now.stored.version }), ...(asking === 'review' && { review: true }) }, io, signal);
+      // A command's review waits for its person as any command does; a launch inside a host does not wait forever.
+      const unanswered = asking === 'launch' ? AbortSignal.timeout(options.answerTimeoutMs ?? GRANT_ANSWER_TIMEOUT_MS) : undefined;
+      const ask = unanswered && signal ? AbortSignal.any([signal, unanswered]) : (unanswered ?? signal);
+      const answer: GrantAnswer = await askGrant({ who, items: missing, ...(now.stored && { grantedVersion: now.stored.version }), ...(asking === 'review' && { review: true }) }, io, ask);
+      if (answer === 'no' && unanswered?.aborted === true) return { error: notAnswered(principal, who, missing, options.answerTimeoutMs ?? GRANT_ANSWER_TIMEOUT_MS) };
       if (answer === 'no') {
         return {
           error: new PlinthError('PLN_E_PERM_DECLINED', `${who} was not started: you declined ${missing.map(formatItem).join(', ')}`, {
@@ -205,6 +218,18 @@ function notGranted(principal: Principal, who: string, missing: readonly Permiss
     hint: `review them with \`plinth perms list ${principal.id}\`, then grant them with \`${command}\``,
     details: { plugin: principal.id, permissions: missing.map(formatItem), command },
   });
+}
+
+function notAnswered(principal: Principal, who: string, missing: readonly PermissionItem[], timeoutMs: number): PlinthError {
+  return new PlinthError('PLN_E_PERM_NOT_GRANTED', `${who} was not started: nobody answered the question about its permissions (${missing.map(formatItem).join(', ')}) within ${seconds(timeoutMs)}`, {
+    plugin: principal.id,
+    hint: `answer it when it is asked again at the next launch, or grant them now with \`${grantCommand(principal.id)}\` (plugins.sandbox.settings.answerTimeoutSeconds sets how long plinth waits)`,
+    details: { plugin: principal.id, permissions: missing.map(formatItem), command: grantCommand(principal.id), timeoutMs },
+  });
+}
+
+function seconds(ms: number): string {
+  return ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 100) / 10} s`;
 }
 
 function noSandbox(principal: Principal, standing: Standing): PlinthError {

@@ -14,6 +14,8 @@ import { createGrantsService } from './service.js';
 export interface RegisterGrantsOptions {
   /** The sandbox's probe (found once). */
   readonly availability: () => Promise<SandboxAvailability>;
+  /** Settings `answerTimeoutSeconds`: how long a launch waits for an answer to the grant question. */
+  readonly answerTimeoutMs?: number;
 }
 
 export function registerGrants(kernel: PluginKernel, ctx: PluginContext, options: RegisterGrantsOptions): ExtendedGrantPolicy {
@@ -28,6 +30,7 @@ export function registerGrants(kernel: PluginKernel, ctx: PluginContext, options
     home: ctx.paths.home,
     configLayers: () => kernel.configLayers,
     versionOf: (id) => plugins.get(id)?.version,
+    ...(options.answerTimeoutMs !== undefined && { answerTimeoutMs: options.answerTimeoutMs }),
   });
   kernel.provide('capabilities', createCapabilityCheck({ home: ctx.paths.home, policy }));
   kernel.provide('grants', createGrantsService({ policy, find: (name) => plugins.get(name) ?? foundCandidate(kernel, name) }));
