@@ -140,6 +140,22 @@ describe('install', () => {
     expect(error.code).toBe('PLN_E_MARKET_NO_MATCH');
     expect(error.message).toContain('needs kernel ^9.0.0');
   });
+
+  it('a name the registry does not have is said as such, with the name it has when one is a typo away', async () => {
+    const { server } = await registry([
+      { name: 'lint-guard', version: '1.0.0' },
+      { name: 'lint-format', version: '1.0.0' },
+    ]);
+    const { kernel, market } = await host(server.url);
+    const typo = await rejection(market.install('lint-gaurd', { yes: true }));
+    expect(typo).toMatchObject({ code: 'PLN_E_MARKET_NOT_FOUND', message: 'resolve: registry "local" has no plugin "lint-gaurd"', details: { step: 'resolve', registry: 'local', suggestion: 'lint-guard' } });
+    expect(typo.hint).toBe('did you mean "lint-guard"? `plinth ext install lint-guard`');
+    const unknown = await rejection(market.install('nothing-like-it', { yes: true }));
+    expect(unknown.message).toBe('resolve: registry "local" has no plugin "nothing-like-it"');
+    expect(unknown.hint).toContain('plinth ext search <text>');
+    expect(unknown.details).not.toHaveProperty('suggestion');
+    expect(await listing(kernel)).toEqual([]);
+  });
 });
 
 describe('a step that fails changes nothing', () => {

@@ -156,7 +156,7 @@ async function withProgress<T>(fn: (progress: (name: string, received: number, t
 function report(out: CommandOutput, json: boolean, result: InstallResult, verb: string): void {
   if (json) return out.json(result);
   printNotes(out, result.notes);
-  if (result.changes.length === 0) return out.print('Nothing to do: already installed.');
+  if (result.changes.length === 0) return out.print(verb === 'updated' ? 'Nothing to do: up to date.' : 'Nothing to do: already installed.');
   for (const c of result.changes) {
     // Not loaded: a first install by this one-shot command, left to the host that runs it.
     out.print(`${verb} ${c.name}@${c.to}${c.from ? ` (was ${c.from})` : ''} from ${c.registry}${c.loaded ? ', loaded' : c.from ? '' : '; loaded by a running plinth up, or at the next start'}`);

@@ -5,8 +5,8 @@
  * needs what, and what is there.
  */
 import semver from 'semver';
-import { type AbbreviatedPackument, type AbbreviatedVersion, KERNEL_API_VERSION, PlinthError, resolveTarballUrl } from 'plinth/sdk';
-import { type DocumentContext, fetchPackument } from './documents.js';
+import { type AbbreviatedPackument, type AbbreviatedVersion, KERNEL_API_VERSION, PlinthError, closestName, isPlinthError, resolveTarballUrl } from 'plinth/sdk';
+import { type DocumentContext, fetchPackument, fetchSearch } from './documents.js';
 import { type Registry, registryFor } from './registries.js';
 import { type RegistryTrustKeeper, checkVersion } from './registry-trust.js';
 
@@ -31,6 +31,33 @@ export interface Planned {
 export interface Present {
   readonly version: string;
   readonly source: string;
+}
+
+/**
+ * A name the registry does not have, said as such (not as a URL that 404'd),
+ * with the closest name it does have when one is a typo away: looked up with
+ * a search for the name's longest word, best effort (a failed search only
+ * costs the suggestion).
+ */
+async function notOnRegistry(context: DocumentContext, registry: Registry, name: string, from: string | undefined, cause: PlinthError): Promise<PlinthError> {
+  // A typo is in one word: the others find the names it was meant to be (`lint-gaurd`: `lint`).
+  const words = [...new Set(name.split(/[@/._-]+/).filter((w) => w.length > 1))].slice(0, 3);
+  const found = await Promise.all(
+    words.map((word) =>
+      fetchSearch({ ...context, notes: [] }, registry, word, 250).then(
+        (result) => result.objects.map((o) => o.package.name),
+        () => [],
+      ),
+    ),
+  );
+  const near = closestName(name, new Set(found.flat().filter((n) => n !== name)));
+  const needed = from === undefined ? '' : ` (needed by ${from})`;
+  return new PlinthError('PLN_E_MARKET_NOT_FOUND', `resolve: registry "${registry.name}" has no plugin "${name}"${needed}`, {
+    plugin: name,
+    cause,
+    hint: near !== undefined ? `did you mean "${near}"? \`plinth ext install ${near}\`` : `check the name: \`plinth ext search <text>\` lists what the registries have`,
+    details: { step: 'resolve', registry: registry.name, ...(near !== undefined && { suggestion: near }) },
+  });
 }
 
 /** `name`, `name@range`, `name@tag`, `@scope/name@range`. */
@@ -62,7 +89,9 @@ export async function planInstall(context: DocumentContext & { trust: RegistryTr
     const registry = registryFor(registries, name);
     // Signatures, keys and the index before any packument is believed; with an index, the packument is asked for fresh, to match it.
     const trust = await context.trust.forRegistry(context, registry);
-    const packument = await fetchPackument(trust.index ? { ...context, revalidate: true } : context, registry, name);
+    const packument = await fetchPackument(trust.index ? { ...context, revalidate: true } : context, registry, name).catch(async (error: unknown) => {
+      throw isPlinthError(error) && error.code === 'PLN_E_MARKET_NOT_FOUND' ? await notOnRegistry(context, registry, name, from, error) : error;
+    });
     const version = pickVersion(packument, range, registry, from);
     const dist = version.dist;
     const signature = checkVersion(trust, registry, packument, version, context.notes);
