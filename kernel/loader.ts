@@ -62,8 +62,11 @@ export async function loadPluginCode(candidate: Candidate, fresh = false): Promi
   return exported;
 }
 
-// Whether this kernel runs from the build (dist/kernel), as the CLI and hosts do.
-const fromBuild = import.meta.url.includes('/dist/kernel/');
+// Defined (true) by the build, which bundles this module into a chunk of dist/: where that chunk
+// lies says nothing. Undeclared when the sources run (tests), whatever folder they are in.
+declare const PLINTH_BUNDLE: true | undefined;
+// Whether this kernel runs from the build, as the CLI and hosts do.
+const fromBuild = typeof PLINTH_BUNDLE !== 'undefined';
 
 /**
  * The build also compiles the builtin plugins (dist/plugins): the kernel running
