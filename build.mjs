@@ -90,6 +90,8 @@ await build({
     },
     // Linked maps (`node --enable-source-maps` reads them); a plain start never opens them.
     sourcemap: true,
+    // The maps point at the sources, which the package ships.
+    sourcemapExcludeSources: true,
   },
 });
 
