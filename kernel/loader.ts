@@ -69,11 +69,12 @@ declare const PLINTH_BUNDLE: true | undefined;
 const fromBuild = typeof PLINTH_BUNDLE !== 'undefined';
 
 /**
- * The build also compiles the builtin plugins (dist/plugins): the kernel running
- * from the build imports them natively, several times faster than transpiling
- * their modules on every boot. Inside them `plinth/sdk` resolves, through the
- * package's own exports, to the same dist/sdk module the kernel uses. Running
- * from source (tests), builtin plugins load from source like any other.
+ * The build also bundles the builtin plugins (dist/plugins/<name>/index.js, in
+ * the same code-split build as the kernel): the kernel running from the build
+ * imports them natively, several times faster than transpiling their modules
+ * on every boot. Their `plinth/sdk` is the sdk in the build's shared chunks, the
+ * same modules the kernel uses. Running from source (tests), builtin plugins
+ * load from source like any other.
  */
 function compiledBuiltin(candidate: Candidate, file: string): string | undefined {
   if (candidate.source !== 'builtin' || !fromBuild) return undefined;

@@ -20,21 +20,27 @@ export function ensureBuilt(): void {
 }
 
 /**
- * The plinth source modules (`sdk/version.ts`, …) in the files these module URLs name. dist/ is
- * bundled, so one chunk holds several modules: its linked source map lists them. A dist file
- * without a map holds no module code (an entry that only re-exports from chunks); files outside
- * the package, and node_modules, are left out.
+ * The plinth source modules (`sdk/version.ts`, …) in the files these module URLs name, by file.
+ * dist/ is bundled, so one chunk holds several modules: its linked source map lists them. A dist
+ * file without a map holds no module code (an entry that only re-exports from chunks); files
+ * outside the package, and node_modules, are left out.
  */
-export function sourceModules(urls: readonly string[]): string[] {
+export function modulesByFile(urls: readonly string[]): Map<string, string[]> {
   const inPackage = urls.filter((url) => url.startsWith(pathToFileURL(ROOT).href) && !url.includes('/node_modules/'));
-  const modules = inPackage.flatMap((url) => {
-    const file = fileURLToPath(url);
-    if (!file.startsWith(join(ROOT, 'dist'))) return [relative(ROOT, file)];
-    if (!existsSync(`${file}.map`)) return [];
-    const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
-    return map.sources.map((source) => relative(ROOT, resolve(dirname(file), source)));
-  });
-  return [...new Set(modules)].sort();
+  return new Map(
+    [...new Set(inPackage)].map((url) => {
+      const file = fileURLToPath(url);
+      if (!file.startsWith(join(ROOT, 'dist'))) return [file, [relative(ROOT, file)]];
+      if (!existsSync(`${file}.map`)) return [file, []];
+      const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
+      return [file, map.sources.map((source) => relative(ROOT, resolve(dirname(file), source)))];
+    }),
+  );
+}
+
+/** {@link modulesByFile}, as one sorted list. */
+export function sourceModules(urls: readonly string[]): string[] {
+  return [...new Set([...modulesByFile(urls).values()].flat())].sort();
 }
 
 /** Generous for a slow shared machine, but bounded. */
