@@ -62,15 +62,19 @@ export async function loadPluginCode(candidate: Candidate, fresh = false): Promi
   return exported;
 }
 
-// Whether this kernel runs from the build (dist/kernel), as the CLI and hosts do.
-const fromBuild = import.meta.url.includes('/dist/kernel/');
+// Defined (true) by the build, which bundles this module into a chunk of dist/: where that chunk
+// lies says nothing. Undeclared when the sources run (tests), whatever folder they are in.
+declare const PLINTH_BUNDLE: true | undefined;
+// Whether this kernel runs from the build, as the CLI and hosts do.
+const fromBuild = typeof PLINTH_BUNDLE !== 'undefined';
 
 /**
- * The build also compiles the builtin plugins (dist/plugins): the kernel running
- * from the build imports them natively, several times faster than transpiling
- * their modules on every boot. Inside them `plinth/sdk` resolves, through the
- * package's own exports, to the same dist/sdk module the kernel uses. Running
- * from source (tests), builtin plugins load from source like any other.
+ * The build also bundles the builtin plugins (dist/plugins/<name>/index.js, in
+ * the same code-split build as the kernel): the kernel running from the build
+ * imports them natively, several times faster than transpiling their modules
+ * on every boot. Their `plinth/sdk` is the sdk in the build's shared chunks, the
+ * same modules the kernel uses. Running from source (tests), builtin plugins
+ * load from source like any other.
  */
 function compiledBuiltin(candidate: Candidate, file: string): string | undefined {
   if (candidate.source !== 'builtin' || !fromBuild) return undefined;

@@ -9,6 +9,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +27,13 @@ const NO_SANDBOX_CODES = new Set(['PLN_E_PERM_NO_SANDBOX', 'PLN_E_SANDBOX_UNAVAI
 export const RELAY_PORT = 3128;
 /** What a confined child always gets on PATH when the request has none. */
 const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
-export const PRELOAD = fileURLToPath(new URL('./network/preload.cjs', import.meta.url));
+// Defined (true) by the build, which bundles this module into a chunk: the preload is not beside it there.
+declare const PLINTH_BUNDLE: true | undefined;
+/** The network preload (`node --require`): beside this module in the sources, at the same path under dist/ in the build (which copies it). */
+export const PRELOAD =
+  typeof PLINTH_BUNDLE === 'undefined'
+    ? fileURLToPath(new URL('./network/preload.cjs', import.meta.url))
+    : join(dirname(createRequire(import.meta.url).resolve('plinth/package.json')), 'dist', 'plugins', 'sandbox', 'network', 'preload.cjs');
 
 /** plinth's own package folder (the one holding its package.json), from here or from dist/. */
 function packageRoot(): string | undefined {

@@ -259,7 +259,7 @@ async function benchResolve() {
 async function benchEmit() {
   progress(`4/4 emit: ${N.emitRounds} interleaved rounds of ${N.emitsPerRound.toLocaleString('en-US')} emits per side…`);
   const { createKernel } = await import(pathToFileURL(path.join(DIST, 'kernel', 'index.js')).href);
-  // The kernel's own copy of tapable (dist imports it from the same node_modules).
+  // node_modules' tapable: the same version the build bundles into the kernel, so the same code on both sides.
   const { AsyncSeriesWaterfallHook } = await import('tapable');
   const home = tempDir('emit-home');
   const kernel = createKernel({ builtin: false, home, workspace: home, env: cleanEnv, logSink: () => {} });

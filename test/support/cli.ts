@@ -4,11 +4,11 @@
  * and the exit code with both output streams.
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expect } from 'vitest';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -17,6 +17,30 @@ export const BIN = join(ROOT, 'dist', 'cli', 'bin.js');
 /** Builds plinth when `dist/` is missing: `npm test` builds before vitest, a file run on its own from a clean tree does not. Call in `beforeAll` with a long time limit. */
 export function ensureBuilt(): void {
   if (!existsSync(BIN)) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+}
+
+/**
+ * The plinth source modules (`sdk/version.ts`, …) in the files these module URLs name, by file.
+ * dist/ is bundled, so one chunk holds several modules: its linked source map lists them. A dist
+ * file without a map holds no module code (an entry that only re-exports from chunks); files
+ * outside the package, and node_modules, are left out.
+ */
+export function modulesByFile(urls: readonly string[]): Map<string, string[]> {
+  const inPackage = urls.filter((url) => url.startsWith(pathToFileURL(ROOT).href) && !url.includes('/node_modules/'));
+  return new Map(
+    [...new Set(inPackage)].map((url) => {
+      const file = fileURLToPath(url);
+      if (!file.startsWith(join(ROOT, 'dist'))) return [file, [relative(ROOT, file)]];
+      if (!existsSync(`${file}.map`)) return [file, []];
+      const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
+      return [file, map.sources.map((source) => relative(ROOT, resolve(dirname(file), source)))];
+    }),
+  );
+}
+
+/** {@link modulesByFile}, as one sorted list. */
+export function sourceModules(urls: readonly string[]): string[] {
+  return [...new Set([...modulesByFile(urls).values()].flat())].sort();
 }
 
 /** Generous for a slow shared machine, but bounded. */
