@@ -53,6 +53,23 @@ async function listed(sandboxed: Sandbox, name: string): Promise<Listed[number] 
   return (Array.isArray(data) ? data : data.plugins).find((p) => p.name === name);
 }
 
+/**
+ * Starts `plinth <args>` paused at `step` (PLINTH_MARKET_PAUSE_AT) and resolves once it says it is
+ * there: the child, its exit, and all it wrote on stderr so far and later.
+ */
+async function pausedAt(home: Sandbox, args: string[], step: string) {
+  const child = start(home, args, { PLINTH_MARKET_PAUSE_AT: step });
+  const exited = new Promise<number | null>((done) => child.once('exit', done));
+  let stderr = '';
+  await new Promise<void>((done) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes(`marketplace: paused at ${step}`)) done();
+    });
+  });
+  return { child, exited, stderr: () => stderr };
+}
+
 /** 5 MB of incompressible files, so that extraction takes a while. */
 function bulk(): Record<string, Buffer> {
   return Object.fromEntries(Array.from({ length: 320 }, (_, i) => [`assets/part-${String(i).padStart(3, '0')}.bin`, randomBytes(16 * 1024)]));
@@ -233,15 +250,7 @@ describe('an install that is interrupted, or run twice at once', () => {
     const home = await box(server.url);
     expectExit(await run(home, ['ext', 'install', 'mover', '--yes']), 0);
     await publish({ name: 'mover', version: '1.1.0' });
-    const child = start(home, ['ext', 'update', 'mover', '--yes'], { PLINTH_MARKET_PAUSE_AT: 'move' });
-    const exited = new Promise((done) => child.once('exit', done));
-    await new Promise<void>((done) => {
-      let text = '';
-      child.stderr!.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        if (text.includes('marketplace: paused at move')) done();
-      });
-    });
+    const { child, exited } = await pausedAt(home, ['ext', 'update', 'mover', '--yes'], 'move');
     child.kill('SIGKILL');
     await exited;
     const plugins = join(home.home, 'plugins');
@@ -261,15 +270,7 @@ describe('an install that is interrupted, or run twice at once', () => {
     expectExit(await run(home, ['ext', 'install', 'again', '--yes']), 0);
     const plugins = join(home.home, 'plugins');
     const folder = join(plugins, '.versions', 'again@1.0.0');
-    const child = start(home, ['ext', 'install', 'again', '--force', '--yes'], { PLINTH_MARKET_PAUSE_AT: 'replace' });
-    const exited = new Promise((done) => child.once('exit', done));
-    await new Promise<void>((done) => {
-      let text = '';
-      child.stderr!.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        if (text.includes('marketplace: paused at replace')) done();
-      });
-    });
+    const { child, exited } = await pausedAt(home, ['ext', 'install', 'again', '--force', '--yes'], 'replace');
     child.kill('SIGKILL');
     await exited;
     // The old folder is set aside and the new one is not in yet: the plugin is said to be missing, not passed over.
@@ -297,18 +298,10 @@ describe('an install that is interrupted, or run twice at once', () => {
     const home = await box(server.url);
     expectExit(await run(home, ['ext', 'install', 'calm', '--yes']), 0);
     await publish({ name: 'calm', version: '2.0.0' });
-    const child = start(home, ['ext', 'install', 'calm@2', '--yes'], { PLINTH_MARKET_PAUSE_AT: 'extract' });
-    let stderr = '';
-    const exited = new Promise<number | null>((done) => child.once('exit', done));
-    await new Promise<void>((done) => {
-      child.stderr!.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (stderr.includes('marketplace: paused at extract')) done();
-      });
-    });
+    const { child, exited, stderr } = await pausedAt(home, ['ext', 'install', 'calm@2', '--yes'], 'extract');
     child.kill('SIGTERM');
     expect(await exited).not.toBe(0);
-    expect(stderr).toContain('PLN_E_MARKET_INTERRUPTED');
+    expect(stderr()).toContain('PLN_E_MARKET_INTERRUPTED');
     const plugins = join(home.home, 'plugins');
     expect(readdirSync(plugins).filter((e) => e.startsWith('.') && e !== '.versions')).toEqual([]);
     expect(readdirSync(join(plugins, '.versions'))).toEqual(['calm@1.0.0']);
