@@ -161,6 +161,9 @@ describe('requests refused', () => {
     const chunks = new Blob([big]).stream();
     const streamed = await fetch(gw.url, { method: 'POST', headers: { ...HEADERS, Authorization: `Bearer ${gw.token}`, 'mcp-session-id': id }, body: chunks, duplex: 'half' } as RequestInit);
     expect(streamed.status).toBe(413);
+    // The rest of a refused body is never read: the connection closes, so that the client's next request goes on a new one.
+    expect(declared.headers.get('connection')).toBe('close');
+    expect(streamed.headers.get('connection')).toBe('close');
     await streamed.body?.cancel();
     const { client } = await httpClient(gw.url, gw.token);
     expect(text(await client.callTool({ name: 'web__echo', arguments: { text: 'fine' } }))).toBe('fine');

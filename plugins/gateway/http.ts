@@ -57,6 +57,9 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
       const entry = sessions.get(id);
       if (!entry) return refuse(res, 404, 'PLN_E_GATEWAY_SESSION_UNKNOWN', 'this session has ended (or never was): initialize a new one');
       entry.session.lastActive = Date.now();
+      // A body of unknown length may be refused halfway (413, by the SDK's transport): the rest is
+      // never read, so the connection must not carry the client's next request.
+      if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] !== undefined) res.setHeader('Connection', 'close');
       return entry.transport.handleRequest(req, res);
     }
     if (req.method !== 'POST') return refuse(res, 400, 'PLN_E_GATEWAY_SESSION_UNKNOWN', 'no mcp-session-id: start a session with an initialize request (POST)');
@@ -172,7 +175,7 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
 /** A JSON-RPC error body with plinth's code, and the HTTP status. */
 function refuse(res: ServerResponse, status: number, code: string, message: string): void {
   if (res.headersSent) return void res.destroy();
-  // An unread body (a refused 10 MB upload) is discarded by Node once the answer is sent.
-  res.writeHead(status, { 'Content-Type': 'application/json', ...(status >= 500 && { Connection: 'close' }) });
+  // A refused upload's body is not read: the connection closes, so that the client does not send its next request on it.
+  res.writeHead(status, { 'Content-Type': 'application/json', ...((status >= 500 || status === 413) && { Connection: 'close' }) });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `${code}: ${message}` }, id: null }));
 }
