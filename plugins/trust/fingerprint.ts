@@ -126,13 +126,24 @@ export interface RecordedHashes {
 }
 
 /**
+ * Hashes that stand for reading a file: by its path alone before it is opened
+ * (`sha256Of`, an installed plugin's recorded tree), or by the opened file's
+ * identity (`byIdentity`, hash-cache.ts, told each hash read with `remember`).
+ * The state of a file is the same with them or without.
+ */
+export interface KnownHashes extends Partial<RecordedHashes> {
+  byIdentity?(path: string, identity: string, size: bigint): Promise<string | undefined>;
+  remember?(path: string, identity: string, size: bigint, sha256: string): void;
+}
+
+/**
  * The state of one file: its content's SHA-256, or why there is none.
  * Symbolic links are followed (the target is what runs); FIFOs and devices
  * are marked, not read. With `recorded`, a hash it knows stands for reading
  * the file: the state is the same either way, so approvals do not change.
  */
-export async function fileState(path: string, recorded?: RecordedHashes): Promise<FileState> {
-  const known = await recorded?.sha256Of(path);
+export async function fileState(path: string, recorded?: KnownHashes): Promise<FileState> {
+  const known = await recorded?.sha256Of?.(path);
   if (known !== undefined) return { path, state: 'file', sha256: known };
   let handle;
   try {
@@ -145,10 +156,15 @@ export async function fileState(path: string, recorded?: RecordedHashes): Promis
     return { path, state: 'unreadable', code };
   }
   try {
-    const info = await handle.stat();
+    const info = await handle.stat({ bigint: true });
     if (info.isDirectory()) return { path, state: 'directory' };
     if (!info.isFile()) return { path, state: 'special' }; // a FIFO or a device: not read
-    return { path, state: 'file', sha256: await hashFileHandle(handle) };
+    const identity = `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+    const kept = await recorded?.byIdentity?.(path, identity, info.size);
+    if (kept !== undefined) return { path, state: 'file', sha256: kept };
+    const sha256 = await hashFileHandle(handle);
+    recorded?.remember?.(path, identity, info.size, sha256);
+    return { path, state: 'file', sha256 };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
     return code === 'EISDIR' ? { path, state: 'directory' } : { path, state: 'unreadable', code };

@@ -13,6 +13,7 @@ import { pluginCoverage } from './covered.js';
 import { answerWithin, pluginGate } from './gate.js';
 import { installedFilesGate } from './installed-gate.js';
 import { installedLock } from './recorded-hashes.js';
+import { FileHashCache } from './hash-cache.js';
 import { createTrustService } from './service.js';
 import { TrustStore } from './store.js';
 import type { CommandContext } from './verdict.js';
@@ -31,7 +32,8 @@ export default definePlugin({
     // approvals live in trust.json and stay: a plugin that comes back as it was needs none again.
     const plugins = new Map<string, PluginInfo>();
     const coveredBy = pluginCoverage({ home: ctx.paths.home, plugins: () => plugins, installed: lock });
-    const service = createTrustService({ store, log: ctx.log, signal: ctx.signal, where, redact: (text) => kernel.redact(text), installed: lock, coveredBy });
+    const hashCache = new FileHashCache(join(ctx.paths.home, 'cache', 'trust-hashes.json'));
+    const service = createTrustService({ store, log: ctx.log, signal: ctx.signal, where, redact: (text) => kernel.redact(text), installed: lock, hashCache, coveredBy });
     kernel.provide('trust', service);
     // The service itself, not kernel.get('trust'): settings cannot hand this check to another provider.
     const installed = installedFilesGate(ctx.paths.home, lock);

@@ -12,7 +12,7 @@ import { open, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, relative, resolve } from 'node:path';
 import { isSecretValue } from './secrets.js';
 import type { TrustRun } from 'plinth/sdk';
-import { type RecordedHashes, canonicalJson, fileState } from './fingerprint.js';
+import { type KnownHashes, canonicalJson, fileState } from './fingerprint.js';
 import { type FileLimits, PLUGIN_FILE_LIMITS, folderFiles } from './plugin-files.js';
 
 /**
@@ -124,7 +124,7 @@ export function runWords(run: TrustRun, cwd: string | undefined): string[] {
  * nothing contribute nothing, so creating one later changes the fingerprint.
  * `recorded`: hashes known without reading (see fingerprint.ts `fileState`).
  */
-export async function namedStates(run: TrustRun, cwd: string | undefined, codeOnly: boolean, limits: FileLimits = RUN_FOLDER_LIMITS, recorded?: RecordedHashes): Promise<NamedState[]> {
+export async function namedStates(run: TrustRun, cwd: string | undefined, codeOnly: boolean, limits: FileLimits = RUN_FOLDER_LIMITS, recorded?: KnownHashes): Promise<NamedState[]> {
   const states: NamedState[] = [];
   const budget = { files: limits.files, bytes: limits.bytes };
   for (const word of runWords(run, cwd)) {
@@ -173,7 +173,7 @@ function isWithin(inner: string, outer: string): boolean {
 class TooLarge extends Error {}
 
 /** A folder's content as one digest over its files' relative paths and contents; `too-large` past what is left of the budget. */
-async function folderState(word: string, dir: string, budget: { files: number; bytes: number }, codeOnly: boolean, recorded: RecordedHashes | undefined): Promise<NamedState> {
+async function folderState(word: string, dir: string, budget: { files: number; bytes: number }, codeOnly: boolean, recorded: KnownHashes | undefined): Promise<NamedState> {
   const limit = `more than ${RUN_FOLDER_LIMITS.files.toLocaleString('en-US')} files or ${Math.round(RUN_FOLDER_LIMITS.bytes / 1024 / 1024)} MB in the folders it names`;
   let files: string[];
   try {

@@ -7,6 +7,7 @@ import { type Logger, PlinthError, type PromptIO, askYesNo, processTerminal, why
 import type { Coverage } from './covered.js';
 import { TRUST_KINDS, validateSubject } from './fingerprint.js';
 import { pluginSubject } from './plugin-files.js';
+import type { FileHashCache } from './hash-cache.js';
 import { type InstalledLock, recordedHashes } from './recorded-hashes.js';
 import { type Shown, type Snapshot, changedLabels, changes, snapshot } from './snapshot.js';
 import { type EntryKey, type TrustData, type TrustStore, findEntry, putEntry, recordOf, removeEntry } from './store.js';
@@ -31,6 +32,8 @@ export interface TrustServiceOptions {
    * at install are not read again (recorded-hashes.ts). Without it every file is read.
    */
   readonly installed?: InstalledLock;
+  /** Hashes of large files kept between checks (hash-cache.ts); without it every file is read. */
+  readonly hashCache?: FileHashCache;
   /** The installed plugin whose approval covers a subject its own record does not (covered.ts); none by default. */
   readonly coveredBy?: (subject: TrustSubject, data: TrustData) => Promise<Coverage | undefined>;
 }
@@ -61,7 +64,16 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     for (const key of declined) if (key.startsWith(`${kind}\0${id}\0`)) declined.delete(key);
   };
   /** The subject's fingerprint and what is shown of it, as it is now. */
-  const take = (subject: TrustSubject): Promise<Snapshot> => snapshot(subject, subject.source === 'workspace', options.redact, options.installed && recordedHashes(options.installed));
+  const take = async (subject: TrustSubject): Promise<Snapshot> => {
+    const recorded = options.installed && recordedHashes(options.installed);
+    const cache = options.hashCache;
+    const known = cache ? { ...(recorded && { sha256Of: (path: string) => recorded.sha256Of(path) }), byIdentity: cache.byIdentity.bind(cache), remember: cache.remember.bind(cache) } : recorded;
+    try {
+      return await snapshot(subject, subject.source === 'workspace', options.redact, known);
+    } finally {
+      await cache?.flush();
+    }
+  };
   /** Why it needs approval, naming what changed since `record` when that is known. */
   const needOf = (subject: TrustSubject, assessment: Pending, shown: Shown) =>
     needText(subject, assessment.state, assessment.record, assessment.state === 'changed' ? changedLabels(assessment.record?.shown, shown) : []);

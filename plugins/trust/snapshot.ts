@@ -5,7 +5,7 @@
  * question can say what changed without the store holding a secret.
  */
 import { createHash } from 'node:crypto';
-import { type RecordedHashes, canonicalJson, fileState } from './fingerprint.js';
+import { type KnownHashes, canonicalJson, fileState } from './fingerprint.js';
 import { type NamedState, lookupFolder, namedStates } from './run-files.js';
 import { HIDDEN, SECRET_NAME, isSecretValue } from './secrets.js';
 import type { TrustRun, TrustSubject } from 'plinth/sdk';
@@ -31,13 +31,14 @@ const LISTED_FILES = 20;
  * kept per workspace (then a defaulted cwd's relative words count). For a
  * `user` subject only named files that are code count (see `isCodeFile`).
  * `recorded`: hashes known without reading (an installed plugin's files, see
- * recorded-hashes.ts); the fingerprint is the same without them.
+ * recorded-hashes.ts; large files kept by hash-cache.ts); the fingerprint is
+ * the same without them.
  */
 export async function snapshot(
   subject: Pick<TrustSubject, 'definition' | 'files' | 'runs' | 'source'>,
   approvedPerWorkspace: boolean,
   redact: (text: string) => string = (t) => t,
-  recorded?: RecordedHashes,
+  recorded?: KnownHashes,
 ): Promise<Snapshot> {
   const trustedOnFirstUse = subject.source === 'user';
   const paths = [...new Set(subject.files)].sort();
