@@ -323,3 +323,20 @@ describe('an install that is interrupted, or run twice at once', () => {
   }, 90_000);
 });
 
+
+describe('a registry folder', () => {
+  it('that does not exist (a typo in its url) is said to be missing, not to lack the plugin asked for', async () => {
+    const home = await box();
+    const missing = join(home.base, 'plinth-registy');
+    await home.settings({ registries: [{ name: 'folder', url: missing }], plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } } });
+    for (const args of [['ext', 'install', 'lint-guard', '--yes', '--json'], ['ext', 'search', 'lint', '--json']]) {
+      const result = await run(home, args);
+      expectExit(result, 1);
+      const { error } = json<{ error: { code: string; message: string; hint: string } }>(result);
+      expect(error.code).toBe('PLN_E_MARKET_REGISTRY_UNREACHABLE');
+      expect(error.message).toContain(`the folder ${missing} does not exist`);
+      expect(error.hint).toContain('"url"');
+      expect(error.hint).not.toContain('plinth ext search');
+    }
+  }, 60_000);
+});

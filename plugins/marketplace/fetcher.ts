@@ -7,8 +7,9 @@
 import { createWriteStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { type IncomingMessage, get as httpGet } from 'node:http';
+import { resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PlinthError, describeError } from 'plinth/sdk';
+import { PlinthError, describeError, registryRoot } from 'plinth/sdk';
 import type { Registry } from './registries.js';
 
 /** Limits and hooks of one request. */
@@ -167,6 +168,14 @@ async function readLocal(registry: Registry, url: URL, options: RequestOptions):
     } finally {
       await handle.close();
     }
+  }
+  // A folder that is not there at all is a wrong "url" (a typo), not a registry without this document.
+  const root = resolvePath(fileURLToPath(registryRoot(registry.url.href)));
+  if (!(await stat(root).catch(() => undefined))?.isDirectory()) {
+    throw new PlinthError('PLN_E_MARKET_REGISTRY_UNREACHABLE', `${options.step}: registry "${registry.name}" unreachable: the folder ${root} does not exist`, {
+      hint: `correct its "url" in "registries" (a registry folder is made by \`plinth registry publish <plugin> --to <folder>\`)`,
+      details: { step: options.step, registry: registry.name, url: url.href, reason: 'ENOENT' },
+    });
   }
   throw new PlinthError('PLN_E_MARKET_NOT_FOUND', `registry "${registry.name}" has nothing at ${path}`, {
     hint: 'check the name (`plinth ext search <text>`) or the registry folder',
