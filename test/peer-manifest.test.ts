@@ -132,7 +132,7 @@ describe('a Gemini CLI extension', () => {
       command: 'node',
       args: [`${dir}${sep}s.js`, '/w'],
       // VARS_KEY is passed as the setting's own variable (a sensitive value never goes through a reference).
-      env: { HOST_URL: 'https://${setting:vars.VARS_HOST}', OTHER: '$HOME ${env:OTHER}' },
+      env: { HOST_URL: 'https://${setting:vars.VARS_HOST}', OTHER: '${env:HOME} ${env:OTHER}' },
       excludeTools: ['own', 'shared'],
     });
     expect(manifest.hooks).toEqual({ AfterTool: [{ matcher: '.*', hooks: [{ type: 'command', command: `node ${dir}${sep}after.js /w` }] }] });
@@ -141,6 +141,24 @@ describe('a Gemini CLI extension', () => {
       ['VARS_HOST', 'VARS_HOST', false],
     ]);
     expect(fields(manifest.peer!.ignored)).toEqual(['settings[2]', 'excludeTools[1]']);
+  });
+
+  it('reads $VAR in a server\'s env as ${VAR}, as Gemini CLI expands both', async () => {
+    const dir = folder();
+    await write(join(dir, 'gemini-extension.json'), {
+      name: 'bare',
+      version: '1.0.0',
+      settings: [{ name: 'API Key', envVar: 'MY_API_KEY', sensitive: true }, { name: 'Host', envVar: 'MY_HOST' }],
+      mcpServers: { s: { command: 'node', args: ['s.js', '$NOT_ENV'], env: { MY_API_KEY: '$MY_API_KEY', HOST_URL: 'https://$MY_HOST', LOG_LEVEL: '$LOG_LEVEL', PRICE: '5$', TWO: '$A-$B_1' } } },
+    });
+    const manifest = await made(dir);
+    expect(manifest.mcpServers.s).toEqual({
+      command: 'node',
+      // Gemini expands variables in env only.
+      args: ['s.js', '$NOT_ENV'],
+      // MY_API_KEY reaches the server as its own variable (a sensitive value never goes through a reference).
+      env: { HOST_URL: 'https://${setting:bare.MY_HOST}', LOG_LEVEL: '${env:LOG_LEVEL}', PRICE: '5$', TWO: '${env:A}-${env:B_1}' },
+    });
   });
 
   it('needs a name and a version, as Gemini CLI does; a loose version is made semver', async () => {

@@ -59,9 +59,13 @@ function references(values: unknown, options: ServerOptions, server: string, key
       out[name] = value;
       continue;
     }
+    // Gemini CLI expands `$VAR` in a server's env as it does `${VAR}`.
+    const bare = options.kind === 'gemini' && key === 'env';
     // The setting reaches the server under its own variable already (kernel.settingsEnv): repeating it would refuse a sensitive one.
-    if (key === 'env' && value === `\${${name}}` && options.settings?.includes(name)) continue;
-    out[name] = options.vars(value).replace(/\$\{([^}]*)\}/g, (whole, body: string) => {
+    if (key === 'env' && (value === `\${${name}}` || (bare && value === `$${name}`)) && options.settings?.includes(name)) continue;
+    const variables = bare ? /\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g : /\$\{([^}]*)\}/g;
+    out[name] = options.vars(value).replace(variables, (whole, braced: string | undefined, plain: string | undefined) => {
+      const body = braced ?? plain!;
       if (/^(env|setting):/.test(body)) return whole;
       const ref = options.toRef(body);
       if (ref === undefined) options.peer.note(`mcpServers.${server}.${key}.${name}`, `"${whole}" is not a variable plinth can supply`);
