@@ -73,6 +73,14 @@ describe('search', () => {
     expect((await rejection(market.search('something else'))).code).toBe('PLN_E_MARKET_REGISTRY_UNREACHABLE');
   });
 
+  it('with "registries": [] says that no registry is configured, as install does, rather than that nothing matches', async () => {
+    const { market } = await host([]);
+    const error = await rejection(market.search('hello'));
+    expect(error.code).toBe('PLN_E_MARKET_REGISTRY_CONFIG');
+    expect(error.message).toContain('no registry is configured');
+    expect(error.hint).toContain('"registries"');
+  });
+
   it('reads a static registry folder (a file:// URL or a path) as a registry', async () => {
     const { folder } = await registry([{ name: 'offline-plugin', version: '1.0.0', description: 'works without a network' }]);
     const { kernel, market } = await host([{ name: 'folder', url: folder }]);

@@ -158,6 +158,12 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       const hits: SearchHit[] = [];
       const seen = new Set<string>();
       const list = registries();
+      if (list.length === 0) {
+        throw new PlinthError('PLN_E_MARKET_REGISTRY_CONFIG', 'no registry is configured to search ("registries" is empty)', {
+          hint: 'add one to "registries" in your settings.json, e.g. [{ "name": "local", "url": "http://127.0.0.1:4873" }], or remove "registries" to use plinth\'s embedded registry',
+          details: { step: 'search' },
+        });
+      }
       const failures: unknown[] = [];
       for (const registry of list) {
         let response;
