@@ -101,6 +101,18 @@ describe('keys trusted on first use', () => {
     await other.box.settings({ registries: [{ name: 'local', url: other.server.url }], plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } } });
     expectExit(await run(other.box, ['ext', 'install', 'greeter@1.0.0', '--yes', '--trust-key', other.keyid]), 0);
   });
+
+  it('a --trust-key the registry does not sign with (a typo) is named as such, not passed over as if none was given', async () => {
+    const { box, keyid, server } = await signedSetup();
+    await box.settings({ registries: [{ name: 'local', url: server.url }], plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } } });
+    const typo = `${keyid.slice(0, -3)}xyz`;
+    const refused = await run(box, ['ext', 'install', 'greeter@1.0.0', '--yes', '--trust-key', typo, '--json']);
+    expectExit(refused, 1);
+    const { error } = json<{ error: { code: string; message: string } }>(refused);
+    expect(error.code).toBe('PLN_E_MARKET_KEY_UNTRUSTED');
+    expect(error.message).toContain(`--trust-key ${typo} is not a key it lists`);
+    expect(error.message).not.toContain('nobody was asked');
+  });
 });
 
 describe('registry rotate-key and index', () => {

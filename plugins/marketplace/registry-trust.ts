@@ -210,7 +210,8 @@ async function trustOnFirstUse(registry: Registry, active: RegistryKeys['keys'],
   const request: KeyTrustRequest = { registry: registry.name, url: registry.url.href, keys: active.map((k) => ({ keyid: k.keyid, keytype: publicKeyOf(k)!.asymmetricKeyType === 'ed25519' ? 'ed25519' : 'ecdsa-sha2-nistp256' })) };
   if (options.trustKeys && (await options.trustKeys(request))) return active;
   const keyids = active.map((k) => k.keyid);
-  throw new PlinthError('PLN_E_MARKET_KEY_UNTRUSTED', `resolve: registry "${registry.name}" (${registry.url.href}) signs with ${keyids.join(', ')}, which ${options.trustKeys ? 'you did not trust' : 'nobody was asked to trust (no terminal)'}: nothing was installed`, {
+  const why = given.length > 0 ? `and --trust-key ${given.join(', ')} is not a key it lists` : `which ${options.trustKeys ? 'you did not trust' : 'nobody was asked to trust (no terminal)'}`;
+  throw new PlinthError('PLN_E_MARKET_KEY_UNTRUSTED', `resolve: registry "${registry.name}" (${registry.url.href}) signs with ${keyids.join(', ')}, ${why}: nothing was installed`, {
     hint: `check the fingerprint with the registry's operator, then run the command again on a terminal, add --trust-key ${keyids[0]}, or pin it: "keys": ["${keyids[0]}"] in registry "${registry.name}" of your settings`,
     details: { step: 'resolve', registry: registry.name, keys: keyids },
   });
