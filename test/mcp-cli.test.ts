@@ -342,6 +342,15 @@ describe('the builtin demo server', () => {
     expect(['PLN_E_CLI_USAGE', 'PLN_E_MCP_ARGS_INVALID']).toContain(json(result).error.code);
   }, TEST_TIMEOUT);
 
+  test('a missing --args @file says so in words and what to give instead, not ENOENT', async () => {
+    const box = await sandbox();
+    const result = await run(box, ['call', 'demo__echo', '--args', '@/nonexistent/args.json', '--json']);
+    expectExit(result, 2);
+    const { error } = json(result);
+    expect(error.message).toBe('cannot read the arguments file /nonexistent/args.json: there is no such file');
+    expect(error.hint).toContain('@- for standard input');
+  }, TEST_TIMEOUT);
+
   test('a tool name without __ is a usage error', async () => {
     const box = await sandbox();
     const result = await run(box, ['call', 'echo', '--json']);
