@@ -385,6 +385,8 @@ describe('plinth hooks …', () => {
     const missing = await plinthIn(where, ['hooks', 'run', 'before_tool', '--context', `@${join(where.base, 'no-such.json')}`]);
     expectExit(missing, 2);
     expect(missing.stderr).toContain('PLN_E_CLI_USAGE');
+    expect(missing.stderr).toContain('no-such.json: there is no such file');
+    expect(missing.stderr).toMatch(/fix: give the path of a JSON file/);
   });
 
   it('hooks trust <id> lets a workspace hook run; hooks untrust withdraws it', async () => {

@@ -296,7 +296,12 @@ function hooksOf(data: Readonly<Record<string, unknown>>, ref: SettingsFileRef):
 async function readContext(value: string | undefined): Promise<Record<string, unknown>> {
   if (value === undefined) return {};
   const text = value.startsWith('@') ? await readFile(value.slice(1), 'utf8').catch((cause: unknown) => {
-    throw new PlinthError('PLN_E_CLI_USAGE', `cannot read the context file ${value.slice(1)}`, { cause });
+    const code = (cause as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'there is no such file' : code === 'EISDIR' ? 'it is a folder' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : cause instanceof Error ? cause.message : String(cause);
+    throw new PlinthError('PLN_E_CLI_USAGE', `cannot read the context file ${value.slice(1)}: ${why}`, {
+      cause,
+      hint: `give the path of a JSON file (relative to ${process.cwd()}), or the JSON itself: --context '{"tool":"write_file"}'`,
+    });
   }) : value;
   let parsed: unknown;
   try {
