@@ -108,6 +108,27 @@ describe('plinth perms', () => {
     expect(await listed(box)).toMatchObject({ unconfined: false });
   }, 120_000);
 
+  test('the settings\' principals: status reports settings:workspace as it does a plugin; a misspelt one is refused, nothing stored', async () => {
+    const box = await home();
+    const status = await run(box, ['perms', 'status', 'settings:workspace', '--json']);
+    expectExit(status, 0);
+    expect(json<{ plugins: unknown[] }>(status).plugins).toEqual([expect.objectContaining({ plugin: 'settings:workspace', source: 'workspace', runs: 'confined' })]);
+
+    // Where no OS sandbox is available it is refused until allowed unconfined, the fix its refusals name.
+    const refused = json<{ plugins: Array<{ runs: string; code?: string }> }>(await run(box, ['perms', 'status', 'settings:workspace', '--json'], NO_BWRAP));
+    expect(refused.plugins[0]).toMatchObject({ runs: 'refused', code: 'PLN_E_PERM_NO_SANDBOX' });
+    expectExit(await run(box, ['perms', 'grant', 'settings:workspace', '--unconfined']), 0);
+    const readable = await run(box, ['perms', 'status', 'settings:workspace'], NO_BWRAP);
+    expectExit(readable, 0);
+    expect(readable.stdout).toMatch(/settings:workspace\s+workspace\s+open\s+you allowed settings:workspace to run unconfined/);
+
+    const typo = await run(box, ['perms', 'grant', 'settings:worksapce', 'network api.example.com', '--json']);
+    expectExit(typo, 1);
+    expect(json(typo).error).toMatchObject({ code: 'PLN_E_PERM_UNKNOWN', hint: 'did you mean settings:workspace?' });
+    expect(json<{ plugins: Listed[] }>(await run(box, ['perms', 'list', '--json'])).plugins.map((p) => p.name)).not.toContain('settings:worksapce');
+    expect(json(await run(box, ['perms', 'list', 'settings:usr', '--json'])).error).toMatchObject({ code: 'PLN_E_PERM_UNKNOWN', hint: 'did you mean settings:user?' });
+  }, 120_000);
+
   test('audit reads the denials back, filtered by plugin and permission', async () => {
     const box = await home();
     await appendAudit(box.home, { plugin: 'greeter', permission: 'network', target: 'evil.test:443', reason: 'not in network.allow', time: '2026-12-02T03:00:00.000Z' });
