@@ -234,8 +234,9 @@ function withReason(error: PlinthError, reason: string): PlinthError {
 export function reducedEnvironment(plan: SpawnPlan, granted: Permissions, home: string, tmp: string): Record<string, string> {
   const env: Record<string, string> = {};
   const requested = new Set(plan.requestedEnv ?? []);
+  const own = new Set(plan.ownEnv ?? []);
   for (const [name, value] of Object.entries(plan.env)) {
-    if (granted.env.includes(name) || (name.startsWith('PLINTH_') && requested.has(name))) env[name] = value;
+    if (granted.env.includes(name) || ((name.startsWith('PLINTH_') || own.has(name)) && requested.has(name))) env[name] = value;
   }
   env.PATH = plan.env.PATH ?? DEFAULT_PATH;
   env.HOME = home;
