@@ -117,7 +117,7 @@ describe.skipIf(!usable)('confined launches of hooks and stdio MCP servers', () 
       transport: 'stdio',
       command: process.execPath,
       args: [STDIO_SERVER],
-      env: { FIXTURE_TOKEN: 'declared-value', OTHER_TOKEN: 'not-declared' },
+      env: { FIXTURE_TOKEN: 'declared-value', OTHER_TOKEN: 'not-declared', PLINTH_SMUGGLED: 'a host secret through ${env:…}' },
       cwd: rig.workspace,
       headers: {},
       connectTimeoutMs: 10_000,
@@ -140,6 +140,8 @@ describe.skipIf(!usable)('confined launches of hooks and stdio MCP servers', () 
       const env = async (name: string) => JSON.parse(((await client.callTool({ name: 'get_env', arguments: { name } })) as CallToolResult).content.map((c) => ('text' in c ? c.text : '')).join('')) as unknown;
       expect(await env('FIXTURE_TOKEN')).toBe('declared-value');
       expect(await env('OTHER_TOKEN')).toBeNull();
+      // A definition's variable is a definition's variable, whatever its name: PLINTH_* is no way past permissions.env.
+      expect(await env('PLINTH_SMUGGLED')).toBeNull();
       expect(String(await env('HOME'))).toContain(join(rig.home, 'sandbox', 'homes'));
       expect(rig.launcher.trace().at(-1)).toMatchObject({ state: 'running', purpose: 'MCP server "files"' });
     } finally {

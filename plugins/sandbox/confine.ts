@@ -153,7 +153,7 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
       const granted = decision.granted;
       const env = reducedEnvironment(plan, granted, realPath(privateHome), realPath(privateTmp));
       for (const name of plan.requestedEnv ?? []) {
-        if (name in env || name.startsWith('PLINTH_')) continue;
+        if (name in env) continue;
         void audit(principal, 'env', name, 'not declared in permissions.env: the variable was left out');
         // The user wrote it in "env" and approved it: a server or hook silently without its key is a puzzle, so say it (the value never).
         const key = `${principal.id}\0${name}`;
@@ -230,13 +230,14 @@ function withReason(error: PlinthError, reason: string): PlinthError {
   return new PlinthError(error.code, `${error.message} (${reason})`, { ...(error.plugin !== undefined && { plugin: error.plugin }), ...(error.hint !== undefined && { hint: error.hint }), details: { ...error.details, sandbox: reason } });
 }
 
-/** The declared variables (their values from the launch), plus PATH, HOME (private) and TMPDIR; plinth's own PLINTH_* values stay. */
+/** The declared variables (their values from the launch), plus PATH, HOME (private) and TMPDIR; plinth's own values (the request's ownEnv) stay. */
 export function reducedEnvironment(plan: SpawnPlan, granted: Permissions, home: string, tmp: string): Record<string, string> {
   const env: Record<string, string> = {};
   const requested = new Set(plan.requestedEnv ?? []);
   const own = new Set(plan.ownEnv ?? []);
   for (const [name, value] of Object.entries(plan.env)) {
-    if (granted.env.includes(name) || ((name.startsWith('PLINTH_') || own.has(name)) && requested.has(name))) env[name] = value;
+    // plinth's own values (ownEnv) without a grant; a definition's variable only when granted, whatever its name (PLINTH_* included).
+    if (granted.env.includes(name) || (own.has(name) && requested.has(name))) env[name] = value;
   }
   env.PATH = plan.env.PATH ?? DEFAULT_PATH;
   env.HOME = home;
