@@ -351,6 +351,20 @@ describe('the builtin demo server', () => {
     expect(error.hint).toContain('@- for standard input');
   }, TEST_TIMEOUT);
 
+  test.each([
+    ['mcp', { retries: -1 }, ['call', 'demo__echo', '--args', '{"message":"hi"}'], 'plugins.mcp.settings.retries'],
+    ['health', { maxRestarts: -2 }, ['call', 'demo__echo', '--args', '{"message":"hi"}'], 'plugins.health.settings.maxRestarts'],
+    ['transport-stdio', { exitGraceMs: -5 }, ['call', 'demo__echo', '--args', '{"message":"hi"}'], 'plugins.transport-stdio.settings.exitGraceMs'],
+    ['gateway', { maxSessions: 0 }, ['serve', '--http', '--port', '0'], 'plugins.gateway.settings.maxSessions'],
+  ])('a %s setting out of range is PLN_E_SETTING_INVALID naming its key, not a dump of zod issues', async (plugin, settings, args, path) => {
+    const box = await sandbox();
+    await writeSettings(box.userFile, { plugins: { [plugin]: { settings } } });
+    const result = await run(box, args);
+    expect(result.stderr).toContain('PLN_E_SETTING_INVALID');
+    expect(result.stderr).toContain(path);
+    expect(result.stderr).not.toContain('"code": "too_small"');
+  }, TEST_TIMEOUT);
+
   test('a tool name without __ is a usage error', async () => {
     const box = await sandbox();
     const result = await run(box, ['call', 'echo', '--json']);
