@@ -87,6 +87,22 @@ describe('command groups print their help', () => {
 });
 
 describe('mcp add in the shapes of the peers\' docs, then mcp get', () => {
+  test('a password or token in a server\'s URL never shows, also where an error quotes the URL whole (get, status, call, --json, the log)', async () => {
+    const b = await box();
+    const url = new URL(urls.url);
+    url.username = 'ada';
+    url.password = 'pw-7Hq2xLm9';
+    url.searchParams.set('api_key', 'key-Zr84Kp1w');
+    expectExit(await run(b, ['mcp', 'add', 'creds', url.toString()]), 0);
+    for (const args of [['mcp', 'get', 'creds'], ['mcp', 'status', 'creds', '--json'], ['mcp', 'status', 'creds'], ['call', 'creds__echo', '--args', '{"text":"x"}']]) {
+      const result = await run(b, args);
+      const all = result.stdout + result.stderr;
+      expect(all, args.join(' ')).toContain('creds');
+      expect(all, args.join(' ')).not.toContain('pw-7Hq2xLm9');
+      expect(all, args.join(' ')).not.toContain('key-Zr84Kp1w');
+    }
+  }, TIMEOUT);
+
   test('<name> -- <command> [args…] with -e KEY=VALUE (repeated): written as typed, the program\'s own options kept; get shows it connected, env values never', async () => {
     const b = await box();
     const added = await run(b, ['mcp', 'add', '-e', 'API_KEY=env-secret-1', '--env', 'MODE=fast', 'files', '--', process.execPath, STDIO, '--name', 'from-dashes']);
