@@ -365,6 +365,15 @@ describe('the builtin demo server', () => {
     expect(result.stderr).not.toContain('"code": "too_small"');
   }, TEST_TIMEOUT);
 
+  test('a gateway token that is too short: the message stays readable although the token is masked in it ("short" is in "shorter")', async () => {
+    const box = await sandbox();
+    await writeSettings(box.userFile, { plugins: { gateway: { settings: { token: 'short' } } } });
+    const result = await run(box, ['serve', '--http', '--port', '0']);
+    expectExit(result, 1);
+    expect(result.stderr).toContain('PLN_E_GATEWAY_TOKEN: the gateway token from setting plugins.gateway.settings.token has 5 characters; it needs at least 16');
+    expect(result.stderr).not.toContain('[redacted]');
+  }, TEST_TIMEOUT);
+
   test('a tool name without __ is a usage error', async () => {
     const box = await sandbox();
     const result = await run(box, ['call', 'echo', '--json']);
