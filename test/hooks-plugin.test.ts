@@ -376,6 +376,21 @@ describe('plinth hooks …', () => {
     expect(body.hooks[1]!.message).toContain('plinth hooks trust workspace:check');
   });
 
+  it('hooks run with a peer\'s event name says which plinth event it is; a typo gets the nearest', async () => {
+    const where = await project();
+    const claude = await plinthIn(where, ['hooks', 'run', 'PreToolUse', '--json']);
+    expectExit(claude, 1);
+    expect(JSON.parse(claude.stdout).error).toMatchObject({
+      code: 'PLN_E_EVENT_UNKNOWN',
+      message: 'unknown event "PreToolUse": that is Claude Code\'s name for plinth\'s before_tool',
+      hint: 'plinth hooks run before_tool (hooks defined under "PreToolUse" run on it)',
+    });
+    const gemini = await plinthIn(where, ['hooks', 'run', 'BeforeModel', '--json']);
+    expect(JSON.parse(gemini.stdout).error.message).toContain("Gemini CLI's name for plinth's before_model");
+    const typo = await plinthIn(where, ['hooks', 'run', 'before_tol', '--json']);
+    expect(JSON.parse(typo.stdout).error.message).toBe('unknown event "before_tol" (did you mean "before_tool"?)');
+  });
+
   it('hooks run with a --context that is not JSON is a usage error (exit 2)', async () => {
     const where = await project();
     const result = await plinthIn(where, ['hooks', 'run', 'before_tool', '--context', '{tool: rm}']);
@@ -385,6 +400,8 @@ describe('plinth hooks …', () => {
     const missing = await plinthIn(where, ['hooks', 'run', 'before_tool', '--context', `@${join(where.base, 'no-such.json')}`]);
     expectExit(missing, 2);
     expect(missing.stderr).toContain('PLN_E_CLI_USAGE');
+    expect(missing.stderr).toContain('no-such.json: there is no such file');
+    expect(missing.stderr).toMatch(/fix: give the path of a JSON file/);
   });
 
   it('hooks trust <id> lets a workspace hook run; hooks untrust withdraws it', async () => {

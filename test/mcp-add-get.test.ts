@@ -87,6 +87,38 @@ describe('command groups print their help', () => {
 });
 
 describe('mcp add in the shapes of the peers\' docs, then mcp get', () => {
+  test('get and list --json show each server\'s trust: a user server pinned on first use, a workspace one pending with its approve command, then approved', async () => {
+    const b = await box();
+    expectExit(await run(b, ['mcp', 'add', 'mine', '--', process.execPath, STDIO]), 0);
+    expectExit(await run(b, ['mcp', 'add', '-s', 'workspace', 'theirs', '--', process.execPath, STDIO]), 0);
+    const pending = await run(b, ['mcp', 'get', 'theirs']);
+    expectExit(pending, 1);
+    expect(pending.stdout).toMatch(/trust\s+pending: approve with `plinth trust approve mcp-server theirs/);
+    const listed = json<{ servers: Array<{ name: string; trust?: { trusted: boolean; level: string } }> }>(await run(b, ['mcp', 'list', '--json']));
+    expect(listed.servers.find((s) => s.name === 'theirs')?.trust).toMatchObject({ trusted: false, level: 'pending' });
+    expect(listed.servers.find((s) => s.name === 'mine')?.trust).toMatchObject({ trusted: true, level: 'user' });
+
+    expectExit(await run(b, ['trust', 'approve', 'mcp-server', 'theirs']), 0);
+    const approved = await run(b, ['mcp', 'get', 'theirs', '--json']);
+    expect(json<{ trust: { trusted: boolean; level: string } }>(approved).trust).toMatchObject({ trusted: true, level: 'approved' });
+  }, TIMEOUT);
+
+  test('a password or token in a server\'s URL never shows, also where an error quotes the URL whole (get, status, call, --json, the log)', async () => {
+    const b = await box();
+    const url = new URL(urls.url);
+    url.username = 'ada';
+    url.password = 'pw-7Hq2xLm9';
+    url.searchParams.set('api_key', 'key-Zr84Kp1w');
+    expectExit(await run(b, ['mcp', 'add', 'creds', url.toString()]), 0);
+    for (const args of [['mcp', 'get', 'creds'], ['mcp', 'status', 'creds', '--json'], ['mcp', 'status', 'creds'], ['call', 'creds__echo', '--args', '{"text":"x"}']]) {
+      const result = await run(b, args);
+      const all = result.stdout + result.stderr;
+      expect(all, args.join(' ')).toContain('creds');
+      expect(all, args.join(' ')).not.toContain('pw-7Hq2xLm9');
+      expect(all, args.join(' ')).not.toContain('key-Zr84Kp1w');
+    }
+  }, TIMEOUT);
+
   test('<name> -- <command> [args…] with -e KEY=VALUE (repeated): written as typed, the program\'s own options kept; get shows it connected, env values never', async () => {
     const b = await box();
     const added = await run(b, ['mcp', 'add', '-e', 'API_KEY=env-secret-1', '--env', 'MODE=fast', 'files', '--', process.execPath, STDIO, '--name', 'from-dashes']);

@@ -342,6 +342,38 @@ describe('the builtin demo server', () => {
     expect(['PLN_E_CLI_USAGE', 'PLN_E_MCP_ARGS_INVALID']).toContain(json(result).error.code);
   }, TEST_TIMEOUT);
 
+  test('a missing --args @file says so in words and what to give instead, not ENOENT', async () => {
+    const box = await sandbox();
+    const result = await run(box, ['call', 'demo__echo', '--args', '@/nonexistent/args.json', '--json']);
+    expectExit(result, 2);
+    const { error } = json(result);
+    expect(error.message).toBe('cannot read the arguments file /nonexistent/args.json: there is no such file');
+    expect(error.hint).toContain('@- for standard input');
+  }, TEST_TIMEOUT);
+
+  test.each([
+    ['mcp', { retries: -1 }, ['call', 'demo__echo', '--args', '{"message":"hi"}'], 'plugins.mcp.settings.retries'],
+    ['health', { maxRestarts: -2 }, ['call', 'demo__echo', '--args', '{"message":"hi"}'], 'plugins.health.settings.maxRestarts'],
+    ['transport-stdio', { exitGraceMs: -5 }, ['call', 'demo__echo', '--args', '{"message":"hi"}'], 'plugins.transport-stdio.settings.exitGraceMs'],
+    ['gateway', { maxSessions: 0 }, ['serve', '--http', '--port', '0'], 'plugins.gateway.settings.maxSessions'],
+  ])('a %s setting out of range is PLN_E_SETTING_INVALID naming its key, not a dump of zod issues', async (plugin, settings, args, path) => {
+    const box = await sandbox();
+    await writeSettings(box.userFile, { plugins: { [plugin]: { settings } } });
+    const result = await run(box, args);
+    expect(result.stderr).toContain('PLN_E_SETTING_INVALID');
+    expect(result.stderr).toContain(path);
+    expect(result.stderr).not.toContain('"code": "too_small"');
+  }, TEST_TIMEOUT);
+
+  test('a gateway token that is too short: the message stays readable although the token is masked in it ("short" is in "shorter")', async () => {
+    const box = await sandbox();
+    await writeSettings(box.userFile, { plugins: { gateway: { settings: { token: 'short' } } } });
+    const result = await run(box, ['serve', '--http', '--port', '0']);
+    expectExit(result, 1);
+    expect(result.stderr).toContain('PLN_E_GATEWAY_TOKEN: the gateway token from setting plugins.gateway.settings.token has 5 characters; it needs at least 16');
+    expect(result.stderr).not.toContain('[redacted]');
+  }, TEST_TIMEOUT);
+
   test('a tool name without __ is a usage error', async () => {
     const box = await sandbox();
     const result = await run(box, ['call', 'echo', '--json']);

@@ -238,6 +238,20 @@ describe('definitions', () => {
     expect(problems[1]!.message).toContain('did you mean "command"');
   });
 
+  it('an entry pasted from Gemini CLI: its "httpUrl" and "trust" are reported with what to write instead', () => {
+    const file = '/home/u/.plinth/settings.json';
+    const { servers, problems } = collectServers(
+      inputs({ layers: [{ scope: 'user', file, settings: { mcpServers: { docs: { httpUrl: 'https://example.com/mcp' }, local: { command: 'node', trust: true } } } }] }),
+    );
+    expect(servers).toEqual([]);
+    expect(problems.map((p) => [p.code, (p.details as { path: string }).path])).toEqual([
+      ['PLN_E_MCP_SERVER_INVALID', 'mcpServers.docs.httpUrl'],
+      ['PLN_E_MCP_SERVER_INVALID', 'mcpServers.local.trust'],
+    ]);
+    expect(problems[0]!.message).toContain('write it as "url", with "transport": "http"');
+    expect(problems[1]!.message).toContain('plinth trust approve mcp-server');
+  });
+
   it('a transport plugin\'s transport defines a server without command or url; a builtin one alone only amends', () => {
     const file = '/home/u/.plinth/settings.json';
     const { servers, problems } = collectServers(

@@ -85,6 +85,23 @@ describe('the grant question on a terminal', () => {
     await expect(stat(join(home, 'sandbox', 'grants.json'))).rejects.toMatchObject({ code: 'ENOENT' });
   }, 90_000);
 
+  test('nobody answers for the hooks and servers of the workspace settings: the command the refusal names grants exactly what they asked for', async () => {
+    // settings:workspace has no manifest to grant from: its command must name the items (a bare `plinth perms grant settings:workspace` is refused).
+    const home = await folders.make();
+    const dir = await folders.make();
+    await writeFile(join(dir, 'manifest.json'), JSON.stringify({ name: 'settings:workspace', permissions: V1 }));
+    const { output } = await unanswered(home, dir, 1500);
+    const [decided] = decisions(output);
+    expect(decided).toMatchObject({ mode: 'refused', code: 'PLN_E_PERM_NOT_GRANTED' });
+    const command = /`(plinth perms grant [^`]+)`/.exec(decided!.hint ?? '')?.[1];
+    expect(command).toBe("plinth perms grant settings:workspace 'network api.example.com' 'env GREETER_TOKEN'");
+
+    const box = { dirs: ['--home', home, '--workspace', dir], workspace: dir };
+    const granted = await runPlinth(box, ['perms', 'grant', 'settings:workspace', 'network api.example.com', 'env GREETER_TOKEN']);
+    expectExit(granted, 0);
+    expect(decisions(await withoutTerminal(home, dir))[0]).toMatchObject({ mode: 'confined', granted: { network: { allow: ['api.example.com'] }, env: ['GREETER_TOKEN'] } });
+  }, 90_000);
+
   test('"always" is stored atomically and survives a restart; an update that widens asks again, showing only what it adds', async () => {
     const home = await folders.make();
     const dir = await install(home, '1.0.0', V1);

@@ -94,6 +94,20 @@ describe.skipIf(!usable)('confined launches of hooks and stdio MCP servers', () 
     expect(rig.launcher.trace().filter((e) => e.purpose?.includes('persistent'))).toHaveLength(1);
   });
 
+  test('a confined peer hook still gets the variables plinth sets for it: CLAUDE_PROJECT_DIR, CLAUDE_PLUGIN_ROOT, GEMINI_PROJECT_DIR', async () => {
+    // Claude Code and Gemini CLI scripts read them ("$CLAUDE_PROJECT_DIR"/.claude/…): plinth sets them, like PLINTH_HOOK_*, so no grant is needed.
+    const file = join(rig.pluginDir, 'peer-env.js');
+    writeFileSync(file, `process.stdin.resume(); process.stdin.on('end', () => { const e = process.env; process.stderr.write('seen ' + JSON.stringify([e.CLAUDE_PROJECT_DIR ?? null, e.CLAUDE_PLUGIN_ROOT ?? null, e.GEMINI_PROJECT_DIR ?? null, e.PLINTH_HOOK_ID ?? null])); process.exit(2); });`);
+    const peer = (protocol: 'claude' | 'gemini') =>
+      hookDefinition({ id: `greeter/peer-${protocol}`, name: `peer-${protocol}`, plugin: 'greeter', source: 'downloaded', protocol, pluginRoot: rig.pluginDir, cwd: rig.workspace, action: { type: 'command', command: 'node', args: [file] }, onError: 'allow' });
+    const claude = peer('claude');
+    const seenClaude = JSON.stringify(await runner.run(claude, buildInput(claude, 'before_tool', { tool: 'x' }, 's')));
+    expect(seenClaude).toContain(`seen ${JSON.stringify([rig.workspace, rig.pluginDir, null, 'greeter/peer-claude'])}`.replace(/"/g, '\\"'));
+    const gemini = peer('gemini');
+    const seenGemini = JSON.stringify(await runner.run(gemini, buildInput(gemini, 'before_tool', { tool: 'x' }, 's')));
+    expect(seenGemini).toContain(`seen ${JSON.stringify([rig.workspace, null, rig.workspace, 'greeter/peer-gemini'])}`.replace(/"/g, '\\"'));
+  });
+
   test('a stdio MCP server acting for a workspace settings entry runs confined with the entry\'s permissions', async () => {
     const stdio = createStdioTransportFactory(STDIO_DEFAULTS, { launcher: () => rig.launcher });
     const declared = permissionsSchema.parse({ filesystem: { read: [join(ROOT, 'node_modules'), join(ROOT, 'test/fixtures'), join(ROOT, 'package.json')] }, env: ['FIXTURE_TOKEN'] });
@@ -103,7 +117,7 @@ describe.skipIf(!usable)('confined launches of hooks and stdio MCP servers', () 
       transport: 'stdio',
       command: process.execPath,
       args: [STDIO_SERVER],
-      env: { FIXTURE_TOKEN: 'declared-value', OTHER_TOKEN: 'not-declared' },
+      env: { FIXTURE_TOKEN: 'declared-value', OTHER_TOKEN: 'not-declared', PLINTH_SMUGGLED: 'a host secret through ${env:…}' },
       cwd: rig.workspace,
       headers: {},
       connectTimeoutMs: 10_000,
@@ -126,6 +140,8 @@ describe.skipIf(!usable)('confined launches of hooks and stdio MCP servers', () 
       const env = async (name: string) => JSON.parse(((await client.callTool({ name: 'get_env', arguments: { name } })) as CallToolResult).content.map((c) => ('text' in c ? c.text : '')).join('')) as unknown;
       expect(await env('FIXTURE_TOKEN')).toBe('declared-value');
       expect(await env('OTHER_TOKEN')).toBeNull();
+      // A definition's variable is a definition's variable, whatever its name: PLINTH_* is no way past permissions.env.
+      expect(await env('PLINTH_SMUGGLED')).toBeNull();
       expect(String(await env('HOME'))).toContain(join(rig.home, 'sandbox', 'homes'));
       expect(rig.launcher.trace().at(-1)).toMatchObject({ state: 'running', purpose: 'MCP server "files"' });
     } finally {

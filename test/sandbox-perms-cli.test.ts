@@ -5,6 +5,8 @@
  * `PLINTH_BWRAP` naming a missing file), the audit log read back filtered, and
  * the line `plinth up` prints when no OS sandbox is available.
  */
+import { spawnSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { appendAudit } from '../plugins/sandbox/audit.js';
@@ -18,6 +20,19 @@ afterEach(async () => {
 });
 
 const NO_BWRAP = { PLINTH_BWRAP: '/nonexistent/bwrap' };
+const usable = spawnSync('bwrap', ['--unshare-all', '--ro-bind', '/', '/', '--proc', '/proc', '--', 'true']).status === 0 && !spawnSync('socat', ['-V']).error;
+
+/** An MCP server in one file, without the SDK (a confined workspace server reads only the workspace): its tool "env" says whether RAW_TOKEN is set (its length, not the value: plinth masks it). */
+const RAW_SERVER = `import { createInterface } from 'node:readline';
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.method === 'initialize') send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1.0.0' } } });
+  else if (m.method === 'tools/list') send({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'env', inputSchema: { type: 'object' } }] } });
+  else if (m.method === 'tools/call') send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'RAW_TOKEN=' + (process.env.RAW_TOKEN === undefined ? '(unset)' : 'set, ' + process.env.RAW_TOKEN.length + ' characters') }] } });
+  else if (m.id !== undefined) send({ jsonrpc: '2.0', id: m.id, result: {} });
+});
+`;
 
 interface Listed {
   name: string;
@@ -106,6 +121,56 @@ describe('plinth perms', () => {
 
     expectExit(await run(box, ['perms', 'revoke', 'greeter', '--unconfined']), 0);
     expect(await listed(box)).toMatchObject({ unconfined: false });
+  }, 120_000);
+
+  test('the settings\' principals: status reports settings:workspace as it does a plugin; a misspelt one is refused, nothing stored', async () => {
+    const box = await home();
+    const status = await run(box, ['perms', 'status', 'settings:workspace', '--json']);
+    expectExit(status, 0);
+    expect(json<{ plugins: unknown[] }>(status).plugins).toEqual([expect.objectContaining({ plugin: 'settings:workspace', source: 'workspace', runs: 'confined' })]);
+
+    // Where no OS sandbox is available it is refused until allowed unconfined, the fix its refusals name.
+    const refused = json<{ plugins: Array<{ runs: string; code?: string }> }>(await run(box, ['perms', 'status', 'settings:workspace', '--json'], NO_BWRAP));
+    expect(refused.plugins[0]).toMatchObject({ runs: 'refused', code: 'PLN_E_PERM_NO_SANDBOX' });
+    expectExit(await run(box, ['perms', 'grant', 'settings:workspace', '--unconfined']), 0);
+    const readable = await run(box, ['perms', 'status', 'settings:workspace'], NO_BWRAP);
+    expectExit(readable, 0);
+    expect(readable.stdout).toMatch(/settings:workspace\s+workspace\s+open\s+you allowed settings:workspace to run unconfined/);
+
+    const typo = await run(box, ['perms', 'grant', 'settings:worksapce', 'network api.example.com', '--json']);
+    expectExit(typo, 1);
+    expect(json(typo).error).toMatchObject({ code: 'PLN_E_PERM_UNKNOWN', hint: 'did you mean settings:workspace?' });
+    expect(json<{ plugins: Listed[] }>(await run(box, ['perms', 'list', '--json'])).plugins.map((p) => p.name)).not.toContain('settings:worksapce');
+    expect(json(await run(box, ['perms', 'list', 'settings:usr', '--json'])).error).toMatchObject({ code: 'PLN_E_PERM_UNKNOWN', hint: 'did you mean settings:user?' });
+  }, 120_000);
+
+  test.skipIf(!usable)('a workspace server\'s env that its permissions do not declare: left out, said once on stderr without its value, with the fix; declared and granted, it arrives', async () => {
+    const box = await home();
+    await writeFile(join(box.workspace, 'raw.mjs'), RAW_SERVER);
+    const entry = { command: 'node', args: ['raw.mjs'], env: { RAW_TOKEN: 'tok-9f8e7d6c5b4a' } };
+    await mkdir(join(box.workspace, '.plinth'), { recursive: true });
+    const settings = (value: Record<string, unknown>) => writeFile(join(box.workspace, '.plinth', 'settings.json'), JSON.stringify({ mcpServers: { raw: value } }));
+    await settings(entry);
+    expectExit(await run(box, ['mcp', 'status', 'raw']), 1); // refused: recorded for approval
+    expectExit(await run(box, ['trust', 'approve', 'mcp-server', 'raw']), 0);
+
+    const without = await run(box, ['call', 'raw__env']);
+    expectExit(without, 0);
+    expect(without.stdout.trim()).toBe('RAW_TOKEN=(unset)');
+    const warnings = without.stderr.split('\n').filter((line) => line.includes('PLN_E_SANDBOX_ENV_LEFT_OUT'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('MCP server "raw" from workspace settings runs confined without the environment variable RAW_TOKEN');
+    expect(warnings[0]).toContain("plinth perms grant settings:workspace 'env RAW_TOKEN'");
+    expect(without.stderr).not.toContain('tok-9f8e7d6c5b4a');
+
+    await settings({ ...entry, permissions: { env: ['RAW_TOKEN'] } });
+    await run(box, ['mcp', 'status', 'raw']);
+    expectExit(await run(box, ['trust', 'approve', 'mcp-server', 'raw']), 0);
+    expectExit(await run(box, ['perms', 'grant', 'settings:workspace', 'env RAW_TOKEN']), 0);
+    const granted = await run(box, ['call', 'raw__env']);
+    expectExit(granted, 0);
+    expect(granted.stdout.trim()).toBe('RAW_TOKEN=set, 16 characters');
+    expect(granted.stderr).not.toContain('PLN_E_SANDBOX_ENV_LEFT_OUT');
   }, 120_000);
 
   test('audit reads the denials back, filtered by plugin and permission', async () => {

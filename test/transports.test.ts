@@ -7,6 +7,7 @@
  * real kernel.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -312,6 +313,27 @@ describe('transport-stdio', () => {
     const reason = new Promise<string>((resolve) => connection.onDown!(resolve));
     process.kill(connection.pid!()!, 'SIGKILL');
     expect(await reason).toContain('SIGKILL');
+  });
+
+  test('servers started and stopped under one teardown signal leave no abort listener on it (no MaxListenersExceededWarning in a long-running host); aborting still stops a running one', async () => {
+    // As under `plinth up` or `plinth serve`: the plugin's one signal outlives every connection health restarts.
+    const teardown = new AbortController();
+    const factory = createStdioTransportFactory(STDIO_DEFAULTS, { launcher: () => launcher, signal: teardown.signal });
+    for (let i = 0; i < 12; i++) {
+      const { client } = await connect(factory, stdioDefinition());
+      await client.close();
+    }
+    const { connection } = await connect(factory, stdioDefinition());
+    const down = new Promise<string>((resolve) => connection.onDown!(resolve));
+    process.kill(connection.pid!()!, 'SIGKILL');
+    await down;
+    await eventually(() => expect(getEventListeners(teardown.signal, 'abort')).toHaveLength(0));
+
+    const { connection: running } = await connect(factory, stdioDefinition());
+    const pid = running.pid!()!;
+    expect(getEventListeners(teardown.signal, 'abort')).toHaveLength(1);
+    teardown.abort();
+    await eventually(() => expect(isAlive(pid)).toBe(false));
   });
 
   test('a definition without command, a missing program and a missing cwd are coded errors', async () => {

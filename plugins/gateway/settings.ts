@@ -1,4 +1,5 @@
 /** The gateway plugin's settings (declared in manifest.json), checked once at setup. */
+import { parseSettings } from 'plinth/sdk';
 import { z } from 'zod';
 
 const MAX_TIMER_MS = 2_147_483_647;
@@ -23,5 +24,5 @@ export type GatewaySettings = z.infer<typeof settingsSchema>;
 
 /** The validated settings; the kernel already applied defaults and checked types, this checks values. */
 export function gatewaySettings(values: Readonly<Record<string, unknown>>): GatewaySettings {
-  return settingsSchema.parse(values);
+  return parseSettings('gateway', settingsSchema, values);
 }

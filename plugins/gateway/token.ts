@@ -25,7 +25,7 @@ export async function gatewayToken(setting: string | undefined, home: string, en
       });
     }
     if (value.length < MIN_LENGTH) {
-      throw new PlinthError('PLN_E_GATEWAY_TOKEN', `the gateway token from ${from} is shorter than ${MIN_LENGTH} characters`, {
+      throw new PlinthError('PLN_E_GATEWAY_TOKEN', `the gateway token from ${from} has ${value.length} characters; it needs at least ${MIN_LENGTH}`, {
         plugin: 'gateway',
         hint: 'use a long random value, e.g. `openssl rand -base64 32`',
       });

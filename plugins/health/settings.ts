@@ -1,4 +1,5 @@
 /** The health plugin's settings (declared in manifest.json), checked once at setup. */
+import { parseSettings } from 'plinth/sdk';
 import { z } from 'zod';
 
 const ms = z.number().int().positive();
@@ -25,7 +26,7 @@ export type HealthSettings = z.infer<typeof settingsSchema>;
 
 /** The validated settings; the kernel already applied defaults and checked types, this checks values. */
 export function healthSettings(values: Readonly<Record<string, unknown>>): HealthSettings {
-  return settingsSchema.parse(values);
+  return parseSettings('health', settingsSchema, values);
 }
 
 /**

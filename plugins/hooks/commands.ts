@@ -4,7 +4,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { askYesNo, canonicalEvent, type CommandOutput, type CommandSpec, EXIT, editSettingsFile, formatTable as table, PlinthError, type PluginKernel, processTerminal, readSettingsFile, safeLine, type SettingsFileOwner, type SettingsFileRef, whyNotAsk } from 'plinth/sdk';
+import { askYesNo, canonicalEvent, closestName, type CommandOutput, type CommandSpec, EXIT, editSettingsFile, formatTable as table, PlinthError, type PluginKernel, processTerminal, readSettingsFile, safeLine, type SettingsFileOwner, type SettingsFileRef, whyNotAsk } from 'plinth/sdk';
 import type { HookDefaults } from './definition.js';
 import { type ImportPlan, applyImport, peerSettingsFiles, planImport, readPeerHooks, scopeOfFile } from './dialects/import.js';
 import { trustSubject } from './engine.js';
@@ -12,6 +12,7 @@ import type { HooksService } from 'plinth/sdk';
 import type { Trace, TraceEntry } from './trace.js';
 import type { HookDefinition, HookOutcome, HookRunner, Strategy } from './types.js';
 import { validateHooks } from './validate.js';
+import { peerEvent, peerLabel } from './dialects/events.js';
 
 export interface CommandDeps {
   readonly kernel: PluginKernel;
@@ -84,7 +85,7 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
       },
       async run({ args, options, json, out }) {
         const event = canonicalEvent(args[0]!);
-        if (!event) throw new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${args[0]}"`, { hint: `use one of: ${events.join(', ')}` });
+        if (!event) throw unknownRunEvent(args[0]!, events);
         let context = await readContext(typeof options.context === 'string' ? options.context : undefined);
         if (typeof options['git-commit-msg'] === 'string') {
           const { gitCommitContext } = await import('./git.js');
@@ -296,7 +297,12 @@ function hooksOf(data: Readonly<Record<string, unknown>>, ref: SettingsFileRef):
 async function readContext(value: string | undefined): Promise<Record<string, unknown>> {
   if (value === undefined) return {};
   const text = value.startsWith('@') ? await readFile(value.slice(1), 'utf8').catch((cause: unknown) => {
-    throw new PlinthError('PLN_E_CLI_USAGE', `cannot read the context file ${value.slice(1)}`, { cause });
+    const code = (cause as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'there is no such file' : code === 'EISDIR' ? 'it is a folder' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : cause instanceof Error ? cause.message : String(cause);
+    throw new PlinthError('PLN_E_CLI_USAGE', `cannot read the context file ${value.slice(1)}: ${why}`, {
+      cause,
+      hint: `give the path of a JSON file (relative to ${process.cwd()}), or the JSON itself: --context '{"tool":"write_file"}'`,
+    });
   }) : value;
   let parsed: unknown;
   try {
@@ -342,4 +348,18 @@ function outcomeRow(o: HookOutcome): string[] {
 function oneLine(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > 80 ? `${line.slice(0, 77)}…` : line;
+}
+
+/** `hooks run` with a name that is no plinth event: a peer's name (what a Claude Code or Gemini CLI user types) says which event it is, a typo the nearest. */
+function unknownRunEvent(name: string, events: readonly string[]): PlinthError {
+  for (const protocol of ['claude', 'gemini'] as const) {
+    const event = peerEvent(protocol, name);
+    if (event !== undefined) {
+      return new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${name}": that is ${peerLabel(protocol)}'s name for plinth's ${event}`, {
+        hint: `plinth hooks run ${event} (hooks defined under "${name}" run on it)`,
+      });
+    }
+  }
+  const near = closestName(name, events);
+  return new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${name}"${near ? ` (did you mean "${near}"?)` : ''}`, { hint: `use one of: ${events.join(', ')}` });
 }

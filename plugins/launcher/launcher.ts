@@ -73,7 +73,7 @@ async function confined(getSandbox: () => Promise<Sandbox | undefined>, request:
   }
   if (sandbox === undefined) return { spawn: plan, release: () => {} };
   const result = await sandbox.confine(
-    { file: plan.file, args: plan.args, argv0: plan.argv0, cwd: plan.cwd, env: plan.env, owner: request.owner, ...(request.purpose !== undefined && { purpose: request.purpose }), requestedEnv: [...Object.keys(request.env), ...request.passEnv] },
+    { file: plan.file, args: plan.args, argv0: plan.argv0, cwd: plan.cwd, env: plan.env, owner: request.owner, ...(request.purpose !== undefined && { purpose: request.purpose }), requestedEnv: [...Object.keys(request.env), ...request.passEnv], ...(request.ownEnv.length > 0 && { ownEnv: [...request.ownEnv] }) },
     principal,
   );
   return { spawn: { ...plan, file: result.file, args: result.args, argv0: result.argv0, cwd: result.cwd, env: result.env }, release: result.release };

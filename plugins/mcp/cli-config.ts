@@ -153,7 +153,7 @@ export function settingsCommands({ kernel, service }: { readonly kernel: PluginK
  * start (the trust plugin's verdict on its fingerprint). Optional: a service
  * without it leaves the TRUST column out.
  */
-type TrustAware = McpService & { trust?(name: string): Promise<TrustVerdict | undefined> };
+type TrustAware = McpService;
 
 export async function trustStates(service: TrustAware, names: readonly string[]): Promise<Map<string, TrustVerdict>> {
   const states = new Map<string, TrustVerdict>();

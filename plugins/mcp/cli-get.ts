@@ -31,10 +31,12 @@ export function getCommand({ service, known, start }: GetCommandDeps): CommandSp
       const name = args[0]!;
       known(name);
       const definition = service.definition(name)!;
-      const trust = (await trustStates(service, [name])).get(name);
-      const startable = definition.enabled && (trust === undefined || trust.trusted);
+      // Started as `mcp status <name>` starts it: an unapproved server is refused (and recorded, so that the approve command works) or asked about on a terminal.
+      const startable = definition.enabled;
       const status = startable ? await start(name, { json, out, signal }) : service.servers().find((s) => s.name === name);
-      const state = !definition.enabled ? 'disabled' : trust && !trust.trusted ? 'untrusted' : (status?.state ?? 'stopped');
+      // The verdict after the start: an approval given at the terminal's question shows.
+      const trust = (await trustStates(service, [name])).get(name);
+      const state = !definition.enabled ? 'disabled' : (status?.state ?? 'stopped');
       const instructions = status?.state === 'connected' ? service.client(name)?.getInstructions() : undefined;
       const ok = !startable || status?.state === 'connected';
       if (json) {

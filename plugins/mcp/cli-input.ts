@@ -162,7 +162,7 @@ export async function toolArguments(value: string | undefined, stdin: () => Prom
   if (value.startsWith('@')) {
     const file = value.slice(1);
     text = file === '-' ? await stdin() : await readFile(file, 'utf8').catch((error: unknown) => {
-      throw usage(`cannot read the arguments file ${file}: ${(error as NodeJS.ErrnoException).code ?? 'unknown error'}`);
+      throw usage(`cannot read the arguments file ${file}: ${unreadable(error)}`, `give the path of a JSON file (relative to ${process.cwd()}), @- for standard input, or the JSON itself: --args '{"message":"hi"}'`);
     });
   }
   let parsed: unknown;
@@ -173,6 +173,15 @@ export async function toolArguments(value: string | undefined, stdin: () => Prom
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw usage('--args must be a JSON object (the tool\'s named arguments)');
   return parsed as Record<string, unknown>;
+}
+
+/** Why a file could not be read, in words (not `ENOENT`). */
+function unreadable(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'there is no such file';
+  if (code === 'EISDIR') return 'it is a folder';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  return error instanceof Error ? error.message : String(error);
 }
 
 async function readStdin(): Promise<string> {

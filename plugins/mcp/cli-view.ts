@@ -4,11 +4,9 @@
  * a password in a URL, a query parameter or an argument that looks like a
  * credential is masked too, because people paste tokens there as well.
  */
-import { REDACTED as MASK } from './redact.js';
+import { REDACTED as MASK, SENSITIVE } from './redact.js';
 import type { McpServerDefinition, ServerStatus } from 'plinth/sdk';
 
-/** Names that usually carry a credential: `--api-key`, `token=`, `?access_token=`, `X-Auth`. */
-const SENSITIVE = /(token|secret|passw(or)?d|pass\b|api[-_]?key|auth|credential|cookie|session|private[-_]?key)/i;
 
 /** A URL with its password and sensitive query values masked; unparsable text is returned as is (the redactor still runs on output). */
 export function maskUrl(url: string): string {

@@ -29,6 +29,7 @@
  */
 import { isAbsolute, join, resolve } from 'node:path';
 import { type ConfigLayerView, NO_PERMISSIONS, type PlinthError, type PluginInfo, type Principal, type TrustSource } from 'plinth/sdk';
+import { urlSecrets } from './redact.js';
 import { type ReferenceLookup, resolveReferences } from './references.js';
 import { MCP_SERVER_NAME, type McpServerEntry, mcpEntryTransport, mcpServerEntrySchema } from 'plinth/sdk';
 import { type ProblemPlace, definesServer, definitionProblem, entryProblems, pathKey } from './schema.js';
@@ -282,6 +283,8 @@ function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: Re
   };
   const env = resolveAll('env', entry.env);
   const headers = resolveAll('headers', entry.headers);
+  // A password or token in the URL: errors (fetch's among them) quote the URL whole.
+  if (entry.url !== undefined) for (const secret of urlSecrets(entry.url)) secrets.add(secret);
   const definition: McpServerDefinition = {
     name,
     transport: mcpEntryTransport(entry) ?? (entry.command !== undefined ? 'stdio' : 'auto'),

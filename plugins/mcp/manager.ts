@@ -15,12 +15,12 @@
  * and resolves only when they are closed (a stdio process has exited). The
  * manager does not reconnect by itself: the health plugin decides that.
  */
-import { type Disposer, PlinthError, type TrustService, describeError, isPlinthError } from 'plinth/sdk';
+import { type Disposer, PlinthError, type TrustService, type TrustVerdict, describeError, isPlinthError } from 'plinth/sdk';
 import { type ConnectDeps, type Connected, connectOnce } from './connect.js';
 import type { ServerRecord } from './definitions.js';
 import { mcpError } from './errors.js';
 import type { McpSettings } from './settings.js';
-import { checkServerTrust } from './trust-subject.js';
+import { checkServerTrust, serverTrustSubject } from './trust-subject.js';
 import type { McpServerDefinition, ServerState, ServerStatus, StartOptions, TransportConnection } from 'plinth/sdk';
 
 /** What the manager needs from the plugin. */
@@ -152,6 +152,16 @@ export class ServerManager {
     const signal = options.signal === undefined ? this.#deps.signal : AbortSignal.any([options.signal, this.#deps.signal]);
     const refusal = await checkServerTrust(slot.record, this.#deps.trust, this.#deps.redact, signal);
     if (refusal) throw refusal;
+  }
+
+  /** The verdict on `name` as it is now, without asking or recording (the trust plugin's `inspect`); undefined when it cannot be read. */
+  async trust(name: string): Promise<TrustVerdict | undefined> {
+    const slot = this.#slot(name);
+    try {
+      return await (await this.#deps.trust()).inspect(serverTrustSubject(slot.record, this.#deps.redact));
+    } catch {
+      return undefined;
+    }
   }
 
   /** Calls off a start in progress, closes the connection; resolves once closed. */

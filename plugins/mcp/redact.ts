@@ -30,3 +30,29 @@ export function createRedactor(base: (text: string) => string = (t) => t): Secre
     value: (value) => redactor.value(value),
   };
 }
+
+/** Names that usually carry a credential: `--api-key`, `token=`, `?access_token=`, `X-Auth`. */
+export const SENSITIVE = /(token|secret|passw(or)?d|pass\b|api[-_]?key|auth|credential|cookie|session|private[-_]?key)/i;
+
+/** The credentials a URL carries (its password, sensitive query values), as written and decoded: secrets for the redactor, since errors quote the URL whole. */
+export function urlSecrets(url: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [];
+  }
+  const found: string[] = [];
+  if (parsed.password) found.push(parsed.password, safeDecode(parsed.password));
+  for (const [key, value] of parsed.searchParams) if (SENSITIVE.test(key) && value !== '') found.push(value, encodeURIComponent(value));
+  return found;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+

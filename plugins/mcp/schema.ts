@@ -47,14 +47,21 @@ export function definitionProblem(code: DefinitionCode, where: ProblemPlace, pat
   });
 }
 
+/** Keys of another host's server entries that plinth spells differently: what to write instead (pasted from Gemini CLI's settings, they are the usual unknown keys). */
+const PEER_KEYS: Readonly<Record<string, string>> = {
+  httpUrl: 'Gemini CLI\'s streamable HTTP URL: write it as "url", with "transport": "http"',
+  trust: 'Gemini CLI\'s "trust" has no counterpart: plinth asks for approval itself, or `plinth trust approve mcp-server <name>`',
+};
+
 /** Every problem of one entry that failed validation, each at its own JSON path. */
 export function entryProblems(error: z.ZodError, where: ProblemPlace, at: string, server: string): PlinthError[] {
   return error.issues.flatMap((issue) => {
     const path = at + issue.path.map((k) => (typeof k === 'number' ? `[${k}]` : pathKey(String(k)))).join('');
     if (issue.code === 'unrecognized_keys') {
       return issue.keys.map((key) => {
-        const near = issue.path.length === 0 ? closestName(key, Object.keys(mcpServerEntrySchema.shape)) : undefined;
-        return definitionProblem('PLN_E_MCP_SERVER_INVALID', where, `${path}${pathKey(key)}`, `unknown key "${key}"${near ? ` (did you mean "${near}"?)` : ''}`, server);
+        const peer = issue.path.length === 0 ? PEER_KEYS[key] : undefined;
+        const near = issue.path.length === 0 && peer === undefined ? closestName(key, Object.keys(mcpServerEntrySchema.shape)) : undefined;
+        return definitionProblem('PLN_E_MCP_SERVER_INVALID', where, `${path}${pathKey(key)}`, `unknown key "${key}"${peer ? ` (${peer})` : near ? ` (did you mean "${near}"?)` : ''}`, server);
       });
     }
     return [definitionProblem('PLN_E_MCP_SERVER_INVALID', where, path, issue.message, server)];

@@ -1,4 +1,5 @@
 /** The mcp plugin's own settings (declared in manifest.json), checked once at setup. */
+import { parseSettings } from 'plinth/sdk';
 import { z } from 'zod';
 
 // setTimeout fires at once for delays above 2^31-1 ms: a larger value would mean "no time at all".
@@ -18,5 +19,5 @@ export type McpSettings = z.infer<typeof settingsSchema>;
 
 /** The validated settings; the kernel already applied defaults and checked types, this checks values. */
 export function mcpSettings(values: Readonly<Record<string, unknown>>): McpSettings {
-  return settingsSchema.parse(values);
+  return parseSettings('mcp', settingsSchema, values);
 }

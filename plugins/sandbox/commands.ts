@@ -13,6 +13,7 @@ import {
   type PluginInfo,
   type Principal,
   type SandboxAvailability,
+  closestName,
   formatTable,
   safeLine,
 } from 'plinth/sdk';
@@ -34,6 +35,7 @@ export interface PermsCommandsOptions {
   readonly configLayers: () => readonly ConfigLayerView[];
 }
 
+const SETTINGS_PRINCIPALS = ['settings:user', 'settings:workspace'];
 const PLUGIN_ARG = { name: 'plugin', description: 'A plugin name, or settings:user / settings:workspace for the hooks and servers of settings' };
 const PERMISSION_ARG = { name: 'permission', variadic: true, description: 'One declared permission, e.g. "network api.example.com", "filesystem.read ${workspace}/src", "env TOKEN"' };
 
@@ -65,6 +67,16 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
     if (plugin) return plugin;
     throw new PlinthError('PLN_E_PERM_UNKNOWN', `no plugin "${name}" is known here`, {
       hint: '`plinth perms list` shows the plugins and their permissions; `plinth plugins list` every plugin found',
+      details: { plugin: name },
+    });
+  };
+
+  /** The settings' principals are exactly these two: a typo would store a grant nothing ever uses. */
+  const requireSettings = (name: string): void => {
+    if (SETTINGS_PRINCIPALS.includes(name)) return;
+    const near = closestName(name, SETTINGS_PRINCIPALS);
+    throw new PlinthError('PLN_E_PERM_UNKNOWN', `"${name}" is not a principal: the hooks and servers of settings are settings:user and settings:workspace`, {
+      hint: near ? `did you mean ${near}?` : 'use settings:user or settings:workspace, or a plugin name (`plinth perms list` shows them)',
       details: { plugin: name },
     });
   };
@@ -102,7 +114,8 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
     }
     for (const name of Object.keys(grants)) names.add(name);
     if (only !== undefined) {
-      if (!names.has(only) && !only.startsWith('settings:')) requirePlugin(only);
+      if (only.startsWith('settings:')) requireSettings(only);
+      else if (!names.has(only)) requirePlugin(only);
       return [await listing(known(only), only, grants[only])];
     }
     return Promise.all([...names].sort().map((name) => listing(known(name), name, grants[name])));
@@ -144,6 +157,7 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
     options: { unconfined: { type: 'boolean', description: 'Allow exactly this plugin to run without an OS sandbox where none is available (with your full rights)' } },
     async run({ args, options: flags, json, out }) {
       const name = args[0]!;
+      if (name.startsWith('settings:')) requireSettings(name);
       const plugin = name.startsWith('settings:') ? undefined : requirePlugin(name);
       const items = parseItems(args.slice(1));
       const declared = plugin?.manifest.permissions;
@@ -222,6 +236,23 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
     args: [PLUGIN_ARG],
     async run({ args, json, out }) {
       const availability = await options.availability();
+      if (args[0]?.startsWith('settings:')) {
+        // The hooks and servers of one settings file: what they hold, decided as a launch would be.
+        const name = args[0];
+        requireSettings(name);
+        const scope = name === 'settings:user' ? 'user' : 'workspace';
+        const stored = await store.get(name);
+        const session = store.session(name);
+        const held = session ? withItems(stored?.permissions ?? NO_PERMISSIONS, itemsOf(session.permissions)) : (stored?.permissions ?? NO_PERMISSIONS);
+        const principal: Principal = { id: name, source: scope, declared: held, label: `the hooks and MCP servers of the ${scope} settings` };
+        const decided = runs(await policy.explain(principal, { osSandbox: availability.available }));
+        const why = decided.runs !== 'confined' ? decided.why : scope === 'user' ? 'your settings: each hook and server gets what its entry declares' : `${itemsOf(held).length} permission(s) granted; each hook and server gets those its entry declares`;
+        const row = { plugin: name, source: scope, ...decided, why };
+        if (json) return out.json({ sandbox: availability, default: readDefaultMode(options.configLayers()), plugins: [row], builtinOpen: [] });
+        out.print(availabilityLine(availability));
+        out.print(`\n${formatTable(['PLUGIN', 'SOURCE', 'RUNS', 'WHY'], [[row.plugin, row.source, row.runs, row.why]])}`);
+        return;
+      }
       const all = [...options.plugins().values()].filter((p) => args[0] === undefined || p.name === args[0]);
       if (args[0] !== undefined && all.length === 0) requirePlugin(args[0]);
       // Builtin plugins that declare nothing run open, as part of plinth: counted, not listed (unless asked for by name).

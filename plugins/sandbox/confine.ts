@@ -63,6 +63,8 @@ export interface SandboxOptions {
   readonly probe: () => Promise<SandboxAvailability>;
   /** Where per-principal sockets and temporary folders go (default: the OS temp folder). */
   readonly runtimeRoot?: string;
+  /** Where a launch that loses what its definition asked for (an undeclared env variable) is said, once per principal and name. */
+  readonly log?: { warn(message: string): void };
 }
 
 export interface SandboxImpl extends Sandbox {
@@ -92,6 +94,8 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
   /** Per principal: its proxy, and the network grant it checks (replaced at every launch). */
   const proxies = new Map<string, { proxy: Promise<NetworkProxy>; network: Permissions['network'] }>();
   const socat = findProgram('socat', undefined, process.env.PATH ?? DEFAULT_PATH);
+  /** `<principal>\0<name>` of the variables already said to be left out. */
+  const leftOutSaid = new Set<string>();
 
   const audit = (principal: Principal, permission: 'launch' | 'network' | 'env', target: string, reason: string): Promise<void> =>
     appendAudit(options.home, { plugin: principal.id, permission, target, reason });
@@ -149,7 +153,15 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
       const granted = decision.granted;
       const env = reducedEnvironment(plan, granted, realPath(privateHome), realPath(privateTmp));
       for (const name of plan.requestedEnv ?? []) {
-        if (!(name in env) && !name.startsWith('PLINTH_')) void audit(principal, 'env', name, 'not declared in permissions.env: the variable was left out');
+        if (name in env) continue;
+        void audit(principal, 'env', name, 'not declared in permissions.env: the variable was left out');
+        // The user wrote it in "env" and approved it: a server or hook silently without its key is a puzzle, so say it (the value never).
+        const key = `${principal.id}\0${name}`;
+        if (options.log !== undefined && !leftOutSaid.has(key)) {
+          leftOutSaid.add(key);
+          const grant = principal.id.startsWith('settings:') ? `plinth perms grant ${principal.id} 'env ${name}'` : `plinth perms grant ${principal.id}`;
+          options.log.warn(`PLN_E_SANDBOX_ENV_LEFT_OUT: ${principal.label} runs confined without the environment variable ${name}: its permissions do not declare it. To pass it, add "${name}" to "permissions": { "env": […] } of its definition, then grant it: ${grant}`);
+        }
       }
       if (!os.available || os.program === undefined) {
         // A policy that asks for confinement where there is none: refused, never run open.
@@ -218,12 +230,14 @@ function withReason(error: PlinthError, reason: string): PlinthError {
   return new PlinthError(error.code, `${error.message} (${reason})`, { ...(error.plugin !== undefined && { plugin: error.plugin }), ...(error.hint !== undefined && { hint: error.hint }), details: { ...error.details, sandbox: reason } });
 }
 
-/** The declared variables (their values from the launch), plus PATH, HOME (private) and TMPDIR; plinth's own PLINTH_* values stay. */
+/** The declared variables (their values from the launch), plus PATH, HOME (private) and TMPDIR; plinth's own values (the request's ownEnv) stay. */
 export function reducedEnvironment(plan: SpawnPlan, granted: Permissions, home: string, tmp: string): Record<string, string> {
   const env: Record<string, string> = {};
   const requested = new Set(plan.requestedEnv ?? []);
+  const own = new Set(plan.ownEnv ?? []);
   for (const [name, value] of Object.entries(plan.env)) {
-    if (granted.env.includes(name) || (name.startsWith('PLINTH_') && requested.has(name))) env[name] = value;
+    // plinth's own values (ownEnv) without a grant; a definition's variable only when granted, whatever its name (PLINTH_* included).
+    if (granted.env.includes(name) || (own.has(name) && requested.has(name))) env[name] = value;
   }
   env.PATH = plan.env.PATH ?? DEFAULT_PATH;
   env.HOME = home;

@@ -35,7 +35,7 @@ export default definePlugin({
         }),
       ));
     const policy = registerGrants(kernel, ctx, { availability, ...(settings.answerTimeoutSeconds !== undefined && { answerTimeoutMs: settings.answerTimeoutSeconds * 1000 }) });
-    const sandbox = createSandbox({ home: ctx.paths.home, workspace: ctx.paths.workspace, userHome: homedir(), policy, probe: availability });
+    const sandbox = createSandbox({ home: ctx.paths.home, workspace: ctx.paths.workspace, userHome: homedir(), policy, probe: availability, log: ctx.log });
     kernel.provide('sandbox', sandbox);
     return () => sandbox.close();
   },

@@ -1,4 +1,5 @@
 /** The streamable HTTP transport's settings (declared in manifest.json), checked once at setup. */
+import { parseSettings } from 'plinth/sdk';
 import { z } from 'zod';
 
 const settingsSchema = z.object({
@@ -22,5 +23,5 @@ export const HTTP_DEFAULTS: HttpSettings = {
 
 /** The validated settings; the kernel already applied defaults and checked types, this checks ranges. */
 export function httpSettings(values: Readonly<Record<string, unknown>>): HttpSettings {
-  return settingsSchema.parse({ ...HTTP_DEFAULTS, ...values });
+  return parseSettings('transport-http', settingsSchema, { ...HTTP_DEFAULTS, ...values });
 }

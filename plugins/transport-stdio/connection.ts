@@ -59,6 +59,8 @@ export class StdioProcessTransport implements Transport {
   /** Set when the process died on its own; resolves once `onDown` listeners were called. */
   #downReported: Promise<void> | undefined;
   readonly #downListeners = new Set<(reason: string) => void>();
+  /** Removes this connection's listener from the plugin's teardown signal. */
+  #offAbort: (() => void) | undefined;
 
   constructor(server: McpServerDefinition, context: TransportContext, settings: StdioSettings, launch: StdioLaunch) {
     this.#server = server;
@@ -119,7 +121,12 @@ export class StdioProcessTransport implements Transport {
     this.#state = 'running';
     const signal = this.#launch.signal;
     if (signal?.aborted === true) void this.close();
-    else signal?.addEventListener('abort', () => void this.close(), { once: true });
+    else if (signal) {
+      // The plugin's signal outlives this connection: the listener leaves with it (see #fireClose), or every restart would add one for good.
+      const onAbort = () => void this.close();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#offAbort = () => signal.removeEventListener('abort', onAbort);
+    }
     void child.exit.then((end) => this.#processExited(end.exitCode, end.signal));
     // The process is gone and its pipes are closed: the connection is closed (onDown first, so that whoever hears of the close already knows why).
     void child.ended.then(() => {
@@ -243,6 +250,8 @@ export class StdioProcessTransport implements Transport {
   #fireClose(): void {
     if (this.#closeFired) return;
     this.#closeFired = true;
+    this.#offAbort?.();
+    this.#offAbort = undefined;
     this.onclose?.();
   }
 }

@@ -1,4 +1,5 @@
 /** The stdio transport's settings (declared in manifest.json), checked once at setup. */
+import { parseSettings } from 'plinth/sdk';
 import { z } from 'zod';
 
 const settingsSchema = z.object({
@@ -14,5 +15,5 @@ export const STDIO_DEFAULTS: StdioSettings = { stderrTailBytes: 16 * 1024, killG
 
 /** The validated settings; the kernel already applied defaults and checked types, this checks ranges. */
 export function stdioSettings(values: Readonly<Record<string, unknown>>): StdioSettings {
-  return settingsSchema.parse({ ...STDIO_DEFAULTS, ...values });
+  return parseSettings('transport-stdio', settingsSchema, { ...STDIO_DEFAULTS, ...values });
 }

@@ -57,6 +57,12 @@ export const launchRequestSchema = z.object({
   env: z.record(z.string(), z.string()).default({}),
   /** Names of further host variables passed on (a trailing `*` matches a prefix), e.g. `GIT_*`. */
   passEnv: z.array(envName).default([]),
+  /**
+   * Names among `env` whose values plinth itself sets for the child (a hook's `PLINTH_HOOK_*`, the
+   * `CLAUDE_PROJECT_DIR` a peer's hook reads), never a definition's: a confined child keeps them
+   * without a grant, as it keeps `PLINTH_*` values.
+   */
+  ownEnv: z.array(z.string()).default([]),
   /** Program names are looked up on the child's `PATH` (the declared one, else the host's). */
   stdin: z.enum(['pipe', 'ignore']).default('pipe'),
   stdout: z.enum(['pipe', 'ignore']).default('pipe'),

@@ -9,7 +9,7 @@ import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 import type { Disposer } from '../plugin.js';
 import type { McpServerDefinition } from './mcp-server.js';
 import type { TransportConnection } from './transport.js';
-import type { TrustSource } from './trust.js';
+import type { TrustSource, TrustVerdict } from './trust.js';
 
 /** A server's connection state. */
 export type ServerState = 'stopped' | 'starting' | 'connected' | 'disconnected' | 'error';
@@ -106,6 +106,8 @@ export interface McpService {
    * anything outside a connection (the oauth plugin's sign-in).
    */
   ensureTrusted(name: string, options?: { readonly signal?: AbortSignal }): Promise<void>;
+  /** The trust verdict of a server as it is now, without asking or recording anything (what `plinth mcp get` and `mcp list --json` show); undefined when trust cannot be read. */
+  trust?(name: string): Promise<TrustVerdict | undefined>;
   /** The SDK client of a connected server (for `ping` and direct requests). */
   client(name: string): Client | undefined;
   connection(name: string): TransportConnection | undefined;

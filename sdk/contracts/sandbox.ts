@@ -125,6 +125,8 @@ export interface SpawnPlan {
   readonly purpose?: string;
   /** The variable names the request itself asked for (`env` keys, `passEnv`): those left out are audited. */
   readonly requestedEnv?: readonly string[];
+  /** The request's `ownEnv`: names among `env` whose values plinth set itself; a confined child keeps them. */
+  readonly ownEnv?: readonly string[];
 }
 
 /** A launch as the sandbox decided it: what to spawn instead, and what to release once the child is gone. */

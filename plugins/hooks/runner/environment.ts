@@ -22,15 +22,14 @@ export interface EnvironmentOptions {
 export function hookEnvironment(
   hook: Pick<HookDefinition, 'id' | 'name' | 'protocol' | 'pluginRoot'>,
   options: EnvironmentOptions,
-): { readonly passEnv: readonly string[]; readonly env: Record<string, string> } {
-  const env: Record<string, string> = { ...options.settings };
-  env.PLINTH_HOOK_ID = hook.id;
-  env.PLINTH_HOOK_NAME = hook.name;
-  if (options.event !== undefined) env.PLINTH_HOOK_EVENT = options.event;
-  if (options.persistent === true) env.PLINTH_HOOK_PERSISTENT = '1';
-  env.PLINTH_WORKSPACE = options.workspace;
-  Object.assign(env, peerVariables(hook, options.workspace));
-  return { passEnv: options.extra, env };
+): { readonly passEnv: readonly string[]; readonly env: Record<string, string>; readonly ownEnv: readonly string[] } {
+  const own: Record<string, string> = { PLINTH_HOOK_ID: hook.id, PLINTH_HOOK_NAME: hook.name };
+  if (options.event !== undefined) own.PLINTH_HOOK_EVENT = options.event;
+  if (options.persistent === true) own.PLINTH_HOOK_PERSISTENT = '1';
+  own.PLINTH_WORKSPACE = options.workspace;
+  Object.assign(own, peerVariables(hook, options.workspace));
+  // plinth's own values (not a plugin's settings): a confined hook keeps them without a grant.
+  return { passEnv: options.extra, env: { ...options.settings, ...own }, ownEnv: Object.keys(own) };
 }
 
 /**

@@ -21,6 +21,8 @@ export interface Launch {
   readonly passEnv: readonly string[];
   /** plinth's own variables (`PLINTH_HOOK_*`), over a manifest hook's plugin settings. */
   readonly env: Readonly<Record<string, string>>;
+  /** The names in `env` that plinth set itself (not the plugin's settings): a confined hook keeps them. */
+  readonly ownEnv?: readonly string[];
   /** Names the hook in the launcher's trace. */
   readonly purpose: string;
   /** Whom the process acts for: the sandbox confines it with that principal's grants. */
@@ -82,6 +84,7 @@ export function startProcess(owner: ProcessOwner, launch: Launch, options: Start
         cwd: launch.cwd,
         passEnv: [...launch.passEnv],
         env: { ...launch.env },
+        ...(launch.ownEnv !== undefined && { ownEnv: [...launch.ownEnv] }),
         ...(launch.actingFor !== undefined && { actingFor: launch.actingFor }),
       },
       { ...(owner.signal && { signal: owner.signal }), ...(options.onEscapees && { onEscapees: options.onEscapees }) },

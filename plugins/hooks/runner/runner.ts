@@ -124,14 +124,14 @@ export function createRunner(options: RunnerOptions): HookRunner {
     const [checked] = await Promise.all([preflight(hook), owner ?? ownerReady()]);
     if (!checked.ok) return refused(checked.failure, checked.detail);
     const command = checked;
-    const { passEnv, env } = hookEnvironment(hook, {
+    const { passEnv, env, ownEnv } = hookEnvironment(hook, {
       extra: options.env,
       workspace: options.workspace,
       ...(hook.persistent === false ? { event } : { persistent: true }),
       ...(hook.plugin !== undefined && options.settingsEnv && { settings: options.settingsEnv(hook.plugin) }),
     });
     const actingFor = options.principalOf?.(hook);
-    return { file: command.file, args: action.args, argv0: action.command, cwd: hook.cwd, passEnv, env, purpose: hookLabel(hook), ...(actingFor !== undefined && { actingFor }) };
+    return { file: command.file, args: action.args, argv0: action.command, cwd: hook.cwd, passEnv, env, ownEnv, purpose: hookLabel(hook), ...(actingFor !== undefined && { actingFor }) };
   }
 
   /** The persistent process for `hook`, replaced when its launch or idle time changed. */

@@ -153,7 +153,7 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
         return {
           error: new PlinthError('PLN_E_PERM_DECLINED', `${who} was not started: you declined ${missing.map(formatItem).join(', ')}`, {
             plugin: principal.id,
-            hint: `to grant it later, run \`${grantCommand(principal.id)}\`; to run it without one permission, \`plinth perms revoke ${principal.id} <permission>\``,
+            hint: `to grant it later, run \`${grantMissingCommand(principal, missing)}\`; to run it without one permission, \`plinth perms revoke ${principal.id} <permission>\``,
             details: { plugin: principal.id, permissions: missing.map(formatItem) },
           }),
         };
@@ -210,9 +210,13 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
   };
 }
 
+/** The command that grants `missing` to `principal`: a plugin's grant is what its manifest declares; the settings' hooks and servers have no one manifest, so it names the items. */
+function grantMissingCommand(principal: Principal, missing: readonly PermissionItem[]): string {
+  return principal.id.startsWith('settings:') ? grantCommand(principal.id, ` ${missing.map((item) => shellQuote(formatItem(item))).join(' ')}`) : grantCommand(principal.id);
+}
+
 function notGranted(principal: Principal, who: string, missing: readonly PermissionItem[], why: string): PlinthError {
-  // A plugin's grant is what its manifest declares; the settings' hooks and servers have no one manifest: name the items.
-  const command = principal.id.startsWith('settings:') ? grantCommand(principal.id, ` ${missing.map((item) => shellQuote(formatItem(item))).join(' ')}`) : grantCommand(principal.id);
+  const command = grantMissingCommand(principal, missing);
   return new PlinthError('PLN_E_PERM_NOT_GRANTED', `${who} was not started: it asks for permissions you have not granted (${missing.map(formatItem).join(', ')}), and plinth cannot ask (${why})`, {
     plugin: principal.id,
     hint: `review them with \`plinth perms list ${principal.id}\`, then grant them with \`${command}\``,
@@ -221,10 +225,11 @@ function notGranted(principal: Principal, who: string, missing: readonly Permiss
 }
 
 function notAnswered(principal: Principal, who: string, missing: readonly PermissionItem[], timeoutMs: number): PlinthError {
+  const command = grantMissingCommand(principal, missing);
   return new PlinthError('PLN_E_PERM_NOT_GRANTED', `${who} was not started: nobody answered the question about its permissions (${missing.map(formatItem).join(', ')}) within ${seconds(timeoutMs)}`, {
     plugin: principal.id,
-    hint: `answer it when it is asked again at the next launch, or grant them now with \`${grantCommand(principal.id)}\` (plugins.sandbox.settings.answerTimeoutSeconds sets how long plinth waits)`,
-    details: { plugin: principal.id, permissions: missing.map(formatItem), command: grantCommand(principal.id), timeoutMs },
+    hint: `answer it when it is asked again at the next launch, or grant them now with \`${command}\` (plugins.sandbox.settings.answerTimeoutSeconds sets how long plinth waits)`,
+    details: { plugin: principal.id, permissions: missing.map(formatItem), command, timeoutMs },
   });
 }
 
