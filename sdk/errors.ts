@@ -88,6 +88,18 @@ export function describeCause(cause: unknown): string {
   return String(cause);
 }
 
+/**
+ * Why a file could not be read, in the words a person knows ("there is no
+ * such file", not `ENOENT`), for messages about a path the user gave.
+ */
+export function describeFileError(cause: unknown): string {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return 'there is no such file';
+  if (code === 'EISDIR') return 'it is a folder';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  return describeCause(cause);
+}
+
 /** Wraps whatever a plugin threw so that it names the plugin and hook; keeps the original as `cause`. */
 export function wrapPluginError(
   code: ErrorCode,

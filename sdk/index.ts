@@ -70,7 +70,7 @@ export type { PromptIO } from './prompt.js';
 export { capabilityDenied, capabilityTarget, commandAllowed, expandPath, hostRefusal, isIpLiteral, normalizeHost, parseHostPattern, pathWithin, permits, realTarget } from './permission-match.js';
 export type { PathPlaceholders } from './permission-match.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';
-export { PlinthError, describeError, isPlinthError } from './errors.js';
+export { PlinthError, describeError, describeFileError, isPlinthError } from './errors.js';
 export { REDACTED, Redactor } from './redact.js';
 export type { ErrorCode } from './errors.js';
 // The sdk never imports the kernel: createTestKernel, which boots one, is `plinth/testing`.

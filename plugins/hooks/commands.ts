@@ -4,7 +4,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { askYesNo, canonicalEvent, closestName, type CommandOutput, type CommandSpec, EXIT, editSettingsFile, formatTable as table, PlinthError, type PluginKernel, processTerminal, readSettingsFile, safeLine, type SettingsFileOwner, type SettingsFileRef, whyNotAsk } from 'plinth/sdk';
+import { askYesNo, canonicalEvent, closestName, describeFileError, type CommandOutput, type CommandSpec, EXIT, editSettingsFile, formatTable as table, PlinthError, type PluginKernel, processTerminal, readSettingsFile, safeLine, type SettingsFileOwner, type SettingsFileRef, whyNotAsk } from 'plinth/sdk';
 import type { HookDefaults } from './definition.js';
 import { type ImportPlan, applyImport, peerSettingsFiles, planImport, readPeerHooks, scopeOfFile } from './dialects/import.js';
 import { trustSubject } from './engine.js';
@@ -297,9 +297,7 @@ function hooksOf(data: Readonly<Record<string, unknown>>, ref: SettingsFileRef):
 async function readContext(value: string | undefined): Promise<Record<string, unknown>> {
   if (value === undefined) return {};
   const text = value.startsWith('@') ? await readFile(value.slice(1), 'utf8').catch((cause: unknown) => {
-    const code = (cause as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'there is no such file' : code === 'EISDIR' ? 'it is a folder' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : cause instanceof Error ? cause.message : String(cause);
-    throw new PlinthError('PLN_E_CLI_USAGE', `cannot read the context file ${value.slice(1)}: ${why}`, {
+    throw new PlinthError('PLN_E_CLI_USAGE', `cannot read the context file ${value.slice(1)}: ${describeFileError(cause)}`, {
       cause,
       hint: `give the path of a JSON file (relative to ${process.cwd()}), or the JSON itself: --context '{"tool":"write_file"}'`,
     });

@@ -4,7 +4,7 @@
  * a usage error (`PLN_E_CLI_USAGE`, exit 2), raised before anything starts.
  */
 import { readFile } from 'node:fs/promises';
-import { PlinthError } from 'plinth/sdk';
+import { PlinthError, describeFileError } from 'plinth/sdk';
 import { MCP_SERVER_NAME, MCP_TRANSPORT_NAME, mcpServerEntrySchema } from 'plinth/sdk';
 import type { McpServerConfig } from 'plinth/sdk';
 
@@ -162,7 +162,7 @@ export async function toolArguments(value: string | undefined, stdin: () => Prom
   if (value.startsWith('@')) {
     const file = value.slice(1);
     text = file === '-' ? await stdin() : await readFile(file, 'utf8').catch((error: unknown) => {
-      throw usage(`cannot read the arguments file ${file}: ${unreadable(error)}`, `give the path of a JSON file (relative to ${process.cwd()}), @- for standard input, or the JSON itself: --args '{"message":"hi"}'`);
+      throw usage(`cannot read the arguments file ${file}: ${describeFileError(error)}`, `give the path of a JSON file (relative to ${process.cwd()}), @- for standard input, or the JSON itself: --args '{"message":"hi"}'`);
     });
   }
   let parsed: unknown;
@@ -173,15 +173,6 @@ export async function toolArguments(value: string | undefined, stdin: () => Prom
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw usage('--args must be a JSON object (the tool\'s named arguments)');
   return parsed as Record<string, unknown>;
-}
-
-/** Why a file could not be read, in words (not `ENOENT`). */
-function unreadable(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT') return 'there is no such file';
-  if (code === 'EISDIR') return 'it is a folder';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  return error instanceof Error ? error.message : String(error);
 }
 
 async function readStdin(): Promise<string> {
