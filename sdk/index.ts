@@ -71,7 +71,7 @@ export { capabilityDenied, capabilityTarget, commandAllowed, expandPath, hostRef
 export type { PathPlaceholders } from './permission-match.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';
 export { PlinthError, describeError, describeFileError, isPlinthError } from './errors.js';
-export { REDACTED, Redactor } from './redact.js';
+export { REDACTED, Redactor, SECRET_NAME } from './redact.js';
 export type { ErrorCode } from './errors.js';
 // The sdk never imports the kernel: createTestKernel, which boots one, is `plinth/testing`.
 export type { Candidate, Exclusion, Request, Resolution } from './resolution.js';

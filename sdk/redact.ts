@@ -11,6 +11,9 @@ export const REDACTED = '[redacted]';
 // Shorter strings ("true", "dev") would mask ordinary words everywhere and hide nothing worth hiding.
 const MIN_SECRET_LENGTH = 4;
 
+/** Names (of env variables, headers, flags) whose values are secrets, wherever a definition is shown or resolved. */
+export const SECRET_NAME = /token|secret|passw|key|auth|credential|cookie|session|signature|private/i;
+
 /** Masks every known secret in text and in values. */
 export class Redactor {
   readonly #secrets = new Set<string>();

@@ -28,7 +28,7 @@
  * keeps the server listed, with the problem, and it fails when started.
  */
 import { isAbsolute, join, resolve } from 'node:path';
-import { type ConfigLayerView, NO_PERMISSIONS, type PlinthError, type PluginInfo, type Principal, type TrustSource } from 'plinth/sdk';
+import { type ConfigLayerView, NO_PERMISSIONS, type PlinthError, type PluginInfo, type Principal, SECRET_NAME, type TrustSource } from 'plinth/sdk';
 import { urlSecrets } from './redact.js';
 import { type ReferenceLookup, resolveReferences } from './references.js';
 import { MCP_SERVER_NAME, type McpServerEntry, mcpEntryTransport, mcpServerEntrySchema } from 'plinth/sdk';
@@ -96,8 +96,6 @@ interface Draft {
 /** Sources from least to most in need of approval. */
 const STRICTNESS: readonly TrustSource[] = ['builtin', 'user', 'extension', 'downloaded', 'workspace'];
 
-/** Env and header names whose literal values are secrets too (references are, whatever the name). */
-const SECRET_NAME = /token|secret|passw|key|auth|credential|cookie|session|signature|private/i;
 
 /**
  * The source of a plugin's manifest servers: `builtin` for builtin plugins,

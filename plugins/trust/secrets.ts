@@ -1,10 +1,9 @@
 /**
  * Which values are secrets, for what trust shows and keeps: never shown,
  * never stored (only their hash, inside the fingerprint).
+ * Env names whose values are secrets are the sdk's SECRET_NAME; header values are always masked.
  */
-
-/** Env names whose values are secrets (shown masked); header values are always masked. */
-export const SECRET_NAME = /token|secret|passw|key|auth|credential|cookie|session|signature|private/i;
+import { SECRET_NAME } from 'plinth/sdk';
 
 /** What is shown instead of a secret. */
 export const HIDDEN = '(hidden)';

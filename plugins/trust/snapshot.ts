@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import { type KnownHashes, canonicalJson, fileState } from './fingerprint.js';
 import { type NamedState, lookupFolder, namedStates } from './run-files.js';
-import { HIDDEN, SECRET_NAME, isSecretValue } from './secrets.js';
-import type { TrustRun, TrustSubject } from 'plinth/sdk';
+import { HIDDEN, isSecretValue } from './secrets.js';
+import { SECRET_NAME, type TrustRun, type TrustSubject } from 'plinth/sdk';
 import { printable, shellQuote, shortFingerprint } from './verdict.js';
 
 /** Bumped if the hashed document ever changes shape: every approval is then asked for again. 2: `runs` and the files its words name. */
