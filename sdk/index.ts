@@ -146,7 +146,7 @@ export {
   tarballUrlSchema,
 } from './contracts/registry.js';
 export type { AbbreviatedPackument, AbbreviatedVersion, Dist, DistSignature, Packument, PackumentVersion, PreparedQuery, PreparedSearchDoc, SearchFields, SearchObject, SearchPackage, SearchResponse } from './contracts/registry.js';
-export { DEFAULT_REGISTRY_PATH, defaultRegistryFolder } from './default-registry.js';
+export { DEFAULT_REGISTRY_PATH, defaultRegistryFolder, plinthPackageFolder } from './default-registry.js';
 export { REGISTRY_KEYS_PATH, checkDistSignatures, checkVersionSignatures, keyidOf, publicKeyOf, registryKeysSchema, verifySignature, versionMessage } from './contracts/registry-signatures.js';
 export type { RegistryKeyEntry, RegistryKeys, SignatureVerdict } from './contracts/registry-signatures.js';
 export {

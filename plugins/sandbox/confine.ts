@@ -9,11 +9,10 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError } from 'plinth/sdk';
+import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError, plinthPackageFolder } from 'plinth/sdk';
 import { appendAudit } from './audit.js';
 import { RUN_INSIDE, bwrapArgs, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
 import { type NetworkProxy, startProxy } from './network/proxy.js';
@@ -33,7 +32,7 @@ declare const PLINTH_BUNDLE: true | undefined;
 export const PRELOAD =
   typeof PLINTH_BUNDLE === 'undefined'
     ? fileURLToPath(new URL('./network/preload.cjs', import.meta.url))
-    : join(dirname(createRequire(import.meta.url).resolve('plinth/package.json')), 'dist', 'plugins', 'sandbox', 'network', 'preload.cjs');
+    : join(plinthPackageFolder(), 'dist', 'plugins', 'sandbox', 'network', 'preload.cjs');
 
 /** plinth's own package folder (the one holding its package.json), from here or from dist/. */
 function packageRoot(): string | undefined {
