@@ -13,6 +13,7 @@ import type { Socket } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { PlinthError } from 'plinth/sdk';
 import type { GatewayHttpEndpoint, GatewayHttpOptions, Logger } from 'plinth/sdk';
+import { readBody } from './body.js';
 import { isLoopback, originPolicy, rebindingProblem } from './guard.js';
 import type { GatewaySession } from './session.js';
 import type { GatewaySettings } from './settings.js';
@@ -43,6 +44,24 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
   let pending = 0;
   const sockets = new Set<Socket>();
 
+  /**
+   * A POST's body, read here (see body.ts): its parsed JSON for the SDK's transport, which also gets
+   * the raw bytes (hono's `rawBody`) to answer a parse error or a wrong Content-Type itself.
+   * `false` when the request has been answered (413) or its client has gone.
+   */
+  const readPost = async (req: IncomingMessage, res: ServerResponse): Promise<unknown> => {
+    if (req.method !== 'POST') return undefined;
+    const body = await readBody(req, settings.maxBodyBytes);
+    if (body.kind === 'gone') return false;
+    if (body.kind === 'too-large') {
+      const size = body.atLeast ? `over ${body.bytes} bytes` : `${body.bytes} bytes`;
+      refuse(res, 413, 'PLN_E_GATEWAY_BODY_TOO_LARGE', `the body is ${size}, more than ${settings.maxBodyBytes} (plugins.gateway.settings.maxBodyBytes)`, { close: !body.drained });
+      return false;
+    }
+    (req as IncomingMessage & { rawBody?: Buffer }).rawBody = body.raw;
+    return body.json;
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const forbidden = rebindingProblem({ host: req.headers.host, origin: req.headers.origin }, policy);
     if (forbidden) return refuse(res, 403, 'PLN_E_GATEWAY_FORBIDDEN', `${forbidden} (DNS rebinding protection; allow it in plugins.gateway.settings.allowedHosts / allowedOrigins)`);
@@ -57,18 +76,17 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
       const entry = sessions.get(id);
       if (!entry) return refuse(res, 404, 'PLN_E_GATEWAY_SESSION_UNKNOWN', 'this session has ended (or never was): initialize a new one');
       entry.session.lastActive = Date.now();
-      // A body of unknown length may be refused halfway (413, by the SDK's transport): the rest is
-      // never read, so the connection must not carry the client's next request.
-      if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] !== undefined) res.setHeader('Connection', 'close');
-      return entry.transport.handleRequest(req, res);
+      const body = await readPost(req, res);
+      if (body === false) return;
+      return entry.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST') return refuse(res, 400, 'PLN_E_GATEWAY_SESSION_UNKNOWN', 'no mcp-session-id: start a session with an initialize request (POST)');
     if (sessions.size + pending >= settings.maxSessions) {
       res.setHeader('Retry-After', '5');
       return refuse(res, 503, 'PLN_E_GATEWAY_SESSION_LIMIT', `${settings.maxSessions} sessions are open, the most plugins.gateway.settings.maxSessions allows: end one (DELETE) or try later`);
     }
-    const length = Number(req.headers['content-length'] ?? 0);
-    if (length > settings.maxBodyBytes) return refuse(res, 413, 'PLN_E_GATEWAY_BODY_TOO_LARGE', `the body is ${length} bytes, more than ${settings.maxBodyBytes} (plugins.gateway.settings.maxBodyBytes)`);
+    const body = await readPost(req, res);
+    if (body === false) return;
 
     pending++;
     const session = deps.newSession();
@@ -87,7 +105,7 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
     };
     try {
       await session.server.connect(transport);
-      await transport.handleRequest(req, res);
+      await transport.handleRequest(req, res, body);
     } finally {
       pending--;
       if (transport.sessionId === undefined) void session.close(); // not an initialize: nothing to keep
@@ -173,9 +191,9 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
 }
 
 /** A JSON-RPC error body with plinth's code, and the HTTP status. */
-function refuse(res: ServerResponse, status: number, code: string, message: string): void {
+function refuse(res: ServerResponse, status: number, code: string, message: string, options: { close?: boolean } = {}): void {
   if (res.headersSent) return void res.destroy();
-  // A refused upload's body is not read: the connection closes, so that the client does not send its next request on it.
-  res.writeHead(status, { 'Content-Type': 'application/json', ...((status >= 500 || status === 413) && { Connection: 'close' }) });
+  // `close`: the rest of a body was left unread, so the connection must not carry the client's next request.
+  res.writeHead(status, { 'Content-Type': 'application/json', ...((status >= 500 || options.close) && { Connection: 'close' }) });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `${code}: ${message}` }, id: null }));
 }
