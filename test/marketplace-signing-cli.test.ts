@@ -218,4 +218,16 @@ describe('revocation', () => {
     expectExit(await run(box, ['ext', 'install', 'greeter@1.0.1', '--yes']), 0);
     expectExit(await run(box, ['ext', 'verify', 'greeter']), 0);
   });
+  it('without --use, the version to move to is the newest that an install would accept: not a newer unsigned one', async () => {
+    const { box, folder, keyFile } = await signedSetup();
+    expectExit(await run(box, ['ext', 'install', 'greeter@1.0.0', '--yes']), 0);
+    // 1.0.2 is published without a signature: the registry's key is pinned, so an install refuses it.
+    const unsigned = await writePlugin(join(box.base, 'sources'), { name: 'greeter', version: '1.0.2' });
+    expectExit(await run(box, ['registry', 'publish', unsigned, '--to', folder]), 0);
+    expectExit(await run(box, ['registry', 'index', '--to', folder, '--sign', keyFile]), 0);
+    expect((await run(box, ['ext', 'install', 'greeter@1.0.2', '--yes'])).stderr).toContain('PLN_E_MARKET_UNSIGNED');
+    expectExit(await run(box, ['registry', 'revoke', 'greeter@1.0.0', '--to', folder, '--sign', keyFile, '--reason', 'leaks the greeting']), 0);
+    const outdated = await run(box, ['ext', 'outdated']);
+    expect(outdated.stdout).toContain('revoked: greeter@1.0.0 by registry local: leaks the greeting; move to 1.0.1 (plinth ext install greeter@1.0.1)');
+  });
 });

@@ -9,7 +9,7 @@ import semver from 'semver';
 import { type LockEntry, PlinthError, REGISTRY_REVOCATIONS_PATH, type RevokedEntry, type RevokedVersion, documentSigner, revocationsSchema } from 'plinth/sdk';
 import { type DocumentContext, fetchPackument, fetchSignedDocument } from './documents.js';
 import type { Registry } from './registries.js';
-import type { RegistryTrustKeeper } from './registry-trust.js';
+import { type RegistryTrustKeeper, checkVersion } from './registry-trust.js';
 import type { TrustState } from './trust-state.js';
 
 /** The registry's revoked versions, verified; empty when it publishes none or nobody trusts its keys yet (a note says so). */
@@ -41,9 +41,10 @@ export async function fetchRevocations(context: DocumentContext, keeper: Registr
 
 /**
  * The installed entries `revoked` names, each with the version to move to:
- * the registry's `use`, else the newest version it has that is not revoked.
+ * the registry's `use`, else the newest version it has that is not revoked
+ * and that an install would accept (signed, under a registry that requires it).
  */
-export async function revokedInstalled(context: DocumentContext, registry: Registry, entries: readonly LockEntry[], revoked: readonly RevokedVersion[]): Promise<RevokedEntry[]> {
+export async function revokedInstalled(context: DocumentContext, keeper: RegistryTrustKeeper, registry: Registry, entries: readonly LockEntry[], revoked: readonly RevokedVersion[]): Promise<RevokedEntry[]> {
   const out: RevokedEntry[] = [];
   for (const entry of entries) {
     const hit = revoked.find((r) => r.name === entry.name && r.version === entry.version);
@@ -51,8 +52,19 @@ export async function revokedInstalled(context: DocumentContext, registry: Regis
     let use = hit.use;
     if (use === undefined) {
       const packument = await fetchPackument(context, registry, entry.name).catch(() => undefined);
-      const others = Object.keys(packument?.versions ?? {}).filter((v) => !revoked.some((r) => r.name === entry.name && r.version === v) && semver.prerelease(v) === null);
-      use = semver.maxSatisfying(others, '*') ?? undefined;
+      if (packument) {
+        const trust = await keeper.forRegistry(context, registry);
+        const installable = Object.values(packument.versions).filter((v) => {
+          if (revoked.some((r) => r.name === entry.name && r.version === v.version) || semver.prerelease(v.version) !== null) return false;
+          try {
+            checkVersion(trust, registry, packument, v, []);
+            return true;
+          } catch {
+            return false; // one the install would refuse (unsigned, say) is no way out
+          }
+        });
+        use = semver.maxSatisfying(installable.map((v) => v.version), '*') ?? undefined;
+      }
     }
     out.push({ name: entry.name, version: entry.version, reason: hit.reason, ...(use && { use }), registry: registry.name });
   }

@@ -78,7 +78,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     for (const { registry, entries: group } of byRegistry.values()) {
       try {
         const list = await fetchRevocations(context, context.trust, trustState, registry);
-        revoked.push(...(await revokedInstalled(context, registry, group, list)));
+        revoked.push(...(await revokedInstalled(context, context.trust, registry, group, list)));
         for (const entry of group) checked.add(entry.name);
       } catch (error) {
         if (!isPlinthError(error) || !error.code.startsWith('PLN_E_MARKET_')) throw error;
