@@ -303,6 +303,10 @@ describe('approving without a terminal', () => {
     expect((await command(kernel, 'trust approve', ['mcp-server', 'github'])).text).toContain('already approved');
     expect((await rejection(command(kernel, 'trust approve', ['mcp-server', 'gitlab']))).code).toBe('PLN_E_TRUST_NOT_FOUND');
     expect((await rejection(command(kernel, 'trust approve', ['server', 'github']))).code).toBe('PLN_E_CLI_USAGE');
+    // A typo is named with what was meant.
+    await trust.check({ ...subject, id: 'gitea' });
+    expect((await rejection(command(kernel, 'trust approve', ['mcp-server', 'gitae']))).hint).toBe('did you mean "gitea"? plinth trust approve mcp-server gitea');
+    expect((await rejection(command(kernel, 'trust approve', ['mcp-servr', 'gitea']))).hint).toContain('did you mean "mcp-server"?');
   });
 });
 
@@ -354,6 +358,9 @@ describe('revoke', () => {
     expect(revoked.text).toContain('pinned again');
     expect(await trust.check(user)).toMatchObject({ trusted: true, level: 'user' });
     expect((await rejection(command(kernel, 'trust revoke', ['hook', 'nothing']))).code).toBe('PLN_E_TRUST_NOT_FOUND');
+    const typo = await rejection(command(kernel, 'trust revoke', ['hook', 'user:fnt']));
+    expect(typo.code).toBe('PLN_E_TRUST_NOT_FOUND');
+    expect(typo.hint).toBe('did you mean "user:fmt"? plinth trust revoke hook user:fmt');
   });
 
   it('`trust list` shows approvals and pins, as text and --json', async () => {

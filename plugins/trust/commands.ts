@@ -1,5 +1,5 @@
 /** `plinth trust list | approve | revoke`. */
-import { type CommandSpec, PlinthError, type PluginInfo } from 'plinth/sdk';
+import { type CommandSpec, PlinthError, type PluginInfo, closestName } from 'plinth/sdk';
 import { TRUST_KINDS } from './fingerprint.js';
 import { trustSourceOf } from './gate.js';
 import { changes } from './snapshot.js';
@@ -93,10 +93,13 @@ export function trustCommands({ store, service, where, plugins }: TrustCommandsO
             out.print(`${describeSubject(existing)} is already approved (fingerprint ${shortFingerprint(existing.fingerprint)}).`);
             return;
           }
+          const waiting = (await store.read()).requests.filter((r) => r.kind === kind).map((r) => r.id);
+          const near = existing ? undefined : closestName(id, kind === 'plugin' ? [...waiting, ...[...plugins().values()].filter((p) => trustSourceOf(p.source) !== undefined).map((p) => p.name)] : waiting);
           throw new PlinthError('PLN_E_TRUST_NOT_FOUND', `no ${kind} "${id}" is waiting for approval${existing ? ` (it is ${existing.how} at fingerprint ${shortFingerprint(existing.fingerprint)})` : ''}`, {
             plugin: 'trust',
-            hint:
-              kind === 'hook'
+            hint: near
+              ? `did you mean "${near}"? plinth trust approve ${kind} ${near}`
+              : kind === 'hook'
                 ? `approve a hook as it is now with \`plinth hooks trust ${id}\``
                 : 'plinth records a subject when it refuses to run it; run what uses it first, then approve it. `plinth trust list` shows what waits',
           });
@@ -118,9 +121,10 @@ export function trustCommands({ store, service, where, plugins }: TrustCommandsO
         const before = findEntry(approvals, { kind, id, workspace: where().workspace }) ?? findEntry(approvals, { kind, id });
         const revoked = await service.revoke(kind, id);
         if (!revoked) {
+          const near = closestName(id, approvals.filter((a) => a.kind === kind).map((a) => a.id));
           throw new PlinthError('PLN_E_TRUST_NOT_FOUND', `nothing is approved or pinned for ${kind} "${id}"`, {
             plugin: 'trust',
-            hint: '`plinth trust list` shows every approval and pin',
+            hint: near ? `did you mean "${near}"? plinth trust revoke ${kind} ${near}` : '`plinth trust list` shows every approval and pin',
           });
         }
         if (json) return out.json({ revoked: { kind, id } });
@@ -133,9 +137,10 @@ export function trustCommands({ store, service, where, plugins }: TrustCommandsO
 
 function kindArg(value: string | undefined, command: string): TrustKind {
   if ((TRUST_KINDS as readonly unknown[]).includes(value)) return value as TrustKind;
+  const near = value === undefined ? undefined : closestName(value, TRUST_KINDS);
   throw new PlinthError('PLN_E_CLI_USAGE', `unknown kind "${value ?? ''}": expected ${TRUST_KINDS.join(', ')}`, {
     plugin: 'trust',
-    hint: `usage: plinth ${command} <kind> <id>`,
+    hint: `${near ? `did you mean "${near}"? ` : ''}usage: plinth ${command} <kind> <id>`,
   });
 }
 
