@@ -109,7 +109,7 @@ describe('tarballs', () => {
     expect(installed.stdout).toContain('installed packer-made@0.3.0 from file');
     const again = await run(home, ['ext', 'install', out, '--yes']);
     expectExit(again, 0);
-    expect(again.stdout).toContain('Nothing to do: already installed');
+    expect(again.stdout).toContain('is already installed (--force installs it again)');
     expect(await listed(home, 'packer-made')).toMatchObject({ version: '0.3.0', source: 'user', state: 'active' });
   }, 60_000);
 
@@ -315,7 +315,7 @@ describe('an install that is interrupted, or run twice at once', () => {
     expectExit(a, 0);
     expectExit(b, 0);
     expect([a.stdout, b.stdout].filter((out) => out.includes('installed twice@1.0.0'))).toHaveLength(1);
-    expect([a.stdout, b.stdout].filter((out) => out.includes('Nothing to do: already installed'))).toHaveLength(1);
+    expect([a.stdout, b.stdout].filter((out) => out.includes('Nothing to do: twice is already installed'))).toHaveLength(1);
     const plugins = join(home.home, 'plugins');
     expect(readdirSync(join(plugins, '.versions'))).toEqual(['twice@1.0.0']);
     expect(readdirSync(plugins).filter((e) => e.startsWith('.')).sort()).toEqual(['.versions']);

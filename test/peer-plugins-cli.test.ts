@@ -96,7 +96,7 @@ describe('plinth ext install of a packed Claude Code plugin', () => {
     const installed = await run(at, ['ext', 'install', out, '--yes']);
     expectExit(installed, 0);
     expect(installed.stdout).toContain('installed claude-demo@0.0.0 from file');
-    expect((await run(at, ['ext', 'install', out, '--yes'])).stdout).toContain('Nothing to do: already installed');
+    expect((await run(at, ['ext', 'install', out, '--yes'])).stdout).toContain('is already installed (--force installs it again)');
     const installedDir = join(at.home, 'plugins', 'claude-demo');
     expect(existsSync(join(installedDir, '.claude-plugin', 'plugin.json'))).toBe(true);
     expect(row(json<Row[]>(await run(at, ['ext', 'list', '--json'])), 'claude-demo')).toMatchObject({ version: '0.0.0', source: 'user', state: 'active', dir: installedDir });

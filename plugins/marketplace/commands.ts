@@ -36,7 +36,7 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
         const trustKeyIds = typeof options['trust-key'] === 'string' ? [options['trust-key']] : undefined;
         // This process exits once installed: a new plugin loads where it runs (a running `plinth up` picks it up); an update still loads here first.
         const result = await withProgress((progress) => service().then((s) => s.install(args[0]!, { ...(registry && { registry }), ...(options.force === true && { force: true }), ...(trustKeyIds && { trustKeyIds }), ...installOptions(options, out, signal, progress), loadNew: false })));
-        report(out, json, result, 'installed');
+        report(out, json, result, 'installed', args[0]);
         await review(result, out, signal);
       },
     },
@@ -153,10 +153,14 @@ async function withProgress<T>(fn: (progress: (name: string, received: number, t
   }
 }
 
-function report(out: CommandOutput, json: boolean, result: InstallResult, verb: string): void {
+/** `spec`: what `ext install` was given, named when nothing changed. */
+function report(out: CommandOutput, json: boolean, result: InstallResult, verb: string, spec?: string): void {
   if (json) return out.json(result);
   printNotes(out, result.notes);
-  if (result.changes.length === 0) return out.print(verb === 'updated' ? 'Nothing to do: up to date.' : 'Nothing to do: already installed.');
+  if (result.changes.length === 0) {
+    if (verb === 'updated') return out.print('Nothing to do: up to date.');
+    return out.print(spec ? `Nothing to do: ${safeLine(spec)} is already installed (--force installs it again).` : 'Nothing to do: already installed.');
+  }
   for (const c of result.changes) {
     // Not loaded: a first install by this one-shot command, left to the host that runs it.
     out.print(`${verb} ${c.name}@${c.to}${c.from ? ` (was ${c.from})` : ''} from ${c.registry}${c.loaded ? ', loaded' : c.from ? '' : '; loaded by a running plinth up, or at the next start'}`);
