@@ -61,7 +61,7 @@ function references(values: unknown, options: ServerOptions, server: string, key
     }
     // Gemini CLI expands `$VAR` in a server's env as it does `${VAR}`.
     const bare = options.kind === 'gemini' && key === 'env';
-    // The setting reaches the server under its own variable already (kernel.settingsEnv): repeating it would refuse a sensitive one.
+    // The setting reaches the server under its own variable already (kernel.settingsEnv): a reference to it there says nothing more.
     if (key === 'env' && (value === `\${${name}}` || (bare && value === `$${name}`)) && options.settings?.includes(name)) continue;
     const variables = bare ? /\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g : /\$\{([^}]*)\}/g;
     out[name] = options.vars(value).replace(variables, (whole, braced: string | undefined, plain: string | undefined) => {
