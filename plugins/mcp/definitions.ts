@@ -95,6 +95,8 @@ interface Draft {
   keyOrigins: Map<string, string>;
   /** The env and header keys (`env\0KEY`) whose values the plugin's own manifest wrote: only these may read its sensitive settings. */
   ownKeys: Set<string>;
+  /** A peer plugin's spelling of each plinth reference its translation wrote (`${env:X}` → `${X}`), for problems in those keys. */
+  spelling?: Readonly<Record<string, string>>;
   /** The profile whose layer defined or amended it. */
   profile?: string;
   /** Declared by a plugin with `"fallback": true`: left out once any other server is defined. */
@@ -121,18 +123,19 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
   const workspace = resolve(inputs.workspace);
 
   for (const plugin of inputs.plugins) {
-    // A Claude Code plugin's or Gemini CLI extension's servers are named after the peer's own manifest file.
-    const file = plugin.manifest.peer?.file ?? (plugin.dir ? join(plugin.dir, 'manifest.json') : `plugin "${plugin.name}" (in memory)`);
     const base = plugin.dir || workspace;
-    readSection(plugin.manifest.mcpServers, { origin: file, plugin: plugin.name, source: pluginServerSource(plugin) }, 'mcpServers', base, base, (name, draft, at) => {
-      const place = { origin: file, plugin: plugin.name, source: draft.source };
-      const earlier = drafts.get(name);
-      if (!definesServer(draft.entry)) {
-        problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, at, 'expected "command" (a local server), "url" (a remote server) or the "transport" of a transport plugin', name));
-      } else if (earlier) {
-        problems.push(definitionProblem('PLN_E_MCP_SERVER_DUPLICATE', place, at, `server "${name}" is already declared by ${earlier.origins[0]}; this one is ignored`, name));
-      } else drafts.set(name, draft);
-    }, problems);
+    for (const { section, origin, at, spelling } of pluginSections(plugin)) {
+      readSection(section, { origin, plugin: plugin.name, source: pluginServerSource(plugin) }, at, base, base, (name, found, path) => {
+        const place = { origin, plugin: plugin.name, source: found.source };
+        const draft: Draft = spelling ? { ...found, spelling } : found;
+        const earlier = drafts.get(name);
+        if (!definesServer(draft.entry)) {
+          problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, path, 'expected "command" (a local server), "url" (a remote server) or the "transport" of a transport plugin', name));
+        } else if (earlier) {
+          problems.push(definitionProblem('PLN_E_MCP_SERVER_DUPLICATE', place, path, `server "${name}" is already declared by ${earlier.origins[0]}; this one is ignored`, name));
+        } else drafts.set(name, draft);
+      }, problems);
+    }
   }
 
   const ordered = [...inputs.layers.filter((l) => l.profile === undefined), ...inputs.layers.filter((l) => l.profile !== undefined)];
@@ -166,6 +169,34 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
   return { servers, problems };
 }
 
+/** One part of a plugin's `mcpServers`, with the file and JSON path its entries were written at. */
+interface PluginSection {
+  readonly section: unknown;
+  readonly origin: string;
+  /** The path of the section in that file (`''`: the file is the map itself). */
+  readonly at: string;
+  /** The peer's spelling of each plinth reference in the entries' env and headers. */
+  readonly spelling?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A plugin's servers by where they were written: its manifest.json's `mcpServers`; for a plugin
+ * made from a Claude Code or Gemini CLI folder, each server at its place in the peer's own file
+ * (a Claude plugin's `.mcp.json`, not its `plugin.json`), so that problems name what the author wrote.
+ */
+function pluginSections(plugin: PluginInfo): PluginSection[] {
+  const { mcpServers, peer } = plugin.manifest;
+  const file = plugin.dir ? join(plugin.dir, 'manifest.json') : `plugin "${plugin.name}" (in memory)`;
+  if (peer === undefined) return [{ section: mcpServers, origin: file, at: 'mcpServers' }];
+  const written = peer.servers ?? {};
+  if (mcpServers === undefined || mcpServers === null || typeof mcpServers !== 'object' || Array.isArray(mcpServers)) return [{ section: mcpServers, origin: peer.file, at: 'mcpServers' }];
+  return Object.entries(mcpServers).map(([name, entry]) => {
+    const where = Object.hasOwn(written, name) ? written[name] : undefined;
+    if (where === undefined || !plugin.dir) return { section: { [name]: entry }, origin: peer.file, at: 'mcpServers' };
+    return { section: { [name]: entry }, origin: join(plugin.dir, ...where.file.split('/')), at: where.at, spelling: where.references };
+  });
+}
+
 /** Validates each entry of one `mcpServers` section and hands the good ones to `take`. */
 function readSection(
   section: unknown,
@@ -182,7 +213,7 @@ function readSection(
     return;
   }
   for (const [name, raw] of Object.entries(section)) {
-    const path = `${at}${pathKey(name)}`;
+    const path = at === '' ? pathKey(name).replace(/^\./, '') : `${at}${pathKey(name)}`;
     if (!MCP_SERVER_NAME.test(name) || name.includes('__')) {
       const why = name.includes('__') ? '"__" separates server and tool in tool names' : 'use letters, digits, "_" and "-" (at most 64), starting with a letter or digit';
       problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, path, `"${name}" cannot be a server name: ${why}`, name));
@@ -240,6 +271,7 @@ function amend(earlier: Draft, amendment: Draft): Draft {
     // A key a settings file sets again is the file's value, no longer the plugin's.
     ownKeys: new Set([...earlier.ownKeys].filter((key) => !amendment.keyOrigins.has(key))),
     ...(earlier.plugin !== undefined && { plugin: earlier.plugin }),
+    ...(earlier.spelling !== undefined && { spelling: earlier.spelling }),
     ...((amendment.profile ?? earlier.profile) !== undefined && { profile: amendment.profile ?? earlier.profile }),
     // Switching the demo off (`{ "demo": { "enabled": false } }`) does not make it the user's own server.
     ...(earlier.fallback === true && { fallback: true }),
@@ -275,8 +307,11 @@ function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: (o
     const out: Record<string, string> = {};
     for (const [key, value] of Object.entries(values ?? {})) {
       // A value the plugin's manifest wrote speaks for that plugin; any other, for a settings file.
-      const owner = draft.ownKeys.has(`${kind}\0${key}`) ? draft.plugin : undefined;
-      const resolved = resolveReferences(value, lookup(owner));
+      const own = draft.ownKeys.has(`${kind}\0${key}`);
+      const owner = own ? draft.plugin : undefined;
+      // A peer's value is quoted as its author wrote it (`${TOKEN}`), not as plinth reads it (`${env:TOKEN}`).
+      const spelling = own ? draft.spelling : undefined;
+      const resolved = resolveReferences(value, lookup(owner), spelling && ((reference) => (Object.hasOwn(spelling, reference) ? spelling[reference] : undefined)));
       if ('problem' in resolved) {
         const where = draft.keyOrigins.get(`${kind}\0${key}`) ?? draft.origins.at(-1) ?? '';
         const [origin = where, path = ''] = where.split('#');
