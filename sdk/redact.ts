@@ -17,6 +17,9 @@ const MIN_SECRET_LENGTH = 4;
 const ANYWHERE_FROM_LENGTH = 8;
 
 const WORD_CHAR = /[\p{L}\p{N}_]/u;
+// An escape that ends in a letter or digit is no part of the next word: `\nshort` in JSON,
+// `%20short` in a URL, `\x1b[1mshort` on a terminal (raw or as plinth shows it).
+const ESCAPE_BEFORE = /(?:\\[nrtbfv0]|\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|%[0-9a-fA-F]{2}|(?:\u001b|\\x1b|\\u001b)\[[0-9;?]*[A-Za-z])$/;
 
 /** Names (of env variables, headers, flags) whose values are secrets, wherever a definition is shown or resolved. */
 export const SECRET_NAME = /token|secret|passw|key|auth|credential|cookie|session|signature|private/i;
@@ -141,7 +144,7 @@ interface Found {
 
 /** Whether the stretch `s[start, end)` is part of a longer word: a word character continues it on either side. */
 function insideWord(s: string, start: number, end: number): boolean {
-  const continuesBefore = start > 0 && WORD_CHAR.test(charAt(s, start)) && WORD_CHAR.test(charBefore(s, start));
+  const continuesBefore = start > 0 && WORD_CHAR.test(charAt(s, start)) && WORD_CHAR.test(charBefore(s, start)) && !ESCAPE_BEFORE.test(s.slice(Math.max(0, start - 16), start));
   const continuesAfter = end < s.length && WORD_CHAR.test(charBefore(s, end)) && WORD_CHAR.test(charAt(s, end));
   return continuesBefore || continuesAfter;
 }

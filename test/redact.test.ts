@@ -63,6 +63,14 @@ describe('Redactor.text', () => {
     expect(redactor.value({ headers: { 'x-api-key': 'short' } })).toEqual({ headers: { 'x-api-key': REDACTED } });
   });
 
+  it('masks a short secret right after an escape that ends in a letter or digit (JSON, URL, terminal)', () => {
+    const redactor = redactorWith('short');
+    expect(redactor.text(JSON.stringify({ log: 'one\nshort\tshort' }))).toBe(`{"log":"one\\n${REDACTED}\\t${REDACTED}"}`);
+    expect(redactor.text('q=a%20short%20b')).toBe(`q=a%20${REDACTED}%20b`);
+    expect(redactor.text('\u001b[1mshort\u001b[0m and \\x1b[31mshort')).toBe(`\u001b[1m${REDACTED}\u001b[0m and \\x1b[31m${REDACTED}`);
+    expect(redactor.text('\\u00e9short')).toBe(`\\u00e9${REDACTED}`);
+  });
+
   it('masks a short secret that begins or ends with punctuation wherever that edge meets a letter', () => {
     const redactor = redactorWith('!pw!');
     expect(redactor.text('a!pw!b')).toBe(`a${REDACTED}b`);
