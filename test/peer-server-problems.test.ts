@@ -38,7 +38,7 @@ it('names the peer file the server is written in, quotes the reference as writte
 
   const claudeProblem = `${join(claude, '.mcp.json')}: mcpServers.cserv.env.TOKEN: "\${PEER_TEST_UNSET_TOKEN}" refers to the environment variable PEER_TEST_UNSET_TOKEN, which is not set`;
   const geminiProblem = `${join(gemini, 'gemini-extension.json')}: mcpServers.gserv.env.REGION: "$PEER_TEST_UNSET_REGION" refers to the environment variable PEER_TEST_UNSET_REGION, which is not set`;
-  for (const args of [['mcp', 'list'], ['mcp', 'get', 'cserv'], ['ext', 'list']]) {
+  for (const args of [['mcp', 'list'], ['mcp', 'status'], ['mcp', 'get', 'cserv'], ['ext', 'list']]) {
     const result = await run(box, args);
     const text = printed(result);
     expect(count(text, claudeProblem), `${args.join(' ')}\n${describeRun(result)}`).toBe(1);
