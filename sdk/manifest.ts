@@ -77,6 +77,19 @@ export const peerFieldSchema = z.object({
 });
 
 /**
+ * Where a peer's MCP server was written and how, so that a problem with it names the file the
+ * author wrote (a Claude plugin's `.mcp.json`, not its `plugin.json`) and quotes it as written.
+ */
+export const peerServerSchema = z.object({
+  /** The file, relative to the folder and `/`-separated: `.mcp.json`, `.claude-plugin/plugin.json`, `gemini-extension.json`. */
+  file: z.string(),
+  /** The JSON path, in that file, of the map that holds the server's entry: `mcpServers`, or `''` for a file that is the map itself. */
+  at: z.string(),
+  /** Each plinth reference the translation wrote in the entry's `env` and `headers`, with the peer's spelling it stands for (`"${env:TOKEN}": "${TOKEN}"`). */
+  references: z.record(z.string(), z.string()).default({}),
+});
+
+/**
  * Set by plinth (sdk/peer-manifest.ts) on the manifest it makes from a Claude Code
  * plugin folder (`.claude-plugin/plugin.json`) or a Gemini CLI extension folder
  * (`gemini-extension.json`): which dialect its `hooks` speak, the file it came
@@ -89,7 +102,10 @@ export const peerOriginSchema = z.object({
   file: z.string(),
   ignored: z.array(peerFieldSchema).default([]),
   notes: z.array(peerFieldSchema).default([]),
+  /** Where each server of the manifest's `mcpServers` was written: see {@link peerServerSchema}. */
+  servers: z.record(z.string(), peerServerSchema).optional(),
 });
+
 export type PeerOrigin = z.infer<typeof peerOriginSchema>;
 
 /** A section another plugin reads (`hooks` by the hooks plugin, `mcpServers` by the mcp plugin), checked by it. */

@@ -22,7 +22,9 @@
  *   variables are expanded (Gemini hydrates hooks.json), Claude's
  *   `${CLAUDE_PLUGIN_ROOT}` is left for the hook runner, which sets it;
  * - `peer`: the format, the file, and every field or folder plinth does not
- *   honour (`ignored`) or reads differently (`notes`), for `plinth ext info`.
+ *   honour (`ignored`) or reads differently (`notes`), for `plinth ext info`;
+ *   and per server the file and JSON path it was written at and the peer's
+ *   spelling of each reference (`servers`), so that problems quote the author's text.
  */
 import { readFile } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';

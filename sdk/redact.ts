@@ -11,6 +11,16 @@ export const REDACTED = '[redacted]';
 // Shorter strings ("true", "dev") would mask ordinary words everywhere and hide nothing worth hiding.
 const MIN_SECRET_LENGTH = 4;
 
+// A value shorter than this may well be a piece of an ordinary word (a token "short" in "shorter"):
+// it is masked only as a whole token. Longer ones are masked wherever they occur, even glued to
+// other letters, since no word of plinth's own holds a chance 8-character value.
+const ANYWHERE_FROM_LENGTH = 8;
+
+const WORD_CHAR = /[\p{L}\p{N}_]/u;
+// An escape that ends in a letter or digit is no part of the next word: `\nshort` in JSON,
+// `%20short` in a URL, `\x1b[1mshort` on a terminal (raw or as plinth shows it).
+const ESCAPE_BEFORE = /(?:\\[nrtbfv0]|\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|%[0-9a-fA-F]{2}|(?:\u001b|\\x1b|\\u001b)\[[0-9;?]*[A-Za-z])$/;
+
 /** Names (of env variables, headers, flags) whose values are secrets, wherever a definition is shown or resolved. */
 export const SECRET_NAME = /token|secret|passw|key|auth|credential|cookie|session|signature|private/i;
 
@@ -45,7 +55,10 @@ export class Redactor {
   }
 
   /**
-   * `s` with every occurrence of every secret replaced by `[redacted]`. Where
+   * `s` with every occurrence of every secret replaced by `[redacted]`. A
+   * secret shorter than 8 characters is masked only as a whole token, where
+   * no letter, digit or `_` continues it on either side ("Bearer short",
+   * `?token=short&`, `"short"`, but not "shorter"); a longer one everywhere. Where
    * secrets overlap (one ends where another begins, or one holds another) the
    * whole covered stretch is masked, so no part of either shows.
    */
@@ -56,23 +69,28 @@ export class Redactor {
 
   #own(s: string): string {
     if (this.#secrets.size === 0 || s.length < MIN_SECRET_LENGTH) return s;
-    const covered: Array<[start: number, end: number]> = [];
+    const covered: Found[] = [];
     for (const secret of this.#secrets) {
-      for (let at = s.indexOf(secret); at !== -1; at = s.indexOf(secret, at + 1)) covered.push([at, at + secret.length]);
+      const anywhere = secret.length >= ANYWHERE_FROM_LENGTH;
+      for (let at = s.indexOf(secret); at !== -1; at = s.indexOf(secret, at + 1)) covered.push({ start: at, end: at + secret.length, anywhere });
     }
     if (covered.length === 0) return s;
 
-    covered.sort((a, b) => a[0] - b[0]);
+    covered.sort((a, b) => a.start - b.start);
     let out = '';
     let pos = 0;
     let i = 0;
     while (i < covered.length) {
-      const [start] = covered[i] as [number, number];
-      let end = (covered[i] as [number, number])[1];
+      const { start } = covered[i] as Found;
+      let { end, anywhere } = covered[i] as Found;
       // Extend over every range that overlaps or touches this one.
-      while (++i < covered.length && (covered[i] as [number, number])[0] <= end) {
-        end = Math.max(end, (covered[i] as [number, number])[1]);
+      while (++i < covered.length && (covered[i] as Found).start <= end) {
+        end = Math.max(end, (covered[i] as Found).end);
+        anywhere ||= (covered[i] as Found).anywhere;
       }
+      // A stretch of short secrets alone is judged as one token: two that overlap ("abcdef" and
+      // "defghi" in "abcdefghi") are a whole token together, though each is glued to the other.
+      if (!anywhere && insideWord(s, start, end)) continue;
       out += s.slice(pos, start) + REDACTED;
       pos = end;
     }
@@ -115,6 +133,30 @@ export class Redactor {
     }
     return out;
   }
+}
+
+interface Found {
+  start: number;
+  end: number;
+  /** Masked even inside a word: a long secret. */
+  anywhere: boolean;
+}
+
+/** Whether the stretch `s[start, end)` is part of a longer word: a word character continues it on either side. */
+function insideWord(s: string, start: number, end: number): boolean {
+  const continuesBefore = start > 0 && WORD_CHAR.test(charAt(s, start)) && WORD_CHAR.test(charBefore(s, start)) && !ESCAPE_BEFORE.test(s.slice(Math.max(0, start - 16), start));
+  const continuesAfter = end < s.length && WORD_CHAR.test(charBefore(s, end)) && WORD_CHAR.test(charAt(s, end));
+  return continuesBefore || continuesAfter;
+}
+
+// Whole code points, so that a letter outside the BMP next to a secret counts as a letter.
+function charBefore(s: string, at: number): string {
+  const low = s.charCodeAt(at - 1);
+  return at >= 2 && low >= 0xdc00 && low <= 0xdfff ? s.slice(at - 2, at) : s.slice(at - 1, at);
+}
+
+function charAt(s: string, at: number): string {
+  return String.fromCodePoint(s.codePointAt(at) as number);
 }
 
 function plainError(error: Error): Record<string, unknown> {

@@ -339,7 +339,7 @@ describe('plinth serve: names without the prefix', () => {
     const result = await run(box, ['serve', '--stdio']);
     expectExit(result, 1);
     expect(result.stderr).toContain('PLN_E_GATEWAY_NAME_COLLISION');
-    expect(result.stderr).toMatch(/tool "echo" is served by both "one" and "two"/);
+    expect(result.stderr).toMatch(/tools \("echo", .*\) .*are served by both "one" and "two"/);
     expect(result.stdout).toBe('');
   }, TEST_TIMEOUT);
 

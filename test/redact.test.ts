@@ -45,6 +45,42 @@ describe('Redactor.text', () => {
     expect(redactor.text('xx abcdefghi yy')).toBe(`xx ${REDACTED} yy`);
   });
 
+  it('masks a short secret (under 8 characters) only as a whole token, so ordinary words stay whole', () => {
+    const redactor = redactorWith('short', 'plugin');
+    expect(redactor.text('the token is shorter than 16 characters')).toBe('the token is shorter than 16 characters');
+    expect(redactor.text('run `plinth plugins list` to see every plugin_x found')).toBe('run `plinth plugins list` to see every plugin_x found');
+    expect(redactor.text('a shortcut, unshorten, Shorts, shortö, é-plugin')).toBe(`a shortcut, unshorten, Shorts, shortö, é-${REDACTED}`);
+  });
+
+  it('still masks a short secret in headers, URLs, query strings, JSON and plain words', () => {
+    const redactor = redactorWith('short');
+    expect(redactor.text('Authorization: Bearer short')).toBe(`Authorization: Bearer ${REDACTED}`);
+    expect(redactor.text('https://user:short@host/path/short?token=short&x=1#short')).toBe(
+      `https://user:${REDACTED}@host/path/${REDACTED}?token=${REDACTED}&x=1#${REDACTED}`,
+    );
+    expect(redactor.text(JSON.stringify({ token: 'short', list: ['short'] }))).toBe(`{"token":"${REDACTED}","list":["${REDACTED}"]}`);
+    expect(redactor.text('token short, (short) short.')).toBe(`token ${REDACTED}, (${REDACTED}) ${REDACTED}.`);
+    expect(redactor.value({ headers: { 'x-api-key': 'short' } })).toEqual({ headers: { 'x-api-key': REDACTED } });
+  });
+
+  it('masks a short secret right after an escape that ends in a letter or digit (JSON, URL, terminal)', () => {
+    const redactor = redactorWith('short');
+    expect(redactor.text(JSON.stringify({ log: 'one\nshort\tshort' }))).toBe(`{"log":"one\\n${REDACTED}\\t${REDACTED}"}`);
+    expect(redactor.text('q=a%20short%20b')).toBe(`q=a%20${REDACTED}%20b`);
+    expect(redactor.text('\u001b[1mshort\u001b[0m and \\x1b[31mshort')).toBe(`\u001b[1m${REDACTED}\u001b[0m and \\x1b[31m${REDACTED}`);
+    expect(redactor.text('\\u00e9short')).toBe(`\\u00e9${REDACTED}`);
+  });
+
+  it('masks a short secret that begins or ends with punctuation wherever that edge meets a letter', () => {
+    const redactor = redactorWith('!pw!');
+    expect(redactor.text('a!pw!b')).toBe(`a${REDACTED}b`);
+  });
+
+  it('masks a secret of 8 characters or more anywhere, even glued to other letters', () => {
+    const redactor = redactorWith('tok12345', 'hunter2hunter2');
+    expect(redactor.text('xtok12345y and prefix_hunter2hunter2_suffix')).toBe(`x${REDACTED}y and prefix_${REDACTED}_suffix`);
+  });
+
   it('masks a secret as it appears inside JSON and inside a URL', () => {
     const secret = 'p@ss "word"/x';
     const redactor = redactorWith(secret);

@@ -153,7 +153,35 @@ function withoutServer<T extends { server: string }>(item: T): Record<string, un
   return rest;
 }
 
-/** A sentence naming each collision and both servers. */
+/** How many names of one kind a collision sentence quotes before it says how many more. */
+const NAMES_SHOWN = 5;
+
+/**
+ * A sentence per pair of servers naming what both serve: `tool "echo" is served by both "a" and
+ * "b"`, or for many, `27 tools ("echo", "add", … and 22 more) and 2 prompts (…) are served by both
+ * "a" and "b"`. Two servers without the prefix usually share every name, and one line per name
+ * would bury the fix.
+ */
 export function describeCollisions(collisions: readonly Collision[]): string {
-  return collisions.map((c) => `${c.kind} "${c.name}" is served by both "${c.servers[0]}" and "${c.servers[1]}"`).join('; ');
+  const pairs = new Map<string, { servers: Collision['servers']; kinds: Map<Collision['kind'], string[]> }>();
+  for (const c of collisions) {
+    const key = `${c.servers[0]}\0${c.servers[1]}`;
+    const pair = pairs.get(key) ?? { servers: c.servers, kinds: new Map() };
+    pairs.set(key, pair);
+    pair.kinds.set(c.kind, [...(pair.kinds.get(c.kind) ?? []), c.name]);
+  }
+  return [...pairs.values()]
+    .map(({ servers, kinds }) => {
+      const total = [...kinds.values()].reduce((sum, names) => sum + names.length, 0);
+      const what = [...kinds].map(([kind, names]) => namesOf(kind, names)).join(' and ');
+      return `${what} ${total === 1 ? 'is' : 'are'} served by both "${servers[0]}" and "${servers[1]}"`;
+    })
+    .join('; ');
+}
+
+function namesOf(kind: Collision['kind'], names: readonly string[]): string {
+  if (names.length === 1) return `${kind} "${names[0]}"`;
+  const shown = names.slice(0, NAMES_SHOWN).map((name) => `"${name}"`);
+  const more = names.length - shown.length;
+  return `${names.length} ${kind}s (${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''})`;
 }

@@ -8,7 +8,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { PlinthError } from 'plinth/sdk';
 import type { Disposer, Gateway, GatewayEndpoint, GatewayHttpEndpoint, GatewayHttpOptions, Logger, McpService } from 'plinth/sdk';
-import { STATUS_URI, describeCollisions } from './catalog.js';
+import { type Collision, STATUS_URI, describeCollisions } from './catalog.js';
 import { forwardingHandlers } from './forward.js';
 import { Catalog } from './gateway-catalog.js';
 import { serveHttp } from './http.js';
@@ -28,12 +28,22 @@ export interface GatewayDeps {
   readonly followPlugins: (changed: () => void) => Disposer;
 }
 
+/** What to change, for the first pair of servers that collide. */
+function collisionFix(collisions: readonly Collision[]): string {
+  const [first, second] = collisions[0]!.servers;
+  // excludeTools hides tools only: a shared prompt name goes away with the prefix alone.
+  const onlyTools = collisions.every((c) => c.kind === 'tool');
+  return `remove "prefix": false from "${second}" or "${first}" in mcpServers (that server's names become <server>__<name>)${onlyTools ? ', or hide the shared tools from one of them with its "excludeTools"' : ''}`;
+}
+
 export function createGateway(deps: GatewayDeps): Gateway {
   const { mcp, settings, log } = deps;
   const catalog = new Catalog(mcp);
   const sessions = new Set<GatewaySession>();
   const endpoints = new Set<GatewayEndpoint>();
   const warned = new Set<string>();
+  // While ready() waits for the first start, collisions are its error's to report, all at once.
+  let starting = false;
   let closing: Promise<void> | undefined;
 
   const newSession = () => {
@@ -67,12 +77,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
     for (const session of catalog.statusWatchers) void session.server.sendResourceUpdated({ uri: STATUS_URI }).catch(() => undefined);
   };
   const warnCollisions = () => {
-    for (const c of catalog.tools().collisions) {
-      const key = `${c.kind}\0${c.name}`;
-      if (warned.has(key)) continue;
-      warned.add(key);
-      log.warn(`PLN_E_GATEWAY_NAME_COLLISION: ${describeCollisions([c])}; "${c.servers[0]}" serves it, "${c.servers[1]}"'s is hidden`);
-    }
+    if (starting) return;
+    const fresh = catalog.tools().collisions.filter((c) => !warned.has(`${c.kind}\0${c.name}`));
+    if (fresh.length === 0) return;
+    for (const c of fresh) warned.add(`${c.kind}\0${c.name}`);
+    // One line for what a change brought, however many names: the first server in definition order keeps each.
+    log.warn(`PLN_E_GATEWAY_NAME_COLLISION: ${describeCollisions(fresh)}; the first of each pair serves them, the other's are hidden (${collisionFix(fresh)})`);
   };
 
   const disposers: Disposer[] = [
@@ -98,19 +108,23 @@ export function createGateway(deps: GatewayDeps): Gateway {
       const waited = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, settings.startWait);
       });
-      await Promise.race([mcp.startAll().catch(() => undefined), waited]);
-      clearTimeout(timer);
-      catalog.invalidate('tools');
-      catalog.invalidate('prompts');
-      const collisions = [...catalog.tools().collisions, ...(await catalog.prompts().then((t) => t.collisions, () => []))];
-      if (collisions.length > 0) {
-        throw new PlinthError('PLN_E_GATEWAY_NAME_COLLISION', `the gateway cannot serve every name: ${describeCollisions(collisions)}`, {
-          plugin: 'gateway',
-          hint: 'remove "prefix": false from one of the two servers in mcpServers (its names become <server>__<name>), or exclude the tool with "excludeTools"',
-          details: { collisions },
-        });
+      starting = true;
+      try {
+        await Promise.race([mcp.startAll().catch(() => undefined), waited]);
+        clearTimeout(timer);
+        catalog.invalidate('tools');
+        catalog.invalidate('prompts');
+        const collisions = [...catalog.tools().collisions, ...(await catalog.prompts().then((t) => t.collisions, () => []))];
+        if (collisions.length > 0) {
+          throw new PlinthError('PLN_E_GATEWAY_NAME_COLLISION', `the gateway cannot serve every name: ${describeCollisions(collisions)}`, {
+            plugin: 'gateway',
+            hint: collisionFix(collisions),
+            details: { collisions },
+          });
+        }
+      } finally {
+        starting = false;
       }
-      for (const c of collisions) warned.add(`${c.kind}\0${c.name}`);
     },
 
     async serveStdio(io = {}) {

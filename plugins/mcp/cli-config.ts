@@ -122,10 +122,12 @@ export function settingsCommands({ kernel, service }: { readonly kernel: PluginK
           out.json({ servers: definitions.map((d) => ({ ...definitionJson(d), ...(trust.has(d.name) && { trust: trust.get(d.name) }) })), problems });
           return code;
         }
-        if (definitions.length === 0) out.print('No MCP servers configured. Add one with `plinth mcp add <name> -- <program> [args…]` or `plinth mcp add -t http <name> <url>`.');
+        // One text, so that the warnings logged for these problems as definitions were read are not printed above it too.
+        const lines: string[] = [];
+        if (definitions.length === 0) lines.push('No MCP servers configured. Add one with `plinth mcp add <name> -- <program> [args…]` or `plinth mcp add -t http <name> <url>`.');
         else {
           const withTrust = trust.size > 0;
-          out.print(
+          lines.push(
             table(
               ['SERVER', 'SOURCE', 'TRANSPORT', 'ENABLED', ...(withTrust ? ['TRUST'] : []), 'COMMAND / URL'],
               definitions.map((d) => [
@@ -138,10 +140,11 @@ export function settingsCommands({ kernel, service }: { readonly kernel: PluginK
               ]),
             ),
           );
-          for (const [name, verdict] of trust) if (!verdict.trusted && verdict.approveCommand) out.print(`${name}: ${verdict.level}; approve with \`${verdict.approveCommand}\``);
+          for (const [name, verdict] of trust) if (!verdict.trusted && verdict.approveCommand) lines.push(`${name}: ${verdict.level}; approve with \`${verdict.approveCommand}\``);
         }
-        if (problems.length > 0) out.print('');
-        for (const p of problems) out.print(`${p.code}: ${p.message}`);
+        if (problems.length > 0) lines.push('');
+        for (const p of problems) lines.push(`${p.code}: ${p.message}`);
+        out.print(lines.join('\n'));
         return code;
       },
     },

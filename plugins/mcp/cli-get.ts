@@ -59,8 +59,8 @@ export function getCommand({ service, known, start }: GetCommandDeps): CommandSp
         ...(instructions ? [['instructions', oneLine(instructions, 200)] as [string, string]] : []),
       ];
       const width = Math.max(...rows.map(([label]) => label.length));
-      out.print(name);
-      for (const [label, value] of rows) out.print(`  ${label.padEnd(width)}  ${value}`);
+      // One text, so that a warning logged for the error it shows is not printed above it too.
+      out.print([name, ...rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`)].join('\n'));
       return ok ? EXIT.OK : EXIT.FAILURE;
     },
   };

@@ -106,7 +106,8 @@ export function mcpCommands({ kernel, service, oneShot }: McpCommandDeps): Comma
           return EXIT.OK;
         }
         const withHealth = states.size > 0;
-        out.print(
+        // One text, so that a warning logged for an error shown here is not printed above it too.
+        const lines = [
           table(
             ['SERVER', 'STATE', ...(withHealth ? ['HEALTH'] : []), 'TRANSPORT', 'TOOLS', 'PID', 'DETAILS'],
             statuses.map((s) => [
@@ -119,17 +120,18 @@ export function mcpCommands({ kernel, service, oneShot }: McpCommandDeps): Comma
               statusNote(s),
             ]),
           ),
-        );
+        ];
         // The table names the error's code; the whole message (it may end with the command that fixes it) and the stderr tail follow.
         for (const s of statuses) {
           if (s.state === 'connected' || (!s.error && !s.stderrTail)) continue;
-          out.print('');
-          if (s.error) out.print(`${s.name}: ${s.error.code}: ${s.error.message}`);
+          lines.push('');
+          if (s.error) lines.push(`${s.name}: ${s.error.code}: ${s.error.message}`);
           if (s.stderrTail) {
-            out.print(`${s.name} stderr (last lines):`);
-            for (const line of s.stderrTail.trimEnd().split('\n').slice(-10)) out.print(`  ${line}`);
+            lines.push(`${s.name} stderr (last lines):`);
+            for (const line of s.stderrTail.trimEnd().split('\n').slice(-10)) lines.push(`  ${line}`);
           }
         }
+        out.print(lines.join('\n'));
         return ok ? EXIT.OK : EXIT.FAILURE;
       },
     },

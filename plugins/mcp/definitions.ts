@@ -47,6 +47,12 @@ export interface DefinitionInputs {
   readonly config: Readonly<Record<string, unknown>>;
   /** Where `${env:…}` values are read. */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /**
+   * A plugin's declared settings as its environment variables, sensitive ones included
+   * (`kernel.settingsEnv`): where a plugin's own `${setting:…}` of a sensitive setting is read,
+   * since the merged settings hold those redacted. Without it, such references are refused.
+   */
+  readonly settingsEnv?: (plugin: string) => Readonly<Record<string, string>>;
   readonly home: string;
   readonly workspace: string;
   /** The plugin's `connectTimeout`, for servers without their own `timeout`. */
@@ -87,6 +93,10 @@ interface Draft {
   defaultCwd: string;
   /** `<file>#<path>.env.KEY` per env and header key, for problems. */
   keyOrigins: Map<string, string>;
+  /** The env and header keys (`env\0KEY`) whose values the plugin's own manifest wrote: only these may read its sensitive settings. */
+  ownKeys: Set<string>;
+  /** A peer plugin's spelling of each plinth reference its translation wrote (`${env:X}` → `${X}`), for problems in those keys. */
+  spelling?: Readonly<Record<string, string>>;
   /** The profile whose layer defined or amended it. */
   profile?: string;
   /** Declared by a plugin with `"fallback": true`: left out once any other server is defined. */
@@ -113,18 +123,19 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
   const workspace = resolve(inputs.workspace);
 
   for (const plugin of inputs.plugins) {
-    // A Claude Code plugin's or Gemini CLI extension's servers are named after the peer's own manifest file.
-    const file = plugin.manifest.peer?.file ?? (plugin.dir ? join(plugin.dir, 'manifest.json') : `plugin "${plugin.name}" (in memory)`);
     const base = plugin.dir || workspace;
-    readSection(plugin.manifest.mcpServers, { origin: file, plugin: plugin.name, source: pluginServerSource(plugin) }, 'mcpServers', base, base, (name, draft, at) => {
-      const place = { origin: file, plugin: plugin.name, source: draft.source };
-      const earlier = drafts.get(name);
-      if (!definesServer(draft.entry)) {
-        problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, at, 'expected "command" (a local server), "url" (a remote server) or the "transport" of a transport plugin', name));
-      } else if (earlier) {
-        problems.push(definitionProblem('PLN_E_MCP_SERVER_DUPLICATE', place, at, `server "${name}" is already declared by ${earlier.origins[0]}; this one is ignored`, name));
-      } else drafts.set(name, draft);
-    }, problems);
+    for (const { section, origin, at, spelling } of pluginSections(plugin)) {
+      readSection(section, { origin, plugin: plugin.name, source: pluginServerSource(plugin) }, at, base, base, (name, found, path) => {
+        const place = { origin, plugin: plugin.name, source: found.source };
+        const draft: Draft = spelling ? { ...found, spelling } : found;
+        const earlier = drafts.get(name);
+        if (!definesServer(draft.entry)) {
+          problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, path, 'expected "command" (a local server), "url" (a remote server) or the "transport" of a transport plugin', name));
+        } else if (earlier) {
+          problems.push(definitionProblem('PLN_E_MCP_SERVER_DUPLICATE', place, path, `server "${name}" is already declared by ${earlier.origins[0]}; this one is ignored`, name));
+        } else drafts.set(name, draft);
+      }, problems);
+    }
   }
 
   const ordered = [...inputs.layers.filter((l) => l.profile === undefined), ...inputs.layers.filter((l) => l.profile !== undefined)];
@@ -152,10 +163,38 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
     for (const [name, draft] of drafts) if (draft.fallback === true) drafts.delete(name);
   }
 
-  const lookup = referenceLookup(inputs);
+  const lookup = (owner: string | undefined) => referenceLookup(inputs, owner);
   const pluginsByName = new Map(inputs.plugins.map((plugin) => [plugin.name, plugin]));
   const servers = [...drafts].map(([name, draft]) => finish(name, draft, inputs.connectTimeoutMs, lookup, problems, workspace, serverPrincipal(name, draft, pluginsByName, home, workspace)));
   return { servers, problems };
+}
+
+/** One part of a plugin's `mcpServers`, with the file and JSON path its entries were written at. */
+interface PluginSection {
+  readonly section: unknown;
+  readonly origin: string;
+  /** The path of the section in that file (`''`: the file is the map itself). */
+  readonly at: string;
+  /** The peer's spelling of each plinth reference in the entries' env and headers. */
+  readonly spelling?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A plugin's servers by where they were written: its manifest.json's `mcpServers`; for a plugin
+ * made from a Claude Code or Gemini CLI folder, each server at its place in the peer's own file
+ * (a Claude plugin's `.mcp.json`, not its `plugin.json`), so that problems name what the author wrote.
+ */
+function pluginSections(plugin: PluginInfo): PluginSection[] {
+  const { mcpServers, peer } = plugin.manifest;
+  const file = plugin.dir ? join(plugin.dir, 'manifest.json') : `plugin "${plugin.name}" (in memory)`;
+  if (peer === undefined) return [{ section: mcpServers, origin: file, at: 'mcpServers' }];
+  const written = peer.servers ?? {};
+  if (mcpServers === undefined || mcpServers === null || typeof mcpServers !== 'object' || Array.isArray(mcpServers)) return [{ section: mcpServers, origin: peer.file, at: 'mcpServers' }];
+  return Object.entries(mcpServers).map(([name, entry]) => {
+    const where = Object.hasOwn(written, name) ? written[name] : undefined;
+    if (where === undefined || !plugin.dir) return { section: { [name]: entry }, origin: peer.file, at: 'mcpServers' };
+    return { section: { [name]: entry }, origin: join(plugin.dir, ...where.file.split('/')), at: where.at, spelling: where.references };
+  });
 }
 
 /** Validates each entry of one `mcpServers` section and hands the good ones to `take`. */
@@ -174,7 +213,7 @@ function readSection(
     return;
   }
   for (const [name, raw] of Object.entries(section)) {
-    const path = `${at}${pathKey(name)}`;
+    const path = at === '' ? pathKey(name).replace(/^\./, '') : `${at}${pathKey(name)}`;
     if (!MCP_SERVER_NAME.test(name) || name.includes('__')) {
       const why = name.includes('__') ? '"__" separates server and tool in tool names' : 'use letters, digits, "_" and "-" (at most 64), starting with a letter or digit';
       problems.push(definitionProblem('PLN_E_MCP_SERVER_INVALID', place, path, `"${name}" cannot be a server name: ${why}`, name));
@@ -199,6 +238,7 @@ function readSection(
       origins: [`${place.origin}#${path}`],
       defaultCwd,
       keyOrigins,
+      ownKeys: place.plugin !== undefined ? new Set(keyOrigins.keys()) : new Set(),
       ...(place.plugin !== undefined && { plugin: place.plugin }),
       ...(fallback && { fallback: true }),
     };
@@ -228,7 +268,10 @@ function amend(earlier: Draft, amendment: Draft): Draft {
     origins: [...earlier.origins, ...amendment.origins],
     defaultCwd: earlier.defaultCwd,
     keyOrigins: new Map([...earlier.keyOrigins, ...amendment.keyOrigins]),
+    // A key a settings file sets again is the file's value, no longer the plugin's.
+    ownKeys: new Set([...earlier.ownKeys].filter((key) => !amendment.keyOrigins.has(key))),
     ...(earlier.plugin !== undefined && { plugin: earlier.plugin }),
+    ...(earlier.spelling !== undefined && { spelling: earlier.spelling }),
     ...((amendment.profile ?? earlier.profile) !== undefined && { profile: amendment.profile ?? earlier.profile }),
     // Switching the demo off (`{ "demo": { "enabled": false } }`) does not make it the user's own server.
     ...(earlier.fallback === true && { fallback: true }),
@@ -256,14 +299,19 @@ function serverPrincipal(name: string, draft: Draft, plugins: ReadonlyMap<string
   return { id: `settings:${scope}`, source: scope, dir: scope === 'workspace' ? workspace : home, declared: draft.entry.permissions ?? NO_PERMISSIONS, label: `MCP server "${name}" from ${scope} settings` };
 }
 
-function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: ReferenceLookup, problems: PlinthError[], workspace: string, actingFor: Principal): ServerRecord {
+function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: (owner: string | undefined) => ReferenceLookup, problems: PlinthError[], workspace: string, actingFor: Principal): ServerRecord {
   const { entry } = draft;
   const secrets = new Set<string>();
   let unresolved: PlinthError | undefined;
   const resolveAll = (kind: 'env' | 'headers', values: Record<string, string> | undefined): Record<string, string> => {
     const out: Record<string, string> = {};
     for (const [key, value] of Object.entries(values ?? {})) {
-      const resolved = resolveReferences(value, lookup);
+      // A value the plugin's manifest wrote speaks for that plugin; any other, for a settings file.
+      const own = draft.ownKeys.has(`${kind}\0${key}`);
+      const owner = own ? draft.plugin : undefined;
+      // A peer's value is quoted as its author wrote it (`${TOKEN}`), not as plinth reads it (`${env:TOKEN}`).
+      const spelling = own ? draft.spelling : undefined;
+      const resolved = resolveReferences(value, lookup(owner), spelling && ((reference) => (Object.hasOwn(spelling, reference) ? spelling[reference] : undefined)));
       if ('problem' in resolved) {
         const where = draft.keyOrigins.get(`${kind}\0${key}`) ?? draft.origins.at(-1) ?? '';
         const [origin = where, path = ''] = where.split('#');
@@ -312,17 +360,20 @@ function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: Re
   };
 }
 
-/** `${env:…}` from the environment given; `${setting:…}` from the merged settings, the declared env var, the declared default. */
-function referenceLookup(inputs: DefinitionInputs): ReferenceLookup {
+/**
+ * `${env:…}` from the environment given; `${setting:…}` from the merged settings, the declared
+ * env var, the declared default. A sensitive setting is handed only to its own plugin's servers
+ * (`owner`: the plugin whose manifest wrote the value), as the plugin's own settings environment
+ * holds it; a settings file or another plugin is refused it.
+ */
+function referenceLookup(inputs: DefinitionInputs, owner: string | undefined): ReferenceLookup {
   return {
     env: (name) => (Object.hasOwn(inputs.env, name) ? inputs.env[name] : undefined),
     setting(plugin, name) {
       const decl = inputs.manifests.find((p) => p.name === plugin)?.manifest.settings.find((s) => s.name === name);
       const what = `\${setting:${plugin}.${name}}`;
       if (!decl) return { problem: `"${what}" refers to a setting that plugin "${plugin}" does not declare` };
-      if (decl.sensitive) {
-        return { problem: `"${what}" refers to a sensitive setting of plugin "${plugin}", which plinth does not hand to other plugins; reference an environment variable instead` };
-      }
+      if (decl.sensitive) return ownSensitive(inputs, plugin, name, decl.envVar, owner === plugin, what);
       const plugins = inputs.config.plugins as Record<string, { settings?: Record<string, unknown> }> | undefined;
       const own = plugins !== undefined && Object.hasOwn(plugins, plugin) ? plugins[plugin]?.settings : undefined;
       const fromEnv = decl.envVar !== undefined && Object.hasOwn(inputs.env, decl.envVar) ? inputs.env[decl.envVar] : undefined;
@@ -333,4 +384,16 @@ function referenceLookup(inputs: DefinitionInputs): ReferenceLookup {
       return { problem: `"${what}" refers to a setting whose value is not a string, number or boolean` };
     },
   };
+}
+
+/** A sensitive setting's value for one of its own plugin's servers, or why it cannot be had. */
+function ownSensitive(inputs: DefinitionInputs, plugin: string, name: string, envVar: string | undefined, own: boolean, what: string): { value: string } | { problem: string } {
+  if (!own) {
+    return { problem: `"${what}" refers to a sensitive setting of plugin "${plugin}", which plinth hands only to that plugin's own servers; write the value here, or reference an environment variable (\${env:NAME})` };
+  }
+  // Only the plugin's settings environment holds a sensitive value unredacted; one without an envVar has no place there.
+  if (envVar === undefined) return { problem: `"${what}" refers to a sensitive setting that declares no envVar, and plinth hands a sensitive setting to its plugin's servers only as its envVar: declare one` };
+  const value = inputs.settingsEnv?.(plugin)[envVar];
+  if (value === undefined) return { problem: `"${what}" refers to a setting with no value (set it with \`plinth ext config ${plugin} ${name}\`)` };
+  return { value };
 }

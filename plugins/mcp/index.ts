@@ -170,6 +170,7 @@ function readDefinitions(
     manifests: plugins,
     config: kernel.config,
     env: process.env,
+    settingsEnv: (plugin) => kernel.settingsEnv(plugin),
     home: paths.home,
     workspace: paths.workspace,
     connectTimeoutMs,

@@ -22,15 +22,19 @@ export type Resolved = { readonly value: string; readonly secrets: readonly stri
 const REFERENCE = /\$\{([^}]*)\}/g;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Resolves every reference in `value`. */
-export function resolveReferences(value: string, lookup: ReferenceLookup): Resolved {
+/**
+ * Resolves every reference in `value`. `written`: how the value's author spelled a reference
+ * (a peer's `${TOKEN}` for `${env:TOKEN}`), which a problem quotes instead.
+ */
+export function resolveReferences(value: string, lookup: ReferenceLookup, written?: (reference: string) => string | undefined): Resolved {
   const secrets: string[] = [];
   let problem: string | undefined;
   const out = value.replace(REFERENCE, (whole, body: string) => {
     if (problem !== undefined) return whole;
     const resolved = resolveOne(body, lookup);
     if ('problem' in resolved) {
-      problem = resolved.problem;
+      const spelled = written?.(whole);
+      problem = spelled === undefined ? resolved.problem : resolved.problem.replaceAll(`"${whole}"`, `"${spelled}"`);
       return whole;
     }
     secrets.push(resolved.value);

@@ -44,9 +44,13 @@ export async function claudePlugin(root: string, text: string, files: PeerFiles,
   for (const relative of [...new Set(serverFiles)]) {
     const found = await readJsonFile(root, relative, files);
     if (found === undefined) peer.ignore('mcpServers', `${relative} does not exist`);
-    else addServers(servers, isObject(found) && isObject(found.mcpServers) ? found.mcpServers : found, relative, { vars, toRef, peer, kind: 'claude' });
+    else {
+      // A servers file is `{ "mcpServers": { … } }`, as .mcp.json is, or the map itself.
+      const wrapped = isObject(found) && isObject(found.mcpServers);
+      addServers(servers, wrapped ? found.mcpServers : found, { file: relative, at: wrapped ? 'mcpServers' : '' }, { vars, toRef, peer, kind: 'claude' });
+    }
   }
-  if (isObject(inline)) addServers(servers, inline, 'plugin.json mcpServers', { vars, toRef, peer, kind: 'claude' });
+  if (isObject(inline)) addServers(servers, inline, { file: PEER_MANIFEST_FILES.claude, at: 'mcpServers' }, { vars, toRef, peer, kind: 'claude' });
 
   const hooks: Json = {};
   const hookFiles = typeof raw.hooks === 'string' || Array.isArray(raw.hooks) ? pathList(raw.hooks, 'hooks', peer) : [];

@@ -34,7 +34,7 @@ export async function geminiExtension(root: string, text: string, files: PeerFil
   };
   const excluded = geminiExcludeTools(raw.excludeTools, peer);
   const servers: Json = {};
-  if (raw.mcpServers !== undefined) addServers(servers, raw.mcpServers, 'mcpServers', { vars, toRef, peer, kind: 'gemini', excluded, settings: settings.map((s) => s.name as string) });
+  if (raw.mcpServers !== undefined) addServers(servers, raw.mcpServers, { file: PEER_MANIFEST_FILES.gemini, at: 'mcpServers' }, { vars, toRef, peer, kind: 'gemini', excluded, settings: settings.map((s) => s.name as string) });
 
   const hooks: Json = {};
   const hookText = await readJsonFile(root, 'hooks/hooks.json', files);

@@ -6,6 +6,8 @@ import { parseJsonText } from '../json.js';
 import type { PeerOrigin } from '../manifest.js';
 import type { Field, Json, PeerFiles } from './types.js';
 
+type PeerServer = NonNullable<PeerOrigin['servers']>[string];
+
 export interface ServerOptions {
   readonly vars: (text: string) => string;
   /** A `${…}` body in env or headers as a plinth reference, or undefined to leave it. */
@@ -20,11 +22,22 @@ export interface ServerOptions {
 /** The keys of a server entry plinth reads as they are. */
 const SERVER_KEYS = new Set(['command', 'args', 'env', 'cwd', 'url', 'headers', 'type', 'includeTools', 'excludeTools']);
 
-/** Adds the servers of one `mcpServers` map, translated; a later file's server of the same name replaces an earlier one. */
-export function addServers(into: Json, map: unknown, where: string, options: ServerOptions): void {
+/** Where a map of servers is written: the folder's file (`/`-separated) and the JSON path of the map in it (`mcpServers`, or `''` for a file that is the map). */
+export interface ServerFile {
+  readonly file: string;
+  readonly at: string;
+}
+
+/**
+ * Adds the servers of one `mcpServers` map, translated; a later file's server of the same name
+ * replaces an earlier one. Each server's file, path and references as written go to the report.
+ */
+export function addServers(into: Json, map: unknown, where: ServerFile, options: ServerOptions): void {
   const { peer } = options;
-  if (!isObject(map)) return void peer.ignore(where, 'expected an object keyed by server name');
+  if (!isObject(map)) return void peer.ignore(where.at === '' ? where.file : `${where.file} ${where.at}`, 'expected an object keyed by server name');
   for (const [name, entry] of Object.entries(map)) {
+    const written: Record<string, string> = {};
+    peer.server(name, { file: where.file, at: where.at, references: written });
     if (!isObject(entry)) {
       into[name] = entry; // the mcp plugin says what is wrong with it
       continue;
@@ -40,7 +53,7 @@ export function addServers(into: Json, map: unknown, where: string, options: Ser
         peer.note(field, 'used as the connection timeout (ms)');
       } else if (key === 'trust') peer.ignore(field, 'approval is plinth\'s trust decision (plinth trust approve), never the server\'s own word');
       else if (!SERVER_KEYS.has(key)) peer.ignore(field, 'not a server option plinth knows');
-      else if (key === 'env' || key === 'headers') out[key] = references(value, options, name, key);
+      else if (key === 'env' || key === 'headers') out[key] = references(value, options, name, key, written);
       else out[key] = expand(value, options.vars);
     }
     // Gemini's `url` is an SSE endpoint (`httpUrl` is streamable HTTP).
@@ -51,7 +64,7 @@ export function addServers(into: Json, map: unknown, where: string, options: Ser
 }
 
 /** `env`/`headers` values with the peer's variables expanded and its `${VAR}` written as plinth references. */
-function references(values: unknown, options: ServerOptions, server: string, key: string): unknown {
+function references(values: unknown, options: ServerOptions, server: string, key: string, written: Record<string, string>): unknown {
   if (!isObject(values)) return values;
   const out: Json = {};
   for (const [name, value] of Object.entries(values)) {
@@ -61,7 +74,7 @@ function references(values: unknown, options: ServerOptions, server: string, key
     }
     // Gemini CLI expands `$VAR` in a server's env as it does `${VAR}`.
     const bare = options.kind === 'gemini' && key === 'env';
-    // The setting reaches the server under its own variable already (kernel.settingsEnv): repeating it would refuse a sensitive one.
+    // The setting reaches the server under its own variable already (kernel.settingsEnv): a reference to it there says nothing more.
     if (key === 'env' && (value === `\${${name}}` || (bare && value === `$${name}`)) && options.settings?.includes(name)) continue;
     const variables = bare ? /\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g : /\$\{([^}]*)\}/g;
     out[name] = options.vars(value).replace(variables, (whole, braced: string | undefined, plain: string | undefined) => {
@@ -69,6 +82,7 @@ function references(values: unknown, options: ServerOptions, server: string, key
       if (/^(env|setting):/.test(body)) return whole;
       const ref = options.toRef(body);
       if (ref === undefined) options.peer.note(`mcpServers.${server}.${key}.${name}`, `"${whole}" is not a variable plinth can supply`);
+      else written[ref] ??= whole;
       return ref ?? whole;
     });
   }
@@ -101,14 +115,19 @@ export function manifest(name: string, version: string, description: unknown, se
 export class Report {
   readonly ignored: Field[] = [];
   readonly notes: Field[] = [];
+  readonly #servers = new Map<string, PeerServer>();
   ignore(field: string, reason: string): void {
     this.ignored.push({ field, reason });
   }
   note(field: string, reason: string): void {
     this.notes.push({ field, reason });
   }
+  /** Where server `name` is written; a later file's server of the same name replaces it, as its entry does. */
+  server(name: string, where: PeerServer): void {
+    this.#servers.set(name, where);
+  }
   origin(format: PeerOrigin['format'], file: string): PeerOrigin {
-    return { format, file, ignored: this.ignored, notes: this.notes };
+    return { format, file, ignored: this.ignored, notes: this.notes, ...(this.#servers.size > 0 && { servers: Object.fromEntries(this.#servers) }) };
   }
 }
 
