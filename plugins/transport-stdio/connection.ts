@@ -253,7 +253,9 @@ export class StdioProcessTransport implements Transport {
     const last = this.#tail.lastLine();
     const noise = this.#noise();
     if (noise !== undefined) this.#noiseSaid = true; // the reason says it
-    const reason = this.#context.redact(`the server process ${describeExit(code, sig)}${last === '' ? '' : `: ${last.slice(0, 200)}`}${noise === undefined ? '' : `; ${noise}`}`);
+    // Confined: the sandbox may recognise a path it hides in what the server wrote (a script or node_modules outside the grants).
+    const hidden = this.#child?.explainExit?.(this.#tail.text());
+    const reason = this.#context.redact(`the server process ${describeExit(code, sig)}${last === '' ? '' : `: ${last.slice(0, 200)}`}${noise === undefined ? '' : `; ${noise}`}${hidden === undefined ? '' : `. ${hidden}`}`);
     this.#downReason = reason;
     this.#answerPending(reason);
     this.#context.log.debug(`${this.#server.name}: ${reason}`);
