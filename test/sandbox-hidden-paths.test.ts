@@ -6,11 +6,14 @@
  * the server. Real bubblewrap, the built `plinth`, real child processes.
  */
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { type Sandbox, ensureBuilt, expectExit, json, run, sandbox } from './support/cli.js';
 import { sandboxRig } from './support/sandbox.js';
+import { explainHidden } from '../plugins/sandbox/explain.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
 const boxes: Sandbox[] = [];
@@ -121,4 +124,40 @@ describe.skipIf(!usable)('the launcher\'s run() of a confined child that fails o
       await rig.close();
     }
   }, 60_000);
+});
+
+describe('what the sandbox recognises in a child\'s stderr', () => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'plinth-explain-')));
+  const workspace = join(root, 'project');
+  const userHome = join(root, 'me');
+  mkdirSync(join(workspace, 'src'), { recursive: true });
+  mkdirSync(join(userHome, 'tools'), { recursive: true });
+  mkdirSync(join(root, 'node_modules', '@scope', 'pkg'), { recursive: true });
+  writeFileSync(join(userHome, 'tools', 'run.py'), '');
+  writeFileSync(join(workspace, 'src', 'main.mjs'), '');
+  const exposure = { paths: [join(workspace, 'src'), '/usr'], cwd: join(workspace, 'src'), workspace, userHome };
+  const principal = { id: 'settings:workspace', source: 'workspace' as const, declared: { filesystem: { read: [], write: [] }, network: { allow: [], deny: [] }, env: [], shell: [], mcp: [] }, label: 'MCP server "x" from workspace settings' };
+  const explain = (output: string) => explainHidden(output, exposure, principal);
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  test('Python\'s can\'t open file, a shell\'s No such file or directory, ESM\'s Cannot find package: the hidden folder, written with ${home}/${workspace}', () => {
+    expect(explain(`python3: can't open file '${join(userHome, 'tools', 'run.py')}': [Errno 2] No such file or directory`)).toContain(`'filesystem.read \${home}/tools'`);
+    expect(explain(`/bin/sh: 1: ${join(userHome, 'tools', 'run.py')}: not found`)).toContain('"${home}/tools"');
+    const esm = explain(`Error [ERR_MODULE_NOT_FOUND]: Cannot find package '@scope/pkg' imported from ${join(workspace, 'src', 'main.mjs')}`);
+    expect(esm).toContain(`which does not expose ${join(root, 'node_modules')}`);
+  });
+
+  test('nothing for a path the sandbox shows, one missing on the host, or a builtin module', () => {
+    expect(explain(`Error: ENOENT: no such file or directory, open '${join(workspace, 'src', 'main.mjs')}'`)).toBeUndefined();
+    expect(explain(`Error: ENOENT: no such file or directory, open '${join(root, 'nowhere', 'file')}'`)).toBeUndefined();
+    expect(explain("Error: Cannot find module 'node:nope'")).toBeUndefined();
+    expect(explain('Error: something else entirely')).toBeUndefined();
+  });
+
+  test('the user\'s own settings need no grant; a plugin is pointed at its manifest and its grant', () => {
+    const output = `Error: Cannot find module '${join(userHome, 'tools', 'run.py')}'`;
+    expect(explainHidden(output, exposure, { ...principal, id: 'settings:user', label: 'MCP server "x" from user settings' })).not.toContain('plinth perms grant');
+    const plugin = explainHidden(output, exposure, { ...principal, id: 'greeter', label: 'plugin "greeter"' });
+    expect(plugin).toContain('of its manifest.json, then grant it: plinth perms grant greeter');
+  });
 });
