@@ -6,11 +6,11 @@
  * there needs no network and `plinth/sdk` is the sdk of the plinth that runs it.
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import semver from 'semver';
-import { PlinthError } from './errors.js';
+import { PlinthError, describeCause } from './errors.js';
 import { pluginName } from './manifest.js';
 import { KERNEL_API_VERSION } from './version.js';
 
@@ -56,7 +56,7 @@ export async function scaffoldPlugin(options: ScaffoldOptions): Promise<Scaffold
       hint: 'choose another name or --dir, or remove the folder',
     });
   }
-  await mkdir(dir, { recursive: true });
+  await makeFolders(dir);
   const description = options.description ?? `The ${options.name} plugin.`;
   const project = devDependencies(options.host ?? runningPlinth());
   const files: Record<string, string> = {
@@ -96,8 +96,66 @@ export async function scaffoldPlugin(options: ScaffoldOptions): Promise<Scaffold
     '.npmrc': 'package-lock=false\nfund=false\n',
     '.gitignore': 'node_modules/\n',
   };
-  for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
+  for (const [file, text] of Object.entries(files)) {
+    await writeFile(join(dir, file), text).catch((error: unknown) => {
+      throw targetError(dir, `cannot write ${join(dir, file)}: ${whyNot(error, dir)}`, error);
+    });
+  }
   return { dir, files: Object.keys(files), next: ['npm install', 'npm test', 'npm run typecheck'], fromRegistry: project.fromRegistry };
+}
+
+/**
+ * Creates `dir` and its missing parents, one level at a time, or fails at once
+ * with PLN_E_SCAFFOLD_TARGET naming what is in the way. Not
+ * `mkdir(dir, { recursive: true })`: Node 20's spins for ever under a folder
+ * that refuses new entries with ENOENT although it exists (/proc), and its
+ * errors name only the deepest path, not the file or read-only folder that is the cause.
+ */
+async function makeFolders(dir: string): Promise<void> {
+  const missing: string[] = [];
+  for (let at = dir; ; at = dirname(at)) {
+    let kind: 'folder' | 'file' | 'none';
+    try {
+      kind = (await stat(at)).isDirectory() ? 'folder' : 'file';
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // ENOTDIR: a file further up is in the way; found when the walk reaches it.
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw targetError(dir, `cannot look at ${at}: ${whyNot(error, dirname(at))}`, error);
+      kind = 'none';
+    }
+    if (kind === 'file') throw targetError(dir, `${at} is a file, not a folder`);
+    if (kind === 'folder') break;
+    missing.unshift(at);
+    if (dirname(at) === at) break;
+  }
+  for (const folder of missing) {
+    try {
+      await mkdir(folder);
+    } catch (error) {
+      // Made meanwhile by someone else: fine if it is a folder (the writes say otherwise).
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw targetError(dir, `cannot create the folder ${folder}: ${whyNot(error, dirname(folder))}`, error);
+    }
+  }
+}
+
+/** Why a folder or file could not be made in `parent`, in words. */
+function whyNot(error: unknown, parent: string): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EACCES' || code === 'EPERM') return `permission denied in ${parent}`;
+  if (code === 'EROFS') return `${parent} is on a read-only file system`;
+  if (code === 'ENOSPC' || code === 'EDQUOT') return 'no space left on the disk';
+  // The parent exists (it was looked at) yet "does not exist": a file system that takes no new entries.
+  if (code === 'ENOENT') return `${parent} does not take new folders or files (a virtual file system such as /proc or /sys)`;
+  return describeCause(error);
+}
+
+function targetError(dir: string, problem: string, cause?: unknown): PlinthError {
+  return new PlinthError('PLN_E_SCAFFOLD_TARGET', `cannot create the plugin in ${dir}: ${problem}`, {
+    hint: "choose a --dir that is a folder you can write to (the default is the workspace's .plinth/plugins), or fix the one named",
+    ...(cause !== undefined && { cause }),
+    details: { dir },
+  });
 }
 
 /** The package folder of the running plinth, from source or from dist/ alike: the package names itself. */

@@ -274,6 +274,29 @@ describe('plinth serve --stdio: upstream trouble', () => {
     await until('the upstream to stop with the gateway', () => !alive(second), 20_000);
   }, TEST_TIMEOUT);
 
+  test('a crashed server nothing restarts any more: the fix names what acts on this gateway (restart plinth serve), not `plinth mcp restart`, which runs in a process of its own', async () => {
+    for (const health of [{ settings: { maxRestarts: 0 } }, { enabled: false }]) {
+      const { box } = { box: await sandbox('plinth-gateway-gone-') };
+      boxes.push(box);
+      await box.settings(baseSettings({ fx: fixtureStdio() }, { plugins: { health } }));
+      const { client } = await stdioGateway(box);
+      clients.push(client);
+      await client.callTool({ name: 'fx__exit', arguments: { code: 1, delayMs: 20 } });
+      const fx = async () => JSON.parse(contentText(await client.readResource({ uri: 'plinth://gateway/status' }))).servers[0];
+      await until('the server to be reported gone', async () => (await fx()).state !== 'connected' && (health.enabled === false || (await fx()).health === 'failed'));
+      const reported = await fx();
+      const call = (await client.callTool({ name: 'fx__echo', arguments: { text: 'x' } })) as CallToolResult;
+      expect(call.isError).toBe(true);
+      for (const fix of [reported.fix as string, text(call)]) {
+        expect(fix).not.toContain('plinth mcp restart');
+        expect(fix).toContain('restart `plinth serve`');
+        expect(fix).toContain('`plinth mcp status fx` in a terminal starts it apart from this gateway');
+      }
+      expect(reported.fix).toContain(health.enabled === false ? 'nothing restarts it while the health plugin is off' : 'health gave up restarting it');
+      await client.close();
+    }
+  }, TEST_TIMEOUT);
+
   describe('a server that needs a sign-in', () => {
     let oauth: OAuthFixture;
     beforeAll(async () => {

@@ -59,7 +59,7 @@ function capture(chunks: Buffer[], total: { bytes: number }, data: Buffer, limit
 }
 
 /** What the sandbox made of a launch: the spawn to run instead, and what to release when it ends. Rejects with the refusal. */
-async function confined(getSandbox: () => Promise<Sandbox | undefined>, request: LaunchRequest, plan: Spawn): Promise<{ spawn: Spawn; release: () => void }> {
+async function confined(getSandbox: () => Promise<Sandbox | undefined>, request: LaunchRequest, plan: Spawn): Promise<{ spawn: Spawn; release: () => void; explain?: (output: string) => string | undefined }> {
   const principal = request.actingFor!;
   let sandbox: Sandbox | undefined;
   try {
@@ -76,7 +76,11 @@ async function confined(getSandbox: () => Promise<Sandbox | undefined>, request:
     { file: plan.file, args: plan.args, argv0: plan.argv0, cwd: plan.cwd, env: plan.env, owner: request.owner, ...(request.purpose !== undefined && { purpose: request.purpose }), requestedEnv: [...Object.keys(request.env), ...request.passEnv], ...(request.ownEnv.length > 0 && { ownEnv: [...request.ownEnv] }) },
     principal,
   );
-  return { spawn: { ...plan, file: result.file, args: result.args, argv0: result.argv0, cwd: result.cwd, env: result.env }, release: result.release };
+  return {
+    spawn: { ...plan, file: result.file, args: result.args, argv0: result.argv0, cwd: result.cwd, env: result.env },
+    release: result.release,
+    ...(result.explain !== undefined && { explain: (output: string) => result.explain!(output) }),
+  };
 }
 
 export function createLauncher(options: LauncherOptions = {}): LauncherImpl {
@@ -106,6 +110,8 @@ export function createLauncher(options: LauncherOptions = {}): LauncherImpl {
     const signal = launchOptions.signal;
     let timer: NodeJS.Timeout | undefined;
     let release = (): void => {};
+    /** The sandbox's reading of a confined child's stderr, once it is confined. */
+    let explain: ((output: string) => string | undefined) | undefined;
     const onAbort = (): void => child.killFor('its owner stopped it');
     const onEnded = (end: ChildEnd, killedBy: string | undefined): void => {
       clearTimeout(timer);
@@ -139,6 +145,7 @@ export function createLauncher(options: LauncherOptions = {}): LauncherImpl {
             plan.stdio,
             confined(options.sandbox, request, plan).then((confinedPlan) => {
               release = confinedPlan.release;
+              explain = confinedPlan.explain;
               return () => {
                 const real = startChild(confinedPlan.spawn, events);
                 if (real.pid !== undefined) entry.pid = real.pid;
@@ -148,6 +155,7 @@ export function createLauncher(options: LauncherOptions = {}): LauncherImpl {
             (end) => onEnded(end, undefined),
           );
     if (child.pid !== undefined) entry.pid = child.pid;
+    child.explainExit = (output) => explain?.(output);
     if (request.detached || child.exited) return child;
     running.add(child);
     if (request.timeoutMs !== undefined) timer = setTimeout(() => child.killFor(`timed out after ${request.timeoutMs} ms`), request.timeoutMs);
@@ -206,8 +214,10 @@ export function createLauncher(options: LauncherOptions = {}): LauncherImpl {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       if (end.refused !== undefined) throw end.refused;
+      const hint = end.exitCode !== 0 && end.exitCode !== null ? child.explainExit?.(Buffer.concat(stderr).toString('utf8')) : undefined;
       return {
         ...end,
+        ...(hint !== undefined && { hint }),
         pid: child.pid,
         stdout: Buffer.concat(stdout),
         stderr: Buffer.concat(stderr),

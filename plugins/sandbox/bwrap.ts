@@ -91,6 +91,17 @@ export function protectedUnder(write: readonly string[], extra: readonly string[
   return [...found];
 }
 
+/**
+ * Every host path the child sees under its own name (as {@link bwrapArgs}
+ * binds them): the system folders, the /etc entries, the grants, the private
+ * HOME and TMPDIR, the program's folder and the aliases. What is not within
+ * one of these does not exist inside.
+ */
+export function exposedPaths(plan: BwrapPlan): string[] {
+  const etc = ETC_ENTRIES.map((entry) => join('/etc', entry));
+  return [...SYSTEM_DIRS, ...etc, '/dev', '/proc', ...plan.read, ...plan.write, plan.privateHome, plan.privateTmp, dirname(plan.file), ...(plan.aliases ?? []).map((alias) => alias.path)];
+}
+
 /** The arguments after `bwrap` (the program and its arguments last). */
 export function bwrapArgs(plan: BwrapPlan): string[] {
   const args = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--clearenv'];

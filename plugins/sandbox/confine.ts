@@ -14,7 +14,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError, plinthPackageFolder } from 'plinth/sdk';
 import { appendAudit } from './audit.js';
-import { RUN_INSIDE, bwrapArgs, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
+import { type BwrapPlan, RUN_INSIDE, bwrapArgs, exposedPaths, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
+import { explainHidden } from './explain.js';
 import { type NetworkProxy, startProxy } from './network/proxy.js';
 import { expandFilesystem, hostRefusal, realPath } from './policy.js';
 import { findProgram } from './probe.js';
@@ -206,14 +207,17 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         PLINTH_SANDBOX_PROXY_SOCKET: `${RUN_INSIDE}/proxy.sock`,
         NODE_OPTIONS: nodeOptions([`--require=${PRELOAD}`, ...flags]),
       };
-            return {
+      const bwrapPlan: BwrapPlan = { file: plan.file, args: plan.args, cwd, read, aliases, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths: [realPath(options.home)], runDir, ...(relay && { relayPort: RELAY_PORT, socat }), waitForRelay: !node, env: inside };
+      const exposure = { paths: exposedPaths(bwrapPlan), cwd, workspace: options.workspace, userHome: options.userHome };
+      return {
         mode: 'confined',
         file: os.program,
-        args: bwrapArgs({ file: plan.file, args: plan.args, cwd, read, aliases, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths: [realPath(options.home)], runDir, ...(relay && { relayPort: RELAY_PORT, socat }), waitForRelay: !node, env: inside }),
+        args: bwrapArgs(bwrapPlan),
         argv0: 'bwrap',
         cwd: plan.cwd,
         env: { PATH: DEFAULT_PATH },
         release: () => {},
+        explain: (output: string) => explainHidden(output, exposure, principal),
       };
     },
 

@@ -10,17 +10,20 @@
  *
  * Loaded on the first `create()`: it imports the SDK.
  */
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { PlinthError, isPlinthError, type Disposer, type LaunchedChild, type Launcher } from 'plinth/sdk';
 import type { McpServerDefinition, TransportConnection, TransportContext } from 'plinth/sdk';
 import type { StdioSettings } from './settings.js';
 import { StderrTail } from './stderr-tail.js';
+import { NOISE_HINT, StdoutLines, describeNoise } from './stdout-lines.js';
 
 const PLUGIN = 'transport-stdio';
 /** After the server exits: how long `onDown` waits for the rest of its stderr, which the reason quotes. */
 const STDERR_SETTLE_MS = 100;
+/** The SDK's own code for "the connection closed under the request" (ErrorCode.ConnectionClosed). */
+const CONNECTION_CLOSED = -32000;
 
 type State = 'new' | 'running' | 'closing' | 'closed';
 
@@ -48,7 +51,10 @@ export class StdioProcessTransport implements Transport {
   readonly #settings: StdioSettings;
   readonly #launch: StdioLaunch;
   readonly #tail: StderrTail;
-  readonly #buffer = new ReadBuffer();
+  readonly #stdout = new StdoutLines();
+  /** Requests sent that the server has not answered: answered with the reason if it dies. */
+  readonly #pending = new Set<RequestId>();
+  #noiseSaid = false;
   #child: LaunchedChild | undefined;
   #state: State = 'new';
   #exited = false;
@@ -102,7 +108,7 @@ export class StdioProcessTransport implements Transport {
     });
     child.stdout?.on('data', (chunk: Buffer) => {
       try {
-        this.#buffer.append(chunk);
+        this.#stdout.append(chunk);
       } catch (error) {
         // A line longer than the SDK's buffer allows: the stream cannot be trusted any more (as the SDK does).
         this.onerror?.(error as Error);
@@ -144,6 +150,7 @@ export class StdioProcessTransport implements Transport {
         reject(new Error('Not connected'));
         return;
       }
+      if ('method' in message && 'id' in message) this.#pending.add(message.id);
       if (stdin.write(serializeMessage(message))) resolve();
       else stdin.once('drain', resolve);
     });
@@ -176,19 +183,44 @@ export class StdioProcessTransport implements Transport {
     return () => void this.#downListeners.delete(listener);
   }
 
-  /** Each complete line of stdout is a message; a line that is not one is reported and skipped, as the SDK does. */
+  /** Each complete line of stdout is a message; a line that is not one is reported and skipped, as the SDK does (and counted, for the reason). */
   #readMessages(): void {
     for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.#buffer.readMessage();
-      } catch (error) {
-        this.onerror?.(error as Error);
+      const line = this.#stdout.next();
+      if (line === null) return;
+      if ('notJsonRpc' in line) {
+        this.onerror?.(line.notJsonRpc);
         continue;
       }
-      if (message === null) return;
+      const { message } = line;
+      if (!('method' in message) && 'id' in message && message.id !== undefined) this.#pending.delete(message.id);
       this.onmessage?.(message);
     }
+  }
+
+  /** `wrote 2 lines on stdout that are not JSON-RPC…`, when the server wrote only such lines (then they are why it did not answer). */
+  #noise(): string | undefined {
+    const noise = this.#stdout.messages === 0 ? this.#stdout.noise() : undefined;
+    return noise === undefined ? undefined : `it ${describeNoise(noise, this.#context.redact)}: ${NOISE_HINT}`;
+  }
+
+  /**
+   * Said once, as a coded warning, when a server that wrote only lines that
+   * are not JSON-RPC is closed (a connect timeout closes it): the timeout's
+   * own message cannot know why.
+   */
+  #sayNoise(): void {
+    const noise = this.#noise();
+    if (noise === undefined || this.#noiseSaid) return;
+    this.#noiseSaid = true;
+    this.#context.log.warn(this.#context.redact(`PLN_E_MCP_STDIO_NOT_JSONRPC: MCP server "${this.#server.name}" ${noise.slice('it '.length)}`));
+  }
+
+  /** Requests still waiting when the process died: answered as the SDK answers them ("connection closed"), but with why. */
+  #answerPending(reason: string): void {
+    const pending = [...this.#pending];
+    this.#pending.clear();
+    for (const id of pending) this.onmessage?.({ jsonrpc: '2.0', id, error: { code: CONNECTION_CLOSED, message: reason } });
   }
 
   /** A launcher refusal (program, cwd) or a spawn failure, as `PLN_E_MCP_STDIO_SPAWN`. */
@@ -219,8 +251,13 @@ export class StdioProcessTransport implements Transport {
 
   #reportDown(code: number | null, sig: string | null): void {
     const last = this.#tail.lastLine();
-    const reason = this.#context.redact(`the server process ${describeExit(code, sig)}${last === '' ? '' : `: ${last.slice(0, 200)}`}`);
+    const noise = this.#noise();
+    if (noise !== undefined) this.#noiseSaid = true; // the reason says it
+    // Confined: the sandbox may recognise a path it hides in what the server wrote (a script or node_modules outside the grants).
+    const hidden = this.#child?.explainExit?.(this.#tail.text());
+    const reason = this.#context.redact(`the server process ${describeExit(code, sig)}${last === '' ? '' : `: ${last.slice(0, 200)}`}${noise === undefined ? '' : `; ${noise}`}${hidden === undefined ? '' : `. ${hidden}`}`);
     this.#downReason = reason;
+    this.#answerPending(reason);
     this.#context.log.debug(`${this.#server.name}: ${reason}`);
     for (const listener of [...this.#downListeners]) {
       try {
@@ -235,13 +272,14 @@ export class StdioProcessTransport implements Transport {
   async #close(): Promise<void> {
     const running = this.#state === 'running';
     this.#state = 'closing';
+    if (running) this.#sayNoise();
     try {
       // The stdio specification's order, with our graces, for the whole tree (the launcher's stop()).
       if (running && this.#child) await this.#child.stop({ exitGraceMs: this.#context.exitGraceMs ?? this.#settings.exitGraceMs, killGraceMs: this.#settings.killGraceMs });
       else if (this.#child) await this.#child.ended;
     } finally {
       this.#state = 'closed';
-      this.#buffer.clear();
+      this.#stdout.clear();
       await this.#downReported;
       this.#fireClose();
     }

@@ -15,7 +15,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { z } from 'zod';
 import type { PlinthError } from '../errors.js';
-import { principalSchema } from './sandbox.js';
+import { type ConfinedSpawn, principalSchema } from './sandbox.js';
 
 /**
  * Host variables every child gets when the host has them. A trailing `*`
@@ -150,6 +150,13 @@ export interface LaunchedChild {
   kill(): void;
   /** Closes stdin, waits `exitGraceMs`, SIGTERM to the tree, waits `killGraceMs`, SIGKILL; resolves once all is gone. */
   stop(options: ChildStopOptions): Promise<ChildEnd>;
+  /**
+   * For a child that ended early: a hint from what it wrote on stderr
+   * (`output`) when it ran confined and failed on a path its sandbox does not
+   * expose (the sandbox's {@link ConfinedSpawn.explain}); undefined otherwise,
+   * and for every child that did not run confined.
+   */
+  explainExit?(output: string): string | undefined;
 }
 
 /** The result of {@link Launcher.run}. */
@@ -163,6 +170,8 @@ export interface LaunchRunResult extends ChildEnd {
   readonly tooLarge?: 'stdout' | 'stderr';
   /** The tree was killed because the signal was aborted. */
   readonly cancelled: boolean;
+  /** A child that ran confined and exited with an error: what {@link LaunchedChild.explainExit} made of its stderr, when anything. */
+  readonly hint?: string;
   readonly durationMs: number;
 }
 

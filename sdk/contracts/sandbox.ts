@@ -139,6 +139,14 @@ export interface ConfinedSpawn {
   readonly env: Readonly<Record<string, string>>;
   /** Called once when the child has ended (closes descriptors kept for it). */
   release(): void;
+  /**
+   * Confined only: given what the child wrote on stderr, a hint when it shows
+   * the child failed on a path that exists on the host but that its sandbox
+   * does not expose (ENOENT, "Cannot find module" of a script or of a
+   * `node_modules` outside the grants): the path, and the permission to
+   * declare and grant. Undefined when nothing is recognised.
+   */
+  explain?(output: string): string | undefined;
 }
 
 /**
