@@ -110,6 +110,18 @@ async function entryKind(path: string, entry: Dirent): Promise<{ isDir: boolean;
 }
 
 /**
+ * The manifest as fingerprinted. A peer's `servers` (where each MCP server of a Claude plugin or
+ * Gemini extension was written, for messages) is left out: it is worked out from files the
+ * fingerprint already covers, and including it asked every pinned peer plugin again once when
+ * plinth learned to record it.
+ */
+function fingerprinted(manifest: PluginInfo['manifest']): unknown {
+  if (manifest.peer?.servers === undefined) return manifest;
+  const { servers: _servers, ...peer } = manifest.peer;
+  return { ...manifest, peer };
+}
+
+/**
  * The subject checked before a plugin's code is imported: kind `plugin`, its
  * name as id, its validated manifest as definition, and its folder's files
  * (plus `main`, wherever it points).
@@ -122,7 +134,7 @@ export async function pluginSubject(plugin: Pick<PluginInfo, 'name' | 'version' 
     kind: 'plugin',
     id: plugin.name,
     source,
-    definition: plugin.manifest,
+    definition: fingerprinted(plugin.manifest),
     files,
     summary: `${plugin.name}@${plugin.version} in ${plugin.dir}${description ? `\n${description}` : ''}`,
   };
