@@ -11,9 +11,10 @@
  * and an async one a single `then`, which keeps emit as cheap as a bare hook.
  */
 import { AsyncSeriesWaterfallHook } from 'tapable';
-import { type BlockedBy, EVENTS, canonicalEvent, type Decision, type EventHandler, type EventName, type EventResult } from '../sdk/events.js';
+import { type BlockedBy, EVENTS, EVENT_ALIASES, canonicalEvent, type Decision, type EventHandler, type EventName, type EventResult } from '../sdk/events.js';
 import type { Disposer, TapOptions } from '../sdk/plugin.js';
 import { PlinthError, describeCause, wrapPluginError } from '../sdk/errors.js';
+import { closestName } from '../sdk/suggest.js';
 import { addTap } from './taps.js';
 import { type Inflight, InflightList } from './inflight.js';
 import { isThenable } from './timeout.js';
@@ -62,7 +63,9 @@ export function rejectUnknown(name: string): Promise<never> {
 }
 
 function unknownEvent(name: string): PlinthError {
-  return new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${name}"`, {
+  // A host's or plugin's typo is found here first: the nearest name, canonical or alias, is the likely fix.
+  const near = closestName(name, [...EVENTS, ...Object.keys(EVENT_ALIASES)]);
+  return new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${name}"${near ? ` (did you mean "${near}"?)` : ''}`, {
     hint: `use one of: ${EVENTS.join(', ')} (or a hook protocol alias such as pre-tool-call)`,
   });
 }
