@@ -244,6 +244,45 @@ describe('help and usage errors', () => {
   }, TEST_TIMEOUT);
 });
 
+describe('--json keeps stdout for its one document', () => {
+  const CHATTY_PLUGIN = `import { definePlugin } from 'plinth/sdk';
+
+export default definePlugin({
+  setup(kernel) {
+    console.log('chatty: set up');
+    process.stdout.write('chatty: a raw write\\n');
+    kernel.on('before_tool', () => {
+      console.log('chatty: before_tool');
+    });
+  },
+});
+`;
+
+  test('what a plugin prints to stdout goes to stderr, in a command that succeeds and in one that fails', async () => {
+    const { dirs } = await sandbox();
+    const pluginDir = await writePlugin(await temp('plinth-chatty-'), { name: 'chatty', events: ['before_tool'] }, CHATTY_PLUGIN);
+
+    const listed = await run(['plugins', 'list', '--json', '--plugin-dir', pluginDir, ...dirs]);
+    expectExit(listed, 0);
+    expect(json<{ plugins: PluginStatusJson[] }>(listed).plugins.map((p) => p.name)).toContain('chatty');
+    expect(listed.stderr).toContain('chatty: set up');
+    expect(listed.stderr).toContain('chatty: a raw write');
+
+    const fired = await run(['hooks', 'run', 'before_tool', '--json', '--plugin-dir', pluginDir, ...dirs]);
+    expectExit(fired, 0);
+    expect(json(fired).decision.allow).toBe(true);
+    expect(fired.stderr).toContain('chatty: before_tool');
+
+    const failed = await run(['plugins', 'why', 'no-such-plugin', '--json', '--plugin-dir', pluginDir, ...dirs]);
+    expectExit(failed, 1);
+    expect(json(failed).error.code).toBe('PLN_E_PLUGIN_UNKNOWN');
+
+    // Without --json, stdout is the person's: a plugin's output stays there.
+    const text = await run(['plugins', 'list', '--plugin-dir', pluginDir, ...dirs]);
+    expect(text.stdout).toContain('chatty: set up');
+  }, TEST_TIMEOUT);
+});
+
 describe('plinth up --once', () => {
   test('loads a TypeScript plugin from a folder outside the repository', async () => {
     const { dirs } = await sandbox();
