@@ -21,7 +21,7 @@ export function runFailureFix(id: string, failure: HookFailure | undefined): str
     case 'invalid_output':
       return `make hook ${id} print one JSON response on stdout and nothing else, such as {"allow": true} or {"allow": false, "message": "why"} (logs go to stderr); ${TRACE}`;
     case 'exit_nonzero':
-      return `fix hook ${id} so that it exits 0 (its stderr is in the message); to block on purpose it answers {"allow": false, "message": "why"}; ${TRACE}`;
+      return `hook ${id} exited with an error (the message has its exit code and stderr): fix the script; to block on purpose it answers {"allow": false, "message": "why"}; ${TRACE}`;
     case 'crashed':
       return `hook ${id} was killed by a signal it did not get from plinth: check the script and what it runs; ${TRACE}`;
     case 'output_too_large':
