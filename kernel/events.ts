@@ -76,6 +76,8 @@ export class EventBus {
   timeoutMs: number;
   private readonly inflight = new InflightList();
   private watchdog: NodeJS.Timeout | undefined;
+  /** Whether the watchdog holds the process up (emits are in flight). */
+  private holding = false;
   /** Advanced by each watchdog sweep; emits are stamped with it. */
   private tick = 0;
   /** Per hook: the taps to walk directly, or undefined when tapable must dispatch (interceptors, foreign taps). */
@@ -141,6 +143,7 @@ export class EventBus {
         next: undefined,
         finish: (decision) => {
           this.inflight.remove(pending);
+          this.release();
           if (state.settled) return;
           state.settled = true;
           resolve(decision);
@@ -170,6 +173,7 @@ export class EventBus {
     }
     if (this.watchdog) clearInterval(this.watchdog);
     this.watchdog = undefined;
+    this.holding = false;
   }
 
   /**
@@ -194,10 +198,28 @@ export class EventBus {
     return Math.max(10, Math.min(1000, Math.floor(this.timeoutMs / 4)));
   }
 
+  /**
+   * Armed while emits are in flight, and stopped by the sweep that finds none.
+   * It holds the process up only while an emit waits (ref'd on the first, let
+   * go when the last one finishes): a caller is waiting for the decision, and a
+   * handler stuck on a promise that nothing holds (no socket, no timer) would
+   * otherwise let the process end mid-emit — a command exiting 13 with no
+   * answer, a host's pending decision gone — instead of the event being
+   * blocked after timeoutMs. Idle, it never keeps a finished process alive.
+   */
   private armWatchdog(): void {
-    if (this.watchdog) return;
-    this.watchdog = setInterval(() => this.sweep(), this.period());
-    this.watchdog.unref();
+    if (!this.watchdog) this.watchdog = setInterval(() => this.sweep(), this.period());
+    if (!this.holding) {
+      this.holding = true;
+      this.watchdog.ref();
+    }
+  }
+
+  /** The last emit in flight finished: the watchdog no longer holds the process up. */
+  private release(): void {
+    if (!this.holding || !this.inflight.empty) return;
+    this.holding = false;
+    this.watchdog?.unref();
   }
 
   private sweep(): void {
@@ -219,6 +241,7 @@ export class EventBus {
     if (this.inflight.empty && this.watchdog) {
       clearInterval(this.watchdog);
       this.watchdog = undefined;
+      this.holding = false;
     }
   }
 }

@@ -283,6 +283,28 @@ export default definePlugin({
   }, TEST_TIMEOUT);
 });
 
+describe('an event handler that never answers', () => {
+  const HANGING_GUARD = `import { definePlugin } from 'plinth/sdk';
+
+export default definePlugin({
+  setup(kernel) {
+    // Waits for something that never comes, and holds nothing that keeps the process up.
+    kernel.on('before_tool', () => new Promise(() => {}));
+  },
+});
+`;
+
+  test('is named after timeouts.event and blocks the event: the command answers (exit 5), it does not just end', async () => {
+    const { home, dirs } = await sandbox();
+    await writeFile(join(home, 'settings.json'), JSON.stringify({ timeouts: { event: 300 }, plugins: { 'mcp-demo': { enabled: false }, health: { enabled: false } } }));
+    const pluginDir = await writePlugin(await temp('plinth-hanging-'), { name: 'hanging', guards: ['before_tool'] }, HANGING_GUARD);
+
+    const result = await run(['hooks', 'run', 'before_tool', '--json', '--plugin-dir', pluginDir, ...dirs]);
+    expectExit(result, 5);
+    expect(json(result).decision).toMatchObject({ allow: false, blockedBy: { plugin: 'hanging', code: 'PLN_E_EVENT_TIMEOUT' } });
+  }, TEST_TIMEOUT);
+});
+
 describe('plinth up --once', () => {
   test('loads a TypeScript plugin from a folder outside the repository', async () => {
     const { dirs } = await sandbox();
