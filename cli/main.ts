@@ -10,7 +10,7 @@ import { type Kernel, createKernel } from '../kernel/kernel.js';
 import { parseLogLevel } from '../sdk/log.js';
 import { packageVersion } from '../kernel/paths.js';
 import { groupCommands, groupHelpText } from './group-help.js';
-import { createOutput, formatError, printError, processStreams, type Streams } from './output.js';
+import { createOutput, formatError, printError, processStreams, reserveStdoutForJson, type Streams } from './output.js';
 import { ProblemLog } from './problems.js';
 import { REGISTRY_COMMANDS, registryCommand } from './registry.js';
 import { SERVE_SUMMARY, SERVE_USAGE, serveCommand } from './serve.js';
@@ -43,9 +43,12 @@ interface Resolved {
 }
 
 /** Runs the CLI; returns the exit code. */
-export async function main(argv: readonly string[], streams: Streams = processStreams): Promise<number> {
+export async function main(argv: readonly string[], given: Streams = processStreams): Promise<number> {
   const first = parseArgs({ args: [...argv], options: GLOBAL_OPTIONS, strict: false, allowPositionals: true });
   const globals = first.values;
+  // With --json stdout carries one document: a plugin that prints must not break it. (`serve --stdio` speaks MCP on stdout itself.)
+  const reserved = globals.json === true && given === processStreams && first.positionals[0] !== 'serve' ? reserveStdoutForJson() : undefined;
+  const streams = reserved?.streams ?? given;
   const logLevel = globals.verbose === true ? 'debug' : parseLogLevel(process.env.PLINTH_LOG, 'warn');
   // With the log at its default, a failure the command reports itself is not also printed by the log.
   const problems = new ProblemLog(streams.stderr, { holdBack: logLevel === 'warn' || logLevel === 'error' });
@@ -75,6 +78,7 @@ export async function main(argv: readonly string[], streams: Streams = processSt
   } finally {
     problems.live();
     for (const signal of SHUTDOWN_SIGNALS) process.off(signal, onSignal);
+    reserved?.restore();
   }
 }
 

@@ -22,6 +22,31 @@ export const processStreams: Streams = {
   stderr: (text) => writeStandard(process.stderr, safeText(text)),
 };
 
+/**
+ * The process's streams for a `--json` run, where stdout is the command's one
+ * document: everything else that writes to stdout in this process (a plugin's
+ * `console.log`, a library's banner) goes to stderr until `restore`, so a
+ * script reading stdout always gets valid JSON. Only the returned `stdout`
+ * reaches the real one.
+ */
+export function reserveStdoutForJson(): { streams: Streams; restore(): void } {
+  const stdout = process.stdout;
+  const ownWrite = stdout.write;
+  const toStderr = ((chunk: unknown, ...rest: unknown[]) => (process.stderr.write as (...args: unknown[]) => boolean)(chunk, ...rest)) as typeof stdout.write;
+  stdout.write = toStderr;
+  return {
+    streams: {
+      stdout: (text) => {
+        if (!stdout.destroyed && !stdout.writableEnded) ownWrite.call(stdout, safeText(text));
+      },
+      stderr: processStreams.stderr,
+    },
+    restore: () => {
+      if (stdout.write === toStderr) stdout.write = ownWrite;
+    },
+  };
+}
+
 export function createOutput(streams: Streams, redactor: Redactor): CommandOutput {
   return {
     print: (text) => streams.stdout(`${safeText(redactor.text(text))}\n`),

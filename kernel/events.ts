@@ -11,9 +11,10 @@
  * and an async one a single `then`, which keeps emit as cheap as a bare hook.
  */
 import { AsyncSeriesWaterfallHook } from 'tapable';
-import { type BlockedBy, EVENTS, canonicalEvent, type Decision, type EventHandler, type EventName, type EventResult } from '../sdk/events.js';
+import { type BlockedBy, EVENTS, EVENT_ALIASES, canonicalEvent, type Decision, type EventHandler, type EventName, type EventResult } from '../sdk/events.js';
 import type { Disposer, TapOptions } from '../sdk/plugin.js';
 import { PlinthError, describeCause, wrapPluginError } from '../sdk/errors.js';
+import { closestName } from '../sdk/suggest.js';
 import { addTap } from './taps.js';
 import { type Inflight, InflightList } from './inflight.js';
 import { isThenable } from './timeout.js';
@@ -62,7 +63,9 @@ export function rejectUnknown(name: string): Promise<never> {
 }
 
 function unknownEvent(name: string): PlinthError {
-  return new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${name}"`, {
+  // A host's or plugin's typo is found here first: the nearest name, canonical or alias, is the likely fix.
+  const near = closestName(name, [...EVENTS, ...Object.keys(EVENT_ALIASES)]);
+  return new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${name}"${near ? ` (did you mean "${near}"?)` : ''}`, {
     hint: `use one of: ${EVENTS.join(', ')} (or a hook protocol alias such as pre-tool-call)`,
   });
 }
@@ -73,6 +76,8 @@ export class EventBus {
   timeoutMs: number;
   private readonly inflight = new InflightList();
   private watchdog: NodeJS.Timeout | undefined;
+  /** Whether the watchdog holds the process up (emits are in flight). */
+  private holding = false;
   /** Advanced by each watchdog sweep; emits are stamped with it. */
   private tick = 0;
   /** Per hook: the taps to walk directly, or undefined when tapable must dispatch (interceptors, foreign taps). */
@@ -138,6 +143,7 @@ export class EventBus {
         next: undefined,
         finish: (decision) => {
           this.inflight.remove(pending);
+          this.release();
           if (state.settled) return;
           state.settled = true;
           resolve(decision);
@@ -167,6 +173,7 @@ export class EventBus {
     }
     if (this.watchdog) clearInterval(this.watchdog);
     this.watchdog = undefined;
+    this.holding = false;
   }
 
   /**
@@ -191,10 +198,28 @@ export class EventBus {
     return Math.max(10, Math.min(1000, Math.floor(this.timeoutMs / 4)));
   }
 
+  /**
+   * Armed while emits are in flight, and stopped by the sweep that finds none.
+   * It holds the process up only while an emit waits (ref'd on the first, let
+   * go when the last one finishes): a caller is waiting for the decision, and a
+   * handler stuck on a promise that nothing holds (no socket, no timer) would
+   * otherwise let the process end mid-emit — a command exiting 13 with no
+   * answer, a host's pending decision gone — instead of the event being
+   * blocked after timeoutMs. Idle, it never keeps a finished process alive.
+   */
   private armWatchdog(): void {
-    if (this.watchdog) return;
-    this.watchdog = setInterval(() => this.sweep(), this.period());
-    this.watchdog.unref();
+    if (!this.watchdog) this.watchdog = setInterval(() => this.sweep(), this.period());
+    if (!this.holding) {
+      this.holding = true;
+      this.watchdog.ref();
+    }
+  }
+
+  /** The last emit in flight finished: the watchdog no longer holds the process up. */
+  private release(): void {
+    if (!this.holding || !this.inflight.empty) return;
+    this.holding = false;
+    this.watchdog?.unref();
   }
 
   private sweep(): void {
@@ -216,6 +241,7 @@ export class EventBus {
     if (this.inflight.empty && this.watchdog) {
       clearInterval(this.watchdog);
       this.watchdog = undefined;
+      this.holding = false;
     }
   }
 }

@@ -6,6 +6,7 @@
 import type { Disposer } from '../sdk/plugin.js';
 import type { Config } from './config/load.js';
 import { PlinthError } from '../sdk/errors.js';
+import { closestName } from '../sdk/suggest.js';
 import { PROJECT_SOURCES, type PluginSource } from './types.js';
 
 /** The provider name the host application uses when it provides a service itself. */
@@ -144,7 +145,8 @@ export class ServiceRegistry {
       return chosen;
     }
     if (providers.length === 0) {
-      throw new PlinthError('PLN_E_SERVICE_MISSING', `no plugin provides service "${service}"`, {
+      const near = closestName(service, [...this.declared.keys(), ...this.provided.keys()].filter((known) => known !== service));
+      throw new PlinthError('PLN_E_SERVICE_MISSING', `no plugin provides service "${service}"${near ? ` (did you mean "${near}"?)` : ''}`, {
         hint: 'install or enable a plugin that lists it in "provides"',
         details: { service },
       });

@@ -244,6 +244,67 @@ describe('help and usage errors', () => {
   }, TEST_TIMEOUT);
 });
 
+describe('--json keeps stdout for its one document', () => {
+  const CHATTY_PLUGIN = `import { definePlugin } from 'plinth/sdk';
+
+export default definePlugin({
+  setup(kernel) {
+    console.log('chatty: set up');
+    process.stdout.write('chatty: a raw write\\n');
+    kernel.on('before_tool', () => {
+      console.log('chatty: before_tool');
+    });
+  },
+});
+`;
+
+  test('what a plugin prints to stdout goes to stderr, in a command that succeeds and in one that fails', async () => {
+    const { dirs } = await sandbox();
+    const pluginDir = await writePlugin(await temp('plinth-chatty-'), { name: 'chatty', events: ['before_tool'] }, CHATTY_PLUGIN);
+
+    const listed = await run(['plugins', 'list', '--json', '--plugin-dir', pluginDir, ...dirs]);
+    expectExit(listed, 0);
+    expect(json<{ plugins: PluginStatusJson[] }>(listed).plugins.map((p) => p.name)).toContain('chatty');
+    expect(listed.stderr).toContain('chatty: set up');
+    expect(listed.stderr).toContain('chatty: a raw write');
+
+    const fired = await run(['hooks', 'run', 'before_tool', '--json', '--plugin-dir', pluginDir, ...dirs]);
+    expectExit(fired, 0);
+    expect(json(fired).decision.allow).toBe(true);
+    expect(fired.stderr).toContain('chatty: before_tool');
+
+    const failed = await run(['plugins', 'why', 'no-such-plugin', '--json', '--plugin-dir', pluginDir, ...dirs]);
+    expectExit(failed, 1);
+    expect(json(failed).error.code).toBe('PLN_E_PLUGIN_UNKNOWN');
+
+    // Without --json, stdout is the person's: a plugin's output stays there.
+    const text = await run(['plugins', 'list', '--plugin-dir', pluginDir, ...dirs]);
+    expect(text.stdout).toContain('chatty: set up');
+  }, TEST_TIMEOUT);
+});
+
+describe('an event handler that never answers', () => {
+  const HANGING_GUARD = `import { definePlugin } from 'plinth/sdk';
+
+export default definePlugin({
+  setup(kernel) {
+    // Waits for something that never comes, and holds nothing that keeps the process up.
+    kernel.on('before_tool', () => new Promise(() => {}));
+  },
+});
+`;
+
+  test('is named after timeouts.event and blocks the event: the command answers (exit 5), it does not just end', async () => {
+    const { home, dirs } = await sandbox();
+    await writeFile(join(home, 'settings.json'), JSON.stringify({ timeouts: { event: 300 }, plugins: { 'mcp-demo': { enabled: false }, health: { enabled: false } } }));
+    const pluginDir = await writePlugin(await temp('plinth-hanging-'), { name: 'hanging', guards: ['before_tool'] }, HANGING_GUARD);
+
+    const result = await run(['hooks', 'run', 'before_tool', '--json', '--plugin-dir', pluginDir, ...dirs]);
+    expectExit(result, 5);
+    expect(json(result).decision).toMatchObject({ allow: false, blockedBy: { plugin: 'hanging', code: 'PLN_E_EVENT_TIMEOUT' } });
+  }, TEST_TIMEOUT);
+});
+
 describe('plinth up --once', () => {
   test('loads a TypeScript plugin from a folder outside the repository', async () => {
     const { dirs } = await sandbox();

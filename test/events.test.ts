@@ -65,6 +65,13 @@ describe('names', () => {
     expect(() => kernel.on('before_lunch', () => undefined)).toThrow(expect.objectContaining({ code: 'PLN_E_EVENT_UNKNOWN' }));
   });
 
+  it('says which event a misspelt name is near, for canonical names and aliases alike', async () => {
+    const kernel = await boot();
+    expect((await rejection(kernel.emit('before_tol', {}))).message).toBe('unknown event "before_tol" (did you mean "before_tool"?)');
+    expect((await rejection(kernel.emit('pre-tool-cal', {}))).message).toBe('unknown event "pre-tool-cal" (did you mean "pre-tool-call"?)');
+    expect((await rejection(kernel.emit('xyz', {}))).message).toBe('unknown event "xyz"');
+  });
+
   it('rejects an unknown event name while a lazy plugin waits for an event too', async () => {
     const kernel = await boot({ plugins: [{ manifest: { name: 'sleeper', activation: 'lazy', events: ['after_tool'] }, setup() {} }] });
     expect((await rejection(kernel.emit('before_lunch', {}))).code).toBe('PLN_E_EVENT_UNKNOWN');

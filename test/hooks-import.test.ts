@@ -115,6 +115,9 @@ describe('plinth hooks import --from claude', () => {
     expect(none.stderr).toContain('PLN_E_HOOK_IMPORT');
     expect(none.stderr).toContain('no Claude Code settings file found');
 
+    const missing = await run(b, ['hooks', 'import', '--from', 'claude', 'no-such.json'], env);
+    expect(missing.stderr).toContain(`PLN_E_HOOK_IMPORT: cannot read ${join(b.workspace, 'no-such.json')}: there is no such file`);
+
     await writeFile(join(b.workspace, 'broken.json'), '{ "hooks": { "PreToolUse": [ }');
     const broken = await run(b, ['hooks', 'import', '--from', 'claude', 'broken.json'], env);
     expect(broken.stderr).toContain('PLN_E_HOOK_IMPORT');

@@ -394,7 +394,7 @@ describe('execute: the decision', () => {
 
   it('lets a failed hook block (onError: block, the default) or pass with its message kept as a warning (onError: allow)', async () => {
     const blocking = await execute(plan([hook('strict'), hook('next')], 'sequential'), {}, scripted({ strict: failure('strict', 'timeout') }).run);
-    expect(blocking).toMatchObject({ allow: false, blockedBy: 'strict', messages: ['Hook "strict" failed: timeout'] });
+    expect(blocking).toMatchObject({ allow: false, blockedBy: 'strict', messages: ['Hook "strict" failed: timeout'], code: 'PLN_E_HOOK_RUN_FAILED' });
     expect(blocking.outcomes[0]).toEqual({
       hook: { id: 'strict', name: 'strict', source: 'user' },
       status: 'failed',
@@ -403,6 +403,8 @@ describe('execute: the decision', () => {
       message: 'Hook "strict" failed: timeout',
       durationMs: 7,
       stderrTail: 'boom',
+      code: 'PLN_E_HOOK_RUN_FAILED',
+      fix: 'make hook strict answer sooner, or give it a longer "timeout" (ms) in its definition; `plinth hooks trace` shows its recent runs with their stderr',
     });
 
     const lenient = await execute(

@@ -163,12 +163,12 @@ describe('choosing a backend', () => {
     expect(probeKeychain).not.toHaveBeenCalled();
   });
 
-  it('storage "file" never probes the keychain', async () => {
+  it('storage "file" never probes the keychain, and says why it is not used in words `auth status` can follow "the OS keychain is not used:" with', async () => {
     const home = await temp();
     const store = storeFor(home, { storage: 'file' });
     expect(await store.set('mcp-oauth:docs', VALUE)).toBe('file');
     expect(await store.get('mcp-oauth:docs')).toBe(VALUE);
-    expect((await store.describe()).preferred).toBe('file');
+    expect(await store.describe()).toEqual({ preferred: 'file', keychain: { available: false, reason: 'the "storage" setting is "file"' } });
     expect(probeKeychain).not.toHaveBeenCalled();
   });
 

@@ -106,6 +106,14 @@ describe('providing and getting', () => {
     expect(error.message).toContain('example:kv');
   });
 
+  it('says which known service a misspelt name is near', async () => {
+    const kernel = await boot({ plugins: [{ manifest: { name: 'kv', provides: ['example:kv'] }, setup(k) { k.provide('example:kv', {} as never); } }] });
+    kernel.provide('sampling', {});
+    expect((await rejection(kernel.get('example:kb'))).message).toBe('no plugin provides service "example:kb" (did you mean "example:kv"?)');
+    expect((await rejection(kernel.get('samplng'))).message).toBe('no plugin provides service "samplng" (did you mean "sampling"?)');
+    expect((await rejection(kernel.get('nothing-like-it'))).message).toBe('no plugin provides service "nothing-like-it"');
+  });
+
   it('lets the host provide a service, to itself and to plugins', async () => {
     let fromPlugin: unknown;
     const kernel = await boot({

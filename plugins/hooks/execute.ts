@@ -6,6 +6,7 @@
 import { type Changes, applyChanges, changesOf, sameValue } from './context-merge.js';
 import type { Plan } from './plan.js';
 import type { RateLimiter } from './rate-limit.js';
+import { RUN_FAILED_CODE, runFailureFix } from './run-failure.js';
 import type { HookDefinition, HookFailure, HookOutcome, PlanResult, RunResult } from './types.js';
 
 type Context = Readonly<Record<string, unknown>>;
@@ -208,7 +209,10 @@ export async function execute(plan: Plan, context: Context, run: RunHook, option
       if (answer.kind === 'failed') {
         const { kind: _, refused, ...rest } = answer;
         const allow = refused ? false : hook.onError === 'allow';
-        record({ hook: ref(hook), status: 'failed', allow, ...rest, ...(refused && { code: refused.code, fix: refused.fix }) }, rest.message);
+        // A failed run that blocks is the hook's fault, not its decision: it says so with a code and what mends it.
+        const fix = refused?.fix ?? (allow ? undefined : runFailureFix(hook.id, rest.failure));
+        const code = refused?.code ?? (fix === undefined ? undefined : RUN_FAILED_CODE);
+        record({ hook: ref(hook), status: 'failed', allow, ...rest, ...(code !== undefined && { code }), ...(fix !== undefined && { fix }) }, rest.message);
         return;
       }
       const { response, durationMs, stderrTail, exitCode } = answer.result;
@@ -220,7 +224,7 @@ export async function execute(plan: Plan, context: Context, run: RunHook, option
           hook: ref(hook),
           status: clash ? 'failed' : 'ran',
           allow: clash ? false : response.allow,
-          ...(clash && { failure: 'conflict' as const }),
+          ...(clash && { failure: 'conflict' as const, code: RUN_FAILED_CODE, fix: runFailureFix(hook.id, 'conflict')! }),
           ...(clash
             ? { message: clash.join(' ') + (own ? ` Its own message: ${own}` : '') }
             : own !== undefined && { message: own }),

@@ -19,7 +19,8 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { type Logger, PlinthError } from 'plinth/sdk';
 import type { McpServerDefinition } from 'plinth/sdk';
-import { type Step, classify, describeOAuth } from './classify.js';
+import { type AnswerLog, describeAnswer, recordAnswers, unreadableAnswer } from './answers.js';
+import { type Step, causeOf, classify, describeOAuth } from './classify.js';
 import { oauthError } from './errors.js';
 import { StoredOAuthProvider } from './provider.js';
 import type { OAuthChallenge, OAuthRecord, TokenVault } from './record.js';
@@ -63,26 +64,28 @@ export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
   try {
     const challenge = await challengeFor(deps, signal);
     const provider = signInProvider(deps, { redirectUrl: channel.redirectUrl, state, open: (url) => channel.open(url) });
+    const answers = recordAnswers(deps.fetch);
     const scope = scopeToAsk(deps.config.scope, challenge.scope, await grantedScope(deps));
     const options = {
       serverUrl: deps.server.url,
       ...(challenge.resourceMetadataUrl !== undefined && { resourceMetadataUrl: challenge.resourceMetadataUrl }),
       ...(scope !== undefined && { scope }),
-      fetchFn: deps.fetch,
+      fetchFn: answers.fetch,
     };
     let step: Step = 'discovery';
     try {
       try {
         await auth(provider, options);
       } catch (error) {
-        throw noMetadata(provider, challenge.status, name, error) ?? error;
+        throw noMetadata(provider, challenge, name, error, answers) ?? error;
       }
       const code = checkCallback(await raced(channel.callback(), signal, name, deps.timeoutMs), state, name);
       step = 'token exchange';
       const result = await auth(provider, { ...options, authorizationCode: code });
       if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
     } catch (error) {
-      throw signal.aborted && !(error instanceof PlinthError) ? abortError(signal, limit, name, deps.timeoutMs) : classify(error, name, step);
+      if (signal.aborted && !(error instanceof PlinthError)) throw abortError(signal, limit, name, deps.timeoutMs);
+      throw classify(error, name, step === 'discovery' && registering(provider, answers) ? 'registration' : step, answers.last());
     }
     return await storedRecord(deps);
   } finally {
@@ -97,15 +100,16 @@ async function signInAsMachine(deps: LoginDeps): Promise<OAuthRecord> {
   const challenge = await challengeFor(deps, signal);
   // No redirect is ever used: a machine-to-machine server has no redirect URL.
   const provider = signInProvider(deps, { redirectUrl: '', state: '', open: async () => {} });
+  const answers = recordAnswers(deps.fetch);
   try {
     const result = await auth(provider, {
       serverUrl: deps.server.url,
       ...(challenge.resourceMetadataUrl !== undefined && { resourceMetadataUrl: challenge.resourceMetadataUrl }),
-      fetchFn: deps.fetch,
+      fetchFn: answers.fetch,
     });
     if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
   } catch (error) {
-    throw classify(error, name, 'client credentials');
+    throw classify(error, name, 'client credentials', answers.last());
   }
   return storedRecord(deps);
 }
@@ -208,19 +212,46 @@ async function challengeOf(deps: LoginDeps, method: 'GET' | 'POST', signal: Abor
 }
 
 /**
- * When the sign-in failed and discovery found no OAuth metadata at all, that is
- * the reason to give. A server that challenged (401, 403) was tried at the
- * default endpoints of its origin first, as the 2025-03-26 specification says;
- * they failed too.
+ * Whether the first `auth()` failed at dynamic registration: its last request
+ * was the POST to the registration endpoint that discovery found.
  */
-function noMetadata(provider: StoredOAuthProvider, status: number, server: string, error: unknown): PlinthError | undefined {
+function registering(provider: StoredOAuthProvider, answers: AnswerLog): boolean {
+  const last = answers.last();
+  const endpoint = provider.discovered?.authorizationServerMetadata?.registration_endpoint;
+  return last?.method === 'POST' && endpoint !== undefined && answers.from(endpoint) === last;
+}
+
+/**
+ * When the sign-in failed and discovery found no OAuth metadata, that is the
+ * reason to give — told apart from metadata that is there but broken. A
+ * server that challenged (401, 403) was tried at the default endpoints of its
+ * origin first, as the 2025-03-26 specification says; they failed too. A
+ * challenge that names its protected-resource metadata says the server does
+ * publish some: that document could not be read (the SDK goes on without it),
+ * and what it answered is the reason. An answer the SDK could not read on the
+ * way (the authorization server's metadata document) is `classify`'s to describe.
+ */
+function noMetadata(provider: StoredOAuthProvider, challenge: Challenge, server: string, error: unknown, answers: AnswerLog): PlinthError | undefined {
   const found = provider.discovered;
   if (found !== undefined && (found.resourceMetadata !== undefined || found.authorizationServerMetadata !== undefined)) return undefined;
+  const last = answers.last();
+  // A metadata document that came (2xx) but could not be read: broken, not missing.
+  if (last?.method === 'GET' && last.status >= 200 && last.status < 300 && unreadableAnswer(error, last) !== undefined) return undefined;
+  const { status, resourceMetadataUrl } = challenge;
   const challenged = status === 401 || status === 403;
+  const cause = causeOf(error);
+  const defaults = `the default endpoints at its origin did not work either (${unreadableAnswer(error, last) ?? describeOAuth(error)})`;
+  if (challenged && resourceMetadataUrl !== undefined) {
+    const answer = answers.from(resourceMetadataUrl);
+    const got = answer === undefined ? 'it could not be fetched' : `${describeAnswer(answer)}, not metadata it could read`;
+    return oauthError('PLN_E_OAUTH_DISCOVERY', server, `MCP server "${server}" names its OAuth metadata at ${resourceMetadataUrl.href} (in its HTTP ${status} challenge), but ${got}; ${defaults}`, {
+      cause,
+      hint: 'the server\'s OAuth metadata is broken (its address and answer are in the message): check the server\'s "url", and tell whoever runs it',
+    });
+  }
   const asked = challenged ? `it answered HTTP ${status} without a token` : `it answered HTTP ${status} without a token: it may not need a sign-in`;
-  const defaults = challenged ? `, and the default endpoints at its origin did not work either (${describeOAuth(error)})` : '';
-  return oauthError('PLN_E_OAUTH_DISCOVERY', server, `MCP server "${server}" publishes no OAuth metadata (${asked})${defaults}`, {
-    cause: error,
+  return oauthError('PLN_E_OAUTH_DISCOVERY', server, `MCP server "${server}" publishes no OAuth metadata (${asked})${challenged ? `, and ${defaults}` : ''}`, {
+    cause,
     hint: 'check the server\'s "url"; a server that takes a key in a header needs "headers", not a sign-in',
   });
 }

@@ -104,7 +104,7 @@ export interface HookOutcome {
   readonly failure?: HookFailure;
   readonly message?: string;
   readonly systemMessage?: string;
-  /** For a hook that could not run on a gate event and so blocked it: the block's `PLN_E_…` code and what fixes it. */
+  /** For a hook that blocked because it could not run on a gate event, or ran and failed (`PLN_E_HOOK_RUN_FAILED`): the block's `PLN_E_…` code and what fixes it. */
   readonly code?: string;
   readonly fix?: string;
   /** The hook asked to stop the chain (`continue: false`). */
@@ -121,7 +121,7 @@ export interface PlanResult {
   readonly allow: boolean;
   /** The hook that blocked, when one did (or, for a definition that could not be read, where it is). */
   readonly blockedBy?: string;
-  /** When the block is a hook that could not run, rather than one that decided: its code and fix. */
+  /** When the block is a hook that could not run or failed, rather than one that decided: its code and fix. */
   readonly code?: string;
   readonly fix?: string;
   readonly messages: readonly string[];

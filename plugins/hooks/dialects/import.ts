@@ -10,7 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, relative, resolve, isAbsolute } from 'node:path';
-import { type PeerProtocol, PlinthError, isPeerHookEvent, parseJsonText } from 'plinth/sdk';
+import { type PeerProtocol, PlinthError, describeFileError, isPeerHookEvent, parseJsonText } from 'plinth/sdk';
 import type { HookDefaults } from '../definition.js';
 import { sameValue } from '../context-merge.js';
 import { peerEvent, peerLabel } from './events.js';
@@ -64,7 +64,7 @@ export function scopeOfFile(file: string, workspace: string): 'user' | 'workspac
 /** Reads the peer's file; its `hooks` object. @throws PlinthError `PLN_E_HOOK_IMPORT` when it cannot be read or holds no hooks. */
 export async function readPeerHooks(file: string, from: PeerProtocol): Promise<Record<string, unknown>> {
   const text = await readFile(file, 'utf8').catch((cause: unknown) => {
-    throw new PlinthError('PLN_E_HOOK_IMPORT', `cannot read ${file}: ${(cause as NodeJS.ErrnoException).code ?? String(cause)}`, {
+    throw new PlinthError('PLN_E_HOOK_IMPORT', `cannot read ${file}: ${describeFileError(cause)}`, {
       plugin: 'hooks',
       cause,
       hint: `give the ${peerLabel(from)} settings file to import: plinth hooks import --from ${from} <file>`,

@@ -150,7 +150,7 @@ class Store implements SecretStore {
 
   async describe(): Promise<{ readonly preferred: SecretBackendName; readonly keychain: KeychainAvailability }> {
     const { storage } = this.options;
-    if (storage === 'file') return { preferred: 'file', keychain: { available: false, reason: 'not used: the "storage" setting is "file"' } };
+    if (storage === 'file') return { preferred: 'file', keychain: { available: false, reason: 'the "storage" setting is "file"' } };
     const keychain = await this.probe();
     return { preferred: storage === 'keychain' || keychain.available ? 'keychain' : 'file', keychain };
   }
