@@ -6,6 +6,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { EXIT, type CommandSpec } from '../sdk/commands.js';
 import { PlinthError, isPlinthError } from '../sdk/errors.js';
+import { closestName } from '../sdk/suggest.js';
 import { type Kernel, createKernel } from '../kernel/kernel.js';
 import { parseLogLevel } from '../sdk/log.js';
 import { packageVersion } from '../kernel/paths.js';
@@ -237,11 +238,24 @@ function usageError(error: unknown, help: string): PlinthError {
   return new PlinthError('PLN_E_CLI_USAGE', `${(error as Error).message.split('\n')[0]}`, { hint: `see \`${help}\`` });
 }
 
+/**
+ * Names only the words that are unknown: `plinth hello world` without a `hello` command is
+ * unknown command "hello" (world would be its argument); `plinth mcp nope` is "mcp nope". A
+ * word a typo away from a command's is suggested.
+ */
 function unknownCommand(words: readonly string[], commands: readonly Resolved[]): PlinthError {
-  const near = commands.filter((c) => c.name.startsWith(words[0] ?? '')).map((c) => c.name);
-  return new PlinthError('PLN_E_CLI_UNKNOWN_COMMAND', `unknown command "${words.join(' ')}"`, {
-    hint: near.length > 0 ? `did you mean: ${near.join(', ')}?` : 'run `plinth --help` for the list of commands',
-  });
+  const first = words[0] ?? '';
+  const inGroup = commands.filter((c) => c.name.split(' ')[0] === first && c.name.includes(' '));
+  const unknown = inGroup.length > 0 && words.length > 1 ? `${first} ${words[1]}` : first;
+  let hint = 'run `plinth --help` for the list of commands';
+  if (inGroup.length > 0 && words.length > 1) {
+    const near = closestName(unknown, inGroup.map((c) => c.name));
+    hint = near ? `did you mean "${near}"?` : `\`plinth ${first}\` lists its commands: ${inGroup.map((c) => c.name.split(' ')[1]).join(', ')}`;
+  } else {
+    const near = closestName(first, new Set(commands.map((c) => c.name.split(' ')[0]!)));
+    if (near) hint = `did you mean "${near}"? (\`plinth --help\` lists every command)`;
+  }
+  return new PlinthError('PLN_E_CLI_UNKNOWN_COMMAND', `unknown command "${unknown}"`, { hint });
 }
 
 function usageLine(command: Resolved, spec: CommandSpec): string {

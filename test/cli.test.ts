@@ -217,6 +217,19 @@ describe('help and usage errors', () => {
     expect(result.stdout).toBe('');
   }, TEST_TIMEOUT);
 
+  test('an unknown command names only its unknown words, and the command a typo meant', async () => {
+    const { dirs } = await sandbox();
+    const typo = await run(['plugins', 'lst', 'x', ...dirs]);
+    expectExit(typo, 2);
+    expect(typo.stderr).toContain('unknown command "plugins lst"');
+    expect(typo.stderr).toContain('did you mean "plugins list"?');
+    const word = await run(['plugns', 'list', ...dirs]);
+    expect(word.stderr).toContain('unknown command "plugns"');
+    expect(word.stderr).toContain('did you mean "plugins"?');
+    // Its words after the first are arguments of a command that does not exist, not part of its name.
+    expect((await run(['frobnicate', 'world', ...dirs])).stderr).toContain('unknown command "frobnicate"\n');
+  }, TEST_TIMEOUT);
+
   test('an unknown option is PLN_E_CLI_USAGE, exit 2', async () => {
     const { dirs } = await sandbox();
     const result = await run(['up', '--once', '--no-such-option', ...dirs]);
