@@ -324,6 +324,26 @@ describe('an install that is interrupted, or run twice at once', () => {
 });
 
 
+describe('permissions at install', () => {
+  const DECLARED = { network: { allow: ['api.example.com'] }, env: ['GREETER_TOKEN'] };
+
+  it('--yes installs without granting; --grant also grants what the plugin declares, stored as plinth perms grant stores it; a first install is reviewed at once either way', async () => {
+    const { server } = await registry([{ name: 'asker', version: '1.0.0', permissions: DECLARED }, { name: 'granted', version: '1.0.0', permissions: DECLARED }]);
+    const home = await box(server.url);
+    const yes = await run(home, ['ext', 'install', 'asker', '--yes']);
+    expectExit(yes, 0);
+    expect(yes.stderr).toContain('asker asks for permissions you have not granted (network api.example.com, env GREETER_TOKEN): grant them with `plinth perms grant asker`');
+
+    const grant = await run(home, ['ext', 'install', 'granted', '--yes', '--grant']);
+    expectExit(grant, 0);
+    expect(grant.stderr).toContain('granted granted the permissions it declares');
+    expect(grant.stderr).not.toContain('asks for permissions');
+    const stored = JSON.parse(await readFile(join(home.home, 'sandbox', 'grants.json'), 'utf8'));
+    expect(stored.plugins.granted).toMatchObject({ version: '1.0.0', source: 'downloaded', permissions: DECLARED });
+    expect(stored.plugins.asker).toBeUndefined();
+  });
+});
+
 describe('a registry folder', () => {
   it('that does not exist (a typo in its url) is said to be missing, not to lack the plugin asked for', async () => {
     const home = await box();

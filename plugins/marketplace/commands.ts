@@ -3,12 +3,19 @@ import { type ApprovalRequest, type CommandOutput, type CommandSpec, EXIT, type 
 import { describeDeclarations } from './declared.js';
 import { progressBar } from './progress.js';
 
-const YES = { yes: { type: 'boolean', short: 'y', description: 'Approve what the plugins declare without asking' } } as const;
+const YES = {
+  yes: { type: 'boolean', short: 'y', description: 'Approve installing the plugins as shown without asking (their permissions are a separate decision: --grant)' },
+  grant: { type: 'boolean', description: 'Also grant every permission the plugins declare (shown with the approval), as plinth perms grant <name> does' },
+} as const;
 
 /** `grants`: the sandbox's service when a plugin provides it: what an installed or updated plugin declares beyond its grant is asked about at once. */
 export function marketplaceCommands(service: () => Promise<MarketplaceService>, grants: () => Promise<GrantsService | undefined> = async () => undefined): CommandSpec[] {
-  const review = async (result: InstallResult, out: CommandOutput, signal: AbortSignal): Promise<void> => {
-    for (const change of result.changes) for (const line of grantReviewLines(await (await grants())?.review(change.name, { signal }))) out.note(line);
+  const review = async (result: InstallResult, out: CommandOutput, signal: AbortSignal, grant: boolean): Promise<void> => {
+    for (const change of result.changes) {
+      const reviewed = await (await grants())?.review(change.name, { signal, grant });
+      if (grant && reviewed?.state === 'granted') out.note(`plinth: granted ${change.name} the permissions it declares (\`plinth perms list ${change.name}\` shows them)`);
+      for (const line of grantReviewLines(reviewed)) out.note(line);
+    }
   };
   return [
     {
@@ -37,7 +44,7 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
         // This process exits once installed: a new plugin loads where it runs (a running `plinth up` picks it up); an update still loads here first.
         const result = await withProgress((progress) => service().then((s) => s.install(args[0]!, { ...(registry && { registry }), ...(options.force === true && { force: true }), ...(trustKeyIds && { trustKeyIds }), ...installOptions(options, out, signal, progress), loadNew: false })));
         report(out, json, result, 'installed', args[0]);
-        await review(result, out, signal);
+        await review(result, out, signal, options.grant === true);
       },
     },
     {
@@ -84,7 +91,7 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
         if (args[0] !== undefined && options.all === true) throw new PlinthError('PLN_E_CLI_USAGE', '"ext update" takes a name or --all, not both', { hint: 'usage: plinth ext update [name|--all] [--latest]' });
         const result = await withProgress((progress) => service().then((s) => s.update(args[0] === undefined ? [] : [args[0]], { latest: options.latest === true, ...installOptions(options, out, signal, progress) })));
         report(out, json, result, 'updated');
-        await review(result, out, signal);
+        await review(result, out, signal, options.grant === true);
       },
     },
     {

@@ -26,9 +26,12 @@ export interface GrantsService {
    * Asks on the terminal, now, for what `plugin` declares beyond its grant
    * ("always" or no: the asking process is a command, not the host), and
    * stores an "always". Never asks without a terminal: says what waits.
-   * Undefined when no plugin of that name is known.
+   * `grant: true` asks nothing and grants everything it declares, as
+   * `plinth perms grant <plugin>` does: for a person who said so on the
+   * command line (`plinth ext install --grant`). Undefined when no plugin of
+   * that name is known.
    */
-  review(plugin: string, options?: { readonly signal?: AbortSignal }): Promise<GrantReview | undefined>;
+  review(plugin: string, options?: { readonly signal?: AbortSignal; readonly grant?: boolean }): Promise<GrantReview | undefined>;
 }
 
 /** What a command prints after a review (on stderr): nothing when nothing waits. */

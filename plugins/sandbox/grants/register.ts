@@ -4,7 +4,9 @@
  * confined launch), the `capabilities` service, the `plinth perms` commands,
  * and the line `plinth up` prints when no OS sandbox is available.
  */
-import type { PluginContext, PluginInfo, PluginKernel, SandboxAvailability } from 'plinth/sdk';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type PluginContext, type PluginInfo, type PluginKernel, type SandboxAvailability, parseManifest } from 'plinth/sdk';
 import semver from 'semver';
 import { availabilityLine, permsCommands } from '../commands.js';
 import { createCapabilityCheck } from './capabilities.js';
@@ -33,7 +35,7 @@ export function registerGrants(kernel: PluginKernel, ctx: PluginContext, options
     ...(options.answerTimeoutMs !== undefined && { answerTimeoutMs: options.answerTimeoutMs }),
   });
   kernel.provide('capabilities', createCapabilityCheck({ home: ctx.paths.home, policy }));
-  kernel.provide('grants', createGrantsService({ policy, find: (name) => plugins.get(name) ?? foundCandidate(kernel, name) }));
+  kernel.provide('grants', createGrantsService({ policy, find: async (name) => plugins.get(name) ?? foundCandidate(kernel, name) ?? (await installedSince(kernel, name)) }));
   kernel.hooks.commands.tap((registry) => {
     for (const command of permsCommands({ policy, home: ctx.paths.home, plugins: () => plugins, availability: options.availability, configLayers: () => kernel.configLayers })) registry.add(command);
   });
@@ -42,6 +44,29 @@ export function registerGrants(kernel: PluginKernel, ctx: PluginContext, options
     board.add({ key: 'sandbox', title: 'Sandbox', head: [], rows: [], json: availability, line: availabilityLine(availability) });
   });
   return policy;
+}
+
+/**
+ * A plugin put into one of the kernel's plugin folders after this process discovered them: what a
+ * one-shot `plinth ext install` just installed (it does not load it), to be reviewed at once.
+ */
+async function installedSince(kernel: PluginKernel, name: string): Promise<PluginInfo | undefined> {
+  for (const folder of kernel.plugins.folders()) {
+    const dir = join(folder.dir, name);
+    const text = await readFile(join(dir, 'manifest.json'), 'utf8').catch(() => undefined);
+    if (text === undefined) continue;
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+    const parsed = parseManifest(data);
+    // The manifest's own name must be the one asked for (a valid name is never a path like ../x).
+    if (!parsed.ok || parsed.manifest.name !== name) return undefined;
+    return { name, version: parsed.manifest.version, source: folder.source, dir, manifest: parsed.manifest };
+  }
+  return undefined;
 }
 
 /** A plugin found but not running (just enabled in the settings, say): its highest version found. */

@@ -6,18 +6,23 @@
 import type { GrantReview, GrantsService, PluginInfo } from 'plinth/sdk';
 import { type ExtendedGrantPolicy, grantCommand } from './policy.js';
 import { principalOf } from './principal.js';
+import { grantDeclared } from './store.js';
 
 export interface GrantsServiceOptions {
   readonly policy: ExtendedGrantPolicy;
   /** The plugin of that name as the kernel knows it now (resolved, or found and excluded). */
-  readonly find: (name: string) => PluginInfo | undefined;
+  readonly find: (name: string) => PluginInfo | undefined | Promise<PluginInfo | undefined>;
 }
 
 export function createGrantsService({ policy, find }: GrantsServiceOptions): GrantsService {
   return {
     async review(name, options = {}) {
-      const plugin = find(name);
+      const plugin = await find(name);
       if (!plugin) return undefined;
+      if (options.grant === true) {
+        const { source } = await policy.standing(principalOf(plugin));
+        await grantDeclared(policy.store, name, plugin.manifest.permissions, { version: plugin.version, source });
+      }
       const decision = await policy.review(principalOf(plugin), options.signal);
       const command = grantCommand(name);
       const review = (state: GrantReview['state'], missing: readonly string[] = []): GrantReview => ({ plugin: name, state, missing, command });

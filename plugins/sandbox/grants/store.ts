@@ -135,8 +135,19 @@ export class GrantStore {
  * Stores "always" for `id` with exactly `permissions`, as `plinth perms grant` does: for
  * callers that grant on the user's behalf (a test of a confined run, an installer the user answered).
  */
-export async function storeGrant(home: string, id: string, permissions: Permissions, options: { version?: string; unconfined?: boolean; source?: string } = {}): Promise<void> {
-  await new GrantStore(home).update(id, (current) => ({
+export async function storeGrant(home: string, id: string, permissions: Permissions, options: GrantOptions = {}): Promise<void> {
+  await grantDeclared(new GrantStore(home), id, permissions, options);
+}
+
+interface GrantOptions {
+  readonly version?: string;
+  readonly unconfined?: boolean;
+  readonly source?: string;
+}
+
+/** {@link storeGrant} into a store at hand: everything `permissions` holds, nothing withheld. */
+export async function grantDeclared(store: GrantStore, id: string, permissions: Permissions, options: GrantOptions = {}): Promise<void> {
+  await store.update(id, (current) => ({
     version: options.version ?? current?.version ?? 'unknown',
     permissions,
     withheld: [],
