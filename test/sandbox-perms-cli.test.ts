@@ -109,6 +109,8 @@ describe('plinth perms', () => {
     expect(status.sandbox.available).toBe(false);
     expect(status.sandbox.reason).toContain('/nonexistent/bwrap');
     expect(status.plugins.find((p) => p.plugin === 'greeter')).toMatchObject({ runs: 'refused', code: 'PLN_E_PERM_NO_SANDBOX' });
+    // The settings files' hooks and servers are listed too, after the plugins.
+    expect(status.plugins.slice(-2)).toEqual([expect.objectContaining({ plugin: 'settings:user', source: 'user' }), expect.objectContaining({ plugin: 'settings:workspace', source: 'workspace', runs: 'refused' })]);
 
     expectExit(await run(box, ['perms', 'grant', 'greeter', '--unconfined']), 0);
     const after = json<typeof status>(await run(box, ['perms', 'status', '--json'], NO_BWRAP));

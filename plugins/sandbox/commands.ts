@@ -236,18 +236,21 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
     args: [PLUGIN_ARG],
     async run({ args, json, out }) {
       const availability = await options.availability();
-      if (args[0]?.startsWith('settings:')) {
-        // The hooks and servers of one settings file: what they hold, decided as a launch would be.
-        const name = args[0];
-        requireSettings(name);
-        const scope = name === 'settings:user' ? 'user' : 'workspace';
+      /** The hooks and servers of one settings file: what they hold, decided as a launch would be. */
+      const settingsRow = async (name: string) => {
+        const scope: 'user' | 'workspace' = name === 'settings:user' ? 'user' : 'workspace';
         const stored = await store.get(name);
         const session = store.session(name);
         const held = session ? withItems(stored?.permissions ?? NO_PERMISSIONS, itemsOf(session.permissions)) : (stored?.permissions ?? NO_PERMISSIONS);
         const principal: Principal = { id: name, source: scope, declared: held, label: `the hooks and MCP servers of the ${scope} settings` };
         const decided = runs(await policy.explain(principal, { osSandbox: availability.available }));
         const why = decided.runs !== 'confined' ? decided.why : scope === 'user' ? 'your settings: each hook and server gets what its entry declares' : `${itemsOf(held).length} permission(s) granted; each hook and server gets those its entry declares`;
-        const row = { plugin: name, source: scope, ...decided, why };
+        return { plugin: name, source: scope, ...decided, why };
+      };
+      if (args[0]?.startsWith('settings:')) {
+        const name = args[0];
+        requireSettings(name);
+        const row = await settingsRow(name);
         if (json) return out.json({ sandbox: availability, default: readDefaultMode(options.configLayers()), plugins: [row], builtinOpen: [] });
         out.print(availabilityLine(availability));
         out.print(`\n${formatTable(['PLUGIN', 'SOURCE', 'RUNS', 'WHY'], [[row.plugin, row.source, row.runs, row.why]])}`);
@@ -261,6 +264,8 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
       const rows = await Promise.all(
         plugins.sort((a, b) => (a.name < b.name ? -1 : 1)).map(async (plugin) => ({ plugin: plugin.name, source: (await policy.standing(principalOf(plugin))).source, ...runs(await policy.explain(principalOf(plugin), { osSandbox: availability.available })) })),
       );
+      // The settings files' hooks and servers are principals too: listed after the plugins.
+      if (args[0] === undefined) rows.push(await settingsRow('settings:user'), await settingsRow('settings:workspace'));
       if (json) return out.json({ sandbox: availability, default: readDefaultMode(options.configLayers()), plugins: rows, builtinOpen: quiet.map((p) => p.name) });
       out.print(availabilityLine(availability));
       if (rows.length > 0) out.print(`\n${formatTable(['PLUGIN', 'SOURCE', 'RUNS', 'WHY'], rows.map((r) => [r.plugin, r.source, r.runs, r.why]))}`);
