@@ -162,6 +162,22 @@ describe('the grant question on a terminal', () => {
 });
 
 describe('plinth ext enable asks at once', () => {
+  test('--grant grants what the enabled plugin declares without asking, as plinth perms grant does', async () => {
+    const box = await sandbox('plinth-grants-enable-');
+    try {
+      await box.settings({ sandbox: { default: 'confined' }, plugins: { greeter: { enabled: false }, health: { enabled: false }, 'mcp-demo': { enabled: false } } });
+      await writePlugin(join(box.home, 'plugins'), { name: 'greeter', permissions: V1 });
+      const granted = await runPlinth(box, ['ext', 'enable', 'greeter', '--grant']);
+      expectExit(granted, 0);
+      expect(granted.stderr).toContain('granted greeter the permissions it declares');
+      expect(granted.stderr).not.toContain('asks for permissions');
+      const stored = JSON.parse(await readFile(join(box.home, 'sandbox', 'grants.json'), 'utf8'));
+      expect(stored.plugins.greeter.permissions).toMatchObject({ network: { allow: ['api.example.com'] }, env: ['GREETER_TOKEN'] });
+    } finally {
+      await box.remove();
+    }
+  }, 120_000);
+
   test('on a terminal the enabled plugin\'s permissions are asked about ("always" or no) and stored; without one the note names the command', async () => {
     const box = await sandbox('plinth-grants-enable-');
     try {

@@ -113,12 +113,20 @@ function toggleCommand(verb: 'enable' | 'disable', service: ExtensionsService, g
   return {
     name: `ext ${verb}`,
     args: [NAME_ARG],
-    options: { scope: SCOPE_OPTION },
+    options: {
+      scope: SCOPE_OPTION,
+      ...(verb === 'enable' && { grant: { type: 'boolean', description: 'Also grant every permission the plugin declares, as plinth perms grant <name> does' } as const }),
+    },
     async run({ args, options, json, out, signal }: CommandInput) {
       const name = args[0]!;
       const result = await service[verb](name, { scope: scopeOf(options.scope) });
       // Enabled: what it declares is asked about now, while the user is here (the sandbox's grants).
-      if (verb === 'enable') for (const line of grantReviewLines(await (await grants?.())?.review(name, { signal }))) out.note(line);
+      if (verb === 'enable') {
+        const grant = options.grant === true;
+        const reviewed = await (await grants?.())?.review(name, { signal, grant });
+        if (grant && reviewed?.state === 'granted') out.note(`plinth: granted ${name} the permissions it declares (\`plinth perms list ${name}\` shows them)`);
+        for (const line of grantReviewLines(reviewed)) out.note(line);
+      }
       if (json) return out.json(result);
       const done = verb === 'enable' ? 'Enabled' : 'Disabled';
       out.print(result.changed ? `${done} ${name} in ${result.scope} settings ${result.file}.` : `${name} was already ${verb}d in ${result.scope} settings ${result.file}.`);
