@@ -10,7 +10,7 @@ import { type Kernel, createKernel } from '../kernel/kernel.js';
 import { parseLogLevel } from '../sdk/log.js';
 import { packageVersion } from '../kernel/paths.js';
 import { groupCommands, groupHelpText } from './group-help.js';
-import { createOutput, formatError, printError, processStreams, reserveStdoutForJson, type Streams } from './output.js';
+import { createOutput, formatError, printError, processStreams, reserveStdout, type Streams } from './output.js';
 import { ProblemLog } from './problems.js';
 import { REGISTRY_COMMANDS, registryCommand } from './registry.js';
 import { SERVE_SUMMARY, SERVE_USAGE, serveCommand } from './serve.js';
@@ -46,8 +46,9 @@ interface Resolved {
 export async function main(argv: readonly string[], given: Streams = processStreams): Promise<number> {
   const first = parseArgs({ args: [...argv], options: GLOBAL_OPTIONS, strict: false, allowPositionals: true });
   const globals = first.values;
-  // With --json stdout carries one document: a plugin that prints must not break it. (`serve --stdio` speaks MCP on stdout itself.)
-  const reserved = globals.json === true && given === processStreams && first.positionals[0] !== 'serve' ? reserveStdoutForJson() : undefined;
+  // With --json stdout carries one document: a plugin that prints must not break it. (`serve --stdio` keeps stdout for MCP itself.)
+  const servesStdio = first.positionals[0] === 'serve' && globals.stdio === true;
+  const reserved = globals.json === true && given === processStreams && !servesStdio ? reserveStdout() : undefined;
   const streams = reserved?.streams ?? given;
   const logLevel = globals.verbose === true ? 'debug' : parseLogLevel(process.env.PLINTH_LOG, 'warn');
   // With the log at its default, a failure the command reports itself is not also printed by the log.

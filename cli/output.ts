@@ -5,6 +5,7 @@
  * shown, never sent (`safeText`; JSON through `safeJson`, which keeps it the
  * same document).
  */
+import { Writable } from 'node:stream';
 import type { CommandOutput } from '../sdk/commands.js';
 import { formatError, safeJson, safeText } from '../sdk/format.js';
 import { type PlinthError, describeCause, isPlinthError } from '../sdk/errors.js';
@@ -22,25 +23,43 @@ export const processStreams: Streams = {
   stderr: (text) => writeStandard(process.stderr, safeText(text)),
 };
 
+/** stdout kept for one writer: see {@link reserveStdout}. */
+export interface ReservedStdout {
+  /** The process's streams, with `stdout` writing to the real one. */
+  readonly streams: Streams;
+  /** A stream onto the real stdout, for a protocol that owns it (`serve --stdio`). */
+  readonly output: NodeJS.WritableStream;
+  /** Gives stdout back to everyone. */
+  restore(): void;
+}
+
 /**
- * The process's streams for a `--json` run, where stdout is the command's one
- * document: everything else that writes to stdout in this process (a plugin's
- * `console.log`, a library's banner) goes to stderr until `restore`, so a
- * script reading stdout always gets valid JSON. Only the returned `stdout`
- * reaches the real one.
+ * Keeps stdout for one writer — a `--json` run's one document, `serve
+ * --stdio`'s MCP messages — because anything else on it breaks what reads
+ * it: everything else that writes to stdout in this process (a plugin's
+ * `console.log`, a library's banner) goes to stderr until `restore`. Only the
+ * returned `streams.stdout` and `output` reach the real stdout.
  */
-export function reserveStdoutForJson(): { streams: Streams; restore(): void } {
+export function reserveStdout(): ReservedStdout {
   const stdout = process.stdout;
   const ownWrite = stdout.write;
   const toStderr = ((chunk: unknown, ...rest: unknown[]) => (process.stderr.write as (...args: unknown[]) => boolean)(chunk, ...rest)) as typeof stdout.write;
   stdout.write = toStderr;
+  const gone = () => stdout.destroyed || stdout.writableEnded;
   return {
     streams: {
       stdout: (text) => {
-        if (!stdout.destroyed && !stdout.writableEnded) ownWrite.call(stdout, safeText(text));
+        if (!gone()) ownWrite.call(stdout, safeText(text));
       },
       stderr: processStreams.stderr,
     },
+    output: new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        if (gone()) return done();
+        // The real stdout's own backpressure: the callback runs once the chunk is handed on.
+        (ownWrite as (chunk: Buffer | string, callback: () => void) => boolean).call(stdout, chunk, () => done());
+      },
+    }),
     restore: () => {
       if (stdout.write === toStderr) stdout.write = ownWrite;
     },

@@ -6,11 +6,12 @@
  * closes (stdio), or SIGINT/SIGTERM/SIGHUP. Over stdio, stdout carries only
  * the protocol; everything else goes to stderr.
  */
-import { type CommandSpec, EXIT } from '../sdk/commands.js';
+import { type CommandOutput, type CommandSpec, EXIT } from '../sdk/commands.js';
 import { PlinthError } from '../sdk/errors.js';
 import type { Disposer } from '../sdk/plugin.js';
 import type { GatewayEndpoint } from '../sdk/contracts/gateway.js';
 import type { Kernel } from '../kernel/kernel.js';
+import { reserveStdout } from './output.js';
 import type { ProblemLog } from './problems.js';
 
 export const SERVE_SUMMARY = 'Serve every configured MCP server, hook and trust decision as one MCP server (--stdio, or --http on 127.0.0.1)';
@@ -37,49 +38,71 @@ export function serveCommand(kernel: Kernel, problemLog?: ProblemLog): CommandSp
         throw new PlinthError('PLN_E_CLI_USAGE', `--port expects a port number from 0 to 65535, got "${String(options.port)}"`, { hint: `usage: plinth ${SERVE_USAGE}` });
       }
 
-      await kernel.boot();
-      const gateway = await (await kernel.get('gateway')).create();
-      const provided: Disposer[] = [
-        kernel.provide('mcp:elicitation', gateway.handlers['mcp:elicitation']),
-        kernel.provide('mcp:sampling', gateway.handlers['mcp:sampling']),
-        kernel.provide('mcp:roots', gateway.handlers['mcp:roots']),
-      ];
+      // Over stdio, stdout is the protocol's from the start: a plugin that prints (in setup, in a handler) goes to stderr.
+      const reserved = stdio ? reserveStdout() : undefined;
       try {
-        await kernel.serve();
-        await gateway.ready();
-        problemLog?.live();
-        let endpoint: GatewayEndpoint;
-        if (stdio) {
-          endpoint = await gateway.serveStdio();
-          out.note('plinth serves MCP on stdin/stdout');
-        } else {
-          const served = await gateway.serveHttp({ ...(typeof options.host === 'string' && { host: options.host }), ...(port !== undefined && { port }) });
-          endpoint = served;
-          if (served.warning) out.note(`warning: ${served.warning}`);
-          if (json) out.json({ url: served.url, host: served.host, port: served.port, tokenFrom: served.token.from, ...(served.token.generated && { token: served.token.generated }) });
-          else {
-            const lines = [`plinth serves MCP at ${served.url}`];
-            if (served.token.generated) lines.push(`token (shown once, stored in ${served.token.from}): ${served.token.generated}`);
-            else lines.push(`token: ${served.token.from}`);
-            out.print(lines.join('\n'));
-          }
-          out.note('press Ctrl-C to stop');
-        }
-        await new Promise<void>((resolve) => {
-          if (signal.aborted) return resolve();
-          const keepAlive = setInterval(() => undefined, 2 ** 30);
-          const stop = () => {
-            clearInterval(keepAlive);
-            resolve();
-          };
-          signal.addEventListener('abort', stop, { once: true });
-          void endpoint.closed.then(stop);
-        });
-        return EXIT.OK;
+        return await serveUntilDone(kernel, problemLog, { stdio, port, host: options.host, json, out, signal, output: reserved?.output });
       } finally {
-        await gateway.close();
-        for (const dispose of provided) dispose();
+        reserved?.restore();
       }
     },
   };
+}
+
+interface ServeRequest {
+  readonly stdio: boolean;
+  readonly port: number | undefined;
+  readonly host: unknown;
+  readonly json: boolean;
+  readonly out: CommandOutput;
+  readonly signal: AbortSignal;
+  /** Where the stdio session writes (the reserved stdout). */
+  readonly output: NodeJS.WritableStream | undefined;
+}
+
+/** Boots, serves over stdio or HTTP until stdin closes or the signal aborts, and closes the gateway. */
+async function serveUntilDone(kernel: Kernel, problemLog: ProblemLog | undefined, { stdio, port, host, json, out, signal, output }: ServeRequest): Promise<number> {
+  await kernel.boot();
+  const gateway = await (await kernel.get('gateway')).create();
+  const provided: Disposer[] = [
+    kernel.provide('mcp:elicitation', gateway.handlers['mcp:elicitation']),
+    kernel.provide('mcp:sampling', gateway.handlers['mcp:sampling']),
+    kernel.provide('mcp:roots', gateway.handlers['mcp:roots']),
+  ];
+  try {
+    await kernel.serve();
+    await gateway.ready();
+    problemLog?.live();
+    let endpoint: GatewayEndpoint;
+    if (stdio) {
+      endpoint = await gateway.serveStdio(output === undefined ? {} : { output });
+      out.note('plinth serves MCP on stdin/stdout');
+    } else {
+      const served = await gateway.serveHttp({ ...(typeof host === 'string' && { host }), ...(port !== undefined && { port }) });
+      endpoint = served;
+      if (served.warning) out.note(`warning: ${served.warning}`);
+      if (json) out.json({ url: served.url, host: served.host, port: served.port, tokenFrom: served.token.from, ...(served.token.generated && { token: served.token.generated }) });
+      else {
+        const lines = [`plinth serves MCP at ${served.url}`];
+        if (served.token.generated) lines.push(`token (shown once, stored in ${served.token.from}): ${served.token.generated}`);
+        else lines.push(`token: ${served.token.from}`);
+        out.print(lines.join('\n'));
+      }
+      out.note('press Ctrl-C to stop');
+    }
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      const keepAlive = setInterval(() => undefined, 2 ** 30);
+      const stop = () => {
+        clearInterval(keepAlive);
+        resolve();
+      };
+      signal.addEventListener('abort', stop, { once: true });
+      void endpoint.closed.then(stop);
+    });
+    return EXIT.OK;
+  } finally {
+    await gateway.close();
+    for (const dispose of provided) dispose();
+  }
 }
