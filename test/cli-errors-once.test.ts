@@ -96,6 +96,15 @@ describe('a failure is printed once', () => {
     expect(asJson.stderr, describeRun(asJson)).not.toContain('PLN_E_MCP_CONNECT_FAILED');
   }, TEST_TIMEOUT);
 
+  test('a server that never answers does not take the MCP section of plinth up --once with it: it shows as starting', async () => {
+    const sandboxed = await box();
+    // Reads stdin and never answers initialize, with a connect timeout longer than a status tap may take.
+    await sandboxed.settings({ mcpServers: { mute: { command: process.execPath, args: ['-e', 'process.stdin.resume()'], timeout: 60_000 } } });
+    const result = await run(sandboxed, ['up', '--once']);
+    expect(`${result.stdout}\n${result.stderr}`, describeRun(result)).not.toContain('PLN_E_HOOK_TIMEOUT');
+    expect(result.stdout, describeRun(result)).toMatch(/mute\s+.*starting/);
+  }, TEST_TIMEOUT);
+
   test('an invalid settings file and an unknown command: once each', async () => {
     const sandboxed = await box();
     await writeFile(join(sandboxed.home, 'settings.json'), JSON.stringify({ timeouts: { setup: 'soon' } }));

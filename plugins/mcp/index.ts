@@ -112,7 +112,9 @@ export default definePlugin({
     // `plinth up` shows every server once its start has settled (the connection
     // timeout and retries bound the wait), with its health when the health plugin runs.
     kernel.hooks.status.tap(async (board) => {
-      if (settings.startOnServe) await starting;
+      // The servers' first starts, but not past the kernel's limit on a status tap (10 s by default): a
+      // server that never answers would take the whole section with it. Those still starting say so.
+      if (settings.startOnServe) await settledWithin(starting, STATUS_WAIT_MS);
       const health = await optionalHealth(kernel);
       board.add(serverSection(service.servers(), health));
     });
@@ -125,6 +127,15 @@ export default definePlugin({
   },
 });
 
+
+/** How long the status section waits for the servers' first starts. */
+const STATUS_WAIT_MS = 8000;
+
+async function settledWithin(work: Promise<unknown> | undefined, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
 
 /** The health service's view, when the health plugin is installed and enabled. */
 async function optionalHealth(kernel: PluginKernel): Promise<Map<string, string> | undefined> {
