@@ -1,5 +1,5 @@
 /** `plinth ext list | info | enable | disable | config | link | unlink`, on the `extensions` service. */
-import { type CommandInput, type CommandSpec, EXIT, type ExtensionScope, type ExtensionsService, type GrantsService, PlinthError, type SettingDecl, grantReviewLines } from 'plinth/sdk';
+import { type CommandInput, type CommandSpec, EXIT, type ExtensionScope, GRANT_OPTION, type ExtensionsService, type GrantsService, PlinthError, type SettingDecl, grantReviewLines } from 'plinth/sdk';
 import { detailsText, extensionTable, liveLines, settingLine, settingsTable } from './format.js';
 import { settingValue } from './setting-values.js';
 
@@ -115,18 +115,13 @@ function toggleCommand(verb: 'enable' | 'disable', service: ExtensionsService, g
     args: [NAME_ARG],
     options: {
       scope: SCOPE_OPTION,
-      ...(verb === 'enable' && { grant: { type: 'boolean', description: 'Also grant every permission the plugin declares, as plinth perms grant <name> does' } as const }),
+      ...(verb === 'enable' && GRANT_OPTION),
     },
     async run({ args, options, json, out, signal }: CommandInput) {
       const name = args[0]!;
       const result = await service[verb](name, { scope: scopeOf(options.scope) });
       // Enabled: what it declares is asked about now, while the user is here (the sandbox's grants).
-      if (verb === 'enable') {
-        const grant = options.grant === true;
-        const reviewed = await (await grants?.())?.review(name, { signal, grant });
-        if (grant && reviewed?.state === 'granted') out.note(`plinth: granted ${name} the permissions it declares (\`plinth perms list ${name}\` shows them)`);
-        for (const line of grantReviewLines(reviewed)) out.note(line);
-      }
+      if (verb === 'enable') for (const line of grantReviewLines(await (await grants?.())?.review(name, { signal, grant: options.grant === true }))) out.note(line);
       if (json) return out.json(result);
       const done = verb === 'enable' ? 'Enabled' : 'Disabled';
       out.print(result.changed ? `${done} ${name} in ${result.scope} settings ${result.file}.` : `${name} was already ${verb}d in ${result.scope} settings ${result.file}.`);

@@ -1,21 +1,17 @@
 /** `plinth ext search | install | verify | outdated | update | rollback | uninstall`. */
-import { type ApprovalRequest, type CommandOutput, type CommandSpec, EXIT, type GrantsService, type InstallResult, type KeyTrustRequest, type MarketNote, type MarketplaceService, PlinthError, type RevokedEntry, askYesNo, formatTable, grantReviewLines, processTerminal, safeLine, whyNotAsk } from 'plinth/sdk';
+import { type ApprovalRequest, type CommandOutput, type CommandSpec, EXIT, GRANT_OPTION, type GrantsService, type InstallResult, type KeyTrustRequest, type MarketNote, type MarketplaceService, PlinthError, type RevokedEntry, askYesNo, formatTable, grantReviewLines, processTerminal, safeLine, whyNotAsk } from 'plinth/sdk';
 import { describeDeclarations } from './declared.js';
 import { progressBar } from './progress.js';
 
 const YES = {
   yes: { type: 'boolean', short: 'y', description: 'Approve installing the plugins as shown without asking (their permissions are a separate decision: --grant)' },
-  grant: { type: 'boolean', description: 'Also grant every permission the plugins declare (shown with the approval), as plinth perms grant <name> does' },
+  ...GRANT_OPTION,
 } as const;
 
 /** `grants`: the sandbox's service when a plugin provides it: what an installed or updated plugin declares beyond its grant is asked about at once. */
 export function marketplaceCommands(service: () => Promise<MarketplaceService>, grants: () => Promise<GrantsService | undefined> = async () => undefined): CommandSpec[] {
   const review = async (result: InstallResult, out: CommandOutput, signal: AbortSignal, grant: boolean): Promise<void> => {
-    for (const change of result.changes) {
-      const reviewed = await (await grants())?.review(change.name, { signal, grant });
-      if (grant && reviewed?.state === 'granted') out.note(`plinth: granted ${change.name} the permissions it declares (\`plinth perms list ${change.name}\` shows them)`);
-      for (const line of grantReviewLines(reviewed)) out.note(line);
-    }
+    for (const change of result.changes) for (const line of grantReviewLines(await (await grants())?.review(change.name, { signal, grant }))) out.note(line);
   };
   return [
     {

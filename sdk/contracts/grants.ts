@@ -19,7 +19,14 @@ export interface GrantReview {
   readonly missing: readonly string[];
   /** `plinth perms grant <plugin>`. */
   readonly command: string;
+  /** Set when this review granted everything declared on the person's word (`grant: true`). */
+  readonly grantedNow?: true;
 }
+
+/** The `--grant` option of the commands that review (ext install, update, enable). */
+export const GRANT_OPTION = {
+  grant: { type: 'boolean', description: 'Also grant every permission the plugin declares, as plinth perms grant <name> does' },
+} as const;
 
 export interface GrantsService {
   /**
@@ -36,6 +43,7 @@ export interface GrantsService {
 
 /** What a command prints after a review (on stderr): nothing when nothing waits. */
 export function grantReviewLines(review: GrantReview | undefined): string[] {
+  if (review?.grantedNow) return [`plinth: granted ${review.plugin} the permissions it declares (\`plinth perms list ${review.plugin}\` shows them)`];
   if (!review || review.state === 'granted' || review.state === 'open') return [];
   const what = review.missing.length > 0 ? ` (${review.missing.join(', ')})` : '';
   return review.state === 'declined'

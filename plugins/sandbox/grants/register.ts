@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type PluginContext, type PluginInfo, type PluginKernel, type SandboxAvailability, parseManifest } from 'plinth/sdk';
+import { type PluginContext, type PluginInfo, type PluginKernel, type SandboxAvailability, parseJsonText, parseManifest } from 'plinth/sdk';
 import semver from 'semver';
 import { availabilityLine, permsCommands } from '../commands.js';
 import { createCapabilityCheck } from './capabilities.js';
@@ -55,13 +55,9 @@ async function installedSince(kernel: PluginKernel, name: string): Promise<Plugi
     const dir = join(folder.dir, name);
     const text = await readFile(join(dir, 'manifest.json'), 'utf8').catch(() => undefined);
     if (text === undefined) continue;
-    let data: unknown;
-    try {
-      data = JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-    const parsed = parseManifest(data);
+    const json = parseJsonText(text);
+    if (!json.ok) return undefined;
+    const parsed = parseManifest(json.value);
     // The manifest's own name must be the one asked for (a valid name is never a path like ../x).
     if (!parsed.ok || parsed.manifest.name !== name) return undefined;
     return { name, version: parsed.manifest.version, source: folder.source, dir, manifest: parsed.manifest };

@@ -27,7 +27,7 @@ export function createGrantsService({ policy, find }: GrantsServiceOptions): Gra
       const command = grantCommand(name);
       const review = (state: GrantReview['state'], missing: readonly string[] = []): GrantReview => ({ plugin: name, state, missing, command });
       if (decision.mode === 'open') return review('open');
-      if (decision.mode === 'confined') return review('granted');
+      if (decision.mode === 'confined') return { ...review('granted'), ...(options.grant === true && { grantedNow: true as const }) };
       const missing = decision.error.details?.permissions;
       const items = Array.isArray(missing) ? missing.map(String) : [];
       return review(decision.error.code === 'PLN_E_PERM_DECLINED' ? 'declined' : 'waiting', items);
