@@ -666,7 +666,7 @@ describe('transport-http against server-everything', () => {
     expect(reuse.status).toBe(400);
   });
 
-  test('2,000 calls through the mcp pipeline on one connection: each request its own abort signal, no MaxListenersExceededWarning', async () => {
+  test('300 calls through the mcp pipeline on one connection: each request its own abort signal, no MaxListenersExceededWarning', async () => {
     // Node's fetch adds an abort listener to the signal of each request and removes it only once the request
     // is garbage-collected: the SDK's one signal per connection would collect them past Node's limit.
     const warnings: string[] = [];
@@ -695,11 +695,12 @@ describe('transport-http against server-everything', () => {
     try {
       const mcp = await kernel.get('mcp');
       expect((await mcp.start('everything')).state).toBe('connected');
-      for (let i = 0; i < 2_000; i++) {
+      // 300 is 30 times Node's listener limit: a shared signal would cross it (and be counted as reused) long before.
+      for (let i = 0; i < 300; i++) {
         const result = await mcp.callTool('everything__echo', { message: `call ${i}` });
         expect(result).toMatchObject({ ok: true, isError: false });
       }
-      expect(counts.withSignal).toBeGreaterThan(2_000);
+      expect(counts.withSignal).toBeGreaterThan(300);
       expect(counts.reused).toBe(0);
       // A warning is emitted on the tick after the listener that crossed the limit was added.
       await new Promise((resolve) => setImmediate(resolve));
