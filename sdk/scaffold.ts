@@ -68,6 +68,9 @@ export async function scaffoldPlugin(options: ScaffoldOptions): Promise<Scaffold
         kernel: `^${semver.major(KERNEL_API_VERSION)}.0.0`,
         main: './index.ts',
         events: ['session_start', 'before_tool'],
+        // It decides about tool calls: while it cannot run (edited and not approved again, a setup
+        // error), the kernel blocks before_tool rather than let every tool through unguarded.
+        guards: ['before_tool'],
         settings: [{ name: 'blockedTools', type: 'array', default: [], description: 'Tool names this plugin refuses to run' }],
       },
       null,
@@ -273,6 +276,11 @@ Set them in \`settings.json\`: \`{ "plugins": { "__NAME__": { "settings": { "blo
 
 - \`session_start\`: adds a system message.
 - \`before_tool\`: blocks the tools in \`blockedTools\`.
+
+The manifest lists \`before_tool\` in \`guards\`: while this plugin cannot run (after an edit it is refused until
+approved again; a setup error; a bad setting), plinth blocks every \`before_tool\` with \`PLN_E_GUARD_UNAVAILABLE\`
+and the fix, instead of letting tools through unguarded. Remove the line only if the plugin stops deciding about
+tool calls.
 
 ## Develop
 

@@ -622,6 +622,13 @@ describe('plinth plugin new', () => {
     const refused = plugin(json(edited).plugins, 'my-plugin');
     expect(refused).toMatchObject({ state: 'failed', error: { code: 'PLN_E_PLUGIN_REFUSED' } });
     expect(refused.error?.message).toContain('plinth trust approve plugin my-plugin');
+
+    // It guards before_tool: refused, it blocks tool calls (with the approve command) rather than let them through.
+    const fired = await run(['hooks', 'run', 'before_tool', '--context', JSON.stringify({ tool: 'rm' }), '--json', ...dirs]);
+    const decision = json<{ decision: { allow: boolean; blockedBy?: { plugin: string; code?: string; fix?: string } } }>(fired).decision;
+    expect(decision.allow).toBe(false);
+    expect(decision.blockedBy).toMatchObject({ plugin: 'my-plugin', code: 'PLN_E_GUARD_UNAVAILABLE' });
+    expect(`${JSON.stringify(decision.blockedBy)}`).toContain('plinth trust approve plugin my-plugin');
   }, TEST_TIMEOUT);
 
   test('--json prints the folder and files', async () => {
