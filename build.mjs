@@ -11,9 +11,17 @@
  * a chunk that stands for one dynamically imported module is named after it,
  * the rest are dist/chunks/<name>-<hash>.js. tsc writes only the .d.ts files
  * the package exports (type checking is `tsc -p tsconfig.json`).
+ *
+ * `node build.mjs --if-stale` (npm's `prepare`) builds only when dist/ is
+ * missing or was built from other sources: npm runs `prepare` again whenever a
+ * dependent installs or links this folder (a scaffolded plugin's `npm
+ * install`, `npm link plinth`), and a rebuild under a running host broke every
+ * `plinth` started meanwhile. A build happens in a folder of its own and
+ * replaces dist/ by two renames, never by emptying it in place.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,7 +75,47 @@ function entries() {
 /** dist/ path of a source module, without extension: `kernel/index.ts` → `kernel/index`. */
 const distName = (file) => relative(ROOT, file).split(sep).join('/').replace(/\.[mc]?ts$/, '');
 
-rmSync(DIST, { recursive: true, force: true });
+/** What dist/ is built from; a digest of their content decides whether `--if-stale` builds. */
+const INPUT_DIRS = ['kernel', 'cli', 'sdk', 'testing', 'registry', 'plugins'];
+const INPUT_FILES = ['build.mjs', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
+const STAMP = '.inputs';
+
+function inputsDigest() {
+  const hash = createHash('sha256');
+  const add = (file) => {
+    if (!existsSync(join(ROOT, file))) return;
+    hash.update(`${file}\0`).update(readFileSync(join(ROOT, file))).update('\0');
+  };
+  const walk = (dir) => {
+    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile()) add(path);
+    }
+  };
+  INPUT_DIRS.forEach(walk);
+  INPUT_FILES.forEach(add);
+  return hash.digest('hex');
+}
+
+const digest = inputsDigest();
+if (process.argv.includes('--if-stale') && existsSync(join(DIST, 'cli/bin.js')) && readIf(join(DIST, STAMP)) === digest) {
+  process.stdout.write('plinth: dist/ is up to date with the sources: not rebuilt (`npm run build` rebuilds it)\n');
+  process.exit(0);
+}
+
+function readIf(file) {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+// Built beside dist/, at the same depth (the source maps' relative paths hold after the rename).
+const OUT = join(ROOT, `.dist-build-${process.pid}`);
+rmSync(OUT, { recursive: true, force: true });
 
 await build({
   input: Object.fromEntries(entries().map((file) => [distName(join(ROOT, file)), join(ROOT, file)])),
@@ -85,7 +133,7 @@ await build({
   // its source's place in dist/, so the build says so.
   transform: { define: { PLINTH_BUNDLE: 'true' } },
   output: {
-    dir: DIST,
+    dir: OUT,
     format: 'esm',
     entryFileNames: '[name].js',
     chunkFileNames: (chunk) => {
@@ -100,8 +148,15 @@ await build({
 });
 
 // The declarations the package exports (package.json "exports" types), one per source module.
-execFileSync(process.execPath, [join(dirname(require.resolve('typescript/package.json')), 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+execFileSync(process.execPath, [join(dirname(require.resolve('typescript/package.json')), 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', OUT], { cwd: ROOT, stdio: 'inherit' });
 // Required by path (`node --require`) by the sandbox's confined children, and CommonJS: copied, not bundled.
-cpSync(join(ROOT, 'plugins/sandbox/network/preload.cjs'), join(DIST, 'plugins/sandbox/network/preload.cjs'));
+cpSync(join(ROOT, 'plugins/sandbox/network/preload.cjs'), join(OUT, 'plugins/sandbox/network/preload.cjs'));
 // The embedded default registry (dist/registry/default), built by the build's own registry tools.
-execFileSync(process.execPath, [join(DIST, 'registry/build-default.js')], { cwd: ROOT, stdio: 'inherit' });
+execFileSync(process.execPath, [join(OUT, 'registry/build-default.js'), join(OUT, 'registry/default')], { cwd: ROOT, stdio: 'inherit' });
+writeFileSync(join(OUT, STAMP), `${digest}\n`);
+
+// The swap: a `plinth` started before it runs the old files, one started after it the new ones.
+const OLD = join(ROOT, `.dist-old-${process.pid}`);
+if (existsSync(DIST)) renameSync(DIST, OLD);
+renameSync(OUT, DIST);
+rmSync(OLD, { recursive: true, force: true });
