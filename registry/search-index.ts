@@ -32,6 +32,7 @@ export function searchEntry(packument: Packument): SearchObject {
       version: version?.version ?? latest ?? '0.0.0',
       description: version?.description ?? packument.description ?? '',
       keywords: version?.keywords ?? packument.keywords ?? [],
+      maintainers: [],
       ...(date && { date }),
     },
     score: { final: 1, detail: { quality: 1, popularity: 1, maintenance: 1 } },

@@ -272,6 +272,8 @@ class RegistryHandler {
     const body = JSON.stringify({
       objects: results.map(({ object, score }) => ({
         ...object,
+        // npm's own client (`npm search`) reads `maintainers` as a list and `date`; indexes written before carry neither.
+        package: { maintainers: [], ...object.package },
         // `final` in [0, 1]; `searchScore` the raw score (exact name > 3, name prefix > 2, text > 1).
         score: { final: Math.min(1, score / (SEARCH_TIER.exact + 1)), detail: { quality: 0, popularity: 0, maintenance: 0 } },
         searchScore: score,

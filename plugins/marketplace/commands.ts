@@ -8,6 +8,16 @@ const YES = {
   ...GRANT_OPTION,
 } as const;
 
+/** A positive whole number option (`--page 2`), or `fallback` when not given; anything else is a usage error. */
+function positiveOption(value: unknown, name: string, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 1 || n > max) {
+    throw new PlinthError('PLN_E_CLI_USAGE', `--${name} takes a whole number from 1 to ${max}, not "${safeLine(String(value))}"`, { hint: `e.g. --${name} 2` });
+  }
+  return n;
+}
+
 /** `grants`: the sandbox's service when a plugin provides it: what an installed or updated plugin declares beyond its grant is asked about at once. */
 export function marketplaceCommands(service: () => Promise<MarketplaceService>, grants: () => Promise<GrantsService | undefined> = async () => undefined): CommandSpec[] {
   const review = async (result: InstallResult, out: CommandOutput, signal: AbortSignal, grant: boolean): Promise<void> => {
@@ -16,13 +26,28 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
   return [
     {
       name: 'ext search',
-      args: [{ name: 'text', required: true, description: 'Words to look for in names, keywords and descriptions', variadic: true }],
-      async run({ args, json, out, signal }) {
-        const result = await (await service()).search(args.join(' '), { signal });
+      args: [{ name: 'text', description: 'Words to look for in names, keywords and descriptions (none: every plugin, page by page)', variadic: true }],
+      options: {
+        registry: { type: 'string', value: '<url>', description: 'Search this registry instead of the configured ones (as ext install --registry installs from it)' },
+        page: { type: 'string', value: '<n>', description: 'Show page n of the results (default 1)' },
+        limit: { type: 'string', value: '<n>', description: 'Results per page (default 20, at most 250)' },
+      },
+      async run({ args, options, json, out, signal }) {
+        const text = args.join(' ');
+        const limit = positiveOption(options.limit, 'limit', 20, 250);
+        const page = positiveOption(options.page, 'page', 1, Number.MAX_SAFE_INTEGER);
+        const registry = typeof options.registry === 'string' ? options.registry : undefined;
+        const result = await (await service()).search(text, { signal, limit, offset: (page - 1) * limit, ...(registry && { registry }) });
         if (json) return out.json(result);
         printNotes(out, result.notes);
-        if (result.hits.length === 0) return out.print(`No plugin matches "${safeLine(result.query)}".`);
-        out.print(formatTable(['NAME', 'VERSION', 'REGISTRY', 'DESCRIPTION'], result.hits.map((h) => [safeLine(h.name), safeLine(h.version), h.registry, safeLine(h.description)])));
+        if (result.hits.length === 0) {
+          if (page > 1) return out.print(`No more results: page ${page} is past the last.`);
+          return out.print(text.trim() === '' ? 'The registries have no plugin.' : `No plugin matches "${safeLine(result.query)}".`);
+        }
+        out.print(formatTable(['NAME', 'VERSION', 'REGISTRY', 'DESCRIPTION'], result.hits.map((h) => [safeLine(h.name), h.version === '' ? '-' : safeLine(h.version), h.registry, safeLine(h.description)])));
+        const word = (a: string) => (/^[\w@./:=+-]+$/.test(a) ? a : JSON.stringify(a));
+        const again = ['plinth ext search', ...args.map(word), ...(registry ? ['--registry', word(registry)] : []), ...(options.limit !== undefined ? ['--limit', String(limit)] : [])].join(' ');
+        if (result.more) out.note(`More results: ${safeLine(again)} --page ${page + 1}`);
       },
     },
     {

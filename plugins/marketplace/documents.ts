@@ -46,14 +46,44 @@ export async function fetchPackument(context: DocumentContext, registry: Registr
 }
 
 /** The registry's search results for `text` (a static folder's whole index). */
-export async function fetchSearch(context: DocumentContext, registry: Registry, text: string, size: number): Promise<SearchResponse> {
+export async function fetchSearch(context: DocumentContext, registry: Registry, text: string, size: number, from = 0): Promise<SearchResponse> {
   const url = new URL('-/v1/search', registryRoot(registry.url.href));
   if (url.protocol !== 'file:') {
     url.searchParams.set('text', text);
     url.searchParams.set('size', String(size));
+    if (from > 0) url.searchParams.set('from', String(from));
   }
   const body = await context.cache.get(registry, url, { ...context.limits, maxBytes: 64 * 1024 * 1024, step: 'search' }, context.notes);
   return parse(searchResponseSchema, body, registry, 'the search results');
+}
+
+/** npm's registries answer at most this many objects a page. */
+const SEARCH_PAGE = 250;
+/** How far a listing is read, page by page: the bound of what one search looks through per registry. */
+const LISTING_BOUND = 2_000;
+
+/**
+ * Search objects of one registry for `text`, enough for `count` hits: the registry's own answer to
+ * `text`, and, when `text` has words, its listing (the answer to an empty text) read page by page,
+ * up to {@link LISTING_BOUND}, for plinth to score itself. Verdaccio matches descriptions and
+ * keywords letter case and all (`forecast` does not find "Forecast"); plinth matches as `npm search`
+ * does, in any case, so it cannot leave the match to the registry alone. A static folder's index is
+ * the whole listing already.
+ */
+export async function fetchSearchObjects(context: DocumentContext, registry: Registry, text: string, count: number): Promise<SearchResponse['objects']> {
+  const pages = async (query: string, wanted: number) => {
+    const objects: SearchResponse['objects'] = [];
+    for (let from = 0; from < Math.min(wanted, LISTING_BOUND); from += SEARCH_PAGE) {
+      const size = Math.min(SEARCH_PAGE, Math.max(wanted - from, 20));
+      const page = await fetchSearch(context, registry, query, size, from);
+      objects.push(...page.objects);
+      if (registry.url.protocol === 'file:' || page.objects.length < size) break;
+    }
+    return objects;
+  };
+  const answered = await pages(text, count);
+  if (text.trim() === '' || registry.url.protocol === 'file:') return answered;
+  return [...answered, ...(await pages('', LISTING_BOUND))];
 }
 
 /**

@@ -20,10 +20,11 @@ import {
   isPlinthError,
   prepareQuery,
   prepareSearchDoc,
+  searchPackageVersion,
   searchScore,
 } from 'plinth/sdk';
 import { DocumentCache } from './cache.js';
-import { type DocumentContext, fetchPackument, fetchSearch } from './documents.js';
+import { type DocumentContext, fetchPackument, fetchSearchObjects } from './documents.js';
 import { type InstallContext, type Staged, approvalFor, approve, commit, fetchLocal, fetchPlanned, readManifest } from './install.js';
 import { type Registry, commandLineRegistry, configuredRegistries, registryFor } from './registries.js';
 import { type Planned, type Present, parseSpec, pickVersion, planInstall } from './resolve.js';
@@ -152,12 +153,14 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   };
 
   const service: MarketplaceService = {
-    async search(text, { signal, limit = 20 } = {}) {
+    async search(text, { signal, limit = 20, offset = 0, registry: override } = {}) {
       const notes: MarketNote[] = [];
       const query = prepareQuery(text);
       const hits: SearchHit[] = [];
       const seen = new Set<string>();
-      const list = registries();
+      const list = registries(override);
+      // One more than the page, to tell whether another page follows; each registry ranks its own, merged below.
+      const wanted = offset + limit + 1;
       if (list.length === 0) {
         throw new PlinthError('PLN_E_MARKET_REGISTRY_CONFIG', 'no registry is configured to search ("registries" is empty)', {
           hint: 'add one to "registries" in your settings.json, e.g. [{ "name": "local", "url": "http://127.0.0.1:4873" }], or remove "registries" to use plinth\'s embedded registry',
@@ -168,7 +171,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       for (const registry of list) {
         let response;
         try {
-          response = await fetchSearch(documents(signal, notes), registry, text, Math.max(limit, 20));
+          response = await fetchSearchObjects(documents(signal, notes), registry, text, wanted);
         } catch (error) {
           if (!isPlinthError(error) || !/^PLN_E_MARKET_(REGISTRY_UNREACHABLE|REGISTRY_RESPONSE|NOT_FOUND)$/.test(error.code)) throw error;
           // One registry down does not stop the others' results; every one down is an error.
@@ -177,16 +180,16 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
           notes.push({ registry: registry.name, kind: 'unreachable', message: error.message });
           continue;
         }
-        for (const { package: pkg } of response.objects) {
+        for (const { package: pkg } of response) {
           if (seen.has(pkg.name)) continue; // the first registry that has a name is the one install uses
           const score = searchScore(query, prepareSearchDoc(pkg));
           if (score <= 0) continue;
           seen.add(pkg.name);
-          hits.push({ name: pkg.name, version: pkg.version, description: pkg.description ?? '', keywords: pkg.keywords ?? [], registry: registry.name, score });
+          hits.push({ name: pkg.name, version: searchPackageVersion(pkg) ?? '', description: pkg.description ?? '', keywords: pkg.keywords ?? [], registry: registry.name, score });
         }
       }
       hits.sort(compareSearchResults);
-      return { query: text, hits: hits.slice(0, limit), notes };
+      return { query: text, hits: hits.slice(offset, offset + limit), more: hits.length > offset + limit, notes };
     },
 
     async install(spec, request = {}) {

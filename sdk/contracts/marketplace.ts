@@ -66,9 +66,23 @@ export type SearchHit = z.infer<typeof searchHitSchema>;
 
 export const searchResultSchema = z.object({
   query: z.string(),
+  /** This page of the merged results (`offset` to `offset + limit`). */
   hits: z.array(searchHitSchema),
+  /** More results follow this page (ask again with `offset + limit`). */
+  more: z.boolean(),
   notes: z.array(marketNoteSchema),
 });
+
+/** What {@link MarketplaceService.search} takes besides the text. */
+export interface SearchOptions {
+  readonly signal?: AbortSignal;
+  /** Hits per page; default 20. */
+  readonly limit?: number;
+  /** Hits to skip (a page's start); default 0. */
+  readonly offset?: number;
+  /** Search this registry's URL (or folder) instead of the configured ones, as `ext install --registry` installs from it. */
+  readonly registry?: string;
+}
 export type SearchResult = z.infer<typeof searchResultSchema>;
 
 /** What a plugin declares, as shown before approval. */
@@ -225,7 +239,8 @@ export interface InstallOptions {
 
 /** The `marketplace` service. Every failure is a PlinthError with a `PLN_E_…` code and `details.step`. */
 export interface MarketplaceService {
-  search(text: string, options?: { signal?: AbortSignal; limit?: number }): Promise<SearchResult>;
+  /** Ranked hits for `text` across the registries (case-insensitive: names, keywords, descriptions); empty `text` lists every plugin, page by page. */
+  search(text: string, options?: SearchOptions): Promise<SearchResult>;
   /** `spec`: `name`, `name@range`, `name@tag`, or the path of a local tarball. */
   install(spec: string, options?: InstallOptions): Promise<InstallResult>;
   outdated(options?: { signal?: AbortSignal }): Promise<OutdatedResult>;

@@ -129,12 +129,19 @@ export const abbreviatedPackumentSchema = z.looseObject({
 /** One result's package: lenient, since search results only inform (install reads the packument). */
 export const searchPackageSchema = z.looseObject({
   name: z.string().min(1),
-  version: z.string(),
+  /** npm's registry and plinth's give it; Verdaccio gives only `dist-tags` (see {@link searchPackageVersion}). */
+  version: z.string().optional(),
+  'dist-tags': z.record(z.string(), z.string()).optional(),
   description: z.string().optional(),
   keywords: z.array(z.string()).optional(),
   date: z.string().optional(),
   links: z.record(z.string(), z.string()).optional(),
 });
+
+/** The version a search result shows: its `version`, else its `dist-tags.latest` (Verdaccio), else none. */
+export function searchPackageVersion(pkg: z.infer<typeof searchPackageSchema>): string | undefined {
+  return pkg.version ?? pkg['dist-tags']?.latest;
+}
 
 /** One result of `GET /-/v1/search`. */
 export const searchObjectSchema = z.looseObject({
