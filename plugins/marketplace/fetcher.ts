@@ -35,14 +35,46 @@ const MAX_REDIRECTS = 5;
 /** GETs `url` from `registry` into memory (documents). A 404 is `PLN_E_MARKET_NOT_FOUND`. */
 export async function getDocument(registry: Registry, url: URL, options: RequestOptions): Promise<Fetched> {
   if (url.protocol === 'file:') return { status: 200, body: await readLocal(registry, url, options) };
-  const response = await request(registry, url, options);
-  if (response.statusCode === 304) {
-    response.resume();
-    return { status: 304, body: Buffer.alloc(0), ...etagOf(response) };
+  const deadline = new Deadline(options.timeoutMs, options.signal);
+  try {
+    const response = await request(registry, url, options, deadline.signal);
+    if (response.statusCode === 304) {
+      response.resume();
+      return { status: 304, body: Buffer.alloc(0), ...etagOf(response) };
+    }
+    const chunks: Buffer[] = [];
+    await readBody(registry, url, response, options, deadline.signal, (chunk) => void chunks.push(chunk));
+    return { status: 200, body: Buffer.concat(chunks), ...etagOf(response) };
+  } finally {
+    deadline.clear();
   }
-  const chunks: Buffer[] = [];
-  await readBody(registry, url, response, options, (chunk) => void chunks.push(chunk));
-  return { status: 200, body: Buffer.concat(chunks), ...etagOf(response) };
+}
+
+/**
+ * One request's time limit, headers and body together, on a timer of its own. Not
+ * `AbortSignal.any([signal, AbortSignal.timeout(ms)])`: on Node 20 the timeout signal inside it can
+ * be collected and never fire (a 12 s limit let a stalled registry hold an install for 61 s).
+ */
+class Deadline {
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  private readonly onOuterAbort: () => void;
+
+  constructor(timeoutMs: number, private readonly outer?: AbortSignal) {
+    this.timer = setTimeout(() => this.controller.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    this.onOuterAbort = () => this.controller.abort(outer?.reason);
+    if (outer?.aborted) this.onOuterAbort();
+    else outer?.addEventListener('abort', this.onOuterAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.outer?.removeEventListener('abort', this.onOuterAbort);
+  }
 }
 
 /** Streams `url` into `file` (created, never overwritten), calling `progress` as bytes arrive. Returns the byte count. */
@@ -61,14 +93,19 @@ export async function download(registry: Registry, url: URL, file: string, optio
       received = body.length;
       options.progress?.(received, received);
     } else {
-      const response = await request(registry, url, options);
-      const total = Number(response.headers['content-length'] ?? Number.NaN);
-      await readBody(registry, url, response, options, (chunk) => {
-        received += chunk.length;
-        options.observe?.(chunk);
-        out.write(chunk);
-        options.progress?.(received, Number.isFinite(total) ? total : undefined);
-      });
+      const deadline = new Deadline(options.timeoutMs, options.signal);
+      try {
+        const response = await request(registry, url, options, deadline.signal);
+        const total = Number(response.headers['content-length'] ?? Number.NaN);
+        await readBody(registry, url, response, options, deadline.signal, (chunk) => {
+          received += chunk.length;
+          options.observe?.(chunk);
+          out.write(chunk);
+          options.progress?.(received, Number.isFinite(total) ? total : undefined);
+        });
+      } finally {
+        deadline.clear();
+      }
     }
   } finally {
     out.end();
@@ -82,8 +119,7 @@ export async function download(registry: Registry, url: URL, file: string, optio
  * node:http rather than fetch: a one-shot command would spend more time loading fetch (undici)
  * than downloading a 5 MB tarball over it.
  */
-async function request(registry: Registry, start: URL, options: RequestOptions): Promise<IncomingMessage> {
-  const signal = options.signal ? AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]) : AbortSignal.timeout(options.timeoutMs);
+async function request(registry: Registry, start: URL, options: RequestOptions, signal: AbortSignal): Promise<IncomingMessage> {
   let url = start;
   for (let hop = 0; ; hop++) {
     const headers: Record<string, string> = { accept: options.accept ?? 'application/json', 'user-agent': 'plinth-marketplace' };
@@ -132,7 +168,7 @@ async function get(url: URL, headers: Record<string, string>, signal: AbortSigna
   });
 }
 
-async function readBody(registry: Registry, url: URL, response: IncomingMessage, options: RequestOptions, onChunk: (chunk: Buffer) => void): Promise<void> {
+async function readBody(registry: Registry, url: URL, response: IncomingMessage, options: RequestOptions, signal: AbortSignal, onChunk: (chunk: Buffer) => void): Promise<void> {
   const declared = Number(response.headers['content-length'] ?? Number.NaN);
   if (Number.isFinite(declared) && declared > options.maxBytes) {
     response.destroy();
@@ -147,10 +183,10 @@ async function readBody(registry: Registry, url: URL, response: IncomingMessage,
     }
   } catch (error) {
     if (error instanceof PlinthError) throw error;
-    throw unreachable(registry, url, error, options, options.signal);
+    throw unreachable(registry, url, error, options, signal);
   }
   // A body cut short (the server went away) ends without an error: its length says so.
-  if (Number.isFinite(declared) && received !== declared) throw unreachable(registry, url, Object.assign(new Error(`the body ended after ${received} of ${declared} bytes`), { code: 'ECONNRESET' }), options, options.signal);
+  if (Number.isFinite(declared) && received !== declared) throw unreachable(registry, url, Object.assign(new Error(`the body ended after ${received} of ${declared} bytes`), { code: 'ECONNRESET' }), options, signal);
 }
 
 /** A static registry folder (sdk/contracts/registry.ts `packumentFile`, `tarballFile`, `REGISTRY_SEARCH_INDEX`). */
@@ -208,11 +244,16 @@ export function networkCode(error: unknown, signal?: AbortSignal): string {
 function unreachable(registry: Registry, url: URL, error: unknown, options: RequestOptions, signal?: AbortSignal): PlinthError {
   const code = networkCode(error, signal);
   const interrupted = code === 'interrupted';
-  return new PlinthError(interrupted ? 'PLN_E_MARKET_INTERRUPTED' : 'PLN_E_MARKET_REGISTRY_UNREACHABLE', `${options.step}: registry "${registry.name}" ${interrupted ? 'request interrupted' : `unreachable (${code})`} at ${shown(url)}`, {
+  const what = interrupted ? 'request interrupted' : code === 'timed out' ? `timed out after ${seconds(options.timeoutMs)}` : `unreachable (${code})`;
+  return new PlinthError(interrupted ? 'PLN_E_MARKET_INTERRUPTED' : 'PLN_E_MARKET_REGISTRY_UNREACHABLE', `${options.step}: registry "${registry.name}" ${what} at ${shown(url)}`, {
     cause: error,
-    hint: interrupted ? 'nothing was changed; run the command again' : code === 'timed out' ? `it did not answer within ${options.timeoutMs} ms; check the network, or raise plugins.marketplace.settings.downloadTimeoutMs` : 'check that the registry is up and its URL in "registries" is right',
+    hint: interrupted ? 'nothing was changed; run the command again' : code === 'timed out' ? `it did not finish within ${seconds(options.timeoutMs)}; check the network, or raise plugins.marketplace.settings.downloadTimeoutMs` : 'check that the registry is up and its URL in "registries" is right',
     details: { step: options.step, registry: registry.name, url: shown(url), reason: code },
   });
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 function tooLarge(registry: Registry, url: URL, options: RequestOptions, bytes: number): PlinthError {
