@@ -293,6 +293,28 @@ describe('Claude Code hooks', () => {
     expect((await kernel.emit('after_tool', { tool: 'Bash', args: {}, result: {} })).allow).toBe(false);
   });
 
+  it('a hook that never got to decide blocks a gate event whatever its onError: not found (exit 127), killed by a signal; elsewhere it stays a non-blocking error', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, {
+      PreToolUse: [group('.claude/hooks/needs-runner.sh', { matcher: 'Bash' }), group('.claude/hooks/crash.sh', { matcher: 'Read' })],
+      Stop: [group('.claude/hooks/needs-runner.sh')],
+    });
+    const missing = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf /' } });
+    expect(missing.allow).toBe(false);
+    expect(missing.blockedBy).toMatchObject({ plugin: 'hooks', code: 'PLN_E_HOOK_UNRUNNABLE' });
+    expect(missing.blockedBy?.fix).toContain('was not found (exit 127)');
+    expect(missing.messages.join('\n')).toContain('exited with code 127');
+
+    const crashed = await kernel.emit('before_tool', { tool: 'Read', args: {} });
+    expect(crashed.allow).toBe(false);
+    expect(crashed.blockedBy).toMatchObject({ code: 'PLN_E_HOOK_UNRUNNABLE' });
+    expect(crashed.blockedBy?.fix).toContain('killed by SIGSEGV');
+
+    // Not a gate event: the peer's non-blocking error, as before.
+    expect((await kernel.emit('after_agent', {})).allow).toBe(true);
+    expect(await outcomes(kernel, 'after_agent')).toEqual({ 'user:Stop.0.0': 'failed:exit_nonzero' });
+  });
+
   it('a command that needs a shell is refused with a fix, and runs through sh where plugins.hooks.settings.shellCommands allows the source', async () => {
     const workspace = await project();
     const piped = `echo '{"decision": "block", "reason": "piped"}' | cat`;

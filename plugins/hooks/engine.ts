@@ -144,11 +144,13 @@ export class HookEngine {
       if (taken !== true) prompts.push(prompt);
       return { ok: true, response: { allow: true }, durationMs: performance.now() - started, stderrTail: '' };
     }
-    if (hook.protocol === 'claude' || hook.protocol === 'gemini') {
-      const result = await this.deps.runner.run(hook, buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace }));
-      return result.ok && result.response.approval ? this.askHost(hook, event, context, result) : result;
-    }
-    return this.deps.runner.run(hook, buildInput(hook, subscribedSpelling(hook, event), context, sessionId));
+    const result =
+      hook.protocol === 'claude' || hook.protocol === 'gemini'
+        ? await this.deps.runner.run(hook, buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace }))
+        : await this.deps.runner.run(hook, buildInput(hook, subscribedSpelling(hook, event), context, sessionId));
+    // A guard that never got to decide (not found, killed, stopped by its sandbox) fails closed, whatever its onError.
+    if (!result.ok && result.cannotRun !== undefined && gate) return refusal(hook, event, result.failure, result.message.replace(/\.$/, ''), result.cannotRun);
+    return result.ok && result.response.approval ? this.askHost(hook, event, context, result) : result;
   }
 
   /** A peer hook's `ask`: the host's answer to `approval_request` is the hook's decision; no answer blocks. */

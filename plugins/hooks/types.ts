@@ -44,6 +44,8 @@ export type RunResult =
       readonly exitCode?: number;
       readonly signal?: string;
       readonly stderrTail: string;
+      /** Set when the hook never got to decide (see `cannotRunFix`): what fixes it. A gate event is then blocked whatever `onError` says. */
+      readonly cannotRun?: string;
     };
 
 /** Why a hook cannot start at all: found before anything is spawned. */

@@ -32,6 +32,30 @@ export function preflightHint(failure: 'not_allowed' | 'script_missing' | 'spawn
   }
 }
 
+/**
+ * What fixes a run that never got to decide, or undefined when the hook ran and ended as it chose.
+ * A hook that could not start (the program or its interpreter not found or not executable: the
+ * shells' exit 127 and 126, or no spawn at all), that was killed by a signal plinth did not send (a
+ * crash, the sandbox's seccomp or limits), or whose exit the sandbox explains (it died on a path its
+ * confinement hides) decided nothing: on a gate event it blocks whatever its `onError` says. Only a
+ * hook that ran and returned a non-blocking exit is a peer's "non-blocking error".
+ */
+export function cannotRunFix(outcome: Outcome, sandboxHint?: string): string | undefined {
+  if (sandboxHint !== undefined) return sandboxHint;
+  switch (outcome.kind) {
+    case 'spawn_error':
+      return preflightHint('spawn_failed');
+    case 'signal':
+      return `it was killed by ${outcome.signal} before it could decide: run its command by hand to see why (a confined hook may have hit the sandbox's limits: \`plinth perms status\`)`;
+    case 'exit':
+      if (outcome.code === 127) return 'a program it runs (its interpreter, or one its script starts) was not found (exit 127): install it or correct the command; a confined hook sees only what its grants show (`plinth perms status`)';
+      if (outcome.code === 126) return 'a program it runs is not executable (exit 126): make it executable (chmod +x) or run it through its interpreter';
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
 /** A cancellation's reason, for the message. */
 export function describeAbort(signal: AbortSignal | undefined): string {
   const reason: unknown = signal?.reason;

@@ -13,6 +13,8 @@ import { type HookProcess, type Launch, type ProcessEnd, type ProcessOwner, star
 export interface Reply {
   readonly outcome: Outcome;
   readonly stderrTail: string;
+  /** What the sandbox makes of a confined process's failed exit (see {@link cannotRunFix}). */
+  readonly sandboxHint?: string;
 }
 
 export interface PersistentOptions {

@@ -47,6 +47,8 @@ export interface HookProcess {
   readonly ended: Promise<ProcessEnd>;
   /** SIGKILL to the whole process tree; `ended` follows. */
   kill(): void;
+  /** The launcher's reading of a confined child's failed exit (a path its sandbox hides), when it has one. */
+  explainExit?(output: string): string | undefined;
 }
 
 /** Where processes start, and who they belong to. */

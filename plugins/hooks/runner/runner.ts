@@ -11,7 +11,7 @@ import { type HookDefinition, type HookRunner, type PreflightFailure, type RunIn
 import { peerRunResult } from '../dialects/output.js';
 import { createCommandResolver } from './command.js';
 import { hookEnvironment } from './environment.js';
-import { type Outcome, hookLabel, toRunResult } from './outcome.js';
+import { type Outcome, cannotRunFix, hookLabel, toRunResult } from './outcome.js';
 import { PersistentHook, type Reply } from './persistent.js';
 import type { Launcher, Principal } from 'plinth/sdk';
 import { type HookProcess, type Launch, type ProcessOwner } from './process.js';
@@ -203,7 +203,8 @@ export function createRunner(options: RunnerOptions): HookRunner {
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
       const facts = { durationMs, stderrTail: reply.stderrTail };
       const result: RunResult = isPeerInput(input) ? peerRunResult(hook, input, reply.outcome, facts) : toRunResult(hook, reply.outcome, facts);
-      return result;
+      const cannotRun = result.ok ? undefined : cannotRunFix(reply.outcome, reply.sandboxHint);
+      return cannotRun === undefined || result.ok ? result : { ...result, cannotRun };
     },
 
     async release(hookIds) {

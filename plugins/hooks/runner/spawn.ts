@@ -27,7 +27,7 @@ export async function runOnce(
   limits: SpawnLimits,
   signal?: AbortSignal,
   hooks: SpawnHooks = {},
-): Promise<{ outcome: Outcome; stderrTail: string }> {
+): Promise<{ outcome: Outcome; stderrTail: string; sandboxHint?: string }> {
   const child = startProcess(owner, launch, { input: inputLine, ...(hooks.onEscapees ? { onEscapees: hooks.onEscapees } : {}) });
   hooks.started?.(child);
 
@@ -72,5 +72,7 @@ export async function runOnce(
         : end.exitCode !== 0
           ? { kind: 'exit', code: end.exitCode ?? -1 }
           : { kind: 'output', bytes: Buffer.concat(stdout), exitCode: 0 });
-  return { outcome, stderrTail: stderr.text() };
+  const stderrTail = stderr.text();
+  const sandboxHint = outcome.kind === 'exit' ? child.explainExit?.(stderrTail) : undefined;
+  return { outcome, stderrTail, ...(sandboxHint !== undefined && { sandboxHint }) };
 }
