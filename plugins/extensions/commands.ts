@@ -1,5 +1,5 @@
 /** `plinth ext list | info | enable | disable | config | link | unlink`, on the `extensions` service. */
-import { type CommandInput, type CommandSpec, EXIT, type ExtensionScope, GRANT_OPTION, type ExtensionsService, type GrantsService, PlinthError, type SettingDecl, grantReviewLines } from 'plinth/sdk';
+import { type CommandInput, type CommandSpec, EXIT, type ExtensionScope, GRANT_OPTION, type ExtensionsService, type GrantsService, PlinthError, type SettingDecl, grantReviewLines, safeLine } from 'plinth/sdk';
 import { detailsText, extensionTable, liveLines, settingLine, settingsTable } from './format.js';
 import { settingValue } from './setting-values.js';
 
@@ -87,9 +87,9 @@ export function extensionCommands({ service, decl, stdin = readStdin, grants }: 
       async run({ args, json, out }) {
         const result = await service.link(args[0]!);
         if (json) return out.json(result);
-        out.print(`Linked ${result.name}@${result.version} from ${result.dir} (recorded in ${result.file}).`);
+        out.print(`Linked ${result.name}@${result.version} from ${safeLine(result.dir)} (recorded in ${safeLine(result.file)}).`);
         if (result.replacedLink) out.print(`It replaces the earlier link of "${result.name}" to ${result.replacedLink}.`);
-        if (result.shadows) out.print(`It takes precedence over the ${result.shadows.source} plugin ${result.shadows.name}@${result.shadows.version} (${result.shadows.dir || 'in memory'}) until \`plinth ext unlink ${result.name}\`.`);
+        if (result.shadows) out.print(`It takes precedence over the ${result.shadows.source} plugin ${result.shadows.name}@${result.shadows.version} (${result.shadows.dir ? safeLine(result.shadows.dir) : 'in memory'}) until \`plinth ext unlink ${result.name}\`.`);
         for (const line of liveLines(result.live)) out.print(line);
         return result.live && result.live.failed.length > 0 ? EXIT.FAILURE : EXIT.OK;
       },
@@ -100,8 +100,8 @@ export function extensionCommands({ service, decl, stdin = readStdin, grants }: 
       async run({ args, json, out }) {
         const result = await service.unlink(args[0]!);
         if (json) return out.json(result);
-        out.print(`Unlinked ${result.name} (${result.dir}).`);
-        if (result.fallback) out.print(`The ${result.fallback.source} plugin ${result.fallback.name}@${result.fallback.version} (${result.fallback.dir || 'in memory'}) is used again.`);
+        out.print(`Unlinked ${result.name} (${safeLine(result.dir)}).`);
+        if (result.fallback) out.print(`The ${result.fallback.source} plugin ${result.fallback.name}@${result.fallback.version} (${result.fallback.dir ? safeLine(result.fallback.dir) : 'in memory'}) is used again.`);
         for (const line of liveLines(result.live)) out.print(line);
         return result.live && result.live.failed.length > 0 ? EXIT.FAILURE : EXIT.OK;
       },
