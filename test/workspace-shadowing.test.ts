@@ -190,5 +190,12 @@ describe('through the CLI', () => {
     expect(body.error?.message).toContain('myguard blocks every tool');
     expect(result.stdout).not.toContain('must not arrive');
     expect(result.stderr).toContain('PLN_E_PLUGIN_SHADOWS_USER');
+
+    // plugins why names the user's guard as chosen, and the repository's folder as ignored, with why.
+    const why = await run(box, ['plugins', 'why', 'myguard']);
+    expectExit(why, 0);
+    expect(why.stdout).toMatch(/^myguard@1\.0\.0 from user \(.*\): active$/m);
+    expect(why.stdout).toContain('Ignored (not candidates):');
+    expect(why.stdout).toContain(`PLN_E_PLUGIN_SHADOWS_USER: ${join(box.workspace, '.plinth', 'plugins', 'myguard', 'manifest.json')}: workspace plugin "myguard@9.0.0"`);
   }, TEST_TIMEOUT);
 });

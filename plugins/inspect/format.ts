@@ -36,6 +36,10 @@ export function formatExplanation(e: Explanation, status: PluginStatus | undefin
     // A reason may quote a folder or an error message: one line each, whatever the folder's name holds.
     for (const c of e.candidates) lines.push(`  ${c.candidate.manifest.version.padEnd(10)} ${c.candidate.source.padEnd(9)} ${safeLine(c.reason)}`);
   }
+  if (e.ignored.length > 0) {
+    lines.push('', 'Ignored (not candidates):');
+    for (const error of e.ignored) lines.push(`  ${error.code}: ${error.message}`);
+  }
   if (e.requestedBy.length > 0) {
     lines.push('', 'Asked for by:');
     for (const r of e.requestedBy) lines.push(`  ${r.from} wants ${r.range}`);
