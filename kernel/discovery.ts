@@ -11,6 +11,7 @@ import { parseJsonText } from '../sdk/json.js';
 import { manifestError, parseManifest } from '../sdk/manifest.js';
 import { folderFiles, type PeerContext, readPeerFolder } from '../sdk/peer-manifest.js';
 import { describeCause, PlinthError } from '../sdk/errors.js';
+import { safeLine } from '../sdk/format.js';
 import type { Candidate, PluginSource } from './types.js';
 
 /** One folder to scan, and the source its plugins count as. */
@@ -99,7 +100,7 @@ async function scanSource({ dir, source, linked }: DiscoverySource, context: Pee
 async function listFolders(folder: Folder, root: { dir: string; real: string }, listing: Promise<Dirent[]>): Promise<Array<Folder | PlinthError> | PlinthError> {
   const entries = await listing.catch((error: unknown) => {
     if (isNotFound(error)) return [];
-    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${folder.dir}: cannot list plugin folder: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { dir: folder.dir } });
+    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${safeLine(folder.dir)}: cannot list plugin folder: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { dir: folder.dir } });
   });
   if (entries instanceof PlinthError) return entries;
   const folders = entries.filter((e) => (e.isDirectory() || e.isSymbolicLink()) && !e.name.startsWith('.') && e.name !== 'node_modules');
@@ -115,8 +116,8 @@ async function listFolders(folder: Folder, root: { dir: string; real: string }, 
       if (inside(folder.real, target)) return undefined;
       if (inside(target, root.real)) return { dir, real: target, depth };
       if (!(await stat(target).catch(() => undefined))?.isDirectory()) return undefined; // a link to a file is no plugin
-      return new PlinthError('PLN_E_PLUGIN_LINK_OUTSIDE', `${dir}: a symlink to ${target}, outside the plugin folder ${root.dir}; it is not followed`, {
-        hint: `to use that folder as a plugin, remove the symlink and run \`plinth ext link ${target}\``,
+      return new PlinthError('PLN_E_PLUGIN_LINK_OUTSIDE', `${safeLine(dir)}: a symlink to ${safeLine(target)}, outside the plugin folder ${safeLine(root.dir)}; it is not followed`, {
+        hint: `to use that folder as a plugin, remove the symlink and run \`plinth ext link ${safeLine(target)}\``,
         details: { link: dir, target, dir: root.dir },
       });
     }),
@@ -133,8 +134,8 @@ async function brokenLink(link: string): Promise<PlinthError> {
   const target = await readlink(link).catch(() => '?');
   const scope = path.basename(path.dirname(link));
   const name = scope.startsWith('@') ? `${scope}/${path.basename(link)}` : path.basename(link);
-  return new PlinthError('PLN_E_PLUGIN_LINK_BROKEN', `${link}: a symlink to ${target}, which does not exist; nothing is loaded from it`, {
-    hint: `put back what it points to, or remove the link; if \`plinth ext install\` installed it, \`plinth ext install --force ${name}\` restores it`,
+  return new PlinthError('PLN_E_PLUGIN_LINK_BROKEN', `${safeLine(link)}: a symlink to ${safeLine(target)}, which does not exist; nothing is loaded from it`, {
+    hint: `put back what it points to, or remove the link; if \`plinth ext install\` installed it, \`plinth ext install --force ${safeLine(name)}\` restores it`,
     details: { link, target },
   });
 }
@@ -147,12 +148,12 @@ async function loadPlugin(dir: string, source: PluginSource, linked: true | unde
     text = await readText(file);
   } catch (error) {
     if (isNotFound(error)) return loadPeerPlugin(dir, source, linked, context, list);
-    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}: cannot read: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { file } });
+    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${safeLine(file)}: cannot read: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { file } });
   }
   const json = parseJsonText(text);
   if (!json.ok) {
     const { line, column, problem } = json.error;
-    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}:${line}:${column}: invalid JSON: ${problem}`, {
+    return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${safeLine(file)}:${line}:${column}: invalid JSON: ${problem}`, {
       hint: 'fix the JSON at the line and column given; every other plugin still loads',
       details: { file, line, column },
     });

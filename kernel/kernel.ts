@@ -34,7 +34,7 @@ import { knownKeys, unknownKeys } from './config/unknown-keys.js';
 import { restrictWorkspace, workspacePolicy } from './config/workspace-policy.js';
 import { type DiscoverySource, discoverPlugins } from './discovery.js';
 import { EventBus, rejectUnknown } from './events.js';
-import { blockGuardedEvents } from './guards.js';
+import { blockGuardedEvents, guardedEvents } from './guards.js';
 import { type LifecycleHooks, createLifecycleHooks } from './lifecycle.js';
 import { loadPluginCode } from './loader.js';
 import { builtinPluginsDir, defaultHome } from './paths.js';
@@ -603,9 +603,9 @@ export class Kernel {
   /** Candidates from every folder (builtin, user, workspace, settings, command line, live), then the inline ones; linked and removed applied. */
   private async discoverAll(): Promise<{ candidates: Candidate[]; invalid: PlinthError[]; manifests: Candidate['manifest'][] }> {
     const found = await discoverPlugins([...this.sources, ...this.live.sources()], { workspace: this.workspace });
-    const { kept, shadowing } = withoutShadowing(found.candidates);
+    const { kept, shadowing } = withoutShadowing([...found.candidates, ...this.inline]);
     return {
-      candidates: this.live.select([...kept, ...this.inline]),
+      candidates: this.live.select(kept),
       invalid: [...found.invalid, ...shadowing],
       manifests: [...found.candidates, ...this.inline].map((c) => c.manifest),
     };
@@ -615,10 +615,15 @@ export class Kernel {
     return resolve({ candidates: found.candidates, invalid: found.invalid, kernelVersion: KERNEL_API_VERSION, disabled: this.live.disabled(disabledPlugins(this.config)) });
   }
 
-  /** While `record` is not running, the events its manifest `guards` are blocked in its name (see guards.ts). */
+  /**
+   * While `record` is not running, the events it guards are blocked in its name (see guards.ts):
+   * those its manifest declares and those any of the user's candidates of its name declares.
+   */
   private guardWhileDown(record: PluginRecord, error: PlinthError): void {
     if (record.guardOff) return;
-    record.guardOff = blockGuardedEvents(this.events, record.info, record.state, error);
+    const { name } = record.info;
+    const events = guardedEvents(record.candidate ?? record.info, this.resolutionState?.candidates.get(name) ?? []);
+    record.guardOff = blockGuardedEvents(this.events, name, events, record.state, error);
   }
 
   /** Fires an agent event (name or alias) and returns the combined decision. */

@@ -10,7 +10,8 @@ export const SOURCE_PRECEDENCE: readonly PluginSource[] = ['builtin', 'user', 'w
  * Sources whose plugins come with a project (a cloned repository) rather than
  * being chosen by the user: their code is imported only while some plugin
  * checks loading (taps `load`; the builtin trust plugin does), they cannot
- * replace a builtin plugin of the same name, and workspace settings cannot make
- * them a service's provider.
+ * replace a builtin plugin or one of the user's (any other source) of the same
+ * name, a guard's events stay blocked while it is down whatever they declare,
+ * and workspace settings cannot make them a service's provider.
  */
 export const PROJECT_SOURCES: ReadonlySet<PluginSource> = new Set<PluginSource>(['workspace']);

@@ -6,6 +6,7 @@ import semver from 'semver';
 import { z } from 'zod';
 import { permissionsSchema } from './contracts/sandbox.js';
 import { PlinthError } from './errors.js';
+import { safeLine } from './format.js';
 import { KERNEL_API_VERSION } from './version.js';
 
 const NPM_NAME = /^(?:@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/;
@@ -238,7 +239,7 @@ export function parseManifest(data: unknown): { ok: true; manifest: Manifest } |
  */
 export function manifestError(data: unknown, issues: readonly ManifestIssue[], file?: string): PlinthError {
   const name = typeof data === 'object' && data !== null ? (data as { name?: unknown }).name : undefined;
-  const where = file ?? `inline plugin${typeof name === 'string' ? ` "${name}"` : ''}`;
+  const where = file !== undefined ? safeLine(file) : `inline plugin${typeof name === 'string' ? ` "${safeLine(name)}"` : ''}`;
   return new PlinthError('PLN_E_MANIFEST_INVALID', issues.map((i) => (i.path === '' ? `${where}: ${i.message}` : `${where}: ${i.path}: ${i.message}`)).join('\n'), {
     ...(typeof name === 'string' && { plugin: name }),
     hint: `correct each field listed in ${where} (the format is the manifest schema of plinth/sdk, shown in plinth's README); every other plugin still loads`,

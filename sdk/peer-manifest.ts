@@ -30,6 +30,7 @@ import { readFile } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describeCause, PlinthError } from './errors.js';
+import { safeLine } from './format.js';
 import { claudePlugin } from './peer/claude.js';
 import { geminiExtension } from './peer/gemini.js';
 import { isMissing } from './peer/shared.js';
@@ -59,7 +60,7 @@ export function folderFiles(dir: string, names?: Promise<readonly string[]>): Pe
         return await new Promise<string>((resolve, reject) => readFile(at(relative), 'utf8', (error, text) => (error ? reject(error) : resolve(text))));
       } catch (error) {
         if (isMissing(error)) return undefined;
-        throw new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${at(relative)}: cannot read: ${describeCause(error)}`, {
+        throw new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${safeLine(at(relative))}: cannot read: ${describeCause(error)}`, {
           cause: error,
           hint: 'make it readable by plinth (check its permissions), or remove it; every other plugin still loads',
           details: { file: at(relative) },

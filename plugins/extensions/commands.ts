@@ -1,5 +1,5 @@
 /** `plinth ext list | info | enable | disable | config | link | unlink`, on the `extensions` service. */
-import { type CommandInput, type CommandSpec, EXIT, type ExtensionScope, GRANT_OPTION, type ExtensionsService, type GrantsService, PlinthError, type SettingDecl, grantReviewLines } from 'plinth/sdk';
+import { type CommandInput, type CommandSpec, EXIT, type ExtensionScope, GRANT_OPTION, type ExtensionsService, type GrantsService, PlinthError, type SettingDecl, grantReviewLines, safeLine } from 'plinth/sdk';
 import { detailsText, extensionTable, liveLines, settingLine, settingsTable } from './format.js';
 import { settingValue } from './setting-values.js';
 
@@ -61,7 +61,7 @@ export function extensionCommands({ service, decl, stdin = readStdin, grants }: 
           if (text !== undefined) throw usage('--unset takes no value');
           const result = await service.unset(name, setting, { scope });
           if (json) return out.json(result);
-          out.print(`Removed ${name}.${setting} from ${result.scope} settings ${result.file}${result.stored === 'secrets' ? ' and the secret store' : ''}.`);
+          out.print(`Removed ${name}.${setting} from ${result.scope} settings ${safeLine(result.file)}${result.stored === 'secrets' ? ' and the secret store' : ''}.`);
           out.print(`Now: ${settingLine(name, result.setting)}.`);
           return;
         }
@@ -76,7 +76,7 @@ export function extensionCommands({ service, decl, stdin = readStdin, grants }: 
         const value = settingValue(name, await decl(name, setting), raw);
         const result = await service.configure(name, setting, value, { scope });
         if (json) return out.json(result);
-        if (result.stored === 'secrets') out.print(`Stored ${name}.${setting} in the secret store (referenced from ${result.file}); its value is shown as [redacted] everywhere.`);
+        if (result.stored === 'secrets') out.print(`Stored ${name}.${setting} in the secret store (referenced from ${safeLine(result.file)}); its value is shown as [redacted] everywhere.`);
         else out.print(`Set ${settingLine(name, result.setting)}.`);
         out.print('It takes effect when the plugin starts next.');
       },
@@ -87,9 +87,9 @@ export function extensionCommands({ service, decl, stdin = readStdin, grants }: 
       async run({ args, json, out }) {
         const result = await service.link(args[0]!);
         if (json) return out.json(result);
-        out.print(`Linked ${result.name}@${result.version} from ${result.dir} (recorded in ${result.file}).`);
-        if (result.replacedLink) out.print(`It replaces the earlier link of "${result.name}" to ${result.replacedLink}.`);
-        if (result.shadows) out.print(`It takes precedence over the ${result.shadows.source} plugin ${result.shadows.name}@${result.shadows.version} (${result.shadows.dir || 'in memory'}) until \`plinth ext unlink ${result.name}\`.`);
+        out.print(`Linked ${result.name}@${result.version} from ${safeLine(result.dir)} (recorded in ${safeLine(result.file)}).`);
+        if (result.replacedLink) out.print(`It replaces the earlier link of "${result.name}" to ${safeLine(result.replacedLink)}.`);
+        if (result.shadows) out.print(`It takes precedence over the ${result.shadows.source} plugin ${result.shadows.name}@${result.shadows.version} (${result.shadows.dir ? safeLine(result.shadows.dir) : 'in memory'}) until \`plinth ext unlink ${result.name}\`.`);
         for (const line of liveLines(result.live)) out.print(line);
         return result.live && result.live.failed.length > 0 ? EXIT.FAILURE : EXIT.OK;
       },
@@ -100,8 +100,8 @@ export function extensionCommands({ service, decl, stdin = readStdin, grants }: 
       async run({ args, json, out }) {
         const result = await service.unlink(args[0]!);
         if (json) return out.json(result);
-        out.print(`Unlinked ${result.name} (${result.dir}).`);
-        if (result.fallback) out.print(`The ${result.fallback.source} plugin ${result.fallback.name}@${result.fallback.version} (${result.fallback.dir || 'in memory'}) is used again.`);
+        out.print(`Unlinked ${result.name} (${safeLine(result.dir)}).`);
+        if (result.fallback) out.print(`The ${result.fallback.source} plugin ${result.fallback.name}@${result.fallback.version} (${result.fallback.dir ? safeLine(result.fallback.dir) : 'in memory'}) is used again.`);
         for (const line of liveLines(result.live)) out.print(line);
         return result.live && result.live.failed.length > 0 ? EXIT.FAILURE : EXIT.OK;
       },
@@ -124,7 +124,7 @@ function toggleCommand(verb: 'enable' | 'disable', service: ExtensionsService, g
       if (verb === 'enable') for (const line of grantReviewLines(await (await grants?.())?.review(name, { signal, grant: options.grant === true }))) out.note(line);
       if (json) return out.json(result);
       const done = verb === 'enable' ? 'Enabled' : 'Disabled';
-      out.print(result.changed ? `${done} ${name} in ${result.scope} settings ${result.file}.` : `${name} was already ${verb}d in ${result.scope} settings ${result.file}.`);
+      out.print(result.changed ? `${done} ${name} in ${result.scope} settings ${safeLine(result.file)}.` : `${name} was already ${verb}d in ${result.scope} settings ${safeLine(result.file)}.`);
       // A running kernel's report names what stopped or started; without one, what will at the next start.
       if (result.live) for (const line of liveLines(result.live)) out.print(line);
       else if (result.dependents.length > 0) out.print(`${verb === 'disable' ? 'These depend on it and stop with it' : 'Back with it'}: ${result.dependents.join(', ')}.`);

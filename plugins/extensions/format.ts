@@ -1,5 +1,5 @@
 /** The text `plinth ext …` prints for people; `--json` prints the service's data instead. */
-import { type Extension, type ExtensionDetails, type LiveOutcome, type SettingView, formatTable } from 'plinth/sdk';
+import { type Extension, type ExtensionDetails, type LiveOutcome, type SettingView, formatTable, safeLine } from 'plinth/sdk';
 
 export function extensionTable(list: readonly Extension[]): string {
   const rows = list.map((e) => [e.name, e.version, e.source, e.enabled ? 'yes' : 'no', stateText(e), e.linked ? 'linked' : '', shorten(e.description, 60)]);
@@ -8,8 +8,9 @@ export function extensionTable(list: readonly Extension[]): string {
 
 export function detailsText(d: ExtensionDetails): string {
   const lines = [`${d.name}@${d.version} (${d.source}${d.linked ? ', linked' : ''})`];
-  if (d.description) lines.push(`  ${d.description}`);
-  if (d.dir) lines.push(`  folder:      ${d.dir}`);
+  // Each a line of its own, whatever a folder's name or a description holds: none can print a line of its own.
+  if (d.description) lines.push(`  ${safeLine(d.description)}`);
+  if (d.dir) lines.push(`  folder:      ${safeLine(d.dir)}`);
   lines.push(`  enabled:     ${d.enabled ? 'yes' : 'no'}${d.enabledFrom ? ` (${d.enabledFrom})` : ''}`);
   lines.push(`  state:       ${d.state}`);
   if (d.error) {
@@ -23,9 +24,9 @@ export function detailsText(d: ExtensionDetails): string {
   if (d.commands.length > 0) lines.push(`  commands:    ${d.commands.join(', ')}`);
   if (d.hooks.length > 0) lines.push(`  hooks on:    ${d.hooks.join(', ')}`);
   if (d.mcpServers.length > 0) lines.push(`  MCP servers: ${d.mcpServers.join(', ')}`);
-  if (d.peer) lines.push(`  made from:   ${d.peer.file} (${d.peer.format === 'claude' ? 'a Claude Code plugin' : 'a Gemini CLI extension'})`);
+  if (d.peer) lines.push(`  made from:   ${safeLine(d.peer.file)} (${d.peer.format === 'claude' ? 'a Claude Code plugin' : 'a Gemini CLI extension'})`);
   const others = d.candidates.filter((c) => c.dir !== d.dir || c.version !== d.version);
-  if (others.length > 0) lines.push(`  also found:  ${others.map((c) => `${c.version} (${c.source}${c.linked ? ', linked' : ''}, ${c.dir || 'in memory'})`).join('; ')}`);
+  if (others.length > 0) lines.push(`  also found:  ${others.map((c) => `${c.version} (${c.source}${c.linked ? ', linked' : ''}, ${c.dir ? safeLine(c.dir) : 'in memory'})`).join('; ')}`);
   lines.push('', d.settings.length === 0 ? 'Settings: none declared.' : `Settings:\n${settingsTable(d.settings)}`);
   if (d.peer && d.peer.ignored.length > 0) lines.push('', 'Ignored (plinth does not honour these):', ...d.peer.ignored.map((f) => `  ${f.field}: ${f.reason}`));
   if (d.peer && d.peer.notes.length > 0) lines.push('', 'Read differently:', ...d.peer.notes.map((f) => `  ${f.field}: ${f.reason}`));
@@ -39,7 +40,7 @@ export function settingsTable(settings: readonly SettingView[]): string {
 
 /** `name = value (from …)` for one setting. */
 export function settingLine(plugin: string, s: SettingView): string {
-  return `${plugin}.${s.name} = ${valueText(s)} (${originText(s)}${s.file ? `: ${s.file}` : ''})`;
+  return `${plugin}.${s.name} = ${safeLine(valueText(s))} (${originText(s)}${s.file ? `: ${safeLine(s.file)}` : ''})`;
 }
 
 export function valueText(s: SettingView): string {

@@ -50,13 +50,16 @@ export interface Explanation {
   readonly dependencies: readonly DependencyExplanation[];
   /** Why the plugin does not load, if it does not. */
   readonly exclusion: PlinthError | undefined;
+  /** Folders of this name that were not candidates at all: an invalid manifest, a workspace plugin shadowing a builtin or the user's (`PLN_E_PLUGIN_SHADOWS_…`). */
+  readonly ignored: readonly PlinthError[];
 }
 
 /** Explains the resolution of one plugin name; `undefined` when the name was never seen or asked for. */
 export function explain(resolution: Resolution, name: string): Explanation | undefined {
   const list = resolution.candidates.get(name) ?? [];
   const requestedBy = resolution.requests.get(name) ?? [];
-  if (list.length === 0 && requestedBy.length === 0) return undefined;
+  const ignored = resolution.invalid.filter((e) => e.plugin === name);
+  if (list.length === 0 && requestedBy.length === 0 && ignored.length === 0) return undefined;
   const loaded = new Map(resolution.plugins.map((c) => [c.manifest.name, c]));
   const excluded = new Map(resolution.excluded.map((e) => [e.name, e]));
   const rejected = new Map(resolution.rejected.filter((r) => r.name === name).map((r) => [r.candidate, r.error]));
@@ -101,5 +104,5 @@ export function explain(resolution: Resolution, name: string): Explanation | und
       return { name: dep, range, resolved, problem };
     });
 
-  return { name, chosen, candidates: list.map(status), requestedBy, dependencies, exclusion: exclusion?.error };
+  return { name, chosen, candidates: list.map(status), requestedBy, dependencies, exclusion: exclusion?.error, ignored };
 }

@@ -1,5 +1,5 @@
 /** Text for `plugins list`, `plugins why` and `config validate`. */
-import { formatTable as table, type KernelInspection, type PluginSource, type PluginStatus, type Resolution } from 'plinth/sdk';
+import { formatTable as table, type KernelInspection, safeLine, type PluginSource, type PluginStatus, type Resolution } from 'plinth/sdk';
 import type { Explanation } from './explain.js';
 import type { ConfigProblem } from './problems.js';
 
@@ -25,15 +25,20 @@ export function formatPluginList(view: KernelInspection, all: boolean): string {
 export function formatExplanation(e: Explanation, status: PluginStatus | undefined): string {
   const lines: string[] = [];
   if (e.chosen) {
-    lines.push(`${e.name}@${e.chosen.manifest.version} from ${e.chosen.source} (${e.chosen.dir})${status ? `: ${status.state}` : ''}`);
+    lines.push(`${safeLine(e.name)}@${e.chosen.manifest.version} from ${e.chosen.source} (${safeLine(e.chosen.dir)})${status ? `: ${status.state}` : ''}`);
   } else {
-    lines.push(`${e.name} does not load.`);
+    lines.push(`${safeLine(e.name)} does not load.`);
   }
   const error = status?.error ?? (e.exclusion && { code: e.exclusion.code, message: e.exclusion.message });
   if (error) lines.push(`  ${error.code}: ${error.message}`);
   if (e.candidates.length > 0) {
     lines.push('', 'Candidates:');
-    for (const c of e.candidates) lines.push(`  ${c.candidate.manifest.version.padEnd(10)} ${c.candidate.source.padEnd(9)} ${c.reason}`);
+    // A reason may quote a folder or an error message: one line each, whatever the folder's name holds.
+    for (const c of e.candidates) lines.push(`  ${c.candidate.manifest.version.padEnd(10)} ${c.candidate.source.padEnd(9)} ${safeLine(c.reason)}`);
+  }
+  if (e.ignored.length > 0) {
+    lines.push('', 'Ignored (not candidates):');
+    for (const error of e.ignored) lines.push(`  ${error.code}: ${error.message}`);
   }
   if (e.requestedBy.length > 0) {
     lines.push('', 'Asked for by:');
@@ -51,7 +56,7 @@ export function formatExplanation(e: Explanation, status: PluginStatus | undefin
 
 /** Text for `config validate`: the files read, then one line per problem (its message names the file and the JSON path). */
 export function formatProblems(files: KernelInspection['config']['files'], problems: readonly ConfigProblem[]): string {
-  const read = files.filter((f) => f.exists).map((f) => f.file);
+  const read = files.filter((f) => f.exists).map((f) => safeLine(f.file));
   const checked = read.length > 0 ? read.join(', ') : 'no settings files';
   if (problems.length === 0) return `Settings are valid (${checked}).`;
   const lines = problems.map((p) => `  ${p.code}: ${p.message}`);

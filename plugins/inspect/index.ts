@@ -1,4 +1,4 @@
-import { definePlugin, EXIT, PlinthError } from 'plinth/sdk';
+import { definePlugin, EXIT, PlinthError, safeLine } from 'plinth/sdk';
 import { explain } from './explain.js';
 import { candidateRows, formatExplanation, formatPluginList, formatProblems } from './format.js';
 import { maskCredentialKeys } from './mask.js';
@@ -24,7 +24,7 @@ export default definePlugin({
           const name = args[0]!;
           const explanation = explain(kernel.inspect().resolution, name);
           if (!explanation) {
-            throw new PlinthError('PLN_E_PLUGIN_UNKNOWN', `no plugin named "${name}" was found or asked for`, {
+            throw new PlinthError('PLN_E_PLUGIN_UNKNOWN', `no plugin named "${safeLine(name)}" was found or asked for`, {
               hint: 'run `plinth plugins list --all` to see every plugin found',
             });
           }
@@ -41,7 +41,7 @@ export default definePlugin({
           const { files, profile, settings, problems } = kernel.inspect().config;
           const config = { files, profile, settings: maskCredentialKeys(settings), problems: configProblems(problems, kernel.configLayers) };
           if (json) return out.json(config);
-          for (const file of config.files) out.print(`${file.scope}: ${file.file}${file.exists ? '' : ' (absent)'}`);
+          for (const file of config.files) out.print(`${file.scope}: ${safeLine(file.file)}${file.exists ? '' : ' (absent)'}`);
           out.print(`profile: ${config.profile ?? '(none)'}`);
           out.print(JSON.stringify(config.settings, null, 2));
         },

@@ -7,7 +7,7 @@
 import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { PlinthError, type PluginInfo } from 'plinth/sdk';
+import { PlinthError, type PluginInfo, safeLine } from 'plinth/sdk';
 import type { TrustSource, TrustSubject } from 'plinth/sdk';
 
 /** At most this many files, of at most this many bytes in all, are fingerprinted for one plugin. */
@@ -27,17 +27,17 @@ export interface FileLimits {
  */
 export async function pluginFiles(name: string, dir: string, limits: FileLimits = PLUGIN_FILE_LIMITS): Promise<string[]> {
   const tooLarge = (what: string) =>
-    new PlinthError('PLN_E_TRUST_PLUGIN_FILES', `its folder ${dir} is too large to fingerprint: ${what} (node_modules and dot-folders not counted)`, {
+    new PlinthError('PLN_E_TRUST_PLUGIN_FILES', `its folder ${safeLine(dir)} is too large to fingerprint: ${what} (node_modules and dot-folders not counted)`, {
       plugin: 'trust',
-      hint: `move build output and data out of the plugin folder, or, if you trust "${name}", load it with --plugin-dir ${dir}`,
+      hint: `move build output and data out of the plugin folder, or, if you trust "${name}", load it with --plugin-dir ${safeLine(dir)}`,
       details: { plugin: name, dir, ...limits },
     });
   const unlisted = (folder: string, error: unknown) => {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
-    return new PlinthError('PLN_E_TRUST_PLUGIN_FILES', `its folder ${folder} cannot be listed (${code}), so it cannot be fingerprinted`, {
+    return new PlinthError('PLN_E_TRUST_PLUGIN_FILES', `its folder ${safeLine(folder)} cannot be listed (${code}), so it cannot be fingerprinted`, {
       plugin: 'trust',
       cause: error,
-      hint: `make ${folder} readable by you`,
+      hint: `make ${safeLine(folder)} readable by you`,
       details: { plugin: name, dir: folder },
     });
   };
@@ -136,6 +136,6 @@ export async function pluginSubject(plugin: Pick<PluginInfo, 'name' | 'version' 
     source,
     definition: fingerprinted(plugin.manifest),
     files,
-    summary: `${plugin.name}@${plugin.version} in ${plugin.dir}${description ? `\n${description}` : ''}`,
+    summary: `${plugin.name}@${plugin.version} in ${safeLine(plugin.dir)}${description ? `\n${description}` : ''}`,
   };
 }

@@ -2,6 +2,7 @@
 import path from 'node:path';
 import semver from 'semver';
 import { PlinthError } from '../errors.js';
+import { safeLine } from '../format.js';
 import { parseJsonText } from '../json.js';
 import type { PeerOrigin } from '../manifest.js';
 import type { Field, Json, PeerFiles } from './types.js';
@@ -166,7 +167,7 @@ export function peerVersion(given: unknown, file: string, peer: Report, fallback
 }
 
 function invalid(file: string, field: string, message: string): PlinthError {
-  return new PlinthError('PLN_E_MANIFEST_INVALID', `${file}: ${field}: ${message}`, {
+  return new PlinthError('PLN_E_MANIFEST_INVALID', `${safeLine(file)}: ${field}: ${safeLine(message)}`, {
     hint: 'correct the field in the peer\'s manifest; every other plugin still loads',
     details: { file, issues: [{ path: field, message }] },
   });
@@ -176,7 +177,7 @@ export function parse(file: string, text: string): unknown {
   const json = parseJsonText(text);
   if (json.ok) return json.value;
   const { line, column, problem } = json.error;
-  throw new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${file}:${line}:${column}: invalid JSON: ${problem}`, {
+  throw new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${safeLine(file)}:${line}:${column}: invalid JSON: ${problem}`, {
     hint: 'fix the JSON at the line and column given; every other plugin still loads',
     details: { file, line, column },
   });
