@@ -16,7 +16,10 @@ export type OAuthCode =
   | 'PLN_E_OAUTH_EXCHANGE_FAILED'
   | 'PLN_E_OAUTH_FAILED'
   | 'PLN_E_OAUTH_CONFIG'
-  | 'PLN_E_OAUTH_UNTRUSTED';
+  | 'PLN_E_OAUTH_UNTRUSTED'
+  | 'PLN_E_OAUTH_ISSUER_MISMATCH'
+  | 'PLN_E_OAUTH_ISSUER_MISSING'
+  | 'PLN_E_OAUTH_ADDRESS_REFUSED';
 
 /** The hint of each code; `<server>` is filled in. */
 const HINTS: Readonly<Record<OAuthCode, string>> = {
@@ -30,6 +33,9 @@ const HINTS: Readonly<Record<OAuthCode, string>> = {
   PLN_E_OAUTH_EXCHANGE_FAILED: 'sign in again with `plinth auth login <server>`; if it keeps failing, the authorization server\'s own logs say why it refused the code',
   PLN_E_OAUTH_FAILED: 'the authorization server\'s answer is in the message; check the server\'s oauth settings, then sign in again with `plinth auth login <server>`',
   PLN_E_OAUTH_CONFIG: 'fix the "oauth" entry of the server (or the oauth plugin\'s settings) as the message says',
+  PLN_E_OAUTH_ISSUER_MISMATCH: 'nothing was exchanged or stored; run `plinth auth login <server>` again, and if it happens again tell whoever runs the server: its metadata or its authorization server names another issuer (a mix-up attempt, or a misconfiguration)',
+  PLN_E_OAUTH_ISSUER_MISSING: 'nothing was exchanged or stored; run `plinth auth login <server>` again, and if it happens again tell whoever runs the authorization server: it advertises the iss parameter (RFC 9207) but did not send it',
+  PLN_E_OAUTH_ADDRESS_REFUSED: 'the server\'s OAuth metadata points at an address plinth does not send OAuth requests to (link-local, unspecified, or this machine for a server that is not on it); check the server\'s "url", and tell whoever runs the server',
   PLN_E_OAUTH_UNTRUSTED: 'review the server\'s definition, approve it with `plinth trust approve mcp-server <server>`, then run `plinth auth login <server>` again',
 };
 

@@ -26,6 +26,7 @@ import { StoredOAuthProvider } from './provider.js';
 import type { OAuthChallenge, OAuthRecord, TokenVault } from './record.js';
 import type { RefreshDeps } from './refresh.js';
 import type { ServerOAuthConfig } from './settings.js';
+import { type ExpectedIssuer, checkResponseIssuer, expectedIssuer, recordIssSupport } from './issuer.js';
 import { inspectCallback } from './signin/callback-params.js';
 import { callbackTimeoutError, invalidCallbackError, stateMismatchError } from './signin/errors.js';
 import type { SignInChannel, SignInRequest } from 'plinth/sdk';
@@ -64,7 +65,8 @@ export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
   try {
     const challenge = await challengeFor(deps, signal);
     const provider = signInProvider(deps, { redirectUrl: channel.redirectUrl, state, open: (url) => channel.open(url) });
-    const answers = recordAnswers(deps.fetch);
+    const issSupport = recordIssSupport(deps.fetch);
+    const answers = recordAnswers(issSupport.fetch);
     const scope = scopeToAsk(deps.config.scope, challenge.scope, await grantedScope(deps));
     const options = {
       serverUrl: deps.server.url,
@@ -79,7 +81,10 @@ export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
       } catch (error) {
         throw noMetadata(provider, challenge, name, error, answers) ?? error;
       }
-      const code = checkCallback(await raced(channel.callback(), signal, name, deps.timeoutMs), state, name);
+      // The issuer the response must name: recorded before the browser could answer, from the metadata just checked.
+      const found = provider.discovered;
+      const expected = found === undefined ? undefined : expectedIssuer(found, found.authorizationServerMetadata === undefined ? undefined : issSupport.advertised(found.authorizationServerMetadata.issuer));
+      const code = checkCallback(await raced(channel.callback(), signal, name, deps.timeoutMs), state, name, expected);
       step = 'token exchange';
       const result = await auth(provider, { ...options, authorizationCode: code });
       if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
@@ -232,6 +237,8 @@ function registering(provider: StoredOAuthProvider, answers: AnswerLog): boolean
  * way (the authorization server's metadata document) is `classify`'s to describe.
  */
 function noMetadata(provider: StoredOAuthProvider, challenge: Challenge, server: string, error: unknown, answers: AnswerLog): PlinthError | undefined {
+  // plinth's own refusal (an issuer that does not match, an address refused) is the reason.
+  if (error instanceof PlinthError) return undefined;
   const found = provider.discovered;
   if (found !== undefined && (found.resourceMetadata !== undefined || found.authorizationServerMetadata !== undefined)) return undefined;
   const last = answers.last();
@@ -261,11 +268,12 @@ function noMetadata(provider: StoredOAuthProvider, challenge: Challenge, server:
  * checks every channel's URL gets (a host's channel may not check): a missing
  * or different `state` is a possible forgery, an `error` the server's refusal.
  */
-function checkCallback(url: URL, state: string, server: string): string {
+function checkCallback(url: URL, state: string, server: string, expected: ExpectedIssuer | undefined): string {
   const verdict = inspectCallback(url, state);
+  if (verdict.kind === 'forged') throw stateMismatchError(server, 'browser', verdict.missing);
+  // RFC 9207: before the code goes anywhere, and before an error from an unknown server is believed.
+  if (expected !== undefined) checkResponseIssuer(server, url, expected);
   switch (verdict.kind) {
-    case 'forged':
-      throw stateMismatchError(server, 'browser', verdict.missing);
     case 'invalid':
       throw invalidCallbackError(server, 'browser');
     case 'error': {

@@ -24,13 +24,14 @@
  * The PKCE verifier and the `state` live in memory only, for one sign-in.
  */
 import { randomBytes } from 'node:crypto';
-import type { AddClientAuthentication, OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import { type AddClientAuthentication, type OAuthClientProvider, type OAuthDiscoveryState, discoverOAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/client/auth.js';
 import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { type Logger, type PlinthError, isPlinthError } from 'plinth/sdk';
+import { type Logger, type PlinthError, isPlinthError, safeLine } from 'plinth/sdk';
 import type { McpServerDefinition } from 'plinth/sdk';
 import { oauthError } from './errors.js';
-import { type OAuthChallenge, type OAuthRecord, type TokenVault, withTokens } from './record.js';
+import { checkMetadataIssuer, sameAuthorizationServer } from './issuer.js';
+import { type OAuthChallenge, type OAuthRecord, type TokenVault, boundIssuer, withTokens } from './record.js';
 import { type RefreshDeps, expired, refreshDue, refreshTokens, refreshable } from './refresh.js';
 import type { ServerOAuthConfig } from './settings.js';
 
@@ -82,6 +83,12 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   #challengedMetadataUrl: string | undefined;
   /** The scopes the protected-resource metadata lists: what the SDK asks for when the challenge names none. */
   #listedScopes: string | undefined;
+  /**
+   * A sign-in's registration with an authorization server other than the one
+   * the stored sign-in is bound to: kept here, and stored with the tokens it
+   * leads to, so that the stored record never mixes two servers' credentials.
+   */
+  #pendingClient: OAuthClientInformationMixed | undefined;
 
   constructor(deps: ProviderDeps) {
     this.#deps = deps;
@@ -94,7 +101,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return mode.kind === 'login' ? mode.redirectUrl : (this.#record?.redirectUrl ?? UNUSED_REDIRECT);
   }
 
-  get clientMetadata(): OAuthClientMetadata {
+  get clientMetadata(): OAuthClientMetadata & { application_type?: 'native' | 'web' } {
     const { config } = this.#deps;
     if (this.#machine) {
       return {
@@ -105,9 +112,12 @@ export class StoredOAuthProvider implements OAuthClientProvider {
         ...(config.scope !== undefined && { scope: config.scope }),
       };
     }
+    const redirect = this.redirectUrl ?? UNUSED_REDIRECT;
     return {
       client_name: config.clientName,
-      redirect_uris: [this.redirectUrl ?? UNUSED_REDIRECT],
+      redirect_uris: [redirect],
+      // SEP-837: OpenID servers take a client without one for a web app, which may not redirect to the loopback.
+      application_type: applicationType(redirect),
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: config.clientSecret !== undefined ? 'client_secret_basic' : 'none',
@@ -154,7 +164,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
    */
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
     const { config, mode } = this.#deps;
-    const stored = (await this.#current())?.client;
+    const stored = await this.#storedClient();
     if (this.#offersMetadataDocument()) {
       if (stored?.client_id === config.clientMetadataUrl) return stored;
       // Undefined: the SDK takes the document's URL as the client id (and saves it).
@@ -176,11 +186,36 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return stored ?? { client_id: NOT_REGISTERED };
   }
 
-  async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
-    const { config } = this.#deps;
+  async saveClientInformation(client: OAuthClientInformationMixed & { issuer?: string }): Promise<void> {
+    const { config, mode } = this.#deps;
     if (client.client_id === NOT_REGISTERED) return;
     if (config.clientId !== undefined && client.client_id === config.clientId) return; // configured, not ours to keep
+    const issuer = client.issuer ?? this.#discoveredIssuer();
+    if (mode.kind === 'login' && issuer !== undefined && heldElsewhere(await this.#current(), issuer)) {
+      this.#pendingClient = client;
+      return;
+    }
     await this.#change((record) => ({ ...record, client }));
+  }
+
+  /**
+   * The stored registration, where it may be presented: one bound to another
+   * authorization server than the one this sign-in discovered is not (SEP-2352;
+   * a registration stored before bindings were recorded is bound to the server
+   * of the discovery stored with it).
+   */
+  async #storedClient(): Promise<OAuthClientInformationMixed | undefined> {
+    const record = await this.#current();
+    if (this.#deps.mode.kind !== 'login') return record?.client;
+    if (this.#pendingClient !== undefined) return this.#pendingClient;
+    const issuer = this.#discoveredIssuer();
+    const bound = record?.client === undefined ? undefined : boundIssuer(record, record.client);
+    return issuer !== undefined && bound !== undefined && !sameAuthorizationServer(bound, issuer) ? undefined : record?.client;
+  }
+
+  /** The authorization server this provider's discovery found. */
+  #discoveredIssuer(): string | undefined {
+    return this.#lastDiscovery === undefined ? undefined : String(this.#lastDiscovery.authorizationServerUrl);
   }
 
   async tokens(): Promise<OAuthTokens | undefined> {
@@ -203,15 +238,35 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       }
     }
     this.#handedOut = record?.tokens;
-    return record?.tokens;
+    if (record?.tokens === undefined || record.tokens.issuer !== undefined) return record?.tokens;
+    // Stored before bindings were recorded: bound to the authorization server of the discovery stored with them.
+    const issuer = boundIssuer(record, record.tokens);
+    return issuer === undefined ? record.tokens : { ...record.tokens, issuer };
   }
 
-  async saveTokens(tokens: OAuthTokens): Promise<void> {
+  async saveTokens(tokens: OAuthTokens & { issuer?: string }): Promise<void> {
     const { mode } = this.#deps;
+    const discovery = this.#lastDiscovery;
+    const pending = this.#pendingClient;
     await this.#change((record) => {
       const { challenge: _answered, ...rest } = record;
-      return withTokens({ ...rest, ...(mode.kind === 'login' && { redirectUrl: mode.redirectUrl }) }, tokens);
+      if (mode.kind !== 'login') return withTokens(rest, tokens);
+      // A sign-in: the record becomes this authorization server's alone (its discovery, its registration, its tokens).
+      const { client, discovery: _before, ...others } = rest;
+      const issuer = tokens.issuer ?? (discovery === undefined ? undefined : String(discovery.authorizationServerUrl));
+      const kept = client !== undefined && (issuer === undefined || sameAuthorizationServer(boundIssuer(record, client) ?? issuer, issuer)) ? client : undefined;
+      const registration = pending ?? kept;
+      return withTokens(
+        {
+          ...others,
+          ...(registration !== undefined && { client: registration }),
+          ...((discovery ?? record.discovery) !== undefined && { discovery: discovery ?? record.discovery }),
+          redirectUrl: mode.redirectUrl,
+        },
+        tokens,
+      );
     });
+    this.#pendingClient = undefined;
     this.#refused = false;
   }
 
@@ -234,10 +289,45 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return this.#verifier;
   }
 
+  /**
+   * A sign-in discovers afresh, then uses what it found. A connection uses the
+   * discovery stored with its sign-in — checked again: one stored before the
+   * metadata's issuer was checked and found wrong is discovered again, and when
+   * the server refused the tokens handed out (the SDK asks only after a 401 or
+   * 403), its protected-resource metadata is read again to see whether it moved
+   * to another authorization server (SEP-2352), which needs a new sign-in.
+   */
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    if (this.#deps.mode.kind === 'login' && this.#lastDiscovery === undefined) return undefined;
+    if (this.#deps.mode.kind === 'login') return this.#lastDiscovery;
     // The SDK asks first thing in every auth(): a good moment to see what other processes stored.
-    return (await this.#current({ reload: true }))?.discovery ?? this.#lastDiscovery;
+    const record = await this.#current({ reload: true });
+    const stored = record?.discovery;
+    if (record === undefined || stored === undefined) return this.#lastDiscovery;
+    try {
+      checkMetadataIssuer(this.#deps.server.name, stored);
+    } catch {
+      return undefined;
+    }
+    if (this.#handedOut !== undefined) await this.#checkNotMoved(record, stored);
+    return stored;
+  }
+
+  /** Throws PLN_E_OAUTH_SIGNIN_REQUIRED when the server's protected-resource metadata no longer names the authorization server of the stored sign-in. */
+  async #checkNotMoved(record: OAuthRecord, stored: OAuthDiscoveryState): Promise<void> {
+    const { server, refresh } = this.#deps;
+    const metadataUrl = this.#challengedMetadataUrl ?? stored.resourceMetadataUrl;
+    let listed: string[] | undefined;
+    try {
+      const metadata = await discoverOAuthProtectedResourceMetadata(server.url, metadataUrl === undefined ? {} : { resourceMetadataUrl: metadataUrl }, refresh.fetch);
+      listed = metadata.authorization_servers;
+    } catch (error) {
+      // A refused address is reported; metadata that cannot be read tells nothing: the stored sign-in goes on as before.
+      if (isPlinthError(error)) throw error;
+      return;
+    }
+    const before = boundIssuer(record, record.tokens) ?? String(stored.authorizationServerUrl);
+    if (listed === undefined || listed.length === 0 || listed.some((issuer) => sameAuthorizationServer(issuer, before))) return;
+    throw movedError(server.name, before, listed[0]!);
   }
 
   /** What the last discovery of this provider found (undefined before any). */
@@ -245,12 +335,27 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return this.#lastDiscovery;
   }
 
+  /**
+   * What the SDK discovered, before anything uses it: metadata whose issuer is
+   * not the authorization server it was discovered for is refused
+   * (PLN_E_OAUTH_ISSUER_MISMATCH). A sign-in stores it with the tokens when the
+   * stored sign-in is another authorization server's; a connection whose stored
+   * sign-in is another authorization server's needs a new sign-in.
+   */
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    const { mode, server } = this.#deps;
+    checkMetadataIssuer(server.name, state);
     this.#lastDiscovery = state;
     if (state.resourceMetadataUrl !== undefined) this.#challengedMetadataUrl = state.resourceMetadataUrl;
     if (state.resourceMetadata?.scopes_supported !== undefined) this.#listedScopes = state.resourceMetadata.scopes_supported.join(' ');
-    if (this.#deps.mode.kind === 'connection' && (await this.#current()) === undefined) return;
-    await this.#change((record) => ({ ...record, discovery: state }));
+    const record = await this.#current();
+    if (mode.kind === 'connection' && record === undefined) return;
+    const issuer = String(state.authorizationServerUrl);
+    if (heldElsewhere(record, issuer)) {
+      if (mode.kind === 'login') return;
+      throw movedError(server.name, boundIssuer(record!, record!.tokens ?? record!.client) ?? 'another authorization server', issuer);
+    }
+    await this.#change((current) => ({ ...current, discovery: state }));
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
@@ -380,6 +485,33 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     );
     this.#remember(next);
   }
+}
+
+/** `native` for a redirect to this machine (a loopback address or `localhost`) or to an app's own scheme, else `web`. */
+function applicationType(redirectUrl: string): 'native' | 'web' {
+  const url = URL.parse(redirectUrl);
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) return 'native';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\./.test(host) ? 'native' : 'web';
+}
+
+/** Whether `record` holds credentials (a registration, tokens) bound to an authorization server other than `issuer`. */
+function heldElsewhere(record: OAuthRecord | undefined, issuer: string): boolean {
+  if (record === undefined) return false;
+  return [record.client, record.tokens].some((value) => {
+    const bound = value === undefined ? undefined : boundIssuer(record, value);
+    return bound !== undefined && !sameAuthorizationServer(bound, issuer);
+  });
+}
+
+/** The server names another authorization server than the one its stored sign-in is from: that sign-in is not sent there. */
+function movedError(server: string, before: string, now: string): PlinthError {
+  return oauthError(
+    'PLN_E_OAUTH_SIGNIN_REQUIRED',
+    server,
+    `MCP server "${server}" now names authorization server ${safeLine(now)}, but its stored sign-in is from ${safeLine(before)}: sign in again with \`plinth auth login ${server}\` (credentials of one authorization server are never sent to another)`,
+    { details: { previousIssuer: before, issuer: now } },
+  );
 }
 
 /** Whether `asked` (space-separated) names a scope that `granted` lacks: more access than a refresh can give. */

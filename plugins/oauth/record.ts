@@ -143,6 +143,17 @@ export class TokenVault {
   }
 }
 
+/**
+ * The authorization server `value` (the record's registration or tokens) is
+ * bound to (SEP-2352): the `issuer` the SDK stamped on it when it was obtained,
+ * or, for one stored before plinth kept that stamp, the authorization server of
+ * the discovery stored with it (the sign-in stored both together).
+ */
+export function boundIssuer(record: OAuthRecord, value: { issuer?: string } | undefined): string | undefined {
+  if (typeof value?.issuer === 'string') return value.issuer;
+  return record.discovery === undefined ? undefined : String(record.discovery.authorizationServerUrl);
+}
+
 /** The record with `tokens` as just received: expiry computed from `expires_in` now. */
 export function withTokens(record: OAuthRecord, tokens: OAuthTokens & { issuer?: string }, now = Date.now()): OAuthRecord {
   const { expiresAt: _expiresAt, ...rest } = record;

@@ -8,7 +8,8 @@
 import { refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { classify, isRejectedGrant, oauthErrorCode } from './classify.js';
-import { type OAuthRecord, type TokenVault, withTokens, withoutTokens } from './record.js';
+import { sameAuthorizationServer } from './issuer.js';
+import { type OAuthRecord, type TokenVault, boundIssuer, withTokens, withoutTokens } from './record.js';
 
 /** Whether `record`'s access token expires within `skewMs` (false when the server gave no expiry). */
 export function refreshDue(record: OAuthRecord, skewMs: number, now = Date.now()): boolean {
@@ -20,9 +21,15 @@ export function expired(record: OAuthRecord, now = Date.now()): boolean {
   return record.expiresAt !== undefined && record.expiresAt <= now;
 }
 
-/** Whether `record` holds what a refresh needs. */
+/**
+ * Whether `record` holds what a refresh needs, all of one authorization server:
+ * a refresh token and a registration bound to the server of the stored
+ * discovery (SEP-2352: one server's credentials never go to another).
+ */
 export function refreshable(record: OAuthRecord | undefined): record is OAuthRecord & Required<Pick<OAuthRecord, 'tokens' | 'discovery' | 'client'>> {
-  return record?.tokens?.refresh_token !== undefined && record.discovery !== undefined && record.client !== undefined;
+  if (record?.tokens?.refresh_token === undefined || record.discovery === undefined || record.client === undefined) return false;
+  const issuer = String(record.discovery.authorizationServerUrl);
+  return [record.tokens, record.client].every((value) => sameAuthorizationServer(boundIssuer(record, value) ?? issuer, issuer));
 }
 
 export interface RefreshDeps {

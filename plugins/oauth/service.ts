@@ -8,6 +8,7 @@ import { type Logger, type PluginKernel, PlinthError, closestName, isPlinthError
 import type { Launcher } from 'plinth/sdk';
 import { AsyncSeriesBailHook } from 'tapable';
 import type { McpServerDefinition } from 'plinth/sdk';
+import { guardedFetch } from './address.js';
 import { oauthError } from './errors.js';
 import { signIn } from './login.js';
 import { StoredOAuthProvider } from './provider.js';
@@ -37,10 +38,12 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
   const env = deps.env ?? process.env;
   const hooks = { channel: new AsyncSeriesBailHook<[SignInRequest], SignInChannel | undefined>(['request']) };
   const fetchFor = (signal?: AbortSignal) => boundedFetch(settings.requestTimeoutMs, signal);
-  const refreshDeps = (server: string, signal?: AbortSignal): RefreshDeps => ({
+  /** Every OAuth request for a server goes through the address rule (address.ts). */
+  const guarded = (server: string, serverUrl: string, signal?: AbortSignal) => guardedFetch(fetchFor(signal), server, serverUrl);
+  const refreshDeps = (server: string, serverUrl: string, signal?: AbortSignal): RefreshDeps => ({
     server,
     vault,
-    fetch: fetchFor(signal),
+    fetch: guarded(server, serverUrl, signal),
     skewMs: settings.refreshSkewSeconds * 1000,
     requestTimeoutMs: settings.requestTimeoutMs,
   });
@@ -99,7 +102,7 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
         server: server as RemoteDefinition,
         config,
         vault,
-        refresh: refreshDeps(server.name, options.signal),
+        refresh: refreshDeps(server.name, server.url, options.signal),
         log,
         mode: { kind: 'connection' },
         // Requests fail at once (the stream's GET, a POST): one that learnt less does not wipe out what another learnt.
@@ -127,8 +130,8 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
         server: definition,
         config,
         vault,
-        refresh: refreshDeps(name, options.signal),
-        fetch: fetchFor(options.signal),
+        refresh: refreshDeps(name, definition.url, options.signal),
+        fetch: guarded(name, definition.url, options.signal),
         log,
         channel: async (request) => {
           const host = await hooks.channel.promise(request);
@@ -165,7 +168,7 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
       }
       if (record === undefined && unreadable === undefined) return { server: name, removed: false, revocation: 'none' };
       const revocation: Revocation = record
-        ? await revokeTokens(record, fetchFor(options.signal))
+        ? await revokeTokens(record, guarded(name, record.serverUrl, options.signal))
         : { revocation: 'failed', revocationError: `the stored sign-in could not be read, so nothing was revoked (${unreadable!.code})` };
       if (revocation.revocation === 'failed') log.warn(`MCP server "${name}": revoking the tokens at the server failed (${revocation.revocationError}); deleting them here anyway`);
       await vault.update(name, async () => ({ record: undefined, result: undefined }), { replaceUnreadable: true });

@@ -100,6 +100,17 @@ export interface OAuthFixtureOptions {
   callScope?: string;
   /** Client ID Metadata Documents the authorization server "fetches" (keyed by the client id URL; nothing leaves the machine); their presence advertises `client_id_metadata_document_supported`. */
   clientMetadataDocuments?: Record<string, { redirect_uris: string[]; client_name?: string }>;
+  /**
+   * What the authorization redirect carries as `iss` (RFC 9207), errors included. Default `'none'`.
+   * `'right'`: the issuer; `'wrong'`: another authorization server's (`https://attacker.example`); `'none'`: no `iss`.
+   */
+  iss?: 'right' | 'wrong' | 'none';
+  /** The metadata advertises `authorization_response_iss_parameter_supported: true`. Default false. */
+  advertiseIss?: boolean;
+  /** The `issuer` the authorization-server metadata names, when it is not the server's own (RFC 8414 §3.3 mismatch). */
+  metadataIssuer?: string;
+  /** The `authorization_servers` of the protected-resource metadata, when they are not this fixture's issuer (a metadata-named address). */
+  authorizationServers?: string[];
   /** A machine-to-machine client: the `client_credentials` grant with this client's credentials, checked as `method` says. */
   clientCredentials?: {
     clientId: string;
@@ -200,8 +211,24 @@ export interface OAuthFixture {
   setDown(down: boolean): Promise<void>;
   /** What a browser does: GET the authorization URL without following the redirect, and return the `Location` (the callback URL with `code` and `state`, or `error`). */
   followAuthorization(url: string | URL): Promise<URL>;
+  /** Every dynamic registration request's body as it arrived (before the SDK's handler drops unknown fields such as `application_type`). */
+  readonly registrationRequests: readonly Record<string, unknown>[];
+  /**
+   * The MCP server moves to another authorization server (SEP-2352): a second one starts on its own port
+   * (issuer `http://127.0.0.1:PORT/moved`, its own clients and tokens), the protected-resource metadata names
+   * only it, and the MCP server accepts only its tokens from now on.
+   */
+  moveAuthServer(): Promise<MovedAuthServer>;
   /** Closes every server and connection. */
   close(): Promise<void>;
+}
+
+/** The authorization server a fixture moved to. */
+export interface MovedAuthServer {
+  readonly issuer: string;
+  readonly counters: { register: number; authorize: number; token: number };
+  /** Every client id presented to it (authorization and token requests), in order. */
+  readonly clientIds: readonly string[];
 }
 
 const MCP_PATH = '/mcp';
@@ -219,6 +246,8 @@ function sameResource(a: string | URL, b: string | URL): boolean {
 }
 
 interface Settings {
+  /** The issuer an `iss` in the redirect names ('right'), undefined for none. */
+  iss: string | undefined;
   readonly ttl: number;
   readonly rotate: boolean;
   readonly issueRefresh: boolean;
@@ -297,6 +326,7 @@ class FixtureProvider implements OAuthServerProvider {
     });
     const target = new URL(params.redirectUri);
     if (params.state !== undefined) target.searchParams.set('state', params.state);
+    if (this.settings.iss !== undefined) target.searchParams.set('iss', this.settings.iss);
     if (this.settings.deny) {
       target.searchParams.set('error', 'access_denied');
       target.searchParams.set('error_description', 'The user declined the authorization request');
@@ -528,7 +558,7 @@ function authServerMetadata(
   scopes: readonly string[],
   refresh: boolean,
   openid: boolean,
-  extra: { cimd: boolean; clientCredentials?: NonNullable<OAuthFixtureOptions['clientCredentials']>['method'] },
+  extra: { cimd: boolean; advertiseIss: boolean; clientCredentials?: NonNullable<OAuthFixtureOptions['clientCredentials']>['method'] },
 ): OAuthMetadata {
   const machine = extra.clientCredentials;
   return {
@@ -546,6 +576,7 @@ function authServerMetadata(
     token_endpoint_auth_methods_supported: machine ? [machine] : ['client_secret_post', 'none'],
     ...(machine === 'private_key_jwt' ? { token_endpoint_auth_signing_alg_values_supported: ['ES256'] } : {}),
     ...(extra.cimd ? { client_id_metadata_document_supported: true } : {}),
+    ...(extra.advertiseIss ? { authorization_response_iss_parameter_supported: true } : {}),
     scopes_supported: [...scopes],
     ...(openid
       ? { jwks_uri: `${issuer}/jwks`, subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'] }
@@ -575,6 +606,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     metadataRequests: {},
   };
   const settings: Settings = {
+    iss: undefined,
     ttl: options.accessTokenTtlSeconds ?? 3600,
     rotate: options.rotateRefreshTokens ?? true,
     issueRefresh: options.issueRefreshTokens ?? true,
@@ -609,6 +641,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
   const authOrigin = `http://127.0.0.1:${authPort}`;
   const issuer = authOrigin + issuerPath;
   const mcpUrl = mcpOrigin + MCP_PATH;
+  settings.iss = { right: issuer, wrong: 'https://attacker.example', none: undefined }[options.iss ?? 'none'];
 
   const resource = prmLayout === 'none' ? undefined : prmLayout === 'root' ? mcpOrigin : mcpUrl;
   settings.resource = resource;
@@ -678,10 +711,16 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
 
   const noLimit = { rateLimit: false } as const;
   const verifiers: string[] = [];
-  const extra = { cimd: options.clientMetadataDocuments !== undefined, ...(options.clientCredentials ? { clientCredentials: options.clientCredentials.method } : {}) };
+  const extra = {
+    cimd: options.clientMetadataDocuments !== undefined,
+    advertiseIss: options.advertiseIss ?? false,
+    ...(options.clientCredentials ? { clientCredentials: options.clientCredentials.method } : {}),
+  };
   if (asLayout !== 'none') {
-    authApp.use(asMetadataPath, metadataHandler(authServerMetadata(issuer, endpoints, settings.scopes, settings.issueRefresh, asLayout !== 'oauth', extra)));
+    const metadata = authServerMetadata(issuer, endpoints, settings.scopes, settings.issueRefresh, asLayout !== 'oauth', extra);
+    authApp.use(asMetadataPath, metadataHandler({ ...metadata, issuer: options.metadataIssuer ?? issuer }));
   }
+  const registrationRequests: Record<string, unknown>[] = [];
   if (asLayout === 'openid' || asLayout === 'openid-path') authApp.get(`${issuerPath}/jwks`, (_req, res) => void res.json({ keys: [] }));
   authApp.use(`${issuerPath}/authorize`, count(() => counters.authorize++), authorizationHandler({ provider, ...noLimit }));
   authApp.use(
@@ -699,24 +738,35 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     tokenHandler({ provider, ...noLimit }),
   );
   if (dynamicRegistration) {
-    authApp.use(`${issuerPath}/register`, count(() => counters.register++), clientRegistrationHandler({ clientsStore: provider.clientsStore, ...noLimit }));
+    authApp.use(
+      `${issuerPath}/register`,
+      count(() => counters.register++),
+      express.json(),
+      (req, _res, next) => {
+        if (req.method === 'POST') registrationRequests.push({ ...(req.body as Record<string, unknown>) });
+        next();
+      },
+      clientRegistrationHandler({ clientsStore: provider.clientsStore, ...noLimit }),
+    );
   }
   if (revocation) {
     authApp.use(`${issuerPath}/revoke`, count(() => counters.revoke++), revocationHandler({ provider, ...noLimit }));
   }
 
-  if (prmPath !== undefined && resource !== undefined) {
-    mcpApp.use(
-      prmPath,
-      metadataHandler({
-        resource,
-        authorization_servers: [issuer],
-        scopes_supported: [...settings.scopes],
-        bearer_methods_supported: ['header'],
-        resource_name: 'plinth oauth fixture',
-      }),
-    );
-  }
+  const protectedResource = (servers: string[]) =>
+    metadataHandler({
+      resource: resource!,
+      authorization_servers: servers,
+      scopes_supported: [...settings.scopes],
+      bearer_methods_supported: ['header'],
+      resource_name: 'plinth oauth fixture',
+    });
+  let prmHandler = protectedResource(options.authorizationServers ?? [issuer]);
+  if (prmPath !== undefined && resource !== undefined) mcpApp.use(prmPath, (req, res, next) => prmHandler(req, res, next));
+  /** Verifies tokens: this fixture's authorization server's, or after a move the new one's only. */
+  let verifier: OAuthServerProvider = provider;
+  const currentVerifier = { verifyAccessToken: (token: string) => verifier.verifyAccessToken(token) };
+  let moved: { server: Server; info: MovedAuthServer } | undefined;
   const countMcp = (_req: Request, res: Response, next: () => void): void => {
     counters.mcpRequests++;
     res.on('finish', () => {
@@ -725,7 +775,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     next();
   };
   const bearer = requireBearerAuth({
-    verifier: provider,
+    verifier: currentVerifier,
     ...(options.challengeScope === undefined ? {} : { requiredScopes: options.challengeScope.split(' ').filter(Boolean) }),
     ...(prmLayout === 'header' && resourceMetadataUrl !== undefined ? { resourceMetadataUrl } : {}),
     ...(resource === undefined ? {} : { expectedResource: new URL(resource) }),
@@ -735,7 +785,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     options.callScope === undefined
       ? bearer
       : requireBearerAuth({
-          verifier: provider,
+          verifier: currentVerifier,
           requiredScopes: options.callScope.split(' ').filter(Boolean),
           ...(resourceMetadataUrl !== undefined ? { resourceMetadataUrl } : {}),
           ...(resource === undefined ? {} : { expectedResource: new URL(resource) }),
@@ -816,6 +866,36 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
         throw new Error(`The authorization endpoint answered ${response.status} without a redirect: ${body}`);
       }
       return new URL(location, url);
+    },
+    registrationRequests,
+    moveAuthServer: async () => {
+      if (moved !== undefined) return moved.info;
+      const server = createServer();
+      const port = await listen(server);
+      const movedIssuer = `http://127.0.0.1:${port}/moved`;
+      const movedProvider = new FixtureProvider({ ...settings, iss: undefined }, true);
+      const info = { issuer: movedIssuer, counters: { register: 0, authorize: 0, token: 0 }, clientIds: [] as string[] };
+      const app = express();
+      const movedEndpoints = { authorization: `${movedIssuer}/authorize`, token: `${movedIssuer}/token`, registration: `${movedIssuer}/register` };
+      app.use(
+        '/.well-known/oauth-authorization-server/moved',
+        metadataHandler(authServerMetadata(movedIssuer, movedEndpoints, settings.scopes, settings.issueRefresh, false, { cimd: false, advertiseIss: false })),
+      );
+      const seen = (counter: 'authorize' | 'token') => (req: Request, _res: Response, next: NextFunction) => {
+        info.counters[counter]++;
+        const id = (req.query.client_id ?? (req.body as { client_id?: unknown } | undefined)?.client_id) as unknown;
+        if (typeof id === 'string') info.clientIds.push(id);
+        next();
+      };
+      app.use('/moved/authorize', seen('authorize'), authorizationHandler({ provider: movedProvider, ...noLimit }));
+      app.use('/moved/token', express.urlencoded({ extended: false }), seen('token'), tokenHandler({ provider: movedProvider, ...noLimit }));
+      app.use('/moved/register', count(() => info.counters.register++), clientRegistrationHandler({ clientsStore: movedProvider.clientsStore, ...noLimit }));
+      server.on('request', app);
+      servers.push(server);
+      moved = { server, info };
+      prmHandler = protectedResource([movedIssuer]);
+      verifier = movedProvider;
+      return info;
     },
     close: async () => {
       await Promise.all(servers.map(stop));
