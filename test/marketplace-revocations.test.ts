@@ -99,6 +99,8 @@ describe('install, update and rollback refuse revoked versions', () => {
     expect(error).toMatchObject({ code: 'PLN_E_MARKET_REVOKED', details: expect.objectContaining({ version: '1.1.0', use: '1.0.1' }) as unknown });
     expect(error.hint).toContain('plinth ext install greeter@1.0.1');
     expect((await lockOf(kernel)).plugins.greeter?.version).toBe('1.0.0');
+    // Nor is it offered as an update.
+    expect((await market.outdated()).plugins).toEqual([expect.objectContaining({ name: 'greeter', current: '1.0.0', latest: '1.0.1' })]);
   });
 
   it('rollback onto a version revoked since is refused without anyone running ext verify first', async () => {

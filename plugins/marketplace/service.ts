@@ -250,9 +250,14 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       const notes: MarketNote[] = [];
       const lock = await store.read();
       const plugins: OutdatedEntry[] = [];
+      // Revocations first: a revoked version is never offered as an update.
+      const context = reading(signal, notes);
+      const revoked = await revocationsFor(Object.values(lock.plugins), context);
       for (const entry of Object.values(lock.plugins)) {
         if (entry.registry === 'file') continue;
         const registry = registryOf(entry);
+        const trust = await context.trust.forRegistry(context, registry).catch(() => undefined);
+        const withdrawn = new Set((trust?.revoked ?? []).filter((r) => r.name === entry.name).map((r) => r.version));
         let packument;
         try {
           packument = await fetchPackument(documents(signal, notes, true), registry, entry.name);
@@ -262,11 +267,10 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
           notes.push({ registry: registry.name, kind: 'unreachable', message: `${entry.name}: ${error.message}` });
           continue;
         }
-        const wanted = safePick(packument, semver.validRange(entry.range) ? entry.range : (packument['dist-tags'][entry.range] ?? entry.version), registry) ?? entry.version;
-        const latest = safePick(packument, 'latest', registry) ?? safePick(packument, '*', registry) ?? entry.version;
+        const wanted = safePick(packument, semver.validRange(entry.range) ? entry.range : (packument['dist-tags'][entry.range] ?? entry.version), registry, withdrawn) ?? entry.version;
+        const latest = safePick(packument, 'latest', registry, withdrawn) ?? safePick(packument, '*', registry, withdrawn) ?? entry.version;
         if (semver.gt(wanted, entry.version) || semver.gt(latest, entry.version)) plugins.push({ name: entry.name, current: entry.version, wanted, latest, range: entry.range, registry: registry.name });
       }
-      const revoked = await revocationsFor(Object.values(lock.plugins), reading(signal, notes));
       return { plugins, revoked, notes };
     },
 
@@ -361,9 +365,11 @@ function markOf(entry: RevokedEntry | undefined): LockEntry['revoked'] {
   return entry ? { reason: entry.reason, ...(entry.use && { use: entry.use }) } : undefined;
 }
 
-function safePick(packument: Parameters<typeof pickVersion>[0], range: string, registry: Registry): string | undefined {
+/** The version `range` picks, never a revoked one (`withdrawn`). */
+function safePick(packument: Parameters<typeof pickVersion>[0], range: string, registry: Registry, withdrawn: ReadonlySet<string>): string | undefined {
   try {
-    return pickVersion(packument, range, registry).version;
+    const version = pickVersion(packument, range, registry, undefined, withdrawn).version;
+    return withdrawn.has(version) ? undefined : version;
   } catch {
     return undefined;
   }
