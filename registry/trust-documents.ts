@@ -2,7 +2,8 @@
  * The signed documents of a static registry folder (see
  * sdk/contracts/registry-trust.ts): the index, updated at each signed
  * publish and rebuilt (with a new expiry) by `plinth registry index`; the
- * revocations (`plinth registry revoke`); and key rotations (`plinth
+ * revocations (`plinth registry revoke`), signed again with every index,
+ * which names them and gives them its expiry; and key rotations (`plinth
  * registry rotate-key`), which also re-sign every version and document with
  * the new key. The caller holds the folder's publish lock.
  */
@@ -19,9 +20,11 @@ import {
   REGISTRY_REVOCATIONS_PATH,
   REGISTRY_ROTATIONS_PATH,
   type RevocationsSigned,
+  type RevokedVersion,
   type RotationSigned,
   packumentDigest,
   registryIndexSchema,
+  revocationsDigest,
   revocationsSchema,
   rotationsSchema,
 } from '../sdk/contracts/registry-trust.js';
@@ -36,38 +39,59 @@ export interface IndexOptions {
   readonly ttlDays?: number;
 }
 
-/** Sets `packument`'s digest in the folder's index, one version up, signed by `key`. */
+/** Sets `packument`'s digest in the folder's index, one version up, signed by `key` (with the revocations, see {@link writeIndex}). */
 export async function updateIndexEntry(root: string, key: SigningKey, packument: Packument, options: IndexOptions = {}): Promise<IndexSigned> {
   const current = await readDocument(root, REGISTRY_INDEX_PATH, registryIndexSchema);
   const packuments = { ...(current?.signed.packuments ?? {}), [packument.name]: packumentDigest(packument) };
-  return writeIndex(root, key, packuments, current?.signed.version ?? 0, options);
+  return (await writeIndex(root, key, packuments, current?.signed.version ?? 0, options)).index;
 }
 
-/** Rebuilds the index from every packument the folder lists, one version up, with a new expiry. */
+/** Rebuilds the index from every packument the folder lists, one version up, with a new expiry (the revocations too). */
 export async function rebuildIndex(root: string, key: SigningKey, options: IndexOptions = {}): Promise<IndexSigned> {
   const current = await readDocument(root, REGISTRY_INDEX_PATH, registryIndexSchema);
+  return (await writeIndex(root, key, await packumentDigests(root), current?.signed.version ?? 0, options)).index;
+}
+
+async function packumentDigests(root: string): Promise<Record<string, string>> {
   const packuments: Record<string, string> = {};
   for (const object of (await readSearchIndex(root)).objects) {
     const packument = await readPackumentFile(root, object.package.name);
     if (packument) packuments[packument.name] = packumentDigest(packument);
   }
-  return writeIndex(root, key, packuments, current?.signed.version ?? 0, options);
-}
-
-async function writeIndex(root: string, key: SigningKey, packuments: Record<string, string>, previous: number, options: IndexOptions): Promise<IndexSigned> {
-  const now = options.now ?? new Date();
-  const ttl = options.ttlDays ?? DEFAULT_INDEX_TTL_DAYS;
-  const sorted = Object.fromEntries(Object.keys(packuments).sort().map((name) => [name, packuments[name]!]));
-  const signed: IndexSigned = { type: 'plinth-index', version: previous + 1, expires: new Date(now.getTime() + ttl * 86_400_000).toISOString(), packuments: sorted };
-  await writeJson(root, REGISTRY_INDEX_PATH, signDocument(key, signed));
-  return signed;
+  return packuments;
 }
 
 /**
- * Adds `name@version` to the revocations, one version up.
+ * Signs the index, and with it the revocations when the folder has any (or
+ * `revoked` is given): the revocations first, one version up and with the
+ * index's expiry, then the index naming them (their version and digest), so
+ * that a client can tell an older list, or a missing one, from the current
+ * one. Both expire together; `plinth registry index` signs both again.
+ */
+async function writeIndex(root: string, key: SigningKey, packuments: Record<string, string>, previous: number, options: IndexOptions, revoked?: readonly RevokedVersion[]): Promise<{ index: IndexSigned; revocations?: RevocationsSigned }> {
+  const now = options.now ?? new Date();
+  const ttl = options.ttlDays ?? DEFAULT_INDEX_TTL_DAYS;
+  const expires = new Date(now.getTime() + ttl * 86_400_000).toISOString();
+  const current = await readDocument(root, REGISTRY_REVOCATIONS_PATH, revocationsSchema);
+  const list = revoked ?? current?.signed.revoked;
+  let revocations: RevocationsSigned | undefined;
+  if (list !== undefined) {
+    revocations = { ...current?.signed, type: 'plinth-revocations', version: (current?.signed.version ?? 0) + 1, expires, revoked: [...list] };
+    await writeJson(root, REGISTRY_REVOCATIONS_PATH, signDocument(key, revocations));
+  }
+  const sorted = Object.fromEntries(Object.keys(packuments).sort().map((name) => [name, packuments[name]!]));
+  const signed: IndexSigned = { type: 'plinth-index', version: previous + 1, expires, packuments: sorted, ...(revocations && { revocations: { version: revocations.version, digest: revocationsDigest(revocations) } }) };
+  await writeJson(root, REGISTRY_INDEX_PATH, signDocument(key, signed));
+  return { index: signed, ...(revocations && { revocations }) };
+}
+
+/**
+ * Adds `name@version` to the revocations, one version up, and signs the
+ * index again to name them (one version up too).
  * @throws PlinthError `PLN_E_REGISTRY_REVOKE` when the folder does not have that version.
  */
-export async function revokeVersion(root: string, key: SigningKey, entry: { name: string; version: string; reason: string; use?: string }, now = new Date()): Promise<RevocationsSigned> {
+export async function revokeVersion(root: string, key: SigningKey, entry: { name: string; version: string; reason: string; use?: string }, options: IndexOptions = {}): Promise<RevocationsSigned> {
+  const now = options.now ?? new Date();
   const packument = await readPackumentFile(root, entry.name);
   if (!packument?.versions[entry.version]) {
     throw new PlinthError('PLN_E_REGISTRY_REVOKE', `${entry.name}@${entry.version} is not in ${root}: there is nothing to revoke`, { plugin: entry.name, hint: 'name a published version, e.g. `plinth registry revoke name@1.0.0 --reason "…"`', details: { name: entry.name, version: entry.version } });
@@ -78,9 +102,9 @@ export async function revokeVersion(root: string, key: SigningKey, entry: { name
   const current = await readDocument(root, REGISTRY_REVOCATIONS_PATH, revocationsSchema);
   const others = (current?.signed.revoked ?? []).filter((r) => !(r.name === entry.name && r.version === entry.version));
   const revoked = [...others, { name: entry.name, version: entry.version, reason: entry.reason, ...(entry.use !== undefined && { use: entry.use }), at: now.toISOString() }];
-  const signed: RevocationsSigned = { type: 'plinth-revocations', version: (current?.signed.version ?? 0) + 1, revoked };
-  await writeJson(root, REGISTRY_REVOCATIONS_PATH, signDocument(key, signed));
-  return signed;
+  const index = await readDocument(root, REGISTRY_INDEX_PATH, registryIndexSchema);
+  const written = await writeIndex(root, key, index?.signed.packuments ?? (await packumentDigests(root)), index?.signed.version ?? 0, { ...options, now }, revoked);
+  return written.revocations!;
 }
 
 /**
@@ -119,9 +143,8 @@ export async function rotateKey(root: string, from: SigningKey, to: SigningKey, 
     }
     await writeJson(root, packumentFile(packument.name), packument);
   }
+  // The revocations are signed again with the index, by the new key.
   await rebuildIndex(root, to, options);
-  const revocations = await readDocument(root, REGISTRY_REVOCATIONS_PATH, revocationsSchema);
-  if (revocations) await writeJson(root, REGISTRY_REVOCATIONS_PATH, signDocument(to, { ...revocations.signed, version: revocations.signed.version + 1 }));
   return { rotation, resigned };
 }
 

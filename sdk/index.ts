@@ -159,12 +159,14 @@ export {
   indexSignedSchema,
   packumentDigest,
   registryIndexSchema,
+  revocationsBindingSchema,
+  revocationsDigest,
   revocationsSchema,
   revokedVersionSchema,
   rotationSchema,
   rotationsSchema,
 } from './contracts/registry-trust.js';
-export type { IndexSigned, RegistryIndex, Revocations, RevocationsSigned, RevokedVersion, Rotation, RotationSigned, Rotations } from './contracts/registry-trust.js';
+export type { IndexSigned, RegistryIndex, Revocations, RevocationsBinding, RevocationsSigned, RevokedVersion, Rotation, RotationSigned, Rotations } from './contracts/registry-trust.js';
 export { INSTALLED_LOCK_FILE, INSTALLED_VERSIONS_DIR, checkTree, describeTreeCheck, hashFileHandle, hashTree, installedTreeSchema, installedVersionFolder, readInstalledLockText, realInstalledFolder, treeDigest } from './installed-tree.js';
 export type { InstalledTree, TreeCheck, TreeFile } from './installed-tree.js';
 export { NO_PERMISSIONS, envVarName, fsPath, hostPattern, permissionsSchema, principalSchema } from './contracts/sandbox.js';

@@ -218,6 +218,27 @@ describe('revocation', () => {
     expectExit(await run(box, ['ext', 'install', 'greeter@1.0.1', '--yes']), 0);
     expectExit(await run(box, ['ext', 'verify', 'greeter']), 0);
   });
+  it('ext install and ext rollback refuse a revoked version with the --use suggestion; ext verify fails once the revocations are hidden', async () => {
+    const { box, folder, keyFile } = await signedSetup();
+    expectExit(await run(box, ['ext', 'install', 'greeter@1.0.0', '--yes']), 0);
+    expectExit(await run(box, ['ext', 'install', 'greeter@1.0.1', '--yes']), 0);
+    expectExit(await run(box, ['registry', 'revoke', 'greeter@1.0.0', '--to', folder, '--sign', keyFile, '--reason', 'leaks the greeting', '--use', '1.0.1']), 0);
+    const install = await run(box, ['ext', 'install', 'greeter@1.0.0', '--yes', '--force']);
+    expectExit(install, 1);
+    expect(install.stderr).toContain('PLN_E_MARKET_REVOKED');
+    expect(install.stderr).toContain('plinth ext install greeter@1.0.1');
+    const rollback = await run(box, ['ext', 'rollback', 'greeter']);
+    expectExit(rollback, 1);
+    expect(rollback.stderr).toContain('PLN_E_MARKET_REVOKED');
+    expect(rollback.stderr).toContain('plinth ext install greeter@1.0.1');
+    // The registry (or a mirror) stops serving the list: not "ok".
+    await unlink(join(folder, '-', 'plinth', 'revocations.json'));
+    const verify = await run(box, ['ext', 'verify', 'greeter']);
+    expectExit(verify, 1);
+    expect(verify.stderr).toContain('PLN_E_MARKET_REVOCATIONS_MISSING');
+    expect(verify.stderr).toContain('plinth registry index --to <folder> --sign <key>');
+  });
+
   it('without --use, the version to move to is the newest that an install would accept: not a newer unsigned one', async () => {
     const { box, folder, keyFile } = await signedSetup();
     expectExit(await run(box, ['ext', 'install', 'greeter@1.0.0', '--yes']), 0);

@@ -12,6 +12,14 @@
  * older than the highest version seen, and not expired; only then is its
  * version recorded. Each version then needs its packument to match the
  * index and, under `signatures: "required"`, a signature by a trusted key.
+ *
+ * The revocations are established with the index, for every operation that
+ * trusts a key of the registry (install, update and rollback as much as
+ * verify): signed by a trusted key, not older than seen, not expired, and
+ * the very document the index names (version and digest) when it names one.
+ * A registry that never published revocations is not asked to; one that did
+ * must go on serving them, and one whose index named them must go on naming
+ * them (recorded per registry in registry-trust.json).
  */
 import type { KeyObject } from 'node:crypto';
 import {
@@ -22,14 +30,19 @@ import {
   type MarketNote,
   PlinthError,
   REGISTRY_INDEX_PATH,
+  REGISTRY_REVOCATIONS_PATH,
   REGISTRY_ROTATIONS_PATH,
   type RegistryKeys,
+  type RevocationsSigned,
+  type RevokedVersion,
   type Rotations,
   checkVersionSignatures,
   documentSigner,
   packumentDigest,
   publicKeyOf,
   registryIndexSchema,
+  revocationsDigest,
+  revocationsSchema,
   rotationsSchema,
 } from 'plinth/sdk';
 import { type DocumentContext, fetchKeys, fetchSignedDocument } from './documents.js';
@@ -44,6 +57,8 @@ export interface RegistryTrust {
   /** keyid → key. */
   readonly keys: ReadonlyMap<string, KeyObject>;
   readonly index?: IndexSigned;
+  /** The registry's revoked versions, checked (empty when it publishes none, or when nothing could be checked). */
+  readonly revoked: readonly RevokedVersion[];
 }
 
 export interface TrustOptions {
@@ -79,7 +94,7 @@ export class RegistryTrustKeeper {
 async function establish(context: DocumentContext, registry: Registry, state: TrustState, options: TrustOptions): Promise<RegistryTrust> {
   const now = (options.now ?? (() => new Date()))();
   const url = registry.url.href;
-  if (registry.signatures === 'off') return { policy: 'off', keys: new Map() };
+  if (registry.signatures === 'off') return { policy: 'off', keys: new Map(), revoked: [] };
   const recorded = await state.get(url);
   const listed = await fetchKeys(context, registry, true);
   const keys = new Map<string, KeyObject>();
@@ -112,7 +127,7 @@ async function establish(context: DocumentContext, registry: Registry, state: Tr
     const accepted = await trustOnFirstUse(registry, active, options);
     if (accepted === undefined) {
       context.notes.push({ registry: registry.name, kind: 'unchecked', message: `registry ${registry.name} signs with ${active.map((k) => k.keyid).join(', ')}, which is not trusted yet (the first install from it asks): its index and revocations were not checked` });
-      return { policy: 'off', keys };
+      return { policy: 'off', keys, revoked: [] };
     }
     for (const entry of accepted) {
       keys.set(entry.keyid, publicKeyOf(entry)!);
@@ -157,20 +172,78 @@ async function establish(context: DocumentContext, registry: Registry, state: Tr
       });
     }
   }
-  if (newlyTrusted.length > 0 || retired.size > 0 || (index && index.signed.version !== recorded?.index?.version)) {
-    await state.update(url, (current) => remember(current, newlyTrusted, retired, index?.signed, now));
+  // A registry that lists no keys cannot sign revocations: there is nothing to check them against.
+  const revocations = keys.size > 0 ? await checkRevocations(context, registry, keys, index?.signed, recorded?.revocations, now) : undefined;
+  const revocationsSeen = revocations && { version: revocations.version, bound: index?.signed.revocations !== undefined, ...(revocations.expires && { expires: revocations.expires }), seenAt: now.toISOString() };
+  const revocationsChanged = revocationsSeen !== undefined && (revocationsSeen.version !== recorded?.revocations?.version || revocationsSeen.bound !== (recorded.revocations.bound ?? false));
+  if (newlyTrusted.length > 0 || retired.size > 0 || (index && index.signed.version !== recorded?.index?.version) || revocationsChanged) {
+    await state.update(url, (current) => remember(current, newlyTrusted, retired, index?.signed, revocationsSeen, now));
   }
-  return { policy, keys, ...(index && { index: index.signed }) };
+  return { policy, keys, ...(index && { index: index.signed }), revoked: revocations?.revoked ?? [] };
 }
 
-function remember(current: RegistryState | undefined, added: readonly TrustedKey[], retired: ReadonlySet<string>, index: IndexSigned | undefined, now: Date): RegistryState {
+/**
+ * The registry's revocations, when it publishes them, checked against what
+ * was seen before and against the index (see the module's comment).
+ * @throws PlinthError `PLN_E_MARKET_REVOCATIONS` (not signed by a trusted key), `…_REVOCATIONS_MISSING`,
+ *   `…_REVOCATIONS_ROLLBACK`, `…_REVOCATIONS_MISMATCH`, `…_REVOCATIONS_EXPIRED`.
+ */
+async function checkRevocations(context: DocumentContext, registry: Registry, keys: ReadonlyMap<string, KeyObject>, index: IndexSigned | undefined, seen: RegistryState['revocations'], now: Date): Promise<RevocationsSigned | undefined> {
+  const doc = await fetchSignedDocument(context, registry, REGISTRY_REVOCATIONS_PATH, revocationsSchema, 'its revocations');
+  const bound = index?.revocations;
+  const details = { step: 'revocations', registry: registry.name };
+  if (!doc) {
+    if (!bound && !seen) return undefined;
+    const why = bound ? `its signed index (version ${index!.version}) names revocations version ${bound.version}` : `revocations version ${seen!.version} were seen${seen!.seenAt ? ` on ${seen!.seenAt.slice(0, 10)}` : ''}`;
+    throw new PlinthError('PLN_E_MARKET_REVOCATIONS_MISSING', `revocations: registry "${registry.name}" serves no revocations (${REGISTRY_REVOCATIONS_PATH}), but ${why}: refused, since without them a revoked version cannot be told apart`, {
+      hint: 'nothing was changed; something (a stale mirror or cache, or an attacker) may be hiding them; retry later, or ask the registry\'s operator to publish them again (`plinth registry index --to <folder> --sign <key>` signs them with the index)',
+      details: { ...details, ...(bound && { expected: bound.version }), ...(seen && { seen: seen.version }) },
+    });
+  }
+  if (!documentSigner(doc, keys)) {
+    throw new PlinthError('PLN_E_MARKET_REVOCATIONS', `revocations: registry "${registry.name}"'s revocations are not signed by a key trusted for it (signed by ${doc.signatures.map((s) => s.keyid).join(', ')}; expected ${[...keys.keys()].join(' or ')}): refused`, {
+      hint: 'nothing was changed; until they are, revoked versions cannot be told apart: tell the registry\'s operator (a registry changes keys only through a rotation signed by its previous key)',
+      details: { ...details, expected: [...keys.keys()], signedBy: doc.signatures.map((s) => s.keyid) },
+    });
+  }
+  const highest = seen?.version ?? 0;
+  if (doc.signed.version < highest) {
+    throw new PlinthError('PLN_E_MARKET_REVOCATIONS_ROLLBACK', `revocations: registry "${registry.name}" served revocations version ${doc.signed.version}, older than version ${highest} seen${seen?.seenAt ? ` on ${seen.seenAt.slice(0, 10)}` : ''}: refused (an old list may hide a revocation)`, {
+      hint: 'nothing was changed; something serves old documents (a stale mirror or cache, or an attacker); retry later, or tell the registry\'s operator',
+      details: { ...details, served: doc.signed.version, seen: highest },
+    });
+  }
+  if (bound) {
+    const digest = revocationsDigest(doc.signed);
+    if (doc.signed.version !== bound.version || digest !== bound.digest) {
+      throw new PlinthError('PLN_E_MARKET_REVOCATIONS_MISMATCH', `revocations: registry "${registry.name}" served revocations version ${doc.signed.version}${doc.signed.version === bound.version ? ' with other contents than' : ', not'} the version ${bound.version} its signed index (version ${index!.version}) names: refused (documents from different moments, or an old list beside a current index)`, {
+        hint: 'nothing was changed; retry in a moment (a revocation may be being published); if it persists, tell the registry\'s operator',
+        details: { ...details, served: doc.signed.version, expected: bound.version, index: index!.version },
+      });
+    }
+  } else if (seen?.bound) {
+    throw new PlinthError('PLN_E_MARKET_REVOCATIONS_MISSING', `revocations: the signed index of registry "${registry.name}"${index ? ` (version ${index.version})` : ''} no longer names its revocations, as it did when version ${seen.version} was seen: refused (an index that names none cannot tell an old list from the current one)`, {
+      hint: 'nothing was changed; the registry may be served by an older plinth, or something replays old documents; ask its operator to sign the index again with a current plinth (`plinth registry index --to <folder> --sign <key>`)',
+      details: { ...details, seen: seen.version },
+    });
+  }
+  if (doc.signed.expires !== undefined && Date.parse(doc.signed.expires) <= now.getTime()) {
+    throw new PlinthError('PLN_E_MARKET_REVOCATIONS_EXPIRED', `revocations: the revocations of registry "${registry.name}" (version ${doc.signed.version}) expired on ${doc.signed.expires}: refused (the list may be frozen at an old moment)`, {
+      hint: 'nothing was changed; the registry\'s operator must sign them again (`plinth registry index --to <folder> --sign <key>` signs the index and the revocations); retry then',
+      details: { ...details, version: doc.signed.version, expires: doc.signed.expires },
+    });
+  }
+  return doc.signed;
+}
+
+function remember(current: RegistryState | undefined, added: readonly TrustedKey[], retired: ReadonlySet<string>, index: IndexSigned | undefined, revocations: RegistryState['revocations'], now: Date): RegistryState {
   const keys = [...(current?.keys ?? [])];
   for (const key of added) if (!keys.some((k) => k.keyid === key.keyid)) keys.push(key);
   const seen = current?.index?.version ?? 0;
   return {
     keys: keys.filter((k) => !retired.has(k.keyid)),
     ...(index && index.version >= seen ? { index: { version: index.version, expires: index.expires, seenAt: now.toISOString() } } : current?.index ? { index: current.index } : {}),
-    ...(current?.revocations && { revocations: current.revocations }),
+    ...(revocations && revocations.version >= (current?.revocations?.version ?? 0) ? { revocations } : current?.revocations ? { revocations: current.revocations } : {}),
   };
 }
 

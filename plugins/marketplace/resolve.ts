@@ -1,14 +1,20 @@
 /**
  * Which versions to install: the newest version within the range (or the
- * tag) that this kernel can run, then its dependencies, transitively, unless
- * a plugin already present satisfies them. A conflict is explained: who
- * needs what, and what is there.
+ * tag) that this kernel can run and its registry has not revoked, then its
+ * dependencies, transitively, unless a plugin already present satisfies
+ * them. A conflict is explained: who needs what, and what is there.
+ *
+ * A dependency comes from its dependent's registry (unless its `@scope` is
+ * configured to a registry of its own): a public name cannot stand in for a
+ * private one (dependency confusion). When the dependent's registry does not
+ * have it and another registry does, it is refused, naming both.
  */
 import semver from 'semver';
 import { type AbbreviatedPackument, type AbbreviatedVersion, KERNEL_API_VERSION, PlinthError, closestName, isPlinthError, resolveTarballUrl } from 'plinth/sdk';
 import { type DocumentContext, fetchPackument, fetchSearch } from './documents.js';
 import { type Registry, registryFor } from './registries.js';
-import { type RegistryTrustKeeper, checkVersion } from './registry-trust.js';
+import { type RegistryTrust, type RegistryTrustKeeper, checkVersion } from './registry-trust.js';
+import { replacementFor, revokedError } from './revocations.js';
 
 /** One version chosen for installation. */
 export interface Planned {
@@ -74,7 +80,13 @@ export function parseSpec(spec: string): { name: string; range: string } {
 export async function planInstall(context: DocumentContext & { trust: RegistryTrustKeeper }, registries: readonly Registry[], target: { name: string; range: string }, present: ReadonlyMap<string, Present>): Promise<Planned[]> {
   const planned = new Map<string, Planned>();
   const order: Planned[] = [];
-  const visit = async (name: string, range: string, from: string | undefined): Promise<void> => {
+  /** Signatures, keys, the index and the revocations before any packument is believed; with an index, the packument is asked for fresh, to match it. */
+  const lookup = async (registry: Registry, name: string): Promise<{ trust: RegistryTrust; packument: AbbreviatedPackument }> => {
+    const trust = await context.trust.forRegistry(context, registry);
+    return { trust, packument: await fetchPackument(trust.index ? { ...context, revalidate: true } : context, registry, name) };
+  };
+  const visit = async (name: string, range: string, parent: Planned | undefined): Promise<void> => {
+    const from = parent && `${parent.name}@${parent.version}`;
     const chosen = planned.get(name);
     if (chosen) {
       if (from !== undefined && !satisfiesRange(chosen.version, range)) throw conflict(name, range, from, `${chosen.version} is being installed (${chosen.dependency ? `needed by another plugin at ${chosen.range}` : `you asked for ${chosen.range}`})`);
@@ -86,13 +98,15 @@ export async function planInstall(context: DocumentContext & { trust: RegistryTr
       const fix = there.source === 'builtin' ? `the builtin "${name}" is ${there.version}: use a version of ${from.split('@')[0]} written for it` : `run \`plinth ext update ${name} --latest\` first, or install another version of ${from.split('@')[0]}`;
       throw conflict(name, range, from, `${there.source} ${name}@${there.version} is there`, fix);
     }
-    const registry = registryFor(registries, name);
-    // Signatures, keys and the index before any packument is believed; with an index, the packument is asked for fresh, to match it.
-    const trust = await context.trust.forRegistry(context, registry);
-    const packument = await fetchPackument(trust.index ? { ...context, revalidate: true } : context, registry, name).catch(async (error: unknown) => {
-      throw isPlinthError(error) && error.code === 'PLN_E_MARKET_NOT_FOUND' ? await notOnRegistry(context, registry, name, from, error) : error;
+    const registry = parent ? dependencyRegistry(registries, name, parent) : registryFor(registries, name);
+    const { trust, packument } = await lookup(registry, name).catch(async (error: unknown) => {
+      if (!isPlinthError(error) || error.code !== 'PLN_E_MARKET_NOT_FOUND') throw error;
+      if (parent && registry === parent.registry) await refuseOtherRegistry(context, registries, name, range, parent);
+      throw await notOnRegistry(context, registry, name, from, error);
     });
-    const version = pickVersion(packument, range, registry, from);
+    const version = pickVersion(packument, range, registry, from, new Set(trust.revoked.filter((r) => r.name === name).map((r) => r.version)));
+    const revoked = trust.revoked.find((r) => r.name === name && r.version === version.version);
+    if (revoked) throw revokedError('resolve', registry, revoked, revoked.use ?? replacementFor(trust, registry, packument), `not installed${from ? ` (needed by ${from})` : ''}`);
     const dist = version.dist;
     const signature = checkVersion(trust, registry, packument, version, context.notes);
     const entry: Planned = {
@@ -109,15 +123,53 @@ export async function planInstall(context: DocumentContext & { trust: RegistryTr
       ...(signature && { signature }),
     };
     planned.set(name, entry);
-    for (const [dep, depRange] of Object.entries(entry.dependencies)) await visit(dep, depRange, `${name}@${entry.version}`);
+    for (const [dep, depRange] of Object.entries(entry.dependencies)) await visit(dep, depRange, entry);
     order.push(entry);
   };
   await visit(target.name, target.range, undefined);
   return order;
 }
 
-/** The version `range` (or the dist-tag of that name) selects among those this kernel can run. */
-export function pickVersion(packument: AbbreviatedPackument, range: string, registry: Registry, from?: string): AbbreviatedVersion {
+/** Where a dependency is looked up: the registry configured for its `@scope`, if any (the user chose it), else its dependent's registry. */
+function dependencyRegistry(registries: readonly Registry[], name: string, parent: Planned): Registry {
+  const scope = name.startsWith('@') ? name.slice(0, name.indexOf('/')) : undefined;
+  return (scope && registries.find((r) => r.scope === scope)) || parent.registry;
+}
+
+/**
+ * The dependent's registry does not have `name`: when the registry the name
+ * would otherwise go to has it, that is refused (it may be a public plugin
+ * squatting a private name), saying how to choose it on purpose.
+ */
+async function refuseOtherRegistry(context: DocumentContext, registries: readonly Registry[], name: string, range: string, parent: Planned): Promise<void> {
+  let other: Registry;
+  try {
+    other = registryFor(registries, name);
+  } catch {
+    return;
+  }
+  if (other.url.href === parent.registry.url.href) return;
+  // Only whether it is there: nothing of it is believed or installed.
+  const there = await fetchPackument({ ...context, notes: [] }, other, name).then(
+    () => true,
+    () => false,
+  );
+  if (!there) return;
+  const from = `${parent.name}@${parent.version}`;
+  throw new PlinthError('PLN_E_MARKET_DEPENDENCY_REGISTRY', `resolve: ${from} (from registry "${parent.registry.name}") needs ${name}@${range}, which registry "${parent.registry.name}" does not have; registry "${other.name}" has a plugin of that name: refused, since a dependency comes from its dependent's registry (another registry's plugin of the same name may be someone else's)`, {
+    plugin: name,
+    hint: `nothing was installed; if ${name} of registry "${other.name}" is the one ${parent.name} means, install it yourself first (\`plinth ext install ${name}@${range}\`), then run this command again; otherwise ask the operator of registry "${parent.registry.name}" to publish ${name} there`,
+    details: { step: 'resolve', plugin: name, range, neededBy: from, registry: parent.registry.name, other: other.name },
+  });
+}
+
+/**
+ * The version `range` (or the dist-tag of that name) selects among those this
+ * kernel can run, passing over `revoked` versions within a range; a tag, or a
+ * range only revoked versions match, gives the revoked version (the caller
+ * refuses it, saying what to use instead).
+ */
+export function pickVersion(packument: AbbreviatedPackument, range: string, registry: Registry, from?: string, revoked: ReadonlySet<string> = new Set()): AbbreviatedVersion {
   const tagged = packument['dist-tags'][range];
   const versions = Object.values(packument.versions);
   const runnable = versions.filter((v) => v.kernel === undefined || semver.satisfies(KERNEL_API_VERSION, v.kernel, { includePrerelease: true }));
@@ -129,7 +181,7 @@ export function pickVersion(packument: AbbreviatedPackument, range: string, regi
   }
   if (semver.validRange(range) === null) throw noMatch(packument, range, registry, `"${range}" is neither a semver range nor one of its tags (${Object.keys(packument['dist-tags']).join(', ') || 'none'})`, from);
   const fit = (list: readonly AbbreviatedVersion[]) => semver.maxSatisfying(list.filter((v) => v.deprecated === undefined).map((v) => v.version), range) ?? semver.maxSatisfying(list.map((v) => v.version), range);
-  const best = fit(runnable);
+  const best = fit(runnable.filter((v) => !revoked.has(v.version))) ?? fit(runnable);
   if (best !== null) return packument.versions[best]!;
   const ignoringKernel = fit(versions);
   if (ignoringKernel !== null) {

@@ -29,7 +29,7 @@ import { type InstallContext, type Staged, approvalFor, approve, commit, fetchLo
 import { type Registry, commandLineRegistry, configuredRegistries, registryFor } from './registries.js';
 import { type Planned, type Present, parseSpec, pickVersion, planInstall } from './resolve.js';
 import { RegistryTrustKeeper } from './registry-trust.js';
-import { fetchRevocations, revokedInstalled } from './revocations.js';
+import { fetchRevocations, replacementFor, revokedError, revokedInstalled } from './revocations.js';
 import { PluginStore } from './store.js';
 import { TrustState } from './trust-state.js';
 import { verifyInstalled } from './verify-installed.js';
@@ -78,11 +78,13 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     const checked = new Set<string>();
     for (const { registry, entries: group } of byRegistry.values()) {
       try {
-        const list = await fetchRevocations(context, context.trust, trustState, registry);
+        const list = await fetchRevocations(context, context.trust, registry);
         revoked.push(...(await revokedInstalled(context, context.trust, registry, group, list)));
         for (const entry of group) checked.add(entry.name);
       } catch (error) {
-        if (!isPlinthError(error) || !error.code.startsWith('PLN_E_MARKET_')) throw error;
+        // Only a registry that cannot be reached at all (and of which nothing is cached) is passed over, saying so;
+        // revocations that are missing, older, expired or not the index's are an error: they are how a revocation is hidden.
+        if (!isPlinthError(error) || error.code !== 'PLN_E_MARKET_REGISTRY_UNREACHABLE') throw error;
         context.notes.push({ registry: registry.name, kind: 'unreachable', message: `revocations not checked: ${error.message}` });
       }
     }
@@ -99,6 +101,30 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       });
     }
     return revoked;
+  };
+
+  /**
+   * Refuses `entry` (a version to switch back to) when its registry revoked
+   * it: the registry's `use`, else the newest version an install would
+   * accept, is named. Failing to establish the revocations refuses too,
+   * except a registry that cannot be reached at all and of which nothing is
+   * cached: a note says the revocations were not checked.
+   */
+  const refuseRevoked = async (entry: Omit<LockEntry, 'previous'>, context: ReturnType<typeof reading>): Promise<void> => {
+    if (entry.registry === 'file') return;
+    const registry = registryOf(entry);
+    let trust;
+    try {
+      trust = await context.trust.forRegistry(context, registry);
+    } catch (error) {
+      if (!isPlinthError(error) || error.code !== 'PLN_E_MARKET_REGISTRY_UNREACHABLE') throw error;
+      context.notes.push({ registry: registry.name, kind: 'unreachable', message: `revocations not checked: ${error.message}` });
+      return;
+    }
+    const hit = trust.revoked.find((r) => r.name === entry.name && r.version === entry.version);
+    if (!hit) return;
+    const packument = hit.use === undefined ? await fetchPackument(context, registry, entry.name).catch(() => undefined) : undefined;
+    throw revokedError('rollback', registry, hit, hit.use ?? (packument && replacementFor(trust, registry, packument)), 'not rolled back to');
   };
 
   /** Where an installed plugin is updated from: the `--registry` it came from, else the configured one for its name. */
@@ -227,9 +253,14 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       const notes: MarketNote[] = [];
       const lock = await store.read();
       const plugins: OutdatedEntry[] = [];
+      // Revocations first: a revoked version is never offered as an update.
+      const context = reading(signal, notes);
+      const revoked = await revocationsFor(Object.values(lock.plugins), context);
       for (const entry of Object.values(lock.plugins)) {
         if (entry.registry === 'file') continue;
         const registry = registryOf(entry);
+        const trust = await context.trust.forRegistry(context, registry).catch(() => undefined);
+        const withdrawn = new Set((trust?.revoked ?? []).filter((r) => r.name === entry.name).map((r) => r.version));
         let packument;
         try {
           packument = await fetchPackument(documents(signal, notes, true), registry, entry.name);
@@ -239,11 +270,10 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
           notes.push({ registry: registry.name, kind: 'unreachable', message: `${entry.name}: ${error.message}` });
           continue;
         }
-        const wanted = safePick(packument, semver.validRange(entry.range) ? entry.range : (packument['dist-tags'][entry.range] ?? entry.version), registry) ?? entry.version;
-        const latest = safePick(packument, 'latest', registry) ?? safePick(packument, '*', registry) ?? entry.version;
+        const wanted = safePick(packument, semver.validRange(entry.range) ? entry.range : (packument['dist-tags'][entry.range] ?? entry.version), registry, withdrawn) ?? entry.version;
+        const latest = safePick(packument, 'latest', registry, withdrawn) ?? safePick(packument, '*', registry, withdrawn) ?? entry.version;
         if (semver.gt(wanted, entry.version) || semver.gt(latest, entry.version)) plugins.push({ name: entry.name, current: entry.version, wanted, latest, range: entry.range, registry: registry.name });
       }
-      const revoked = await revocationsFor(Object.values(lock.plugins), reading(signal, notes));
       return { plugins, revoked, notes };
     },
 
@@ -266,7 +296,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       return { changes, notes };
     },
 
-    async rollback(name) {
+    async rollback(name, options = {}) {
+      const notes: MarketNote[] = [];
       return store.withPluginLock(name, limits.lockWaitMs, async () => {
         const entry = (await store.read()).plugins[name] ?? notInstalled(name);
         const previous = entry.previous;
@@ -274,8 +305,10 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
           throw new PlinthError('PLN_E_MARKET_NO_PREVIOUS', `${name}@${entry.version} has no previous version to go back to`, { plugin: name, hint: `install the version you want: \`plinth ext install ${name}@<version>\``, details: { step: 'rollback' } });
         }
         if (previous.revoked) {
-          throw new PlinthError('PLN_E_MARKET_REVOKED', `${name}@${previous.version} was revoked by its registry (${previous.revoked.reason}): not rolled back to`, { plugin: name, hint: previous.revoked.use ? `install ${previous.revoked.use}: \`plinth ext install ${name}@${previous.revoked.use}\`` : `\`plinth ext outdated\` shows what to move to`, details: { step: 'rollback' } });
+          throw new PlinthError('PLN_E_MARKET_REVOKED', `rollback: ${name}@${previous.version} was revoked by its registry (${previous.revoked.reason}): not rolled back to`, { plugin: name, hint: previous.revoked.use ? `use ${previous.revoked.use} instead: \`plinth ext install ${name}@${previous.revoked.use}\`` : `\`plinth ext outdated\` shows what to move to`, details: { step: 'rollback', version: previous.version, reason: previous.revoked.reason, ...(previous.revoked.use && { use: previous.revoked.use }) } });
         }
+        // Revoked since it was last checked? Its registry's revocations are asked now (as an install would), before anything changes.
+        await refuseRevoked(previous, reading(options.signal, notes));
         const dir = store.versionDir(name, previous.version);
         const manifest = await readManifest(dir);
         if (!manifest) {
@@ -283,8 +316,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         }
         const staged: Staged = { name, version: previous.version, dir, manifest, integrity: previous.integrity, range: previous.range, registry: previous.registry, ...(previous.registryUrl && { registryUrl: previous.registryUrl }), resolved: previous.resolved, dependency: previous.dependency === true, ...(previous.signature && { signature: previous.signature }), tree: previous.tree ? { kind: 'recorded', tree: previous.tree } : { kind: 'unrecorded' } };
         // The folder is already in place: commit moves nothing and switches the link.
-        const change = await commit(installContext, staged);
-        return { changes: [change], notes: [] } satisfies InstallResult;
+        const change = await commit(installContext, staged, options.signal);
+        return { changes: [change], notes } satisfies InstallResult;
       });
     },
 
@@ -335,9 +368,11 @@ function markOf(entry: RevokedEntry | undefined): LockEntry['revoked'] {
   return entry ? { reason: entry.reason, ...(entry.use && { use: entry.use }) } : undefined;
 }
 
-function safePick(packument: Parameters<typeof pickVersion>[0], range: string, registry: Registry): string | undefined {
+/** The version `range` picks, never a revoked one (`withdrawn`). */
+function safePick(packument: Parameters<typeof pickVersion>[0], range: string, registry: Registry, withdrawn: ReadonlySet<string>): string | undefined {
   try {
-    return pickVersion(packument, range, registry).version;
+    const version = pickVersion(packument, range, registry, undefined, withdrawn).version;
+    return withdrawn.has(version) ? undefined : version;
   } catch {
     return undefined;
   }

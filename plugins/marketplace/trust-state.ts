@@ -1,8 +1,9 @@
 /**
  * What the client remembers of each registry's signing, in
  * `$PLINTH_HOME/registry-trust.json` (by registry URL): the keys it trusts
- * (trusted on first use, pinned, or reached by a rotation) and the highest
- * index version it has seen. TUF's rollback and freeze defences are only as
+ * (trusted on first use, pinned, or reached by a rotation), the highest
+ * index version it has seen, and the highest revocations version, with
+ * whether the index named them (`bound`): once it did, it must go on doing so. TUF's rollback and freeze defences are only as
  * good as this memory: it is written atomically under a lock, only after a
  * document passed every check, and a version only ever grows.
  */
@@ -17,7 +18,8 @@ export type TrustedKey = z.infer<typeof trustedKeySchema>;
 const registryStateSchema = z.object({
   keys: z.array(trustedKeySchema),
   index: z.object({ version: z.number(), expires: z.string(), seenAt: z.string() }).optional(),
-  revocations: z.object({ version: z.number() }).optional(),
+  /** `bound`: the index named these revocations (their digest); `expires`: theirs, when they had one. Both only added (records before them have neither). */
+  revocations: z.object({ version: z.number(), bound: z.boolean().optional(), expires: z.string().optional(), seenAt: z.string().optional() }).optional(),
 });
 export type RegistryState = z.infer<typeof registryStateSchema>;
 
@@ -44,6 +46,10 @@ export class TrustState {
       // Whatever happened meanwhile in another process, the index version never goes down.
       const before = data.registries[url]?.index?.version ?? 0;
       if (next.index && next.index.version < before) next.index = data.registries[url]!.index;
+      // The same for the revocations, and once bound to the index they stay so.
+      const seen = data.registries[url]?.revocations;
+      if (seen && (!next.revocations || next.revocations.version < seen.version)) next.revocations = seen;
+      else if (seen?.bound && next.revocations && !next.revocations.bound) next.revocations = { ...next.revocations, bound: true };
       data.registries[url] = next;
       await writeFileAtomic(this.file, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
       return next;

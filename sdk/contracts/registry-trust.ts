@@ -10,7 +10,11 @@
  *   an expired one (freeze), and a packument whose digest is not the index's
  *   (mix-and-match: documents from different moments served together);
  * - the **revocations** (`-/plinth/revocations.json`): versions withdrawn, why,
- *   and what to move to;
+ *   and what to move to, with a `version` that only grows and an `expires`
+ *   date. The index names the revocations it goes with (`revocations`: their
+ *   version and {@link revocationsDigest}), so an older list, or none, cannot
+ *   be served beside a current index (freeze of the revocations); the two are
+ *   signed together, and expire together;
  * - the **rotations** (`-/plinth/rotations.json`): each a new key, signed by
  *   the key before it; a client follows the chain from the key it trusts and
  *   nothing else moves its trust to another key.
@@ -32,30 +36,43 @@ export const REGISTRY_ROTATIONS_PATH = '-/plinth/rotations.json';
 
 const isoDate = z.string().refine((s) => Number.isFinite(Date.parse(s)), 'expected an ISO date such as "2030-01-01T00:00:00.000Z"');
 
-/** What the index says. `packuments`: name → {@link packumentDigest}. */
-export const indexSignedSchema = z.object({
+/** The revocations an index goes with: their version and {@link revocationsDigest}. */
+export const revocationsBindingSchema = z.looseObject({ version: z.int().nonnegative(), digest: z.string().min(1) });
+export type RevocationsBinding = z.infer<typeof revocationsBindingSchema>;
+
+/**
+ * What the index says. `packuments`: name → {@link packumentDigest};
+ * `revocations`: the revocations document it goes with, when the registry
+ * publishes one. Signed documents keep fields they do not know (loose
+ * objects): a signature covers every field, and a field dropped while
+ * parsing would make a valid signature fail.
+ */
+export const indexSignedSchema = z.looseObject({
   type: z.literal('plinth-index'),
   version: z.int().positive(),
   expires: isoDate,
   packuments: z.record(z.string(), z.string()),
+  revocations: revocationsBindingSchema.optional(),
 });
 export type IndexSigned = z.infer<typeof indexSignedSchema>;
 
 /** One revoked version: `version` is exact; `use` the version to move to, when the registry names one. */
-export const revokedVersionSchema = z.object({ name: z.string(), version: z.string(), reason: z.string(), use: z.string().optional(), at: isoDate.optional() });
+export const revokedVersionSchema = z.looseObject({ name: z.string(), version: z.string(), reason: z.string(), use: z.string().optional(), at: isoDate.optional() });
 export type RevokedVersion = z.infer<typeof revokedVersionSchema>;
 
-export const revocationsSignedSchema = z.object({
+export const revocationsSignedSchema = z.looseObject({
   type: z.literal('plinth-revocations'),
   version: z.int().nonnegative(),
+  /** Absent only in documents written before revocations expired. */
+  expires: isoDate.optional(),
   revoked: z.array(revokedVersionSchema),
 });
 export type RevocationsSigned = z.infer<typeof revocationsSignedSchema>;
 
 /** A key in a rotation: keyid and SPKI DER (base64), as in the keys document. */
-export const rotatedKeySchema = z.object({ keyid: z.string().min(1), key: z.string().min(1) });
+export const rotatedKeySchema = z.looseObject({ keyid: z.string().min(1), key: z.string().min(1) });
 
-export const rotationSignedSchema = z.object({
+export const rotationSignedSchema = z.looseObject({
   type: z.literal('plinth-rotation'),
   /** The keyid of the key that signs this rotation, and is replaced. */
   from: z.string().min(1),
@@ -108,4 +125,9 @@ export function packumentDigest(packument: { name: string; 'dist-tags': Readonly
   const versions = Object.fromEntries(Object.entries(packument.versions).map(([v, doc]) => [v, doc.dist.integrity]));
   const text = canonicalJson({ name: packument.name, 'dist-tags': packument['dist-tags'], versions });
   return `sha256-${createHash('sha256').update(text).digest('base64')}`;
+}
+
+/** What an index pins of a revocations document: the SHA-256 of the canonical JSON of its `signed` (`sha256-<base64>`). */
+export function revocationsDigest(signed: RevocationsSigned): string {
+  return `sha256-${createHash('sha256').update(canonicalJson(signed)).digest('base64')}`;
 }
