@@ -145,10 +145,10 @@ export class HookEngine {
       return { ok: true, response: { allow: true }, durationMs: performance.now() - started, stderrTail: '' };
     }
     if (hook.protocol === 'claude' || hook.protocol === 'gemini') {
-      const result = await this.deps.runner.run(hook, buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace }));
+      const result = await this.deps.runner.run(hook, buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace }), undefined, verdict.pinned);
       return result.ok && result.response.approval ? this.askHost(hook, event, context, result) : result;
     }
-    return this.deps.runner.run(hook, buildInput(hook, subscribedSpelling(hook, event), context, sessionId));
+    return this.deps.runner.run(hook, buildInput(hook, subscribedSpelling(hook, event), context, sessionId), undefined, verdict.pinned);
   }
 
   /** A peer hook's `ask`: the host's answer to `approval_request` is the hook's decision; no answer blocks. */
