@@ -106,6 +106,14 @@ export async function approvedCopy(pinned: ReadonlyArray<{ path: string; sha256:
         await symlink(path, mirror(path)).catch(() => undefined);
       }
     }
+    // Above `base`, what module lookups walk up to (a monorepo's node_modules, a package.json's "type"): links too.
+    for (let dir = dirname(base); ; dir = dirname(dir)) {
+      for (const name of ['node_modules', 'package.json']) {
+        await mkdir(mirror(dir), { recursive: true, mode: 0o700 });
+        await symlink(join(dir, name), mirror(join(dir, name))).catch(() => undefined);
+      }
+      if (dirname(dir) === dir) break;
+    }
   } catch (error) {
     await rm(root, { recursive: true, force: true });
     throw error;

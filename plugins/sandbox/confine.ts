@@ -219,7 +219,8 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         cwd: plan.cwd,
         env: { PATH: DEFAULT_PATH },
         release: () => {},
-        explain: (output: string) => explainHidden(output, exposure, principal),
+        // Paths in the approved copy stand for the originals they mirror (the copy's folder is the prefix).
+        explain: (output: string) => explainHidden(approved.length > 0 ? output.split(plan.approvedCopy!).join('') : output, exposure, principal),
       };
     },
 
