@@ -80,7 +80,7 @@ export { scaffoldPlugin } from './scaffold.js';
 export type { ScaffoldOptions } from './scaffold.js';
 export { descendantsOf, groupMembers, isAlive, killGroup, pipeHolders, pipeNames, signalEach, trackGroup, untrackGroup } from './process-tree.js';
 // Service contracts (sdk/contracts/): each merges its service into `Services`; helpers for transports beside them.
-export type { CheckOptions, TrustRun, TrustService, TrustSource, TrustSubject, TrustVerdict } from './contracts/trust.js';
+export type { CheckOptions, TrustRun, TrustService, TrustSource, TrustSubject, TrustVerdict, PinnedFile } from './contracts/trust.js';
 export { MCP_SERVER_NAME, MCP_TRANSPORT_NAME, mcpEntryTransport, mcpServerEntrySchema } from './contracts/mcp-server.js';
 export type { McpServerConfig, McpServerDefinition, McpServerEntry } from './contracts/mcp-server.js';
 export type { TransportConnection, TransportContext, TransportFactory } from './contracts/transport.js';

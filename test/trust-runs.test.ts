@@ -268,6 +268,80 @@ describe('the rule, through the trust service', () => {
     expect(stored.approvals[0].shown['path ${env:PWD}/p.js']).toContain('NOT fingerprinted');
   }, TEST_TIMEOUT);
 
+  describe('a shell command line (shellCommands) that reaches its code file indirectly', () => {
+    const lines = {
+      'a variable it assigns, eval and $(…)': 'c=cfg; eval "$(cat $c.txt)"',
+      'quotes inside a word': 'eval "$(cat c""fg.txt)"',
+      'a glob': '. ./cfg.tx?',
+    };
+    for (const [what, line] of Object.entries(lines)) {
+      it(`${what}: ${line}: editing cfg.txt needs approval again, and the approval says what is not covered`, async () => {
+        const ws = await temp();
+        await put(join(ws, 'cfg.txt'), 'echo approved\n');
+        const { kernel, trust } = await trustIn(ws);
+        const s = subject({ command: 'sh', args: ['-c', line], cwd: ws });
+        await trust.approve(s);
+        const stored = JSON.parse(await readFile(join(kernel.home, 'trust.json'), 'utf8'));
+        expect(stored.approvals[0].shown[`shell ${line}`]).toContain('files this command reads are NOT fingerprinted');
+        expect(await trust.inspect(s)).toMatchObject({ trusted: true });
+        await put(join(ws, 'cfg.txt'), 'echo unapproved\n');
+        expect(await trust.inspect(s)).toMatchObject({ trusted: false, level: 'changed' });
+      }, TEST_TIMEOUT);
+    }
+
+    it('what cannot be found ($HOME, a command\'s output) is said, and a plain command line gets no such line', async () => {
+      const ws = await temp();
+      const { kernel, trust } = await trustIn(ws);
+      await trust.approve({ ...subject({ command: 'sh', args: ['-c', 'eval "$(cat $HOME/x)"'], cwd: ws }), id: 'a' });
+      await trust.approve({ ...subject({ command: 'bash', args: ['-c', 'node ./x.js --fast'], cwd: ws }), id: 'b' });
+      const stored = JSON.parse(await readFile(join(kernel.home, 'trust.json'), 'utf8'));
+      const shown = (id: string) => stored.approvals.find((a: { id: string }) => a.id === id).shown as Record<string, string>;
+      expect(shown('a')['shell eval "$(cat $HOME/x)"']).toMatch(/eval, \$\(…\), variables/);
+      expect(Object.keys(shown('b')).filter((label) => label.startsWith('shell '))).toEqual([]);
+    }, TEST_TIMEOUT);
+  });
+
+  describe('the folder of a workspace server\'s script', () => {
+    it('a module beside it (require(\'./util.js\')) counts; node_modules does not, and the approval says so', async () => {
+      const ws = await temp();
+      await put(join(ws, 'tools', 'server.js'), "require('./util.js');\n");
+      await put(join(ws, 'tools', 'util.js'), '// v1\n');
+      await put(join(ws, 'tools', 'node_modules', 'dep', 'index.js'), '// dep v1\n');
+      const { kernel, trust } = await trustIn(ws);
+      const s = subject({ command: 'node', args: ['tools/server.js'], cwd: ws, cwdIsDefault: true });
+      const approved = await trust.approve(s);
+      await put(join(ws, 'tools', 'node_modules', 'dep', 'index.js'), '// dep v2\n');
+      expect(await trust.inspect(s)).toMatchObject({ trusted: true, fingerprint: approved.fingerprint });
+      const stored = JSON.parse(await readFile(join(kernel.home, 'trust.json'), 'utf8'));
+      expect(stored.approvals[0].shown['folder tools']).toMatch(/^2 files, sha256/);
+      expect(stored.approvals[0].shown['NOT fingerprinted']).toContain('node_modules');
+      await put(join(ws, 'tools', 'util.js'), '// v2: unapproved\n');
+      expect(await trust.inspect(s)).toMatchObject({ trusted: false, level: 'changed' });
+    }, TEST_TIMEOUT);
+
+    it('a script in the working folder: the folder is not walked, and the approval says so', async () => {
+      const ws = await temp();
+      await put(join(ws, 'server.js'), "require('./util.js');\n");
+      await put(join(ws, 'util.js'), '// v1\n');
+      const { kernel, trust } = await trustIn(ws);
+      const s = subject({ command: 'node', args: ['server.js'], cwd: ws, cwdIsDefault: true });
+      await trust.approve(s);
+      const stored = JSON.parse(await readFile(join(kernel.home, 'trust.json'), 'utf8'));
+      expect(stored.approvals[0].shown['NOT fingerprinted']).toContain('the working folder');
+    }, TEST_TIMEOUT);
+
+    it('a user server\'s folder is not walked (a user subject is the same in every folder)', async () => {
+      const dir = await temp();
+      await put(join(dir, 'server.mjs'), '// v1\n');
+      await put(join(dir, 'state.mjs'), '// written at every run\n');
+      const { trust } = await trustIn(dir);
+      const s = subject({ command: 'node', args: [join(dir, 'server.mjs')], cwd: dir }, 'user');
+      expect(await trust.check(s)).toMatchObject({ trusted: true, level: 'user' });
+      await put(join(dir, 'state.mjs'), '// written again\n');
+      expect(await trust.inspect(s)).toMatchObject({ trusted: true, level: 'user' });
+    }, TEST_TIMEOUT);
+  });
+
   it('a token under an innocent name is shown and kept masked, and still counts', async () => {
     const ws = await temp();
     const { kernel, trust } = await trustIn(ws);

@@ -146,8 +146,8 @@ export class HookEngine {
     }
     const result =
       hook.protocol === 'claude' || hook.protocol === 'gemini'
-        ? await this.deps.runner.run(hook, buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace }))
-        : await this.deps.runner.run(hook, buildInput(hook, subscribedSpelling(hook, event), context, sessionId));
+        ? await this.deps.runner.run(hook, buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace }), undefined, verdict.pinned)
+        : await this.deps.runner.run(hook, buildInput(hook, subscribedSpelling(hook, event), context, sessionId), undefined, verdict.pinned);
     // A guard that never got to decide (not found, killed, stopped by its sandbox) fails closed, whatever its onError.
     if (!result.ok && result.cannotRun !== undefined && gate) return refusal(hook, event, result.failure, result.message.replace(/\.$/, ''), result.cannotRun);
     return result.ok && result.response.approval ? this.askHost(hook, event, context, result) : result;

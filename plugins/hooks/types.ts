@@ -3,7 +3,7 @@
  * the protocol input and the strategies. The definition, the outcome of an
  * event and the `hooks` service are the sdk's contract, re-exported below.
  */
-import type { EventName, HookDefinition, HookFailure, PeerProtocol } from 'plinth/sdk';
+import type { EventName, HookDefinition, HookFailure, PeerProtocol, PinnedFile } from 'plinth/sdk';
 
 /** The contract's types (declared in the sdk, beside the `hooks` service), re-exported for this plugin's own modules. */
 export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookRateCounts, HookSource, HooksService, PlanResult } from 'plinth/sdk';
@@ -59,7 +59,8 @@ export interface HookRunner {
    */
   check(hook: HookDefinition): Promise<{ readonly failure: PreflightFailure; readonly detail: string } | undefined>;
   /** Never throws: every failure is a `RunResult` with `ok: false`. */
-  run(hook: HookDefinition, input: RunInput, signal?: AbortSignal): Promise<RunResult>;
+  /** `pinned`: the files the hook's trust check approved (its verdict's `pinned`), run exactly as approved. */
+  run(hook: HookDefinition, input: RunInput, signal?: AbortSignal, pinned?: readonly PinnedFile[]): Promise<RunResult>;
   /** Stops the persistent processes of these hooks (their plugin left or was replaced); a later run starts afresh. */
   release(hookIds: Iterable<string>): Promise<void>;
   /** Stops every persistent process (and its process tree). */

@@ -6,6 +6,7 @@
 import { PlinthError, describeError, launchRequestSchema, launchRunRequestSchema } from 'plinth/sdk';
 import type { ChildEnd, LaunchOptions, LaunchRequest, LaunchRequestInput, LaunchRunRequestInput, LaunchRunResult, Launcher, LaunchTraceEntry, Sandbox } from 'plinth/sdk';
 import type { ZodType } from 'zod';
+import { type ApprovedCopy, approvedCopy } from './approved.js';
 import { type InternalChild, type Spawn, startChild } from './child.js';
 import { deferredChild } from './deferred.js';
 import { childEnvironment } from './environment.js';
@@ -59,7 +60,7 @@ function capture(chunks: Buffer[], total: { bytes: number }, data: Buffer, limit
 }
 
 /** What the sandbox made of a launch: the spawn to run instead, and what to release when it ends. Rejects with the refusal. */
-async function confined(getSandbox: () => Promise<Sandbox | undefined>, request: LaunchRequest, plan: Spawn): Promise<{ spawn: Spawn; release: () => void; explain?: (output: string) => string | undefined }> {
+async function confined(getSandbox: () => Promise<Sandbox | undefined>, request: LaunchRequest, plan: Spawn, approvedRoot: string | undefined): Promise<{ spawn: Spawn; release: () => void; explain?: (output: string) => string | undefined }> {
   const principal = request.actingFor!;
   let sandbox: Sandbox | undefined;
   try {
@@ -73,7 +74,7 @@ async function confined(getSandbox: () => Promise<Sandbox | undefined>, request:
   }
   if (sandbox === undefined) return { spawn: plan, release: () => {} };
   const result = await sandbox.confine(
-    { file: plan.file, args: plan.args, argv0: plan.argv0, cwd: plan.cwd, env: plan.env, owner: request.owner, ...(request.purpose !== undefined && { purpose: request.purpose }), requestedEnv: [...Object.keys(request.env), ...request.passEnv], ...(request.ownEnv.length > 0 && { ownEnv: [...request.ownEnv] }) },
+    { file: plan.file, args: plan.args, argv0: plan.argv0, cwd: plan.cwd, env: plan.env, owner: request.owner, ...(request.purpose !== undefined && { purpose: request.purpose }), requestedEnv: [...Object.keys(request.env), ...request.passEnv], ...(request.ownEnv.length > 0 && { ownEnv: [...request.ownEnv] }), ...(approvedRoot !== undefined && { approvedCopy: approvedRoot }) },
     principal,
   );
   return {
@@ -137,23 +138,31 @@ export function createLauncher(options: LauncherOptions = {}): LauncherImpl {
     };
     const events = { ...(launchOptions.onEscapees && { onEscapees: launchOptions.onEscapees }), onEnded };
     const principal = request.actingFor;
+    const sandboxed = principal !== undefined && options.sandbox !== undefined;
+    let copy: ApprovedCopy | undefined;
+    /** The approved copy first (the request's `pinned`), then the sandbox: what to spawn, once both are ready. */
+    const prepared = async (): Promise<() => InternalChild> => {
+      let spawn = plan;
+      if (request.pinned.length > 0) {
+        copy = await approvedCopy(request.pinned, { file, args: plan.args, cwd, label: request.purpose ?? request.program, owner: request.owner });
+        spawn = { ...plan, file: copy.file, args: copy.args };
+      }
+      if (sandboxed) {
+        const confinedPlan = await confined(options.sandbox!, request, spawn, copy?.root);
+        release = confinedPlan.release;
+        explain = confinedPlan.explain;
+        spawn = confinedPlan.spawn;
+      }
+      return () => {
+        const real = startChild(spawn, events);
+        if (real.pid !== undefined) entry.pid = real.pid;
+        return real;
+      };
+    };
     const child: InternalChild =
-      principal === undefined || options.sandbox === undefined
-        ? startChild(plan, events)
-        : deferredChild(
-            file,
-            plan.stdio,
-            confined(options.sandbox, request, plan).then((confinedPlan) => {
-              release = confinedPlan.release;
-              explain = confinedPlan.explain;
-              return () => {
-                const real = startChild(confinedPlan.spawn, events);
-                if (real.pid !== undefined) entry.pid = real.pid;
-                return real;
-              };
-            }),
-            (end) => onEnded(end, undefined),
-          );
+      !sandboxed && request.pinned.length === 0 ? startChild(plan, events) : deferredChild(file, plan.stdio, prepared(), (end) => onEnded(end, undefined));
+    // The copy goes once the child is gone, however it ended (refused, cancelled before it started, exited).
+    void child.ended.then(() => copy?.release());
     if (child.pid !== undefined) entry.pid = child.pid;
     child.explainExit = (output) => explain?.(output);
     if (request.detached || child.exited) return child;

@@ -15,7 +15,7 @@
  * and resolves only when they are closed (a stdio process has exited). The
  * manager does not reconnect by itself: the health plugin decides that.
  */
-import { type Disposer, PlinthError, type TrustService, type TrustVerdict, describeError, isPlinthError } from 'plinth/sdk';
+import { type Disposer, type PinnedFile, PlinthError, type TrustService, type TrustVerdict, describeError, isPlinthError } from 'plinth/sdk';
 import { type ConnectDeps, type Connected, connectOnce } from './connect.js';
 import type { ServerRecord } from './definitions.js';
 import { mcpError } from './errors.js';
@@ -273,9 +273,12 @@ export class ServerManager {
     const current = () => slot.generation === generation && !abort.signal.aborted;
 
     if (slot.record.unresolved) return this.#fail(slot, slot.record.unresolved);
-    const refusal = await checkServerTrust(slot.record, this.#deps.trust, this.#deps.redact, AbortSignal.any([abort.signal, this.#deps.signal]));
+    let pinned: readonly PinnedFile[] = [];
+    const refusal = await checkServerTrust(slot.record, this.#deps.trust, this.#deps.redact, AbortSignal.any([abort.signal, this.#deps.signal]), (files) => (pinned = files));
     if (!current()) return this.#calledOff(slot);
     if (refusal) return this.#fail(slot, refusal);
+    // Started from what was just approved, not from whatever the files hold by then (the launcher's approved copy).
+    const approved = pinned.length > 0 ? { ...definition, pinned } : definition;
 
     await this.#deps.warmUp?.().catch(() => undefined);
     if (!current()) return this.#calledOff(slot);
@@ -284,7 +287,7 @@ export class ServerManager {
       slot.attempts++;
       try {
         const deps = exitGraceMs === undefined ? this.#deps : { ...this.#deps, exitGraceMs };
-        const connected = await connectOnce(definition, deps, abort.signal, (connection) => {
+        const connected = await connectOnce(approved, deps, abort.signal, (connection) => {
           if (slot.generation === generation) slot.last = connection;
         });
         if (!current()) {

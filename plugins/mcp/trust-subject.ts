@@ -6,7 +6,7 @@
  * named, by its one rule for hooks and servers. Knobs that change nothing
  * about what runs (`enabled`, the timeout, where it was written) stay out.
  */
-import { type PlinthError, type TrustService, type TrustSubject, describeError, isPlinthError } from 'plinth/sdk';
+import { type PinnedFile, type PlinthError, type TrustService, type TrustSubject, describeError, isPlinthError } from 'plinth/sdk';
 import type { ServerRecord } from './definitions.js';
 import { mcpError } from './errors.js';
 
@@ -58,11 +58,16 @@ export async function checkServerTrust(
   trust: () => Promise<TrustService>,
   redact: (text: string) => string,
   signal: AbortSignal,
+  approved?: (pinned: readonly PinnedFile[]) => void,
 ): Promise<PlinthError | undefined> {
   const { definition } = record;
   try {
     const verdict = await (await trust()).check(serverTrustSubject(record, redact), { signal });
-    if (verdict.trusted) return undefined;
+    if (verdict.trusted) {
+      // A workspace server's files as approved: its launch runs exactly these (the launcher's approved copy).
+      approved?.(verdict.pinned ?? []);
+      return undefined;
+    }
     const reason = verdict.reason ?? `${definition.source} MCP server "${record.trustId}" is not approved`;
     return mcpError('PLN_E_MCP_UNTRUSTED', `MCP server "${definition.name}" was not started: ${reason}`, {
       ...(verdict.approveCommand !== undefined && { hint: `review it (${definition.origin}), then run: ${verdict.approveCommand}` }),

@@ -182,7 +182,9 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
       // An installed plugin runs from its version folder, reached through the link plugins/<name>: both names work inside.
       const aliases = pluginDir !== undefined && pluginDir !== resolve(principal.dir!) ? [{ path: resolve(principal.dir!), target: pluginDir }] : [];
       const cwd = existsSync(plan.cwd) ? realPath(plan.cwd) : plan.cwd;
-      const read = [...fs.read, ...(pluginDir !== undefined ? [pluginDir] : []), ...(principal.source === 'builtin' ? BUILTIN_READS.filter((p) => existsSync(p)).map(realPath) : []), PRELOAD];
+      // The launcher's copy of the approved files (launch request `pinned`), which the child runs from: read-only inside.
+      const approved = plan.approvedCopy !== undefined && existsSync(plan.approvedCopy) ? [realPath(plan.approvedCopy)] : [];
+      const read = [...fs.read, ...(pluginDir !== undefined ? [pluginDir] : []), ...(principal.source === 'builtin' ? BUILTIN_READS.filter((p) => existsSync(p)).map(realPath) : []), ...approved, PRELOAD];
       const home = realPath(privateHome);
       const tmp = realPath(privateTmp);
       try {
@@ -217,7 +219,8 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         cwd: plan.cwd,
         env: { PATH: DEFAULT_PATH },
         release: () => {},
-        explain: (output: string) => explainHidden(output, exposure, principal),
+        // Paths in the approved copy stand for the originals they mirror (the copy's folder is the prefix).
+        explain: (output: string) => explainHidden(approved.length > 0 ? output.split(plan.approvedCopy!).join('') : output, exposure, principal),
       };
     },
 

@@ -91,6 +91,8 @@ export class StdioProcessTransport implements Transport {
           env: { ...this.#server.env },
           // Confined by the sandbox, when one is installed, with the permissions of whom it acts for.
           ...(this.#server.actingFor !== undefined && { actingFor: this.#server.actingFor }),
+          // What the trust check approved: the launcher runs exactly these bytes, or refuses (PLN_E_TRUST_CHANGED_AT_RUN).
+          ...(this.#server.pinned !== undefined && this.#server.pinned.length > 0 && { pinned: this.#server.pinned.map((pin) => ({ path: pin.path, sha256: pin.sha256 })) }),
         },
         // No owner signal for the launcher, which would SIGKILL: the teardown closes politely (below).
       );

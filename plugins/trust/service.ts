@@ -40,6 +40,9 @@ export interface TrustServiceOptions {
 
 type Pending = Extract<Assessment, { trusted: false }>;
 
+/** A trusted verdict with the files its snapshot pinned (workspace subjects): what the launch must run exactly. */
+const withPins = (verdict: TrustVerdict, now: Snapshot): TrustVerdict => (verdict.trusted && now.pinned !== undefined && verdict.fingerprint === now.fingerprint ? { ...verdict, pinned: now.pinned } : verdict);
+
 /** Creates the service for one kernel. Declined subjects are remembered for the life of the service. */
 export function createTrustService(options: TrustServiceOptions): TrustService {
   const { store, log } = options;
@@ -69,7 +72,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     const cache = options.hashCache;
     const known = cache ? { ...(recorded && { sha256Of: (path: string) => recorded.sha256Of(path) }), byIdentity: cache.byIdentity.bind(cache), remember: cache.remember.bind(cache) } : recorded;
     try {
-      return await snapshot(subject, subject.source === 'workspace', options.redact, known);
+      return await snapshot(subject, subject.source === 'workspace', options.redact, known, options.where().workspace);
     } finally {
       await cache?.flush();
     }
@@ -193,12 +196,12 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
       if (assessment.trusted && assessment.pin) assessment = await pin(subject, now);
       if (assessment.trusted) {
         await dropRequest(subject, data);
-        return { trusted: true, level: assessment.level, fingerprint: fp };
+        return withPins({ trusted: true, level: assessment.level, fingerprint: fp }, now);
       }
       const covered = await byPlugin(subject, fp, data);
       if (covered?.trusted) await dropRequest(subject, data);
       if (covered) return covered;
-      return needApproval(subject, now, assessment, data, checkOptions);
+      return withPins(await needApproval(subject, now, assessment, data, checkOptions), now);
     },
 
     async approve(subject) {

@@ -5,8 +5,9 @@
  * question can say what changed without the store holding a secret.
  */
 import { createHash } from 'node:crypto';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { type KnownHashes, canonicalJson, fileState } from './fingerprint.js';
-import { type NamedState, lookupFolder, namedStates } from './run-files.js';
+import { type NamedState, SHOWN_ONLY, lookupFolder, namedStates } from './run-files.js';
 import { HIDDEN, isSecretValue } from './secrets.js';
 import { SECRET_NAME, type TrustRun, type TrustSubject } from 'plinth/sdk';
 import { printable, shellQuote, shortFingerprint } from './verdict.js';
@@ -20,6 +21,13 @@ export type Shown = Readonly<Record<string, string>>;
 export interface Snapshot {
   readonly fingerprint: string;
   readonly shown: Shown;
+  /**
+   * For a workspace subject (with `workspace` given): the files inside the
+   * workspace whose content the fingerprint holds (named, or in a walked
+   * folder), by absolute path, with that content's SHA-256: what the launcher
+   * runs exactly (see TrustVerdict.pinned).
+   */
+  readonly pinned?: ReadonlyArray<{ readonly path: string; readonly sha256: string }>;
 }
 
 /** More files than this in `subject.files` are shown as one line (a plugin's folder). */
@@ -39,15 +47,19 @@ export async function snapshot(
   approvedPerWorkspace: boolean,
   redact: (text: string) => string = (t) => t,
   recorded?: KnownHashes,
+  workspace?: string,
 ): Promise<Snapshot> {
   const trustedOnFirstUse = subject.source === 'user';
+  // A workspace subject's script folders count too (item: `require('./util.js')`), and what it was approved as is pinned for the run.
+  const perWorkspace = subject.source === 'workspace' && workspace !== undefined;
+  const pins = perWorkspace ? new Map<string, string>() : undefined;
   const paths = [...new Set(subject.files)].sort();
   const files = await Promise.all(paths.map((path) => fileState(path, recorded)));
   const run = subject.runs;
   const cwd = run ? lookupFolder(run, approvedPerWorkspace) : undefined;
   // Subjects trusted on first use (`user`) are the user's own: only code they name counts, not the data it writes.
-  const named = run ? await namedStates(run, cwd, trustedOnFirstUse, undefined, recorded) : [];
-  const runs = run === undefined ? null : runDocument(run, named.filter((state) => state.state !== 'data' && state.state !== 'reference' && state.state !== 'working-folder'));
+  const named = run ? await namedStates(run, cwd, trustedOnFirstUse, undefined, recorded, { ...(perWorkspace && { entryFoldersWithin: workspace }), ...(pins && { pins }) }) : [];
+  const runs = run === undefined ? null : runDocument(run, named.filter((state) => !SHOWN_ONLY.has(state.state)));
   const document = canonicalJson({ format: FORMAT, definition: subject.definition ?? null, files, runs });
   const fingerprint = createHash('sha256').update(document, 'utf8').digest('hex');
 
@@ -61,7 +73,13 @@ export async function snapshot(
   } else {
     for (const file of files) put(`file ${file.path}`, file.state === 'file' ? `sha256 ${shortFingerprint(file.sha256)}` : file.state);
   }
-  return { fingerprint, shown };
+  const pinned = pins && [...pins].filter(([path]) => isWithin(path, resolve(workspace!))).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([path, sha256]) => ({ path, sha256 }));
+  return { fingerprint, shown, ...(pinned !== undefined && pinned.length > 0 && { pinned }) };
+}
+
+function isWithin(inner: string, outer: string): boolean {
+  const path = relative(outer, inner);
+  return path === '' || (!path.startsWith('..') && !isAbsolute(path));
 }
 
 /** What `runs` adds to the hashed document: its fields (a defaulted cwd left out) and the states of what its words name. */
@@ -89,7 +107,7 @@ function showRun(run: TrustRun, named: readonly NamedState[], approvedPerWorkspa
   if (run.url !== undefined) put('url', run.url);
   for (const [name, value] of Object.entries(run.env ?? {})) put(`env ${name}`, isSecretValue(name, value) ? HIDDEN : value);
   for (const name of Object.keys(run.headers ?? {})) put(`header ${name}`, `${HIDDEN} value`);
-  for (const state of named) put(`${namedLabel(state)} ${state.word}`, namedText(state));
+  for (const state of named) put(state.state === 'not-covered' ? 'NOT fingerprinted' : state.state === 'indirect' ? `shell ${abridged(state.word)}` : `${namedLabel(state)} ${state.word}`, namedText(state));
 }
 
 /** Arguments with credentials masked: one that looks like a credential, the value after a flag that names a secret (`--token x`, `--api-key=x`). */
@@ -101,6 +119,11 @@ function maskArgs(args: readonly string[]): string[] {
     if (previous.startsWith('-') && !previous.includes('=') && SECRET_NAME.test(previous) && !arg.startsWith('-')) return HIDDEN;
     return isSecretValue('', arg) ? HIDDEN : arg;
   });
+}
+
+/** A command line as a label: at most 60 characters. */
+function abridged(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
 }
 
 function namedLabel(state: NamedState): 'file' | 'folder' | 'path' {
@@ -127,6 +150,10 @@ function namedText(state: NamedState): string {
       return 'the working folder (or one above it): its content is NOT fingerprinted';
     case 'reference':
       return 'holds a ${…} reference: what it names once resolved is NOT fingerprinted';
+    case 'indirect':
+      return `files this command reads are NOT fingerprinted where it reaches them through ${state.constructs.join(', ')} (only files named as written, after quote removal, by the variables it sets itself, or by globs that match now are)`;
+    case 'not-covered':
+      return state.text;
   }
 }
 

@@ -86,6 +86,14 @@ export const launchRequestSchema = z.object({
    * browser opener) runs as before.
    */
   actingFor: principalSchema.optional(),
+  /**
+   * Files whose content was approved (the trust verdict's `pinned`), by absolute path with their SHA-256.
+   * The launcher copies each, checking it against its hash as it reads it, into a private folder that
+   * mirrors their folders (other entries there are links to the originals), starts the program from that
+   * copy where the program or an argument (`x.js`, `--flag=x.js`) names one of them, and refuses the
+   * launch with `PLN_E_TRUST_CHANGED_AT_RUN` when one no longer holds what was approved.
+   */
+  pinned: z.array(z.object({ path: z.string().min(1), sha256: z.string().regex(/^[0-9a-f]{64}$/) })).default([]),
 });
 
 /** A launch request as written by a caller (defaults not yet applied). */

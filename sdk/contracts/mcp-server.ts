@@ -13,7 +13,7 @@
  * ```
  */
 import { z } from 'zod';
-import type { TrustSource } from './trust.js';
+import type { PinnedFile, TrustSource } from './trust.js';
 import { type PermissionsInput, type Principal, permissionsSchema } from './sandbox.js';
 
 /**
@@ -75,6 +75,8 @@ export interface McpServerDefinition {
   readonly secrets: readonly string[];
   /** Whom its process acts for (a stdio server): the declaring plugin, or the settings scope with the entry's `permissions`. */
   readonly actingFor?: Principal;
+  /** Set by the MCP plugin after the trust check (the verdict's `pinned`): the files the launch must run exactly as approved. */
+  readonly pinned?: readonly PinnedFile[];
 }
 
 const MAX_TIMER_MS = 2_147_483_647;

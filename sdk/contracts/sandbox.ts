@@ -127,6 +127,8 @@ export interface SpawnPlan {
   readonly requestedEnv?: readonly string[];
   /** The request's `ownEnv`: names among `env` whose values plinth set itself; a confined child keeps them. */
   readonly ownEnv?: readonly string[];
+  /** The launcher's private copy of the approved files (the request's `pinned`), which the child runs from: readable, read-only. */
+  readonly approvedCopy?: string;
 }
 
 /** A launch as the sandbox decided it: what to spawn instead, and what to release once the child is gone. */

@@ -22,6 +22,20 @@ export interface TrustVerdict {
   /** When not trusted: why (and, for `changed`, what changed), and the exact command that approves it. */
   readonly reason?: string;
   readonly approveCommand?: string;
+  /**
+   * Trusted workspace subjects only: every file inside the workspace whose
+   * content the approval covers (named by `runs`, or in a folder it walked),
+   * with the SHA-256 approved. Pass it to the launch (`pinned` of a launch
+   * request): the child then runs exactly these bytes, from a private copy,
+   * or does not start (`PLN_E_TRUST_CHANGED_AT_RUN`).
+   */
+  readonly pinned?: readonly PinnedFile[];
+}
+
+/** A file by absolute path, with the SHA-256 of the content that was approved. */
+export interface PinnedFile {
+  readonly path: string;
+  readonly sha256: string;
 }
 
 /**

@@ -8,7 +8,7 @@
  * the protocol) is the runner's.
  */
 import type { Readable, Writable } from 'node:stream';
-import { describeError, type Launcher, type Principal } from 'plinth/sdk';
+import { describeError, type Launcher, type PinnedFile, type Principal } from 'plinth/sdk';
 
 /** What to run, after the whitelist: `file` is a real path. */
 export interface Launch {
@@ -27,6 +27,8 @@ export interface Launch {
   readonly purpose: string;
   /** Whom the process acts for: the sandbox confines it with that principal's grants. */
   readonly actingFor?: Principal;
+  /** What the hook's trust check approved: the launcher runs exactly these bytes (its approved copy). */
+  readonly pinned?: readonly PinnedFile[];
 }
 
 export interface ProcessEnd {
@@ -88,6 +90,7 @@ export function startProcess(owner: ProcessOwner, launch: Launch, options: Start
         env: { ...launch.env },
         ...(launch.ownEnv !== undefined && { ownEnv: [...launch.ownEnv] }),
         ...(launch.actingFor !== undefined && { actingFor: launch.actingFor }),
+        ...(launch.pinned !== undefined && { pinned: launch.pinned.map((pin) => ({ path: pin.path, sha256: pin.sha256 })) }),
       },
       { ...(owner.signal && { signal: owner.signal }), ...(options.onEscapees && { onEscapees: options.onEscapees }) },
     );

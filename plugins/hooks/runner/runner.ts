@@ -13,7 +13,7 @@ import { createCommandResolver } from './command.js';
 import { hookEnvironment } from './environment.js';
 import { type Outcome, cannotRunFix, hookLabel, toRunResult } from './outcome.js';
 import { PersistentHook, type Reply } from './persistent.js';
-import type { Launcher, Principal } from 'plinth/sdk';
+import type { Launcher, PinnedFile, Principal } from 'plinth/sdk';
 import { type HookProcess, type Launch, type ProcessOwner } from './process.js';
 import { runOnce } from './spawn.js';
 
@@ -120,7 +120,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
   }
 
   /** The checks before a run, then what to launch. */
-  async function prepare(hook: HookDefinition, action: { command: string; args: readonly string[] }, event: string): Promise<Launch | Reply> {
+  async function prepare(hook: HookDefinition, action: { command: string; args: readonly string[] }, event: string, pinned: readonly PinnedFile[] | undefined): Promise<Launch | Reply> {
     const [checked] = await Promise.all([preflight(hook), owner ?? ownerReady()]);
     if (!checked.ok) return refused(checked.failure, checked.detail);
     const command = checked;
@@ -131,7 +131,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
       ...(hook.plugin !== undefined && options.settingsEnv && { settings: options.settingsEnv(hook.plugin) }),
     });
     const actingFor = options.principalOf?.(hook);
-    return { file: command.file, args: action.args, argv0: action.command, cwd: hook.cwd, passEnv, env, ownEnv, purpose: hookLabel(hook), ...(actingFor !== undefined && { actingFor }) };
+    return { file: command.file, args: action.args, argv0: action.command, cwd: hook.cwd, passEnv, env, ownEnv, purpose: hookLabel(hook), ...(actingFor !== undefined && { actingFor }), ...(pinned !== undefined && pinned.length > 0 && { pinned }) };
   }
 
   /** The persistent process for `hook`, replaced when its launch or idle time changed. */
@@ -149,7 +149,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
     return entry.hook;
   }
 
-  async function execute(hook: HookDefinition, input: RunInput, signal: AbortSignal | undefined): Promise<Reply> {
+  async function execute(hook: HookDefinition, input: RunInput, signal: AbortSignal | undefined, pinned?: readonly PinnedFile[]): Promise<Reply> {
     if (closed) return CLOSED;
     const action = hook.action;
     if (action.type !== 'command') return refused('spawn_failed', 'it is an askAgent hook: there is no process to run');
@@ -162,7 +162,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
     const timeoutMs = Math.min(Math.max(hook.timeoutMs, 1), MAX_TIMER_MS);
 
     if (hook.persistent === false) {
-      const launch = await prepare(hook, action, input.event);
+      const launch = await prepare(hook, action, input.event, pinned);
       if ('outcome' in launch) return launch;
       if (closed) return CLOSED;
       return runOnce(owner!, launch, line, { timeoutMs, maxOutputBytes: options.maxOutputBytes }, signal, {
@@ -176,7 +176,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
     // are asynchronous. A turn ends once its request is queued (an object, so that the answer is not awaited).
     const idleMs = Math.min(Math.max(hook.persistent.idleMs, 1), MAX_TIMER_MS);
     const turn = (lanes.get(hook.id) ?? Promise.resolve()).then(async () => {
-      const launch = await prepare(hook, action, input.event);
+      const launch = await prepare(hook, action, input.event, pinned);
       if ('outcome' in launch) return { answer: Promise.resolve(launch) };
       if (closed) return { answer: Promise.resolve(CLOSED) };
       return { answer: persistentFor(hook, launch, idleMs).request(line, timeoutMs, signal) };
@@ -191,11 +191,11 @@ export function createRunner(options: RunnerOptions): HookRunner {
       return checked.ok ? undefined : { failure: checked.failure, detail: checked.detail };
     },
 
-    async run(hook, input, signal) {
+    async run(hook, input, signal, pinned) {
       const started = performance.now();
       let reply: Reply;
       try {
-        reply = await execute(hook, input, signal);
+        reply = await execute(hook, input, signal, pinned);
       } catch (error) {
         const outcome: Outcome = { kind: 'spawn_error', detail: `internal error: ${(error as Error)?.message ?? String(error)}` };
         reply = { outcome, stderrTail: '' };
