@@ -36,10 +36,14 @@ export interface SandboxRig {
   close(): Promise<void>;
 }
 
-export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEnv } = {}): SandboxRig {
+/**
+ * `home` and `runtimeRoot` let two rigs share a PLINTH_HOME or the folder the private TMPDIRs live
+ * in (the OS temp folder, shared by every plinth of a user), as two workspaces of one user do.
+ */
+export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEnv; home?: string; runtimeRoot?: string; workspaceName?: string } = {}): SandboxRig {
   const root = mkdtempSync(join(tmpdir(), 'plinth-sandbox-test-'));
-  const home = join(root, 'plinth-home');
-  const workspace = join(root, 'workspace');
+  const home = options.home ?? join(root, 'plinth-home');
+  const workspace = join(root, options.workspaceName ?? 'workspace');
   const pluginDir = join(root, 'plugin');
   for (const dir of [home, workspace, pluginDir]) mkdirSync(dir, { recursive: true });
   let sandbox: SandboxImpl | undefined;
@@ -50,7 +54,7 @@ export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEn
     home,
     workspace,
     userHome: join(root, 'user-home'),
-    runtimeRoot: join(root, 'runtime'),
+    runtimeRoot: options.runtimeRoot ?? join(root, 'runtime'),
     policy,
     probe: () =>
       probeSandbox({
