@@ -16,6 +16,7 @@ import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, ty
 import { appendAudit } from './audit.js';
 import { type BwrapPlan, RUN_INSIDE, bwrapArgs, exposedPaths, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
 import { explainHidden } from './explain.js';
+import { envGrantOf, formatItem } from './grants/items.js';
 import { type NetworkProxy, startProxy } from './network/proxy.js';
 import { expandFilesystem, hostRefusal, realPath } from './policy.js';
 import { findProgram } from './probe.js';
@@ -170,7 +171,8 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         const key = `${principal.id}\0${name}`;
         if (options.log !== undefined && !leftOutSaid.has(key)) {
           leftOutSaid.add(key);
-          const grant = principal.id.startsWith('settings:') ? `plinth perms grant ${principal.id} 'env ${name}'` : `plinth perms grant ${principal.id}`;
+          // The grant names where the value comes from (`env API_TOKEN=\${env:OTHER}`): the item the grant policy will look for.
+          const grant = principal.id.startsWith('settings:') ? `plinth perms grant ${principal.id} '${formatItem({ kind: 'env', value: envGrantOf(name, principal.envFrom !== undefined && Object.hasOwn(principal.envFrom, name) ? principal.envFrom[name] : undefined) })}'` : `plinth perms grant ${principal.id}`;
           options.log.warn(`PLN_E_SANDBOX_ENV_LEFT_OUT: ${principal.label} runs confined without the environment variable ${name}: its permissions do not declare it. To pass it, add "${name}" to "permissions": { "env": […] } of its definition, then grant it: ${grant}`);
         }
       }

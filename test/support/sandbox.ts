@@ -7,6 +7,7 @@ import { PassThrough } from 'node:stream';
 import { createLauncher, type LauncherImpl } from '../../plugins/launcher/index.js';
 import { createSandbox, probeSandbox, type SandboxImpl } from '../../plugins/sandbox/index.js';
 import { createGrantPolicy } from '../../plugins/sandbox/grants/index.js';
+import { grantKey } from '../../plugins/sandbox/grants/principal.js';
 import { readAudit } from '../../plugins/sandbox/audit.js';
 import { NO_PERMISSIONS, type Permissions, type PermissionsInput, permissionsSchema, type Principal } from '../../sdk/index.js';
 
@@ -29,7 +30,7 @@ export interface SandboxRig {
   readonly sandbox: SandboxImpl;
   /** A downloaded plugin's principal (always confined) declaring `declared`, granted for this session as the user would. */
   principal(id: string, declared?: PermissionsInput): Principal;
-  /** Grants `id` these permissions for the session, as a user answering "for this session" would. */
+  /** Grants `id` these permissions for the session, as a user answering "for this session" would (`settings:workspace`: this rig's workspace). */
   grant(id: string, permissions: Permissions): void;
   /** The audit entries of `plugin`, waiting up to 3 s for one matching `where` to appear (the proxy writes them as it refuses). */
   audited(plugin: string, where: { permission: string; target?: string }): Promise<ReturnType<typeof readAudit>>;
@@ -74,7 +75,8 @@ export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEn
     launcher,
     sandbox: confined,
     grant(id, permissions) {
-      policy.store.setSession(id, { version: 'test', permissions });
+      // The workspace's settings are granted per workspace: this rig's.
+      policy.store.setSession(grantKey({ id, dir: workspace }), { version: 'test', permissions });
     },
     principal(id, declared) {
       const permissions = declared === undefined ? NO_PERMISSIONS : permissionsSchema.parse(declared);
