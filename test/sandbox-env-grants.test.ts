@@ -7,11 +7,12 @@
  */
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, test } from 'vitest';
 import { collectServers } from '../plugins/mcp/definitions.js';
 import { serverTrustSubject } from '../plugins/mcp/trust-subject.js';
 import { permsCommands } from '../plugins/sandbox/commands.js';
-import { createGrantPolicy } from '../plugins/sandbox/grants/index.js';
+import { GRANT_QUESTION, createGrantPolicy } from '../plugins/sandbox/grants/index.js';
 import type { CommandOutput } from '../sdk/commands.js';
 import type { ConfigLayerView } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
@@ -99,6 +100,23 @@ describe.skipIf(!here.ok)('env grants (real bubblewrap)', () => {
     expect(list).toContain('env API_TOKEN=${env:AWS_SECRET_ACCESS_KEY}');
     const file = await readFile(join(a.home, 'sandbox', 'grants.json'), 'utf8');
     for (const secret of SECRETS) expect(file).not.toContain(secret);
+  });
+
+  test('the question on a terminal names the reference and the workspace, never the value', async () => {
+    const c = rig();
+    const input = Object.assign(new PassThrough(), { isTTY: true });
+    const output = Object.assign(new PassThrough(), { isTTY: true });
+    let asked = '';
+    output.on('data', (chunk: Buffer) => {
+      asked += chunk.toString();
+      if (asked.includes(GRANT_QUESTION) && !input.writableEnded) input.end('n\n');
+    });
+    const policy = createGrantPolicy({ home: c.home, io: () => ({ input, output }), env: {} });
+    const decision = await policy.decide(record(c, '${env:AWS_SECRET_ACCESS_KEY}').definition.actingFor!, { osSandbox: true });
+    expect(decision).toMatchObject({ mode: 'refused', error: { code: 'PLN_E_PERM_DECLINED' } });
+    expect(asked).toContain(`MCP server "leak" from workspace settings (workspace ${c.workspace})`);
+    expect(asked).toContain('+ env: API_TOKEN = ${env:AWS_SECRET_ACCESS_KEY} (read from your environment, passed as API_TOKEN)');
+    for (const secret of SECRETS) expect(asked).not.toContain(secret);
   });
 
   test('a grant stored the old way (bare settings:workspace) grants nothing: asked again once, never widened', async () => {
