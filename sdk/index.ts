@@ -169,5 +169,5 @@ export {
 export type { IndexSigned, RegistryIndex, Revocations, RevocationsBinding, RevocationsSigned, RevokedVersion, Rotation, RotationSigned, Rotations } from './contracts/registry-trust.js';
 export { INSTALLED_LOCK_FILE, INSTALLED_VERSIONS_DIR, checkTree, describeTreeCheck, hashFileHandle, hashTree, installedTreeSchema, installedVersionFolder, readInstalledLockText, realInstalledFolder, treeDigest } from './installed-tree.js';
 export type { InstalledTree, TreeCheck, TreeFile } from './installed-tree.js';
-export { NO_PERMISSIONS, envVarName, fsPath, hostPattern, permissionsSchema, principalSchema } from './contracts/sandbox.js';
+export { ENV_SOURCE, NO_PERMISSIONS, envSourceOf, envVarName, fsPath, hostPattern, permissionsSchema, principalSchema } from './contracts/sandbox.js';
 export type { ConfinedSpawn, GrantDecision, GrantPolicy, PermissionKind, Permissions, PermissionsInput, Principal, Sandbox, SandboxAvailability, SpawnPlan } from './contracts/sandbox.js';

@@ -21,7 +21,7 @@ import { readAudit } from './audit.js';
 import { readDefaultMode } from './grants/default-mode.js';
 import { type PermissionItem, formatItem, itemsOf, parseItem, sameItem, widening, withItems, withoutItems } from './grants/items.js';
 import { type ExtendedGrantPolicy, type Standing, grantCommand } from './grants/policy.js';
-import { principalOf } from './grants/principal.js';
+import { WORKSPACE_SETTINGS, principalOf, workspaceGrantKey } from './grants/principal.js';
 import type { StoredGrant } from './grants/store.js';
 
 export interface PermsCommandsOptions {
@@ -33,6 +33,8 @@ export interface PermsCommandsOptions {
   /** The sandbox's probe. */
   readonly availability: () => Promise<SandboxAvailability>;
   readonly configLayers: () => readonly ConfigLayerView[];
+  /** The workspace: `settings:workspace` names its hooks' and servers' grants (stored per workspace). */
+  readonly workspace: string;
 }
 
 const SETTINGS_PRINCIPALS = ['settings:user', 'settings:workspace'];
@@ -62,6 +64,8 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
   const store = policy.store;
 
   const known = (name: string): PluginInfo | undefined => options.plugins().get(name);
+  /** Where `name`'s grant is stored: `settings:workspace` is this workspace's (grants/principal.ts `grantKey`). */
+  const keyOf = (name: string): string => (name === WORKSPACE_SETTINGS ? workspaceGrantKey(options.workspace) : name);
   const requirePlugin = (name: string): PluginInfo => {
     const plugin = known(name);
     if (plugin) return plugin;
@@ -85,7 +89,7 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
     const principal = plugin ? principalOf(plugin) : undefined;
     const judged = principal ? await policy.standing(principal) : { standing: 'untrusted' as Standing, source: (name === 'settings:user' ? 'user' : 'workspace') as Principal['source'] };
     const declared = plugin?.manifest.permissions ?? NO_PERMISSIONS;
-    const session = store.session(name);
+    const session = store.session(keyOf(name));
     const have = session ? withItems(stored?.permissions ?? NO_PERMISSIONS, itemsOf(session.permissions)) : (stored?.permissions ?? NO_PERMISSIONS);
     const withheld = stored?.withheld ?? [];
     const wanted = withoutItems(declared, withheld);
@@ -112,13 +116,17 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
       // Builtin plugins that declare nothing run nothing worth listing here.
       if (plugin.source !== 'builtin' || itemsOf(plugin.manifest.permissions).length > 0) names.add(plugin.name);
     }
-    for (const name of Object.keys(grants)) names.add(name);
+    const here = keyOf(WORKSPACE_SETTINGS);
+    // This workspace's settings grant is listed as settings:workspace; another workspace's under its key; one stored
+    // before grants were per workspace (a bare settings:workspace) grants nothing and is not listed.
+    for (const name of Object.keys(grants)) if (name !== WORKSPACE_SETTINGS) names.add(name === here ? WORKSPACE_SETTINGS : name);
+    const grantOf = (name: string) => (Object.hasOwn(grants, keyOf(name)) ? grants[keyOf(name)] : undefined);
     if (only !== undefined) {
       if (only.startsWith('settings:')) requireSettings(only);
       else if (!names.has(only)) requirePlugin(only);
-      return [await listing(known(only), only, grants[only])];
+      return [await listing(known(only), only, grantOf(only))];
     }
-    return Promise.all([...names].sort().map((name) => listing(known(name), name, grants[name])));
+    return Promise.all([...names].sort().map((name) => listing(known(name), name, grantOf(name))));
   };
 
   const stateOf = (l: Listing): string => {
@@ -177,7 +185,7 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
       }
       const unconfined = flags.unconfined === true;
       const source = plugin ? (await policy.standing(principalOf(plugin))).source : name === 'settings:workspace' ? 'workspace' : name === 'settings:user' ? 'user' : undefined;
-      const saved = await store.update(name, (current) => {
+      const saved = await store.update(keyOf(name), (current) => {
         const base = current?.permissions ?? NO_PERMISSIONS;
         // No permission named: everything declared (a full grant also ends withheld items).
         const permissions = items.length > 0 ? withItems(base, items) : declared && !unconfined ? declared : base;
@@ -206,13 +214,16 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
       const name = args[0]!;
       const items = parseItems(args.slice(1));
       const unconfined = flags.unconfined === true;
-      const current = await store.get(name);
-      store.clearSession(name);
+      const key = keyOf(name);
+      const current = await store.get(key);
+      store.clearSession(key);
+      // A grant stored before they were per workspace grants nothing; revoking settings:workspace removes it too.
+      if (name === WORKSPACE_SETTINGS && (await store.get(WORKSPACE_SETTINGS)) !== undefined) await store.update(WORKSPACE_SETTINGS, () => undefined);
       if (current === undefined && items.length === 0) {
         if (json) return out.json({ plugin: name, revoked: false });
         return out.print(`Nothing was granted to ${name}.`);
       }
-      const saved = await store.update(name, (now) => {
+      const saved = await store.update(key, (now) => {
         if (!now && items.length === 0) return undefined;
         if (items.length === 0 && !unconfined) return undefined; // the whole grant
         const base: StoredGrant = now ?? { version: known(name)?.version ?? 'settings', permissions: NO_PERMISSIONS, withheld: [], grantedAt: new Date().toISOString() };
@@ -239,10 +250,10 @@ export function permsCommands(options: PermsCommandsOptions): CommandSpec[] {
       /** The hooks and servers of one settings file: what they hold, decided as a launch would be. */
       const settingsRow = async (name: string) => {
         const scope: 'user' | 'workspace' = name === 'settings:user' ? 'user' : 'workspace';
-        const stored = await store.get(name);
-        const session = store.session(name);
+        const stored = await store.get(keyOf(name));
+        const session = store.session(keyOf(name));
         const held = session ? withItems(stored?.permissions ?? NO_PERMISSIONS, itemsOf(session.permissions)) : (stored?.permissions ?? NO_PERMISSIONS);
-        const principal: Principal = { id: name, source: scope, declared: held, label: `the hooks and MCP servers of the ${scope} settings` };
+        const principal: Principal = { id: name, source: scope, ...(scope === 'workspace' && { dir: options.workspace }), declared: held, label: `the hooks and MCP servers of the ${scope} settings` };
         const decided = runs(await policy.explain(principal, { osSandbox: availability.available }));
         const why = decided.runs !== 'confined' ? decided.why : scope === 'user' ? 'your settings: each hook and server gets what its entry declares' : `${itemsOf(held).length} permission(s) granted; each hook and server gets those its entry declares`;
         return { plugin: name, source: scope, ...decided, why };

@@ -10,12 +10,13 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError, plinthPackageFolder } from 'plinth/sdk';
 import { appendAudit } from './audit.js';
 import { type BwrapPlan, RUN_INSIDE, bwrapArgs, exposedPaths, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
 import { explainHidden } from './explain.js';
+import { envGrantOf, formatItem } from './grants/items.js';
 import { type NetworkProxy, startProxy } from './network/proxy.js';
 import { expandFilesystem, hostRefusal, realPath } from './policy.js';
 import { findProgram } from './probe.js';
@@ -72,10 +73,19 @@ export interface SandboxImpl extends Sandbox {
   close(): Promise<void>;
 }
 
-/** A principal's id as a folder name: readable and unique. */
-function folderName(id: string): string {
-  const readable = id.replace(/[^a-zA-Z0-9._-]+/g, '_').slice(0, 40);
-  return `${readable}-${createHash('sha256').update(id).digest('hex').slice(0, 8)}`;
+/**
+ * The name of a principal's private folders (HOME, TMPDIR, the proxy's run
+ * folder): readable, and unique per `PLINTH_HOME`, workspace, principal and
+ * the principal's real folder (an installed plugin's version folder), so that
+ * no two repositories, no two plinth homes and no two versions of a
+ * downloaded plugin ever share one: what one of them leaves there (a `.pth`,
+ * an rc file, a socket) never runs for another.
+ */
+export function privateFolderName(home: string, workspace: string, principal: Pick<Principal, 'id' | 'dir'>): string {
+  const dir = principal.dir === undefined ? '' : realPath(principal.dir);
+  const key = ['plinth-private/2', realPath(home), realPath(workspace), principal.id, dir].join('\0');
+  const readable = `${principal.id.replace(/[^a-zA-Z0-9._-]+/g, '_').slice(0, 24)}-${basename(realPath(workspace)).replace(/[^a-zA-Z0-9._-]+/g, '_').slice(0, 16)}`;
+  return `${readable}-${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
 }
 
 /** A stable code for a launch refused because the sandbox itself could not be set up. */
@@ -91,7 +101,7 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
   const runtimeRoot = options.runtimeRoot ?? join(tmpdir(), `plinth-sandbox-${process.getuid?.() ?? 'user'}`);
   let availability: Promise<SandboxAvailability> | undefined;
   const available = (): Promise<SandboxAvailability> => (availability ??= options.probe());
-  /** Per principal: its proxy, and the network grant it checks (replaced at every launch). */
+  /** Per run folder (one per principal, workspace and version): its proxy, and the network grant it checks (replaced at every launch). */
   const proxies = new Map<string, { proxy: Promise<NetworkProxy>; network: Permissions['network'] }>();
   const socat = findProgram('socat', undefined, process.env.PATH ?? DEFAULT_PATH);
   /** `<principal>\0<name>` of the variables already said to be left out. */
@@ -101,7 +111,8 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
     appendAudit(options.home, { plugin: principal.id, permission, target, reason });
 
   function proxyFor(principal: Principal, network: Permissions['network'], runDir: string): Promise<NetworkProxy> {
-    const known = proxies.get(principal.id);
+    // One proxy per run folder: its socket lives there, and the folder is per principal, workspace and version.
+    const known = proxies.get(runDir);
     if (known !== undefined) {
       known.network = network;
       return known.proxy;
@@ -112,8 +123,8 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
       refusal: (host, port) => hostRefusal(entry.network, host, port),
       onRefused: (target, reason) => void audit(principal, 'network', target, reason),
     });
-    proxies.set(principal.id, entry);
-    entry.proxy.catch(() => proxies.delete(principal.id));
+    proxies.set(runDir, entry);
+    entry.proxy.catch(() => proxies.delete(runDir));
     return entry.proxy;
   }
 
@@ -141,8 +152,9 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
 
       // Open: exactly as without the sandbox (the user allowed exactly that); nothing below applies.
       if (decision.mode === 'open') return { mode: 'open', file: plan.file, args: plan.args, argv0: plan.argv0, cwd: plan.cwd, env: plan.env, release: () => {} };
-      const folder = join(runtimeRoot, folderName(principal.id));
-      const privateHome = join(options.home, 'sandbox', 'homes', folderName(principal.id));
+      const name = privateFolderName(options.home, options.workspace, principal);
+      const folder = join(runtimeRoot, name);
+      const privateHome = join(options.home, 'sandbox', 'homes', name);
       const privateTmp = join(folder, 'tmp');
       const runDir = join(folder, 'run');
       try {
@@ -159,7 +171,8 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         const key = `${principal.id}\0${name}`;
         if (options.log !== undefined && !leftOutSaid.has(key)) {
           leftOutSaid.add(key);
-          const grant = principal.id.startsWith('settings:') ? `plinth perms grant ${principal.id} 'env ${name}'` : `plinth perms grant ${principal.id}`;
+          // The grant names where the value comes from (`env API_TOKEN=\${env:OTHER}`): the item the grant policy will look for.
+          const grant = principal.id.startsWith('settings:') ? `plinth perms grant ${principal.id} '${formatItem({ kind: 'env', value: envGrantOf(name, principal.envFrom !== undefined && Object.hasOwn(principal.envFrom, name) ? principal.envFrom[name] : undefined) })}'` : `plinth perms grant ${principal.id}`;
           options.log.warn(`PLN_E_SANDBOX_ENV_LEFT_OUT: ${principal.label} runs confined without the environment variable ${name}: its permissions do not declare it. To pass it, add "${name}" to "permissions": { "env": […] } of its definition, then grant it: ${grant}`);
         }
       }

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { type KnownHashes, canonicalJson, fileState } from './fingerprint.js';
 import { type NamedState, SHOWN_ONLY, lookupFolder, namedStates } from './run-files.js';
-import { HIDDEN, isSecretValue } from './secrets.js';
+import { HIDDEN, isSecretValue, shownValue } from './secrets.js';
 import { SECRET_NAME, type TrustRun, type TrustSubject } from 'plinth/sdk';
 import { printable, shellQuote, shortFingerprint } from './verdict.js';
 
@@ -105,8 +105,9 @@ function showRun(run: TrustRun, named: readonly NamedState[], approvedPerWorkspa
     else put('cwd', 'not set: the folder plinth runs in (relative paths are not looked up there)');
   }
   if (run.url !== undefined) put('url', run.url);
-  for (const [name, value] of Object.entries(run.env ?? {})) put(`env ${name}`, isSecretValue(name, value) ? HIDDEN : value);
-  for (const name of Object.keys(run.headers ?? {})) put(`header ${name}`, `${HIDDEN} value`);
+  // A reference (`${env:AWS_SECRET_ACCESS_KEY}`) is shown as written, whatever the name: where a value comes from is no secret.
+  for (const [name, value] of Object.entries(run.env ?? {})) put(`env ${name}`, shownValue(name, value) ?? HIDDEN);
+  for (const [name, value] of Object.entries(run.headers ?? {})) put(`header ${name}`, shownValue(name, value, true) ?? `${HIDDEN} value`);
   for (const state of named) put(state.state === 'not-covered' ? 'NOT fingerprinted' : state.state === 'indirect' ? `shell ${abridged(state.word)}` : `${namedLabel(state)} ${state.word}`, namedText(state));
 }
 

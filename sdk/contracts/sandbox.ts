@@ -76,6 +76,25 @@ export interface Principal {
   readonly declared: Permissions;
   /** For messages: `hook "lint" of plugin "greeter"`. */
   readonly label: string;
+  /**
+   * A settings hook or server only: where the value of each variable its
+   * definition's `env` sets comes from, as written: the references the value
+   * reads (`${env:AWS_SECRET_ACCESS_KEY}`, `${setting:plugin.name}`, several
+   * in a row), or `""` for a value written out. A declared variable not listed
+   * is the host's variable of that name. Grants of `env` are keyed by this
+   * (`env API_TOKEN=${env:AWS_SECRET_ACCESS_KEY}`): a grant to pass the host's
+   * `API_TOKEN` is not one to pass `AWS_SECRET_ACCESS_KEY` under that name, and a
+   * changed reference is asked about again. Never a value.
+   */
+  readonly envFrom?: Readonly<Record<string, string>>;
+}
+
+/** What {@link Principal.envFrom} holds for one variable: references only, or `""`. */
+export const ENV_SOURCE = /^(?:\$\{(?:env:[A-Za-z_][A-Za-z0-9_]*|setting:[^}\s]+)\})*$/;
+
+/** The references a value written in a definition's `env` reads, in order and each once (`""` for a value written out): {@link Principal.envFrom}. */
+export function envSourceOf(value: string): string {
+  return [...new Set(value.match(/\$\{(?:env:[A-Za-z_][A-Za-z0-9_]*|setting:[^}\s]+)\}/g) ?? [])].join('');
 }
 
 /** The serialisable principal a launch request carries (`actingFor`). */
@@ -85,6 +104,7 @@ export const principalSchema = z.object({
   dir: z.string().optional(),
   declared: permissionsSchema,
   label: z.string().min(1),
+  envFrom: z.record(z.string(), z.string().regex(ENV_SOURCE)).optional(),
 });
 
 /** What the grants side answers for a principal, before every confined launch. */

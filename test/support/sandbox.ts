@@ -7,6 +7,7 @@ import { PassThrough } from 'node:stream';
 import { createLauncher, type LauncherImpl } from '../../plugins/launcher/index.js';
 import { createSandbox, probeSandbox, type SandboxImpl } from '../../plugins/sandbox/index.js';
 import { createGrantPolicy } from '../../plugins/sandbox/grants/index.js';
+import { grantKey } from '../../plugins/sandbox/grants/principal.js';
 import { readAudit } from '../../plugins/sandbox/audit.js';
 import { NO_PERMISSIONS, type Permissions, type PermissionsInput, permissionsSchema, type Principal } from '../../sdk/index.js';
 
@@ -29,17 +30,21 @@ export interface SandboxRig {
   readonly sandbox: SandboxImpl;
   /** A downloaded plugin's principal (always confined) declaring `declared`, granted for this session as the user would. */
   principal(id: string, declared?: PermissionsInput): Principal;
-  /** Grants `id` these permissions for the session, as a user answering "for this session" would. */
+  /** Grants `id` these permissions for the session, as a user answering "for this session" would (`settings:workspace`: this rig's workspace). */
   grant(id: string, permissions: Permissions): void;
   /** The audit entries of `plugin`, waiting up to 3 s for one matching `where` to appear (the proxy writes them as it refuses). */
   audited(plugin: string, where: { permission: string; target?: string }): Promise<ReturnType<typeof readAudit>>;
   close(): Promise<void>;
 }
 
-export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEnv } = {}): SandboxRig {
+/**
+ * `home` and `runtimeRoot` let two rigs share a PLINTH_HOME or the folder the private TMPDIRs live
+ * in (the OS temp folder, shared by every plinth of a user), as two workspaces of one user do.
+ */
+export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEnv; home?: string; runtimeRoot?: string; workspaceName?: string } = {}): SandboxRig {
   const root = mkdtempSync(join(tmpdir(), 'plinth-sandbox-test-'));
-  const home = join(root, 'plinth-home');
-  const workspace = join(root, 'workspace');
+  const home = options.home ?? join(root, 'plinth-home');
+  const workspace = join(root, options.workspaceName ?? 'workspace');
   const pluginDir = join(root, 'plugin');
   for (const dir of [home, workspace, pluginDir]) mkdirSync(dir, { recursive: true });
   let sandbox: SandboxImpl | undefined;
@@ -50,7 +55,7 @@ export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEn
     home,
     workspace,
     userHome: join(root, 'user-home'),
-    runtimeRoot: join(root, 'runtime'),
+    runtimeRoot: options.runtimeRoot ?? join(root, 'runtime'),
     policy,
     probe: () =>
       probeSandbox({
@@ -70,7 +75,8 @@ export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEn
     launcher,
     sandbox: confined,
     grant(id, permissions) {
-      policy.store.setSession(id, { version: 'test', permissions });
+      // The workspace's settings are granted per workspace: this rig's.
+      policy.store.setSession(grantKey({ id, dir: workspace }), { version: 'test', permissions });
     },
     principal(id, declared) {
       const permissions = declared === undefined ? NO_PERMISSIONS : permissionsSchema.parse(declared);

@@ -21,7 +21,8 @@ import {
 } from 'plinth/sdk';
 import { type GrantAnswer, askGrant } from './ask.js';
 import { readDefaultMode } from './default-mode.js';
-import { type PermissionItem, formatItem, itemsOf, widening, withItems, withoutItems } from './items.js';
+import { type PermissionItem, formatItem, itemsOf, keyedDeclared, plainEnv, widening, withItems, withoutItems } from './items.js';
+import { WORKSPACE_SETTINGS, grantKey } from './principal.js';
 import { GrantStore, type StoredGrant } from './store.js';
 
 export interface GrantPolicyOptions {
@@ -114,7 +115,7 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
 
   const refused = (error: PlinthError): GrantDecision => ({ mode: 'refused', error });
 
-  /** The stored grant, and what it and this session's grant allow together. */
+  /** The stored grant (under its key, {@link grantKey}), and what it and this session's grant allow together. */
   const grantedSoFar = async (id: string, source: Principal['source']): Promise<{ stored: StoredGrant | undefined; have: Permissions }> => {
     // A grant given to a plugin from one place is not one for a plugin of the same name from another.
     const mine = <G extends { source?: string }>(grant: G | undefined): G | undefined => (grant?.source === undefined || grant.source === source ? grant : undefined);
@@ -126,10 +127,12 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
 
   /** What `principal` may use now, asking when it wants more than was granted. */
   const granted = async (principal: Principal, source: Principal['source'], asking: Asking, signal?: AbortSignal): Promise<{ granted: Permissions } | { error: PlinthError }> => {
-    const first = await grantedSoFar(principal.id, source);
+    // A workspace's settings are granted per workspace; their env items are keyed by where each value comes from.
+    const key = grantKey(principal);
+    const first = await grantedSoFar(key, source);
     // Items the user revoked one by one are left out, not asked for again.
-    const wanted = withoutItems(principal.declared, first.stored?.withheld ?? []);
-    if (widening(first.have, wanted).length === 0) return { granted: wanted };
+    const wanted = withoutItems(keyedDeclared(principal), first.stored?.withheld ?? []);
+    if (widening(first.have, wanted).length === 0) return { granted: plainEnv(wanted) };
     const version = await versionOf(principal);
     const previous = questions;
     let release!: () => void;
@@ -137,12 +140,12 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
     try {
       await previous;
       // Another launch may have been answered "session" or "always" while this one waited.
-      const now = await grantedSoFar(principal.id, source);
+      const now = await grantedSoFar(key, source);
       const missing = widening(now.have, wanted);
-      if (missing.length === 0) return { granted: wanted };
+      if (missing.length === 0) return { granted: plainEnv(wanted) };
       const io = (options.io ?? processTerminal)();
       const why = asking === 'none' ? 'only checking, not launching' : whyNotAsk(io, options.env ?? process.env);
-      const who = `${principal.label} (${source}, version ${version})`;
+      const who = principal.id === WORKSPACE_SETTINGS ? `${principal.label} (workspace ${principal.dir ?? 'unknown'})` : `${principal.label} (${source}, version ${version})`;
       if (why !== undefined) return { error: notGranted(principal, who, missing, why) };
       // A command's review waits for its person as any command does; a launch inside a host does not wait forever.
       const unanswered = asking === 'launch' ? AbortSignal.timeout(options.answerTimeoutMs ?? GRANT_ANSWER_TIMEOUT_MS) : undefined;
@@ -158,9 +161,9 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
           }),
         };
       }
-      if (answer === 'session') store.setSession(principal.id, { version, permissions: wanted, source });
+      if (answer === 'session') store.setSession(key, { version, permissions: wanted, source });
       if (answer === 'always') {
-        await store.update(principal.id, (current) => ({
+        await store.update(key, (current) => ({
           version,
           source,
           permissions: wanted, // exactly what was granted now: what it had before and no longer declares is not kept
@@ -169,7 +172,7 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
           grantedAt: new Date().toISOString(),
         }));
       }
-      return { granted: wanted };
+      return { granted: plainEnv(wanted) };
     } finally {
       release();
     }
@@ -187,7 +190,7 @@ export function createGrantPolicy(options: GrantPolicyOptions): ExtendedGrantPol
     }
     try {
       if (!need.osSandbox) {
-        const stored = await store.get(principal.id);
+        const stored = await store.get(grantKey(principal));
         if (stored?.unconfined && (stored.source === undefined || stored.source === judged.source)) return { mode: 'open', reason: `you allowed ${principal.id} to run unconfined (${grantCommand(principal.id, ' --unconfined')})` };
         return refused(noSandbox(principal, judged.standing));
       }

@@ -37,7 +37,7 @@ export function registerGrants(kernel: PluginKernel, ctx: PluginContext, options
   kernel.provide('capabilities', createCapabilityCheck({ home: ctx.paths.home, policy }));
   kernel.provide('grants', createGrantsService({ policy, find: async (name) => plugins.get(name) ?? foundCandidate(kernel, name) ?? (await installedSince(kernel, name)) }));
   kernel.hooks.commands.tap((registry) => {
-    for (const command of permsCommands({ policy, home: ctx.paths.home, plugins: () => plugins, availability: options.availability, configLayers: () => kernel.configLayers })) registry.add(command);
+    for (const command of permsCommands({ policy, home: ctx.paths.home, workspace: ctx.paths.workspace, plugins: () => plugins, availability: options.availability, configLayers: () => kernel.configLayers })) registry.add(command);
   });
   kernel.hooks.status.tap(async (board) => {
     const availability = await options.availability();

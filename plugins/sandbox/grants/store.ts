@@ -8,7 +8,8 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { PlinthError, permissionsSchema, withFileLock, writeFileAtomic, type Permissions } from 'plinth/sdk';
+import { PlinthError, withFileLock, writeFileAtomic, type Permissions } from 'plinth/sdk';
+import { grantedPermissionsSchema } from './items.js';
 
 const itemSchema = z.object({
   kind: z.enum(['filesystem.read', 'filesystem.write', 'network', 'network.deny', 'env', 'shell', 'mcp']),
@@ -19,8 +20,8 @@ const itemSchema = z.object({
 export const storedGrantSchema = z.object({
   /** The plugin version the user saw when granting (shown; the comparison is by permissions). */
   version: z.string(),
-  /** Exactly what was granted. */
-  permissions: permissionsSchema,
+  /** Exactly what was granted; `env` items keyed by where their value comes from (items.ts `envGrant`). */
+  permissions: grantedPermissionsSchema,
   /** Items the user revoked one by one: the plugin runs without them and is not asked about them again. */
   withheld: z.array(itemSchema).default([]),
   /** `plinth perms grant <plugin> --unconfined`: it may run without an OS sandbox where none is available. */
