@@ -8,7 +8,7 @@
  * no-sandbox path is tested instead; under CI a missing bubblewrap fails.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { join } from 'node:path';
@@ -317,6 +317,52 @@ describe.skipIf(!here.ok)('escape suite (real bubblewrap)', () => {
       const audit = await rig.audited(who, { permission: 'env', target: 'SECRET_TOKEN' });
       expect(audit).toHaveLength(1);
       expect(JSON.stringify(readAudit(rig.home))).not.toContain('hunter2');
+    });
+
+    test('a granted secret is on no command line of any process a confined run starts (bwrap, the shell inside, socat, the program)', async () => {
+      const value = `s3cr3t-${process.pid}-${Date.now()}`;
+      // With a network grant the relay (socat) runs too. The child says when it runs, then sleeps until killed.
+      const child = rig.launcher.start({
+        owner: 'escape-test',
+        program: 'sh',
+        args: ['-c', 'case "$API_TOKEN" in s3cr3t-*) echo granted;; esac; echo ready; sleep 30'],
+        cwd: rig.workspace,
+        env: { API_TOKEN: value },
+        stdout: 'pipe',
+        actingFor: rig.principal(id(), { env: ['API_TOKEN'], network: { allow: [`127.0.0.1:${webPort}`] } }),
+      });
+      let out = '';
+      await new Promise<void>((resolve) => child.stdout!.on('data', (d: Buffer) => ((out += d.toString()), out.includes('ready') && resolve())));
+      try {
+        // The command line of every process of the machine, while the confined child, its shell and socat run.
+        const lines: string[] = [];
+        for (const entry of readdirSync('/proc')) {
+          if (!/^\d+$/.test(entry)) continue;
+          try {
+            lines.push(readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' '));
+          } catch {
+            /* gone meanwhile */
+          }
+        }
+        expect(lines.some((line) => line.includes('bwrap') && line.includes('--unshare-all'))).toBe(true);
+        expect(lines.some((line) => line.includes('socat') && line.includes('TCP-LISTEN'))).toBe(true);
+        expect(lines.filter((line) => line.includes(value))).toEqual([]);
+        // The child got it under its own name; bwrap on the host holds it under a neutral one.
+        expect(out).toContain('granted\n');
+        expect(readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0')).not.toContain(`API_TOKEN=${value}`);
+      } finally {
+        child.kill();
+        await child.ended;
+      }
+    });
+
+    test('a granted LD_PRELOAD acts inside the sandbox only, never on bwrap on the host', async () => {
+      // A file that exists on the host but not inside: the host's loader would say it is no ELF file.
+      const bogus = join(outside, 'preload.so');
+      writeFileSync(bogus, 'not a shared object');
+      const result = await confined(id(), 'sh', ['-c', 'echo "inside=$LD_PRELOAD"'], { env: ['LD_PRELOAD'] }, { env: { LD_PRELOAD: bogus } });
+      expect(result.stdout.toString()).toBe(`inside=${bogus}\n`);
+      expect(text(result)).not.toMatch(/ELF|file too short/);
     });
   });
 });

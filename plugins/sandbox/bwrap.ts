@@ -50,8 +50,41 @@ export interface BwrapPlan {
   readonly socat?: string;
   /** Start the program only once the relay listens (default); node children reach the socket directly and need not wait. */
   readonly waitForRelay?: boolean;
-  /** The environment the child gets (bwrap starts it with exactly this). */
+  /** The environment the child gets: handed to bwrap as its own environment ({@link bwrapEnvironment}), never on a command line. */
   readonly env: Readonly<Record<string, string>>;
+}
+
+/**
+ * plinth's own variables inside, which hold no secret and which bwrap and the
+ * host's C library do not read: they go to bwrap's environment as they are.
+ */
+const PLAIN_NAMES = new Set(['PATH', 'HOME', 'TMPDIR', 'HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy', 'ALL_PROXY', 'NODE_OPTIONS', 'PLINTH_SANDBOX_PROXY_SOCKET']);
+/** Where a carried variable waits in bwrap's environment: `PLINTH_SANDBOX_ENV_<n>`. Names with this prefix are plinth's own. */
+export const CARRIED_PREFIX = 'PLINTH_SANDBOX_ENV_';
+const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The environment bwrap itself is started with, and the variables the shell
+ * inside restores. bwrap passes its environment on to the child (no
+ * `--clearenv`, no `--setenv NAME VALUE`, whose value anyone could read in
+ * /proc/<pid>/cmdline). But bwrap runs on the host: a granted `LD_PRELOAD`,
+ * `GCONV_PATH` or `GLIBC_TUNABLES` would act on it there, outside the
+ * sandbox. So every variable but plinth's own plain ones travels under a
+ * neutral name (`PLINTH_SANDBOX_ENV_<n>`) and the shell inside gives it its
+ * name back before it starts the program ({@link bwrapArgs}); only the names
+ * are on its command line. A name a shell cannot hold is left out.
+ */
+export function bwrapEnvironment(env: Readonly<Record<string, string>>): { readonly env: Record<string, string>; readonly carried: readonly string[] } {
+  const out: Record<string, string> = {};
+  const carried: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (PLAIN_NAMES.has(name)) out[name] = value;
+    else if (SHELL_NAME.test(name) && !name.startsWith(CARRIED_PREFIX)) {
+      out[`${CARRIED_PREFIX}${carried.length}`] = value;
+      carried.push(name);
+    }
+  }
+  return { env: out, carried };
 }
 
 /** Whether `path` is `base` or inside it. */
@@ -104,7 +137,8 @@ export function exposedPaths(plan: BwrapPlan): string[] {
 
 /** The arguments after `bwrap` (the program and its arguments last). */
 export function bwrapArgs(plan: BwrapPlan): string[] {
-  const args = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--clearenv'];
+  // No --clearenv: bwrap is started with exactly the child's environment (bwrapEnvironment).
+  const args = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
   args.push(...systemBinds());
   args.push('--dev', '/dev', '--proc', '/proc');
   const binds: Array<{ path: string; writable: boolean }> = [];
@@ -122,28 +156,41 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   // The private HOME lives under plinth's user folder: a protected folder bound over it must not take it away.
   for (const own of [plan.privateHome, plan.privateTmp]) if (protectedPaths.some((p) => isWithin(own, p)) && existsSync(own)) args.push('--bind', own, own);
   if (plan.runDir !== undefined) args.push('--ro-bind', plan.runDir, RUN_INSIDE);
-  for (const [name, value] of Object.entries(plan.env)) args.push('--setenv', name, value);
   const visible = [...binds, ...aliases].some((b) => isWithin(plan.cwd, b.path));
   args.push('--chdir', visible ? plan.cwd : plan.privateHome);
   args.push('--');
+  args.push('/bin/sh', '-c', insideScript(plan), plan.file, ...plan.args);
+  return args;
+}
+
+/**
+ * The shell that starts the program inside (with builtins only: no process of
+ * its own): starts the relay where there is one, gives the carried variables
+ * their names back, then `exec`s the program. It holds names, never values.
+ */
+function insideScript(plan: BwrapPlan): string {
+  const { carried } = bwrapEnvironment(plan.env);
+  const lines: string[] = [];
   if (plan.relayPort !== undefined && plan.socat !== undefined) {
     // socat listens on the namespace's loopback and relays to the host proxy's socket. A program other
     // than node starts once it listens (read with shell builtins only: no process per look); node
     // reaches the socket directly through the preload, so it does not wait.
     const portHex = plan.relayPort.toString(16).toUpperCase().padStart(4, '0');
-    const wait = plan.waitForRelay === false ? [] : [
-      'i=0',
-      'while [ $i -lt 2000 ]; do',
-      `  while read -r _ addr _ state _; do [ "$state" = 0A ] && [ "\${addr#*:}" = ${portHex} ] && break 2; done < /proc/net/tcp`,
-      '  i=$((i+1))',
-      'done',
-    ];
-    const script = [`${quote(plan.socat)} TCP-LISTEN:${plan.relayPort},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_INSIDE}/proxy.sock 2>/dev/null &`, ...wait, 'exec "$0" "$@"'].join('\n');
-    args.push('/bin/sh', '-c', script, plan.file, ...plan.args);
-  } else {
-    args.push(plan.file, ...plan.args);
+    lines.push(`${quote(plan.socat)} TCP-LISTEN:${plan.relayPort},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_INSIDE}/proxy.sock 2>/dev/null &`);
+    if (plan.waitForRelay !== false)
+      lines.push(
+        'i=0',
+        'while [ $i -lt 2000 ]; do',
+        `  while read -r _ addr _ state _; do [ "$state" = 0A ] && [ "\${addr#*:}" = ${portHex} ] && break 2; done < /proc/net/tcp`,
+        '  i=$((i+1))',
+        'done',
+      );
   }
-  return args;
+  // After the relay: socat never sees them, and the loop's variables do not hide one of the same name.
+  carried.forEach((name, n) => lines.push(`export ${name}="$${CARRIED_PREFIX}${n}"`));
+  if (carried.length > 0) lines.push(`unset ${carried.map((_, n) => `${CARRIED_PREFIX}${n}`).join(' ')}`);
+  lines.push('exec "$0" "$@"');
+  return lines.join('\n');
 }
 
 function quote(text: string): string {

@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError, plinthPackageFolder } from 'plinth/sdk';
 import { appendAudit } from './audit.js';
-import { type BwrapPlan, RUN_INSIDE, bwrapArgs, exposedPaths, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
+import { type BwrapPlan, RUN_INSIDE, bwrapArgs, bwrapEnvironment, exposedPaths, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
 import { explainHidden } from './explain.js';
 import { type NetworkProxy, startProxy } from './network/proxy.js';
 import { expandFilesystem, hostRefusal, realPath } from './policy.js';
@@ -215,7 +215,8 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         args: bwrapArgs(bwrapPlan),
         argv0: 'bwrap',
         cwd: plan.cwd,
-        env: { PATH: DEFAULT_PATH },
+        // The child's environment is bwrap's own (never --setenv on its command line); see bwrapEnvironment.
+        env: bwrapEnvironment(inside).env,
         release: () => {},
         explain: (output: string) => explainHidden(output, exposure, principal),
       };
@@ -239,6 +240,8 @@ export function reducedEnvironment(plan: SpawnPlan, granted: Permissions, home: 
   const requested = new Set(plan.requestedEnv ?? []);
   const own = new Set(plan.ownEnv ?? []);
   for (const [name, value] of Object.entries(plan.env)) {
+    // PLINTH_SANDBOX_* are the sandbox's own names inside (the proxy socket, the carried variables).
+    if (name.startsWith('PLINTH_SANDBOX_')) continue;
     // plinth's own values (ownEnv) without a grant; a definition's variable only when granted, whatever its name (PLINTH_* included).
     if (granted.env.includes(name) || (own.has(name) && requested.has(name))) env[name] = value;
   }
