@@ -367,6 +367,64 @@ describe.skipIf(!here.ok)('escape suite (real bubblewrap)', () => {
   });
 });
 
+describe.skipIf(!here.ok)('protected files stay protected whatever happens to their parents (real bubblewrap)', () => {
+  let rig: SandboxRig;
+  let n = 0;
+  const run = (script: string, write: string[]) =>
+    rig.launcher.run({ owner: 'escape-test', program: 'sh', args: ['-c', script], cwd: rig.workspace, timeoutMs: 20_000, actingFor: rig.principal(`protected-${++n}`, { filesystem: { write } }) });
+  const config = '[core]\n\trepositoryformatversion = 0\n';
+
+  beforeAll(() => {
+    rig = sandboxRig();
+    // The cloned repository: a git folder with its config and hooks.
+    mkdirSync(join(rig.workspace, '.git', 'hooks'), { recursive: true });
+    mkdirSync(join(rig.workspace, '.git', 'info'));
+    writeFileSync(join(rig.workspace, '.git', 'config'), config);
+    writeFileSync(join(rig.workspace, 'README.md'), 'hello\n');
+  });
+  afterAll(async () => {
+    await rig?.close();
+    rmSync(rig.root, { recursive: true, force: true });
+  });
+
+  test('a hook with write access to the workspace cannot move .git aside and plant its own config, hooks or attributes', async () => {
+    const result = await run(
+      [
+        'mv .git .git-old; rm -rf .git',
+        'mkdir -p .git; printf "[core]\\n\\tfsmonitor = touch /tmp/pwned\\n" > .git/config',
+        'mv .git/config .git/config-old; mv .git/hooks .git/hooks-old',
+        'echo evil > .git/hooks/pre-commit; echo "* filter=evil" > .git/info/attributes; echo ../elsewhere > .git/commondir',
+        'echo written > notes.txt',
+      ].join('\n'),
+      ['${workspace}'],
+    );
+    expect(text(result)).toMatch(/Device or resource busy|Read-only file system/);
+    expect(readFileSync(join(rig.workspace, '.git', 'config'), 'utf8')).toBe(config);
+    expect(readdirSync(join(rig.workspace, '.git')).sort()).toEqual(['config', 'hooks', 'info']);
+    expect(readdirSync(join(rig.workspace, '.git', 'hooks'))).toEqual([]);
+    expect(readdirSync(join(rig.workspace, '.git', 'info'))).toEqual([]);
+    // The grant itself works: a new file in the workspace.
+    expect(readFileSync(join(rig.workspace, 'notes.txt'), 'utf8')).toBe('written\n');
+  });
+
+  test('protected names that do not exist yet cannot be created, and nothing of their placeholders is left on the host', async () => {
+    const before = readdirSync(rig.workspace).sort();
+    const result = await run(
+      'for d in .vscode .claude .plinth .idea; do mkdir $d/x || echo "refused $d"; done; for f in .mcp.json .npmrc .bashrc; do echo x > $f || echo "refused $f"; done; mv .vscode v 2>/dev/null || echo "refused mv"; ls -A',
+      ['${workspace}'],
+    );
+    for (const name of ['.vscode', '.claude', '.plinth', '.idea', '.mcp.json', '.npmrc', '.bashrc', 'mv']) expect(result.stdout.toString()).toContain(`refused ${name}\n`);
+    expect(readdirSync(rig.workspace).sort()).toEqual(before);
+  });
+
+  test('the folders above a protected one cannot be renamed either: the workspace inside a wider write grant, and plinth\'s user folder', async () => {
+    const result = await run(`mv ${rig.workspace} ${rig.workspace}-old || echo refused workspace; mv ${rig.home} ${rig.home}-old || echo refused home; mkdir ${join(rig.workspace, 'src')} && echo made src`, [rig.root]);
+    expect(result.stdout.toString()).toBe('refused workspace\nrefused home\nmade src\n');
+    expect(existsSync(join(rig.workspace, '.git', 'config'))).toBe(true);
+    expect(existsSync(`${rig.workspace}-old`)).toBe(false);
+  });
+});
+
 describe('without bubblewrap (PLINTH_BWRAP pointing to a missing file)', () => {
   let rig: SandboxRig;
   beforeAll(() => {

@@ -12,15 +12,23 @@
  * the user stay read-only (shell rc files, git hooks and config, plinth's own
  * settings and trust stores): srt's protected-file idea.
  */
-import { existsSync, lstatSync, readlinkSync } from 'node:fs';
-import { basename, dirname, join, sep } from 'node:path';
+import { accessSync, constants, existsSync, lstatSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 
 /** Root-level folders a program needs (bound read-only, or recreated as the symlinks they are). */
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 /** What of /etc a program needs: the loader's cache, names, time zone, TLS roots, `alternatives` (symlink targets). Not /etc/shadow, ssh keys or the like. */
 const ETC_ENTRIES = ['ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'passwd', 'group', 'nsswitch.conf', 'hosts', 'host.conf', 'resolv.conf', 'localtime', 'timezone', 'ssl', 'ca-certificates', 'ca-certificates.conf', 'alternatives', 'mime.types', 'os-release', 'debian_version'];
-/** Names that stay read-only inside a writable grant, wherever they are found under it (one level, and the grant itself). */
-export const PROTECTED_NAMES = ['.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.gitconfig', '.gitmodules', '.git/hooks', '.git/config', '.ssh', '.npmrc', '.plinth', '.mcp.json', '.vscode', '.idea', '.claude'];
+/**
+ * Names that stay read-only in a writable grant's folder, and in the
+ * workspace's and the user's home when a write grant holds them: files that
+ * would let a child run code later as the user. `.git` whole (config, hooks,
+ * info/attributes, commondir: a confined child changes no repository's git
+ * folder), or the `.git` file of a worktree and the folder it names.
+ */
+export const PROTECTED_NAMES = ['.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.gitconfig', '.gitmodules', '.git', '.ssh', '.npmrc', '.plinth', '.mcp.json', '.vscode', '.idea', '.claude'];
+/** The protected names that are folders: a missing one is held by an empty folder, the others by an empty file. */
+const PROTECTED_FOLDERS = new Set(['.git', '.ssh', '.plinth', '.vscode', '.idea', '.claude']);
 
 /** Where the proxy's socket folder appears inside the sandbox. */
 export const RUN_INSIDE = '/run/plinth-sandbox';
@@ -43,6 +51,16 @@ export interface BwrapPlan {
   readonly privateTmp: string;
   /** Further paths that must stay read-only even under a write grant (plinth's user folder). */
   readonly protectedPaths: readonly string[];
+  /** Further folders whose protected names are protected when a write grant holds them (the workspace, the user's home). */
+  readonly protectedRoots?: readonly string[];
+  /**
+   * An empty folder and an empty file (host paths): bound read-only where a
+   * protected name does not exist yet, so that the child cannot create it.
+   * Without them a missing protected name is not held.
+   */
+  readonly placeholders?: { readonly dir: string; readonly file: string };
+  /** The protected paths, as {@link protectedLayout} found them (found here when absent). */
+  readonly layout?: ProtectedLayout;
   /** The host folder holding the proxy socket, bound at {@link RUN_INSIDE}; with `relayPort`, socat relays 127.0.0.1:port to it. */
   readonly runDir?: string;
   readonly relayPort?: number;
@@ -111,17 +129,80 @@ function systemBinds(): string[] {
   return out;
 }
 
-/** The protected paths that exist under the write grants. */
-export function protectedUnder(write: readonly string[], extra: readonly string[]): string[] {
-  const found = new Set<string>();
-  for (const base of write) {
+/** Where a protected name is, and how it is held inside. */
+export interface ProtectedLayout {
+  /** Existing protected paths: each bound read-only over itself (a mount point: no rename, no removal, no write). */
+  readonly existing: readonly string[];
+  /**
+   * Missing ones in a writable folder: an empty read-only placeholder is bound
+   * there. bwrap makes the mount point, so the placeholder exists on the host
+   * while the child runs; the sandbox removes it when the child has ended.
+   */
+  readonly missing: ReadonlyArray<{ readonly path: string; readonly dir: boolean }>;
+  /**
+   * Folders between a write grant and a protected path, each bound over itself:
+   * a mount point cannot be renamed or removed (EBUSY), so no parent of a
+   * protected path can be moved aside and replaced by one the child made.
+   */
+  readonly anchors: readonly string[];
+}
+
+/** The folder a worktree's `.git` file names (`gitdir: …`), when it exists. */
+function gitdirOf(file: string): string | undefined {
+  try {
+    const match = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(file, 'utf8'));
+    if (match === null) return undefined;
+    const path = resolve(dirname(file), match[1]!);
+    return existsSync(path) ? realpathSync(path) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The protected paths under the write grants: each protected name in each
+ * write grant's folder and in each of `roots` a write grant holds, plus
+ * `extra` (plinth's user folder). `exclude`: the private HOME and TMPDIR,
+ * which hold nothing the user runs.
+ */
+export function protectedLayout(write: readonly string[], roots: readonly string[], extra: readonly string[], exclude: readonly string[] = []): ProtectedLayout {
+  const grants = write.filter((w) => existsSync(w) && !exclude.some((e) => isWithin(w, e)));
+  const writable = (path: string): boolean => grants.some((w) => isWithin(path, w));
+  const existing = new Set<string>();
+  const missing = new Map<string, boolean>();
+  const folders = [...new Set([...grants, ...roots.filter((root) => writable(root) && existsSync(root) && statSync(root).isDirectory())])];
+  for (const folder of folders) {
     for (const name of PROTECTED_NAMES) {
-      const path = join(base, name);
-      if (existsSync(path)) found.add(path);
+      const path = join(folder, name);
+      let stat;
+      try {
+        stat = lstatSync(path);
+      } catch {
+        // A folder the host cannot write to (a read-only mount) cannot get it from the child either.
+        try {
+          accessSync(folder, constants.W_OK);
+          missing.set(path, PROTECTED_FOLDERS.has(name));
+        } catch {
+          /* not writable: nothing to hold */
+        }
+        continue;
+      }
+      // A symlink: held at what it names when that exists (as bwrap binds it); a dangling one is left alone.
+      if (stat.isSymbolicLink() && !existsSync(path)) continue;
+      existing.add(path);
+      // A worktree's .git file names the git folder that holds its config and hooks.
+      const gitdir = name === '.git' && stat.isFile() ? gitdirOf(path) : undefined;
+      if (gitdir !== undefined && writable(gitdir)) existing.add(gitdir);
     }
   }
-  for (const path of extra) if (write.some((w) => isWithin(path, w)) && existsSync(path)) found.add(path);
-  return [...found];
+  for (const path of extra) if (writable(path) && existsSync(path)) existing.add(path);
+  const anchors = new Set<string>();
+  for (const path of [...existing, ...missing.keys()]) {
+    const grant = grants.filter((w) => isWithin(path, w)).sort((a, b) => b.length - a.length)[0];
+    if (grant === undefined) continue;
+    for (let dir = dirname(path); dir !== grant && isWithin(dir, grant); dir = dirname(dir)) anchors.add(dir);
+  }
+  return { existing: [...existing], missing: [...missing].map(([path, dir]) => ({ path, dir })), anchors: [...anchors] };
 }
 
 /**
@@ -146,13 +227,17 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   for (const path of [...plan.write, plan.privateHome, plan.privateTmp]) if (existsSync(path)) binds.push({ path, writable: true });
   const programDir = dirname(plan.file);
   if (![...SYSTEM_DIRS, ...binds.map((b) => b.path)].some((base) => isWithin(plan.file, base))) binds.push({ path: programDir, writable: false });
+  const layout = plan.layout ?? protectedLayout(plan.write, plan.protectedRoots ?? [], plan.protectedPaths, [plan.privateHome, plan.privateTmp]);
+  // The parents of protected paths, bound over themselves in the same pass (a bind takes the host's folder, not what is mounted below it inside).
+  for (const path of layout.anchors) if (!binds.some((b) => b.path === path)) binds.push({ path, writable: true });
   // Parents before children, so that a grant inside another is mounted over it.
   binds.sort((a, b) => a.path.split(sep).length - b.path.split(sep).length);
   for (const bind of binds) args.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
   const aliases = (plan.aliases ?? []).filter((alias) => existsSync(alias.target));
   for (const alias of aliases) args.push('--ro-bind', alias.target, alias.path);
-  const protectedPaths = protectedUnder([...plan.write], plan.protectedPaths);
+  const protectedPaths = [...layout.existing].sort((a, b) => a.split(sep).length - b.split(sep).length);
   for (const path of protectedPaths) args.push('--ro-bind', path, path);
+  if (plan.placeholders !== undefined) for (const { path, dir } of layout.missing) args.push('--ro-bind', dir ? plan.placeholders.dir : plan.placeholders.file, path);
   // The private HOME lives under plinth's user folder: a protected folder bound over it must not take it away.
   for (const own of [plan.privateHome, plan.privateTmp]) if (protectedPaths.some((p) => isWithin(own, p)) && existsSync(own)) args.push('--bind', own, own);
   if (plan.runDir !== undefined) args.push('--ro-bind', plan.runDir, RUN_INSIDE);

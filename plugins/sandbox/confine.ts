@@ -7,14 +7,14 @@
  * launch that cannot be decided or confined is refused (fail closed) and the
  * refusal written to the audit log.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError, plinthPackageFolder } from 'plinth/sdk';
 import { appendAudit } from './audit.js';
-import { type BwrapPlan, RUN_INSIDE, bwrapArgs, bwrapEnvironment, exposedPaths, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
+import { type BwrapPlan, RUN_INSIDE, bwrapArgs, bwrapEnvironment, exposedPaths, protectedLayout, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
 import { explainHidden } from './explain.js';
 import { type NetworkProxy, startProxy } from './network/proxy.js';
 import { expandFilesystem, hostRefusal, realPath } from './policy.js';
@@ -96,6 +96,36 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
   const socat = findProgram('socat', undefined, process.env.PATH ?? DEFAULT_PATH);
   /** `<principal>\0<name>` of the variables already said to be left out. */
   const leftOutSaid = new Set<string>();
+  /** Placeholders bound where a protected name did not exist, and how many running children hold each. */
+  const held = new Map<string, number>();
+
+  /** The empty folder and file bound read-only where a protected name does not exist yet. */
+  function placeholders(): { dir: string; file: string } {
+    const dir = join(runtimeRoot, 'placeholder');
+    const file = join(runtimeRoot, 'placeholder-file');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (!existsSync(file)) writeFileSync(file, '', { mode: 0o400 });
+    return { dir, file };
+  }
+
+  /** When no running child holds it any more, removes a placeholder bwrap made on the host, if it is still empty. */
+  function letGo(paths: readonly string[]): void {
+    for (const path of paths) {
+      const count = (held.get(path) ?? 1) - 1;
+      if (count > 0) {
+        held.set(path, count);
+        continue;
+      }
+      held.delete(path);
+      try {
+        const stat = statSync(path);
+        if (stat.isDirectory()) rmdirSync(path);
+        else if (stat.isFile() && stat.size === 0) unlinkSync(path);
+      } catch {
+        /* gone already, or no longer empty: someone else's now */
+      }
+    }
+  }
 
   const audit = (principal: Principal, permission: 'launch' | 'network' | 'env', target: string, reason: string): Promise<void> =>
     appendAudit(options.home, { plugin: principal.id, permission, target, reason });
@@ -207,7 +237,24 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         PLINTH_SANDBOX_PROXY_SOCKET: `${RUN_INSIDE}/proxy.sock`,
         NODE_OPTIONS: nodeOptions([`--require=${PRELOAD}`, ...flags]),
       };
-      const bwrapPlan: BwrapPlan = { file: plan.file, args: plan.args, cwd, read, aliases, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths: [realPath(options.home)], runDir, ...(relay && { relayPort: RELAY_PORT, socat }), waitForRelay: !node, env: inside };
+      let marks;
+      try {
+        marks = placeholders();
+      } catch (error) {
+        return refuse(principal, plan, setupError(principal, 'its placeholders for protected files', error));
+      }
+      const protectedPaths = [realPath(options.home)];
+      const protectedRoots = [options.workspace, options.userHome].map(realPath);
+      const layout = protectedLayout(fs.write, protectedRoots, protectedPaths, [home, tmp]);
+      const placed = layout.missing.map((m) => m.path);
+      for (const path of placed) held.set(path, (held.get(path) ?? 0) + 1);
+      let released = false;
+      const release = (): void => {
+        if (released) return;
+        released = true;
+        letGo(placed);
+      };
+      const bwrapPlan: BwrapPlan = { file: plan.file, args: plan.args, cwd, read, aliases, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths, protectedRoots, placeholders: marks, layout, runDir, ...(relay && { relayPort: RELAY_PORT, socat }), waitForRelay: !node, env: inside };
       const exposure = { paths: exposedPaths(bwrapPlan), cwd, workspace: options.workspace, userHome: options.userHome };
       return {
         mode: 'confined',
@@ -217,7 +264,7 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         cwd: plan.cwd,
         // The child's environment is bwrap's own (never --setenv on its command line); see bwrapEnvironment.
         env: bwrapEnvironment(inside).env,
-        release: () => {},
+        release,
         explain: (output: string) => explainHidden(output, exposure, principal),
       };
     },
