@@ -8,13 +8,14 @@
  * no-sandbox path is tested instead; under CI a missing bubblewrap fails.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readAudit } from '../plugins/sandbox/audit.js';
+import { nprocPerSandbox, pidsGroupsAvailable } from '../plugins/sandbox/limits.js';
 import { type LaunchRunResult, type PermissionsInput, permissionsSchema } from '../sdk/index.js';
 import { rejection } from './support/errors.js';
 import { type SandboxRig, bwrapHere, sandboxRig } from './support/sandbox.js';
@@ -422,6 +423,50 @@ describe.skipIf(!here.ok)('protected files stay protected whatever happens to th
     expect(result.stdout.toString()).toBe('refused workspace\nrefused home\nmade src\n');
     expect(existsSync(join(rig.workspace, '.git', 'config'))).toBe(true);
     expect(existsSync(`${rig.workspace}-old`)).toBe(false);
+  });
+});
+
+// What enforces the process limit here: a pids cgroup, or RLIMIT_NPROC per user namespace (Linux 5.14+, never for root).
+const processLimit = here.ok && (pidsGroupsAvailable() || (process.getuid?.() !== 0 && nprocPerSandbox()));
+if (here.ok && !processLimit) console.warn('sandbox process limit test SKIPPED: no writable pids cgroup, and RLIMIT_NPROC is not enforced for root');
+
+describe.skipIf(!here.ok)('resource limits of a confined child (real bubblewrap)', () => {
+  let rig: SandboxRig;
+  let n = 0;
+  const run = (script: string) => rig.launcher.run({ owner: 'escape-test', program: 'sh', args: ['-c', script], cwd: rig.workspace, timeoutMs: 20_000, actingFor: rig.principal(`limited-${++n}`) });
+
+  beforeAll(() => {
+    rig = sandboxRig({ limits: { maxProcesses: 16, maxFileBytes: 1024 * 1024, tmpBytes: 2 * 1024 * 1024 } });
+  });
+  afterAll(async () => {
+    await rig?.close();
+    rmSync(rig.root, { recursive: true, force: true });
+  });
+
+  test.runIf(processLimit)('a child that starts more processes than allowed is refused the rest, and the hint names sandbox.maxProcesses', async () => {
+    // Without the limit all 60 start and it says so; with it, the shell cannot fork the 16th and dies.
+    const result = await run('i=0; while [ $i -lt 60 ]; do sleep 5 & i=$((i+1)); done; echo "started all"; kill $(jobs -p); exit 3');
+    expect(result.stdout.toString()).not.toContain('started all');
+    expect(text(result)).toMatch(/Cannot fork|Resource temporarily unavailable/);
+    expect(result.hint).toContain('PLN_E_SANDBOX_LIMIT');
+    expect(result.hint).toContain('sandbox.maxProcesses');
+  });
+
+  test('a file past the size limit is cut off (RLIMIT_FSIZE), and the hint names sandbox.maxFileSizeMB', async () => {
+    const result = await run('head -c 3000000 /dev/zero > "$HOME/big"');
+    expect(result.exitCode).not.toBe(0);
+    expect(result.hint).toContain('sandbox.maxFileSizeMB');
+    const home = readdirSync(join(rig.home, 'sandbox', 'homes')).map((dir) => join(rig.home, 'sandbox', 'homes', dir, 'big')).find((path) => existsSync(path));
+    expect(statSync(home!).size).toBeLessThanOrEqual(1024 * 1024);
+  });
+
+  test('the private TMPDIR is a tmpfs of its own size: filling it fails with ENOSPC and a hint naming sandbox.tmpSizeMB, and nothing of it lands on the host', async () => {
+    const result = await run('head -c 900000 /dev/zero > "$TMPDIR/a" && head -c 900000 /dev/zero > "$TMPDIR/b" && head -c 900000 /dev/zero > "$TMPDIR/c"; s=$?; echo "tmp=$TMPDIR"; exit $s');
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr.toString()).toContain('No space left on device');
+    expect(result.hint).toContain('sandbox.tmpSizeMB');
+    const tmp = /tmp=(.*)/.exec(result.stdout.toString())![1]!;
+    expect(readdirSync(tmp)).toEqual([]);
   });
 });
 

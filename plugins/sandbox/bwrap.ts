@@ -14,6 +14,7 @@
  */
 import { accessSync, constants, existsSync, lstatSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
+import { type SandboxLimits, limitLines } from './limits.js';
 
 /** Root-level folders a program needs (bound read-only, or recreated as the symlinks they are). */
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
@@ -59,6 +60,8 @@ export interface BwrapPlan {
    * Without them a missing protected name is not held.
    */
   readonly placeholders?: { readonly dir: string; readonly file: string };
+  /** Processes, file size, and the private TMPDIR's size (then a tmpfs of that size, not the host folder). */
+  readonly limits?: SandboxLimits;
   /** The protected paths, as {@link protectedLayout} found them (found here when absent). */
   readonly layout?: ProtectedLayout;
   /** The host folder holding the proxy socket, bound at {@link RUN_INSIDE}; with `relayPort`, socat relays 127.0.0.1:port to it. */
@@ -224,7 +227,9 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   args.push('--dev', '/dev', '--proc', '/proc');
   const binds: Array<{ path: string; writable: boolean }> = [];
   for (const path of plan.read) if (existsSync(path)) binds.push({ path, writable: false });
-  for (const path of [...plan.write, plan.privateHome, plan.privateTmp]) if (existsSync(path)) binds.push({ path, writable: true });
+  // With limits, the private TMPDIR is a tmpfs of its own size (below), not the host folder.
+  const tmpfs = plan.limits !== undefined;
+  for (const path of [...plan.write, plan.privateHome, ...(tmpfs ? [] : [plan.privateTmp])]) if (existsSync(path)) binds.push({ path, writable: true });
   const programDir = dirname(plan.file);
   if (![...SYSTEM_DIRS, ...binds.map((b) => b.path)].some((base) => isWithin(plan.file, base))) binds.push({ path: programDir, writable: false });
   const layout = plan.layout ?? protectedLayout(plan.write, plan.protectedRoots ?? [], plan.protectedPaths, [plan.privateHome, plan.privateTmp]);
@@ -239,7 +244,9 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   for (const path of protectedPaths) args.push('--ro-bind', path, path);
   if (plan.placeholders !== undefined) for (const { path, dir } of layout.missing) args.push('--ro-bind', dir ? plan.placeholders.dir : plan.placeholders.file, path);
   // The private HOME lives under plinth's user folder: a protected folder bound over it must not take it away.
-  for (const own of [plan.privateHome, plan.privateTmp]) if (protectedPaths.some((p) => isWithin(own, p)) && existsSync(own)) args.push('--bind', own, own);
+  for (const own of [plan.privateHome, ...(tmpfs ? [] : [plan.privateTmp])]) if (protectedPaths.some((p) => isWithin(own, p)) && existsSync(own)) args.push('--bind', own, own);
+  // Last, over whatever holds its path: what it holds stays in memory, up to its size, and goes with the sandbox.
+  if (plan.limits !== undefined) args.push('--size', String(plan.limits.tmpBytes), '--tmpfs', plan.privateTmp);
   if (plan.runDir !== undefined) args.push('--ro-bind', plan.runDir, RUN_INSIDE);
   const visible = [...binds, ...aliases].some((b) => isWithin(plan.cwd, b.path));
   args.push('--chdir', visible ? plan.cwd : plan.privateHome);
@@ -255,7 +262,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
  */
 function insideScript(plan: BwrapPlan): string {
   const { carried } = bwrapEnvironment(plan.env);
-  const lines: string[] = [];
+  const lines: string[] = plan.limits === undefined ? [] : limitLines(plan.limits);
   if (plan.relayPort !== undefined && plan.socat !== undefined) {
     // socat listens on the namespace's loopback and relays to the host proxy's socket. A program other
     // than node starts once it listens (read with shell builtins only: no process per look); node

@@ -15,7 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError, plinthPackageFolder } from 'plinth/sdk';
 import { appendAudit } from './audit.js';
 import { type BwrapPlan, RUN_INSIDE, bwrapArgs, bwrapEnvironment, exposedPaths, protectedLayout, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
-import { explainHidden } from './explain.js';
+import { explainHidden, explainLimits } from './explain.js';
+import { type SandboxLimits, limitsFrom, pidsGroup } from './limits.js';
 import { type NetworkProxy, startProxy } from './network/proxy.js';
 import { expandFilesystem, hostRefusal, realPath } from './policy.js';
 import { findProgram } from './probe.js';
@@ -63,6 +64,8 @@ export interface SandboxOptions {
   readonly probe: () => Promise<SandboxAvailability>;
   /** Where per-principal sockets and temporary folders go (default: the OS temp folder). */
   readonly runtimeRoot?: string;
+  /** Processes, file size and TMPDIR size per confined child (default: limits.ts's DEFAULT_LIMITS). */
+  readonly limits?: SandboxLimits;
   /** Where a launch that loses what its definition asked for (an undeclared env variable) is said, once per principal and name. */
   readonly log?: { warn(message: string): void };
 }
@@ -248,24 +251,35 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
       const layout = protectedLayout(fs.write, protectedRoots, protectedPaths, [home, tmp]);
       const placed = layout.missing.map((m) => m.path);
       for (const path of placed) held.set(path, (held.get(path) ?? 0) + 1);
+      const limits = options.limits ?? limitsFrom({});
+      // A pids cgroup where one can be made (the process limit even for root); RLIMIT_NPROC inside besides (limits.ts).
+      const group = pidsGroup(limits.maxProcesses);
+      let processesHit = false;
       let released = false;
       const release = (): void => {
         if (released) return;
         released = true;
         letGo(placed);
+        if (group === undefined) return;
+        processesHit = group.hit();
+        if (processesHit) void audit(principal, 'launch', plan.file, `reached the sandbox's limit of ${limits.maxProcesses} processes (sandbox.maxProcesses)`);
+        group.remove();
       };
-      const bwrapPlan: BwrapPlan = { file: plan.file, args: plan.args, cwd, read, aliases, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths, protectedRoots, placeholders: marks, layout, runDir, ...(relay && { relayPort: RELAY_PORT, socat }), waitForRelay: !node, env: inside };
+      const bwrapPlan: BwrapPlan = { file: plan.file, args: plan.args, cwd, read, aliases, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths, protectedRoots, placeholders: marks, layout, limits, runDir, ...(relay && { relayPort: RELAY_PORT, socat }), waitForRelay: !node, env: inside };
       const exposure = { paths: exposedPaths(bwrapPlan), cwd, workspace: options.workspace, userHome: options.userHome };
+      // In a cgroup: a shell joins it, then becomes bwrap (no fork outside it, no race with bwrap's first clone).
+      const wrapped = group === undefined ? { file: os.program, args: bwrapArgs(bwrapPlan), argv0: 'bwrap' } : { file: '/bin/sh', args: ['-c', 'echo $$ > "$1/cgroup.procs" || exit 126\nshift\nexec "$0" "$@"', os.program, group.dir, ...bwrapArgs(bwrapPlan)], argv0: 'sh' };
       return {
         mode: 'confined',
-        file: os.program,
-        args: bwrapArgs(bwrapPlan),
-        argv0: 'bwrap',
+        ...wrapped,
         cwd: plan.cwd,
         // The child's environment is bwrap's own (never --setenv on its command line); see bwrapEnvironment.
         env: bwrapEnvironment(inside).env,
         release,
-        explain: (output: string) => explainHidden(output, exposure, principal),
+        explain: (output: string) => {
+          const said = [explainLimits(output, { limits, processesHit, tmp }, principal), explainHidden(output, exposure, principal)].filter((line): line is string => line !== undefined);
+          return said.length === 0 ? undefined : said.join('; ');
+        },
       };
     },
 

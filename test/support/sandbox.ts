@@ -8,6 +8,7 @@ import { createLauncher, type LauncherImpl } from '../../plugins/launcher/index.
 import { createSandbox, probeSandbox, type SandboxImpl } from '../../plugins/sandbox/index.js';
 import { createGrantPolicy } from '../../plugins/sandbox/grants/index.js';
 import { readAudit } from '../../plugins/sandbox/audit.js';
+import type { SandboxLimits } from '../../plugins/sandbox/limits.js';
 import { NO_PERMISSIONS, type Permissions, type PermissionsInput, permissionsSchema, type Principal } from '../../sdk/index.js';
 
 /** Whether bwrap can run here, and if not why: the same trial the sandbox's probe makes. */
@@ -36,7 +37,7 @@ export interface SandboxRig {
   close(): Promise<void>;
 }
 
-export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEnv } = {}): SandboxRig {
+export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEnv; limits?: SandboxLimits } = {}): SandboxRig {
   const root = mkdtempSync(join(tmpdir(), 'plinth-sandbox-test-'));
   const home = join(root, 'plinth-home');
   const workspace = join(root, 'workspace');
@@ -51,6 +52,7 @@ export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEn
     workspace,
     userHome: join(root, 'user-home'),
     runtimeRoot: join(root, 'runtime'),
+    ...(options.limits !== undefined && { limits: options.limits }),
     policy,
     probe: () =>
       probeSandbox({
