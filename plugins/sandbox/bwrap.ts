@@ -3,14 +3,17 @@
  * an empty tmpfs: only what is bound is there. Bound read-only: the system
  * folders programs need to run (/usr and its symlinks, a short list of /etc),
  * the read grants, the plugin's folder and the program's own folder. Bound
- * writable: the write grants and the principal's private HOME and TMPDIR.
+ * writable: the write grants and the principal's private HOME; its TMPDIR is
+ * a size-limited tmpfs of its own (limits.ts).
  * Never bound: the user's home, /tmp, /run, /var/run and $XDG_RUNTIME_DIR of
  * the host, so no host Unix socket is reachable by path (abstract sockets
  * belong to the host's network namespace, which the child leaves).
  *
  * Inside a writable grant, files that would let a child run code later as
- * the user stay read-only (shell rc files, git hooks and config, plinth's own
- * settings and trust stores): srt's protected-file idea.
+ * the user stay read-only (shell rc files, .git, plinth's own settings and
+ * trust stores): srt's protected-file idea, held against renames of their
+ * parents and against creation where they do not exist (protectedLayout).
+ * No variable's value is on bwrap's command line (bwrapEnvironment).
  */
 import { accessSync, constants, existsSync, lstatSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
