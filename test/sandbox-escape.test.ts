@@ -8,13 +8,14 @@
  * no-sandbox path is tested instead; under CI a missing bubblewrap fails.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readAudit } from '../plugins/sandbox/audit.js';
+import { nprocPerSandbox, pidsGroupsAvailable } from '../plugins/sandbox/limits.js';
 import { type LaunchRunResult, type PermissionsInput, permissionsSchema } from '../sdk/index.js';
 import { rejection } from './support/errors.js';
 import { type SandboxRig, bwrapHere, sandboxRig } from './support/sandbox.js';
@@ -318,6 +319,154 @@ describe.skipIf(!here.ok)('escape suite (real bubblewrap)', () => {
       expect(audit).toHaveLength(1);
       expect(JSON.stringify(readAudit(rig.home))).not.toContain('hunter2');
     });
+
+    test('a granted secret is on no command line of any process a confined run starts (bwrap, the shell inside, socat, the program)', async () => {
+      const value = `s3cr3t-${process.pid}-${Date.now()}`;
+      // With a network grant the relay (socat) runs too. The child says when it runs, then sleeps until killed.
+      const child = rig.launcher.start({
+        owner: 'escape-test',
+        program: 'sh',
+        args: ['-c', 'case "$API_TOKEN" in s3cr3t-*) echo granted;; esac; echo ready; sleep 30'],
+        cwd: rig.workspace,
+        env: { API_TOKEN: value },
+        stdout: 'pipe',
+        actingFor: rig.principal(id(), { env: ['API_TOKEN'], network: { allow: [`127.0.0.1:${webPort}`] } }),
+      });
+      let out = '';
+      await new Promise<void>((resolve) => child.stdout!.on('data', (d: Buffer) => ((out += d.toString()), out.includes('ready') && resolve())));
+      try {
+        // The command line of every process of the machine, while the confined child, its shell and socat run.
+        const lines: string[] = [];
+        for (const entry of readdirSync('/proc')) {
+          if (!/^\d+$/.test(entry)) continue;
+          try {
+            lines.push(readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' '));
+          } catch {
+            /* gone meanwhile */
+          }
+        }
+        expect(lines.some((line) => line.includes('bwrap') && line.includes('--unshare-all'))).toBe(true);
+        expect(lines.some((line) => line.includes('socat') && line.includes('TCP-LISTEN'))).toBe(true);
+        expect(lines.filter((line) => line.includes(value))).toEqual([]);
+        // The child got it under its own name; bwrap on the host holds it under a neutral one.
+        expect(out).toContain('granted\n');
+        expect(readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0')).not.toContain(`API_TOKEN=${value}`);
+      } finally {
+        child.kill();
+        await child.ended;
+      }
+    });
+
+    test('a granted LD_PRELOAD acts inside the sandbox only, never on bwrap on the host', async () => {
+      // A file that exists on the host but not inside: the host's loader would say it is no ELF file.
+      const bogus = join(outside, 'preload.so');
+      writeFileSync(bogus, 'not a shared object');
+      const result = await confined(id(), 'sh', ['-c', 'echo "inside=$LD_PRELOAD"'], { env: ['LD_PRELOAD'] }, { env: { LD_PRELOAD: bogus } });
+      expect(result.stdout.toString()).toBe(`inside=${bogus}\n`);
+      expect(text(result)).not.toMatch(/ELF|file too short/);
+    });
+  });
+});
+
+describe.skipIf(!here.ok)('protected files stay protected whatever happens to their parents (real bubblewrap)', () => {
+  let rig: SandboxRig;
+  let n = 0;
+  const run = (script: string, write: string[]) =>
+    rig.launcher.run({ owner: 'escape-test', program: 'sh', args: ['-c', script], cwd: rig.workspace, timeoutMs: 20_000, actingFor: rig.principal(`protected-${++n}`, { filesystem: { write } }) });
+  const config = '[core]\n\trepositoryformatversion = 0\n';
+
+  beforeAll(() => {
+    rig = sandboxRig();
+    // The cloned repository: a git folder with its config and hooks.
+    mkdirSync(join(rig.workspace, '.git', 'hooks'), { recursive: true });
+    mkdirSync(join(rig.workspace, '.git', 'info'));
+    writeFileSync(join(rig.workspace, '.git', 'config'), config);
+    writeFileSync(join(rig.workspace, 'README.md'), 'hello\n');
+  });
+  afterAll(async () => {
+    await rig?.close();
+    rmSync(rig.root, { recursive: true, force: true });
+  });
+
+  test('a hook with write access to the workspace cannot move .git aside and plant its own config, hooks or attributes', async () => {
+    const result = await run(
+      [
+        'mv .git .git-old; rm -rf .git',
+        'mkdir -p .git; printf "[core]\\n\\tfsmonitor = touch /tmp/pwned\\n" > .git/config',
+        'mv .git/config .git/config-old; mv .git/hooks .git/hooks-old',
+        'echo evil > .git/hooks/pre-commit; echo "* filter=evil" > .git/info/attributes; echo ../elsewhere > .git/commondir',
+        'echo written > notes.txt',
+      ].join('\n'),
+      ['${workspace}'],
+    );
+    expect(text(result)).toMatch(/Device or resource busy|Read-only file system/);
+    expect(readFileSync(join(rig.workspace, '.git', 'config'), 'utf8')).toBe(config);
+    expect(readdirSync(join(rig.workspace, '.git')).sort()).toEqual(['config', 'hooks', 'info']);
+    expect(readdirSync(join(rig.workspace, '.git', 'hooks'))).toEqual([]);
+    expect(readdirSync(join(rig.workspace, '.git', 'info'))).toEqual([]);
+    // The grant itself works: a new file in the workspace.
+    expect(readFileSync(join(rig.workspace, 'notes.txt'), 'utf8')).toBe('written\n');
+  });
+
+  test('protected names that do not exist yet cannot be created, and nothing of their placeholders is left on the host', async () => {
+    const before = readdirSync(rig.workspace).sort();
+    const result = await run(
+      'for d in .vscode .claude .plinth .idea; do mkdir $d/x || echo "refused $d"; done; for f in .mcp.json .npmrc .bashrc; do echo x > $f || echo "refused $f"; done; mv .vscode v 2>/dev/null || echo "refused mv"; ls -A',
+      ['${workspace}'],
+    );
+    for (const name of ['.vscode', '.claude', '.plinth', '.idea', '.mcp.json', '.npmrc', '.bashrc', 'mv']) expect(result.stdout.toString()).toContain(`refused ${name}\n`);
+    expect(readdirSync(rig.workspace).sort()).toEqual(before);
+  });
+
+  test('the folders above a protected one cannot be renamed either: the workspace inside a wider write grant, and plinth\'s user folder', async () => {
+    const result = await run(`mv ${rig.workspace} ${rig.workspace}-old || echo refused workspace; mv ${rig.home} ${rig.home}-old || echo refused home; mkdir ${join(rig.workspace, 'src')} && echo made src`, [rig.root]);
+    expect(result.stdout.toString()).toBe('refused workspace\nrefused home\nmade src\n');
+    expect(existsSync(join(rig.workspace, '.git', 'config'))).toBe(true);
+    expect(existsSync(`${rig.workspace}-old`)).toBe(false);
+  });
+});
+
+// What enforces the process limit here: a pids cgroup, or RLIMIT_NPROC per user namespace (Linux 5.14+, never for root).
+const processLimit = here.ok && (pidsGroupsAvailable() || (process.getuid?.() !== 0 && nprocPerSandbox()));
+if (here.ok && !processLimit) console.warn('sandbox process limit test SKIPPED: no writable pids cgroup, and RLIMIT_NPROC is not enforced for root');
+
+describe.skipIf(!here.ok)('resource limits of a confined child (real bubblewrap)', () => {
+  let rig: SandboxRig;
+  let n = 0;
+  const run = (script: string) => rig.launcher.run({ owner: 'escape-test', program: 'sh', args: ['-c', script], cwd: rig.workspace, timeoutMs: 20_000, actingFor: rig.principal(`limited-${++n}`) });
+
+  beforeAll(() => {
+    rig = sandboxRig({ limits: { maxProcesses: 16, maxFileBytes: 1024 * 1024, tmpBytes: 2 * 1024 * 1024 } });
+  });
+  afterAll(async () => {
+    await rig?.close();
+    rmSync(rig.root, { recursive: true, force: true });
+  });
+
+  test.runIf(processLimit)('a child that starts more processes than allowed is refused the rest, and the hint names sandbox.maxProcesses', async () => {
+    // Without the limit all 60 start and it says so; with it, the shell cannot fork the 16th and dies.
+    const result = await run('i=0; while [ $i -lt 60 ]; do sleep 5 & i=$((i+1)); done; echo "started all"; kill $(jobs -p); exit 3');
+    expect(result.stdout.toString()).not.toContain('started all');
+    expect(text(result)).toMatch(/Cannot fork|Resource temporarily unavailable/);
+    expect(result.hint).toContain('PLN_E_SANDBOX_LIMIT');
+    expect(result.hint).toContain('sandbox.maxProcesses');
+  });
+
+  test('a file past the size limit is cut off (RLIMIT_FSIZE), and the hint names sandbox.maxFileSizeMB', async () => {
+    const result = await run('head -c 3000000 /dev/zero > "$HOME/big"');
+    expect(result.exitCode).not.toBe(0);
+    expect(result.hint).toContain('sandbox.maxFileSizeMB');
+    const home = readdirSync(join(rig.home, 'sandbox', 'homes')).map((dir) => join(rig.home, 'sandbox', 'homes', dir, 'big')).find((path) => existsSync(path));
+    expect(statSync(home!).size).toBeLessThanOrEqual(1024 * 1024);
+  });
+
+  test('the private TMPDIR is a tmpfs of its own size: filling it fails with ENOSPC and a hint naming sandbox.tmpSizeMB, and nothing of it lands on the host', async () => {
+    const result = await run('head -c 900000 /dev/zero > "$TMPDIR/a" && head -c 900000 /dev/zero > "$TMPDIR/b" && head -c 900000 /dev/zero > "$TMPDIR/c"; s=$?; echo "tmp=$TMPDIR"; exit $s');
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr.toString()).toContain('No space left on device');
+    expect(result.hint).toContain('sandbox.tmpSizeMB');
+    const tmp = /tmp=(.*)/.exec(result.stdout.toString())![1]!;
+    expect(readdirSync(tmp)).toEqual([]);
   });
 });
 

@@ -7,16 +7,17 @@
  * launch that cannot be decided or confined is refused (fail closed) and the
  * refusal written to the audit log.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError, plinthPackageFolder } from 'plinth/sdk';
 import { appendAudit } from './audit.js';
-import { type BwrapPlan, RUN_INSIDE, bwrapArgs, exposedPaths, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
-import { explainHidden } from './explain.js';
+import { type BwrapPlan, RUN_INSIDE, bwrapArgs, bwrapEnvironment, exposedPaths, protectedLayout, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
+import { explainHidden, explainLimits } from './explain.js';
 import { envGrantOf, formatItem } from './grants/items.js';
+import { type SandboxLimits, limitsFrom, pidsGroup } from './limits.js';
 import { type NetworkProxy, startProxy } from './network/proxy.js';
 import { expandFilesystem, hostRefusal, realPath } from './policy.js';
 import { findProgram } from './probe.js';
@@ -64,6 +65,8 @@ export interface SandboxOptions {
   readonly probe: () => Promise<SandboxAvailability>;
   /** Where per-principal sockets and temporary folders go (default: the OS temp folder). */
   readonly runtimeRoot?: string;
+  /** Processes, file size and TMPDIR size per confined child (default: limits.ts's DEFAULT_LIMITS). */
+  readonly limits?: SandboxLimits;
   /** Where a launch that loses what its definition asked for (an undeclared env variable) is said, once per principal and name. */
   readonly log?: { warn(message: string): void };
 }
@@ -106,6 +109,36 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
   const socat = findProgram('socat', undefined, process.env.PATH ?? DEFAULT_PATH);
   /** `<principal>\0<name>` of the variables already said to be left out. */
   const leftOutSaid = new Set<string>();
+  /** Placeholders bound where a protected name did not exist, and how many running children hold each. */
+  const held = new Map<string, number>();
+
+  /** The empty folder and file bound read-only where a protected name does not exist yet. */
+  function placeholders(): { dir: string; file: string } {
+    const dir = join(runtimeRoot, 'placeholder');
+    const file = join(runtimeRoot, 'placeholder-file');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (!existsSync(file)) writeFileSync(file, '', { mode: 0o400 });
+    return { dir, file };
+  }
+
+  /** When no running child holds it any more, removes a placeholder bwrap made on the host, if it is still empty. */
+  function letGo(paths: readonly string[]): void {
+    for (const path of paths) {
+      const count = (held.get(path) ?? 1) - 1;
+      if (count > 0) {
+        held.set(path, count);
+        continue;
+      }
+      held.delete(path);
+      try {
+        const stat = statSync(path);
+        if (stat.isDirectory()) rmdirSync(path);
+        else if (stat.isFile() && stat.size === 0) unlinkSync(path);
+      } catch {
+        /* gone already, or no longer empty: someone else's now */
+      }
+    }
+  }
 
   const audit = (principal: Principal, permission: 'launch' | 'network' | 'env', target: string, reason: string): Promise<void> =>
     appendAudit(options.home, { plugin: principal.id, permission, target, reason });
@@ -222,18 +255,48 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         PLINTH_SANDBOX_PROXY_SOCKET: `${RUN_INSIDE}/proxy.sock`,
         NODE_OPTIONS: nodeOptions([`--require=${PRELOAD}`, ...flags]),
       };
-      const bwrapPlan: BwrapPlan = { file: plan.file, args: plan.args, cwd, read, aliases, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths: [realPath(options.home)], runDir, ...(relay && { relayPort: RELAY_PORT, socat }), waitForRelay: !node, env: inside };
+      let marks;
+      try {
+        marks = placeholders();
+      } catch (error) {
+        return refuse(principal, plan, setupError(principal, 'its placeholders for protected files', error));
+      }
+      const protectedPaths = [realPath(options.home)];
+      const protectedRoots = [options.workspace, options.userHome].map(realPath);
+      const layout = protectedLayout(fs.write, protectedRoots, protectedPaths, [home, tmp]);
+      const placed = layout.missing.map((m) => m.path);
+      for (const path of placed) held.set(path, (held.get(path) ?? 0) + 1);
+      const limits = options.limits ?? limitsFrom({});
+      // A pids cgroup where one can be made (the process limit even for root); RLIMIT_NPROC inside besides (limits.ts).
+      const group = pidsGroup(limits.maxProcesses);
+      let processesHit = false;
+      let released = false;
+      const release = (): void => {
+        if (released) return;
+        released = true;
+        letGo(placed);
+        if (group === undefined) return;
+        processesHit = group.hit();
+        if (processesHit) void audit(principal, 'launch', plan.file, `reached the sandbox's limit of ${limits.maxProcesses} processes (sandbox.maxProcesses)`);
+        group.remove();
+      };
+      const bwrapPlan: BwrapPlan = { file: plan.file, args: plan.args, cwd, read, aliases, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths, protectedRoots, placeholders: marks, layout, limits, runDir, ...(relay && { relayPort: RELAY_PORT, socat }), waitForRelay: !node, env: inside };
       const exposure = { paths: exposedPaths(bwrapPlan), cwd, workspace: options.workspace, userHome: options.userHome };
+      // In a cgroup: a shell joins it, then becomes bwrap (no fork outside it, no race with bwrap's first clone).
+      const wrapped = group === undefined ? { file: os.program, args: bwrapArgs(bwrapPlan), argv0: 'bwrap' } : { file: '/bin/sh', args: ['-c', 'echo $$ > "$1/cgroup.procs" || exit 126\nshift\nexec "$0" "$@"', os.program, group.dir, ...bwrapArgs(bwrapPlan)], argv0: 'sh' };
       return {
         mode: 'confined',
-        file: os.program,
-        args: bwrapArgs(bwrapPlan),
-        argv0: 'bwrap',
+        ...wrapped,
         cwd: plan.cwd,
-        env: { PATH: DEFAULT_PATH },
-        release: () => {},
-        // Paths in the approved copy stand for the originals they mirror (the copy's folder is the prefix).
-        explain: (output: string) => explainHidden(approved.length > 0 ? output.split(plan.approvedCopy!).join('') : output, exposure, principal),
+        // The child's environment is bwrap's own (never --setenv on its command line); see bwrapEnvironment.
+        env: bwrapEnvironment(inside).env,
+        release,
+        explain: (output: string) => {
+          // Paths in the approved copy stand for the originals they mirror (the copy's folder is the prefix).
+          const shown = approved.length > 0 ? output.split(plan.approvedCopy!).join('') : output;
+          const said = [explainLimits(shown, { limits, processesHit, tmp }, principal), explainHidden(shown, exposure, principal)].filter((line): line is string => line !== undefined);
+          return said.length === 0 ? undefined : said.join('; ');
+        },
       };
     },
 
@@ -255,6 +318,8 @@ export function reducedEnvironment(plan: SpawnPlan, granted: Permissions, home: 
   const requested = new Set(plan.requestedEnv ?? []);
   const own = new Set(plan.ownEnv ?? []);
   for (const [name, value] of Object.entries(plan.env)) {
+    // PLINTH_SANDBOX_* are the sandbox's own names inside (the proxy socket, the carried variables).
+    if (name.startsWith('PLINTH_SANDBOX_')) continue;
     // plinth's own values (ownEnv) without a grant; a definition's variable only when granted, whatever its name (PLINTH_* included).
     if (granted.env.includes(name) || (own.has(name) && requested.has(name))) env[name] = value;
   }

@@ -11,6 +11,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Principal } from 'plinth/sdk';
 import { isWithin } from './bwrap.js';
+import type { SandboxLimits } from './limits.js';
 import { realPath } from './policy.js';
 
 /** What the child's sandbox showed it, and where it started. */
@@ -118,4 +119,25 @@ export function explainHidden(output: string, exposure: Exposure, principal: Pri
       ? ''
       : `, then grant it: plinth perms grant ${principal.id}${principal.id.startsWith('settings:') ? declared.map((path) => ` 'filesystem.read ${path}'`).join('') : ''}`;
   return `${principal.label} runs in the sandbox, which does not expose ${hidden.join(', ')}, and it failed looking there. To let it read ${hidden.length === 1 ? 'that' : 'those'}, ${where}${grant}`;
+}
+
+const MB = 1024 * 1024;
+
+/**
+ * When a confined child ran into one of its limits (limits.ts): which one,
+ * and the setting that raises it, as `PLN_E_SANDBOX_LIMIT`. Recognised from
+ * the pids cgroup's count of refused forks, and from what the child wrote: a
+ * refused fork (EAGAIN), a file past RLIMIT_FSIZE (SIGXFSZ, EFBIG), a full
+ * TMPDIR (ENOSPC). Nothing recognised: undefined.
+ */
+export function explainLimits(output: string, state: { readonly limits: SandboxLimits; readonly processesHit: boolean; readonly tmp: string }, principal: Principal): string | undefined {
+  const { limits } = state;
+  const hits: string[] = [];
+  if (state.processesHit || /fork: Resource temporarily unavailable|Cannot fork|can't fork|spawn\b.*EAGAIN|EAGAIN.*\bspawn|fork failed/i.test(output))
+    hits.push(`its limit of ${limits.maxProcesses} processes at once (setting sandbox.maxProcesses)`);
+  if (/File size limit exceeded|EFBIG|File too large/.test(output)) hits.push(`its limit of ${Math.round(limits.maxFileBytes / MB)} MB per file (setting sandbox.maxFileSizeMB)`);
+  if (/No space left on device|ENOSPC/.test(output) && output.includes(state.tmp)) hits.push(`its TMPDIR's size, ${Math.round(limits.tmpBytes / MB)} MB (setting sandbox.tmpSizeMB)`);
+  else if (/No space left on device|ENOSPC/.test(output)) hits.push(`its TMPDIR's size if it wrote there, ${Math.round(limits.tmpBytes / MB)} MB (setting sandbox.tmpSizeMB), or a full disk`);
+  if (hits.length === 0) return undefined;
+  return `PLN_E_SANDBOX_LIMIT: ${principal.label} ran into ${hits.join(' and ')}. To give it more, raise the setting in your user settings ("sandbox": { … })`;
 }

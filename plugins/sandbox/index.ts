@@ -11,13 +11,20 @@ import { homedir } from 'node:os';
 import { definePlugin, parseSettings, type SandboxAvailability } from 'plinth/sdk';
 import { z } from 'zod';
 import { createSandbox } from './confine.js';
+import { limitsFrom } from './limits.js';
 import { registerGrants } from './grants/index.js';
 import { probeSandbox } from './probe.js';
 
 export { createSandbox, type SandboxImpl, type SandboxOptions } from './confine.js';
 export { probeSandbox } from './probe.js';
 
-const settingsSchema = z.object({ bwrap: z.string().optional(), answerTimeoutSeconds: z.number().positive().max(86_400).optional() });
+const settingsSchema = z.object({
+  bwrap: z.string().optional(),
+  answerTimeoutSeconds: z.number().positive().max(86_400).optional(),
+  maxProcesses: z.number().int().min(8).max(1_000_000).optional(),
+  maxFileSizeMB: z.number().int().min(1).max(1_048_576).optional(),
+  tmpSizeMB: z.number().int().min(1).max(1_048_576).optional(),
+});
 
 export default definePlugin({
   setup(kernel, ctx) {
@@ -35,7 +42,7 @@ export default definePlugin({
         }),
       ));
     const policy = registerGrants(kernel, ctx, { availability, ...(settings.answerTimeoutSeconds !== undefined && { answerTimeoutMs: settings.answerTimeoutSeconds * 1000 }) });
-    const sandbox = createSandbox({ home: ctx.paths.home, workspace: ctx.paths.workspace, userHome: homedir(), policy, probe: availability, log: ctx.log });
+    const sandbox = createSandbox({ home: ctx.paths.home, workspace: ctx.paths.workspace, userHome: homedir(), policy, probe: availability, limits: limitsFrom(settings), log: ctx.log });
     kernel.provide('sandbox', sandbox);
     return () => sandbox.close();
   },

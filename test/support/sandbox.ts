@@ -9,6 +9,7 @@ import { createSandbox, probeSandbox, type SandboxImpl } from '../../plugins/san
 import { createGrantPolicy } from '../../plugins/sandbox/grants/index.js';
 import { grantKey } from '../../plugins/sandbox/grants/principal.js';
 import { readAudit } from '../../plugins/sandbox/audit.js';
+import type { SandboxLimits } from '../../plugins/sandbox/limits.js';
 import { NO_PERMISSIONS, type Permissions, type PermissionsInput, permissionsSchema, type Principal } from '../../sdk/index.js';
 
 /** Whether bwrap can run here, and if not why: the same trial the sandbox's probe makes. */
@@ -41,7 +42,7 @@ export interface SandboxRig {
  * `home` and `runtimeRoot` let two rigs share a PLINTH_HOME or the folder the private TMPDIRs live
  * in (the OS temp folder, shared by every plinth of a user), as two workspaces of one user do.
  */
-export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEnv; home?: string; runtimeRoot?: string; workspaceName?: string } = {}): SandboxRig {
+export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEnv; home?: string; runtimeRoot?: string; workspaceName?: string; limits?: SandboxLimits } = {}): SandboxRig {
   const root = mkdtempSync(join(tmpdir(), 'plinth-sandbox-test-'));
   const home = options.home ?? join(root, 'plinth-home');
   const workspace = join(root, options.workspaceName ?? 'workspace');
@@ -56,6 +57,7 @@ export function sandboxRig(options: { bwrap?: string; hostEnv?: NodeJS.ProcessEn
     workspace,
     userHome: join(root, 'user-home'),
     runtimeRoot: options.runtimeRoot ?? join(root, 'runtime'),
+    ...(options.limits !== undefined && { limits: options.limits }),
     policy,
     probe: () =>
       probeSandbox({
