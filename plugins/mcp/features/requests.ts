@@ -1,6 +1,6 @@
 /**
  * Requests servers send to the client, each answered (never left to the SDK's
- * "method not found"):
+ * "method not found"), within a per-connection rate limit (./request-limit.ts):
  * - `roots/list`: the host's `mcp:roots` service, else the workspace as one file:// root;
  * - `elicitation/create`: the host's `mcp:elicitation`, else a form on the terminal,
  *   else declined with a message in the log;
@@ -19,6 +19,7 @@ import type { ServiceType } from 'plinth/sdk';
 import type { McpServerDefinition } from 'plinth/sdk';
 import { callOrigin } from '../origin.js';
 import { askElicitation } from './elicit-form.js';
+import { requestLimit } from './request-limit.js';
 import type { FeatureDeps, HostServiceName, Terminal } from './types.js';
 
 /**
@@ -48,6 +49,8 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
     // Already connected: the capabilities given to `new Client` stand (see below if they lack some).
   }
   const server = definition.name;
+  // One bucket for the connection's requests of every kind (./request-limit.ts).
+  const limit = requestLimit(server, deps.log);
   const install = (what: string, register: () => void) => {
     try {
       register();
@@ -58,6 +61,7 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
 
   install('roots/list', () =>
     client.setRequestHandler(ListRootsRequestSchema, async () => {
+      limit.take('roots/list');
       const origin = callOrigin();
       const host = await hostService(deps, 'mcp:roots', server);
       const roots = host ? await answer(deps, server, 'roots/list', () => host({ server, ...(origin !== undefined && { origin }) })) : undefined;
@@ -68,6 +72,7 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
 
   install('elicitation/create', () =>
     client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      limit.take('elicitation/create');
       const params = request.params as { message: string; requestedSchema?: Record<string, unknown> };
       const requestedSchema = params.requestedSchema ?? { type: 'object', properties: {} };
       const origin = callOrigin();
@@ -87,6 +92,7 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
 
   install('sampling/createMessage', () =>
     client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      limit.take('sampling/createMessage');
       const origin = callOrigin();
       const host = await hostService(deps, 'mcp:sampling', server);
       const sampled = host
