@@ -1,54 +1,91 @@
 /**
  * Requests upstream servers send to their client (elicitation, sampling,
- * roots), forwarded to a downstream client that declared the capability.
+ * roots), forwarded to the downstream session they belong to. One upstream
+ * connection serves every session, so which session that is must be known,
+ * never guessed:
  *
- * Which one: the session with a tool call in flight to that server (the
- * newest), sent along that call's request so that over HTTP it travels on the
- * call's own stream; else the newest session that declared the capability.
- * None: `undefined`, and plinth answers as it does without a gateway.
+ * 1. the request came along one of our calls (`origin`: the server sent it on
+ *    the call's own stream, as the SDK does with `relatedRequestId` over
+ *    streamable HTTP) and that call is still in flight: its session, on the
+ *    call's stream;
+ * 2. otherwise (stdio and SSE servers tell nothing): the one session with calls
+ *    in flight to that server, on its newest call's stream; with no call in
+ *    flight, the one session that declared the capability;
+ * 3. two sessions or more could own it: the origin is unknown. Elicitation and
+ *    sampling are refused with `PLN_E_GATEWAY_ORIGIN_UNKNOWN` (the server gets
+ *    it as a JSON-RPC error, the log a warning); roots get plinth's own answer
+ *    (the workspace), which belongs to no session.
+ *
+ * The session found but without the capability, or no session at all:
+ * `undefined`, and plinth answers as it does without a gateway.
  */
 import { CreateMessageResultSchema, ElicitResultSchema, ListRootsResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { PlinthError } from 'plinth/sdk';
 import type { Gateway } from 'plinth/sdk';
-import type { GatewaySession } from './session.js';
+import type { GatewaySession, InFlightCall } from './session.js';
 
 type Capability = 'elicitation' | 'sampling' | 'roots';
 
+/** Where one upstream request goes: a session (along `call` when there is one), nowhere known (`unknown`: why), or plinth's own answer (undefined). */
+type Route = { readonly session: GatewaySession; readonly call: InFlightCall | undefined } | { readonly unknown: string } | undefined;
+
+/** The session an upstream request of `server` belongs to; see the module comment. */
+export function routeRequest(sessions: readonly GatewaySession[], server: string, capability: Capability, origin: unknown): Route {
+  const live = sessions.filter((s) => !s.closed);
+  const able = (s: GatewaySession) => s.server.getClientCapabilities()?.[capability] !== undefined;
+  const deliver = (session: GatewaySession, call: InFlightCall | undefined): Route => (able(session) ? { session, call } : undefined);
+  if (origin !== undefined) {
+    const owner = live.find((s) => s.calls.has(origin as InFlightCall));
+    // An origin that is not a call in flight to this server (it ended) tells nothing: as if unknown.
+    if (owner && (origin as InFlightCall).server === server) return deliver(owner, origin as InFlightCall);
+  }
+  const calling = live.filter((s) => [...s.calls].some((c) => c.server === server));
+  if (calling.length === 1) {
+    const session = calling[0]!;
+    return deliver(session, [...session.calls].filter((c) => c.server === server).pop());
+  }
+  if (calling.length > 1) return { unknown: `${calling.length} sessions have calls in flight to it` };
+  const candidates = live.filter(able);
+  if (candidates.length === 1) return { session: candidates[0]!, call: undefined };
+  if (candidates.length > 1) return { unknown: `no call is in flight to it and ${candidates.length} sessions could answer` };
+  return undefined;
+}
+
 /** The handlers of a gateway whose sessions are `sessions()` (oldest first). */
 export function forwardingHandlers(sessions: () => readonly GatewaySession[], timeoutMs: number): Gateway['handlers'] {
-  const pick = (server: string, capability: Capability) => {
-    const able = sessions().filter((s) => !s.closed && s.server.getClientCapabilities()?.[capability] !== undefined);
-    for (const session of [...able].reverse()) {
-      const calls = [...session.calls].filter((c) => c.server === server);
-      const call = calls[calls.length - 1];
-      if (call) return { session, call };
-    }
-    const session = able[able.length - 1];
-    return session ? { session, call: undefined } : undefined;
-  };
   const options = { timeout: timeoutMs, maxTotalTimeout: timeoutMs };
+  const unknown = (server: string, method: string, why: string) =>
+    new PlinthError('PLN_E_GATEWAY_ORIGIN_UNKNOWN', `server "${server}" sent ${method} but did not send it along a call, and ${why}: the gateway cannot tell which session it belongs to, so it asks none`, {
+      plugin: 'gateway',
+      hint: 'a server that sends its requests along the call they belong to (streamable HTTP; relatedRequestId in the SDK) is routed exactly; or call it from one session at a time',
+      details: { server, method },
+    });
 
   return {
-    'mcp:elicitation': async ({ server, message, requestedSchema }) => {
-      const target = pick(server, 'elicitation');
+    'mcp:elicitation': async ({ server, message, requestedSchema, origin }) => {
+      const target = routeRequest(sessions(), server, 'elicitation', origin);
       if (!target) return undefined;
+      if ('unknown' in target) throw unknown(server, 'elicitation/create', target.unknown);
       const request = { method: 'elicitation/create' as const, params: { message, requestedSchema: requestedSchema as never } };
       const answer = target.call
         ? await target.call.extra.sendRequest(request, ElicitResultSchema, options)
         : await target.session.server.request(request, ElicitResultSchema, options);
       return { action: answer.action, ...(answer.content !== undefined && { content: answer.content as Record<string, unknown> }) };
     },
-    'mcp:sampling': async ({ server, params }) => {
-      const target = pick(server, 'sampling');
+    'mcp:sampling': async ({ server, params, origin }) => {
+      const target = routeRequest(sessions(), server, 'sampling', origin);
       if (!target) return undefined;
+      if ('unknown' in target) throw unknown(server, 'sampling/createMessage', target.unknown);
       const request = { method: 'sampling/createMessage' as const, params: params as never };
       const answer = target.call
         ? await target.call.extra.sendRequest(request, CreateMessageResultSchema, options)
         : await target.session.server.request(request, CreateMessageResultSchema, options);
       return answer as Record<string, unknown>;
     },
-    'mcp:roots': async ({ server }) => {
-      const target = pick(server, 'roots');
-      if (!target) return undefined;
+    'mcp:roots': async ({ server, origin }) => {
+      const target = routeRequest(sessions(), server, 'roots', origin);
+      // No session's roots when it is not known whose: plinth's own (the workspace).
+      if (!target || 'unknown' in target) return undefined;
       const request = { method: 'roots/list' as const };
       const answer = target.call
         ? await target.call.extra.sendRequest(request, ListRootsResultSchema, options)

@@ -2,7 +2,8 @@
  * `plinth serve --http`: streamable HTTP on `/mcp`, one SDK transport and one
  * session per `initialize`. In this order, per request: Host and Origin (403,
  * see guard.ts), the path (404), the bearer token (401), the session (404 for
- * an unknown id, 503 past `maxSessions`), the body size (413). Sessions end on
+ * an unknown id; past `maxSessions` the session idle the longest ends, 503
+ * when every one is busy), the body size (413). Sessions end on
  * DELETE and after `sessionIdleMs` without a request; a connection that leaves
  * more than `maxBufferedBytes` unread (a stream it never reads) is closed. An
  * error in one request answers 500 (or drops that connection), never more.
@@ -30,6 +31,24 @@ export interface HttpDeps {
 interface Entry {
   readonly session: GatewaySession;
   readonly transport: StreamableHTTPServerTransport;
+  /** Requests of this session being answered (their response, or its stream, still open); the standalone GET stream is not one. */
+  active: number;
+}
+
+/**
+ * The session to end for a new one when `maxSessions` are open: the one idle
+ * the longest. Idle: no request being answered (no call in flight, no
+ * response stream open) — a standalone GET stream that only listens does not
+ * count — for the time since its last request began or ended. Undefined when
+ * every session is busy.
+ */
+export function oldestIdle<K>(sessions: ReadonlyMap<K, Pick<Entry, 'active' | 'session'>>): K | undefined {
+  let oldest: { id: K; since: number } | undefined;
+  for (const [id, entry] of sessions) {
+    if (entry.active > 0 || entry.session.calls.size > 0 || entry.session.closed) continue;
+    if (!oldest || entry.session.lastActive < oldest.since) oldest = { id, since: entry.session.lastActive };
+  }
+  return oldest?.id;
 }
 
 const SWEEP_MS = 1000;
@@ -76,14 +95,30 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
       const entry = sessions.get(id);
       if (!entry) return refuse(res, 404, 'PLN_E_GATEWAY_SESSION_UNKNOWN', 'this session has ended (or never was): initialize a new one');
       entry.session.lastActive = Date.now();
+      if (req.method !== 'GET') {
+        // Busy until the answer (or its stream) is over; idle time counts from then.
+        entry.active++;
+        res.once('close', () => {
+          entry.active--;
+          entry.session.lastActive = Date.now();
+        });
+      }
       const body = await readPost(req, res);
       if (body === false) return;
       return entry.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST') return refuse(res, 400, 'PLN_E_GATEWAY_SESSION_UNKNOWN', 'no mcp-session-id: start a session with an initialize request (POST)');
     if (sessions.size + pending >= settings.maxSessions) {
-      res.setHeader('Retry-After', '5');
-      return refuse(res, 503, 'PLN_E_GATEWAY_SESSION_LIMIT', `${settings.maxSessions} sessions are open, the most plugins.gateway.settings.maxSessions allows: end one (DELETE) or try later`);
+      // Full: the session idle the longest makes room; only when every one is busy is the new one refused.
+      const idle = oldestIdle(sessions);
+      if (idle === undefined || sessions.size + pending - 1 >= settings.maxSessions) {
+        res.setHeader('Retry-After', '5');
+        return refuse(res, 503, 'PLN_E_GATEWAY_SESSION_LIMIT', `${settings.maxSessions} sessions are open and busy (a request in flight in each), the most plugins.gateway.settings.maxSessions allows: end one (DELETE) or try later`);
+      }
+      const entry = sessions.get(idle)!;
+      sessions.delete(idle);
+      log.warn(`gateway: session ${idle.slice(0, 8)}… ended, idle for ${Date.now() - entry.session.lastActive} ms, to make room for a new one (maxSessions ${settings.maxSessions} are open); its client gets 404 and may start another`);
+      void entry.transport.close();
     }
     const body = await readPost(req, res);
     if (body === false) return;
@@ -96,7 +131,7 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
       maxRequestBodySize: settings.maxBodyBytes,
       onsessioninitialized: (sid) => {
         sessionId = sid;
-        sessions.set(sid, { session, transport });
+        sessions.set(sid, { session, transport, active: 0 });
       },
     });
     transport.onclose = () => {

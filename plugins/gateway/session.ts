@@ -118,6 +118,8 @@ export function createSession(deps: SessionDeps): GatewaySession {
       const token = request.params._meta?.progressToken;
       const result = await mcp.callTool(tool.name, request.params.arguments ?? {}, {
         signal: extra.signal,
+        // What the server sends along this call comes back with it (forward.ts routes it to this session).
+        origin: call,
         ...(token !== undefined && {
           onProgress: (progress) => {
             extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => undefined);

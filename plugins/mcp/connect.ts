@@ -13,6 +13,7 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { type Logger, type PluginKernel, PlinthError, isPlinthError, describeError } from 'plinth/sdk';
 import { mcpError } from './errors.js';
+import { outsideCalls } from './origin.js';
 import type { McpServerDefinition, TransportConnection, TransportContext, TransportFactory } from 'plinth/sdk';
 
 /** What an attempt needs from the plugin. */
@@ -65,9 +66,14 @@ const CAPABILITIES = { roots: { listChanged: true }, sampling: {}, elicitation: 
  * Connects once. Rejects with a PlinthError: `PLN_E_MCP_CONNECT_TIMEOUT`,
  * `PLN_E_MCP_CONNECT_FAILED`, `PLN_E_MCP_TRANSPORT_UNKNOWN`, a kernel service
  * code, or with `signal.reason` when called off. `opened` sees each
- * transport connection as soon as it exists, failed or not.
+ * transport connection as soon as it exists, failed or not. Runs outside any
+ * call's origin (./origin.ts), even when a call started it.
  */
-export async function connectOnce(declared: McpServerDefinition, deps: ConnectDeps, signal: AbortSignal, opened?: (connection: TransportConnection) => void): Promise<Connected> {
+export function connectOnce(declared: McpServerDefinition, deps: ConnectDeps, signal: AbortSignal, opened?: (connection: TransportConnection) => void): Promise<Connected> {
+  return outsideCalls(() => connectAttempt(declared, deps, signal, opened));
+}
+
+async function connectAttempt(declared: McpServerDefinition, deps: ConnectDeps, signal: AbortSignal, opened?: (connection: TransportConnection) => void): Promise<Connected> {
   const definition = withPluginSettings(declared, deps.kernel);
   const timeoutMs = definition.connectTimeoutMs;
   const deadline = new AbortController();

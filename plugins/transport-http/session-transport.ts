@@ -26,6 +26,7 @@
  * abort signal does not collect a listener per request (see ../mcp/request-signals.ts).
  * Loaded on the first `create()`: it imports the SDK.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Disposer, Logger } from 'plinth/sdk';
@@ -62,6 +63,13 @@ export class SessionHttpTransport extends StreamableHTTPClientTransport {
   readonly #down = new Set<(reason: string) => void>();
   /** Messages of our own, not the client's. */
   readonly #own = new WeakSet<object>();
+  /**
+   * Runs in the asynchronous context the transport was made in. A new session
+   * is started from whichever request found the old one lost; its standalone
+   * stream must not carry that request's context (the mcp plugin tells by it
+   * which call a server's request came along), so it starts from here.
+   */
+  readonly #outside = AsyncLocalStorage.snapshot();
 
   constructor(url: URL, options: StreamableHTTPClientTransportOptions, session: SessionOptions) {
     const events: SessionFetchEvents = { sessionLost: () => undefined, unreachable: () => undefined, closed: () => false };
@@ -135,7 +143,7 @@ export class SessionHttpTransport extends StreamableHTTPClientTransport {
     if (this.#closing) return Promise.reject(new Error('the transport is closed'));
     if (this.#renewing) return this.#renewing;
     if (this.sessionId !== lost) return Promise.resolve(); // renewed already
-    this.#renewing = this.#newSession(lost).finally(() => (this.#renewing = undefined));
+    this.#renewing = this.#outside(() => this.#newSession(lost)).finally(() => (this.#renewing = undefined));
     return this.#renewing;
   }
 

@@ -54,6 +54,8 @@ export class StdioProcessTransport implements Transport {
   readonly #stdout = new StdoutLines();
   /** Requests sent that the server has not answered: answered with the reason if it dies. */
   readonly #pending = new Set<RequestId>();
+  /** The server's stdin is full: one wait for its `drain`, shared by every message sent meanwhile (not a listener each). */
+  #draining: Promise<void> | undefined;
   #noiseSaid = false;
   #child: LaunchedChild | undefined;
   #state: State = 'new';
@@ -154,8 +156,23 @@ export class StdioProcessTransport implements Transport {
       }
       if ('method' in message && 'id' in message) this.#pending.add(message.id);
       if (stdin.write(serializeMessage(message))) resolve();
-      else stdin.once('drain', resolve);
+      else void this.#drained(stdin).then(resolve);
     });
+  }
+
+  /** Resolves when `stdin` drains (or closes: then nothing more is waited for). */
+  #drained(stdin: NodeJS.WritableStream): Promise<void> {
+    this.#draining ??= new Promise<void>((resolve) => {
+      const done = () => {
+        stdin.off('drain', done);
+        stdin.off('close', done);
+        this.#draining = undefined;
+        resolve();
+      };
+      stdin.on('drain', done);
+      stdin.on('close', done);
+    });
+    return this.#draining;
   }
 
   /** Ends the server and everything it started; resolves once they are gone. Safe to call more than once. */

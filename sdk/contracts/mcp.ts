@@ -66,6 +66,14 @@ export interface CallOptions {
   readonly timeoutMs?: number;
   /** Progress notifications of this call. */
   readonly onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * Any value: handed back as `origin` to the host's `mcp:elicitation`,
+   * `mcp:sampling` and `mcp:roots` for the requests the server sends along this
+   * call, when the transport tells (streamable HTTP: the server sent them on the
+   * call's own stream, the SDK's `relatedRequestId`). Over stdio and legacy SSE
+   * a request's call cannot be known: such requests come without `origin`.
+   */
+  readonly origin?: unknown;
 }
 
 /** How `start`, `restart` and `startAll` try. */
@@ -151,15 +159,18 @@ export interface McpService {
  * roots = the workspace, elicitation = a form on the terminal (declined without one),
  * sampling = declined. A handler that resolves `undefined` leaves that one request
  * to plinth's own answer (the gateway does so when its client cannot answer).
+ * `origin` is the {@link CallOptions.origin} of the call the request came along
+ * with, when that is known; a handler that throws answers the server an error
+ * with its message.
  */
 export interface SamplingHandler {
-  (request: { server: string; params: Record<string, unknown> }): Promise<Record<string, unknown> | undefined>;
+  (request: { server: string; params: Record<string, unknown>; origin?: unknown }): Promise<Record<string, unknown> | undefined>;
 }
 export interface ElicitationHandler {
-  (request: { server: string; message: string; requestedSchema: Record<string, unknown> }): Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> } | undefined>;
+  (request: { server: string; message: string; requestedSchema: Record<string, unknown>; origin?: unknown }): Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> } | undefined>;
 }
 export interface RootsHandler {
-  (request: { server: string }): Promise<ReadonlyArray<{ uri: string; name?: string }> | undefined>;
+  (request: { server: string; origin?: unknown }): Promise<ReadonlyArray<{ uri: string; name?: string }> | undefined>;
 }
 
 declare module '../index.js' {

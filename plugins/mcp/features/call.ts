@@ -17,6 +17,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Decision, Logger } from 'plinth/sdk';
 import type { CallOptions, ToolCallResult } from 'plinth/sdk';
+import { withCallOrigin } from '../origin.js';
 import { classifyError } from './classify.js';
 import { formatToolResult } from './format.js';
 import { MCP_CODES, failedResult, type Failure } from './result.js';
@@ -133,7 +134,8 @@ async function send(entry: RegisteredTool, args: Record<string, unknown>, option
   const onAbort = () => controller?.abort(signal?.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const result = await context.client.request({ method: 'tools/call', params: { name: tool.tool, arguments: args } }, CallToolResultSchema, {
+    // Sent inside the caller's origin: what the server sends along this call (its stream) carries it to the request handlers.
+    const request = () => context.client.request({ method: 'tools/call', params: { name: tool.tool, arguments: args } }, CallToolResultSchema, {
       timeout: timeoutMs,
       maxTotalTimeout: timeoutMs,
       ...(controller && { signal: controller.signal }),
@@ -147,6 +149,7 @@ async function send(entry: RegisteredTool, args: Record<string, unknown>, option
         }
       },
     });
+    const result = await (options?.origin !== undefined ? withCallOrigin(options.origin, request) : request());
     return { result };
   } catch (error) {
     return { failure: classifyError(error, { ...situation, callerAborted: signal?.aborted === true }) };

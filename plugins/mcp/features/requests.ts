@@ -1,6 +1,6 @@
 /**
  * Requests servers send to the client, each answered (never left to the SDK's
- * "method not found"):
+ * "method not found"), within a per-connection rate limit (./request-limit.ts):
  * - `roots/list`: the host's `mcp:roots` service, else the workspace as one file:// root;
  * - `elicitation/create`: the host's `mcp:elicitation`, else a form on the terminal,
  *   else declined with a message in the log;
@@ -10,14 +10,16 @@
  * runs before `client.connect`; `attachFeatures` calls it too, for clients
  * created with `CLIENT_CAPABILITIES` already.
  */
-import { Redactor, processTerminal, whyNotAsk } from 'plinth/sdk';
+import { Redactor, isPlinthError, processTerminal, whyNotAsk } from 'plinth/sdk';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ErrorCode, ListRootsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ServiceType } from 'plinth/sdk';
 import type { McpServerDefinition } from 'plinth/sdk';
+import { callOrigin } from '../origin.js';
 import { askElicitation } from './elicit-form.js';
+import { requestLimit } from './request-limit.js';
 import type { FeatureDeps, HostServiceName, Terminal } from './types.js';
 
 /**
@@ -47,6 +49,8 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
     // Already connected: the capabilities given to `new Client` stand (see below if they lack some).
   }
   const server = definition.name;
+  // One bucket for the connection's requests of every kind (./request-limit.ts).
+  const limit = requestLimit(server, deps.log);
   const install = (what: string, register: () => void) => {
     try {
       register();
@@ -57,8 +61,10 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
 
   install('roots/list', () =>
     client.setRequestHandler(ListRootsRequestSchema, async () => {
+      limit.take('roots/list');
+      const origin = callOrigin();
       const host = await hostService(deps, 'mcp:roots', server);
-      const roots = host ? await answer(deps, server, 'roots/list', () => host({ server })) : undefined;
+      const roots = host ? await answer(deps, server, 'roots/list', () => host({ server, ...(origin !== undefined && { origin }) })) : undefined;
       if (!roots) return { roots: [{ uri: pathToFileURL(deps.workspace).href, name: basename(deps.workspace) }] };
       return { roots: roots.map((root) => ({ uri: root.uri, ...(root.name !== undefined && { name: root.name }) })) };
     }),
@@ -66,10 +72,14 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
 
   install('elicitation/create', () =>
     client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      limit.take('elicitation/create');
       const params = request.params as { message: string; requestedSchema?: Record<string, unknown> };
       const requestedSchema = params.requestedSchema ?? { type: 'object', properties: {} };
+      const origin = callOrigin();
       const host = await hostService(deps, 'mcp:elicitation', server);
-      const answered = host ? await answer(deps, server, 'elicitation/create', () => host({ server, message: params.message, requestedSchema })) : undefined;
+      const answered = host
+        ? await answer(deps, server, 'elicitation/create', () => host({ server, message: params.message, requestedSchema, ...(origin !== undefined && { origin }) }))
+        : undefined;
       if (answered) return withContent(answered);
       const terminal = terminalOf(deps.terminal);
       if (terminal) return askElicitation({ server, message: redactFor(deps, definition)(params.message), requestedSchema }, terminal, extra.signal);
@@ -82,8 +92,12 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
 
   install('sampling/createMessage', () =>
     client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      limit.take('sampling/createMessage');
+      const origin = callOrigin();
       const host = await hostService(deps, 'mcp:sampling', server);
-      const sampled = host ? await answer(deps, server, 'sampling/createMessage', () => host({ server, params: request.params as Record<string, unknown> })) : undefined;
+      const sampled = host
+        ? await answer(deps, server, 'sampling/createMessage', () => host({ server, params: request.params as Record<string, unknown>, ...(origin !== undefined && { origin }) }))
+        : undefined;
       if (sampled) return sampled as never;
       deps.log.warn(`server "${server}" asked for a model completion (sampling), and no host takes sampling requests: declined.`);
       throw new McpError(
@@ -109,7 +123,8 @@ async function answer<T>(deps: Pick<FeatureDeps, 'log' | 'redact'>, server: stri
   try {
     return await run();
   } catch (error) {
-    const message = (deps.redact ?? ((t: string) => t))(error instanceof Error ? error.message : String(error));
+    const text = isPlinthError(error) ? `${error.code}: ${error.message}${error.hint ? ` (${error.hint})` : ''}` : error instanceof Error ? error.message : String(error);
+    const message = (deps.redact ?? ((t: string) => t))(text);
     deps.log.warn(`server "${server}": the host's handler for ${method} failed: ${message}`);
     throw new McpError(ErrorCode.InternalError, `the host could not answer ${method}: ${message}`);
   }
