@@ -75,7 +75,7 @@ describe('documentation links', () => {
 
   test('the checker finds a broken link, a missing anchor and a missing named file', () => {
     // The same rules over a page that breaks each of them, so the test above cannot pass vacuously.
-    const page = '[a](docs/nope.md) [b](README.md#no-such-heading) [c](README.md#install) [d](https://example.com/x.md) `DESIGN.md` `sdk/nope.ts` `sdk/manifest.ts`\n\n```sh\n[e](in-a-fence.md)\n```\n';
+    const page = '[a](docs/nope.md) [b](README.md#no-such-heading) [c](README.md#guide) [d](https://example.com/x.md) `DESIGN.md` `sdk/nope.ts` `sdk/manifest.ts`\n\n```sh\n[e](in-a-fence.md)\n```\n';
     expect(problemsOf('README.md', page)).toEqual([
       'README.md: link to docs/nope.md (no such file in the repository)',
       'README.md: link to README.md#no-such-heading (no heading #no-such-heading in README.md)',
