@@ -20,7 +20,7 @@
  * derived signal for as long as the source lives, a slow leak per request.
  */
 
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 
 /** A request's signal → its controller, for as long as the signal lives (a WeakMap value lives with its key). */
 const controllers = new WeakMap<AbortSignal, AbortController>();

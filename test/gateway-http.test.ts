@@ -8,8 +8,7 @@
 import { stat, readFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Sandbox, ensureBuilt, sandbox } from './support/cli.js';
 import { alive, baseSettings, everything, fixtureStdio, httpClient, httpFixture, httpGateway, stop, until } from './support/gateway.js';
@@ -198,7 +197,7 @@ describe('sessions', () => {
           client.callTool({ name: 'web__add', arguments: { a: i, b: 1 } }),
           client.callTool({ name: 'everything__echo', arguments: { message: `ev ${i}` } }),
         ]);
-        return [text(fx), (web as CallToolResult).structuredContent?.sum, text(ev)];
+        return [text(fx), ((web as CallToolResult).structuredContent as { sum?: number } | undefined)?.sum, text(ev)];
       }),
     );
     answers.forEach((answer, i) => expect(answer).toEqual([`fx ${i}`, i + 1, `Echo: ev ${i}`]));
@@ -215,15 +214,14 @@ describe('sessions', () => {
   }, TEST_TIMEOUT);
 
   test("an upstream elicitation travels to the session whose call caused it, not to another", async () => {
-    const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
     const asker = await httpClient(gw.url, gw.token, { elicitation: {} });
     const bystander = await httpClient(gw.url, gw.token, { elicitation: {} });
     const seen: string[] = [];
-    asker.client.setRequestHandler(ElicitRequestSchema, async () => {
+    asker.client.setRequestHandler('elicitation/create', async () => {
       seen.push('asker');
       return { action: 'accept', content: { name: 'Ada', age: 36, colour: 'red', subscribe: false } };
     });
-    bystander.client.setRequestHandler(ElicitRequestSchema, async () => {
+    bystander.client.setRequestHandler('elicitation/create', async () => {
       seen.push('bystander');
       return { action: 'decline' };
     });
@@ -235,12 +233,11 @@ describe('sessions', () => {
   }, TEST_TIMEOUT);
 
   test('subscriptions are per session: an update reaches the session that subscribed, and stops when it unsubscribes', async () => {
-    const { ResourceUpdatedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
     const reader = await httpClient(gw.url, gw.token);
     const other = await httpClient(gw.url, gw.token);
     const updates = { reader: 0, other: 0 };
-    reader.client.setNotificationHandler(ResourceUpdatedNotificationSchema, () => void updates.reader++);
-    other.client.setNotificationHandler(ResourceUpdatedNotificationSchema, () => void updates.other++);
+    reader.client.setNotificationHandler('notifications/resources/updated', () => void updates.reader++);
+    other.client.setNotificationHandler('notifications/resources/updated', () => void updates.other++);
     await reader.client.subscribeResource({ uri: 'fixture://docs/readme' });
     const touched = JSON.parse(text(await other.client.callTool({ name: 'fx__touch', arguments: { uri: 'fixture://docs/readme' } })));
     expect(touched).toEqual({ subscribed: true });

@@ -7,7 +7,6 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PromptListChangedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { collectServers } from '../plugins/mcp/definitions.js';
 import { serverTrustSubject } from '../plugins/mcp/trust-subject.js';
@@ -59,8 +58,8 @@ test('a plugin disabled, enabled and removed while serving: list_changed each ti
   const { client } = await httpClient(endpoint.url, (await readFile(endpoint.token.from, 'utf8')).trim());
   let toolChanges = 0;
   let promptChanges = 0;
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void toolChanges++);
-  client.setNotificationHandler(PromptListChangedNotificationSchema, () => void promptChanges++);
+  client.setNotificationHandler('notifications/tools/list_changed', () => void toolChanges++);
+  client.setNotificationHandler('notifications/prompts/list_changed', () => void promptChanges++);
   const names = async () => (await client.listTools()).tools.map((t) => t.name);
   await until('both servers to be served', async () => (await names()).includes('live__echo') && (await names()).includes('base__echo'));
 
@@ -89,7 +88,7 @@ test('a plugin disabled, enabled and removed while serving: list_changed each ti
 test('an upstream tools/list_changed reaches the downstream client', async () => {
   const { client } = await httpClient(endpoint.url, (await readFile(endpoint.token.from, 'utf8')).trim());
   let changes = 0;
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
+  client.setNotificationHandler('notifications/tools/list_changed', () => void changes++);
   await client.callTool({ name: 'base__add_tool', arguments: { name: 'fresh' } });
   await until('list_changed for the new tool', () => changes >= 1);
   await until('base__fresh to be listed', async () => (await client.listTools()).tools.some((t) => t.name === 'base__fresh'));

@@ -6,8 +6,7 @@
  * upstream (it cannot say, so two sessions calling it at once get a refusal,
  * not each other's prompts). Each client answers with its own name.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Sandbox, ensureBuilt, sandbox } from './support/cli.js';
 import { baseSettings, fixtureStdio, httpClient, httpFixture, httpGateway, stop } from './support/gateway.js';
@@ -37,11 +36,11 @@ afterAll(async () => {
 async function host(name: string): Promise<{ client: Client; asked: string[] }> {
   const { client } = await httpClient(gw.url, gw.token, { elicitation: {}, sampling: {} });
   const asked: string[] = [];
-  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+  client.setRequestHandler('elicitation/create', async (request) => {
     asked.push(request.params.message);
     return { action: 'accept', content: { name } };
   });
-  client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+  client.setRequestHandler('sampling/createMessage', async (request) => {
     asked.push(String((request.params.messages[0]!.content as { text: string }).text));
     return { role: 'assistant', model: name, content: { type: 'text', text: `sampled by ${name}` } };
   });

@@ -6,9 +6,8 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { type Sandbox, ensureBuilt, expectExit, run, sandbox } from './support/cli.js';
 import { alive, baseSettings, everything, fixtureStdio, httpFixture, stdioGateway, until } from './support/gateway.js';
@@ -126,12 +125,12 @@ describe('plinth serve --stdio: the union of the servers', () => {
 
   test('progress is forwarded; a cancelled call is cancelled upstream (after_tool sees PLN_E_MCP_CALL_CANCELLED)', async () => {
     const steps: number[] = [];
-    const result = await host.client.callTool({ name: 'web__progress', arguments: { steps: 3, delayMs: 30 } }, undefined, { onprogress: (p) => steps.push(p.progress) });
+    const result = await host.client.callTool({ name: 'web__progress', arguments: { steps: 3, delayMs: 30 } }, { onprogress: (p) => steps.push(p.progress) });
     expect(steps).toEqual([1, 2, 3]);
     expect((result as CallToolResult).isError).toBeFalsy();
 
     const controller = new AbortController();
-    const started = host.client.callTool({ name: 'web__slow', arguments: { ms: 60_000 } }, undefined, { signal: controller.signal });
+    const started = host.client.callTool({ name: 'web__slow', arguments: { ms: 60_000 } }, { signal: controller.signal });
     setTimeout(() => controller.abort('the user pressed stop'), 300);
     await expect(started).rejects.toThrow();
     // The gateway is still fine, and answers the next call at once.
@@ -182,7 +181,7 @@ process.stdout.write(JSON.stringify({ allow: true }));
     expect(text(await client.callTool({ name: 'fx__echo', arguments: { text: 'original' } }))).toBe('rewritten: original');
 
     const controller = new AbortController();
-    const slow = client.callTool({ name: 'fx__slow', arguments: { ms: 60_000 } }, undefined, { signal: controller.signal });
+    const slow = client.callTool({ name: 'fx__slow', arguments: { ms: 60_000 } }, { signal: controller.signal });
     setTimeout(() => controller.abort(), 300);
     await expect(slow).rejects.toThrow();
     await until('after_tool of the cancelled call', async () => (await readFile(seen, 'utf8').catch(() => '')).includes('fx__slow'));
@@ -202,7 +201,7 @@ describe('plinth serve --stdio: requests from upstream servers', () => {
   test("an upstream elicitation is answered by the downstream client that declared elicitation", async () => {
     const { client } = await gateway(baseSettings({ fx: fixtureStdio() }), { elicitation: {} });
     const asked: string[] = [];
-    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    client.setRequestHandler('elicitation/create', async (request) => {
       asked.push(request.params.message);
       return { action: 'accept', content: { name: 'Grace', age: 36, colour: 'blue', subscribe: true } };
     });
@@ -221,8 +220,7 @@ describe('plinth serve --stdio: requests from upstream servers', () => {
 
   test('an upstream sampling request is answered by the downstream client that declared sampling', async () => {
     const { client } = await gateway(baseSettings({ fx: fixtureStdio() }), { sampling: {} });
-    const { CreateMessageRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
-    client.setRequestHandler(CreateMessageRequestSchema, async (request) => ({
+    client.setRequestHandler('sampling/createMessage', async (request) => ({
       role: 'assistant',
       model: 'host-model',
       content: { type: 'text', text: `sampled: ${(request.params.messages[0]!.content as { text: string }).text}` },
@@ -233,8 +231,7 @@ describe('plinth serve --stdio: requests from upstream servers', () => {
 
   test('roots come from the downstream client when it declares roots', async () => {
     const { client } = await gateway(baseSettings({ fx: fixtureStdio() }), { roots: { listChanged: true } });
-    const { ListRootsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
-    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///srv/host-project', name: 'host-project' }] }));
+    client.setRequestHandler('roots/list', async () => ({ roots: [{ uri: 'file:///srv/host-project', name: 'host-project' }] }));
     const roots = JSON.parse(text(await client.callTool({ name: 'fx__roots', arguments: {} })));
     expect(JSON.stringify(roots)).toContain('file:///srv/host-project');
   }, TEST_TIMEOUT);
@@ -250,8 +247,8 @@ describe('plinth serve --stdio: upstream trouble', () => {
     clients.push(client);
     let changes = 0;
     let statusUpdates = 0;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    client.setNotificationHandler('notifications/tools/list_changed', () => void changes++);
+    client.setNotificationHandler('notifications/resources/updated', (n) => {
       if (n.params.uri === 'plinth://gateway/status') statusUpdates++;
     });
     await client.subscribeResource({ uri: 'plinth://gateway/status' });

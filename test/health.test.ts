@@ -278,7 +278,7 @@ describe('health over the mcp contract', () => {
     await health.start();
     const firstPid = mcp.servers()[0]!.pid!;
     // A call that never gets an answer: only its own timeout ends it.
-    await expect(mcp.client('stuck')!.callTool({ name: 'hang', arguments: {} }, undefined, { timeout: 200 })).rejects.toMatchObject({ code: -32001 });
+    await expect(mcp.client('stuck')!.callTool({ name: 'hang', arguments: {} }, { timeout: 200 })).rejects.toMatchObject({ code: 'REQUEST_TIMEOUT' });
     const failed = await next(is('stuck', 'failed'));
     expect(failed.reason).toContain('ping got no answer within 150 ms');
     expect(states('stuck')).toEqual(['healthy', 'degraded', 'restarting', 'healthy', 'degraded', 'failed']);

@@ -10,8 +10,8 @@
  */
 import { PassThrough } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventResult } from '../sdk/events.js';
 import { isPlinthError } from '../sdk/index.js';
@@ -659,7 +659,7 @@ describe('requests from servers', () => {
     });
 
     it('a host answering with part of the fields, or with none: the server gets the schema defaults for the rest', async () => {
-      const answers: Array<{ action: 'accept'; content?: Record<string, unknown> }> = [
+      const answers: Array<{ action: 'accept'; content?: Record<string, string | number | boolean | string[]> }> = [
         { action: 'accept', content: { nights: 5, room: 'suite' } },
         { action: 'accept' },
         { action: 'accept', content: { name: 'Grace' } },

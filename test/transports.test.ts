@@ -13,9 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/client';
+import type { OAuthClientProvider, CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import type { McpServerDefinition, TransportConnection, TransportContext, TransportFactory } from 'plinth/sdk';
 import { createHttpTransportFactory, HTTP_DEFAULTS } from '../plugins/transport-http/index.js';
@@ -168,16 +167,16 @@ describe('transport-stdio', () => {
     expect((await client.getPrompt({ name: 'greet', arguments: { name: 'Ada' } })).messages[0]?.content).toMatchObject({ text: 'Hi Ada!' });
 
     const logged: unknown[] = [];
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params.data));
+    client.setNotificationHandler('notifications/message', (notification) => void logged.push(notification.params.data));
     await call(client, 'log', { message: 'note', count: 2 });
     expect(logged).toEqual(['note 1', 'note 2']);
 
     const progress: number[] = [];
-    await client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: (p) => void progress.push(p.progress) });
+    await client.callTool({ name: 'progress', arguments: { steps: 3 } }, { onprogress: (p) => void progress.push(p.progress) });
     expectProgress(progress, 3);
 
     let changed = 0;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+    client.setNotificationHandler('notifications/tools/list_changed', () => void changed++);
     await call(client, 'add_tool', { name: 'late_tool' });
     await eventually(() => expect(changed).toBeGreaterThan(0));
     expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('late_tool');
@@ -356,7 +355,7 @@ describe('transport-stdio', () => {
     expect((await call(client, 'get-tiny-image')).content.map((block) => block.type)).toContain('image');
 
     const progress: number[] = [];
-    await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } }, undefined, { onprogress: (p) => void progress.push(p.progress) });
+    await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } }, { onprogress: (p) => void progress.push(p.progress) });
     expectProgress(progress, 2);
     expect(connection.stderrTail!()).toContain('Starting default (STDIO) server');
 
@@ -393,7 +392,7 @@ describe('HTTP transports against the fixture server', () => {
       expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('broadcast');
       expect(textOf(await call(client, 'add', { a: 2, b: 3 }))).toBe('5');
       const logged: unknown[] = [];
-      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params.data));
+      client.setNotificationHandler('notifications/message', (notification) => void logged.push(notification.params.data));
       await call(client, 'log', { message: 'over http' });
       expect(logged).toEqual(['over http']);
       expect((await stats()).tags).toContain('http-tag');
@@ -402,7 +401,7 @@ describe('HTTP transports against the fixture server', () => {
     test('resumes a dropped stream with Last-Event-ID: no notification lost or repeated', async () => {
       const { client } = await connect(http, definition({ transport: 'http', url: mcpUrl }));
       const received: string[] = [];
-      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void received.push(String(notification.params.data)));
+      client.setNotificationHandler('notifications/message', (notification) => void received.push(String(notification.params.data)));
       const before = await stats();
 
       // The server sends 3 on the standalone GET stream, closes it, and sends 3 more while the client is away.
@@ -464,7 +463,7 @@ describe('HTTP transports against the fixture server', () => {
       expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
       expect(textOf(await call(client, 'echo', { text: 'over sse' }))).toBe('over sse');
       const logged: unknown[] = [];
-      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params.data));
+      client.setNotificationHandler('notifications/message', (notification) => void logged.push(notification.params.data));
       await call(client, 'log', { message: 'sse note', count: 2 });
       expect(logged).toEqual(['sse note 1', 'sse note 2']);
       expect((await stats()).tags).toContain('sse-tag');
@@ -570,7 +569,7 @@ describe('transport-http when the server forgets the session or goes away', () =
     await eventually(async () => expect((await stats()).initialized).toBe(before.initialized + 2));
     await eventually(() => expect(connection.transport.sessionId).not.toBe(old));
     const received: string[] = [];
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void received.push(String(notification.params.data)));
+    client.setNotificationHandler('notifications/message', (notification) => void received.push(String(notification.params.data)));
     await call(client, 'broadcast', { count: 2, prefix: 'new stream' });
     await eventually(() => expect(received).toEqual(['new stream 1', 'new stream 2']));
   });
@@ -578,7 +577,7 @@ describe('transport-http when the server forgets the session or goes away', () =
   test('a request the lost session had accepted fails with "connection closed" at once, not at its timeout', async () => {
     const http = createHttpTransportFactory({ ...HTTP_DEFAULTS, reconnectDelayMs: 20 });
     const { client } = await connectWith(http, mcpUrl);
-    const pending = client.callTool({ name: 'slow', arguments: { ms: 25_000 } }, undefined, { timeout: 20_000 }).then(
+    const pending = client.callTool({ name: 'slow', arguments: { ms: 25_000 } }, { timeout: 20_000 }).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -597,7 +596,7 @@ describe('transport-http when the server forgets the session or goes away', () =
       connection.onDown?.((reason) => void downs.push(reason));
       let closed = false;
       client.onclose = () => void (closed = true);
-      const pending = client.callTool({ name: 'slow', arguments: { ms: 25_000 } }, undefined, { timeout: 20_000 }).then(
+      const pending = client.callTool({ name: 'slow', arguments: { ms: 25_000 } }, { timeout: 20_000 }).then(
         () => undefined,
         (error: unknown) => error,
       );
@@ -652,7 +651,7 @@ describe('transport-http against server-everything', () => {
     expect(names).toContain('echo');
     expect(textOf(await call(client, 'echo', { message: 'over http' }))).toContain('over http');
     const progress: number[] = [];
-    await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } }, undefined, { onprogress: (p) => void progress.push(p.progress) });
+    await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } }, { onprogress: (p) => void progress.push(p.progress) });
     expectProgress(progress, 2);
 
     const sessionId = connection.transport.sessionId!;

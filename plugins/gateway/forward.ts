@@ -19,7 +19,6 @@
  * The session found but without the capability, or no session at all:
  * `undefined`, and plinth answers as it does without a gateway.
  */
-import { CreateMessageResultSchema, ElicitResultSchema, ListRootsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PlinthError } from 'plinth/sdk';
 import type { Gateway } from 'plinth/sdk';
 import type { GatewaySession, InFlightCall } from './session.js';
@@ -68,9 +67,9 @@ export function forwardingHandlers(sessions: () => readonly GatewaySession[], ti
       if ('unknown' in target) throw unknown(server, 'elicitation/create', target.unknown);
       const request = { method: 'elicitation/create' as const, params: { message, requestedSchema: requestedSchema as never } };
       const answer = target.call
-        ? await target.call.extra.sendRequest(request, ElicitResultSchema, options)
-        : await target.session.server.request(request, ElicitResultSchema, options);
-      return { action: answer.action, ...(answer.content !== undefined && { content: answer.content as Record<string, unknown> }) };
+        ? await target.call.ctx.mcpReq.send(request, options)
+        : await target.session.server.request(request, options);
+      return { action: answer.action, ...(answer.content !== undefined && { content: answer.content }) };
     },
     'mcp:sampling': async ({ server, params, origin }) => {
       const target = routeRequest(sessions(), server, 'sampling', origin);
@@ -78,8 +77,8 @@ export function forwardingHandlers(sessions: () => readonly GatewaySession[], ti
       if ('unknown' in target) throw unknown(server, 'sampling/createMessage', target.unknown);
       const request = { method: 'sampling/createMessage' as const, params: params as never };
       const answer = target.call
-        ? await target.call.extra.sendRequest(request, CreateMessageResultSchema, options)
-        : await target.session.server.request(request, CreateMessageResultSchema, options);
+        ? await target.call.ctx.mcpReq.send(request, options)
+        : await target.session.server.request(request, options);
       return answer as Record<string, unknown>;
     },
     'mcp:roots': async ({ server, origin }) => {
@@ -88,8 +87,8 @@ export function forwardingHandlers(sessions: () => readonly GatewaySession[], ti
       if (!target || 'unknown' in target) return undefined;
       const request = { method: 'roots/list' as const };
       const answer = target.call
-        ? await target.call.extra.sendRequest(request, ListRootsResultSchema, options)
-        : await target.session.server.request(request, ListRootsResultSchema, options);
+        ? await target.call.ctx.mcpReq.send(request, options)
+        : await target.session.server.request(request, options);
       return answer.roots.map((r) => ({ uri: r.uri, ...(r.name !== undefined && { name: r.name }) }));
     },
   };

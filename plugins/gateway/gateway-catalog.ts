@@ -4,8 +4,7 @@
  * resource URI to its server (a listed URI, a shadowed one, or the first
  * template that matches).
  */
-import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { UriTemplate, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { McpService, McpTool } from 'plinth/sdk';
 import {
   type Collision,
@@ -89,7 +88,7 @@ export class Catalog {
     this.invalidate('resources');
     const fresh = (await this.resources()).get(uri);
     if (fresh) return { server: fresh.server, uri: fresh.upstreamUri };
-    throw new McpError(ErrorCode.InvalidParams, `PLN_E_GATEWAY_UNKNOWN: no server lists resource ${uri} or a template that matches it (resources/list and resources/templates/list show them)`);
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `PLN_E_GATEWAY_UNKNOWN: no server lists resource ${uri} or a template that matches it (resources/list and resources/templates/list show them)`);
   }
 
   watchStatus(session: { server: { sendResourceUpdated(p: { uri: string }): Promise<void> } }): void {

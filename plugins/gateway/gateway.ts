@@ -5,7 +5,7 @@
  * the stdio and HTTP endpoints. Loaded when `plinth serve` asks for it: it
  * brings the SDK's server side.
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { PlinthError } from 'plinth/sdk';
 import type { Disposer, Gateway, GatewayEndpoint, GatewayHttpEndpoint, GatewayHttpOptions, Logger, McpService } from 'plinth/sdk';
 import { type Collision, STATUS_URI, describeCollisions } from './catalog.js';

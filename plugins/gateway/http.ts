@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { Socket } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { PlinthError } from 'plinth/sdk';
 import type { GatewayHttpEndpoint, GatewayHttpOptions, Logger } from 'plinth/sdk';
 import { readBody } from './body.js';
@@ -30,7 +30,7 @@ export interface HttpDeps {
 
 interface Entry {
   readonly session: GatewaySession;
-  readonly transport: StreamableHTTPServerTransport;
+  readonly transport: NodeStreamableHTTPServerTransport;
   /** Requests of this session being answered (their response, or its stream, still open); the standalone GET stream is not one. */
   active: number;
 }
@@ -126,7 +126,7 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
     pending++;
     const session = deps.newSession();
     let sessionId: string | undefined;
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       maxRequestBodySize: settings.maxBodyBytes,
       onsessioninitialized: (sid) => {

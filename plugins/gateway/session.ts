@@ -5,38 +5,20 @@
  * `before_tool`, the call and `after_tool` — with the caller's cancellation
  * and progress. Each session has its own subscriptions and in-flight calls.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  CompleteRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  RootsListChangedNotificationSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-  type CallToolResult,
-  type ServerNotification,
-  type ServerRequest,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { Server, ProtocolError, ProtocolErrorCode, SdkErrorCode, SdkError } from '@modelcontextprotocol/server';
+import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
 import type { Disposer, Logger, McpService, ToolCallResult } from 'plinth/sdk';
 import { STATUS_URI, servedTool, serverOfName } from './catalog.js';
 import type { Catalog } from './gateway-catalog.js';
 import { unavailableText } from './status.js';
 
-/** What `extra.sendRequest` of one downstream request can send. */
-export type DownstreamExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** The context of one downstream request: `ctx.mcpReq.send` sends along it. */
+export type DownstreamContext = ServerContext;
 
 /** A tool call in flight: its upstream server and the downstream request it answers (server-to-client requests go along it). */
 export interface InFlightCall {
   readonly server: string;
-  readonly extra: DownstreamExtra;
+  readonly ctx: DownstreamContext;
 }
 
 /** One served session. */
@@ -101,32 +83,32 @@ export function createSession(deps: SessionDeps): GatewaySession {
     session.lastActive = Date.now();
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, () => {
+  server.setRequestHandler('tools/list', () => {
     touch();
     const { tools } = catalog.tools();
     return { tools: [...tools].map(([name, tool]) => servedTool(mcp, name, tool)) as never };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler('tools/call', async (request, ctx) => {
     touch();
     const { name } = request.params;
     const tool = catalog.tools().tools.get(name);
     if (!tool) return notServed(mcp, name);
-    const call: InFlightCall = { server: tool.server, extra };
+    const call: InFlightCall = { server: tool.server, ctx };
     session.calls.add(call);
     try {
-      const token = request.params._meta?.progressToken;
+      const token = ctx.mcpReq._meta?.progressToken;
       const result = await mcp.callTool(tool.name, request.params.arguments ?? {}, {
-        signal: extra.signal,
+        signal: ctx.mcpReq.signal,
         // What the server sends along this call comes back with it (forward.ts routes it to this session).
         origin: call,
         ...(token !== undefined && {
           onProgress: (progress) => {
-            extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => undefined);
+            ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => undefined);
           },
         }),
       });
-      if (extra.signal.aborted) throw new McpError(ErrorCode.RequestTimeout, 'the call was cancelled');
+      if (ctx.mcpReq.signal.aborted) throw new SdkError(SdkErrorCode.RequestTimeout, 'the call was cancelled');
       return toCallResult(result);
     } finally {
       session.calls.delete(call);
@@ -134,7 +116,7 @@ export function createSession(deps: SessionDeps): GatewaySession {
     }
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+  server.setRequestHandler('resources/list', async () => {
     touch();
     const resources = await catalog.resources();
     return {
@@ -145,12 +127,12 @@ export function createSession(deps: SessionDeps): GatewaySession {
     };
   });
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+  server.setRequestHandler('resources/templates/list', async () => {
     touch();
     return { resourceTemplates: (await catalog.templates()).map((t) => t.entry) as never };
   });
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  server.setRequestHandler('resources/read', async (request) => {
     touch();
     const { uri } = request.params;
     if (uri === STATUS_URI) return { contents: [{ uri, mimeType: 'application/json', text: await deps.status() }] };
@@ -160,7 +142,7 @@ export function createSession(deps: SessionDeps): GatewaySession {
     return { contents: read.contents.map((c) => (c.uri === target.uri ? { ...c, uri } : c)) as never };
   });
 
-  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+  server.setRequestHandler('resources/subscribe', async (request) => {
     touch();
     const { uri } = request.params;
     if (subscriptions.has(uri) || uri === STATUS_URI) {
@@ -180,7 +162,7 @@ export function createSession(deps: SessionDeps): GatewaySession {
     return {};
   });
 
-  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+  server.setRequestHandler('resources/unsubscribe', async (request) => {
     touch();
     const { uri } = request.params;
     if (uri === STATUS_URI) catalog.unwatchStatus(session);
@@ -190,32 +172,32 @@ export function createSession(deps: SessionDeps): GatewaySession {
     return {};
   });
 
-  server.setRequestHandler(ListPromptsRequestSchema, async () => {
+  server.setRequestHandler('prompts/list', async () => {
     touch();
     const { prompts } = await catalog.prompts();
     return { prompts: [...prompts.values()].map((p) => ({ ...p.entry, name: p.name })) as never };
   });
 
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  server.setRequestHandler('prompts/get', async (request) => {
     touch();
     const { prompts } = await catalog.prompts();
     const prompt = prompts.get(request.params.name);
-    if (!prompt) throw new McpError(ErrorCode.InvalidParams, `PLN_E_GATEWAY_UNKNOWN: no prompt is named "${request.params.name}" (prompts/list lists them)`);
+    if (!prompt) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `PLN_E_GATEWAY_UNKNOWN: no prompt is named "${request.params.name}" (prompts/list lists them)`);
     const got = await upstream(() => mcp.getPrompt(prompt.server, prompt.prompt, request.params.arguments));
     return { ...(got.description !== undefined && { description: got.description }), messages: got.messages as never };
   });
 
-  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+  server.setRequestHandler('completion/complete', async (request) => {
     touch();
     const { ref, argument } = request.params;
     let values: readonly string[];
     if (ref.type === 'ref/prompt') {
       const prompt = (await catalog.prompts()).prompts.get(ref.name);
-      if (!prompt) throw new McpError(ErrorCode.InvalidParams, `PLN_E_GATEWAY_UNKNOWN: no prompt is named "${ref.name}"`);
+      if (!prompt) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `PLN_E_GATEWAY_UNKNOWN: no prompt is named "${ref.name}"`);
       values = await upstream(() => mcp.complete(prompt.server, { type: 'prompt', name: prompt.prompt }, argument));
     } else {
       const template = (await catalog.templates()).find((t) => t.uriTemplate === ref.uri);
-      if (!template) throw new McpError(ErrorCode.InvalidParams, `PLN_E_GATEWAY_UNKNOWN: no resource template is "${ref.uri}" (resources/templates/list lists them)`);
+      if (!template) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `PLN_E_GATEWAY_UNKNOWN: no resource template is "${ref.uri}" (resources/templates/list lists them)`);
       values = await upstream(() => mcp.complete(template.server, { type: 'resource', uri: ref.uri }, argument));
     }
     const shown = values.slice(0, 100);
@@ -228,7 +210,7 @@ export function createSession(deps: SessionDeps): GatewaySession {
       if (s.state === 'connected') await mcp.client(s.name)?.sendRootsListChanged().catch(() => undefined);
     }
   };
-  server.setNotificationHandler(RootsListChangedNotificationSchema, rootsChanged);
+  server.setNotificationHandler('notifications/roots/list_changed', rootsChanged);
   server.oninitialized = () => {
     if (server.getClientCapabilities()?.roots) void rootsChanged();
   };
@@ -263,10 +245,10 @@ async function upstream<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    if (error instanceof McpError) throw error;
+    if (error instanceof ProtocolError) throw error;
     const code = (error as { code?: unknown }).code;
     const hint = (error as { hint?: unknown }).hint;
     const text = `${typeof code === 'string' ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}${typeof hint === 'string' ? `. Fix: ${hint}` : ''}`;
-    throw new McpError(ErrorCode.InternalError, text);
+    throw new ProtocolError(ProtocolErrorCode.InternalError, text);
   }
 }

@@ -4,7 +4,7 @@
  * its capabilities allow. Only the SDK's types are imported: the client comes
  * from the `mcp` service, so checking a server loads nothing.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import type { ServerHealth } from 'plinth/sdk';
 
 /** The request a check sends. */
@@ -22,12 +22,16 @@ export type ProbeOutcome =
       readonly down: boolean;
     };
 
-// JSON-RPC and SDK error codes, by value: importing the SDK's ErrorCode would load the SDK.
+// JSON-RPC and SDK error codes, by value: importing the SDK's enums would load the SDK.
 const METHOD_NOT_FOUND = -32601;
-/** Raised by the SDK itself, not by the server: the connection closed under the request. */
-const CONNECTION_CLOSED = -32000;
-/** Raised by the SDK itself when the request's timeout passed. */
-const REQUEST_TIMEOUT = -32001;
+/**
+ * Not the server's answer: the connection closed under the request. The SDK rejects with its own
+ * `CONNECTION_CLOSED` (or `NOT_CONNECTED`); plinth's transports answer what a dead connection
+ * leaves with -32000 and the reason (v1's `ErrorCode.ConnectionClosed`).
+ */
+const CONNECTION_CLOSED: ReadonlySet<unknown> = new Set([-32000, 'CONNECTION_CLOSED', 'NOT_CONNECTED']);
+/** Raised by the SDK itself when the request's timeout passed (`REQUEST_TIMEOUT`; -32001 in v1). */
+const REQUEST_TIMEOUT: ReadonlySet<unknown> = new Set([-32001, 'REQUEST_TIMEOUT']);
 
 /** Checks `client` once with `method` (falling back from `ping` when the server lacks it). */
 export async function probe(client: Client, method: ProbeMethod, timeoutMs: number): Promise<ProbeOutcome> {
@@ -44,7 +48,7 @@ export async function probe(client: Client, method: ProbeMethod, timeoutMs: numb
       // The server answered, even if with an error: it is alive and responsive.
       return { ok: true, method, latencyMs: elapsed() };
     }
-    const down = code === CONNECTION_CLOSED || /not connected/i.test(message(error)) || connectionGone(error);
+    const down = CONNECTION_CLOSED.has(code) || /not connected/i.test(message(error)) || connectionGone(error);
     return { ok: false, method, latencyMs: elapsed(), reason: describe(method, code, error, timeoutMs), down };
   }
 }
@@ -76,9 +80,9 @@ async function send(client: Client, method: ProbeMethod, timeout: number): Promi
   }
 }
 
-function describe(method: ProbeMethod, code: number | undefined, error: unknown, timeoutMs: number): string {
-  if (code === REQUEST_TIMEOUT) return `${method} got no answer within ${timeoutMs} ms`;
-  if (code === CONNECTION_CLOSED) return `the connection closed during ${method}`;
+function describe(method: ProbeMethod, code: number | string | undefined, error: unknown, timeoutMs: number): string {
+  if (REQUEST_TIMEOUT.has(code)) return `${method} got no answer within ${timeoutMs} ms`;
+  if (CONNECTION_CLOSED.has(code)) return `the connection closed during ${method}`;
   if (connectionGone(error)) return `${method} failed: the connection to the server failed (${goneCode(error)})`;
   return `${method} failed: ${message(error)}`;
 }
@@ -122,10 +126,10 @@ function goneCode(error: unknown): string {
   return 'no code';
 }
 
-/** The JSON-RPC code of an McpError, recognised by shape (the SDK may be another copy). */
-function errorCode(error: unknown): number | undefined {
+/** The code of a `ProtocolError` (numeric, JSON-RPC) or an `SdkError` (a string), recognised by shape (the SDK may be another copy). */
+function errorCode(error: unknown): number | string | undefined {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-  return typeof code === 'number' ? code : undefined;
+  return typeof code === 'number' || typeof code === 'string' ? code : undefined;
 }
 
 function message(error: unknown): string {

@@ -7,9 +7,8 @@
  *
  * Plain JavaScript on purpose: it runs as its own `node` process, outside jiti.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { McpServer, completable } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
 const VERSION = '1.0.0';
@@ -22,7 +21,7 @@ server.registerTool(
   {
     title: 'Echo',
     description: 'Returns the message it was given.',
-    inputSchema: { message: z.string().describe('What to echo back') },
+    inputSchema: z.object({ message: z.string().describe('What to echo back') }),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   },
   async ({ message }) => ({ content: [{ type: 'text', text: message }] }),
@@ -33,8 +32,8 @@ server.registerTool(
   {
     title: 'Add',
     description: 'Adds two numbers.',
-    inputSchema: { a: z.number().describe('First addend'), b: z.number().describe('Second addend') },
-    outputSchema: { sum: z.number() },
+    inputSchema: z.object({ a: z.number().describe('First addend'), b: z.number().describe('Second addend') }),
+    outputSchema: z.object({ sum: z.number() }),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   },
   async ({ a, b }) => ({ content: [{ type: 'text', text: `${a} + ${b} = ${a + b}` }], structuredContent: { sum: a + b } }),
@@ -45,7 +44,7 @@ server.registerTool(
   {
     title: 'Now',
     description: "The server's current time, in ISO 8601 (UTC) or in the IANA time zone given.",
-    inputSchema: { timeZone: z.string().optional().describe('An IANA time zone such as Europe/Paris (default UTC)') },
+    inputSchema: z.object({ timeZone: z.string().optional().describe('An IANA time zone such as Europe/Paris (default UTC)') }),
     annotations: { readOnlyHint: true, openWorldHint: false },
   },
   async ({ timeZone }) => {
@@ -89,9 +88,9 @@ server.registerPrompt(
   {
     title: 'Greet someone',
     description: 'Asks the model to greet a person by name.',
-    argsSchema: {
+    argsSchema: z.object({
       name: completable(z.string().describe('Who to greet'), (value) => NAMES.filter((n) => n.toLowerCase().startsWith((value ?? '').toLowerCase()))),
-    },
+    }),
   },
   ({ name }) => ({
     messages: [{ role: 'user', content: { type: 'text', text: `Please greet ${name} warmly, in one sentence.` } }],

@@ -9,8 +9,7 @@
  * SSE when the server answers the `initialize` POST with an HTTP 4xx, as the
  * SDK's documentation recommends for servers of the older protocol.
  */
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { OAuthClientProvider, Client } from '@modelcontextprotocol/client';
 import { type Logger, type PluginKernel, PlinthError, isPlinthError, describeError } from 'plinth/sdk';
 import { mcpError } from './errors.js';
 import { outsideCalls } from './origin.js';
@@ -170,7 +169,7 @@ async function open(
   signal.addEventListener('abort', onAbort, { once: true });
   let session: FeatureSession | undefined;
   try {
-    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { Client } = await import('@modelcontextprotocol/client');
     if (signal.aborted) throw signal.reason;
     client = new Client({ name: 'plinth', version: deps.kernel.apiVersion }, { capabilities: CAPABILITIES });
     client.onerror = (error) => deps.log.debug(deps.redact(`MCP server "${definition.name}": ${describeError(error)}`));
@@ -250,7 +249,7 @@ function answeredAsOldServer(error: unknown): boolean {
   return status !== undefined && status >= 400 && status < 500 && status !== 401;
 }
 
-/** The HTTP status carried by an error or one of its causes (the SDK's StreamableHTTPError has it as `code`). */
+/** The HTTP status carried by an error or one of its causes (`status` on the SDK's SdkHttpError; `code` on its SseError). */
 function httpStatus(error: unknown): number | undefined {
   let current: unknown = error;
   for (let depth = 0; typeof current === 'object' && current !== null && depth < 4; depth++) {

@@ -14,7 +14,7 @@
  * The module pulls in the SDK, so it is imported on first use, not at boot.
  * Until then (no server has started) the registry is empty anyway.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { PlinthError, describeError } from 'plinth/sdk';
 import type { FeatureSession } from './connect.js';
 

@@ -65,7 +65,7 @@ export default definePlugin({
       records: () => definitions()?.servers,
       signal: ctx.signal,
       toolCount: (server) => features.registry?.server(server)?.tools().length ?? 0,
-      warmUp: () => Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), features.load()]),
+      warmUp: () => Promise.all([import('@modelcontextprotocol/client'), features.load()]),
     });
     const service = createMcpService(manager, features, () => definitions()?.problems ?? []);
     kernel.provide('mcp', service);

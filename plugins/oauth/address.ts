@@ -22,7 +22,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import { oauthError } from './errors.js';
 
 export type AddressClass = 'unspecified' | 'link-local' | 'loopback' | 'private' | 'public';

@@ -7,7 +7,7 @@
  * method, the address without its query, the status and the content type are
  * kept; never a body.
  */
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 
 /** One answer: `GET https://as.example/.well-known/oauth-authorization-server` → 200 `text/html`. */
 export interface Answer {

@@ -17,8 +17,7 @@
  * - stored credentials (client, tokens) are bound to the issuer that gave them
  *   (SEP-2352): {@link sameAuthorizationServer} tells whether a binding holds.
  */
-import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { OAuthDiscoveryState, FetchLike } from '@modelcontextprotocol/client';
 import type { PlinthError } from 'plinth/sdk';
 import { oauthError } from './errors.js';
 

@@ -14,9 +14,8 @@
  * request, without a browser or a channel.
  */
 import { randomBytes } from 'node:crypto';
-import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { auth, extractWWWAuthenticateParams, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/client';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import { type Logger, PlinthError } from 'plinth/sdk';
 import type { McpServerDefinition } from 'plinth/sdk';
 import { type AnswerLog, describeAnswer, recordAnswers, unreadableAnswer } from './answers.js';

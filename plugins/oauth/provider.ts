@@ -24,9 +24,8 @@
  * The PKCE verifier and the `state` live in memory only, for one sign-in.
  */
 import { randomBytes } from 'node:crypto';
-import { type AddClientAuthentication, type OAuthClientProvider, type OAuthDiscoveryState, discoverOAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/client/auth.js';
-import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { discoverOAuthProtectedResourceMetadata, createPrivateKeyJwtAuth } from '@modelcontextprotocol/client';
+import type { AddClientAuthentication, OAuthClientProvider, OAuthDiscoveryState, OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/client';
 import { type Logger, type PlinthError, isPlinthError, safeLine } from 'plinth/sdk';
 import type { McpServerDefinition } from 'plinth/sdk';
 import { oauthError } from './errors.js';

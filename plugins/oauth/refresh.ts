@@ -5,8 +5,8 @@
  * before the new access token is handed out, so a crash after the refresh can
  * never leave only the spent refresh token behind.
  */
-import { refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { refreshAuthorization } from '@modelcontextprotocol/client';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import { classify, isRejectedGrant, oauthErrorCode } from './classify.js';
 import { sameAuthorizationServer } from './issuer.js';
 import { type OAuthRecord, type TokenVault, boundIssuer, withTokens, withoutTokens } from './record.js';

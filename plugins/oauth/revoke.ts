@@ -4,9 +4,8 @@
  * token first (servers revoke the access tokens issued from it with it), then
  * the access token, each authenticated as the token requests are.
  */
-import { buildDiscoveryUrls, selectClientAuthMethod } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { buildDiscoveryUrls, selectClientAuthMethod } from '@modelcontextprotocol/client';
+import type { OAuthClientInformationMixed, FetchLike } from '@modelcontextprotocol/client';
 import { describeOAuth } from './classify.js';
 import type { OAuthRecord } from './record.js';
 import type { LogoutResult } from 'plinth/sdk';

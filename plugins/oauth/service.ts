@@ -3,7 +3,7 @@
  * over the record vault. Servers are the mcp plugin's definitions; a record
  * whose server was removed from the settings can still be signed out of.
  */
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import { type Logger, type PluginKernel, PlinthError, closestName, isPlinthError, safeText } from 'plinth/sdk';
 import type { Launcher } from 'plinth/sdk';
 import { AsyncSeriesBailHook } from 'tapable';

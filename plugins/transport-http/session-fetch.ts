@@ -17,7 +17,7 @@
  *   such host): `unreachable`. After the transport closed, GET retries the SDK
  *   still has scheduled are answered 405 too, so they stop.
  */
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 
 /** What the fetch tells its transport. */
 export interface SessionFetchEvents {

@@ -5,8 +5,7 @@
  * `initialize`), whose answers stop here instead of reaching the client, which
  * never asked.
  */
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
 
 export type RequestId = string | number;
 

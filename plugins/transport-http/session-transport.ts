@@ -27,8 +27,8 @@
  * Loaded on the first `create()`: it imports the SDK.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { StreamableHTTPClientTransportOptions, JSONRPCMessage } from '@modelcontextprotocol/client';
 import type { Disposer, Logger } from 'plinth/sdk';
 import { fetchWithOwnSignals } from 'plinth/sdk';
 import { connectionCode, sessionFetch, sessionGone, type SessionFetchEvents } from './session-fetch.js';
@@ -227,9 +227,9 @@ export class SessionHttpTransport extends StreamableHTTPClientTransport {
 /** Whether the SDK's error for a refused POST says the server lost the session. */
 async function lostSession(error: unknown): Promise<boolean> {
   if (typeof error !== 'object' || error === null) return false;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  // StreamableHTTPError: `code` is the HTTP status, the message quotes the body.
-  return typeof code === 'number' && sessionGone(code, async () => String(message ?? ''));
+  const { status, message } = error as { status?: unknown; message?: unknown };
+  // SdkHttpError: `status` is the HTTP status, the message quotes the body.
+  return typeof status === 'number' && sessionGone(status, async () => String(message ?? ''));
 }
 
 function isRequest(message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId; method: string } {

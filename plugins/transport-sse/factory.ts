@@ -15,7 +15,7 @@ export function createSseTransportFactory(): TransportFactory {
   return {
     async create(server: McpServerDefinition, context: TransportContext) {
       const url = remoteServerUrl(server, 'sse', context);
-      const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
+      const { SSEClientTransport } = await import('@modelcontextprotocol/client');
       const init = remoteRequestInit(server);
       const transport = new SSEClientTransport(url, {
         fetch: fetchWithOwnSignals(),

@@ -10,9 +10,8 @@
  *
  * Loaded on the first `create()`: it imports the SDK.
  */
-import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { serializeMessage } from '@modelcontextprotocol/client';
+import type { Transport, JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/client';
 import { PlinthError, isPlinthError, type Disposer, type LaunchedChild, type Launcher } from 'plinth/sdk';
 import type { McpServerDefinition, TransportConnection, TransportContext } from 'plinth/sdk';
 import type { StdioSettings } from './settings.js';

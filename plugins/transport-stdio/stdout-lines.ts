@@ -6,8 +6,8 @@
  * or a usage text) on stdout never answers `initialize`, and without the line
  * the only symptom is a connect timeout.
  */
-import { STDIO_DEFAULT_MAX_BUFFER_SIZE, deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE, deserializeMessage } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 
 /** How much of the first line that is not JSON-RPC is kept: redacted whole (a secret cut in half would pass), then quoted shorter. */
 const KEPT_CHARS = 4096;

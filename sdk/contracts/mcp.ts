@@ -4,8 +4,7 @@
  * plugins and hosts use; plus the handlers a host may provide for requests
  * servers send (`mcp:sampling`, `mcp:elicitation`, `mcp:roots`).
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, ContentBlock } from '@modelcontextprotocol/client';
 import type { Disposer } from '../plugin.js';
 import type { McpServerDefinition } from './mcp-server.js';
 import type { TransportConnection } from './transport.js';
@@ -166,8 +165,10 @@ export interface McpService {
 export interface SamplingHandler {
   (request: { server: string; params: Record<string, unknown>; origin?: unknown }): Promise<Record<string, unknown> | undefined>;
 }
+/** The values an accepted elicitation carries, by field: what the specification allows (and the SDK checks). */
+export type ElicitationContent = Record<string, string | number | boolean | string[]>;
 export interface ElicitationHandler {
-  (request: { server: string; message: string; requestedSchema: Record<string, unknown>; origin?: unknown }): Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> } | undefined>;
+  (request: { server: string; message: string; requestedSchema: Record<string, unknown>; origin?: unknown }): Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: ElicitationContent } | undefined>;
 }
 export interface RootsHandler {
   (request: { server: string; origin?: unknown }): Promise<ReadonlyArray<{ uri: string; name?: string }> | undefined>;

@@ -4,7 +4,7 @@
  * host replaces to open the authorization URL and receive the callback its own
  * way. Discovery, PKCE, registration and token exchange are the SDK's.
  */
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/client';
 import type { AsyncSeriesBailHook } from 'tapable';
 import type { McpServerDefinition } from './mcp-server.js';
 import type { SecretBackendName, SecretStore } from './secrets.js';

@@ -4,8 +4,7 @@
  * plugin asks the kernel for `transport:<the server's transport>`; nothing in
  * plinth lists the transports it knows. The protocol itself is the SDK's.
  */
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { OAuthClientProvider, Transport } from '@modelcontextprotocol/client';
 import type { Disposer, Logger } from '../plugin.js';
 import type { McpServerDefinition } from './mcp-server.js';
 

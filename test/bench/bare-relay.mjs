@@ -14,13 +14,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, CallToolResultSchema, ListToolsRequestSchema, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { Server, isInitializeRequest } from '@modelcontextprotocol/server';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const http = process.argv[2] === '--http';
 const upstream = new Client({ name: 'bare-relay', version: '1.0.0' });
@@ -28,8 +26,8 @@ await upstream.connect(http ? new StreamableHTTPClientTransport(new URL(process.
 
 function relayServer() {
   const server = new Server({ name: 'bare-relay', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, (request) => upstream.listTools(request.params));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => upstream.request({ method: 'tools/call', params: request.params }, CallToolResultSchema, { signal: extra.signal }));
+  server.setRequestHandler('tools/list', (request) => upstream.listTools(request.params));
+  server.setRequestHandler('tools/call', (request, ctx) => upstream.request({ method: 'tools/call', params: request.params }, { signal: ctx.mcpReq.signal }));
   return server;
 }
 
@@ -46,7 +44,7 @@ if (!http) {
     const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
     let transport = sessions.get(req.headers['mcp-session-id']);
     if (!transport && req.method === 'POST' && isInitializeRequest(body)) {
-      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (id) => sessions.set(id, transport) });
+      transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (id) => sessions.set(id, transport) });
       transport.onclose = () => sessions.delete(transport.sessionId);
       await relayServer().connect(transport);
     }

@@ -151,8 +151,8 @@ async function startPipeline(url) {
 }
 
 async function startSdk(url) {
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const { Client } = await import('@modelcontextprotocol/client');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
   const client = new Client({ name: 'plinth-bench', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   // As the pipeline does at connection: list the tools once (the SDK then knows output schemas).

@@ -21,7 +21,7 @@ import { PassThrough } from 'node:stream';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createJiti } from 'jiti';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/client';
 import { benchOptions, median, quantile } from './support.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

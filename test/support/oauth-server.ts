@@ -25,6 +25,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
+// The authorization server, the bearer middleware and the HTTP+SSE endpoint are the v1 SDK's
+// (a legacy server: v2 has no authorization server, and no SSE server transport);
+// the MCP server behind them is v2's.
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
 import {
   InvalidGrantError,
@@ -39,16 +42,15 @@ import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handler
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type {
   OAuthClientInformationFull,
   OAuthMetadata,
   OAuthTokenRevocationRequest,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { McpServer, type AuthInfo } from '@modelcontextprotocol/server';
 
 export interface OAuthFixtureOptions {
   /** Lifetime of access tokens; `expires_in` is returned. Default 3600. */
@@ -477,8 +479,8 @@ function createMcpServer(): McpServer {
   server.registerTool(
     'whoami',
     { description: 'The client id, scopes and resource of the access token this call carried (never the token).' },
-    async (extra) => {
-      const auth = extra.authInfo;
+    async (ctx) => {
+      const auth = ctx.http?.authInfo;
       if (auth === undefined) return { isError: true, content: [{ type: 'text', text: 'no access token' }] };
       const text = JSON.stringify({ clientId: auth.clientId, scopes: auth.scopes, resource: auth.resource?.href });
       return { content: [{ type: 'text', text }] };
@@ -486,7 +488,7 @@ function createMcpServer(): McpServer {
   );
   server.registerTool(
     'echo',
-    { description: 'Returns its input.', inputSchema: { text: z.string() } },
+    { description: 'Returns its input.', inputSchema: z.object({ text: z.string() }) },
     async ({ text }) => ({ content: [{ type: 'text', text }] }),
   );
   return server;
@@ -499,7 +501,7 @@ async function handleMcp(req: Request, res: Response): Promise<void> {
     return;
   }
   const server = createMcpServer();
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   res.on('close', () => {
     void transport.close();
     void server.close();

@@ -6,14 +6,7 @@
  * returned handle serves tools, resources, prompts and completion until
  * `detach` (the core calls it on disconnect; a closing client detaches too).
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  LoggingMessageNotificationSchema,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/client';
 import type { McpServerDefinition, McpTool } from 'plinth/sdk';
 import { callRegisteredTool, type CallContext } from './call.js';
 import { logServerMessage } from './notifications.js';
@@ -147,18 +140,18 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
     },
   };
 
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  client.setNotificationHandler('notifications/tools/list_changed', () => {
     if (detachedReason !== undefined) return;
     refreshTools().catch((error: unknown) => log.warn(redact(`server "${server}": listing tools after tools/list_changed failed, keeping the previous list: ${message(error)}`)));
   });
-  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => subscriptions.updated(notification.params.uri));
-  client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+  client.setNotificationHandler('notifications/resources/updated', (notification) => subscriptions.updated(notification.params.uri));
+  client.setNotificationHandler('notifications/resources/list_changed', () => {
     if (detachedReason === undefined) registry.listChanged(server, 'resources');
   });
-  client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
+  client.setNotificationHandler('notifications/prompts/list_changed', () => {
     if (detachedReason === undefined) registry.listChanged(server, 'prompts');
   });
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => logServerMessage(log, server, notification.params, redact));
+  client.setNotificationHandler('notifications/message', (notification) => logServerMessage(log, server, notification.params, redact));
 
   // A closing client takes its tools along, whoever notices first (the core's own handler keeps running).
   const previousOnClose = client.onclose;

@@ -13,8 +13,7 @@
  * SDK's `callTool` reports both as `McpError`), and so that output schemas
  * of every page of a paginated `tools/list` are honoured.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, CallToolResult } from '@modelcontextprotocol/client';
 import type { Decision, Logger } from 'plinth/sdk';
 import type { CallOptions, ToolCallResult } from 'plinth/sdk';
 import { withCallOrigin } from '../origin.js';
@@ -93,7 +92,8 @@ async function runCall(entry: RegisteredTool, args: unknown, options: CallOption
   if ('failure' in outcome) result = fail(outcome.failure);
   else {
     const resultProblem = await checkResult(entry, outcome.result);
-    const partial = { content: outcome.result.content, ...(outcome.result.structuredContent && { structuredContent: outcome.result.structuredContent }) };
+    const structured = structuredObject(outcome.result.structuredContent);
+    const partial = { content: outcome.result.content, ...(structured && { structuredContent: structured }) };
     result = resultProblem
       ? fail({ code: MCP_CODES.resultInvalid, message: `server "${tool.server}" sent an invalid result for tool "${tool.name}": ${resultProblem}` }, partial)
       : {
@@ -135,7 +135,7 @@ async function send(entry: RegisteredTool, args: Record<string, unknown>, option
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     // Sent inside the caller's origin: what the server sends along this call (its stream) carries it to the request handlers.
-    const request = () => context.client.request({ method: 'tools/call', params: { name: tool.tool, arguments: args } }, CallToolResultSchema, {
+    const request = () => context.client.request({ method: 'tools/call', params: { name: tool.tool, arguments: args } }, {
       timeout: timeoutMs,
       maxTotalTimeout: timeoutMs,
       ...(controller && { signal: controller.signal }),
@@ -156,6 +156,14 @@ async function send(entry: RegisteredTool, args: Record<string, unknown>, option
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * The result's `structuredContent` when it is a JSON object, as the 2025-11-25 wire requires (the SDK
+ * types it `unknown`: the 2026-07-28 revision allows any JSON value there, which ToolCallResult does not carry yet).
+ */
+function structuredObject(value: unknown): Readonly<Record<string, unknown>> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 /** What is wrong with a parsed result: an output schema it does not meet. */

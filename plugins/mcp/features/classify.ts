@@ -1,10 +1,11 @@
 /**
  * What went wrong with a request, from what the SDK rejected it with: the
  * SDK's own timeout, a closed connection, a JSON-RPC error from the server, a
- * result that does not parse. Recognised by shape (`name`, numeric `code`),
- * not `instanceof`: the SDK may be loaded twice (jiti, the test runner).
+ * result that does not parse. Recognised by shape (the SDK's error brands, a
+ * numeric or string `code`), not `instanceof` of an imported class: the SDK
+ * may be loaded twice (jiti, the test runner), and this file loads no SDK code.
  */
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import type { SdkErrorCode } from '@modelcontextprotocol/client';
 import { MCP_CODES, failureError, type Failure } from './result.js';
 
 /** What the request was, for the message. */
@@ -31,17 +32,18 @@ export function classifyError(error: unknown, situation: RequestSituation): Fail
   const authCode = oauthCode(error);
   if (authCode !== undefined) return { code: authCode, message: redact((error as Error).message) };
   const rpcCode = mcpErrorCode(error);
+  const localCode = sdkErrorCode(error);
   const detail = redact(serverMessage(error));
-  if (rpcCode === ErrorCode.RequestTimeout) {
+  if (localCode === SDK_TIMEOUT || rpcCode === RPC_TIMEOUT) {
     return { code: MCP_CODES.timeout, message: `${what} on server "${server}" timed out after ${situation.timeoutMs} ms (the request was cancelled)` };
   }
-  if (rpcCode === ErrorCode.ConnectionClosed || isGone(error)) {
+  if (localCode === SDK_CLOSED || localCode === SDK_NOT_CONNECTED || rpcCode === RPC_CLOSED || isGone(error)) {
     return { code: MCP_CODES.disconnected, message: `server "${server}" disconnected during ${what}${detail ? ` (${detail})` : ''}` };
   }
   if (rpcCode !== undefined) {
     return { code: MCP_CODES.serverError, message: `server "${server}" answered ${what} with error ${rpcCode}: ${detail}` };
   }
-  if (isParseError(error)) {
+  if (localCode === SDK_INVALID_RESULT || isParseError(error)) {
     return { code: MCP_CODES.resultInvalid, message: `server "${server}" sent an invalid result for ${what}: ${detail}` };
   }
   return { code: MCP_CODES.serverError, message: `${what} on server "${server}" failed: ${detail}` };
@@ -54,14 +56,45 @@ function oauthCode(error: unknown): `PLN_E_OAUTH_${string}` | undefined {
   return typeof code === 'string' && code.startsWith('PLN_E_OAUTH_') ? (code as `PLN_E_OAUTH_${string}`) : undefined;
 }
 
-/** The JSON-RPC code of an `McpError`, if `error` is one. */
+// The SDK's local error codes this file tells apart (`SdkErrorCode` values: the enum itself would load the SDK).
+const SDK_TIMEOUT: `${SdkErrorCode.RequestTimeout}` = 'REQUEST_TIMEOUT';
+const SDK_CLOSED: `${SdkErrorCode.ConnectionClosed}` = 'CONNECTION_CLOSED';
+const SDK_NOT_CONNECTED: `${SdkErrorCode.NotConnected}` = 'NOT_CONNECTED';
+const SDK_INVALID_RESULT: `${SdkErrorCode.InvalidResult}` = 'INVALID_RESULT';
+
+/**
+ * The JSON-RPC codes v1 of the SDK used for these (`ErrorCode.ConnectionClosed`, `ErrorCode.RequestTimeout`);
+ * plinth's transports still answer the requests a dead connection leaves with -32000 and its reason
+ * (the transport contract), and a server or proxy on v1 may send either.
+ */
+const RPC_CLOSED = -32000;
+const RPC_TIMEOUT = -32001;
+
+/** The brands the SDK stamps on its errors, under a registered symbol: they survive a second copy of the SDK. */
+const BRANDS = Symbol.for('mcp.sdk.errorBrands');
+
+function branded(error: object, brand: string): boolean {
+  const brands = (error as { [BRANDS]?: { has?: (b: string) => boolean } })[BRANDS];
+  return typeof brands?.has === 'function' && brands.has(brand);
+}
+
+/** The JSON-RPC code of a `ProtocolError` (an error response the server sent), if `error` is one. */
 export function mcpErrorCode(error: unknown): number | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const { name, code } = error as { name?: unknown; code?: unknown };
-  return name === 'McpError' && typeof code === 'number' ? code : undefined;
+  if (typeof code !== 'number') return undefined;
+  return branded(error, 'mcp.ProtocolError') || name === 'ProtocolError' ? code : undefined;
 }
 
-/** The message without the SDK's `MCP error -32603: ` prefix, on one line. */
+/** The code of the SDK's own local error (`SdkError`: a timeout, a closed connection, an invalid result), if `error` is one. */
+export function sdkErrorCode(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { name, code } = error as { name?: unknown; code?: unknown };
+  if (typeof code !== 'string') return undefined;
+  return branded(error, 'mcp.SdkError') || name === 'SdkError' || name === 'SdkHttpError' ? code : undefined;
+}
+
+/** The message without a `MCP error -32603: ` prefix (servers or proxies may still send one), on one line. */
 function serverMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : typeof error === 'object' && error !== null ? String((error as { message?: unknown }).message ?? '') : String(error);
   return message.replace(/^MCP error -?\d+: /, '').replace(/\s+/g, ' ').trim().slice(0, 2000);

@@ -10,13 +10,15 @@
  */
 import { createInterface } from 'node:readline';
 import { safeText } from 'plinth/sdk';
+import type { ElicitationContent } from 'plinth/sdk';
 import type { Terminal } from './types.js';
 
 /** What the form answers: the MCP `ElicitResult`. */
-export interface ElicitAnswer {
+// A type, not an interface: the SDK's ElicitResult has an index signature, which only a type alias satisfies.
+export type ElicitAnswer = {
   action: 'accept' | 'decline' | 'cancel';
-  content?: Record<string, string | number | boolean | string[]>;
-}
+  content?: ElicitationContent;
+};
 
 /** One field of a form-mode requested schema (primitives and multi-select enums only, per the spec). */
 interface FieldSchema {

@@ -5,7 +5,7 @@
  * no text. Server-supplied names, URIs and MIME types in those lines are
  * stripped of control characters; text blocks are the tool's output, kept whole.
  */
-import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import type { ContentBlock } from '@modelcontextprotocol/client';
 
 /** One resource content as servers send it (`resources/read`, embedded resources). */
 export interface ResourceContent {

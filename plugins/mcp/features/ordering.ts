@@ -9,8 +9,7 @@
  * (modelcontextprotocol/typescript-sdk#2580). Delaying each response by one
  * microtask lets the notifications read before it run first, in arrival order.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, JSONRPCMessage } from '@modelcontextprotocol/client';
 
 const ordered = new WeakSet<object>();
 

@@ -3,7 +3,7 @@
  * (the messages, and the same as `role: text`), and argument completion for
  * prompts and resource templates.
  */
-import type { Prompt } from '@modelcontextprotocol/sdk/types.js';
+import type { Prompt } from '@modelcontextprotocol/client';
 import { orThrow } from './classify.js';
 import { formatPromptMessages } from './format.js';
 import type { CatalogContext } from './resources.js';

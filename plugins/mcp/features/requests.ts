@@ -13,9 +13,9 @@
 import { Redactor, isPlinthError, processTerminal, whyNotAsk } from 'plinth/sdk';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, ErrorCode, ListRootsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { ServiceType } from 'plinth/sdk';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
+import type { ElicitationContent, ServiceType } from 'plinth/sdk';
 import type { McpServerDefinition } from 'plinth/sdk';
 import { callOrigin } from '../origin.js';
 import { askElicitation } from './elicit-form.js';
@@ -60,7 +60,7 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
   };
 
   install('roots/list', () =>
-    client.setRequestHandler(ListRootsRequestSchema, async () => {
+    client.setRequestHandler('roots/list', async () => {
       limit.take('roots/list');
       const origin = callOrigin();
       const host = await hostService(deps, 'mcp:roots', server);
@@ -71,7 +71,7 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
   );
 
   install('elicitation/create', () =>
-    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+    client.setRequestHandler('elicitation/create', async (request, ctx) => {
       limit.take('elicitation/create');
       const params = request.params as { message: string; requestedSchema?: Record<string, unknown> };
       const requestedSchema = params.requestedSchema ?? { type: 'object', properties: {} };
@@ -82,7 +82,7 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
         : undefined;
       if (answered) return withContent(answered);
       const terminal = terminalOf(deps.terminal);
-      if (terminal) return askElicitation({ server, message: redactFor(deps, definition)(params.message), requestedSchema }, terminal, extra.signal);
+      if (terminal) return askElicitation({ server, message: redactFor(deps, definition)(params.message), requestedSchema }, terminal, ctx.mcpReq.signal);
       deps.log.warn(
         `server "${server}" asked for input ("${oneLine(redactFor(deps, definition)(params.message))}"), but there is no terminal to ask on: declined. A host answers such requests by providing the mcp:elicitation service.`,
       );
@@ -91,7 +91,7 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
   );
 
   install('sampling/createMessage', () =>
-    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+    client.setRequestHandler('sampling/createMessage', async (request) => {
       limit.take('sampling/createMessage');
       const origin = callOrigin();
       const host = await hostService(deps, 'mcp:sampling', server);
@@ -100,7 +100,7 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
         : undefined;
       if (sampled) return sampled as never;
       deps.log.warn(`server "${server}" asked for a model completion (sampling), and no host takes sampling requests: declined.`);
-      throw new McpError(
+      throw new ProtocolError(
         SAMPLING_DECLINED,
         'sampling declined: this plinth host has no model to sample from (a host answers sampling by providing the mcp:sampling service)',
       );
@@ -126,7 +126,7 @@ async function answer<T>(deps: Pick<FeatureDeps, 'log' | 'redact'>, server: stri
     const text = isPlinthError(error) ? `${error.code}: ${error.message}${error.hint ? ` (${error.hint})` : ''}` : error instanceof Error ? error.message : String(error);
     const message = (deps.redact ?? ((t: string) => t))(text);
     deps.log.warn(`server "${server}": the host's handler for ${method} failed: ${message}`);
-    throw new McpError(ErrorCode.InternalError, `the host could not answer ${method}: ${message}`);
+    throw new ProtocolError(ProtocolErrorCode.InternalError, `the host could not answer ${method}: ${message}`);
   }
 }
 
@@ -135,7 +135,7 @@ async function answer<T>(deps: Pick<FeatureDeps, 'log' | 'redact'>, server: stri
  * the SDK fills the schema's defaults into the content object, and an accept
  * without one would reach the server without them.
  */
-function withContent<T extends { action: string; content?: Record<string, unknown> }>(result: T): T {
+function withContent<T extends { action: string; content?: ElicitationContent }>(result: T): T {
   // Anything else (not an object, another action) is the SDK's to check and refuse.
   return typeof result === 'object' && result !== null && result.action === 'accept' && result.content === undefined ? { ...result, content: {} } : result;
 }

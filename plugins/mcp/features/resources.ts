@@ -5,8 +5,7 @@
  * disposer `resources/unsubscribe`, and each `notifications/resources/updated`
  * reaches every listener of its URI.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, Resource, ResourceTemplateType } from '@modelcontextprotocol/client';
 import type { Disposer, Logger } from 'plinth/sdk';
 import { orThrow } from './classify.js';
 import { formatResourceContents, type ResourceContent } from './format.js';
@@ -48,7 +47,7 @@ export async function listResourceTemplates(context: CatalogContext): Promise<Re
   const { client, server, timeoutMs } = context;
   if (!client.getServerCapabilities()?.resources) return [];
   const listed = await orThrow({ what: 'resources/templates/list', server, timeoutMs, redact: context.redact }, () =>
-    paginate<ResourceTemplate>(async (cursor) => {
+    paginate<ResourceTemplateType>(async (cursor) => {
       const page = await client.listResourceTemplates(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs });
       return { items: page.resourceTemplates, nextCursor: page.nextCursor };
     }),

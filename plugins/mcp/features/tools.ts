@@ -3,8 +3,7 @@
  * server's `includeTools`/`excludeTools` globs applied to the tool's own name,
  * each schema converted, each name namespaced `<server>__<tool>`.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, Tool } from '@modelcontextprotocol/client';
 import picomatch from 'picomatch';
 import type { McpServerDefinition, McpTool } from 'plinth/sdk';
 import { convertSchema, schemaDialect } from './schema.js';

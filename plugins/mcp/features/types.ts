@@ -4,7 +4,7 @@
  * registry shared by every server (`ToolRegistry`), whose methods match the
  * `mcp` service's so the core can delegate one to one.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import type { Decision, Disposer, Logger, ServiceType } from 'plinth/sdk';
 import type { CallOptions, McpTool, ToolCallResult } from 'plinth/sdk';
 
