@@ -191,7 +191,7 @@ describe('health over the mcp contract', () => {
     const call = mcp.client('victim')!.callTool({ name: 'wait', arguments: { ms: 0 } });
     const restarting = next(is('victim', 'restarting'));
     process.kill(pid, 'SIGKILL');
-    await expect(call).rejects.toMatchObject({ code: -32000 }); // the SDK's ConnectionClosed
+    await expect(call).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' }); // the SDK's SdkErrorCode.ConnectionClosed
     const change = await restarting;
     expect(change).toMatchObject({ previous: 'healthy', attempt: 1 });
     expect(change.nextRetryAt).toBeTypeOf('string');
@@ -209,7 +209,7 @@ describe('health over the mcp contract', () => {
     await mcp.start('crashy');
     await health.start();
     const back = next(is('crashy', 'healthy'));
-    await expect(mcp.client('crashy')!.callTool({ name: 'crash', arguments: {} })).rejects.toMatchObject({ code: -32000 });
+    await expect(mcp.client('crashy')!.callTool({ name: 'crash', arguments: {} })).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
     const change = await back;
     expect(change.reason).toContain('restart 1 of 3 succeeded');
     const result = await mcp.client('crashy')!.callTool({ name: 'echo', arguments: { text: 'back' } });

@@ -602,7 +602,7 @@ describe('transport-http when the server forgets the session or goes away', () =
       );
       await new Promise((resolve) => setTimeout(resolve, 200));
       own.child.kill('SIGKILL');
-      expect(await pending).toMatchObject({ code: -32000 });
+      expect(await pending).toMatchObject({ code: 'CONNECTION_CLOSED' }); // the SDK's own SdkError (it was -32000 in v1)
       expect(closed).toBe(true);
       expect(downs).toEqual([expect.stringContaining('ECONNREFUSED')]);
     } finally {
