@@ -7,18 +7,26 @@
 import { type PlinthError, describeError, isPlinthError } from 'plinth/sdk';
 import { type Answer, unreadableAnswer, zodFields } from './answers.js';
 import { oauthError } from './errors.js';
+import { sdkIssuerMismatch } from './issuer.js';
 
 /** What was being done when it failed, for the message. */
 export type Step = 'discovery' | 'registration' | 'token exchange' | 'client credentials' | 'refresh' | 'revocation';
 
+/** The brands the SDK stamps on its errors, under a registered symbol: they survive a second copy of the SDK. */
+const BRANDS = Symbol.for('mcp.sdk.errorBrands');
+
 /**
- * The OAuth error code (`invalid_grant`, …) of an error the SDK made from an
- * authorization server's answer. Read from the error rather than `instanceof`,
- * which fails when the SDK is loaded twice (from source and from the build).
+ * The OAuth error code (`invalid_grant`, …) of an `OAuthError` the SDK made
+ * from an authorization server's answer. Read from the error's brand and
+ * `code` rather than `instanceof` of an imported class: the SDK may be loaded
+ * twice (from source and from the build), and this file loads none of it.
  */
 export function oauthErrorCode(error: unknown): string | undefined {
-  const code = error instanceof Error ? (error as { errorCode?: unknown }).errorCode : undefined;
-  return typeof code === 'string' ? code : undefined;
+  if (!(error instanceof Error)) return undefined;
+  const brands = (error as { [BRANDS]?: { has?: (b: string) => boolean } })[BRANDS];
+  const isOAuthError = (typeof brands?.has === 'function' && brands.has('mcp.OAuthError')) || error.name === 'OAuthError';
+  const code = (error as { code?: unknown }).code;
+  return isOAuthError && typeof code === 'string' ? code : undefined;
 }
 
 /**
@@ -84,6 +92,8 @@ const BROKEN_ANSWER_HINT = 'the server answered with something OAuth cannot read
  */
 export function classify(error: unknown, server: string, step: Step, answer?: Answer): PlinthError {
   if (isPlinthError(error)) return error;
+  const mismatch = sdkIssuerMismatch(server, error);
+  if (mismatch !== undefined) return mismatch;
   const unreadable = unreadableAnswer(error, answer);
   const what = unreadable ?? describeOAuth(error);
   const cause = causeOf(error);

@@ -103,6 +103,40 @@ export function checkResponseIssuer(server: string, callback: URL, expected: Exp
   );
 }
 
+/**
+ * The SDK's own `IssuerMismatchError` (v2 checks the metadata's issuer during
+ * discovery, and `iss` where it reads the redirect itself) as plinth's
+ * `PLN_E_OAUTH_ISSUER_MISMATCH`, or undefined for any other error. Recognised
+ * by its brand: the SDK may be loaded twice.
+ */
+export function sdkIssuerMismatch(server: string, error: unknown): PlinthError | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const brands = (error as { [BRANDS]?: { has?: (b: string) => boolean } })[BRANDS];
+  if (!(typeof brands?.has === 'function' && brands.has('mcp.IssuerMismatchError'))) return undefined;
+  const { kind, expected, received } = error as { kind?: unknown; expected?: unknown; received?: unknown };
+  const wanted = typeof expected === 'string' ? expected : '';
+  const got = typeof received === 'string' ? received : '';
+  if (kind === 'metadata') {
+    return issuerMismatch(
+      server,
+      `The authorization-server metadata found for MCP server "${server}" names issuer ${got === '' ? '(none)' : shown(got)}, but it was discovered for ${shown(wanted)} (RFC 8414 §3.3): it is not used`,
+      wanted,
+      got,
+      'metadata',
+    );
+  }
+  return issuerMismatch(
+    server,
+    `The authorization response for MCP server "${server}" names issuer ${got === '' ? '(none)' : shown(got)}, but the authorization request went to ${shown(wanted)} (RFC 9207): refused as a possible mix-up, no code was exchanged`,
+    wanted,
+    got,
+    'response',
+  );
+}
+
+/** The brands the SDK stamps on its errors, under a registered symbol. */
+const BRANDS = Symbol.for('mcp.sdk.errorBrands');
+
 function issuerMismatch(server: string, message: string, expected: string, received: string, where: 'metadata' | 'response'): PlinthError {
   return oauthError('PLN_E_OAUTH_ISSUER_MISMATCH', server, message, {
     details: { expectedIssuer: expected, receivedIssuer: shown(received), where },

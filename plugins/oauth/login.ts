@@ -25,7 +25,7 @@ import { StoredOAuthProvider } from './provider.js';
 import type { OAuthChallenge, OAuthRecord, TokenVault } from './record.js';
 import type { RefreshDeps } from './refresh.js';
 import type { ServerOAuthConfig } from './settings.js';
-import { type ExpectedIssuer, checkResponseIssuer, expectedIssuer, recordIssSupport } from './issuer.js';
+import { type ExpectedIssuer, checkResponseIssuer, expectedIssuer, recordIssSupport, sdkIssuerMismatch } from './issuer.js';
 import { inspectCallback } from './signin/callback-params.js';
 import { callbackTimeoutError, invalidCallbackError, stateMismatchError } from './signin/errors.js';
 import type { SignInChannel, SignInRequest } from 'plinth/sdk';
@@ -78,7 +78,8 @@ export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
       try {
         await auth(provider, options);
       } catch (error) {
-        throw noMetadata(provider, challenge, name, error, answers) ?? error;
+        // The SDK checks the metadata's issuer itself (RFC 8414 §3.3), before plinth sees the metadata.
+        throw sdkIssuerMismatch(name, error) ?? noMetadata(provider, challenge, name, error, answers) ?? error;
       }
       // The issuer the response must name: recorded before the browser could answer, from the metadata just checked.
       const found = provider.discovered;

@@ -146,7 +146,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   prepareTokenRequest(scope?: string): URLSearchParams | undefined {
     if (!this.#machine) return undefined;
     const params = new URLSearchParams({ grant_type: 'client_credentials' });
-    if (scope) params.set('scope', scope);
+    // The SDK (v2, SEP-835) falls back to the protected-resource metadata's list before the configured scopes:
+    // a configured scope is what this client asks for, unless a challenge named one.
+    const listed = this.#listedScopes ?? this.#record?.discovery?.resourceMetadata?.scopes_supported?.join(' ');
+    const asked = scope !== undefined && scope === listed && this.#deps.config.scope !== undefined ? this.#deps.config.scope : scope;
+    if (asked) params.set('scope', asked);
     return params;
   }
 
