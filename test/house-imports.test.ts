@@ -123,7 +123,7 @@ test('the fixture third-party transport imports only plinth/sdk, the MCP SDK and
   for (const file of files) {
     for (const { specifier, line } of specifiers(file).found) {
       const own = specifier.startsWith('.') && !relative(dir, resolve(dirname(file), specifier)).startsWith('..');
-      if (!own && specifier !== 'plinth/sdk' && !specifier.startsWith('@modelcontextprotocol/sdk/')) offenders.push(`${relative(root, file)}:${line} imports "${specifier}"`);
+      if (!own && specifier !== 'plinth/sdk' && !/^@modelcontextprotocol\/(client|server)(\/|$)/.test(specifier)) offenders.push(`${relative(root, file)}:${line} imports "${specifier}"`);
     }
   }
   expect(offenders).toEqual([]);

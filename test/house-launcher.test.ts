@@ -17,7 +17,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const PLUGINS = join(root, 'plugins');
 const LAUNCHER = `plugins${sep}launcher${sep}`;
 /** Modules that start processes. */
-const SPAWNERS = new Set(['execa', 'node:child_process', 'child_process', '@modelcontextprotocol/sdk/client/stdio.js', 'cross-spawn']);
+const SPAWNERS = new Set(['execa', 'node:child_process', 'child_process', '@modelcontextprotocol/sdk/client/stdio.js', '@modelcontextprotocol/client/stdio', 'cross-spawn']);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

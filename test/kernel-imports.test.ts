@@ -56,7 +56,7 @@ function specifiers(file: string): { specifiers: string[]; problems: string[] } 
  * statement of it is erased at build, so it loads nothing. Not `import { type X }`,
  * which verbatimModuleSyntax keeps as an import of the module.
  */
-const TYPES_ONLY = /^@modelcontextprotocol\/sdk(\/|$)/;
+const TYPES_ONLY = /^@modelcontextprotocol\/(client|server|core)(\/|$)/;
 
 function typeOnly(statement: string, specifier: string | undefined): boolean {
   return specifier !== undefined && TYPES_ONLY.test(specifier) && /^(import|export)\s+type\s*[{*]/.test(statement);
@@ -90,7 +90,7 @@ test('the check itself catches a forbidden import and ignores imports inside str
   const probe = 'probe.ts';
   const source = [
     "import { x } from 'execa';",
-    "export * from '@modelcontextprotocol/sdk/client';",
+    "export * from '@modelcontextprotocol/client';",
     "const t = `import { y } from 'tar';`;",
     "await import('keytar');",
     "import semver from 'semver';",
@@ -101,7 +101,7 @@ test('the check itself catches a forbidden import and ignores imports inside str
     ...parsed.module.staticExports.flatMap((e) => e.entries.flatMap((x) => (x.moduleRequest ? [x.moduleRequest.value] : []))),
     ...parsed.module.dynamicImports.map((d) => source.slice(d.moduleRequest.start + 1, d.moduleRequest.end - 1)),
   ];
-  expect(found.filter((s) => !allowed(s)).sort()).toEqual(['@modelcontextprotocol/sdk/client', 'execa', 'keytar']);
+  expect(found.filter((s) => !allowed(s)).sort()).toEqual(['@modelcontextprotocol/client', 'execa', 'keytar']);
   expect(found).not.toContain('tar');
 });
 
@@ -112,14 +112,14 @@ test('a whole type-only import of the MCP SDK passes; a value import, or `import
     writeFileSync(
       file,
       [
-        "import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';",
-        "export type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';",
-        "import { type Client } from '@modelcontextprotocol/sdk/client/index.js';",
-        "import { McpError } from '@modelcontextprotocol/sdk/types.js';",
+        "import type { Transport } from '@modelcontextprotocol/client';",
+        "export type { OAuthClientProvider } from '@modelcontextprotocol/client';",
+        "import { type Client } from '@modelcontextprotocol/client/stdio';",
+        "import { ProtocolError } from '@modelcontextprotocol/server';",
         "import type { Options } from 'execa';",
       ].join('\n'),
     );
-    expect(specifiers(file).specifiers.filter((s) => !allowed(s)).sort()).toEqual(['@modelcontextprotocol/sdk/client/index.js', '@modelcontextprotocol/sdk/types.js', 'execa']);
+    expect(specifiers(file).specifiers.filter((s) => !allowed(s)).sort()).toEqual(['@modelcontextprotocol/client/stdio', '@modelcontextprotocol/server', 'execa']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

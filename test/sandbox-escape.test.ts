@@ -281,8 +281,7 @@ describe.skipIf(!here.ok)('escape suite (real bubblewrap)', () => {
 
     test('an undeclared MCP server cannot be called; a declared one can (the SDK client inside the sandbox)', async () => {
       const who = id();
-      const client = `import { Client } from ${JSON.stringify(join(ROOT, 'node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js'))};
-        import { StreamableHTTPClientTransport } from ${JSON.stringify(join(ROOT, 'node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.js'))};
+      const client = `import { Client, StreamableHTTPClientTransport } from ${JSON.stringify(join(ROOT, 'node_modules/@modelcontextprotocol/client/dist/index.mjs'))};
         const c = new Client({ name: 'escapee', version: '1.0.0' });
         try { await c.connect(new StreamableHTTPClientTransport(new URL('http://127.0.0.1:${mcpPort}/mcp'))); console.log('tools', (await c.listTools()).tools.length > 0); await c.close(); }
         catch (e) { console.log('refused:', (e.cause && e.cause.message) || e.message); }`;
