@@ -7,11 +7,13 @@
  *   may withhold it) → ToolCallResult
  *
  * Every failure is a result with `ok: false` and a PLN_E_MCP_… code; nothing
- * here throws. The request goes through `client.request` with the SDK's
- * result schema rather than `client.callTool`, so that a result failing the
- * tool's output schema is told apart from an error the server sent (the
- * SDK's `callTool` reports both as `McpError`), and so that output schemas
- * of every page of a paginated `tools/list` are honoured.
+ * here throws. The request goes through `client.request` (the SDK checks the
+ * result's shape against the spec's schema) rather than `client.callTool`, so
+ * that a result failing the tool's output schema is told apart from an error
+ * the server sent (the SDK's `callTool` reports both as `ProtocolError`), and
+ * so that output schemas of every page of a paginated `tools/list` are
+ * honoured. (At 2026-07-28, `callTool` also adds the `Mcp-Param-*` headers of
+ * a tool's `x-mcp-header` annotations: plinth will have to add them itself.)
  */
 import type { Client, CallToolResult } from '@modelcontextprotocol/client';
 import type { Decision, Logger } from 'plinth/sdk';
