@@ -118,3 +118,18 @@ test('a user entry that runs something inside the workspace is workspace content
     expect(body.status.error.message, name).toContain(`plinth trust approve mcp-server ${name}`);
   }
 }, TIMEOUT);
+
+test('what a user server\'s relative path names in the user folder is part of its pin: editing it needs approval again', async () => {
+  const b = await box();
+  const server = join(b.home, 'tools', 'server.js');
+  await mkdir(join(b.home, 'tools'), { recursive: true });
+  await writeFile(server, `import(${JSON.stringify(WHERE)});\n`);
+  await b.settings({ mcpServers: { rel: { command: 'node', args: ['tools/server.js'] } } });
+  expect((await where(b, 'rel')).cwd).toBe(b.home);
+
+  await writeFile(server, `import(${JSON.stringify(WHERE)}); // edited\n`);
+  const refused = await run(b, ['call', 'rel__where']);
+  expectExit(refused, 1);
+  expect(refused.stderr).toContain('PLN_E_MCP_UNTRUSTED');
+  expect(refused.stderr).toContain('file tools/server.js');
+}, TIMEOUT);
