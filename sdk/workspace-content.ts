@@ -16,8 +16,9 @@
  *   is workspace content: the caller treats the entry as the workspace's
  *   (approved per workspace, confined), or does not run it.
  *
- * Paths are compared as written (resolved, not real paths): a symbolic link
- * outside the workspace that points into it is not seen here.
+ * Paths are compared as written (resolved, not real paths): a caller compares
+ * against the workspace's real path too when it may differ; a symbolic link
+ * elsewhere that points into the workspace is not seen here.
  */
 import { delimiter, isAbsolute, relative, resolve } from 'node:path';
 

@@ -14,7 +14,7 @@
  * uv would read `uv.toml`, `pyproject.toml` and `.python-version`) and runs the
  * where-server.
  */
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -132,4 +132,18 @@ test('what a user server\'s relative path names in the user folder is part of it
   expectExit(refused, 1);
   expect(refused.stderr).toContain('PLN_E_MCP_UNTRUSTED');
   expect(refused.stderr).toContain('file tools/server.js');
+}, TIMEOUT);
+
+test('a workspace opened through a link: a user entry naming its real path is workspace content too', async () => {
+  const b = await box();
+  const link = join(b.base, 'link-to-project');
+  await symlink(b.workspace, link);
+  await writeFile(join(b.workspace, 'server.mjs'), `import(${JSON.stringify(WHERE)});\n`);
+  await b.settings({ mcpServers: { real: { command: process.execPath, args: [join(b.workspace, 'server.mjs')] } } });
+  const got = await run({ dirs: ['--home', b.home, '--workspace', link], workspace: link }, ['--json', 'mcp', 'get', 'real']);
+  expectExit(got, 1);
+  const body = JSON.parse(got.stdout) as { server: { source: string; origin: string } };
+  expect(body.server.source).toBe('workspace');
+  expect(body.server.origin).toContain(`runs workspace content: argument ${join(b.workspace, 'server.mjs')}`);
+  expect(existsSync(b.marker)).toBe(false);
 }, TIMEOUT);

@@ -37,6 +37,7 @@
  * JSON path, and the entry is left out. A reference that cannot be resolved
  * keeps the server listed, with the problem, and it fails when started.
  */
+import { realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { type ConfigLayerView, NO_PERMISSIONS, type PlinthError, type PluginInfo, type Principal, SECRET_NAME, type TrustSource, entryFolder, expandWorkspace, isInside, pathOutside, workspaceWords } from 'plinth/sdk';
 import { urlSecrets } from './redact.js';
@@ -178,7 +179,7 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
 
   const lookup = (owner: string | undefined) => referenceLookup(inputs, owner);
   const pluginsByName = new Map(inputs.plugins.map((plugin) => [plugin.name, plugin]));
-  const places = { home, workspace, hostPath: inputs.env.PATH };
+  const places = { home, workspace, realWorkspace: realFolder(workspace), hostPath: inputs.env.PATH };
   const servers = [...drafts].map(([name, draft]) => finish(name, draft, inputs.connectTimeoutMs, lookup, problems, places, (source) => serverPrincipal(name, { ...draft, source }, pluginsByName, home, workspace)));
   return { servers, problems };
 }
@@ -321,6 +322,8 @@ function serverPrincipal(name: string, draft: Draft, plugins: ReadonlyMap<string
 interface Places {
   readonly home: string;
   readonly workspace: string;
+  /** The workspace's real path, when it differs (the workspace was named through a link). */
+  readonly realWorkspace: string | undefined;
   readonly hostPath: string | undefined;
 }
 
@@ -360,15 +363,15 @@ function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: (o
   let source = draft.source;
   let origin = draft.origins.length === 1 ? draft.origins[0]! : `${draft.origins[0]!}, amended by ${draft.origins.slice(1).join(', ')}`;
   if (source === 'user' && draft.plugin === undefined && entry.command !== undefined) {
-    const inside = workspaceContent(entry, args, cwd, env, places);
+    const inside = [...new Set([places.workspace, places.realWorkspace].flatMap((folder) => (folder === undefined ? [] : workspaceContent(entry, args, cwd, env, { ...places, workspace: folder }))))];
     if (inside.length > 0) {
       // What a user entry runs from the workspace is workspace content: approved per workspace and confined, as the workspace's own.
       source = 'workspace';
       origin = `${origin} (runs workspace content: ${inside.join(', ')})`;
     } else if (!Object.hasOwn(env, 'PATH')) {
       // plinth's own PATH may hold project folders (direnv, a shell that adds ./bin): a user server looks its programs up elsewhere.
-      const path = pathOutside(places.hostPath, workspace);
-      if (path !== undefined) env.PATH = path;
+      const path = [workspace, places.realWorkspace].reduce<string | undefined>((kept, folder) => (folder === undefined ? kept : (pathOutside(kept, folder) ?? kept)), places.hostPath);
+      if (path !== places.hostPath && path !== undefined) env.PATH = path;
     }
   }
   // A password or token in the URL: errors (fetch's among them) quote the URL whole.
@@ -457,4 +460,14 @@ function workspaceContent(entry: McpServerEntry, args: readonly string[], cwd: s
     else if (key === 'PATH' && pathOutside(value, workspace) !== undefined) found.push('env PATH');
   }
   return found;
+}
+
+/** `folder`'s real path when it differs from `folder`; undefined when it is the same or cannot be read. */
+function realFolder(folder: string): string | undefined {
+  try {
+    const real = realpathSync(folder);
+    return real === folder ? undefined : real;
+  } catch {
+    return undefined;
+  }
 }
