@@ -236,6 +236,19 @@ describe('definitions', () => {
     }
   });
 
+  it('plinth run from the home folder: the workspace holds the user\'s own folders, and nothing in it is judged as a project\'s', () => {
+    const { servers } = collectServers(
+      inputs({
+        env: { HOME: '/home/u', PATH: '/home/u/.nvm/bin:/usr/bin' },
+        home: '/home/u/.plinth',
+        workspace: '/home/u',
+        layers: [{ scope: 'user', file: '/home/u/.plinth/settings.json', settings: { mcpServers: { mine: { command: 'node', args: ['/home/u/tools/server.js'] } } } }],
+      }),
+    );
+    expect(servers[0]!.definition).toMatchObject({ source: 'user', cwd: '/home/u/.plinth', actingFor: { id: 'settings:user' } });
+    expect(servers[0]!.definition.env.PATH).toBeUndefined();
+  });
+
   it('reports bad entries with file and JSON path, and keeps the good ones', () => {
     const file = '/work/project/.plinth/settings.json';
     const { servers, problems } = collectServers(

@@ -38,7 +38,8 @@
  * keeps the server listed, with the problem, and it fails when started.
  */
 import { realpathSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { type ConfigLayerView, NO_PERMISSIONS, type PlinthError, type PluginInfo, type Principal, SECRET_NAME, type TrustSource, entryFolder, expandWorkspace, isInside, pathOutside, workspaceWords } from 'plinth/sdk';
 import { urlSecrets } from './redact.js';
 import { type ReferenceLookup, resolveReferences } from './references.js';
@@ -179,7 +180,10 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
 
   const lookup = (owner: string | undefined) => referenceLookup(inputs, owner);
   const pluginsByName = new Map(inputs.plugins.map((plugin) => [plugin.name, plugin]));
-  const places = { home, workspace, realWorkspace: realFolder(workspace), hostPath: inputs.env.PATH };
+  const userHome = inputs.env.HOME ?? homedir();
+  // A workspace that holds the user's own folders (plinth run from the home folder) is the user's: nothing in it is judged as a project's.
+  const projectOnly = !isInside(home, workspace) && !(isAbsolute(userHome) && isInside(userHome, workspace));
+  const places = { home, workspace, realWorkspace: realFolder(workspace), hostPath: inputs.env.PATH, projectOnly };
   const servers = [...drafts].map(([name, draft]) => finish(name, draft, inputs.connectTimeoutMs, lookup, problems, places, (source) => serverPrincipal(name, { ...draft, source }, pluginsByName, home, workspace)));
   return { servers, problems };
 }
@@ -325,6 +329,8 @@ interface Places {
   /** The workspace's real path, when it differs (the workspace was named through a link). */
   readonly realWorkspace: string | undefined;
   readonly hostPath: string | undefined;
+  /** False when the workspace holds the user's home folder or plinth's user folder: then what lies in it is not judged as workspace content. */
+  readonly projectOnly: boolean;
 }
 
 function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: (owner: string | undefined) => ReferenceLookup, problems: PlinthError[], places: Places, principalFor: (source: TrustSource) => Principal): ServerRecord {
@@ -362,7 +368,7 @@ function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: (o
   const cwd = entry.cwd ?? draft.defaultCwd;
   let source = draft.source;
   let origin = draft.origins.length === 1 ? draft.origins[0]! : `${draft.origins[0]!}, amended by ${draft.origins.slice(1).join(', ')}`;
-  if (source === 'user' && draft.plugin === undefined && entry.command !== undefined) {
+  if (source === 'user' && draft.plugin === undefined && entry.command !== undefined && places.projectOnly) {
     const inside = [...new Set([places.workspace, places.realWorkspace].flatMap((folder) => (folder === undefined ? [] : workspaceContent(entry, args, cwd, env, { ...places, workspace: folder }))))];
     if (inside.length > 0) {
       // What a user entry runs from the workspace is workspace content: approved per workspace and confined, as the workspace's own.
@@ -446,7 +452,7 @@ function ownSensitive(inputs: DefinitionInputs, plugin: string, name: string, en
 /**
  * What a user entry names inside the workspace, for its origin (env values by name only: they may be secrets):
  * an explicit cwd there, an absolute program, argument or env path below its root. What lies in the user
- * folder is the user's, even when the user folder lies in the workspace (plinth run in the home folder).
+ * folder is the user's (the caller skips this altogether when the workspace holds the user's folders).
  */
 function workspaceContent(entry: McpServerEntry, args: readonly string[], cwd: string, env: Readonly<Record<string, string>>, places: Places): string[] {
   const { home, workspace } = places;
@@ -457,7 +463,7 @@ function workspaceContent(entry: McpServerEntry, args: readonly string[], cwd: s
   for (const arg of args) for (const word of workspaceWords(arg, workspace)) if (!isInside(word, home)) found.push(`argument ${word}`);
   for (const [key, value] of Object.entries(env)) {
     if (workspaceWords(value, workspace).some((word) => !isInside(word, home))) found.push(`env ${key}`);
-    else if (key === 'PATH' && pathOutside(value, workspace) !== undefined) found.push('env PATH');
+    else if (key === 'PATH' && value.split(delimiter).some((entry) => isAbsolute(entry) && resolve(entry) === workspace)) found.push('env PATH');
   }
   return found;
 }
