@@ -78,7 +78,8 @@ export type { Candidate, Exclusion, Request, Resolution } from './resolution.js'
 export { KERNEL_API_VERSION } from './version.js';
 export { scaffoldPlugin } from './scaffold.js';
 export type { ScaffoldOptions } from './scaffold.js';
-export { descendantsOf, groupMembers, isAlive, killGroup, pipeHolders, pipeNames, signalEach, trackGroup, untrackGroup } from './process-tree.js';
+export { WORKSPACE_PLACEHOLDER, entryFolder, expandWorkspace, isInside, pathOutside, workspaceWords } from './workspace-content.js';
+export { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markedProcesses, pipeHolders, pipeNames, signalEach, trackGroup, trackMark, treeMarkValue, untrackGroup, untrackMark } from './process-tree.js';
 // Service contracts (sdk/contracts/): each merges its service into `Services`; helpers for transports beside them.
 export type { CheckOptions, TrustRun, TrustService, TrustSource, TrustSubject, TrustVerdict, PinnedFile } from './contracts/trust.js';
 export { MCP_SERVER_NAME, MCP_TRANSPORT_NAME, mcpEntryTransport, mcpServerEntrySchema } from './contracts/mcp-server.js';

@@ -10,8 +10,12 @@
  * leaves the group (a daemon calling setsid) escapes that; while the tree
  * lives it can be found through parent pids ({@link descendantsOf}), and if it
  * still holds the pipes it inherited, through /proc afterwards
- * ({@link pipeNames}, {@link pipeHolders}). A process that left the group and
- * closed its inherited pipes is out of reach without cgroups.
+ * ({@link pipeNames}, {@link pipeHolders}). A process that left the group,
+ * lost its parent (a daemon's double fork) and closed its inherited pipes is
+ * found by its mark ({@link TREE_MARK}, {@link markedProcesses}): a variable
+ * every process of the tree inherits in its environment, as Jenkins finds what
+ * a build left behind. Only one that also cleared or replaced its environment
+ * (`env -i`, an `execve` with a new one) is out of reach without cgroups.
  *
  * Groups registered with {@link trackGroup} are killed when the host exits
  * (a crash, `process.exit`), so no child outlives plinth.
@@ -20,7 +24,7 @@
  * init does not reap, an orphan killed here stays a zombie forever.
  */
 import { execFile, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 
 /** One process as the tree walk needs it. */
@@ -195,13 +199,91 @@ export async function pipeHolders(names: readonly string[]): Promise<number[]> {
   return holders;
 }
 
+/**
+ * The environment variable a tree is marked with: `PLINTH_TREE=<mark>[,<mark>…]`,
+ * one mark per launch the process descends from (a plinth started by a hook
+ * appends its own children's marks to the one it inherited), so that a
+ * process is found by the mark of any launch above it.
+ */
+export const TREE_MARK = 'PLINTH_TREE';
+
+/** `PLINTH_TREE` for a new child of this process: the marks this process inherited, then `mark`. */
+export function treeMarkValue(mark: string, inherited: string | undefined = process.env[TREE_MARK]): string {
+  return inherited === undefined || inherited === '' ? mark : `${inherited},${mark}`;
+}
+
+const MARK_PREFIX = Buffer.from(`${TREE_MARK}=`);
+
+/** The marks in one /proc/<pid>/environ, or none. */
+function marksIn(environ: Buffer): string[] {
+  let at = environ.indexOf(MARK_PREFIX);
+  while (at > 0 && environ[at - 1] !== 0) at = environ.indexOf(MARK_PREFIX, at + 1);
+  if (at < 0) return [];
+  const end = environ.indexOf(0, at);
+  return environ.subarray(at + MARK_PREFIX.length, end < 0 ? undefined : end).toString('latin1').split(',');
+}
+
+/**
+ * The processes, other than this one, whose environment carries one of `marks`
+ * (see {@link TREE_MARK}): what a marked tree still has running, wherever it
+ * went (another group, another session, re-parented to init). Reads
+ * /proc/<pid>/environ, synchronously (a few milliseconds for a few hundred
+ * processes: its thread-pool form took ten times as long); a zombie's is
+ * empty, another user's unreadable, so neither is found. Linux only; empty elsewhere.
+ */
+export function markedProcesses(marks: Iterable<string>): number[] {
+  const wanted = new Set(marks);
+  if (process.platform !== 'linux' || wanted.size === 0) return [];
+  const found: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = readFileSync(`/proc/${entry}/environ`);
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    if (marksIn(environ).some((mark) => wanted.has(mark))) found.push(Number(entry));
+  }
+  return found;
+}
+
 const tracked = new Set<number>();
+const trackedMarks = new Set<string>();
 let exitSweepInstalled = false;
 
-/** The exit-time sweep: SIGKILL to every group still tracked. */
+/** The exit-time sweep: SIGKILL to every group still tracked, and to every process carrying a tracked mark. */
 function killTrackedGroups(): void {
   for (const pgid of tracked) killGroup(pgid, 'SIGKILL');
   tracked.clear();
+  if (trackedMarks.size > 0) signalEach(markedProcesses(trackedMarks), 'SIGKILL');
+  trackedMarks.clear();
+}
+
+function installExitSweep(): void {
+  if (exitSweepInstalled) return;
+  exitSweepInstalled = true;
+  process.on('exit', killTrackedGroups);
+}
+
+/**
+ * Remembers a tree's mark until {@link untrackMark}: if the host exits first,
+ * every process carrying it is killed with SIGKILL then (Linux).
+ */
+export function trackMark(mark: string): void {
+  installExitSweep();
+  trackedMarks.add(mark);
+}
+
+/** Forgets a mark registered with {@link trackMark}. */
+export function untrackMark(mark: string): void {
+  trackedMarks.delete(mark);
 }
 
 /**
@@ -211,10 +293,7 @@ function killTrackedGroups(): void {
  * it is known to be empty, so that a reused pid is not killed by mistake.
  */
 export function trackGroup(pgid: number): () => void {
-  if (!exitSweepInstalled) {
-    exitSweepInstalled = true;
-    process.on('exit', killTrackedGroups);
-  }
+  installExitSweep();
   tracked.add(pgid);
   return () => untrackGroup(pgid);
 }

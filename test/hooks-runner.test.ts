@@ -203,7 +203,9 @@ describe('environment', () => {
     });
     const allowed = new Set(['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TERM', 'TMPDIR', 'TEMP', 'TMP']);
     // What node itself may add (it sets nothing on Linux) aside, every variable is one we chose to pass.
-    expect(Object.keys(env).filter((name) => !allowed.has(name) && !name.startsWith('PLINTH_HOOK_') && name !== 'PLINTH_WORKSPACE')).toEqual([]);
+    // PLINTH_TREE: the launcher's mark of the child's tree (sdk/process-tree.ts), no value of the host's.
+    expect(Object.keys(env).filter((name) => !allowed.has(name) && !name.startsWith('PLINTH_HOOK_') && name !== 'PLINTH_WORKSPACE' && name !== 'PLINTH_TREE')).toEqual([]);
+    expect(env.PLINTH_TREE).toMatch(/^[\w-]{16}$/);
   });
 
   it('passes the extra names of the env setting', async () => {

@@ -55,6 +55,16 @@ process.stdout.write(JSON.stringify({ grandchild: g.pid }) + '\\n');
 setInterval(() => {}, 1000);
 `;
 
+/**
+ * A node script that starts a daemon by a double fork (an intermediate starts a sleeper in a session
+ * of its own, with no stdio, prints its pid and exits) and prints the daemon's pid.
+ */
+const DOUBLE_FORKS = `
+const { spawnSync } = require('node:child_process');
+const inner = "const d = require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { detached: true, stdio: 'ignore' }); d.unref(); process.stdout.write(String(d.pid));";
+process.stdout.write(spawnSync(process.execPath, ['-e', inner], { encoding: 'utf8' }).stdout);
+`;
+
 const text = (result: LaunchRunResult): string => result.stdout.toString('utf8');
 
 async function caught(work: () => unknown): Promise<unknown> {
@@ -152,6 +162,24 @@ describe('the tree', () => {
     const end = await child.stop({ exitGraceMs: 50, killGraceMs: 500 });
     expect(end.signal).toBe('SIGTERM');
     expect(await until(() => !isAlive(second))).toBe(true);
+  });
+
+  test('a daemon the child started (double fork: a session of its own, its parent gone, no pipe held) is killed when the child ends, and when it is stopped', async () => {
+    const l = launcher();
+    const ended = await l.run({ owner: 'test', program: NODE, args: ['-e', DOUBLE_FORKS] });
+    const daemon = Number(text(ended));
+    pids.add(daemon);
+    expect(daemon).toBeGreaterThan(0);
+    // Nobody's descendant, in no group of the child's, holding none of its pipes: only its mark finds it.
+    expect(await until(() => !isAlive(daemon)), `daemon ${daemon} outlived run()`).toBe(true);
+
+    const child = l.start({ owner: 'test', program: NODE, args: ['-e', `${DOUBLE_FORKS}; setInterval(() => {}, 1000)`] });
+    pids.add(child.pid!);
+    const second = Number(await new Promise<string>((resolve) => child.stdout!.once('data', (data: Buffer) => resolve(data.toString()))));
+    pids.add(second);
+    expect(isAlive(second)).toBe(true);
+    await child.stop({ exitGraceMs: 50, killGraceMs: 500 });
+    expect(await until(() => !isAlive(second)), `daemon ${second} outlived stop()`).toBe(true);
   });
 
   test('output beyond the byte limit kills the child; what came before is kept', async () => {

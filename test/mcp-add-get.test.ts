@@ -10,7 +10,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -258,3 +258,18 @@ describe('the builtin demo server is for a first run only', () => {
     expect(problems.map((p: { code: string }) => p.code)).toContain('PLN_E_MCP_SERVER_INVALID');
   }, TIMEOUT);
 });
+
+test('mcp add to the user settings says what its relative words will mean: "." is the user folder, and a path that exists here but not there will not be found', async () => {
+  const b = await box();
+  await mkdir(join(b.workspace, 'tools'), { recursive: true });
+  await writeFile(join(b.workspace, 'tools', 'server.js'), '');
+  const added = await run(b, ['mcp', 'add', 'rel', '--', 'node', 'tools/server.js', '.']);
+  expectExit(added, 0);
+  expect(added.stderr).toContain(`"tools/server.js" is read from the user folder ${b.home}, where it does not exist: give its full path (${join(b.workspace, 'tools', 'server.js')})`);
+  expect(added.stderr).toContain(`"." in a user server is the user folder ${b.home}`);
+  // Written as typed: the note says what it means, the entry is the user's to correct.
+  expect(await userServers(b)).toEqual({ rel: { command: 'node', args: ['tools/server.js', '.'] } });
+  const quiet = await run(b, ['mcp', 'add', 'full', '--', 'node', join(b.workspace, 'tools', 'server.js'), '${workspace}']);
+  expectExit(quiet, 0);
+  expect(quiet.stderr).not.toContain('note:');
+}, TIMEOUT);

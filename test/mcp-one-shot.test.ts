@@ -55,3 +55,20 @@ test('plinth call: once the result is printed, the server and its child are gone
   const grace = seen.find(([kind]) => kind === 'sigterm')![1] - seen.find(([kind]) => kind === 'stdin-end')![1];
   expect(grace).toBeLessThan(1500);
 }, 120_000);
+
+test('plinth call: a daemon the server started (double fork: a session of its own, its parent gone) and a detached child are gone by exit (issue 24, item 17)', async () => {
+  const box = await sandbox('plinth-one-shot-');
+  boxes.push(box);
+  const pidFile = join(box.base, 'pids.json');
+  const server = join(ROOT, 'test', 'fixtures', 'mcp', 'servers', 'stdio-server.mjs');
+  await box.settings({ mcpServers: { daemons: { command: process.execPath, args: [server, '--orphan-child', '--detached-child', '--pid-file', pidFile] } } });
+
+  const result = await run(box, ['call', 'daemons__echo', '--args', '{"text":"hi"}']);
+  expectExit(result, 0);
+  const { children } = JSON.parse(await readFile(pidFile, 'utf8')) as { children: number[] };
+  expect(children).toHaveLength(2);
+  const left = children.filter(isAlive);
+  // Not left for the next test either.
+  for (const pid of left) process.kill(pid, 'SIGKILL');
+  expect(left, 'still running after plinth call exited').toEqual([]);
+}, 120_000);

@@ -200,6 +200,55 @@ describe('definitions', () => {
     expect(servers.map((s) => s.trustId)).toEqual(['bundled', 'extra', 'shared', 'remote@legacy']);
   });
 
+  it('a user entry runs from the user folder; one that names the workspace\'s content acts for settings:workspace (confined); plinth\'s PATH loses its workspace folders', () => {
+    const file = '/home/u/.plinth/settings.json';
+    const { servers, problems } = collectServers(
+      inputs({
+        env: { PATH: '/work/project/node_modules/.bin:/usr/bin:/work/project' },
+        layers: [
+          {
+            scope: 'user',
+            file,
+            settings: {
+              mcpServers: {
+                files: { command: 'npx', args: ['-y', 'server-filesystem', '${workspace}'] },
+                rel: { command: 'node', args: ['tools/server.js'], cwd: 'tools' },
+                script: { command: 'node', args: ['--require=${workspace}/hook.js', 'x.js'] },
+                here: { command: 'node', args: ['x.js'], cwd: '${workspace}/sub' },
+              },
+            },
+          },
+        ],
+      }),
+    );
+    expect(problems).toEqual([]);
+    const byName = new Map(servers.map((s) => [s.definition.name, s]));
+    expect(byName.get('files')!.definition).toMatchObject({ source: 'user', cwd: '/home/u/.plinth', args: ['-y', 'server-filesystem', '/work/project'], env: { PATH: '/usr/bin' }, actingFor: { id: 'settings:user' } });
+    // The trust subject keeps the placeholder: one user server in every folder.
+    expect(byName.get('files')!.written.args).toEqual(['-y', 'server-filesystem', '${workspace}']);
+    expect(byName.get('rel')!.definition).toMatchObject({ source: 'user', cwd: '/home/u/.plinth/tools' });
+    for (const name of ['script', 'here']) {
+      const { definition } = byName.get(name)!;
+      expect(definition, name).toMatchObject({ source: 'workspace', actingFor: { id: 'settings:workspace', source: 'workspace', dir: '/work/project' } });
+      expect(definition.origin, name).toContain('(runs workspace content: ');
+      // Confined as the workspace's: its PATH is the sandbox's business, not rewritten here.
+      expect(definition.env.PATH, name).toBeUndefined();
+    }
+  });
+
+  it('plinth run from the home folder: the workspace holds the user\'s own folders, and nothing in it is judged as a project\'s', () => {
+    const { servers } = collectServers(
+      inputs({
+        env: { HOME: '/home/u', PATH: '/home/u/.nvm/bin:/usr/bin' },
+        home: '/home/u/.plinth',
+        workspace: '/home/u',
+        layers: [{ scope: 'user', file: '/home/u/.plinth/settings.json', settings: { mcpServers: { mine: { command: 'node', args: ['/home/u/tools/server.js'] } } } }],
+      }),
+    );
+    expect(servers[0]!.definition).toMatchObject({ source: 'user', cwd: '/home/u/.plinth', actingFor: { id: 'settings:user' } });
+    expect(servers[0]!.definition.env.PATH).toBeUndefined();
+  });
+
   it('reports bad entries with file and JSON path, and keeps the good ones', () => {
     const file = '/work/project/.plinth/settings.json';
     const { servers, problems } = collectServers(

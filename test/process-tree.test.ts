@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
-import { descendantsOf, groupMembers, isAlive, killGroup, pipeHolders, pipeNames, signalEach } from '../sdk/index.js';
+import { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markedProcesses, pipeHolders, pipeNames, signalEach, treeMarkValue } from '../sdk/index.js';
 
 const SDK_URL = pathToFileURL(fileURLToPath(new URL('../dist/sdk/index.js', import.meta.url))).href;
 const IDLE = 'setInterval(() => {}, 1000)';
@@ -108,6 +108,19 @@ describe.skipIf(process.platform === 'win32')('process tree', () => {
     await until(() => !isAlive(escapee));
     expect(await pipeHolders(names)).toEqual([]);
     expect(await pipeNames(leader.pid!, [1, 2])).toEqual([]); // gone: nothing to read
+  });
+
+  test.skipIf(!linux)('marks: a process is found by any mark of the chain it inherited, wherever it runs; not by another', async () => {
+    const value = treeMarkValue('inner', 'outer');
+    expect(value).toBe('outer,inner');
+    const marked = spawn(process.execPath, ['-e', IDLE], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH, [TREE_MARK]: value, [`X${TREE_MARK}`]: 'decoy' } });
+    const decoy = spawn(process.execPath, ['-e', IDLE], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH, [`X${TREE_MARK}`]: 'outer' } });
+    started.add(marked.pid!);
+    started.add(decoy.pid!);
+    await Promise.all([marked, decoy].map((child) => new Promise((resolve) => child.once('spawn', resolve))));
+    expect(markedProcesses(['outer'])).toEqual([marked.pid]);
+    expect(markedProcesses(['inner'])).toEqual([marked.pid]);
+    expect(markedProcesses(['other', 'decoy'])).toEqual([]);
   });
 
   test('tracked groups are killed when the host exits; untracked ones are not', async () => {

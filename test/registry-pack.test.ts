@@ -281,7 +281,8 @@ describe('publish', () => {
     expect(packument.time).toEqual({ created: '2026-01-02T03:04:05.000Z', modified: '2026-01-02T03:04:05.000Z', '1.0.0': '2026-01-02T03:04:05.000Z' });
 
     const index = searchResponseSchema.parse(JSON.parse(await readFile(join(registry, REGISTRY_SEARCH_INDEX), 'utf8')));
-    expect(index.objects.map((o) => o.package)).toEqual([{ name: 'weather', version: '1.0.0', description: 'Weather tools', keywords: ['forecast', 'mcp'], date: '2026-01-02T03:04:05.000Z' }]);
+    // `maintainers`: npm's own client reads it as a list (`npm search` against a static folder served as is).
+    expect(index.objects.map((o) => o.package)).toEqual([{ name: 'weather', version: '1.0.0', description: 'Weather tools', keywords: ['forecast', 'mcp'], maintainers: [], date: '2026-01-02T03:04:05.000Z' }]);
     // Writes are atomic: no temporary file or lock is left behind.
     expect(await readdir(join(registry, '-'))).toEqual(['v1', 'weather-1.0.0.tgz']);
     expect(await readdir(registry)).toEqual(['-', 'weather']);

@@ -18,7 +18,7 @@
  * workspace profile can replace only workspace hooks, never a user hook.
  */
 import { join, resolve } from 'node:path';
-import type { ConfigLayerView, PlinthError, PluginInfo } from 'plinth/sdk';
+import { type ConfigLayerView, type PlinthError, type PluginInfo, entryFolder } from 'plinth/sdk';
 import { z } from 'zod';
 import { normalizeSection, problem, type HookCollection, type HookDefaults } from './definition.js';
 import { loadLegacyFolder } from './legacy.js';
@@ -80,7 +80,8 @@ export function layerHooks(layer: ConfigLayerView, defaults: HookDefaults, paths
     {
       source: layer.scope,
       origin: layer.file,
-      baseDir: layer.scope === 'user' ? paths.home : paths.workspace,
+      // The sdk's rule for the user's entries (hooks and MCP servers alike): the user folder, never the workspace.
+      baseDir: entryFolder(layer.scope, paths),
       path: layer.profile !== undefined ? `profiles${pathKey(layer.profile)}.hooks` : 'hooks',
       projectDir: paths.workspace,
     },

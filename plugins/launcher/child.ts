@@ -4,7 +4,10 @@
  * (`detached`), its group killed when the host exits (`trackGroup`). When it
  * exits, whatever is left in its group is killed; pipes still held after that
  * by a process that left the group are taken from it (Linux, /proc), so that
- * `ended` never waits on a child that outlives its parent.
+ * `ended` never waits on a child that outlives its parent. Every process of
+ * the tree carries its mark (`PLINTH_TREE` in its environment): what still
+ * carries it when the child ends, a daemon that left the group and lost its
+ * parent included, is killed before `ended` resolves (Linux, /proc).
  *
  * `stop()` is the stdio specification's order for the whole tree: close stdin,
  * wait, SIGTERM, wait, SIGKILL. `kill()` is SIGKILL at once.
@@ -14,8 +17,9 @@
  * hook runner had switched all of it off: no cleanup, no reject, no buffer).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import type { ChildEnd, ChildStopOptions, LaunchedChild } from 'plinth/sdk';
-import { descendantsOf, groupMembers, isAlive, killGroup, pipeHolders, pipeNames, signalEach, trackGroup, untrackGroup } from 'plinth/sdk';
+import { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markedProcesses, pipeHolders, pipeNames, signalEach, trackGroup, trackMark, treeMarkValue, untrackGroup, untrackMark } from 'plinth/sdk';
 
 /** After the child exits and its group is killed: how long its pipes may stay open before holders are looked for. */
 const DRAIN_GRACE_MS = 100;
@@ -80,11 +84,13 @@ function notStarted(file: string, spawnError: string, events: ChildEvents): Inte
 }
 
 export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild {
+  // A released child (a browser) is not ours to end, so it carries no mark.
+  const mark = plan.detached ? undefined : randomBytes(12).toString('base64url');
   let subprocess: ChildProcess;
   try {
     subprocess = spawn(plan.file, [...plan.args], {
       cwd: plan.cwd,
-      env: plan.env,
+      env: mark === undefined ? plan.env : { ...plan.env, [TREE_MARK]: treeMarkValue(mark) },
       argv0: plan.argv0,
       stdio: [...plan.stdio],
       detached: true,
@@ -97,6 +103,7 @@ export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild
   const pid = subprocess.pid;
   const grouped = pid !== undefined && !plan.detached;
   if (grouped) trackGroup(pid);
+  if (pid !== undefined && mark !== undefined) trackMark(mark);
   if (plan.detached) subprocess.unref();
   // Read now, while the child lives: what its children would hold if they outlived it and left its group.
   const names = pid === undefined || plan.detached ? Promise.resolve([]) : pipeNames(pid, [0, 1, 2]);
@@ -117,6 +124,12 @@ export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild
     killGroup(pid, 'SIGKILL');
     untrackGroup(pid);
   };
+  /** What still carries the tree's mark once the child is gone (a daemon that left the group and its parent): killed. */
+  const endMarked = (): void => {
+    if (mark === undefined || pid === undefined) return;
+    signalEach(markedProcesses([mark]), 'SIGKILL');
+    untrackMark(mark);
+  };
 
   const exit = new Promise<ChildEnd>((resolve) => (markExit = resolve));
   const ended = new Promise<ChildEnd>((resolve) => {
@@ -127,6 +140,7 @@ export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild
       clearTimeout(killTimer);
       // Gave up waiting for the exit (see kill): one more try at the tree.
       if (exitInfo === undefined) endGroup();
+      endMarked();
       markExit(end);
       events.onEnded?.(end, killedBy);
       resolve(end);
@@ -201,7 +215,9 @@ export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild
     const members = grouped ? await groupMembers(pid) : [];
     // The group is signalled only while it has members: its id is a pid, and a free pid can be reused.
     const group = members.length > 0 ? pid : undefined;
-    let left = [...new Set([pid, ...members, ...tree])].filter(isAlive);
+    // Marked ones are asked to stop politely too, not only swept with SIGKILL at the end.
+    const marked = mark === undefined ? [] : markedProcesses([mark]);
+    let left = [...new Set([pid, ...members, ...tree, ...marked])].filter(isAlive);
     if (left.length > 0) {
       killedBy ??= 'stopped';
       if (group !== undefined) killGroup(group, 'SIGTERM');

@@ -2,7 +2,8 @@
  * `plinth mcp add`, `mcp remove` and `mcp list`: the servers as configured.
  * They start nothing; add and remove edit one settings file (cli-settings.ts).
  */
-import { dirname, relative, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { type CommandSpec, EXIT, formatTable as table, PlinthError, type PluginKernel, type TrustVerdict } from 'plinth/sdk';
 import { type AddOptions, checkServerName, serverEntry, usage } from './cli-input.js';
 import { editServers, readServers, type SettingsFileRef } from './cli-settings.js';
@@ -78,6 +79,7 @@ export function settingsCommands({ kernel, service }: { readonly kernel: PluginK
         if (missing) out.note(`warning: no plugin provides transport:${transport} yet; install or enable one before starting "${name}"`);
         if (ref.scope === 'workspace') out.print(`Workspace servers start once approved: the first start asks (or prints the approve command). Check it with \`plinth mcp status ${name}\`.`);
         else out.print(`Start it with \`plinth mcp status ${name}\`; its tools with \`plinth mcp tools ${name}\`.`);
+        if (ref.scope === 'user' && entry.command !== undefined) for (const note of userPathNotes(entry.command, entry.args ?? [], dirname(ref.file))) out.note(note);
       },
     },
     {
@@ -204,4 +206,23 @@ function shownEntry(entry: ReturnType<typeof serverEntry>): Record<string, unkno
     ...(env && { env: Object.keys(env) }),
     ...(headers && { headers: Object.keys(headers) }),
   };
+}
+
+/**
+ * What a user entry's relative words will mean, when that is not what the command line suggested:
+ * a user server runs in the user folder and reads relative paths there (sdk/workspace-content.ts),
+ * so `.` is not the project, and a path that exists here but not there will not be found.
+ */
+function userPathNotes(command: string, args: readonly string[], home: string): string[] {
+  const notes: string[] = [];
+  // The command is looked up on PATH unless it is a path; an argument may be a path either way.
+  const words = [...(command.includes('/') ? [command] : []), ...args.filter((arg) => !arg.startsWith('-'))];
+  for (const word of words) {
+    if (word === '.') {
+      notes.push(`note: "." in a user server is the user folder ${home}, where it runs, not the project: write '\${workspace}' for the project`);
+    } else if (!isAbsolute(word) && !word.includes('${') && existsSync(resolve(word)) && !existsSync(resolve(home, word))) {
+      notes.push(`note: "${word}" is read from the user folder ${home}, where it does not exist: give its full path (${resolve(word)}), or add the server with --scope workspace`);
+    }
+  }
+  return notes;
 }

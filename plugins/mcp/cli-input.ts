@@ -53,7 +53,7 @@ export function serverEntry(given: AddOptions): McpServerConfig {
   if (local === remote) {
     throw usage(
       local ? 'give either --command or --url, not both' : 'give the server after its name: a program (a local server) or a URL (a remote one)',
-      'e.g. `plinth mcp add files -- npx -y @modelcontextprotocol/server-filesystem .`, `plinth mcp add -t http docs http://127.0.0.1:3000/mcp`, or `--command <program>` / `--url <url>`',
+      'e.g. `plinth mcp add files -- npx -y @modelcontextprotocol/server-filesystem \'${workspace}\'`, `plinth mcp add -t http docs http://127.0.0.1:3000/mcp`, or `--command <program>` / `--url <url>`',
     );
   }
   if (local && options.command!.trim() === '') throw usage('--command is empty');

@@ -11,6 +11,16 @@
  * 2. the user settings, then the workspace settings;
  * 3. the selected profile's part of the user file, then of the workspace file.
  *
+ * A user entry never runs what the workspace holds (the sdk's rule,
+ * sdk/workspace-content.ts): its relative paths, and its default cwd, are the
+ * user folder's; `${workspace}` in `args` or `cwd` names the project as data.
+ * A user entry that still names something inside the workspace (an explicit
+ * cwd there, an absolute program, argument or env path below its root) is
+ * workspace content: it becomes a workspace server (approved per workspace,
+ * confined as `settings:workspace`), and says why in its origin. Entries
+ * of plinth's host `PATH` inside the workspace are left out of a user
+ * server's `PATH`.
+ *
  * An entry with `command` or `url`, or with a `transport` that is not one of
  * plinth's own (a third-party transport may need neither), defines the
  * server: it replaces, whole, an earlier definition of the same name (the
@@ -27,8 +37,10 @@
  * JSON path, and the entry is left out. A reference that cannot be resolved
  * keeps the server listed, with the problem, and it fails when started.
  */
-import { isAbsolute, join, resolve } from 'node:path';
-import { type ConfigLayerView, NO_PERMISSIONS, type PlinthError, envSourceOf, type PluginInfo, type Principal, SECRET_NAME, type TrustSource } from 'plinth/sdk';
+import { realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { type ConfigLayerView, NO_PERMISSIONS, type PlinthError, type PluginInfo, type Principal, SECRET_NAME, type TrustSource, entryFolder, envSourceOf, expandWorkspace, isInside, pathOutside, workspaceWords } from 'plinth/sdk';
 import { urlSecrets } from './redact.js';
 import { type ReferenceLookup, resolveReferences } from './references.js';
 import { MCP_SERVER_NAME, type McpServerEntry, mcpEntryTransport, mcpServerEntrySchema } from 'plinth/sdk';
@@ -69,10 +81,11 @@ export interface ServerRecord {
    */
   readonly trustId: string;
   /**
-   * `env` and `headers` as written (references unresolved): fingerprinted, so a changed secret does not need approval again;
+   * `args`, `env` and `headers` as written (`${workspace}` and references unresolved): fingerprinted, so a changed secret does not need
+   * approval again, and a user server naming `${workspace}` is the same one in every folder;
    * `cwdIsDefault` when no cwd was written and it defaulted to the workspace (then not part of the server's identity).
    */
-  readonly written: { readonly env: Readonly<Record<string, string>>; readonly headers: Readonly<Record<string, string>>; readonly cwdIsDefault: boolean };
+  readonly written: { readonly args?: readonly string[]; readonly env: Readonly<Record<string, string>>; readonly headers: Readonly<Record<string, string>>; readonly cwdIsDefault: boolean };
   /** Set when a reference could not be resolved: starting the server fails with it. */
   readonly unresolved?: PlinthError;
 }
@@ -125,7 +138,7 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
   for (const plugin of inputs.plugins) {
     const base = plugin.dir || workspace;
     for (const { section, origin, at, spelling } of pluginSections(plugin)) {
-      readSection(section, { origin, plugin: plugin.name, source: pluginServerSource(plugin) }, at, base, base, (name, found, path) => {
+      readSection(section, { origin, plugin: plugin.name, source: pluginServerSource(plugin) }, at, base, base, workspace, (name, found, path) => {
         const place = { origin, plugin: plugin.name, source: found.source };
         const draft: Draft = spelling ? { ...found, spelling } : found;
         const earlier = drafts.get(name);
@@ -142,7 +155,9 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
   for (const layer of ordered) {
     const at = layer.profile !== undefined ? `profiles${pathKey(layer.profile)}.mcpServers` : 'mcpServers';
     const place = { origin: layer.file, source: layer.scope };
-    readSection(layer.settings.mcpServers, place, at, layer.scope === 'user' ? home : workspace, workspace, (name, found, path) => {
+    // The user's entries run from the user folder, as the user's hooks do: never from whatever the workspace holds.
+    const folder = entryFolder(layer.scope, { home, workspace });
+    readSection(layer.settings.mcpServers, place, at, folder, folder, workspace, (name, found, path) => {
       const draft: Draft = layer.profile !== undefined ? { ...found, profile: layer.profile } : found;
       const earlier = drafts.get(name);
       if (definesServer(draft.entry)) return void drafts.set(name, draft);
@@ -165,7 +180,11 @@ export function collectServers(inputs: DefinitionInputs): DefinitionSet {
 
   const lookup = (owner: string | undefined) => referenceLookup(inputs, owner);
   const pluginsByName = new Map(inputs.plugins.map((plugin) => [plugin.name, plugin]));
-  const servers = [...drafts].map(([name, draft]) => finish(name, draft, inputs.connectTimeoutMs, lookup, problems, workspace, serverPrincipal(name, draft, pluginsByName, home, workspace)));
+  const userHome = inputs.env.HOME ?? homedir();
+  // A workspace that holds the user's own folders (plinth run from the home folder) is the user's: nothing in it is judged as a project's.
+  const projectOnly = !isInside(home, workspace) && !(isAbsolute(userHome) && isInside(userHome, workspace));
+  const places = { home, workspace, realWorkspace: realFolder(workspace), hostPath: inputs.env.PATH, projectOnly };
+  const servers = [...drafts].map(([name, draft]) => finish(name, draft, inputs.connectTimeoutMs, lookup, problems, places, (source) => serverPrincipal(name, { ...draft, source }, pluginsByName, home, workspace)));
   return { servers, problems };
 }
 
@@ -204,6 +223,7 @@ function readSection(
   at: string,
   baseDir: string,
   defaultCwd: string,
+  workspace: string,
   take: (name: string, draft: Draft, path: string) => void,
   problems: PlinthError[],
 ): void {
@@ -228,7 +248,10 @@ function readSection(
     }
     const entry = { ...parsed.data };
     // A relative cwd is relative to the place the entry came from, whichever layer later amends it.
-    if (entry.cwd !== undefined) entry.cwd = isAbsolute(entry.cwd) ? entry.cwd : resolve(baseDir, entry.cwd);
+    if (entry.cwd !== undefined) {
+      const cwd = expandWorkspace(entry.cwd, workspace);
+      entry.cwd = isAbsolute(cwd) ? cwd : resolve(baseDir, cwd);
+    }
     const keyOrigins = new Map<string, string>();
     for (const key of Object.keys(entry.env ?? {})) keyOrigins.set(`env\0${key}`, `${place.origin}#${path}.env${pathKey(key)}`);
     for (const key of Object.keys(entry.headers ?? {})) keyOrigins.set(`headers\0${key}`, `${place.origin}#${path}.headers${pathKey(key)}`);
@@ -301,8 +324,20 @@ function serverPrincipal(name: string, draft: Draft, plugins: ReadonlyMap<string
   return { id: `settings:${scope}`, source: scope, dir: scope === 'workspace' ? workspace : home, declared: draft.entry.permissions ?? NO_PERMISSIONS, envFrom, label: `MCP server "${name}" from ${scope} settings` };
 }
 
-function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: (owner: string | undefined) => ReferenceLookup, problems: PlinthError[], workspace: string, actingFor: Principal): ServerRecord {
+/** Where a server's paths are judged: the user folder, the workspace root, plinth's own `PATH`. */
+interface Places {
+  readonly home: string;
+  readonly workspace: string;
+  /** The workspace's real path, when it differs (the workspace was named through a link). */
+  readonly realWorkspace: string | undefined;
+  readonly hostPath: string | undefined;
+  /** False when the workspace holds the user's home folder or plinth's user folder: then what lies in it is not judged as workspace content. */
+  readonly projectOnly: boolean;
+}
+
+function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: (owner: string | undefined) => ReferenceLookup, problems: PlinthError[], places: Places, principalFor: (source: TrustSource) => Principal): ServerRecord {
   const { entry } = draft;
+  const { workspace } = places;
   const secrets = new Set<string>();
   let unresolved: PlinthError | undefined;
   const resolveAll = (kind: 'env' | 'headers', values: Record<string, string> | undefined): Record<string, string> => {
@@ -331,15 +366,31 @@ function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: (o
   };
   const env = resolveAll('env', entry.env);
   const headers = resolveAll('headers', entry.headers);
+  const args = (entry.args ?? []).map((arg) => expandWorkspace(arg, workspace));
+  const cwd = entry.cwd ?? draft.defaultCwd;
+  let source = draft.source;
+  let origin = draft.origins.length === 1 ? draft.origins[0]! : `${draft.origins[0]!}, amended by ${draft.origins.slice(1).join(', ')}`;
+  if (source === 'user' && draft.plugin === undefined && entry.command !== undefined && places.projectOnly) {
+    const inside = [...new Set([places.workspace, places.realWorkspace].flatMap((folder) => (folder === undefined ? [] : workspaceContent(entry, args, cwd, env, { ...places, workspace: folder }))))];
+    if (inside.length > 0) {
+      // What a user entry runs from the workspace is workspace content: approved per workspace and confined, as the workspace's own.
+      source = 'workspace';
+      origin = `${origin} (runs workspace content: ${inside.join(', ')})`;
+    } else if (!Object.hasOwn(env, 'PATH')) {
+      // plinth's own PATH may hold project folders (direnv, a shell that adds ./bin): a user server looks its programs up elsewhere.
+      const path = [workspace, places.realWorkspace].reduce<string | undefined>((kept, folder) => (folder === undefined ? kept : (pathOutside(kept, folder) ?? kept)), places.hostPath);
+      if (path !== places.hostPath && path !== undefined) env.PATH = path;
+    }
+  }
   // A password or token in the URL: errors (fetch's among them) quote the URL whole.
   if (entry.url !== undefined) for (const secret of urlSecrets(entry.url)) secrets.add(secret);
   const definition: McpServerDefinition = {
     name,
     transport: mcpEntryTransport(entry) ?? (entry.command !== undefined ? 'stdio' : 'auto'),
     ...(entry.command !== undefined && { command: entry.command }),
-    args: entry.args ?? [],
+    args,
     env,
-    cwd: entry.cwd ?? draft.defaultCwd,
+    cwd,
     ...(entry.url !== undefined && { url: entry.url }),
     headers,
     connectTimeoutMs: entry.timeout ?? connectTimeoutMs,
@@ -348,16 +399,16 @@ function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: (o
     ...(entry.excludeTools !== undefined && { excludeTools: entry.excludeTools }),
     ...(entry.oauth !== undefined && { oauth: entry.oauth }),
     ...(entry.prefix !== undefined && { prefix: entry.prefix }),
-    source: draft.source,
-    origin: draft.origins.length === 1 ? draft.origins[0]! : `${draft.origins[0]!}, amended by ${draft.origins.slice(1).join(', ')}`,
+    source,
+    origin,
     ...(draft.plugin !== undefined && { plugin: draft.plugin }),
     secrets: [...secrets],
-    actingFor,
+    actingFor: principalFor(source),
   };
   return {
     definition,
     trustId: draft.profile !== undefined ? `${name}@${draft.profile}` : name,
-    written: { env: { ...entry.env }, headers: { ...entry.headers }, cwdIsDefault: entry.cwd === undefined && draft.defaultCwd === workspace },
+    written: { args: [...(entry.args ?? [])], env: { ...entry.env }, headers: { ...entry.headers }, cwdIsDefault: entry.cwd === undefined && draft.defaultCwd === workspace },
     ...(unresolved !== undefined && { unresolved }),
   };
 }
@@ -398,4 +449,33 @@ function ownSensitive(inputs: DefinitionInputs, plugin: string, name: string, en
   const value = inputs.settingsEnv?.(plugin)[envVar];
   if (value === undefined) return { problem: `"${what}" refers to a setting with no value (set it with \`plinth ext config ${plugin} ${name}\`)` };
   return { value };
+}
+
+/**
+ * What a user entry names inside the workspace, for its origin (env values by name only: they may be secrets):
+ * an explicit cwd there, an absolute program, argument or env path below its root. What lies in the user
+ * folder is the user's (the caller skips this altogether when the workspace holds the user's folders).
+ */
+function workspaceContent(entry: McpServerEntry, args: readonly string[], cwd: string, env: Readonly<Record<string, string>>, places: Places): string[] {
+  const { home, workspace } = places;
+  const theirs = (path: string, strictly: boolean) => isInside(path, workspace, strictly) && !isInside(path, home);
+  const found: string[] = [];
+  if (entry.cwd !== undefined && theirs(cwd, false)) found.push(`cwd ${cwd}`);
+  if (entry.command !== undefined && isAbsolute(entry.command) && theirs(entry.command, true)) found.push(`command ${entry.command}`);
+  for (const arg of args) for (const word of workspaceWords(arg, workspace)) if (!isInside(word, home)) found.push(`argument ${word}`);
+  for (const [key, value] of Object.entries(env)) {
+    if (workspaceWords(value, workspace).some((word) => !isInside(word, home))) found.push(`env ${key}`);
+    else if (key === 'PATH' && value.split(delimiter).some((entry) => isAbsolute(entry) && resolve(entry) === workspace)) found.push('env PATH');
+  }
+  return found;
+}
+
+/** `folder`'s real path when it differs from `folder`; undefined when it is the same or cannot be read. */
+function realFolder(folder: string): string | undefined {
+  try {
+    const real = realpathSync(folder);
+    return real === folder ? undefined : real;
+  } catch {
+    return undefined;
+  }
 }

@@ -12,8 +12,9 @@ import { mcpError } from './errors.js';
 
 /**
  * The subject `trust.check` decides on for one server. A cwd that defaulted to
- * the workspace is not part of its identity, so a user server is the same one
- * in every folder; a remote server has no cwd. `redact` masks what the summary might show.
+ * the workspace is not part of its identity (a user server's defaults to the
+ * user folder, which is), so a user server is the same one in every folder; a
+ * remote server has no cwd. `redact` masks what the summary might show.
  */
 export function serverTrustSubject(record: ServerRecord, redact: (text: string) => string): TrustSubject {
   const { definition: d, written } = record;
@@ -26,7 +27,7 @@ export function serverTrustSubject(record: ServerRecord, redact: (text: string) 
     oauth: d.oauth ?? null,
     plugin: d.plugin ?? null,
   };
-  const what = local ? [d.command, ...d.args].join(' ') : `${d.url ?? ''} (${d.transport})`;
+  const what = local ? [d.command, ...(written.args ?? d.args)].join(' ') : `${d.url ?? ''} (${d.transport})`;
   return {
     kind: 'mcp-server',
     id: record.trustId,
@@ -35,7 +36,8 @@ export function serverTrustSubject(record: ServerRecord, redact: (text: string) 
     files: [],
     runs: {
       ...(d.command !== undefined && { command: d.command }),
-      args: d.args,
+      // As written: `${workspace}` stays a placeholder, so that a user server naming the project is one subject in every folder.
+      args: written.args ?? d.args,
       env: written.env,
       ...(local && { cwd: d.cwd, cwdIsDefault: written.cwdIsDefault }),
       ...(d.url !== undefined && { url: d.url }),

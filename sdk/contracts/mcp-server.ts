@@ -7,7 +7,7 @@
  *
  * ```json
  * "mcpServers": {
- *   "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."] },
+ *   "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspace}"] },
  *   "search": { "url": "https://mcp.example.com/mcp", "headers": { "Authorization": "Bearer ${env:SEARCH_TOKEN}" } }
  * }
  * ```
@@ -21,11 +21,15 @@ import { type PermissionsInput, type Principal, permissionsSchema } from './sand
  * shape people paste between MCP hosts, plus plinth's fields.
  */
 export interface McpServerConfig {
-  /** Local server: the program and its arguments (stdio). */
+  /**
+   * Local server: the program and its arguments (stdio). `${workspace}` in an argument is the
+   * workspace root; a user entry's relative paths are the user folder's (sdk/workspace-content.ts).
+   */
   command?: string;
   args?: string[];
   /** Values may reference `${env:NAME}` and `${setting:plugin.name}`; resolved values are treated as secrets. */
   env?: Record<string, string>;
+  /** Default: the workspace root (workspace settings), the user folder (user settings), the plugin folder (manifests). May start with `${workspace}`. */
   cwd?: string;
   /** Remote server. */
   url?: string;

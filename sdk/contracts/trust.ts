@@ -53,7 +53,8 @@ export interface TrustRun {
   /** Absolute working folder: where relative words are looked up. */
   readonly cwd?: string;
   /**
-   * True when `cwd` was not written but defaulted (to the folder plinth runs in):
+   * True when `cwd` was not written but defaulted to the folder plinth runs in (a
+   * workspace entry's; a user MCP server's defaults to the user folder and is not flagged):
    * it then is not part of the subject's identity, only where its relative
    * words are looked up. An explicit cwd counts.
    */
