@@ -14,6 +14,7 @@ import { BIN, ROOT, describeRun, ensureBuilt } from './support/cli.js';
 import { offlineNpmEnv, shell } from './support/npm.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const KERNEL_README = readFileSync(join(ROOT, 'kernel', 'README.md'), 'utf8');
 const TEST_TIMEOUT = 120_000;
 
 interface Block {
@@ -31,9 +32,9 @@ function blocks(markdown: string): Block[] {
   return found;
 }
 
-function example(file: string): Block {
-  const block = blocks(README).find((b) => b.file === file);
-  if (!block) throw new Error(`README.md has no block marked <!-- example: ${file} -->`);
+function example(file: string, markdown = README): Block {
+  const block = blocks(markdown).find((b) => b.file === file);
+  if (!block) throw new Error(`the README has no block marked <!-- example: ${file} -->`);
   return block;
 }
 
@@ -47,8 +48,8 @@ afterAll(async () => {
 });
 
 describe('README.md', () => {
-  test('every ts block is marked as an example, and so is run below', () => {
-    const unmarked = blocks(README).filter((b) => b.lang === 'ts' && b.file === undefined);
+  test('every ts block (of README.md and kernel/README.md) is marked as an example, and so is run below', () => {
+    const unmarked = [...blocks(README), ...blocks(KERNEL_README)].filter((b) => b.lang === 'ts' && b.file === undefined);
     expect(unmarked.map((b) => b.code.split('\n')[0])).toEqual([]);
     expect(blocks(README).filter((b) => b.file !== undefined).length).toBeGreaterThanOrEqual(4);
   });
@@ -99,5 +100,17 @@ describe('README.md', () => {
     expect(hosted.code, describeRun(hosted)).toBe(0);
     for (const line of ['trust: active', 'hooks: active', 'my-plugin: active']) expect(hosted.stdout, describeRun(hosted)).toContain(line);
     expect(hosted.stderr, describeRun(hosted)).toContain('rm is not allowed here');
+
+    // kernel/README.md: a plugin that checks the settings section it owns, asked by validateSettings().
+    await mkdir(join(project, 'widgets'), { recursive: true });
+    await writeFile(join(project, 'widgets', 'manifest.json'), JSON.stringify({ name: 'widgets', version: '1.0.0', kernel: '^1.0.0', main: './index.ts', configKeys: ['widgets'] }));
+    await writeFile(join(project, 'widgets', 'index.ts'), example('widgets/index.ts', KERNEL_README).code);
+    await writeFile(
+      join(project, 'validate.mjs'),
+      "import { createTestKernel } from 'plinth/testing';\nconst kernel = await createTestKernel({ pluginDirs: ['widgets'], settings: { widgets: { size: 'huge' } } });\nconsole.log(JSON.stringify(await kernel.validateSettings()));\nawait kernel.dispose();\n",
+    );
+    const validated = await shell(`'${process.execPath}' validate.mjs`, project, env);
+    expect(validated.code, describeRun(validated)).toBe(0);
+    expect(JSON.parse(validated.stdout)).toEqual([expect.objectContaining({ code: 'PLN_E_WIDGETS_SIZE', path: 'widgets.size', file: expect.stringMatching(/settings\.json$/) })]);
   }, TEST_TIMEOUT);
 });
