@@ -20,6 +20,8 @@ export type {
   PluginState,
   PluginStatus,
   ReadyInfo,
+  SettingsCheck,
+  SettingsProblem,
   StatusBoard,
   StatusSection,
   TapOptions,

@@ -92,7 +92,11 @@ export class HookEngine {
     this.last.set(event, this.deps.redact ? redactTexts(combined, this.deps.redact) : combined);
     await this.deps.trace.record(event, combined.outcomes);
     for (const outcome of combined.outcomes) {
-      if (outcome.status === 'failed') this.deps.log.warn(`hook ${outcome.hook.id} failed on ${event} (${outcome.failure}): ${outcome.message ?? ''}`);
+      // Coded, with the message as the decision carries it, so that a command that prints the decision (`plinth call`'s
+      // error) shows the failure once: the CLI drops a held warning whose code and message it prints itself.
+      if (outcome.status === 'failed') {
+        this.deps.log.warn(`${outcome.code ?? 'PLN_E_HOOK_RUN_FAILED'}: ${outcome.message ?? `hook ${outcome.hook.id} failed`}\n  hook ${outcome.hook.id} failed on ${event} (${outcome.failure})`);
+      }
     }
     return combined;
   }

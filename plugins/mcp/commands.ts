@@ -228,7 +228,7 @@ export function mcpCommands({ kernel, service, oneShot }: McpCommandDeps): Comma
     },
     {
       name: 'call',
-      args: [{ name: 'tool', required: true, description: 'The tool as <server>__<tool>, e.g. demo__echo (`plinth mcp tools` lists them)' }],
+      args: [{ name: 'tool', required: true, description: 'The tool as <server>__<tool> (`plinth mcp tools` lists them)' }],
       options: {
         args: { type: 'string', description: 'The tool\'s arguments: a JSON object, @file, or @- for standard input (default {})' },
         timeout: { type: 'string', description: 'Time limit of the call in ms (default: the mcp plugin\'s callTimeout)' },
@@ -236,7 +236,7 @@ export function mcpCommands({ kernel, service, oneShot }: McpCommandDeps): Comma
       async run({ args, options, json, out, signal }) {
         // Everything the command line can get wrong is checked before a server starts.
         const name = args[0]!;
-        const { server } = splitToolName(name);
+        const { server } = splitToolName(name, service.servers().filter((s) => service.definition(s.name)?.enabled !== false).map((s) => s.name));
         const toolArgs = await toolArguments(typeof options.args === 'string' ? options.args : undefined);
         const timeoutMs = typeof options.timeout === 'string' ? milliseconds(options.timeout, '--timeout') : undefined;
         known(server);

@@ -70,6 +70,17 @@ export default definePlugin({
     const service = createMcpService(manager, features, () => definitions()?.problems ?? []);
     kernel.provide('mcp', service);
 
+    // `plinth config validate`: the server entries of the settings files, as they are read to start them.
+    kernel.hooks.validate.tap((check) => {
+      const files = new Set(check.files);
+      for (const p of definitions()?.problems ?? []) {
+        const origin = p.details?.origin;
+        if (typeof origin !== 'string' || !files.has(origin)) continue;
+        const path = p.details?.path;
+        check.add({ code: p.code, message: p.message, ...(p.hint && { hint: p.hint }), file: origin, ...(typeof path === 'string' && path !== '' && { path }) });
+      }
+    });
+
     kernel.hooks.commands.tap((registry) => {
       for (const command of mcpCommands({ kernel, service, oneShot: (ms) => manager.useExitGrace(ms) })) registry.add(command);
     });
