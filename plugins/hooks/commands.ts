@@ -99,11 +99,14 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
         const decision = await kernel.emit(args[0]!, context);
         const durationMs = performance.now() - started;
         const outcomes = service.lastRun(event)?.outcomes ?? [];
-        if (json) out.json({ event, decision, hooks: outcomes, durationMs: Math.round(durationMs * 10) / 10 });
+        // Definitions for this event that could not be read never ran: said here, not only in a log line.
+        const unread = (await service.definitions()).problems.filter((p) => p.event === event);
+        if (json) out.json({ event, decision, hooks: outcomes, problems: unread, durationMs: Math.round(durationMs * 10) / 10 });
         else {
           out.print(`${event}: ${decision.allow ? 'allowed' : 'BLOCKED'}${decision.blockedBy ? ` by ${decision.blockedBy.by ?? decision.blockedBy.plugin}` : ''} (${Math.round(durationMs)} ms)`);
           if (outcomes.length > 0) out.print(table(['HOOK', 'STATUS', 'VERDICT', 'TIME', 'MESSAGE'], outcomes.map(outcomeRow)));
           else out.print('No external hook ran for this event.');
+          for (const p of unread) out.print(`not run: ${p.code}: ${p.message}`);
           // The hooks' own messages are in the table; show what else (in-process plugins) said.
           const shown = new Set(outcomes.map((o) => o.message));
           for (const message of decision.messages) if (!shown.has(message)) out.print(`message: ${message}`);

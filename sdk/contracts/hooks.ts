@@ -172,7 +172,7 @@ export interface AskAgentRequest {
 /** The `hooks` service. */
 export interface HooksService {
   /** Every hook definition, enabled or not, and the problems found while reading them. */
-  definitions(): Promise<{ hooks: readonly HookDefinition[]; problems: readonly { code: string; message: string; hint?: string }[] }>;
+  definitions(): Promise<{ hooks: readonly HookDefinition[]; problems: readonly { code: string; message: string; hint?: string; /** The event whose hook definition it is, when known. */ event?: EventName }[] }>;
   /** The external hooks' part of the last emit of `event` in this process. */
   lastRun(event: EventName): PlanResult | undefined;
   /** Rate-limit counts per hook and overall. */

@@ -67,9 +67,26 @@ export interface PeerTranslation {
   readonly problems: PlinthError[];
 }
 
-/** The one peer a section's unambiguous event names point to, if they agree. */
-export function sectionPeer(keys: readonly string[]): PeerProtocol | undefined {
-  const peers = new Set(keys.map(peerEventsOf).filter((p) => p.length === 1).map((p) => p[0]!));
+/**
+ * The one peer the rest of a section points to, if it agrees: its events that only one peer has
+ * (`PreToolUse`, `BeforeTool`), else the `"protocol"` its groups say (what `hooks import` wrote).
+ * A `SessionStart` group without `"protocol"` in such a section speaks that peer.
+ */
+export function sectionPeer(section: Readonly<Record<string, unknown>>): PeerProtocol | undefined {
+  const byEvent = new Set<PeerProtocol>();
+  const bySaying = new Set<PeerProtocol>();
+  for (const [key, groups] of Object.entries(section)) {
+    const named = peerEventsOf(key);
+    if (named.length === 0) continue;
+    if (named.length === 1) byEvent.add(named[0]!);
+    if (!Array.isArray(groups)) continue;
+    for (const group of groups) {
+      const said = typeof group === 'object' && group !== null ? (group as { protocol?: unknown }).protocol : undefined;
+      if (said === 'claude' || said === 'gemini') bySaying.add(said);
+    }
+  }
+  // The events decide when they name one peer; only where they name none, the groups' own "protocol".
+  const peers = byEvent.size > 0 ? byEvent : bySaying;
   return peers.size === 1 ? [...peers][0] : undefined;
 }
 
@@ -97,9 +114,10 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
     if (protocol === undefined || !peers.includes(protocol)) {
       const why =
         protocol === undefined
-          ? `"${key}" is an event of both Claude Code and Gemini CLI: say which one this group speaks with "protocol": "claude" or "gemini"`
+          ? `"${key}" is an event of both Claude Code and Gemini CLI, and nothing in ${where.origin} says which: its hooks do not run until this group says "protocol": "claude" or "gemini"`
           : `"${key}" is not a ${peerLabel(protocol)} event (this group says "protocol": "${protocol}")`;
-      problems.push(problem('PLN_E_HOOK_INVALID', where, at, why));
+      // Named with its event (both peers' SessionStart is session_start): `hooks run` says why its hooks did not run.
+      problems.push(problem('PLN_E_HOOK_INVALID', where, at, why, undefined, peerEvent(peers[0]!, key)));
       return;
     }
     const event = peerEvent(protocol, key);
