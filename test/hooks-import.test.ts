@@ -42,8 +42,8 @@ const CLAUDE_PROJECT = {
   statusLine: { type: 'command', command: '~/.claude/statusline.sh' },
   hooks: {
     PreToolUse: [
-      { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/.claude/hooks/block-rm.sh' }] },
-      { matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/protect-env.py"', timeout: 10 }] },
+      { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/.claude/hooks/block-rm.sh', if: 'Bash(rm *)' }] },
+      { matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/protect-env.py"', timeout: 10, statusMessage: 'Checking for .env', async: false }] },
       // Its script is not in the project: it could not run, so it is not offered.
       { matcher: 'Read', hooks: [{ type: 'command', command: 'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/not-copied.py"' }] },
     ],
@@ -78,7 +78,8 @@ describe('plinth hooks import --from claude', () => {
     expect(plan.items[5]?.reason).toContain('Claude Code hook type "prompt" not supported yet');
     // Nothing of the file is left out without a word.
     const notes = (plan as unknown as { notes: string[] }).notes;
-    expect(notes.map((n) => n.slice(0, n.indexOf(':')))).toEqual(['"permissions"', '"enabledPlugins"', '"extraKnownMarketplaces"', '"statusLine"']);
+    expect(notes.map((n) => n.slice(0, n.indexOf(':')))).toEqual(['"permissions"', '"enabledPlugins"', '"extraKnownMarketplaces"', '"statusLine"', 'hooks.PreToolUse[0].hooks[0].if']);
+    expect(notes[4]).toContain('Claude Code field not supported yet');
     expect(notes[1]).toContain('plinth ext install');
     await expect(readFile(join(b.workspace, '.plinth', 'settings.json'), 'utf8')).rejects.toThrow();
 
@@ -95,8 +96,8 @@ describe('plinth hooks import --from claude', () => {
     const settings = JSON.parse(await readFile(join(b.workspace, '.plinth', 'settings.json'), 'utf8')) as { hooks: Record<string, unknown> };
     expect(settings.hooks).toEqual({
       PreToolUse: [
-        { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/.claude/hooks/block-rm.sh' }], protocol: 'claude' },
-        { matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/protect-env.py"', timeout: 10 }], protocol: 'claude' },
+        { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/.claude/hooks/block-rm.sh', if: 'Bash(rm *)' }], protocol: 'claude' },
+        { matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/protect-env.py"', timeout: 10, statusMessage: 'Checking for .env', async: false }], protocol: 'claude' },
       ],
     });
 

@@ -171,6 +171,12 @@ export function planImport(input: {
     const groups = Array.isArray(list) ? list : [];
     const translated = translatePeerEvent(event, list, importOrigin(input), input.defaults, from);
     const made = new Set(translated.hooks.map((h) => h.name));
+    // A hook that runs without a field it has (Claude Code's `if`, `async`, …) is added, and the note says so.
+    for (const hook of translated.hooks) {
+      if (hook.unsupported !== undefined || input.checks?.has(hook.name)) continue;
+      const [, g, h] = hook.name.split('.');
+      for (const gap of hook.notYet ?? []) notes.push(`hooks.${event}[${g}].hooks[${h}].${gap}`);
+    }
     const existing = Array.isArray(input.existing[event]) ? (input.existing[event] as unknown[]) : [];
     const plinthEvent = peerEvent(from, event);
     groups.forEach((rawGroup, g) => {
