@@ -339,16 +339,23 @@ describe("Claude Code's current hook fields in a plugin", () => {
         hooks: {
           // As `hooks import --from claude` wrote it, then a group added by hand without "protocol".
           Notification: [{ hooks: [{ type: 'command', command: `sh -c 'cat >> ${log}'` }], protocol: 'claude' }],
-          SessionStart: [{ hooks: [{ type: 'command', command: `python3 -c "import json,sys; d=json.load(sys.stdin); open('${log}','a').write(d['hook_event_name'] + ' ' + d['model'] + '\\\\n')"` }] }],
+          SessionStart: [
+            { hooks: [{ type: 'command', command: `python3 -c "import json,sys; d=json.load(sys.stdin); open('${log}','a').write(d['hook_event_name'] + ' ' + d['model'] + '\\\\n')"` }] },
+            // Claude Code's "shell": "bash": a command that needs a shell runs through bash (sh has no BASH_VERSION).
+            { hooks: [{ type: 'command', shell: 'bash', command: `echo "bash \${BASH_VERSION%%.*}" >> '${log}'` }] },
+          ],
         },
+        plugins: { hooks: { settings: { shellCommands: ['user'] } } },
       },
     });
     try {
       const { hooks, problems } = await (await kernel.get('hooks')).definitions();
       expect(problems).toEqual([]);
-      expect(hooks.map((h) => `${h.id}:${h.protocol}`)).toEqual(['user:Notification.0.0:claude', 'user:SessionStart.0.0:claude']);
+      expect(hooks.map((h) => `${h.id}:${h.protocol}`)).toEqual(['user:Notification.0.0:claude', 'user:SessionStart.0.0:claude', 'user:SessionStart.1.0:claude']);
+      expect(hooks.find((h) => h.id === 'user:SessionStart.1.0')?.action).toMatchObject({ command: 'bash', args: ['-c', expect.stringContaining('BASH_VERSION')] });
       await kernel.emit('session_start', { source: 'startup', model: 'claude-opus-4-1' });
-      expect(await readFile(log, 'utf8')).toBe('SessionStart claude-opus-4-1\n');
+      const lines = (await readFile(log, 'utf8')).trim().split('\n').sort();
+      expect(lines).toEqual(['SessionStart claude-opus-4-1', expect.stringMatching(/^bash \d+$/)]);
     } finally {
       await kernel.dispose();
     }
