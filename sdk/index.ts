@@ -109,8 +109,8 @@ export {
 export type { ConfigResult, Extension, ExtensionDetails, ExtensionError, ExtensionScope, ExtensionsService, LinkResult, LiveOutcome, PluginRef, SettingOrigin, SettingView, ToggleResult, UnlinkResult } from './contracts/extensions.js';
 export type { AuthStatus, LoginOptions, LoginResult, LogoutResult, OAuthService, ProviderOptions, SignInChannel, SignInRequest } from './contracts/oauth.js';
 export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookProtocol, HookRateCounts, HookSource, HooksService, PlanResult } from './contracts/hooks.js';
-export { CLAUDE_HOOK_EVENTS, GEMINI_HOOK_EVENTS, isPeerHookEvent, peerEventsOf, tagPeerHooks } from './peer-hooks.js';
-export type { PeerProtocol } from './peer-hooks.js';
+export { CLAUDE_HOOK_EVENTS, GEMINI_HOOK_EVENTS, isPeerHookEvent, peerEventsOf, peerHookGaps, tagPeerHooks } from './peer-hooks.js';
+export type { PeerHookGap, PeerProtocol } from './peer-hooks.js';
 export { remoteRequestInit, remoteServerUrl } from './remote-transport.js';
 export { fetchWithOwnSignals } from './request-signals.js';
 export { BASE_ENV_ALLOWLIST, launchRequestSchema, launchRunRequestSchema } from './contracts/launcher.js';

@@ -119,14 +119,14 @@ describe('Claude Code hooks', () => {
   it('every Claude Code event (session, prompt, stop): the input document its scripts read, and CLAUDE_PROJECT_DIR', async () => {
     const by = await claudeEvents(
       async (kernel) => {
-        await kernel.emit('session_start', { sessionId: 's-1', source: 'resume' });
+        await kernel.emit('session_start', { sessionId: 's-1', source: 'resume', model: 'claude-sonnet-4-5' });
         await kernel.emit('before_agent', { sessionId: 's-1', prompt: 'fix the bug' });
         await kernel.emit('after_agent', { sessionId: 's-1' });
         await kernel.emit('session_end', { sessionId: 's-1', reason: 'logout' });
       },
       ['SessionStart', 'UserPromptSubmit', 'Stop', 'SessionEnd'],
     );
-    expect(by.SessionStart).toMatchObject({ source: 'resume' });
+    expect(by.SessionStart).toMatchObject({ source: 'resume', model: 'claude-sonnet-4-5' });
     expect(by.UserPromptSubmit).toMatchObject({ prompt: 'fix the bug' });
     expect(by.Stop).toMatchObject({ stop_hook_active: false });
     expect(by.SessionEnd).toMatchObject({ reason: 'logout' });
@@ -374,19 +374,42 @@ describe('Claude Code hooks', () => {
     expect(decision).toMatchObject({ allow: false, messages: ["Blocked: 'rm -rf x' deletes recursively; remove the files one by one"] });
   });
 
-  it('events without a plinth counterpart and non-command hooks are reported, not dropped silently', async () => {
+  it('events without a plinth counterpart are reported; a prompt or agent hook is listed and, until plinth runs it, blocks a gate event (never a silent allow)', async () => {
     const workspace = await project();
     const kernel = await boot(workspace, {
       SubagentStop: [group('node record.js x')],
-      PreToolUse: [{ hooks: [{ type: 'prompt', prompt: 'Is this safe?' }] }],
+      PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'prompt', prompt: 'Is this safe? $ARGUMENTS' }] }],
+      UserPromptSubmit: [{ hooks: [{ type: 'agent', prompt: 'Check the prompt', timeout: 30 }] }],
+      PostToolUse: [{ hooks: [{ type: 'prompt', prompt: 'Review the result' }] }],
       SessionStart: [group('node record.js y'), group('node record.js z', { protocol: 'gemini' })],
     });
     const { problems, hooks } = await (await kernel.get('hooks')).definitions();
-    expect(problems.map((p) => p.code)).toEqual(['PLN_E_HOOK_DIALECT_UNSUPPORTED', 'PLN_E_HOOK_DIALECT_UNSUPPORTED']);
-    expect(problems.find((p) => p.message.includes('SubagentStop'))?.message).toContain("Claude Code's SubagentStop event has no plinth counterpart");
-    expect(problems.find((p) => p.message.includes('hooks.PreToolUse[0]'))?.message).toContain('hooks of type "prompt" are not run by plinth');
+    expect(problems.map((p) => p.code)).toEqual(['PLN_E_HOOK_DIALECT_UNSUPPORTED']);
+    expect(problems[0]?.message).toContain("Claude Code's SubagentStop event has no plinth counterpart");
     // SessionStart is both peers' event: the section's other events say Claude Code, a group may say otherwise.
-    expect(hooks.map((h) => `${h.id}:${h.protocol}`).sort()).toEqual(['user:SessionStart.0.0:claude', 'user:SessionStart.1.0:gemini']);
+    expect(hooks.map((h) => `${h.id}:${h.protocol}${h.unsupported ? ':unsupported' : ''}`).sort()).toEqual([
+      'user:PostToolUse.0.0:claude:unsupported',
+      'user:PreToolUse.0.0:claude:unsupported',
+      'user:SessionStart.0.0:claude',
+      'user:SessionStart.1.0:gemini',
+      'user:UserPromptSubmit.0.0:claude:unsupported',
+    ]);
+    expect(hooks.find((h) => h.id === 'user:PreToolUse.0.0')?.unsupported).toContain('Claude Code hook type "prompt" not supported yet');
+
+    // The prompt hook guards Bash: Bash is blocked, with the reason and the fix; other tools (its matcher) are not.
+    const bash = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } });
+    expect(bash.allow).toBe(false);
+    expect(bash.blockedBy).toMatchObject({ by: 'user:PreToolUse.0.0', code: 'PLN_E_HOOK_UNRUNNABLE' });
+    expect(bash.messages[0]).toContain('Claude Code hook type "prompt" not supported yet');
+    expect(bash.blockedBy?.fix).toContain('remove the hook at');
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.0.0': 'failed:unsupported' });
+    expect((await kernel.emit('before_tool', { tool: 'Read', args: { file_path: 'a' } })).allow).toBe(true);
+    // The agent hook guards the prompt (before_agent, a gate event) the same way.
+    expect((await kernel.emit('before_agent', { prompt: 'hi' })).allow).toBe(false);
+    // After the call, nothing can be undone: it is skipped, and the model is told so.
+    const after = await kernel.emit('after_tool', { tool: 'Bash', args: { command: 'ls' }, result: {} });
+    expect(after.allow).toBe(true);
+    expect(after.systemMessages.join('\n')).toContain('not supported yet');
   });
 });
 
@@ -418,14 +441,15 @@ describe('Gemini CLI hooks', () => {
     ]);
     for (const r of seen) {
       expect(r.input).toMatchObject({ session_id: 'g', cwd: workspace, timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
-      expect(r.env).toMatchObject({ GEMINI_PROJECT_DIR: workspace, GEMINI_CWD: workspace, CLAUDE_PROJECT_DIR: workspace });
+      expect(r.env).toMatchObject({ GEMINI_PROJECT_DIR: workspace, GEMINI_CWD: workspace, CLAUDE_PROJECT_DIR: workspace, GEMINI_SESSION_ID: 'g' });
     }
     const by = Object.fromEntries(seen.map((r) => [r.input.hook_event_name as string, r.input]));
     expect(by.SessionStart).toMatchObject({ source: 'clear' });
     expect(by.BeforeModel).toMatchObject({ llm_request: request });
     expect(by.BeforeToolSelection).toMatchObject({ llm_request: request });
     expect(by.AfterModel).toMatchObject({ llm_request: request, llm_response: { candidates: [] } });
-    expect(by.BeforeTool).toMatchObject({ tool_name: 'mcp__fs__read', tool_input: { path: 'a' }, mcp_context: { server_name: 'fs' } });
+    // Gemini CLI's MCP tool name is mcp_<server>_<tool>; mcp_context.tool_name is the tool's own name.
+    expect(by.BeforeTool).toMatchObject({ tool_name: 'mcp_fs_read', tool_input: { path: 'a' }, mcp_context: { server_name: 'fs', tool_name: 'read' } });
     expect(by.AfterTool).toMatchObject({ tool_name: 'read_file', tool_response: { llmContent: 'A' } });
     expect(by.AfterAgent).toMatchObject({ prompt: 'hi', prompt_response: 'hello', stop_hook_active: false });
     expect(by.PreCompress).toMatchObject({ trigger: 'auto' });

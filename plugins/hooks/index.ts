@@ -167,7 +167,13 @@ export default definePlugin({
     const service: HooksService = {
       definitions: async () => {
         const { hooks, problems } = await definitions();
-        return { hooks, problems: problems.map((p) => ({ code: p.code, message: p.message, ...(p.hint && { hint: p.hint }) })) };
+        return {
+          hooks,
+          problems: problems.map((p) => {
+            const event = p.details?.event;
+            return { code: p.code, message: p.message, ...(p.hint && { hint: p.hint }), ...(typeof event === 'string' && { event: event as EventName }) };
+          }),
+        };
       },
       lastRun: (event: EventName) => engine.lastRun(event),
       counts: () => ({ hooks: limiter.counts(), global: limiter.globalCounts() }),

@@ -60,9 +60,9 @@ export async function claudePlugin(root: string, text: string, files: PeerFiles,
     // The standard file is optional (a hooks/ folder may hold only scripts); a file plugin.json names is not.
     if (found === undefined) {
       if (relative !== 'hooks/hooks.json') peer.ignore('hooks', `${relative} does not exist`);
-    } else addHooks(hooks, found, relative, peer, (s) => s);
+    } else addHooks(hooks, found, relative, peer, (s) => s, 'claude');
   }
-  if (isObject(raw.hooks)) addHooks(hooks, isObject(raw.hooks.hooks) ? raw.hooks : { hooks: raw.hooks }, 'plugin.json hooks', peer, (s) => s);
+  if (isObject(raw.hooks)) addHooks(hooks, isObject(raw.hooks.hooks) ? raw.hooks : { hooks: raw.hooks }, 'plugin.json hooks', peer, (s) => s, 'claude');
 
   for (const key of CLAUDE_METADATA) if (raw[key] !== undefined) peer.ignore(key, 'metadata: plinth shows the name, version and description only');
   for (const [field, folder, reason] of CLAUDE_UNSUPPORTED) {

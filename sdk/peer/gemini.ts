@@ -38,7 +38,7 @@ export async function geminiExtension(root: string, text: string, files: PeerFil
 
   const hooks: Json = {};
   const hookText = await readJsonFile(root, 'hooks/hooks.json', files);
-  if (hookText !== undefined) addHooks(hooks, hookText, 'hooks/hooks.json', peer, vars);
+  if (hookText !== undefined) addHooks(hooks, hookText, 'hooks/hooks.json', peer, vars, 'gemini');
   if (raw.hooks !== undefined) peer.ignore('hooks', 'Gemini CLI reads hooks from hooks/hooks.json only, and so does plinth');
 
   const context_ = raw.contextFileName ?? ((await files.has('GEMINI.md')) ? 'GEMINI.md' : undefined);

@@ -5,6 +5,7 @@ import { PlinthError } from '../errors.js';
 import { safeLine } from '../format.js';
 import { parseJsonText } from '../json.js';
 import type { PeerOrigin } from '../manifest.js';
+import { type PeerProtocol, peerHookGaps } from '../peer-hooks.js';
 import type { Field, Json, PeerFiles } from './types.js';
 
 type PeerServer = NonNullable<PeerOrigin['servers']>[string];
@@ -90,11 +91,23 @@ function references(values: unknown, options: ServerOptions, server: string, key
   return out;
 }
 
-/** Merges one hooks file (`{ "hooks": { "<Event>": [...] } }`) into `into`, event lists concatenated. */
-export function addHooks(into: Json, found: unknown, where: string, peer: Report, vars: (text: string) => string): void {
+/**
+ * Merges one hooks file (`{ "hooks": { "<Event>": [...] } }`) into `into`, event lists concatenated.
+ * What plinth does not do yet with a hook ({@link peerHookGaps}) is reported: a hook that never runs
+ * as ignored, a field it runs without as read differently.
+ */
+export function addHooks(into: Json, found: unknown, where: string, peer: Report, vars: (text: string) => string, format: PeerProtocol): void {
   if (!isObject(found) || !isObject(found.hooks)) return void peer.ignore(where, 'expected { "hooks": { "<Event>": [ { "matcher", "hooks": [...] } ] } }');
   for (const key of Object.keys(found)) if (key !== 'hooks' && key !== 'description') peer.ignore(`${where}: ${key}`, 'not a hooks-file field plinth knows');
   for (const [event, list] of Object.entries(found.hooks)) {
+    if (Array.isArray(list)) {
+      list.forEach((group, g) => {
+        const hooks = isObject(group) && Array.isArray(group.hooks) ? group.hooks : [];
+        hooks.forEach((hook, h) => {
+          for (const gap of peerHookGaps(format, hook)) (gap.unrunnable ? peer.ignore : peer.note).call(peer, `${where}: ${event}[${g}].hooks[${h}].${gap.field}`, gap.reason);
+        });
+      });
+    }
     const entries = expand(list, vars);
     into[event] = Array.isArray(into[event]) && Array.isArray(entries) ? [...(into[event] as unknown[]), ...entries] : entries;
   }
