@@ -2,7 +2,7 @@
  * The `sandbox` service: for each launch that acts for a principal, ask the
  * grant policy, then confine: a bubblewrap command line (bwrap.ts) over the
  * granted paths, the environment reduced to the declared variables plus
- * PATH, a private HOME and TMPDIR, Node's permission flags for node children,
+ * PATH, a private HOME and TMPDIR, the network preload for node children,
  * and network only through the principal's proxy (network/proxy.ts). A
  * launch that cannot be decided or confined is refused (fail closed) and the
  * refusal written to the audit log.
@@ -14,7 +14,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError, plinthPackageFolder } from 'plinth/sdk';
 import { appendAudit } from './audit.js';
-import { type BwrapPlan, RUN_INSIDE, bwrapArgs, bwrapEnvironment, exposedPaths, protectedLayout, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
+import { type BwrapPlan, RUN_INSIDE, bwrapArgs, bwrapEnvironment, exposedPaths, protectedLayout, isNodeProgram, nodeOptions } from './bwrap.js';
 import { explainHidden, explainLimits } from './explain.js';
 import { envGrantOf, formatItem } from './grants/items.js';
 import { type SandboxLimits, limitsFrom, pidsGroup } from './limits.js';
@@ -238,8 +238,6 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
       } catch (error) {
         return refuse(principal, plan, setupError(principal, 'its network proxy', error));
       }
-      const nodeMajor = Number(process.versions.node.split('.')[0]);
-      const flags = nodePermissionFlags({ read: [...read, ...aliases.map((a) => a.path), ...fs.write, home, tmp, '/usr', '/etc'], write: [...fs.write, home, tmp], childProcess: granted.shell.length > 0, nodeMajor });
       // node reaches the proxy's socket through the preload; the relay (socat, some 20 ms to start) is for
       // other programs, and for what a node child starts when it may reach a host at all.
       const node = isNodeProgram(plan.file);
@@ -253,7 +251,10 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         https_proxy: proxyUrl,
         ALL_PROXY: proxyUrl,
         PLINTH_SANDBOX_PROXY_SOCKET: `${RUN_INSIDE}/proxy.sock`,
-        NODE_OPTIONS: nodeOptions([`--require=${PRELOAD}`, ...flags]),
+        // Only the network preload. No Node permission flags: bubblewrap is the boundary, and Node's permission
+        // model changes what a correct program sees (existsSync throws ERR_ACCESS_DENIED on Node 20, lstat of a
+        // path outside the grants is ERR_ACCESS_DENIED where bubblewrap answers ENOENT, workers and shells refused).
+        NODE_OPTIONS: nodeOptions([`--require=${PRELOAD}`]),
       };
       let marks;
       try {
