@@ -35,17 +35,18 @@ describe.skipIf(!bwrapHere().ok)('a workspace npx server', () => {
   });
 
   it('starts after its approval and one grant of what it needs (its registry\'s host, npm\'s registry variable), which mcp status shows in text', async () => {
+    const host = new URL(registry.url).host;
+    const grant = `plinth perms grant settings:workspace 'network ${host}' 'env npm_config_registry=(literal)'`;
+    // Before its first start: the approval, and with it what the start will need granted (shown in text, as --json has it).
     const untrusted = await run(at, ['mcp', 'status', 'tiny']);
     expectExit(untrusted, 1);
-    expect(untrusted.stdout).toContain('plinth trust approve mcp-server tiny');
+    expect(untrusted.stdout).toMatch(new RegExp(`  fix: review it \\(.*\\), then run: plinth trust approve mcp-server tiny .* && ${grant.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(it runs confined and also needs network ${host.replace(/\./g, '\\.')}, env npm_config_registry=\\(literal\\)\\)`));
     expectExit(await run(at, ['trust', 'approve', 'mcp-server', 'tiny']), 0);
 
-    // One question, listing everything the runner needs; here (no terminal) the command that grants it all.
-    const host = new URL(registry.url).host;
+    // Approved only: one refusal listing everything the runner needs, and the command that grants it all.
     const ungranted = await run(at, ['mcp', 'status', 'tiny']);
     expectExit(ungranted, 1);
     expect(ungranted.stdout).toContain('PLN_E_PERM_NOT_GRANTED');
-    const grant = `plinth perms grant settings:workspace 'network ${host}' 'env npm_config_registry=(literal)'`;
     expect(ungranted.stdout).toContain(`  fix: review them with \`plinth perms list settings:workspace\`, then grant them with \`${grant}\``);
     expectExit(await run(at, ['perms', 'grant', 'settings:workspace', `network ${host}`, 'env npm_config_registry=(literal)']), 0);
 
