@@ -57,7 +57,10 @@ describe.skipIf(!bwrapHere().ok)('an installed Claude Code plugin works in the p
     const asked = await run(at, ['ext', 'install', out]);
     expectExit(asked, 1);
     expect(asked.stderr).toContain('permissions: filesystem: {"read":[],"write":["${workspace}"]}, env: ["CLAUDE_PLUGIN_OPTION_mode"]');
-    expectExit(await run(at, ['ext', 'install', out, '--yes']), 0);
+    const installed = await run(at, ['ext', 'install', out, '--yes']);
+    expectExit(installed, 0);
+    // Reviewed at install as any plugin's declared permissions are (no terminal here: the command that grants them).
+    expect(installed.stderr).toContain('project-guard asks for permissions you have not granted (filesystem.write ${workspace}, env CLAUDE_PLUGIN_OPTION_mode): grant them with `plinth perms grant project-guard`');
     const listed = await run(at, ['perms', 'list', 'project-guard']);
     expect(listed.stdout).toMatch(/filesystem\.write \$\{workspace\}\s+\(not granted\)/);
     expect(listed.stdout).toMatch(/env CLAUDE_PLUGIN_OPTION_mode\s+\(not granted\)/);
