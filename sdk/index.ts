@@ -69,6 +69,7 @@ export { DEFAULT_WATCH_IGNORE, MAX_WATCHED_FOLDERS, watchFiles } from './watch.j
 export type { FileChange, FileChangeKind, FileWatcher, WatchFilesOptions } from './watch.js';
 export { askChoice, askYesNo, processTerminal, whyNotAsk } from './prompt.js';
 export type { PromptIO } from './prompt.js';
+export { packageRunnerOf, packageRunnerPermissions, withPackageRunner } from './package-runner.js';
 export { capabilityDenied, capabilityTarget, commandAllowed, expandPath, hostRefusal, isIpLiteral, normalizeHost, parseHostPattern, pathWithin, permits, realTarget } from './permission-match.js';
 export type { PathPlaceholders } from './permission-match.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';

@@ -62,6 +62,7 @@ export default definePlugin({
       },
       settings,
       trust: () => kernel.get('trust'),
+      grants: () => optionalService(kernel, 'grants'),
       records: () => definitions()?.servers,
       signal: ctx.signal,
       toolCount: (server) => features.registry?.server(server)?.tools().length ?? 0,

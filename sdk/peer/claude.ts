@@ -1,6 +1,6 @@
 /** A Claude Code plugin folder (`.claude-plugin/plugin.json`, `.mcp.json`, `hooks/hooks.json`) as a plinth manifest: see sdk/peer-manifest.ts. */
 import path from 'node:path';
-import { addHooks, addServers, isObject, manifest, objectOf, parse, pathList, peerName, peerVersion, readJsonFile, Report } from './shared.js';
+import { addHooks, peerPermissions, addServers, isObject, manifest, objectOf, parse, pathList, peerName, peerVersion, readJsonFile, Report } from './shared.js';
 import { type Json, PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifest, UNVERSIONED } from './types.js';
 
 /** plugin.json fields that are metadata only. */
@@ -73,8 +73,9 @@ export async function claudePlugin(root: string, text: string, files: PeerFiles,
   for (const key of Object.keys(raw)) if (!known.has(key)) peer.ignore(key, 'a plugin.json field plinth does not know');
   if (await files.has(PEER_MANIFEST_FILES.gemini)) peer.ignore(PEER_MANIFEST_FILES.gemini, 'the folder is also a Gemini CLI extension; plinth reads its Claude Code plugin.json');
 
+  const permissions = peerPermissions(servers, hooks, settings, peer, 'Claude Code');
   const shown = context.asWritten ? PEER_MANIFEST_FILES.claude : file;
-  return { file, format: 'claude', data: manifest(name, version, raw.description, servers, hooks, settings, peer.origin('claude', shown)) };
+  return { file, format: 'claude', data: manifest(name, version, raw.description, servers, hooks, settings, peer.origin('claude', shown), permissions) };
 }
 
 /** `userConfig` → declared settings; each reaches the plugin's servers and hooks as `CLAUDE_PLUGIN_OPTION_<KEY>`. */

@@ -113,7 +113,7 @@ export function addHooks(into: Json, found: unknown, where: string, peer: Report
   }
 }
 
-export function manifest(name: string, version: string, description: unknown, servers: Json, hooks: Json, settings: Json[], peer: PeerOrigin): Json {
+export function manifest(name: string, version: string, description: unknown, servers: Json, hooks: Json, settings: Json[], peer: PeerOrigin, permissions: Json = {}): Json {
   return {
     name,
     version,
@@ -121,8 +121,26 @@ export function manifest(name: string, version: string, description: unknown, se
     mcpServers: servers,
     hooks,
     settings,
+    permissions,
     peer,
   };
+}
+
+/**
+ * What the peer's contract gives its hooks and servers, as plinth permissions: Claude Code and
+ * Gemini CLI run them in the project folder with the user's rights, so they may read and write
+ * the project (`filesystem.write ${workspace}`; plinth's protected files in it stay read-only),
+ * and get the variables the plugin's settings map (`CLAUDE_PLUGIN_OPTION_<KEY>`, a Gemini
+ * setting's `envVar`). A folder with neither hooks nor servers runs nothing and gets nothing.
+ * Shown and granted like any declared permission (install, `perms grant <plugin>`); noted in `peer.notes`.
+ */
+export function peerPermissions(servers: Json, hooks: Json, settings: readonly Json[], peer: Report, host: string): Json {
+  const runs = Object.keys(servers).length > 0 || Object.keys(hooks).length > 0;
+  if (!runs) return {};
+  const env = [...new Set(settings.map((s) => s.envVar).filter((v): v is string => typeof v === 'string'))];
+  const what = ['the project folder (filesystem.write ${workspace})', ...(env.length > 0 ? [`the variables its settings map (env ${env.join(', ')})`] : [])];
+  peer.note('permissions', `derived from what ${host} gives its hooks and servers: ${what.join(' and ')}; granted like declared permissions (plinth perms grant <plugin>), and their cwd is the project`);
+  return { filesystem: { write: ['${workspace}'] }, ...(env.length > 0 && { env }) };
 }
 
 /** Collects what is ignored and what is read differently. */
