@@ -6,13 +6,17 @@
  * is closed again when it fails, times out or is called off.
  *
  * `auto` (a `url` without `transport`) tries streamable HTTP and falls back to
- * SSE when the server answers the `initialize` POST with an HTTP 4xx, as the
- * SDK's documentation recommends for servers of the older protocol.
+ * SSE only when the server answers the `initialize` POST with a bare 404 or
+ * 405, the signature of a 2024-11-05 HTTP+SSE server (./http-answer.ts). A
+ * server that explains its refusal with a JSON-RPC error (-32022 unsupported
+ * protocol version, -32020, -32601, …) is reported with that error, coded;
+ * when SSE fails too, the HTTP attempt's answer is reported with SSE's.
  */
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { type Logger, type PluginKernel, PlinthError, isPlinthError, describeError } from 'plinth/sdk';
 import { mcpError } from './errors.js';
+import { httpAnswer, looksLikeSseServer, supportedVersions, type HttpAnswer } from './http-answer.js';
 import { outsideCalls } from './origin.js';
 import type { McpServerDefinition, TransportConnection, TransportContext, TransportFactory } from 'plinth/sdk';
 
@@ -88,13 +92,25 @@ async function connectAttempt(declared: McpServerDefinition, deps: ConnectDeps, 
       return await open(definition, 'sse', deps, bounded, opened);
     }
     tried = 'http';
+    let answer: HttpAnswer;
     try {
       return await open(definition, 'http', deps, bounded, opened, http);
     } catch (error) {
-      if (bounded.aborted || !answeredAsOldServer(error)) throw error;
-      deps.log.info(deps.redact(`MCP server "${definition.name}" answered streamable HTTP with ${httpStatus(error)}: trying SSE`));
-      tried = 'sse';
+      answer = httpAnswer(error);
+      if (bounded.aborted || !looksLikeSseServer(answer)) throw error;
+      deps.log.info(deps.redact(`MCP server "${definition.name}" answered streamable HTTP with ${answer.status}: trying SSE`));
+    }
+    tried = 'sse';
+    try {
       return await open(definition, 'sse', deps, bounded, opened);
+    } catch (error) {
+      if (bounded.aborted || isPlinthError(error)) throw error;
+      // Neither: the HTTP attempt's answer comes first, it is what the URL said to the current protocol.
+      throw mcpError(
+        'PLN_E_MCP_CONNECT_FAILED',
+        deps.redact(`MCP server "${definition.name}" could not connect: streamable HTTP answered HTTP ${answer.status}, and the older HTTP+SSE transport failed too (${describeError(error)})`),
+        { cause: error, details: { server: definition.name, transport: 'auto', httpStatus: answer.status } },
+      );
     }
   } catch (error) {
     if (signal.aborted) throw signal.reason;
@@ -104,6 +120,8 @@ async function connectAttempt(declared: McpServerDefinition, deps: ConnectDeps, 
       });
     }
     if (isPlinthError(error)) throw error;
+    const refused = httpAnswer(error).rpc;
+    if (refused) throw await refusedInitialize(definition, tried, refused, error, deps);
     throw mcpError('PLN_E_MCP_CONNECT_FAILED', deps.redact(`MCP server "${definition.name}" could not connect (${tried}): ${describeError(error)}`), {
       details: { server: definition.name, transport: tried },
     });
@@ -244,26 +262,27 @@ function missingTransport(name: string, deps: ConnectDeps): string {
   return `the plugin that provides it, "${plugin}", did not load (${status.error?.code ?? status.state}): \`plinth plugins why ${plugin}\` says why`;
 }
 
-/** An HTTP 4xx (other than 401, which asks for authorization) from the streamable HTTP POST: the server predates it. */
-function answeredAsOldServer(error: unknown): boolean {
-  const status = httpStatus(error);
-  return status !== undefined && status >= 400 && status < 500 && status !== 401;
-}
-
-/** The HTTP status carried by an error or one of its causes (the SDK's StreamableHTTPError has it as `code`). */
-function httpStatus(error: unknown): number | undefined {
-  let current: unknown = error;
-  for (let depth = 0; typeof current === 'object' && current !== null && depth < 4; depth++) {
-    const { code, status } = current as { code?: unknown; status?: unknown };
-    if (isPlinthError(current) && typeof status !== 'number') {
-      current = (current as PlinthError).cause;
-      continue;
-    }
-    if (typeof status === 'number') return status;
-    if (typeof code === 'number' && code >= 100 && code < 600) return code;
-    current = (current as { cause?: unknown }).cause;
+/**
+ * The server answered `initialize` with a JSON-RPC error: it was reached and
+ * said why not. Reported as it said it, with its code: -32022 (a protocol
+ * revision it does not serve) and -32601 (no `initialize` at all, as a server
+ * of the stateless 2026-07-28 revision) are PLN_E_MCP_PROTOCOL_UNSUPPORTED;
+ * any other (-32020 header mismatch, …) PLN_E_MCP_CONNECT_FAILED.
+ */
+async function refusedInitialize(definition: McpServerDefinition, tried: string, rpc: NonNullable<HttpAnswer['rpc']>, error: unknown, deps: ConnectDeps): Promise<PlinthError> {
+  const { LATEST_PROTOCOL_VERSION } = await import('@modelcontextprotocol/sdk/types.js');
+  const said = `JSON-RPC error ${rpc.code}${rpc.message ? ` "${rpc.message.slice(0, 300)}"` : ''}`;
+  const { status } = httpAnswer(error);
+  const details = { server: definition.name, transport: tried, rpcCode: rpc.code, ...(status !== undefined && { httpStatus: status }) };
+  if (rpc.code === -32022 || rpc.code === -32601) {
+    const supported = supportedVersions(rpc.data);
+    const what = rpc.code === -32022 ? `does not serve MCP ${LATEST_PROTOCOL_VERSION}, the revision plinth speaks` : 'does not know `initialize`, which every MCP revision plinth speaks begins with';
+    return mcpError('PLN_E_MCP_PROTOCOL_UNSUPPORTED', deps.redact(`MCP server "${definition.name}" ${what}: it answered ${said} (${tried})${supported.length > 0 ? `; it serves ${supported.join(', ')}` : ''}`), {
+      cause: error,
+      details: { ...details, ...(supported.length > 0 && { supported }) },
+    });
   }
-  return undefined;
+  return mcpError('PLN_E_MCP_CONNECT_FAILED', deps.redact(`MCP server "${definition.name}" refused to connect (${tried}): it answered \`initialize\` with ${said}`), { cause: error, details });
 }
 
 /** `promise`, or a rejection with `signal.reason` as soon as `signal` aborts. */
