@@ -18,6 +18,7 @@ import { type Logger, type PluginKernel, PlinthError, isPlinthError, describeErr
 import { mcpError } from './errors.js';
 import { httpAnswer, looksLikeSseServer, supportedVersions, type HttpAnswer } from './http-answer.js';
 import { outsideCalls } from './origin.js';
+import { type FirstStarts, packageRunner } from './package-runner.js';
 import type { McpServerDefinition, TransportConnection, TransportContext, TransportFactory } from 'plinth/sdk';
 
 /** What an attempt needs from the plugin. */
@@ -32,6 +33,10 @@ export interface ConnectDeps {
   readonly authProvider?: (definition: McpServerDefinition, signal: AbortSignal) => Promise<OAuthClientProvider | undefined>;
   /** Handed to the transport: see {@link TransportContext.exitGraceMs}. */
   readonly exitGraceMs?: number;
+  /** Package runners' first starts and their longer limit (./package-runner.ts); without it, every start has the usual one. */
+  readonly firstStarts?: FirstStarts;
+  /** Where a first start shows its progress: a terminal, or undefined (nothing shown). */
+  readonly progress?: NodeJS.WritableStream;
 }
 
 /**
@@ -79,55 +84,106 @@ export function connectOnce(declared: McpServerDefinition, deps: ConnectDeps, si
 
 async function connectAttempt(declared: McpServerDefinition, deps: ConnectDeps, signal: AbortSignal, opened?: (connection: TransportConnection) => void): Promise<Connected> {
   const definition = withPluginSettings(declared, deps.kernel);
-  const timeoutMs = definition.connectTimeoutMs;
+  const runner = deps.firstStarts && packageRunner(definition);
+  const first = runner !== undefined && !(await deps.firstStarts!.known(definition));
+  const timeoutMs = first ? Math.max(definition.connectTimeoutMs, deps.firstStarts!.timeoutMs) : definition.connectTimeoutMs;
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), timeoutMs);
   const bounded = AbortSignal.any([signal, deadline.signal]);
   let tried = definition.transport;
+  let connection: TransportConnection | undefined;
+  const seen = (made: TransportConnection) => {
+    connection = made;
+    opened?.(made);
+  };
+  const shown = first && deps.progress ? showProgress(definition, runner!, () => connection, deps) : undefined;
   try {
-    if (definition.transport !== 'auto') return await open(definition, definition.transport, deps, bounded, opened);
-    const http = await factoryIfAny('http', deps);
-    if (!http) {
-      tried = 'sse';
-      return await open(definition, 'sse', deps, bounded, opened);
-    }
-    tried = 'http';
-    let answer: HttpAnswer;
-    try {
-      return await open(definition, 'http', deps, bounded, opened, http);
-    } catch (error) {
-      answer = httpAnswer(error);
-      if (bounded.aborted || !looksLikeSseServer(answer)) throw error;
-      deps.log.info(deps.redact(`MCP server "${definition.name}" answered streamable HTTP with ${answer.status}: trying SSE`));
-    }
-    tried = 'sse';
-    try {
-      return await open(definition, 'sse', deps, bounded, opened);
-    } catch (error) {
-      if (bounded.aborted || isPlinthError(error)) throw error;
-      // Neither: the HTTP attempt's answer comes first, it is what the URL said to the current protocol.
-      throw mcpError(
-        'PLN_E_MCP_CONNECT_FAILED',
-        deps.redact(`MCP server "${definition.name}" could not connect: streamable HTTP answered HTTP ${answer.status}, and the older HTTP+SSE transport failed too (${describeError(error)})`),
-        { cause: error, details: { server: definition.name, transport: 'auto', httpStatus: answer.status } },
-      );
-    }
+    const connected = await attempt();
+    if (runner !== undefined) await deps.firstStarts!.remember(definition);
+    return connected;
   } catch (error) {
-    if (signal.aborted) throw signal.reason;
-    if (deadline.signal.aborted) {
-      throw mcpError('PLN_E_MCP_CONNECT_TIMEOUT', `MCP server "${definition.name}" did not connect within ${timeoutMs} ms (${tried})`, {
-        details: { server: definition.name, transport: tried, timeoutMs },
-      });
-    }
-    if (isPlinthError(error)) throw error;
-    const refused = httpAnswer(error).rpc;
-    if (refused) throw await refusedInitialize(definition, tried, refused, error, deps);
-    throw mcpError('PLN_E_MCP_CONNECT_FAILED', deps.redact(`MCP server "${definition.name}" could not connect (${tried}): ${describeError(error)}`), {
-      details: { server: definition.name, transport: tried },
-    });
+    // Known, yet too slow for the usual limit: the package may be downloading again; the retry gets the longer one.
+    if (runner !== undefined && !first && deadline.signal.aborted && !signal.aborted) await deps.firstStarts!.forget(definition);
+    throw error;
   } finally {
     clearTimeout(timer);
+    shown?.done();
   }
+
+  /** One attempt within the limit, its failure as a coded error. */
+  async function attempt(): Promise<Connected> {
+    try {
+      if (definition.transport !== 'auto') return await open(definition, definition.transport, deps, bounded, seen);
+      const http = await factoryIfAny('http', deps);
+      if (!http) {
+        tried = 'sse';
+        return await open(definition, 'sse', deps, bounded, seen);
+      }
+      tried = 'http';
+      let answer: HttpAnswer;
+      try {
+        return await open(definition, 'http', deps, bounded, seen, http);
+      } catch (error) {
+        answer = httpAnswer(error);
+        if (bounded.aborted || !looksLikeSseServer(answer)) throw error;
+        deps.log.info(deps.redact(`MCP server "${definition.name}" answered streamable HTTP with ${answer.status}: trying SSE`));
+      }
+      tried = 'sse';
+      try {
+        return await open(definition, 'sse', deps, bounded, seen);
+      } catch (error) {
+        if (bounded.aborted || isPlinthError(error)) throw error;
+        // Neither: the HTTP attempt's answer comes first, it is what the URL said to the current protocol.
+        throw mcpError(
+          'PLN_E_MCP_CONNECT_FAILED',
+          deps.redact(`MCP server "${definition.name}" could not connect: streamable HTTP answered HTTP ${answer.status}, and the older HTTP+SSE transport failed too (${describeError(error)})`),
+          { cause: error, details: { server: definition.name, transport: 'auto', httpStatus: answer.status } },
+        );
+      }
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      if (deadline.signal.aborted) {
+        const why = first ? `, the longer limit of a package runner's first start (${runner}); raise the mcp plugin's firstStartTimeout if its download takes longer` : '';
+        throw mcpError('PLN_E_MCP_CONNECT_TIMEOUT', `MCP server "${definition.name}" did not connect within ${timeoutMs} ms (${tried})${why}`, {
+          details: { server: definition.name, transport: tried, timeoutMs, ...(first && { firstStart: runner }) },
+        });
+      }
+      if (isPlinthError(error)) throw error;
+      const refused = httpAnswer(error).rpc;
+      if (refused) throw await refusedInitialize(definition, tried, refused, error, deps);
+      throw mcpError('PLN_E_MCP_CONNECT_FAILED', deps.redact(`MCP server "${definition.name}" could not connect (${tried}): ${describeError(error)}`), {
+        details: { server: definition.name, transport: tried },
+      });
+    }
+  }
+}
+
+/**
+ * A package runner's first start on a terminal: one status line, redrawn each
+ * second, with the seconds spent and the server's last stderr line (npm's and
+ * uv's download messages go there), masked and cut to the terminal's width.
+ */
+function showProgress(definition: McpServerDefinition, runner: string, connection: () => TransportConnection | undefined, deps: ConnectDeps): { done: () => void } {
+  const stream = deps.progress!;
+  const started = Date.now();
+  let drawn = false;
+  const draw = () => {
+    const seconds = Math.round((Date.now() - started) / 1000);
+    const last = deps.redact(connection()?.stderrTail?.() ?? '').split('\n').map((line) => line.trim()).filter(Boolean).at(-1) ?? '';
+    const line = `MCP server "${definition.name}": first start (${runner}), ${seconds} s${last ? `: ${last}` : ''}`.replace(/[^\x20-\x7e\u00a0-\uffff]/g, '?');
+    // A terminal of no known size (columns 0 or undefined) gets a line of 100.
+    const columns = (stream as { columns?: number }).columns ?? 0;
+    stream.write(`\r\x1b[2K${line.slice(0, (columns > 20 ? columns : 101) - 1)}`);
+    drawn = true;
+  };
+  const timer = setInterval(draw, 1000);
+  timer.unref();
+  return {
+    done() {
+      clearInterval(timer);
+      if (drawn) stream.write('\r\x1b[2K');
+    },
+  };
 }
 
 /**
