@@ -17,10 +17,12 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  SetLevelRequestSchema,
   RootsListChangedNotificationSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   type CallToolResult,
+  type LoggingLevel,
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -45,6 +47,8 @@ export interface GatewaySession {
   readonly calls: Set<InFlightCall>;
   /** When it was last asked anything (idle timeout). */
   lastActive: number;
+  /** The level its client asked for with `logging/setLevel`; undefined until it does. */
+  readonly logLevel: LoggingLevel | undefined;
   close(): Promise<void>;
   readonly closed: boolean;
 }
@@ -57,6 +61,8 @@ export interface SessionDeps {
   /** The status resource's JSON, now. */
   readonly status: () => Promise<string>;
   readonly onClose: (session: GatewaySession) => void;
+  /** Its client set a log level: the gateway passes the levels on to the upstream servers. */
+  readonly onLogLevel: () => void;
 }
 
 const CAPABILITIES = {
@@ -64,6 +70,7 @@ const CAPABILITIES = {
   resources: { listChanged: true, subscribe: true },
   prompts: { listChanged: true },
   completions: {},
+  logging: {},
 } as const;
 
 /** A new session's server; connect it to a transport. */
@@ -80,10 +87,14 @@ export function createSession(deps: SessionDeps): GatewaySession {
   );
   const subscriptions = new Map<string, Promise<Disposer>>();
   let closed = false;
+  let logLevel: LoggingLevel | undefined;
   const session: GatewaySession = {
     server,
     calls: new Set(),
     lastActive: Date.now(),
+    get logLevel() {
+      return logLevel;
+    },
     get closed() {
       return closed;
     },
@@ -100,6 +111,14 @@ export function createSession(deps: SessionDeps): GatewaySession {
   const touch = () => {
     session.lastActive = Date.now();
   };
+
+  // Which upstream messages this session gets (see logging.ts); the upstreams are told the most verbose level any session asked for.
+  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    touch();
+    logLevel = request.params.level;
+    deps.onLogLevel();
+    return {};
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, () => {
     touch();

@@ -6,11 +6,13 @@
  * Transports come from plugins (`transport:<name>`); tools, resources and
  * prompts from ./features/, loaded with the first server.
  */
+import { join } from 'node:path';
 import { type Logger, type PlinthError, type PluginInfo, type PluginKernel, type PluginStatus, type StatusSection, definePlugin, optionalService } from 'plinth/sdk';
 import { mcpCommands } from './commands.js';
 import { type DefinitionSet, collectServers } from './definitions.js';
 import { FeatureHost } from './features-host.js';
 import { ServerManager } from './manager.js';
+import { FirstStarts } from './package-runner.js';
 import { type SecretRedactor, createRedactor } from './redact.js';
 import { createMcpService } from './service.js';
 import { mcpSettings } from './settings.js';
@@ -61,6 +63,8 @@ export default definePlugin({
         return oauth?.providerFor(definition, { signal });
       },
       settings,
+      firstStarts: new FirstStarts(join(ctx.paths.home, 'mcp-runners.json'), settings.firstStartTimeout, (message) => log.debug(message)),
+      ...(process.stderr.isTTY && { progress: process.stderr }),
       trust: () => kernel.get('trust'),
       grants: () => optionalService(kernel, 'grants'),
       records: () => definitions()?.servers,

@@ -16,6 +16,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerDefinition, McpTool } from 'plinth/sdk';
 import { callRegisteredTool, type CallContext } from './call.js';
+import { callOrigin } from '../origin.js';
 import { logServerMessage } from './notifications.js';
 import { keepNotificationsBeforeResponses } from './ordering.js';
 import { complete, getPrompt, listPrompts } from './prompts.js';
@@ -158,7 +159,12 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
   client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
     if (detachedReason === undefined) registry.listChanged(server, 'prompts');
   });
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => logServerMessage(log, server, notification.params, redact));
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    logServerMessage(log, server, notification.params, redact);
+    const { level, logger, data } = notification.params;
+    const origin = callOrigin();
+    registry.logMessage({ server, level, data, ...(logger !== undefined && { logger }), ...(origin !== undefined && { origin }) });
+  });
 
   // A closing client takes its tools along, whoever notices first (the core's own handler keeps running).
   const previousOnClose = client.onclose;
