@@ -97,11 +97,18 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
       name: 'ext outdated',
       async run({ json, out, signal }) {
         const result = await (await service()).outdated({ signal });
-        if (json) return out.json(result);
+        if (json) {
+          out.json(result);
+          return result.unchecked.length > 0 ? EXIT.FAILURE : EXIT.OK;
+        }
         printNotes(out, result.notes);
         for (const r of result.revoked) out.print(revokedLine(r));
-        if (result.plugins.length === 0) return out.print(result.revoked.length === 0 ? 'Every installed plugin is up to date.' : 'No newer versions.');
-        out.print(formatTable(['NAME', 'CURRENT', 'WANTED', 'LATEST', 'RANGE', 'REGISTRY'], result.plugins.map((p) => [p.name, p.current, p.wanted, p.latest, p.range, p.registry])));
+        // What could not be checked is named, never counted as up to date.
+        for (const u of result.unchecked) out.print(`not checked: ${safeLine(u.name)}@${safeLine(u.version)} (registry ${safeLine(u.registry)}): ${safeLine(u.reason)}`);
+        if (result.plugins.length > 0) out.print(formatTable(['NAME', 'CURRENT', 'WANTED', 'LATEST', 'RANGE', 'REGISTRY'], result.plugins.map((p) => [p.name, p.current, p.wanted, p.latest, p.range, p.registry])));
+        else if (result.unchecked.length > 0) out.print(`No newer versions among the plugins checked; ${result.unchecked.length} could not be checked (above).`);
+        else out.print(result.revoked.length === 0 ? 'Every installed plugin is up to date.' : 'No newer versions.');
+        return result.unchecked.length > 0 ? EXIT.FAILURE : EXIT.OK;
       },
     },
     {
