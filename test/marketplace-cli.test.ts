@@ -333,6 +333,35 @@ describe('an install that is interrupted, or run twice at once', () => {
     expectExit(await run(home, ['ext', 'verify', 'again']), 0);
   }, 90_000);
 
+  it('killed with SIGKILL holding its plugin lock: the next command removes the dead lock and says nothing of it', async () => {
+    const { server } = await registry([{ name: 'locked', version: '1.0.0' }]);
+    const home = await box(server.url);
+    const plugins = join(home.home, 'plugins');
+    const { child, exited } = await pausedAt(home, ['ext', 'install', 'locked', '--yes'], 'extract');
+    expect(readdirSync(plugins)).toContain('.lock-locked');
+    child.kill('SIGKILL');
+    await exited;
+    expect(readdirSync(plugins)).toContain('.lock-locked');
+    // Any marketplace command settles what the dead one left: its staging folder and its lock.
+    const outdated = await run(home, ['ext', 'outdated']);
+    expectExit(outdated, 0);
+    expect(readdirSync(plugins).filter((e) => e.startsWith('.'))).toEqual([]);
+    const installed = await run(home, ['ext', 'install', 'locked', '--yes']);
+    expectExit(installed, 0);
+    expect(installed.stderr).not.toMatch(/lock|PLN_E_/i);
+    expect(readdirSync(plugins).filter((e) => e.startsWith('.')).sort()).toEqual(['.versions']);
+  }, 90_000);
+
+  it('install of a URL or a GitHub repository says which sources it takes, fetching nothing', async () => {
+    const home = await box();
+    for (const spec of ['https://github.com/o/r', 'o/r']) {
+      const result = await run(home, ['ext', 'install', spec, '--json']);
+      expectExit(result, 1);
+      expect(json<{ error: { code: string; message: string } }>(result).error).toMatchObject({ code: 'PLN_E_MARKET_SOURCE', message: expect.stringContaining('name, name@range or name@tag') as unknown });
+    }
+    expect(existsSync(join(home.home, 'plugins')) ? readdirSync(join(home.home, 'plugins')).filter((e) => e.startsWith('.lock')) : []).toEqual([]);
+  }, 60_000);
+
   it('interrupted with SIGTERM before the move: it says so, removes its staging folder and changes nothing', async () => {
     const { server, publish } = await registry([{ name: 'calm', version: '1.0.0' }]);
     const home = await box(server.url);

@@ -30,6 +30,7 @@ import { type InstallContext, type Staged, approvalFor, approve, commit, fetchLo
 import { type Registry, commandLineRegistry, configuredRegistries, registryFor } from './registries.js';
 import { type Planned, type Present, parseSpec, pickVersion, planInstall } from './resolve.js';
 import { RegistryTrustKeeper } from './registry-trust.js';
+import { unsupportedSource } from './source.js';
 import { fetchRevocations, replacementFor, revokedError, revokedInstalled } from './revocations.js';
 import { PluginStore } from './store.js';
 import { TrustState } from './trust-state.js';
@@ -241,6 +242,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     async install(spec, request = {}) {
       const notes: MarketNote[] = [];
       const local = isTarballPath(spec);
+      const unsupported = unsupportedSource(spec, local);
+      if (unsupported) throw unsupported;
       const again = `plinth ext install ${spec}${request.registry ? ` --registry ${request.registry}` : ''}`;
       if (local) {
         const file = isAbsolute(spec) ? spec : resolvePath(spec);
