@@ -210,7 +210,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       const wanted = offset + limit + 1;
       if (list.length === 0) {
         throw new PlinthError('PLN_E_MARKET_REGISTRY_CONFIG', 'no registry is configured to search ("registries" is empty)', {
-          hint: 'add one to "registries" in your settings.json, e.g. [{ "name": "local", "url": "http://127.0.0.1:4873" }], or remove "registries" to use plinth\'s embedded registry',
+          hint: 'add one to "registries" in your settings.json, e.g. [{ "name": "local", "url": "http://127.0.0.1:4873" }], or remove "registries" to use plinth\'s embedded registry (`--registry plinth` searches it alone)',
           details: { step: 'search' },
         });
       }
