@@ -822,7 +822,8 @@ export class Kernel {
   private exclude(excluded: Resolution['excluded'][number]): void {
     const { candidate, name, error } = excluded;
     const manifest = candidate?.manifest ?? parseManifestOrThrow({ name, version: '0.0.0', kernel: '*' });
-    const info: PluginInfo = { name, version: candidate ? manifest.version : '', source: candidate?.source ?? 'path', dir: candidate?.dir ?? '', manifest };
+    // A linked folder stays linked while it is excluded (disabled): what `ext list` and `plugins list` show.
+    const info: PluginInfo = { name, version: candidate ? manifest.version : '', source: candidate?.source ?? 'path', dir: candidate?.dir ?? '', manifest, ...(candidate?.linked && { linked: true as const }) };
     const previous = this.records.get(name);
     const record: PluginRecord = { info, candidate, state: 'excluded', error, abort: new AbortController(), guardOff: previous?.guardOff };
     this.records.set(name, record);

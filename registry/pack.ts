@@ -81,7 +81,7 @@ export async function readPluginManifest(root: string): Promise<Manifest> {
     }
     throw new PlinthError('PLN_E_REGISTRY_PACK_MANIFEST', missing ? `${root} has no manifest.json, so it is not a plugin folder` : `${file} is not valid JSON`, {
       cause,
-      hint: missing ? 'give the folder of a plugin (the one holding its manifest.json); `plinth new` makes one' : 'correct the JSON of manifest.json',
+      hint: missing ? 'give the folder of a plugin (the one holding its manifest.json, or a Claude Code plugin\'s or Gemini CLI extension\'s manifest); `plinth plugin new <name>` makes one' : 'correct the JSON of manifest.json',
       details: { file },
     });
   }

@@ -119,8 +119,8 @@ export type { ChildEnd, ExecRequest, LaunchedChild, Launcher, LaunchOptions, Lau
 export type { CapabilityCheck, CapabilityPlaces, CapabilityRequest } from './contracts/capabilities.js';
 export { GRANT_OPTION, grantReviewLines } from './contracts/grants.js';
 export type { GrantReview, GrantsService } from './contracts/grants.js';
-export { changeSchema, declarationsSchema, installResultSchema, lockEntrySchema, lockFileSchema, marketNoteSchema, outdatedEntrySchema, outdatedResultSchema, registriesSettingSchema, registrySettingSchema, revokedEntrySchema, searchHitSchema, searchResultSchema, uninstallResultSchema, verifyEntrySchema, verifyResultSchema } from './contracts/marketplace.js';
-export type { ApprovalRequest, Declarations, InstallOptions, InstallResult, KeyTrustRequest, LockEntry, LockFile, MarketChange, MarketNote, MarketplaceService, OutdatedEntry, OutdatedResult, RegistrySetting, RevokedEntry, SearchHit, SearchOptions, SearchResult, UninstallResult, VerifyEntry, VerifyResult } from './contracts/marketplace.js';
+export { changeSchema, declarationsSchema, installResultSchema, lockEntrySchema, lockFileSchema, marketNoteSchema, outdatedEntrySchema, outdatedResultSchema, registriesSettingSchema, registrySettingSchema, revokedEntrySchema, searchHitSchema, searchResultSchema, uncheckedEntrySchema, uninstallResultSchema, verifyEntrySchema, verifyResultSchema } from './contracts/marketplace.js';
+export type { ApprovalRequest, Declarations, InstallOptions, InstallResult, KeyTrustRequest, LockEntry, LockFile, MarketChange, MarketNote, MarketplaceService, OutdatedEntry, OutdatedResult, RegistrySetting, RevokedEntry, SearchHit, SearchOptions, SearchResult, UncheckedEntry, UninstallResult, VerifyEntry, VerifyResult } from './contracts/marketplace.js';
 export {
   ABBREVIATED_PACKUMENT_TYPE,
   REGISTRY_SEARCH_INDEX,

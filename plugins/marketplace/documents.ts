@@ -135,7 +135,7 @@ function parse<T extends z.ZodType>(schema: T, text: string, registry: Registry,
 
 function invalid(registry: Registry, what: string, why: string): PlinthError {
   return new PlinthError('PLN_E_MARKET_REGISTRY_RESPONSE', `registry "${registry.name}" sent ${what} in a form plinth cannot use: ${why}`, {
-    hint: 'the registry must speak the npm registry API (DESIGN.md, "The marketplace protocol"); use another registry or tell its operator',
+    hint: 'the registry must speak the npm registry API (the subset plinth reads: plugins/marketplace/README.md, "Protocol", in plinth\'s folder); use another registry or tell its operator',
     details: { step: 'resolve', registry: registry.name },
   });
 }

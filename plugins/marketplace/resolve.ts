@@ -15,6 +15,7 @@ import { type DocumentContext, fetchPackument, fetchSearch } from './documents.j
 import { type Registry, registryFor } from './registries.js';
 import { type RegistryTrust, type RegistryTrustKeeper, checkVersion } from './registry-trust.js';
 import { replacementFor, revokedError } from './revocations.js';
+import { parseIntegrity, shasumIntegrity } from './verify.js';
 
 /** One version chosen for installation. */
 export interface Planned {
@@ -108,13 +109,14 @@ export async function planInstall(context: DocumentContext & { trust: RegistryTr
     const revoked = trust.revoked.find((r) => r.name === name && r.version === version.version);
     if (revoked) throw revokedError('resolve', registry, revoked, revoked.use ?? replacementFor(trust, registry, packument), `not installed${from ? ` (needed by ${from})` : ''}`);
     const dist = version.dist;
+    const integrity = integrityOf(version);
     const signature = checkVersion(trust, registry, packument, version, context.notes);
     const entry: Planned = {
       name,
       version: version.version,
       registry,
       tarball: resolveTarballUrl(registry.url.href, dist.tarball),
-      integrity: dist.integrity,
+      integrity,
       range,
       dependency: from !== undefined,
       dependencies: version.dependencies ?? {},
@@ -128,6 +130,15 @@ export async function planInstall(context: DocumentContext & { trust: RegistryTr
   };
   await visit(target.name, target.range, undefined);
   return order;
+}
+
+/**
+ * `dist.integrity`. A version without one (an old npm packument lists only the sha1 `shasum`) is
+ * refused here, before its signature or tarball is looked at: `PLN_E_INTEGRITY_WEAK` for a shasum
+ * alone, `PLN_E_INTEGRITY_INVALID` for nothing at all.
+ */
+function integrityOf(version: AbbreviatedVersion): string {
+  return version.dist.integrity ?? parseIntegrity(shasumIntegrity(version.dist.shasum)).integrity;
 }
 
 /** Where a dependency is looked up: the registry configured for its `@scope`, if any (the user chose it), else its dependent's registry. */

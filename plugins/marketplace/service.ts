@@ -12,6 +12,7 @@ import {
   type MarketNote,
   type MarketplaceService,
   type OutdatedEntry,
+  type OutdatedResult,
   PlinthError,
   type RevokedEntry,
   type PluginKernel,
@@ -29,6 +30,7 @@ import { type InstallContext, type Staged, approvalFor, approve, commit, fetchLo
 import { type Registry, commandLineRegistry, configuredRegistries, registryFor } from './registries.js';
 import { type Planned, type Present, parseSpec, pickVersion, planInstall } from './resolve.js';
 import { RegistryTrustKeeper } from './registry-trust.js';
+import { unsupportedSource } from './source.js';
 import { fetchRevocations, replacementFor, revokedError, revokedInstalled } from './revocations.js';
 import { PluginStore } from './store.js';
 import { TrustState } from './trust-state.js';
@@ -53,7 +55,9 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const cache = new DocumentCache(join(options.home, 'cache', 'registry'));
   const limits = { timeoutMs: options.settings.downloadTimeoutMs, maxBytes: options.settings.maxDownloadBytes, lockWaitMs: options.settings.lockWaitMs };
   const installContext: InstallContext = { kernel, store, limits, env, ...(options.workspace !== undefined && { workspace: options.workspace }) };
-  const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override)] : configuredRegistries(kernel.configLayers, env, options.embeddedRegistry === undefined ? {} : { embedded: options.embeddedRegistry }));
+  const configured = (): Registry[] => configuredRegistries(kernel.configLayers, env, options.embeddedRegistry === undefined ? {} : { embedded: options.embeddedRegistry });
+  /** `--registry` (a URL, a folder, or a registry's name), else the configured ones (the embedded one among them, `namedOnly` once others are set). */
+  const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override, configured)] : configured());
   const documents = (signal: AbortSignal | undefined, notes: MarketNote[], revalidate = false): DocumentContext => ({ cache, limits: { timeoutMs: limits.timeoutMs, ...(signal && { signal }) }, notes, revalidate });
   const trustState = new TrustState(options.home);
   /** Documents plus one operation's view of each registry's keys and index (asked once per registry). */
@@ -69,7 +73,15 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     const byRegistry = new Map<string, { registry: Registry; entries: LockEntry[] }>();
     for (const entry of entries) {
       if (entry.registry === 'file') continue;
-      const registry = registryOf(entry);
+      let registry: Registry;
+      try {
+        registry = registryOf(entry);
+      } catch (error) {
+        // Its registry is no longer configured: said, as for one that cannot be reached.
+        if (!isPlinthError(error) || error.code !== 'PLN_E_MARKET_REGISTRY_CONFIG') throw error;
+        context.notes.push({ registry: entry.registry, kind: 'unreachable', message: `${entry.name}: revocations not checked: ${error.message}` });
+        continue;
+      }
       const group = byRegistry.get(registry.url.href) ?? { registry, entries: [] };
       group.entries.push(entry);
       byRegistry.set(registry.url.href, group);
@@ -127,9 +139,18 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     throw revokedError('rollback', registry, hit, hit.use ?? (packument && replacementFor(trust, registry, packument)), 'not rolled back to');
   };
 
-  /** Where an installed plugin is updated from: the `--registry` it came from, else the configured one for its name. */
-  const registryOf = (entry: { name: string; registry: string; registryUrl?: string | undefined }): Registry =>
-    entry.registry === 'command-line' && entry.registryUrl ? commandLineRegistry(entry.registryUrl) : registryFor(registries(), entry.name);
+  /**
+   * Where an installed plugin is updated from: the `--registry` URL it came from, else the registry of the name it was
+   * installed from (the embedded `plinth` too, once other registries are configured), else the configured one for its name.
+   */
+  const registryOf = (entry: { name: string; registry: string; registryUrl?: string | undefined }): Registry => {
+    if (entry.registry === 'command-line' && entry.registryUrl) return commandLineRegistry(entry.registryUrl);
+    const list = registries();
+    const same = list.find((r) => r.name === entry.registry);
+    if (!same) return registryFor(list, entry.name);
+    const { namedOnly: _, ...chosen } = same;
+    return chosen;
+  };
 
   /** Builtin and other plugins the kernel found, and the installed ones, by name. */
   const present = async (): Promise<Map<string, Present>> => {
@@ -184,12 +205,12 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       const query = prepareQuery(text);
       const hits: SearchHit[] = [];
       const seen = new Set<string>();
-      const list = registries(override);
+      const list = registries(override).filter((r) => r.namedOnly !== true);
       // One more than the page, to tell whether another page follows; each registry ranks its own, merged below.
       const wanted = offset + limit + 1;
       if (list.length === 0) {
         throw new PlinthError('PLN_E_MARKET_REGISTRY_CONFIG', 'no registry is configured to search ("registries" is empty)', {
-          hint: 'add one to "registries" in your settings.json, e.g. [{ "name": "local", "url": "http://127.0.0.1:4873" }], or remove "registries" to use plinth\'s embedded registry',
+          hint: 'add one to "registries" in your settings.json, e.g. [{ "name": "local", "url": "http://127.0.0.1:4873" }], or remove "registries" to use plinth\'s embedded registry (`--registry plinth` searches it alone)',
           details: { step: 'search' },
         });
       }
@@ -221,6 +242,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     async install(spec, request = {}) {
       const notes: MarketNote[] = [];
       const local = isTarballPath(spec);
+      const unsupported = unsupportedSource(spec, local);
+      if (unsupported) throw unsupported;
       const again = `plinth ext install ${spec}${request.registry ? ` --registry ${request.registry}` : ''}`;
       if (local) {
         const file = isAbsolute(spec) ? spec : resolvePath(spec);
@@ -253,11 +276,22 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       const notes: MarketNote[] = [];
       const lock = await store.read();
       const plugins: OutdatedEntry[] = [];
+      /** What could not be checked is said to be so, never counted as up to date. */
+      const unchecked: OutdatedResult['unchecked'] = [];
+      const registryOrSkip = (entry: LockEntry): Registry | undefined => {
+        try {
+          return registryOf(entry);
+        } catch (error) {
+          if (!isPlinthError(error) || error.code !== 'PLN_E_MARKET_REGISTRY_CONFIG') throw error;
+          unchecked.push({ name: entry.name, version: entry.version, registry: entry.registry, reason: error.message });
+          return undefined;
+        }
+      };
+      const checkable = Object.values(lock.plugins).filter((entry) => entry.registry !== 'file' && registryOrSkip(entry) !== undefined);
       // Revocations first: a revoked version is never offered as an update.
       const context = reading(signal, notes);
-      const revoked = await revocationsFor(Object.values(lock.plugins), context);
-      for (const entry of Object.values(lock.plugins)) {
-        if (entry.registry === 'file') continue;
+      const revoked = await revocationsFor(checkable, context);
+      for (const entry of checkable) {
         const registry = registryOf(entry);
         const trust = await context.trust.forRegistry(context, registry).catch(() => undefined);
         const withdrawn = new Set((trust?.revoked ?? []).filter((r) => r.name === entry.name).map((r) => r.version));
@@ -268,13 +302,14 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
           // One plugin's registry down (and not cached) does not hide the others' updates.
           if (!isPlinthError(error) || !error.code.startsWith('PLN_E_MARKET_')) throw error;
           notes.push({ registry: registry.name, kind: 'unreachable', message: `${entry.name}: ${error.message}` });
+          unchecked.push({ name: entry.name, version: entry.version, registry: registry.name, reason: error.message });
           continue;
         }
         const wanted = safePick(packument, semver.validRange(entry.range) ? entry.range : (packument['dist-tags'][entry.range] ?? entry.version), registry, withdrawn) ?? entry.version;
         const latest = safePick(packument, 'latest', registry, withdrawn) ?? safePick(packument, '*', registry, withdrawn) ?? entry.version;
         if (semver.gt(wanted, entry.version) || semver.gt(latest, entry.version)) plugins.push({ name: entry.name, current: entry.version, wanted, latest, range: entry.range, registry: registry.name });
       }
-      return { plugins, revoked, notes };
+      return { plugins, revoked, unchecked, notes };
     },
 
     async update(names, request = {}) {

@@ -169,7 +169,11 @@ export type OutdatedEntry = z.infer<typeof outdatedEntrySchema>;
 export const revokedEntrySchema = z.object({ name: z.string(), version: z.string(), reason: z.string(), use: z.string().optional(), registry: z.string() });
 export type RevokedEntry = z.infer<typeof revokedEntrySchema>;
 
-export const outdatedResultSchema = z.object({ plugins: z.array(outdatedEntrySchema), revoked: z.array(revokedEntrySchema), notes: z.array(marketNoteSchema) });
+/** An installed plugin `outdated` could not check (its registry unreachable, gone from the settings, or its answer unusable): never counted as up to date. */
+export const uncheckedEntrySchema = z.object({ name: z.string(), version: z.string(), registry: z.string(), reason: z.string() });
+export type UncheckedEntry = z.infer<typeof uncheckedEntrySchema>;
+
+export const outdatedResultSchema = z.object({ plugins: z.array(outdatedEntrySchema), revoked: z.array(revokedEntrySchema), unchecked: z.array(uncheckedEntrySchema), notes: z.array(marketNoteSchema) });
 export type OutdatedResult = z.infer<typeof outdatedResultSchema>;
 
 export const uninstallResultSchema = z.object({ name: z.string(), version: z.string(), removed: z.array(z.string()) });
