@@ -269,12 +269,14 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         const context = planning(request, notes);
         // The target is committed under the lock already held; its dependencies take their own.
         return installStaged(
-          async (staging) =>
-            planInstall(context, registries(request.registry), target, await present(), stager(staging, request)).catch(async (error: unknown) => {
+          async (staging) => {
+            const stage = stager(staging, request);
+            return planInstall(context, registries(request.registry), target, await present(), stage).catch(async (error: unknown) => {
               // A cached document may predate the version asked for: ask the registry again before saying there is none.
               if (!isPlinthError(error) || (error.code !== 'PLN_E_MARKET_NO_MATCH' && error.code !== 'PLN_E_MARKET_NOT_FOUND') || error.details?.step !== 'resolve') throw error;
-              return planInstall({ ...context, revalidate: true }, registries(request.registry), target, await present(), stager(join(staging, 'again'), request));
-            }),
+              return planInstall({ ...context, revalidate: true }, registries(request.registry), target, await present(), stage);
+            });
+          },
           request,
           again,
           false,
