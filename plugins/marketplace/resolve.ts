@@ -1,8 +1,9 @@
 /**
  * Which versions to install: the newest version within the range (or the
- * tag) that this kernel can run and its registry has not revoked, then its
- * dependencies, transitively, unless a plugin already present satisfies
- * them. A conflict is explained: who needs what, and what is there.
+ * tag) that this kernel can run (as far as the registry says) and its
+ * registry has not revoked, staged at once, then the dependencies its
+ * staged manifest declares, transitively, unless a plugin already present
+ * satisfies them. A conflict is explained: who needs what, and what is there.
  *
  * A dependency comes from its dependent's registry (unless its `@scope` is
  * configured to a registry of its own): a public name cannot stand in for a
