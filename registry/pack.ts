@@ -45,7 +45,8 @@ export async function packPlugin(dir: string): Promise<PackedPlugin> {
   const files = await listPackFiles(root);
   const paths = files.map((f) => f.path);
   if (manifest.main !== undefined) checkMain(manifest, paths);
-  await checkRelativeImports(root, paths);
+  // Bundled npm packages import within node_modules as they please; the plugin's own code must stay in its folder.
+  await checkRelativeImports(root, paths.filter((p) => !p.startsWith('node_modules/')));
   const executable = new Set(files.filter((f) => f.executable).map((f) => f.path));
   const bytes = await tarball(root, paths, executable);
   return {

@@ -5,6 +5,7 @@ import semver from 'semver';
 import {
   type InstallOptions,
   type InstallResult,
+  type Launcher,
   type LockEntry,
   type LockFile,
   type Logger,
@@ -26,7 +27,8 @@ import {
 } from 'plinth/sdk';
 import { DocumentCache } from './cache.js';
 import { type DocumentContext, fetchPackument, fetchSearchObjects } from './documents.js';
-import { type InstallContext, type Staged, approvalFor, approve, commit, fetchLocal, fetchPlanned, readManifest } from './install.js';
+import { type InstallContext, type NpmContext, type Staged, approvalFor, approve, commit, fetchLocal, fetchPlanned, readManifest, withNpmDependencies } from './install.js';
+import { NO_NPM_DEPENDENCIES, readNpmDependencies } from './npm-deps.js';
 import { type Registry, commandLineRegistry, configuredRegistries, registryFor } from './registries.js';
 import { type Planned, type Present, parseSpec, pickVersion, planInstall } from './resolve.js';
 import { RegistryTrustKeeper } from './registry-trust.js';
@@ -41,7 +43,9 @@ export interface MarketplaceOptions {
   readonly home: string;
   /** The workspace root: a peer plugin's manifest (Gemini's `${workspacePath}`) is made with it, as discovery makes it. */
   readonly workspace?: string;
-  readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number };
+  readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number; readonly npmTimeoutMs: number };
+  /** The launcher service, through which npm runs (a plugin's npm dependencies). */
+  readonly launcher: () => Promise<Launcher>;
   readonly log: Logger;
   /** The embedded default registry's folder, used when none is configured. */
   readonly embeddedRegistry?: string;
@@ -55,6 +59,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const cache = new DocumentCache(join(options.home, 'cache', 'registry'));
   const limits = { timeoutMs: options.settings.downloadTimeoutMs, maxBytes: options.settings.maxDownloadBytes, lockWaitMs: options.settings.lockWaitMs };
   const installContext: InstallContext = { kernel, store, limits, env, ...(options.workspace !== undefined && { workspace: options.workspace }) };
+  const npmContext: NpmContext = { launcher: options.launcher, cache: join(options.home, 'cache', 'npm'), timeoutMs: options.settings.npmTimeoutMs };
   const configured = (): Registry[] => configuredRegistries(kernel.configLayers, env, options.embeddedRegistry === undefined ? {} : { embedded: options.embeddedRegistry });
   /** `--registry` (a URL, a folder, or a registry's name), else the configured ones (the embedded one among them, `namedOnly` once others are set). */
   const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override, configured)] : configured());
@@ -160,6 +165,13 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     return map;
   };
 
+  /** What is present, with what is being installed in this command already counted as there. */
+  const presentWith = async (staged: readonly Staged[]): Promise<Map<string, Present>> => {
+    const map = await present();
+    for (const s of staged) map.set(s.name, { version: s.version, source: 'user' });
+    return map;
+  };
+
   /** Downloads and checks everything, asks once, then commits dependencies first. Staging is always removed. */
   const installStaged = async (stage: (staging: string) => Promise<Staged[]>, request: InstallOptions, again: string, reapproveOnly: boolean, locked?: string): Promise<MarketChange[]> => {
     await store.cleanLeftovers();
@@ -174,11 +186,18 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       }
       if (changing.length === 0) return [];
       // A peer plugin's manifest as written (the staged one is shown so), so that the same declarations compare equal.
-      const approval = await approvalFor(changing, async (name) => ((await store.activeVersion(name)) ? readManifest(store.activePath(name), undefined, true) : undefined));
+      const approval = await approvalFor(changing, async (name) => {
+        if (!(await store.activeVersion(name))) return undefined;
+        const manifest = await readManifest(store.activePath(name), undefined, true);
+        return manifest && { manifest, npm: await readNpmDependencies(store.activePath(name), name).catch(() => NO_NPM_DEPENDENCIES) };
+      });
       // An update that declares the same as before needs no new approval.
       if (!(reapproveOnly && approval.unchanged)) await approve(approval, request, again);
+      // Approved: npm installs their npm dependencies, every one before any is moved into place (a failure changes nothing).
+      const ready: Staged[] = [];
+      for (const s of changing) ready.push(await withNpmDependencies(npmContext, s, request.signal));
       const changes: MarketChange[] = [];
-      for (const s of changing) {
+      for (const s of ready) {
         const apply = () => commit(installContext, s, request.signal, { force: request.force === true && !s.dependency, loadNew: request.loadNew !== false });
         changes.push(await (s.name === locked ? apply() : store.withPluginLock(s.name, limits.lockWaitMs, apply)));
         log.info(`installed ${s.name}@${s.version} from ${s.registry}`, { integrity: s.integrity });
@@ -189,14 +208,14 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     }
   };
 
-  const fetchAll = async (plan: readonly Planned[], staging: string, request: InstallOptions): Promise<Staged[]> => {
-    const out: Staged[] = [];
-    for (const [index, planned] of plan.entries()) {
-      const dir = join(staging, String(index));
-      await mkdir(dir);
-      out.push(await fetchPlanned(installContext, planned, dir, request));
-    }
-    return out;
+  /** Stages each planned version in a folder of its own under `staging`, as the resolver chooses it. */
+  const stager = (staging: string, request: InstallOptions) => {
+    let index = 0;
+    return async (planned: Planned): Promise<Staged> => {
+      const dir = join(staging, String(index++));
+      await mkdir(dir, { recursive: true });
+      return fetchPlanned(installContext, planned, dir, request);
+    };
   };
 
   const service: MarketplaceService = {
@@ -248,26 +267,44 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       if (local) {
         const file = isAbsolute(spec) ? spec : resolvePath(spec);
         const changes = await installStaged(async (staging) => {
-          const staged = await fetchLocal(installContext, file, join(staging, 'local'), request);
-          const deps = [];
+          const fetched = await fetchLocal(installContext, file, join(staging, 'local'), request);
+          // Its npm dependencies come from the registry its name goes to.
+          const source = (() => {
+            try {
+              return registryFor(registries(request.registry), fetched.name);
+            } catch {
+              return undefined;
+            }
+          })();
+          const staged: Staged = { ...fetched, ...(source && { source }) };
+          const deps: Staged[] = [];
+          const stage = stager(staging, request);
           for (const [dep, range] of Object.entries(staged.manifest.dependencies)) {
-            const plan = await planInstall(planning(request, notes), registries(request.registry), { name: dep, range }, await present());
-            deps.push(...plan.map((p) => ({ ...p, dependency: true })));
+            const present = await presentWith(deps);
+            deps.push(...(await planInstall(planning(request, notes), registries(request.registry), { name: dep, range }, present, stage, staged)));
           }
-          return [...(await fetchAll(deps, staging, request)), staged];
+          return [...deps, staged];
         }, request, again, false);
         return { changes, notes };
       }
       const target = parseSpec(spec);
       const changes = await store.withPluginLock(target.name, limits.lockWaitMs, async () => {
         const context = planning(request, notes);
-        const plan = await planInstall(context, registries(request.registry), target, await present()).catch(async (error: unknown) => {
-          // A cached document may predate the version asked for: ask the registry again before saying there is none.
-          if (!isPlinthError(error) || (error.code !== 'PLN_E_MARKET_NO_MATCH' && error.code !== 'PLN_E_MARKET_NOT_FOUND')) throw error;
-          return planInstall({ ...context, revalidate: true }, registries(request.registry), target, await present());
-        });
         // The target is committed under the lock already held; its dependencies take their own.
-        return installStaged((staging) => fetchAll(plan, staging, request), request, again, false, target.name);
+        return installStaged(
+          async (staging) => {
+            const stage = stager(staging, request);
+            return planInstall(context, registries(request.registry), target, await present(), stage).catch(async (error: unknown) => {
+              // A cached document may predate the version asked for: ask the registry again before saying there is none.
+              if (!isPlinthError(error) || (error.code !== 'PLN_E_MARKET_NO_MATCH' && error.code !== 'PLN_E_MARKET_NOT_FOUND') || error.details?.step !== 'resolve') throw error;
+              return planInstall({ ...context, revalidate: true }, registries(request.registry), target, await present(), stage);
+            });
+          },
+          request,
+          again,
+          false,
+          target.name,
+        );
       });
       return { changes, notes };
     },
@@ -322,9 +359,17 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         const again = `plinth ext update ${entry.name}${request.latest ? ' --latest' : ''}`;
         const done = await store.withPluginLock(entry.name, limits.lockWaitMs, async () => {
           const list = request.registry !== undefined ? registries(request.registry) : [registryOf(entry)];
-          const plan = await planInstall(planning(request, notes, true), list, { name: entry.name, range }, new Map([...(await present())].filter(([name]) => name !== entry.name)));
-          const kept = plan.map((p) => (p.name === entry.name ? { ...p, range: request.latest ? `^${p.version}` : entry.range, dependency: entry.dependency === true } : p));
-          return installStaged((staging) => fetchAll(kept, staging, request), request, again, true, entry.name);
+          const others = new Map([...(await present())].filter(([name]) => name !== entry.name));
+          return installStaged(
+            async (staging) => {
+              const plan = await planInstall(planning(request, notes, true), list, { name: entry.name, range }, others, stager(staging, request));
+              return plan.map((p) => (p.name === entry.name ? { ...p, range: request.latest ? `^${p.version}` : entry.range, dependency: entry.dependency === true } : p));
+            },
+            request,
+            again,
+            true,
+            entry.name,
+          );
         });
         changes.push(...done);
       }

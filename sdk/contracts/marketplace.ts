@@ -95,6 +95,8 @@ export const declarationsSchema = z.object({
   permissions: z.array(z.string()),
   provides: z.array(z.string()),
   dependencies: z.array(z.string()),
+  /** The npm packages its package.json asks for (`name@spec`, `(bundled)` when the tarball brings them); npm installs the others. */
+  npm: z.array(z.string()),
 });
 export type Declarations = z.infer<typeof declarationsSchema>;
 
