@@ -149,7 +149,9 @@ async function connectAttempt(declared: McpServerDefinition, deps: ConnectDeps, 
         });
       }
       if (isPlinthError(error)) throw error;
-      const refused = httpAnswer(error).rpc;
+      // A remote server's own JSON-RPC answer to `initialize`; not a stdio transport's own -32000 (the process exited),
+      // whose reason (and the sandbox's hint in it) is said whole below.
+      const refused = tried === 'http' || tried === 'sse' || tried === 'auto' ? httpAnswer(error).rpc : undefined;
       if (refused) throw await refusedInitialize(definition, tried, refused, error, deps);
       throw mcpError('PLN_E_MCP_CONNECT_FAILED', deps.redact(`MCP server "${definition.name}" could not connect (${tried}): ${describeError(error)}`), {
         details: { server: definition.name, transport: tried },
