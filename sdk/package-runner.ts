@@ -1,7 +1,7 @@
 /**
  * What a package runner needs to start a package, as permissions: `npx -y pkg`
- * (also `npm exec`/`npm x`, `pnpm dlx`) fetches the package from its npm
- * registry, `uvx pkg` (`uv tool run`) from its Python index. Confined, the
+ * (and `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`) fetches the package from
+ * its npm registry, `uvx pkg` (`uv tool run`, `pipx run`) from its Python index. Confined, the
  * runner reaches only the hosts granted, and gets only the variables granted:
  * without these a pasted Claude Desktop config (`"command": "npx"`) can never
  * start. The registry is the one the runner will use inside the sandbox: a
@@ -17,13 +17,34 @@ import { type Permissions, type PermissionsInput, permissionsSchema } from './co
 const NPM_DEFAULT = 'https://registry.npmjs.org/';
 const PYPI_HOSTS = ['pypi.org:443', 'files.pythonhosted.org:443'];
 
-/** Which runner a command line is, or undefined. */
-export function packageRunnerOf(command: string, args: readonly string[]): 'npm' | 'uv' | undefined {
-  const program = path.basename(command).replace(/\.(cmd|exe)$/i, '');
-  const sub = args.find((a) => !a.startsWith('-'));
-  if (program === 'npx' || (program === 'npm' && (sub === 'exec' || sub === 'x')) || (program === 'pnpm' && sub === 'dlx')) return 'npm';
-  if (program === 'uvx' || (program === 'uv' && sub === 'tool' && args.includes('run'))) return 'uv';
-  return undefined;
+/** What fetches a package: npm's registry (npx and its kin) or a Python index (uvx, pipx). */
+export type PackageIndex = 'npm' | 'python';
+
+/** The package runners: the program, the subcommand words that make it one, and where it fetches from. */
+const RUNNERS: ReadonlyArray<{ readonly words: readonly string[]; readonly index: PackageIndex }> = [
+  { words: ['npx'], index: 'npm' },
+  { words: ['pnpx'], index: 'npm' },
+  { words: ['bunx'], index: 'npm' },
+  { words: ['npm', 'exec'], index: 'npm' },
+  { words: ['npm', 'x'], index: 'npm' },
+  { words: ['pnpm', 'dlx'], index: 'npm' },
+  { words: ['yarn', 'dlx'], index: 'npm' },
+  { words: ['bun', 'x'], index: 'npm' },
+  { words: ['uvx'], index: 'python' },
+  { words: ['uv', 'tool', 'run'], index: 'python' },
+  { words: ['pipx', 'run'], index: 'python' },
+];
+
+/**
+ * The package runner a command line uses (`npx`, `npm exec`, `uv tool run`, …: `name`) and where it
+ * fetches from, or undefined. The program is compared without folder and Windows extension
+ * (`/usr/bin/npx`, `npx.cmd`); flags before a subcommand (`npm --yes exec`) are skipped.
+ */
+export function packageRunnerOf(command: string, args: readonly string[]): { readonly name: string; readonly index: PackageIndex } | undefined {
+  const program = path.basename(command).replace(/\.(cmd|exe|bat|ps1)$/i, '').toLowerCase();
+  const words = args.filter((arg) => !arg.startsWith('-'));
+  const runner = RUNNERS.find(({ words: [name, ...sub] }) => name === program && sub.every((word, i) => words[i] === word));
+  return runner && { name: runner.words.join(' '), index: runner.index };
 }
 
 /** The value of `--<name> value` or `--<name>=value` among `args`. */
@@ -56,7 +77,7 @@ function hostOf(url: string): string | undefined {
  * `UV_*`, `PIP_*`) are passed, each granted with where its value comes from.
  */
 export function packageRunnerPermissions(command: string, args: readonly string[], env: Readonly<Record<string, string>> = {}): { readonly permissions: PermissionsInput; readonly why: string } | undefined {
-  const runner = packageRunnerOf(command, args);
+  const runner = packageRunnerOf(command, args)?.index;
   if (runner === undefined) return undefined;
   const names = Object.keys(env);
   const lookup = (...keys: string[]): string | undefined => {
@@ -76,7 +97,7 @@ export function packageRunnerPermissions(command: string, args: readonly string[
   const index = option(args, 'index-url') ?? option(args, 'default-index') ?? lookup('UV_DEFAULT_INDEX', 'UV_INDEX_URL', 'PIP_INDEX_URL');
   const hosts = index !== undefined && hostOf(index) !== undefined ? [hostOf(index)!] : PYPI_HOSTS;
   const own = names.filter((name) => /^(UV_|PIP_)/.test(name));
-  return { permissions: { network: { allow: hosts }, env: own }, why: `${path.basename(command)} fetches the package from ${hosts.join(', ')} and keeps uv's cache in the sandbox's private HOME (~/.cache/uv)` };
+  return { permissions: { network: { allow: hosts }, env: own }, why: `${path.basename(command)} fetches the package from ${hosts.join(', ')} and keeps its cache in the sandbox's private HOME (~/.cache)` };
 }
 
 /**

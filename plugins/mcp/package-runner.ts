@@ -11,44 +11,15 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
-import { writeFileAtomic } from 'plinth/sdk';
+import { packageRunnerOf, writeFileAtomic } from 'plinth/sdk';
 import type { McpServerDefinition } from 'plinth/sdk';
 
-/** Programs that run a package, fetched when missing: the program, then the subcommand words that make it one. */
-const RUNNERS: ReadonlyArray<readonly [program: string, ...subcommand: string[]]> = [
-  ['npx'],
-  ['pnpx'],
-  ['bunx'],
-  ['uvx'],
-  ['npm', 'exec'],
-  ['npm', 'x'],
-  ['pnpm', 'dlx'],
-  ['yarn', 'dlx'],
-  ['bun', 'x'],
-  ['uv', 'tool', 'run'],
-  ['pipx', 'run'],
-];
-
-/** The program's name without folder and Windows extension: `/usr/bin/npx` and `npx.cmd` are `npx`. */
-function programName(command: string): string {
-  return basename(command).replace(/\.(cmd|exe|bat|ps1)$/i, '').toLowerCase();
-}
-
 /**
- * The package runner a server's command line uses (`npx`, `npm exec`,
- * `uv tool run`, …), or undefined. Flags before the subcommand (`npm
- * --yes exec`) are skipped; a subcommand must follow the program's flags.
+ * The package runner a server's command line uses (`npx`, `npm exec`, `uv tool run`, …), or
+ * undefined: the sdk's one list of runners (`packageRunnerOf`), which the sandbox reads too.
  */
 export function packageRunner(definition: Pick<McpServerDefinition, 'command' | 'args'>): string | undefined {
-  if (definition.command === undefined) return undefined;
-  const program = programName(definition.command);
-  const words = definition.args.filter((arg) => !arg.startsWith('-'));
-  for (const [name, ...subcommand] of RUNNERS) {
-    if (name !== program) continue;
-    if (subcommand.every((word, i) => words[i] === word)) return [name, ...subcommand].join(' ');
-  }
-  return undefined;
+  return definition.command === undefined ? undefined : packageRunnerOf(definition.command, definition.args)?.name;
 }
 
 /** The record of package-runner command lines that connected before. */
