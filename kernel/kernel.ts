@@ -19,6 +19,7 @@ import type {
   PluginState,
   PluginStatus,
   ReadyInfo,
+  SettingsProblem,
   StatusSection,
   TapOptions,
   Teardown,
@@ -714,6 +715,33 @@ export class Kernel {
     };
   }
 
+  /**
+   * What the owners of the settings' sections (`configKeys`) find wrong in them: each owner in use is
+   * set up (a lazy one too) and asked through the `validate` hook. An owner that could not start
+   * checked nothing: that is a problem too (`PLN_E_CONFIG_UNCHECKED`), never silence. After `boot()`.
+   */
+  async validateSettings(): Promise<SettingsProblem[]> {
+    if (!this.readyInfo) throw new PlinthError('PLN_E_KERNEL_STATE', 'kernel.validateSettings() was called before boot() finished', { hint: 'await kernel.boot() first' });
+    const problems: SettingsProblem[] = [];
+    const inUse = (keys: readonly string[]) => keys.filter((key) => Object.hasOwn(this.config.settings, key));
+    for (const record of [...this.records.values()]) {
+      const keys = inUse(record.info.manifest.configKeys);
+      if (keys.length === 0) continue;
+      if (record.state === 'lazy') await this.activate(record.info.name).catch(() => undefined);
+      // Disabled on purpose (itself or what it needs): its sections are read by nothing.
+      if (isRunning(record) || record.error?.code === 'PLN_E_PLUGIN_DISABLED' || record.error?.code === 'PLN_E_DEP_DISABLED') continue;
+      const why = record.error ? `: ${record.error.code}: ${record.error.message}` : '';
+      problems.push({
+        code: 'PLN_E_CONFIG_UNCHECKED',
+        message: `the settings' ${keys.map((k) => `"${k}"`).join(', ')} could not be checked: plugin "${record.info.name}", which reads ${keys.length === 1 ? 'it' : 'them'}, is ${record.state}${why}`,
+        hint: record.error?.hint ?? `run \`plinth plugins why ${record.info.name}\``,
+      });
+    }
+    const files = this.config.files.filter((f) => f.exists).map((f) => f.file);
+    await this.hooks.validate.promise({ files, add: (problem) => void problems.push(problem) });
+    return problems.map((p) => ({ ...p, message: this.redactor.text(p.message), ...(p.hint !== undefined && { hint: this.redactor.text(p.hint) }) }));
+  }
+
   /** Commands declared by the resolved plugins, from manifests alone. */
   declaredCommands(): DeclaredCommand[] {
     const list: DeclaredCommand[] = [];
@@ -794,7 +822,8 @@ export class Kernel {
   private exclude(excluded: Resolution['excluded'][number]): void {
     const { candidate, name, error } = excluded;
     const manifest = candidate?.manifest ?? parseManifestOrThrow({ name, version: '0.0.0', kernel: '*' });
-    const info: PluginInfo = { name, version: candidate ? manifest.version : '', source: candidate?.source ?? 'path', dir: candidate?.dir ?? '', manifest };
+    // A linked folder stays linked while it is excluded (disabled): what `ext list` and `plugins list` show.
+    const info: PluginInfo = { name, version: candidate ? manifest.version : '', source: candidate?.source ?? 'path', dir: candidate?.dir ?? '', manifest, ...(candidate?.linked && { linked: true as const }) };
     const previous = this.records.get(name);
     const record: PluginRecord = { info, candidate, state: 'excluded', error, abort: new AbortController(), guardOff: previous?.guardOff };
     this.records.set(name, record);

@@ -1,7 +1,7 @@
 /** The kernel's lifecycle hooks, as tapable hooks for the host and as named taps for plugins. */
 import { AsyncSeriesBailHook, AsyncSeriesHook, SyncHook } from 'tapable';
 import type { CommandRegistry } from '../sdk/commands.js';
-import type { Disposer, PluginHook, PluginHooks, PluginInfo, ReadyInfo, StatusBoard, TapOptions } from '../sdk/plugin.js';
+import type { Disposer, PluginHook, PluginHooks, PluginInfo, ReadyInfo, SettingsCheck, StatusBoard, TapOptions } from '../sdk/plugin.js';
 import { type PlinthError, wrapPluginError } from '../sdk/errors.js';
 import { addTap } from './taps.js';
 import { withTimeout } from './timeout.js';
@@ -23,6 +23,8 @@ export interface LifecycleHooks {
   /** A plugin left while the kernel runs. */
   readonly unload: AsyncSeriesHook<[PluginInfo]>;
   readonly commands: SyncHook<[CommandRegistry]>;
+  /** `config validate`: owners of settings sections add the problems they find. */
+  readonly validate: AsyncSeriesHook<[SettingsCheck]>;
 }
 
 export function createLifecycleHooks(): LifecycleHooks {
@@ -36,6 +38,7 @@ export function createLifecycleHooks(): LifecycleHooks {
     manifest: new AsyncSeriesHook(['plugin'], 'manifest'),
     unload: new AsyncSeriesHook(['plugin'], 'unload'),
     commands: new SyncHook(['registry'], 'commands'),
+    validate: new AsyncSeriesHook(['check'], 'validate'),
   };
 }
 
@@ -91,6 +94,26 @@ export function scopeHooks(hooks: LifecycleHooks, scope: ScopeOptions): PluginHo
     status: asyncTap<[StatusBoard], void>(hooks.status, 'status', undefined),
     shutdown: asyncTap<[], void>(hooks.shutdown, 'shutdown', undefined),
     unload: asyncTap<[PluginInfo], void>(hooks.unload, 'unload', undefined),
+    // A check that throws or hangs checked nothing: that is a problem of the settings, never "valid".
+    validate: {
+      tap: (handler, options) =>
+        scope.register(() =>
+          addTap(
+            hooks.validate,
+            'promise',
+            plugin,
+            async (check: SettingsCheck) => {
+              try {
+                await guard<void>('validate', () => handler(check), undefined, true);
+              } catch (error) {
+                const failed = error as PlinthError;
+                check.add({ code: failed.code, message: `plugin "${plugin}" could not check its settings: ${failed.message}`, hint: 'run the command again; if it persists, report it to the plugin\'s author' });
+              }
+            },
+            options,
+          ),
+        ),
+    },
     manifest: {
       tap(handler, options) {
         const dispose = asyncTap<[PluginInfo], void>(hooks.manifest, 'manifest', undefined).tap(handler, options);

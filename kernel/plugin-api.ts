@@ -21,7 +21,7 @@ export interface PluginApiDeps {
   readonly hookTimeoutMs: number;
   report(error: PlinthErrorType): void;
   knownPlugins(): readonly PluginInfo[];
-  kernel: Pick<PluginKernel, 'emit' | 'get' | 'status' | 'inspect' | 'redact' | 'settingsEnv' | 'plugins'>;
+  kernel: Pick<PluginKernel, 'emit' | 'get' | 'status' | 'inspect' | 'validateSettings' | 'redact' | 'settingsEnv' | 'plugins'>;
 }
 
 /** A plugin's view of the kernel, plus what the kernel needs to unload it. */
@@ -107,6 +107,7 @@ export function createPluginApi(deps: PluginApiDeps, options: { staged?: boolean
     get: (name) => deps.kernel.get(name),
     status: () => deps.kernel.status(),
     inspect: () => deps.kernel.inspect(),
+    validateSettings: () => deps.kernel.validateSettings(),
     redact: (text) => deps.kernel.redact(text),
     settingsEnv: (name) => deps.kernel.settingsEnv(name),
     plugins: deps.kernel.plugins,

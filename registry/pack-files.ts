@@ -5,8 +5,15 @@
  * - every regular file under the folder, at any depth, is packed;
  * - left out, at any depth: `node_modules/`, every name starting with a dot
  *   (`.git/`, `.env`, `.DS_Store`, `.npmrc`: version control, secrets and
- *   editor litter; dot-folders are also never discovered as plugins), and
- *   `*.tgz` (earlier packs lying in the folder, so packing stays repeatable);
+ *   editor litter; dot-folders are also never discovered as plugins),
+ *   `*.tgz` (earlier packs lying in the folder, so packing stays repeatable),
+ *   and caches a run leaves (`__pycache__/`, `*.pyc`, `*.pyo`,
+ *   `*.tsbuildinfo`): the same sources give the same bytes, run or not;
+ * - except the npm packages `package.json` bundles (`bundleDependencies`, or
+ *   `true` for every dependency): `node_modules/<name>/` of each, whole (its
+ *   own nested `node_modules/` included, dot-names and caches still left
+ *   out), and the packages they depend on that npm hoisted to the top
+ *   `node_modules/`, as `npm pack` bundles them;
  *   except, at the top of the folder, a Claude Code plugin's own `.claude-plugin/`
  *   and `.mcp.json`, which are its manifest (sdk/peer-manifest.ts);
  * - a symbolic link whose target is inside the folder is packed as the file
@@ -15,7 +22,7 @@
  * - sockets, FIFOs and devices are refused;
  * - empty folders are not recorded (as with `npm pack`, a tarball holds files only).
  */
-import { lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
+import { lstat, readFile, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { PlinthError } from '../sdk/errors.js';
 
@@ -28,7 +35,12 @@ export interface PackFile {
 
 /** Whether a name found in the folder is left out by the rule above. */
 export function isSkipped(name: string): boolean {
-  return name === 'node_modules' || name.startsWith('.') || name.endsWith('.tgz');
+  return name === 'node_modules' || isLeftOut(name);
+}
+
+/** Left out everywhere, bundled packages included: dot-names, packs, and caches. */
+function isLeftOut(name: string): boolean {
+  return name.startsWith('.') || name.endsWith('.tgz') || name === '__pycache__' || /\.(pyc|pyo|tsbuildinfo)$/.test(name);
 }
 
 /** The dot-names packed at the top of a plugin folder: a Claude Code plugin's manifest files. */
@@ -38,15 +50,60 @@ const PEER_DOT_NAMES: ReadonlySet<string> = new Set(['.claude-plugin', '.mcp.jso
 export async function listPackFiles(dir: string): Promise<PackFile[]> {
   const root = await realpath(resolve(dir));
   const files: PackFile[] = [];
-  await walk(root, '', [root], files);
+  await walk(root, '', [root], files, false);
+  for (const name of await bundledPackages(root)) await walk(root, `node_modules/${name}`, [root], files, true);
   return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
-async function walk(root: string, rel: string, ancestors: readonly string[], out: PackFile[]): Promise<void> {
+/**
+ * The packages under `node_modules/` that `package.json` bundles, with the
+ * packages they need that sit at the top of `node_modules/` (hoisted), by name.
+ * @throws PlinthError `PLN_E_REGISTRY_PACK_BUNDLE` for a bundled package that is not installed.
+ */
+async function bundledPackages(root: string): Promise<string[]> {
+  const pkg = await readJson(join(root, 'package.json'));
+  const listed = pkg?.bundleDependencies ?? pkg?.bundledDependencies;
+  const names = listed === true ? Object.keys(dependenciesOf(pkg)) : Array.isArray(listed) ? listed.filter((n): n is string => typeof n === 'string') : [];
+  const found = new Set<string>();
+  const visit = async (name: string, from: string | undefined, nested: string | undefined): Promise<void> => {
+    // A package nested in its dependent's own node_modules is packed with it.
+    if (nested !== undefined && (await readJson(join(root, nested, 'node_modules', name, 'package.json')))) return;
+    if (found.has(name)) return;
+    const own = await readJson(join(root, 'node_modules', name, 'package.json'));
+    if (!own) {
+      if (from !== undefined) return; // an optional dependency not installed, or one npm placed elsewhere: npm pack leaves it out too
+      throw new PlinthError('PLN_E_REGISTRY_PACK_BUNDLE', `package.json bundles "${name}", which is not installed in node_modules/`, {
+        hint: 'run `npm install` in the plugin folder first, or remove it from bundleDependencies',
+        details: { package: name },
+      });
+    }
+    found.add(name);
+    for (const dep of Object.keys(dependenciesOf(own))) await visit(dep, name, `node_modules/${name}`);
+  };
+  for (const name of names) await visit(name, undefined, undefined);
+  return [...found].sort();
+}
+
+function dependenciesOf(pkg: Record<string, unknown> | undefined): Record<string, unknown> {
+  const deps = (value: unknown) => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+  return { ...deps(pkg?.optionalDependencies), ...deps(pkg?.dependencies) };
+}
+
+async function readJson(file: string): Promise<Record<string, unknown> | undefined> {
+  try {
+    const data: unknown = JSON.parse(await readFile(file, 'utf8'));
+    return typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `bundled`: inside a bundled package, where its own `node_modules/` is packed too. */
+async function walk(root: string, rel: string, ancestors: readonly string[], out: PackFile[], bundled: boolean): Promise<void> {
   const here = rel === '' ? root : join(root, rel);
   const entries = await readdir(here, { withFileTypes: true });
   for (const entry of entries) {
-    if (isSkipped(entry.name) && !(rel === '' && PEER_DOT_NAMES.has(entry.name))) continue;
+    if ((bundled ? isLeftOut(entry.name) : isSkipped(entry.name)) && !(rel === '' && PEER_DOT_NAMES.has(entry.name))) continue;
     const path = rel === '' ? entry.name : `${rel}/${entry.name}`;
     const absolute = join(root, path);
     let info = await lstat(absolute);
@@ -62,7 +119,7 @@ async function walk(root: string, rel: string, ancestors: readonly string[], out
           details: { path },
         });
       }
-      await walk(root, path, [...ancestors, real], out);
+      await walk(root, path, [...ancestors, real], out, bundled);
     } else if (info.isFile()) {
       out.push({ path, executable: (info.mode & 0o111) !== 0, size: info.size });
     } else {

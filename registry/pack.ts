@@ -45,7 +45,8 @@ export async function packPlugin(dir: string): Promise<PackedPlugin> {
   const files = await listPackFiles(root);
   const paths = files.map((f) => f.path);
   if (manifest.main !== undefined) checkMain(manifest, paths);
-  await checkRelativeImports(root, paths);
+  // Bundled npm packages import within node_modules as they please; the plugin's own code must stay in its folder.
+  await checkRelativeImports(root, paths.filter((p) => !p.startsWith('node_modules/')));
   const executable = new Set(files.filter((f) => f.executable).map((f) => f.path));
   const bytes = await tarball(root, paths, executable);
   return {
@@ -81,7 +82,7 @@ export async function readPluginManifest(root: string): Promise<Manifest> {
     }
     throw new PlinthError('PLN_E_REGISTRY_PACK_MANIFEST', missing ? `${root} has no manifest.json, so it is not a plugin folder` : `${file} is not valid JSON`, {
       cause,
-      hint: missing ? 'give the folder of a plugin (the one holding its manifest.json); `plinth new` makes one' : 'correct the JSON of manifest.json',
+      hint: missing ? 'give the folder of a plugin (the one holding its manifest.json, or a Claude Code plugin\'s or Gemini CLI extension\'s manifest); `plinth plugin new <name>` makes one' : 'correct the JSON of manifest.json',
       details: { file },
     });
   }

@@ -20,6 +20,8 @@ export type {
   PluginState,
   PluginStatus,
   ReadyInfo,
+  SettingsCheck,
+  SettingsProblem,
   StatusBoard,
   StatusSection,
   TapOptions,
@@ -67,6 +69,7 @@ export { DEFAULT_WATCH_IGNORE, MAX_WATCHED_FOLDERS, watchFiles } from './watch.j
 export type { FileChange, FileChangeKind, FileWatcher, WatchFilesOptions } from './watch.js';
 export { askChoice, askYesNo, processTerminal, whyNotAsk } from './prompt.js';
 export type { PromptIO } from './prompt.js';
+export { packageRunnerOf, packageRunnerPermissions, withPackageRunner } from './package-runner.js';
 export { capabilityDenied, capabilityTarget, commandAllowed, expandPath, hostRefusal, isIpLiteral, normalizeHost, parseHostPattern, pathWithin, permits, realTarget } from './permission-match.js';
 export type { PathPlaceholders } from './permission-match.js';
 export type { CommandInput, CommandOption, CommandOutput, CommandRegistry, CommandSpec } from './commands.js';
@@ -85,7 +88,7 @@ export type { CheckOptions, TrustRun, TrustService, TrustSource, TrustSubject, T
 export { MCP_SERVER_NAME, MCP_TRANSPORT_NAME, mcpEntryTransport, mcpServerEntrySchema } from './contracts/mcp-server.js';
 export type { McpServerConfig, McpServerDefinition, McpServerEntry } from './contracts/mcp-server.js';
 export type { TransportConnection, TransportContext, TransportFactory } from './contracts/transport.js';
-export type { CallOptions, ElicitationContent, ElicitationHandler, McpService, McpTool, RootsHandler, SamplingHandler, ServerState, ServerStatus, StartOptions, ToolCallResult } from './contracts/mcp.js';
+export type { CallOptions, ElicitationContent, ElicitationHandler, McpService, McpTool, RootsHandler, SamplingHandler, ServerLogMessage, ServerState, ServerStatus, StartOptions, ToolCallResult } from './contracts/mcp.js';
 export type { HealthChange, HealthService, HealthState, ServerHealth } from './contracts/health.js';
 export type { Gateway, GatewayEndpoint, GatewayHttpEndpoint, GatewayHttpOptions, GatewayService, GatewayToken } from './contracts/gateway.js';
 export type { KeychainAvailability, SecretBackendName, SecretStore } from './contracts/secrets.js';
@@ -107,8 +110,8 @@ export {
 export type { ConfigResult, Extension, ExtensionDetails, ExtensionError, ExtensionScope, ExtensionsService, LinkResult, LiveOutcome, PluginRef, SettingOrigin, SettingView, ToggleResult, UnlinkResult } from './contracts/extensions.js';
 export type { AuthStatus, LoginOptions, LoginResult, LogoutResult, OAuthService, ProviderOptions, SignInChannel, SignInRequest } from './contracts/oauth.js';
 export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookProtocol, HookRateCounts, HookSource, HooksService, PlanResult } from './contracts/hooks.js';
-export { CLAUDE_HOOK_EVENTS, GEMINI_HOOK_EVENTS, isPeerHookEvent, peerEventsOf, tagPeerHooks } from './peer-hooks.js';
-export type { PeerProtocol } from './peer-hooks.js';
+export { CLAUDE_HOOK_EVENTS, GEMINI_HOOK_EVENTS, isPeerHookEvent, peerEventsOf, peerHookGaps, tagPeerHooks } from './peer-hooks.js';
+export type { PeerHookGap, PeerProtocol } from './peer-hooks.js';
 export { remoteRequestInit, remoteServerUrl } from './remote-transport.js';
 export { fetchWithOwnSignals } from './request-signals.js';
 export { BASE_ENV_ALLOWLIST, launchRequestSchema, launchRunRequestSchema } from './contracts/launcher.js';
@@ -116,8 +119,8 @@ export type { ChildEnd, ExecRequest, LaunchedChild, Launcher, LaunchOptions, Lau
 export type { CapabilityCheck, CapabilityPlaces, CapabilityRequest } from './contracts/capabilities.js';
 export { GRANT_OPTION, grantReviewLines } from './contracts/grants.js';
 export type { GrantReview, GrantsService } from './contracts/grants.js';
-export { changeSchema, declarationsSchema, installResultSchema, lockEntrySchema, lockFileSchema, marketNoteSchema, outdatedEntrySchema, outdatedResultSchema, registriesSettingSchema, registrySettingSchema, revokedEntrySchema, searchHitSchema, searchResultSchema, uninstallResultSchema, verifyEntrySchema, verifyResultSchema } from './contracts/marketplace.js';
-export type { ApprovalRequest, Declarations, InstallOptions, InstallResult, KeyTrustRequest, LockEntry, LockFile, MarketChange, MarketNote, MarketplaceService, OutdatedEntry, OutdatedResult, RegistrySetting, RevokedEntry, SearchHit, SearchOptions, SearchResult, UninstallResult, VerifyEntry, VerifyResult } from './contracts/marketplace.js';
+export { changeSchema, declarationsSchema, installResultSchema, lockEntrySchema, lockFileSchema, marketNoteSchema, outdatedEntrySchema, outdatedResultSchema, registriesSettingSchema, registrySettingSchema, revokedEntrySchema, searchHitSchema, searchResultSchema, uncheckedEntrySchema, uninstallResultSchema, verifyEntrySchema, verifyResultSchema } from './contracts/marketplace.js';
+export type { ApprovalRequest, Declarations, InstallOptions, InstallResult, KeyTrustRequest, LockEntry, LockFile, MarketChange, MarketNote, MarketplaceService, OutdatedEntry, OutdatedResult, RegistrySetting, RevokedEntry, SearchHit, SearchOptions, SearchResult, UncheckedEntry, UninstallResult, VerifyEntry, VerifyResult } from './contracts/marketplace.js';
 export {
   ABBREVIATED_PACKUMENT_TYPE,
   REGISTRY_SEARCH_INDEX,

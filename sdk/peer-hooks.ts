@@ -36,6 +36,60 @@ export const GEMINI_HOOK_EVENTS = [
 /** Claude Code events that exist there but have no plinth counterpart: reported, never run. */
 export const CLAUDE_UNSUPPORTED_EVENTS = ['SubagentStop', 'PermissionRequest', 'PostToolUseFailure', 'SubagentStart', 'PermissionDenied'] as const;
 
+/** What plinth does not do yet with one field of a peer hook, as `ext info`, `hooks validate` and the hooks plugin say it. */
+export interface PeerHookGap {
+  /** The field as written: `type`, `if`, `async`, `asyncRewake`, `once`, `shell`. */
+  readonly field: string;
+  /** Starts with "Claude Code field not supported yet" (or "… hook type …"), then what plinth does instead. */
+  readonly reason: string;
+  /**
+   * True when the hook cannot run at all (a `prompt`, `agent`, `http` or `mcp_tool` hook, a PowerShell
+   * command): it never runs, and on a gate event it blocks the event until it is removed or supported.
+   * False when it runs without the field (its guard is never weaker for it: it runs at least as often).
+   */
+  readonly unrunnable: boolean;
+}
+
+/**
+ * The fields of one peer hook (`{ "type": "command", "command": …, … }`) that plinth does not honour
+ * yet, each with what happens instead. The one table of them: the hooks plugin runs (or refuses)
+ * a hook by it, the extensions plugin lists it in `ext info` for a peer plugin's hooks.
+ */
+export function peerHookGaps(protocol: PeerProtocol, hook: unknown): PeerHookGap[] {
+  if (!isRecord(hook)) return [];
+  const peer = protocol === 'claude' ? 'Claude Code' : 'Gemini CLI';
+  const gaps: PeerHookGap[] = [];
+  if (typeof hook.type === 'string' && hook.type !== 'command') {
+    gaps.push({
+      field: 'type',
+      reason: `${peer} hook type "${hook.type}" not supported yet: plinth runs only "command" hooks, so this hook never runs; on a gate event (PreToolUse, BeforeTool, …) it blocks the event until it is removed or plinth supports it`,
+      unrunnable: true,
+    });
+    return gaps;
+  }
+  if (protocol !== 'claude') return gaps;
+  if (hook.shell !== undefined && hook.shell !== 'bash') {
+    gaps.push({
+      field: 'shell',
+      reason: `Claude Code field not supported yet: "shell": ${JSON.stringify(hook.shell)} (plinth runs a command without a shell, or through bash with "shell": "bash"), so this hook never runs; on a gate event it blocks the event until it is removed or plinth supports it`,
+      unrunnable: true,
+    });
+  }
+  if (hook.if !== undefined) {
+    gaps.push({ field: 'if', reason: 'Claude Code field not supported yet: "if" is not evaluated, so the hook runs on every call its matcher matches (as Claude Code does when it cannot read the condition)', unrunnable: false });
+  }
+  if (hook.async === true) {
+    gaps.push({ field: 'async', reason: 'Claude Code field not supported yet: "async": true is not honoured, so the hook runs in the foreground, the event waits for it and its answer counts', unrunnable: false });
+  }
+  if (hook.asyncRewake === true) {
+    gaps.push({ field: 'asyncRewake', reason: 'Claude Code field not supported yet: "asyncRewake": true is not honoured, so the hook runs in the foreground, the event waits for it and its answer counts (an exit 2 reason still reaches the model)', unrunnable: false });
+  }
+  if (hook.once === true) {
+    gaps.push({ field: 'once', reason: 'Claude Code field not supported yet: "once": true is not honoured, so the hook runs every time its event fires, not once per session', unrunnable: false });
+  }
+  return gaps;
+}
+
 /** The peers that name an event `name` (both for `SessionStart`, `SessionEnd`, `Notification`). */
 export function peerEventsOf(name: string): PeerProtocol[] {
   const peers: PeerProtocol[] = [];

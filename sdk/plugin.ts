@@ -96,6 +96,30 @@ export interface StatusBoard {
   add(section: StatusSection): void;
 }
 
+/**
+ * A problem a plugin found in a section of the settings files it owns (a key its manifest lists in
+ * `configKeys`): what `plinth config validate` reports besides the kernel's own checks.
+ */
+export interface SettingsProblem {
+  /** A `PLN_E_…` code, e.g. `PLN_E_HOOK_INVALID`. */
+  readonly code: string;
+  /** What is wrong; names the file and the JSON path. */
+  readonly message: string;
+  /** What fixes it. */
+  readonly hint?: string;
+  /** The settings file it is in. */
+  readonly file?: string;
+  /** The JSON path in that file, e.g. `hooks.before_tool[0].command`. */
+  readonly path?: string;
+}
+
+/** Passed to taps of the `validate` hook. */
+export interface SettingsCheck {
+  /** The settings files the kernel read, in merge order: report problems of these only (not of plugin manifests). */
+  readonly files: readonly string[];
+  add(problem: SettingsProblem): void;
+}
+
 /** The kernel's lifecycle hooks, as plugins tap them. */
 export interface PluginHooks {
   /** Before each plugin's code is imported; a tap returning a string refuses the plugin with that reason. */
@@ -126,6 +150,12 @@ export interface PluginHooks {
   unload: PluginHook<[PluginInfo]>;
   /** Add CLI commands. Each must be declared in the plugin's manifest `commands`. */
   commands: PluginHook<[CommandRegistry]>;
+  /**
+   * `plinth config validate` (`validateSettings()`): check the sections of the settings files this
+   * plugin owns (`configKeys`) as a run would read them, and add each problem. A lazy owner is set
+   * up first; a tap that throws or does not answer is itself reported as a problem.
+   */
+  validate: PluginHook<[SettingsCheck]>;
 }
 
 /** The kernel as a plugin sees it. Registrations are named after the plugin and undone when it unloads. */
@@ -158,6 +188,11 @@ export interface PluginKernel {
   redact(text: string): string;
   /** What the kernel found, decided and read, with sensitive values redacted: for inspection tools. */
   inspect(): KernelInspection;
+  /**
+   * The problems the plugins owning settings sections (`configKeys`) find in them, through the
+   * `validate` hook (owners that failed to start are problems too), redacted: for `config validate`.
+   */
+  validateSettings(): Promise<readonly SettingsProblem[]>;
   /**
    * The declared settings of `plugin` that name an `envVar`, as that
    * environment (sensitive values included, unredacted): what the processes

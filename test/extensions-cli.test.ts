@@ -194,6 +194,19 @@ describe('plinth ext link', () => {
     expect(row(json(await run(at, ['ext', 'list', '--json'])), 'my-ext')).toMatchObject({ linked: false, version: '0.0.1' });
   }, 180_000);
 
+  it('a linked plugin that is disabled is still listed as linked (--json and the table)', async () => {
+    const at = await box();
+    const dir = join(at.base, 'dev', 'quiet');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'manifest.json'), JSON.stringify({ name: 'quiet', version: '1.0.0', kernel: '^1.0.0', description: 'linked, then disabled' }));
+    expectExit(await run(at, ['ext', 'link', dir]), 0);
+    expectExit(await run(at, ['ext', 'disable', 'quiet']), 0);
+    const listed = await run(at, ['ext', 'list', '--json']);
+    expectExit(listed, 0);
+    expect(row(json(listed), 'quiet')).toMatchObject({ linked: true, enabled: false, state: 'excluded', dir });
+    expect((await run(at, ['ext', 'list'])).stdout).toMatch(/^quiet\s+1\.0\.0\s+path\s+no\s+.*linked/m);
+  }, 60_000);
+
   it('refuses a folder that is not a plugin, or whose manifest is broken, naming the file, the path and the fix', async () => {
     const at = await box();
     const empty = join(at.base, 'empty');

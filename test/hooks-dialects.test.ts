@@ -28,9 +28,13 @@ const folders: string[] = [];
 const kernels: TestKernel[] = [];
 const savedCI = process.env.CI;
 
-beforeAll(() => {
+beforeAll(async () => {
   ensureBuilt();
   process.env.CI = '1';
+  // The first kernel of a worker imports every builtin plugin (a second each, several on a loaded machine):
+  // paid once here, under this hook's own limit, not by whichever test comes first.
+  const warm = await createTestKernel({ builtin: true });
+  await warm.dispose();
 }, 300_000);
 
 afterEach(async () => {
@@ -90,40 +94,59 @@ async function records(file: string): Promise<Array<{ input: Record<string, unkn
 // ── Claude Code ─────────────────────────────────────────────────────────────
 
 describe('Claude Code hooks', () => {
-  it('every Claude Code event: the input document its scripts read, and CLAUDE_PROJECT_DIR', async () => {
+  /**
+   * Each event's hook records the input document it read; `emits` fire the events (in the order a session
+   * would). Split in two tests of four events each: every event is one process, and a loaded machine
+   * must not take most of the time limit for one test.
+   */
+  async function claudeEvents(emits: (kernel: TestKernel) => Promise<void>, events: readonly string[]): Promise<Record<string, Record<string, unknown>>> {
     const workspace = await project();
     const log = join(workspace, 'claude.jsonl');
-    const events = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SessionStart', 'SessionEnd', 'PreCompact', 'Notification'];
     const record = `node "$CLAUDE_PROJECT_DIR/record.js" '${log}' "quoted arg"`;
     const kernel = await boot(workspace, Object.fromEntries(events.map((e) => [e, [group(record)]])));
-
-    await kernel.emit('session_start', { sessionId: 's-1', source: 'resume' });
-    await kernel.emit('before_agent', { sessionId: 's-1', prompt: 'fix the bug' });
-    await kernel.emit('before_tool', { sessionId: 's-1', tool: 'github__create_issue', server: 'github', args: { title: 'x' } });
-    await kernel.emit('after_tool', { sessionId: 's-1', tool: 'Bash', args: { command: 'ls' }, result: { stdout: 'a\nb' } });
-    await kernel.emit('after_agent', { sessionId: 's-1' });
-    await kernel.emit('pre_compress', { sessionId: 's-1', trigger: 'manual' });
-    await kernel.emit('notification', { sessionId: 's-1', message: 'Claude needs your permission to use Bash' });
-    await kernel.emit('session_end', { sessionId: 's-1', reason: 'logout' });
-
+    await emits(kernel);
     const seen = await records(log);
-    expect(seen.map((r) => r.input.hook_event_name)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'PreCompact', 'Notification', 'SessionEnd']);
+    expect(seen.map((r) => r.input.hook_event_name)).toEqual(events);
     for (const r of seen) {
       expect(r.input).toMatchObject({ session_id: 's-1', cwd: workspace, transcript_path: '' });
       expect(r.env.CLAUDE_PROJECT_DIR).toBe(workspace);
       expect(r.env.GEMINI_PROJECT_DIR).toBeUndefined();
       expect(r.args).toEqual(['quoted arg']);
     }
-    const by = Object.fromEntries(seen.map((r) => [r.input.hook_event_name as string, r.input]));
-    expect(by.SessionStart).toMatchObject({ source: 'resume' });
+    return Object.fromEntries(seen.map((r) => [r.input.hook_event_name as string, r.input]));
+  }
+
+  it('every Claude Code event (session, prompt, stop): the input document its scripts read, and CLAUDE_PROJECT_DIR', async () => {
+    const by = await claudeEvents(
+      async (kernel) => {
+        await kernel.emit('session_start', { sessionId: 's-1', source: 'resume', model: 'claude-sonnet-4-5' });
+        await kernel.emit('before_agent', { sessionId: 's-1', prompt: 'fix the bug' });
+        await kernel.emit('after_agent', { sessionId: 's-1' });
+        await kernel.emit('session_end', { sessionId: 's-1', reason: 'logout' });
+      },
+      ['SessionStart', 'UserPromptSubmit', 'Stop', 'SessionEnd'],
+    );
+    expect(by.SessionStart).toMatchObject({ source: 'resume', model: 'claude-sonnet-4-5' });
     expect(by.UserPromptSubmit).toMatchObject({ prompt: 'fix the bug' });
+    expect(by.Stop).toMatchObject({ stop_hook_active: false });
+    expect(by.SessionEnd).toMatchObject({ reason: 'logout' });
+  });
+
+  it('every Claude Code event (tools, compaction, notification): the input document its scripts read, and CLAUDE_PROJECT_DIR', async () => {
+    const by = await claudeEvents(
+      async (kernel) => {
+        await kernel.emit('before_tool', { sessionId: 's-1', tool: 'github__create_issue', server: 'github', args: { title: 'x' } });
+        await kernel.emit('after_tool', { sessionId: 's-1', tool: 'Bash', args: { command: 'ls' }, result: { stdout: 'a\nb' } });
+        await kernel.emit('pre_compress', { sessionId: 's-1', trigger: 'manual' });
+        await kernel.emit('notification', { sessionId: 's-1', message: 'Claude needs your permission to use Bash' });
+      },
+      ['PreToolUse', 'PostToolUse', 'PreCompact', 'Notification'],
+    );
     // plinth's `github__create_issue` is an MCP tool: Claude Code calls it mcp__github__create_issue.
     expect(by.PreToolUse).toMatchObject({ tool_name: 'mcp__github__create_issue', tool_input: { title: 'x' } });
     expect(by.PostToolUse).toMatchObject({ tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: { stdout: 'a\nb' } });
-    expect(by.Stop).toMatchObject({ stop_hook_active: false });
     expect(by.PreCompact).toMatchObject({ trigger: 'manual' });
     expect(by.Notification).toMatchObject({ message: 'Claude needs your permission to use Bash' });
-    expect(by.SessionEnd).toMatchObject({ reason: 'logout' });
   });
 
   it('exit 2 blocks with stderr as the reason (bash with jq); the exact matcher "Bash" does not run for BashOutput', async () => {
@@ -351,19 +374,42 @@ describe('Claude Code hooks', () => {
     expect(decision).toMatchObject({ allow: false, messages: ["Blocked: 'rm -rf x' deletes recursively; remove the files one by one"] });
   });
 
-  it('events without a plinth counterpart and non-command hooks are reported, not dropped silently', async () => {
+  it('events without a plinth counterpart are reported; a prompt or agent hook is listed and, until plinth runs it, blocks a gate event (never a silent allow)', async () => {
     const workspace = await project();
     const kernel = await boot(workspace, {
       SubagentStop: [group('node record.js x')],
-      PreToolUse: [{ hooks: [{ type: 'prompt', prompt: 'Is this safe?' }] }],
+      PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'prompt', prompt: 'Is this safe? $ARGUMENTS' }] }],
+      UserPromptSubmit: [{ hooks: [{ type: 'agent', prompt: 'Check the prompt', timeout: 30 }] }],
+      PostToolUse: [{ hooks: [{ type: 'prompt', prompt: 'Review the result' }] }],
       SessionStart: [group('node record.js y'), group('node record.js z', { protocol: 'gemini' })],
     });
     const { problems, hooks } = await (await kernel.get('hooks')).definitions();
-    expect(problems.map((p) => p.code)).toEqual(['PLN_E_HOOK_DIALECT_UNSUPPORTED', 'PLN_E_HOOK_DIALECT_UNSUPPORTED']);
-    expect(problems.find((p) => p.message.includes('SubagentStop'))?.message).toContain("Claude Code's SubagentStop event has no plinth counterpart");
-    expect(problems.find((p) => p.message.includes('hooks.PreToolUse[0]'))?.message).toContain('hooks of type "prompt" are not run by plinth');
+    expect(problems.map((p) => p.code)).toEqual(['PLN_E_HOOK_DIALECT_UNSUPPORTED']);
+    expect(problems[0]?.message).toContain("Claude Code's SubagentStop event has no plinth counterpart");
     // SessionStart is both peers' event: the section's other events say Claude Code, a group may say otherwise.
-    expect(hooks.map((h) => `${h.id}:${h.protocol}`).sort()).toEqual(['user:SessionStart.0.0:claude', 'user:SessionStart.1.0:gemini']);
+    expect(hooks.map((h) => `${h.id}:${h.protocol}${h.unsupported ? ':unsupported' : ''}`).sort()).toEqual([
+      'user:PostToolUse.0.0:claude:unsupported',
+      'user:PreToolUse.0.0:claude:unsupported',
+      'user:SessionStart.0.0:claude',
+      'user:SessionStart.1.0:gemini',
+      'user:UserPromptSubmit.0.0:claude:unsupported',
+    ]);
+    expect(hooks.find((h) => h.id === 'user:PreToolUse.0.0')?.unsupported).toContain('Claude Code hook type "prompt" not supported yet');
+
+    // The prompt hook guards Bash: Bash is blocked, with the reason and the fix; other tools (its matcher) are not.
+    const bash = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } });
+    expect(bash.allow).toBe(false);
+    expect(bash.blockedBy).toMatchObject({ by: 'user:PreToolUse.0.0', code: 'PLN_E_HOOK_UNRUNNABLE' });
+    expect(bash.messages[0]).toContain('Claude Code hook type "prompt" not supported yet');
+    expect(bash.blockedBy?.fix).toContain('remove the hook at');
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.0.0': 'failed:unsupported' });
+    expect((await kernel.emit('before_tool', { tool: 'Read', args: { file_path: 'a' } })).allow).toBe(true);
+    // The agent hook guards the prompt (before_agent, a gate event) the same way.
+    expect((await kernel.emit('before_agent', { prompt: 'hi' })).allow).toBe(false);
+    // After the call, nothing can be undone: it is skipped, and the model is told so.
+    const after = await kernel.emit('after_tool', { tool: 'Bash', args: { command: 'ls' }, result: {} });
+    expect(after.allow).toBe(true);
+    expect(after.systemMessages.join('\n')).toContain('not supported yet');
   });
 });
 
@@ -395,14 +441,15 @@ describe('Gemini CLI hooks', () => {
     ]);
     for (const r of seen) {
       expect(r.input).toMatchObject({ session_id: 'g', cwd: workspace, timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
-      expect(r.env).toMatchObject({ GEMINI_PROJECT_DIR: workspace, GEMINI_CWD: workspace, CLAUDE_PROJECT_DIR: workspace });
+      expect(r.env).toMatchObject({ GEMINI_PROJECT_DIR: workspace, GEMINI_CWD: workspace, CLAUDE_PROJECT_DIR: workspace, GEMINI_SESSION_ID: 'g' });
     }
     const by = Object.fromEntries(seen.map((r) => [r.input.hook_event_name as string, r.input]));
     expect(by.SessionStart).toMatchObject({ source: 'clear' });
     expect(by.BeforeModel).toMatchObject({ llm_request: request });
     expect(by.BeforeToolSelection).toMatchObject({ llm_request: request });
     expect(by.AfterModel).toMatchObject({ llm_request: request, llm_response: { candidates: [] } });
-    expect(by.BeforeTool).toMatchObject({ tool_name: 'mcp__fs__read', tool_input: { path: 'a' }, mcp_context: { server_name: 'fs' } });
+    // Gemini CLI's MCP tool name is mcp_<server>_<tool>; mcp_context.tool_name is the tool's own name.
+    expect(by.BeforeTool).toMatchObject({ tool_name: 'mcp_fs_read', tool_input: { path: 'a' }, mcp_context: { server_name: 'fs', tool_name: 'read' } });
     expect(by.AfterTool).toMatchObject({ tool_name: 'read_file', tool_response: { llmContent: 'A' } });
     expect(by.AfterAgent).toMatchObject({ prompt: 'hi', prompt_response: 'hello', stop_hook_active: false });
     expect(by.PreCompress).toMatchObject({ trigger: 'auto' });

@@ -37,10 +37,15 @@ async function writeJson(file: string, value: unknown): Promise<void> {
 /** A project's `.claude/settings.json` as Claude Code's hooks reference shows them, with what plinth cannot take. */
 const CLAUDE_PROJECT = {
   permissions: { allow: ['Bash(npm test)'] },
+  enabledPlugins: { 'security-guidance@claude-code-plugins': true },
+  extraKnownMarketplaces: { 'claude-code-plugins': { source: { source: 'github', repo: 'anthropics/claude-code' } } },
+  statusLine: { type: 'command', command: '~/.claude/statusline.sh' },
   hooks: {
     PreToolUse: [
-      { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/.claude/hooks/block-rm.sh' }] },
-      { matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/protect-env.py"', timeout: 10 }] },
+      { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/.claude/hooks/block-rm.sh', if: 'Bash(rm *)' }] },
+      { matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/protect-env.py"', timeout: 10, statusMessage: 'Checking for .env', async: false }] },
+      // Its script is not in the project: it could not run, so it is not offered.
+      { matcher: 'Read', hooks: [{ type: 'command', command: 'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/not-copied.py"' }] },
     ],
     PostToolUse: [{ matcher: 'Edit|MultiEdit|Write', hooks: [{ type: 'command', command: "jq -r '.tool_input.file_path' | xargs npx prettier --write" }] }],
     SubagentStop: [{ hooks: [{ type: 'command', command: 'echo done' }] }],
@@ -61,14 +66,21 @@ describe('plinth hooks import --from claude', () => {
     expect(plan.items.map((i) => `${i.action} ${i.at}${i.code ? ` ${i.code}` : ''}`)).toEqual([
       'add hooks.PreToolUse[0].hooks[0]',
       'add hooks.PreToolUse[1].hooks[0]',
+      'refused hooks.PreToolUse[2].hooks[0] PLN_E_HOOK_UNRUNNABLE',
       'refused hooks.PostToolUse[0].hooks[0] PLN_E_HOOK_SHELL_REFUSED',
       'refused hooks.SubagentStop[0].hooks[0] PLN_E_HOOK_DIALECT_UNSUPPORTED',
       'refused hooks.UserPromptSubmit[0].hooks[0] PLN_E_HOOK_DIALECT_UNSUPPORTED',
     ]);
     expect(plan.items[0]?.plinthEvent).toBe('before_tool');
-    expect(plan.items[2]?.reason).toContain('the command needs a shell (the shell operator "|") and workspace hooks may not run shell commands; to allow it, add "workspace" to plugins.hooks.settings.shellCommands');
-    expect(plan.items[3]?.reason).toContain("Claude Code's SubagentStop event has no plinth counterpart");
-    expect(plan.items[4]?.reason).toContain('hooks of type "prompt" are not run by plinth');
+    expect(plan.items[2]?.reason).toContain(`it cannot run (script_missing): its script ${join(b.workspace, '.claude', 'hooks', 'not-copied.py')} does not exist`);
+    expect(plan.items[3]?.reason).toContain('the command needs a shell (the shell operator "|") and workspace hooks may not run shell commands; to allow it, add "workspace" to plugins.hooks.settings.shellCommands');
+    expect(plan.items[4]?.reason).toContain("Claude Code's SubagentStop event has no plinth counterpart");
+    expect(plan.items[5]?.reason).toContain('Claude Code hook type "prompt" not supported yet');
+    // Nothing of the file is left out without a word.
+    const notes = (plan as unknown as { notes: string[] }).notes;
+    expect(notes.map((n) => n.slice(0, n.indexOf(':')))).toEqual(['"permissions"', '"enabledPlugins"', '"extraKnownMarketplaces"', '"statusLine"', 'hooks.PreToolUse[0].hooks[0].if']);
+    expect(notes[4]).toContain('Claude Code field not supported yet');
+    expect(notes[1]).toContain('plinth ext install');
     await expect(readFile(join(b.workspace, '.plinth', 'settings.json'), 'utf8')).rejects.toThrow();
 
     const human = await run(b, ['hooks', 'import', '--from', 'claude'], env);
@@ -84,8 +96,8 @@ describe('plinth hooks import --from claude', () => {
     const settings = JSON.parse(await readFile(join(b.workspace, '.plinth', 'settings.json'), 'utf8')) as { hooks: Record<string, unknown> };
     expect(settings.hooks).toEqual({
       PreToolUse: [
-        { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/.claude/hooks/block-rm.sh' }], protocol: 'claude' },
-        { matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/protect-env.py"', timeout: 10 }], protocol: 'claude' },
+        { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/.claude/hooks/block-rm.sh', if: 'Bash(rm *)' }], protocol: 'claude' },
+        { matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/protect-env.py"', timeout: 10, statusMessage: 'Checking for .env', async: false }], protocol: 'claude' },
       ],
     });
 
@@ -154,6 +166,7 @@ describe('plinth hooks import --from gemini', () => {
     expect(plan).toMatchObject({ scope: 'user', written: true, added: ['user:BeforeTool.0.0'] });
     expect(plan.items.map((i) => i.action + (i.code ? ` ${i.code}` : ''))).toEqual(['add', 'refused PLN_E_HOOK_SHELL_REFUSED']);
     expect(plan.notes).toEqual([
+      expect.stringContaining('"hooksConfig": Gemini CLI\'s own switch for hooks'),
       expect.stringContaining('"hooks.enabled" is Gemini CLI\'s own switch'),
       expect.stringContaining('"hooks.disabled" is Gemini CLI\'s own switch'),
     ]);

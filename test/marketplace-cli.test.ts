@@ -202,6 +202,46 @@ describe('the embedded default registry', () => {
     expect(hello.stdout).toContain('marketplace');
   }, 60_000);
 
+  it('stays available by name once registries are set: what came from it is checked against it, and --registry plinth installs from it', async () => {
+    const home = await box();
+    expectExit(await run(home, ['ext', 'install', 'hello-command', '--yes']), 0);
+    // The configured registry has a plugin of the same name, newer: not the one installed.
+    const { server } = await registry([{ name: 'hello-command', version: '9.0.0' }]);
+    await home.settings({ registries: [{ name: 'local', url: server.url }], plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } } });
+    const outdated = await run(home, ['ext', 'outdated', '--json']);
+    expectExit(outdated, 0);
+    expect(json(outdated)).toMatchObject({ plugins: [], unchecked: [], revoked: [] });
+    const update = await run(home, ['ext', 'update', 'hello-command', '--yes']);
+    expectExit(update, 0);
+    expect(update.stdout).toContain('Nothing to do: up to date.');
+    // Named, it is searched and installed from; unnamed, the configured registry is the one asked.
+    const search = await run(home, ['ext', 'search', 'hello', '--registry', 'plinth', '--json']);
+    expectExit(search, 0);
+    expect(json<{ hits: Array<{ name: string; registry: string }> }>(search).hits).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'hello-guard', registry: 'plinth' })]));
+    const installed = await run(home, ['ext', 'install', 'hello-guard', '--registry', 'plinth', '--yes']);
+    expectExit(installed, 0);
+    expect(installed.stdout).toContain('installed hello-guard@1.0.0 from plinth');
+    const elsewhere = await run(home, ['ext', 'search', 'hello', '--json']);
+    expect(new Set(json<{ hits: Array<{ registry: string }> }>(elsewhere).hits.map((h) => h.registry))).toEqual(new Set(['local']));
+  }, 90_000);
+
+  it('outdated names what it could not check and never calls it up to date', async () => {
+    const served = await servedRegistry(base, [{ name: 'faraway', version: '1.0.0' }]);
+    const home = await box(served.server.url);
+    expectExit(await run(home, ['ext', 'install', 'faraway', '--yes']), 0);
+    await served.server.close();
+    await rm(join(home.home, 'cache'), { recursive: true, force: true });
+    const outdated = await run(home, ['ext', 'outdated']);
+    expectExit(outdated, 1);
+    expect(outdated.stdout).not.toContain('up to date');
+    expect(outdated.stdout).toContain('not checked: faraway@1.0.0 (registry local)');
+    // A registry gone from the settings: the same.
+    await home.settings({ registries: [{ name: 'acme', url: 'http://127.0.0.1:9/', scope: '@acme' }] });
+    const gone = await run(home, ['ext', 'outdated', '--json']);
+    expectExit(gone, 1);
+    expect(json(gone)).toMatchObject({ plugins: [], unchecked: [expect.objectContaining({ name: 'faraway', registry: 'local' })] });
+  }, 60_000);
+
   // Its hook runs confined (a downloaded plugin always is), so this needs bubblewrap.
   it.runIf(bwrapHere().ok)('the example guard, installed with --yes, blocks rm at once: the install approved its hook', async () => {
     const home = await box();
@@ -292,6 +332,35 @@ describe('an install that is interrupted, or run twice at once', () => {
     expect(await listed(home, 'again')).toMatchObject({ version: '1.0.0', state: 'active' });
     expectExit(await run(home, ['ext', 'verify', 'again']), 0);
   }, 90_000);
+
+  it('killed with SIGKILL holding its plugin lock: the next command removes the dead lock and says nothing of it', async () => {
+    const { server } = await registry([{ name: 'locked', version: '1.0.0' }]);
+    const home = await box(server.url);
+    const plugins = join(home.home, 'plugins');
+    const { child, exited } = await pausedAt(home, ['ext', 'install', 'locked', '--yes'], 'extract');
+    expect(readdirSync(plugins)).toContain('.lock-locked');
+    child.kill('SIGKILL');
+    await exited;
+    expect(readdirSync(plugins)).toContain('.lock-locked');
+    // Any marketplace command settles what the dead one left: its staging folder and its lock.
+    const outdated = await run(home, ['ext', 'outdated']);
+    expectExit(outdated, 0);
+    expect(readdirSync(plugins).filter((e) => e.startsWith('.'))).toEqual([]);
+    const installed = await run(home, ['ext', 'install', 'locked', '--yes']);
+    expectExit(installed, 0);
+    expect(installed.stderr).not.toMatch(/lock|PLN_E_/i);
+    expect(readdirSync(plugins).filter((e) => e.startsWith('.')).sort()).toEqual(['.versions']);
+  }, 90_000);
+
+  it('install of a URL or a GitHub repository says which sources it takes, fetching nothing', async () => {
+    const home = await box();
+    for (const spec of ['https://github.com/o/r', 'o/r']) {
+      const result = await run(home, ['ext', 'install', spec, '--json']);
+      expectExit(result, 1);
+      expect(json<{ error: { code: string; message: string } }>(result).error).toMatchObject({ code: 'PLN_E_MARKET_SOURCE', message: expect.stringContaining('name, name@range or name@tag') as unknown });
+    }
+    expect(existsSync(join(home.home, 'plugins')) ? readdirSync(join(home.home, 'plugins')).filter((e) => e.startsWith('.lock')) : []).toEqual([]);
+  }, 60_000);
 
   it('interrupted with SIGTERM before the move: it says so, removes its staging folder and changes nothing', async () => {
     const { server, publish } = await registry([{ name: 'calm', version: '1.0.0' }]);

@@ -311,6 +311,20 @@ describe('paths', () => {
     await expect(extractSafely(scene.tarball, scene.staging)).resolves.toMatchObject({ files: 3 });
   });
 
+  test('a name longer than a file system allows, or a path far longer than a plugin needs: refused as unsafe, not failed as a disk error', async () => {
+    const long = `package/${'n'.repeat(300)}.js`;
+    const error = await expectUnsafe([...SOUND, { name: long, data: 'x' }], `${long.slice(0, 300)}…`, { format: 'pax' });
+    expect(error.details?.reason).toContain('303 bytes');
+    // Multi-byte letters count in bytes: 100 × "é" is 200 bytes, fine; 130 × "é" is 260.
+    await expectUnsafe([...SOUND, { name: `package/${'é'.repeat(130)}`, data: 'x' }], `package/${'é'.repeat(130)}`, { format: 'pax' });
+    const wide = `package/${Array.from({ length: 12 }, () => 'w'.repeat(200)).join('/')}/x`;
+    await expectUnsafe([...SOUND, { name: wide, data: 'x' }], `${wide.slice(0, 300)}…`, { format: 'pax' });
+    rmSync(scene.staging, { recursive: true, force: true });
+    mkdirSync(scene.staging);
+    await buildTarball(scene.tarball, { entries: [...SOUND, { name: `package/${'é'.repeat(100)}`, data: 'x' }, { name: `package/${'n'.repeat(255)}`, data: 'x' }], format: 'pax' });
+    await expect(extractSafely(scene.tarball, scene.staging)).resolves.toMatchObject({ files: 4 });
+  });
+
   test('duplicate entries, also differing only in case', async () => {
     await expectUnsafe([...SOUND, { name: 'package/a.txt', data: '1' }, { name: 'package/a.txt', data: '2' }], 'package/a.txt');
     await expectUnsafe([...SOUND, { name: 'package/a.txt', data: '1' }, { name: 'package/A.txt', data: '2' }], 'package/A.txt');
@@ -476,6 +490,13 @@ describe('the manifest inside', () => {
     expect((await refused({ entries: [{ name: 'package/index.ts', data: 'x' }] })).code).toBe('PLN_E_TARBALL_INVALID');
     expect((await refused({ entries: withManifest({ version: 'one' }) })).code).toBe('PLN_E_MANIFEST_INVALID');
     expect((await refused({ entries: [{ name: 'package/manifest.json', data: '{ nope' }] })).code).toBe('PLN_E_TARBALL_INVALID');
+  });
+
+  test('a well-formed npm package without a plugin manifest is said not to be a plugin, not to be damaged', async () => {
+    const error = await refused({ entries: [{ name: 'package/package.json', data: JSON.stringify({ name: 'left-pad', version: '1.3.0', main: 'index.js' }) }, { name: 'package/index.js', data: 'module.exports = 1;\n' }] });
+    expect(error.code).toBe('PLN_E_TARBALL_NOT_PLUGIN');
+    expect(error.details?.package).toBe('left-pad@1.3.0');
+    expect(error.hint).not.toMatch(/retry|damaged/);
   });
 });
 

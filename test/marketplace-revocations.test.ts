@@ -22,7 +22,12 @@ import { type FixturePlugin, servedRegistry } from './support/market.js';
 let base: string;
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'plinth-revocations-'));
-});
+  // The first kernel of a worker imports every builtin plugin, and the marketplace's own modules: paid here,
+  // under this hook's limit, not by whichever test comes first (6 s of its time alone, many more on a loaded machine).
+  const warm = await createTestKernel({ builtin: true, settings: { plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } } } });
+  await warm.get('marketplace');
+  await warm.dispose();
+}, 120_000);
 afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });

@@ -6,7 +6,7 @@
  * --force` restores it, verified again; a version the registry revokes is
  * disabled while `plinth up` runs, with the reason and the version to move to.
  */
-import { appendFile, mkdtemp, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -19,12 +19,25 @@ import { writePlugin } from './support/market.js';
 vi.setConfig({ testTimeout: 120_000 });
 
 let base: string;
+/** A key and a registry folder with greeter 1.0.0 and 1.0.1 signed, made once with the real commands; each test works on a copy. */
+let template: { dir: string; keyid: string };
+let removeTemplate: (() => Promise<void>) | undefined;
 beforeAll(async () => {
   ensureBuilt();
   base = await mkdtemp(join(tmpdir(), 'plinth-signing-cli-'));
+  const maker = await sandbox('plinth-signing-template-');
+  removeTemplate = () => maker.remove();
+  const keygen = await run(maker, ['registry', 'keygen', join(maker.base, 'registry-key.pem'), '--json']);
+  expectExit(keygen, 0);
+  for (const version of ['1.0.0', '1.0.1']) {
+    const dir = await writePlugin(join(maker.base, 'sources'), { name: 'greeter', version, files: { 'lib/data.txt': 'data' } });
+    expectExit(await run(maker, ['registry', 'publish', dir, '--to', join(maker.base, 'registry'), '--sign', join(maker.base, 'registry-key.pem')]), 0);
+  }
+  template = { dir: maker.base, keyid: json<{ keyid: string }>(keygen).keyid };
 }, 300_000);
 afterAll(async () => {
   await rm(base, { recursive: true, force: true });
+  await removeTemplate?.();
 });
 const closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -35,15 +48,11 @@ afterEach(async () => {
 async function signedSetup(settings: Record<string, unknown> = {}): Promise<{ box: Sandbox; folder: string; keyFile: string; keyid: string; server: RegistryServer }> {
   const box = await sandbox('plinth-signing-');
   closers.push(() => box.remove());
+  // The template's key (0600, as keygen wrote it: cp keeps the mode) and registry: three commands fewer per test.
   const keyFile = join(box.base, 'registry-key.pem');
-  const keygen = await run(box, ['registry', 'keygen', keyFile, '--json']);
-  expectExit(keygen, 0);
-  const { keyid } = json<{ keyid: string }>(keygen);
   const folder = join(box.base, 'registry');
-  for (const version of ['1.0.0', '1.0.1']) {
-    const dir = await writePlugin(join(box.base, 'sources'), { name: 'greeter', version, files: { 'lib/data.txt': 'data' } });
-    expectExit(await run(box, ['registry', 'publish', dir, '--to', folder, '--sign', keyFile]), 0);
-  }
+  const keyid = template.keyid;
+  for (const name of ['registry-key.pem', 'registry-key.pem.pub', 'registry']) await cp(join(template.dir, name), join(box.base, name), { recursive: true });
   const server = await serveRegistry(folder);
   closers.push(() => server.close());
   await box.settings({ registries: [{ name: 'local', url: server.url, keys: [keyid] }], plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false }, ...settings } });

@@ -90,6 +90,21 @@ describe('ext search against Verdaccio', () => {
   });
 });
 
+describe('an npm package that is not a plugin', () => {
+  it('published with plain npm publish, install says it is an npm package and not a plinth plugin, not that the download is damaged', async () => {
+    const dir = join(base, 'src', 'tiny-lib');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'tiny-lib', version: '1.0.0', main: 'index.js' }));
+    await writeFile(join(dir, 'index.js'), 'module.exports = (s) => s.trim();\n');
+    await verdaccio.publish(dir);
+    const result = await run(home, ['ext', 'install', 'tiny-lib', '--yes', '--json']);
+    expectExit(result, 1);
+    const error = json<{ error: { code: string; message: string; hint: string } }>(result).error;
+    expect(error).toMatchObject({ code: 'PLN_E_TARBALL_NOT_PLUGIN', message: expect.stringContaining('tiny-lib@1.0.0') as unknown });
+    expect(error.hint).not.toMatch(/retry|damaged/);
+  });
+});
+
 describe("plinth registry serve read by npm's own client", () => {
   it('npm search and npm view read its answers', async () => {
     const served = await servedRegistry(base, [{ name: 'served-greeter', version: '1.4.0', description: 'Greets the user', keywords: ['greeting'] }]);

@@ -223,13 +223,16 @@ describe('mcp add in the shapes of the peers\' docs, then mcp get', () => {
 });
 
 describe('the builtin demo server is for a first run only', () => {
-  test('listed (and started) with no server of one\'s own; gone once the user or the workspace has one; switching it off keeps it listed as off', async () => {
+  // Three tests of a few commands each (every command is a plinth process): far from the time limit on a loaded machine.
+  test('listed (and started) with no server of one\'s own', async () => {
     const fresh = await box();
     const first = json(await run(fresh, ['--json', 'mcp', 'list']));
     expect(first.servers.map((s: { name: string }) => s.name)).toEqual(['demo']);
     const status = json(await run(fresh, ['--json', 'mcp', 'status']));
     expect(status.servers.map((s: { name: string; state: string }) => `${s.name} ${s.state}`)).toEqual(['demo connected']);
+  }, TIMEOUT);
 
+  test('gone once the user or the workspace has a server, enabled or not', async () => {
     const withUser = await box();
     await withUser.settings({ mcpServers: { mine: { command: process.execPath, args: [STDIO] } } });
     expect(json(await run(withUser, ['--json', 'mcp', 'list'])).servers.map((s: { name: string }) => s.name)).toEqual(['mine']);
@@ -245,7 +248,9 @@ describe('the builtin demo server is for a first run only', () => {
     const withWorkspace = await box();
     expectExit(await run(withWorkspace, ['mcp', 'add', '-s', 'workspace', 'team', '--', process.execPath, STDIO]), 0);
     expect(json(await run(withWorkspace, ['--json', 'mcp', 'list'])).servers.map((s: { name: string }) => s.name)).toEqual(['team']);
+  }, TIMEOUT);
 
+  test('switching it off keeps it listed as off; "fallback" in a settings file is an unknown key', async () => {
     const off = await box();
     await off.settings({ mcpServers: { demo: { enabled: false } } });
     const listed = json(await run(off, ['--json', 'mcp', 'list']));

@@ -400,29 +400,36 @@ describe('the builtin demo server', () => {
     expectExit(add, 0);
   }, TEST_TIMEOUT);
 
-  test('mcp tools, resources --read, prompts --get and restart on the demo server', async () => {
+  // Each command starts the demo server: two commands per test, so that a loaded machine stays far from the time limit.
+  test('mcp tools and restart on the demo server', async () => {
     const box = await sandbox();
     const tools = await run(box, ['mcp', 'tools', 'demo', '--json']);
     expectExit(tools, 0);
     expect(json(tools).tools.map((t: { name: string }) => t.name).sort()).toEqual(['demo__add', 'demo__echo', 'demo__now']);
 
+    const restart = await run(box, ['mcp', 'restart', 'demo', '--json']);
+    expectExit(restart, 0);
+    expect(json(restart).server).toMatchObject({ name: 'demo', state: 'connected' });
+  }, TEST_TIMEOUT);
+
+  test('mcp resources and resources --read on the demo server', async () => {
+    const box = await sandbox();
     const resources = await run(box, ['mcp', 'resources', 'demo', '--json']);
     expectExit(resources, 0);
     expect(json(resources).resources.map((r: { uri: string }) => r.uri)).toContain('demo://about');
     const read = await run(box, ['mcp', 'resources', 'demo', '--read', 'demo://about']);
     expectExit(read, 0);
     expect(read.stdout).toContain('plinth demo server');
+  }, TEST_TIMEOUT);
 
+  test('mcp prompts and prompts --get on the demo server', async () => {
+    const box = await sandbox();
     const prompts = await run(box, ['mcp', 'prompts', 'demo']);
     expectExit(prompts, 0);
     expect(prompts.stdout).toContain('greet');
     const prompt = await run(box, ['mcp', 'prompts', 'demo', '--get', 'greet', '--arg', 'name=Ada']);
     expectExit(prompt, 0);
     expect(prompt.stdout).toContain('Please greet Ada');
-
-    const restart = await run(box, ['mcp', 'restart', 'demo', '--json']);
-    expectExit(restart, 0);
-    expect(json(restart).server).toMatchObject({ name: 'demo', state: 'connected' });
   }, TEST_TIMEOUT);
 
   test('up --once --json shows the demo server connected', async () => {

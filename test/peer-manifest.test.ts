@@ -97,7 +97,9 @@ describe('a Claude Code plugin', () => {
       expect.objectContaining({ name: 'retries', type: 'number', default: 3, sensitive: false, envVar: 'CLAUDE_PLUGIN_OPTION_retries' }),
     ]);
     expect(manifest.mcpServers.api).toMatchObject({ env: { RETRIES: '${setting:cfg.retries}' } });
-    expect(fields(manifest.peer!.notes)).toEqual(['version', 'userConfig.api_key', 'userConfig']);
+    expect(fields(manifest.peer!.notes)).toEqual(['version', 'userConfig.api_key', 'userConfig', 'permissions']);
+    // What Claude Code gives its servers and hooks: the project folder, and the variables its options map.
+    expect(manifest.permissions).toMatchObject({ filesystem: { read: [], write: ['${workspace}'] }, env: ['CLAUDE_PLUGIN_OPTION_api_key', 'CLAUDE_PLUGIN_OPTION_retries'] });
   });
 });
 

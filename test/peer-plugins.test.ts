@@ -167,7 +167,7 @@ describe('their hooks, fired', () => {
 
     const denied = await mcp.callTool('gemini-everything__echo', { message: 'forbidden word' });
     expect(denied.ok).toBe(false);
-    expect(denied.text).toContain('gemini-demo refuses mcp__gemini-everything__echo in BeforeTool');
+    expect(denied.text).toContain('gemini-demo refuses mcp_gemini-everything_echo in BeforeTool');
     expect((await mcp.callTool('gemini-everything__echo', { message: 'fine' })).text).toContain('fine');
   }, 60_000);
 });

@@ -19,6 +19,7 @@ const OPTIONAL: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   mcp: {
     health: 'the HEALTH column and health-aware restarts; without the plugin they are left out (cli-health.ts, optionalHealth)',
     oauth: 'a provider for remote servers that use OAuth, and the sign-in offer; without the plugin, none (optionalService, PLN_E_SERVICE_MISSING)',
+    grants: "an untrusted server's hint also names what its confined start will need granted; without the sandbox plugin the hint is the approval alone (optionalService)",
   },
   extensions: {
     marketplace: 'the optional update check under plinth up (updateCheck, off by default); without the plugin it says it was skipped and why',

@@ -18,13 +18,14 @@ import { PACK_MTIME, packPlugin } from '../registry/pack.js';
 import { publishPlugin, publishTarball } from '../registry/publish.js';
 import { readTarball } from '../registry/tarball-read.js';
 import { rejection } from './support/errors.js';
-import { ROOT } from './support/cli.js';
+import { ROOT, ensureBuilt, plinth } from './support/cli.js';
 import { offlineNpmEnv, shell } from './support/npm.js';
 
 let base: string;
 beforeAll(async () => {
+  ensureBuilt();
   base = await mkdtemp(join(tmpdir(), 'plinth-pack-'));
-});
+}, 120_000);
 afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
@@ -175,7 +176,13 @@ describe('pack', () => {
   test('the manifest is checked first: missing, invalid, main outside or missing, imports leaving the folder', async () => {
     const empty = join(base, 'not-a-plugin');
     await mkdir(empty);
-    expect((await rejection(packPlugin(empty))).code).toBe('PLN_E_REGISTRY_PACK_MANIFEST');
+    const missing = await rejection(packPlugin(empty));
+    expect(missing.code).toBe('PLN_E_REGISTRY_PACK_MANIFEST');
+    // The command the hint suggests is one plinth has.
+    const suggested = /`plinth ([a-z][a-z ]*?)(?: <[^`]*)?`/.exec(missing.hint ?? '')?.[1];
+    expect(suggested, missing.hint).toBeDefined();
+    const help = await plinth([...suggested!.split(' '), '--help']);
+    expect(help.code, `plinth ${suggested} --help: ${help.stderr}`).toBe(0);
     expect((await rejection(packPlugin(await plugin({ version: 'one' })))).code).toBe('PLN_E_MANIFEST_INVALID');
     expect((await rejection(packPlugin(await plugin({ main: '../elsewhere/index.ts' })))).code).toBe('PLN_E_REGISTRY_PACK_MAIN');
     expect((await rejection(packPlugin(await plugin({ main: './missing.ts' })))).code).toBe('PLN_E_REGISTRY_PACK_MAIN');

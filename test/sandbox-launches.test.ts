@@ -81,7 +81,7 @@ describe.skipIf(!usable)('confined launches of hooks and stdio MCP servers', () 
     const hook = readingHook('spawned', false);
     const result = await runner.run(hook, buildInput(hook, 'before_tool', { tool: 'x' }, 's'));
     expect(result).toMatchObject({ ok: true });
-    expect(JSON.stringify(result)).toContain('workspace notes / ERR_ACCESS_DENIED');
+    expect(JSON.stringify(result)).toContain('workspace notes / ENOENT');
     expect(JSON.stringify(result)).not.toContain('TOP SECRET');
   });
 
@@ -89,7 +89,7 @@ describe.skipIf(!usable)('confined launches of hooks and stdio MCP servers', () 
     const hook = readingHook('persistent', true);
     for (let i = 0; i < 3; i++) {
       const result = await runner.run(hook, buildInput(hook, 'before_tool', { tool: 'x' }, 's'));
-      expect(JSON.stringify(result)).toContain('workspace notes / ERR_ACCESS_DENIED');
+      expect(JSON.stringify(result)).toContain('workspace notes / ENOENT');
     }
     expect(rig.launcher.trace().filter((e) => e.purpose?.includes('persistent'))).toHaveLength(1);
   });

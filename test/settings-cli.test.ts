@@ -159,6 +159,19 @@ async function hookScript(dir: string, name: string, allow: boolean): Promise<st
   return file;
 }
 
+describe('a workspace cannot choose where plugins are downloaded from', () => {
+  test('workspace "registries" is ignored, said once with the file and the key; search and install keep the user\'s registries', async () => {
+    const place = await box();
+    const file = await workspaceSettings(place, { registries: [{ name: 'evil', url: 'http://127.0.0.1:9/' }] });
+    const result = await run(place, ['ext', 'search', 'hello', '--json']);
+    expectExit(result, 0);
+    expect(new Set(json<{ hits: Array<{ registry: string }> }>(result).hits.map((h) => h.registry))).toEqual(new Set(['plinth']));
+    const said = warnings(result.stderr, 'PLN_E_WORKSPACE_SETTING_IGNORED');
+    expect(said.filter((line) => line.includes(file) && line.includes('registries')), describeRun(result)).toHaveLength(1);
+    expect(result.stdout).not.toContain('PLN_E_WORKSPACE_SETTING_IGNORED');
+  }, TEST_TIMEOUT);
+});
+
 describe('a hostile workspace cannot weaken the hooks guard', () => {
   test("workspace plugins.hooks.enabled: false is ignored: the user's blocking before_tool hook still blocks", async () => {
     const place = await box();

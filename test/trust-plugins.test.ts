@@ -49,7 +49,8 @@ async function sandbox(settings: Record<string, unknown> = {}): Promise<{ home: 
   const workspace = join(base, 'project');
   await mkdir(home, { recursive: true });
   await mkdir(join(workspace, '.plinth'), { recursive: true });
-  await writeFile(join(home, 'settings.json'), JSON.stringify({ plugins: { hooks: { enabled: false } }, ...settings }));
+  // The plugins these tests do not use are off: `up --once` then neither starts the demo MCP server nor health checks (five `up`s in one test).
+  await writeFile(join(home, 'settings.json'), JSON.stringify({ plugins: { hooks: { enabled: false }, 'mcp-demo': { enabled: false }, health: { enabled: false } }, ...settings }));
   return { home, workspace, marker: (name) => join(base, `${name}.imported`) };
 }
 

@@ -29,6 +29,7 @@ export interface WorkspacePolicy {
 export const USER_ONLY_KEYS: Readonly<Record<string, string>> = Object.freeze({
   timeouts: 'the time limits decide whether guard plugins get to load and answer',
   links: 'a linked folder loads as the user\'s own plugin, which trust does not check',
+  registries: 'a cloned repository must not choose where plugins are downloaded from',
 });
 
 /**

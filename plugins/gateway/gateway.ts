@@ -12,6 +12,7 @@ import { type Collision, STATUS_URI, describeCollisions } from './catalog.js';
 import { forwardingHandlers } from './forward.js';
 import { Catalog } from './gateway-catalog.js';
 import { serveHttp } from './http.js';
+import { applyLevel, forwardLog } from './logging.js';
 import { type GatewaySession, createSession } from './session.js';
 import type { GatewaySettings } from './settings.js';
 import { statusDocument } from './status.js';
@@ -57,6 +58,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         sessions.delete(s);
         catalog.unwatchStatus(s);
       },
+      onLogLevel: () => void applyLevel(mcp, sessions, log),
     });
     sessions.add(session);
     return session;
@@ -90,10 +92,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
       announce([change.list]);
       statusChanged();
     }) ?? (() => undefined),
-    mcp.onStateChange(() => {
+    mcp.onStateChange((status) => {
       announce(['tools', 'resources', 'prompts']);
       statusChanged();
+      // A server that (re)connects starts at its own level: tell it the one the sessions asked for.
+      if (status.state === 'connected') void applyLevel(mcp, sessions, log, status.name);
     }),
+    mcp.onLogMessage?.((message) => forwardLog([...sessions], message)) ?? (() => undefined),
     deps.followPlugins(() => {
       announce(['tools', 'resources', 'prompts']);
       statusChanged();

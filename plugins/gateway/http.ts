@@ -7,6 +7,9 @@
  * DELETE and after `sessionIdleMs` without a request; a connection that leaves
  * more than `maxBufferedBytes` unread (a stream it never reads) is closed. An
  * error in one request answers 500 (or drops that connection), never more.
+ * Each session keeps what its SSE streams carried (./event-store.ts): every
+ * stream opens with a priming event (id and `retry:`), and a GET with
+ * `Last-Event-ID` replays what came after it.
  */
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
@@ -15,6 +18,7 @@ import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { PlinthError } from 'plinth/sdk';
 import type { GatewayHttpEndpoint, GatewayHttpOptions, Logger } from 'plinth/sdk';
 import { readBody } from './body.js';
+import { BoundedEventStore } from './event-store.js';
 import { isLoopback, originPolicy, rebindingProblem } from './guard.js';
 import type { GatewaySession } from './session.js';
 import type { GatewaySettings } from './settings.js';
@@ -52,6 +56,8 @@ export function oldestIdle<K>(sessions: ReadonlyMap<K, Pick<Entry, 'active' | 's
 }
 
 const SWEEP_MS = 1000;
+/** The `retry:` of each stream's priming event: how soon a client whose stream broke reconnects (ms). */
+const RETRY_MS = 1000;
 
 export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
   const { settings, log } = deps;
@@ -129,6 +135,9 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       maxRequestBodySize: settings.maxBodyBytes,
+      // Every SSE stream opens with a priming event (an id, `retry:`); a client reconnecting with Last-Event-ID gets what it missed.
+      eventStore: new BoundedEventStore(),
+      retryInterval: RETRY_MS,
       onsessioninitialized: (sid) => {
         sessionId = sid;
         sessions.set(sid, { session, transport, active: 0 });

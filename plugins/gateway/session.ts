@@ -6,7 +6,7 @@
  * and progress. Each session has its own subscriptions and in-flight calls.
  */
 import { Server, ProtocolError, ProtocolErrorCode, SdkErrorCode, SdkError } from '@modelcontextprotocol/server';
-import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
+import type { CallToolResult, LoggingLevel, ServerContext } from '@modelcontextprotocol/server';
 import type { Disposer, Logger, McpService, ToolCallResult } from 'plinth/sdk';
 import { STATUS_URI, servedTool, serverOfName } from './catalog.js';
 import type { Catalog } from './gateway-catalog.js';
@@ -27,6 +27,8 @@ export interface GatewaySession {
   readonly calls: Set<InFlightCall>;
   /** When it was last asked anything (idle timeout). */
   lastActive: number;
+  /** The level its client asked for with `logging/setLevel`; undefined until it does. */
+  readonly logLevel: LoggingLevel | undefined;
   close(): Promise<void>;
   readonly closed: boolean;
 }
@@ -39,6 +41,8 @@ export interface SessionDeps {
   /** The status resource's JSON, now. */
   readonly status: () => Promise<string>;
   readonly onClose: (session: GatewaySession) => void;
+  /** Its client set a log level: the gateway passes the levels on to the upstream servers. */
+  readonly onLogLevel: () => void;
 }
 
 const CAPABILITIES = {
@@ -46,6 +50,7 @@ const CAPABILITIES = {
   resources: { listChanged: true, subscribe: true },
   prompts: { listChanged: true },
   completions: {},
+  logging: {},
 } as const;
 
 /** A new session's server; connect it to a transport. */
@@ -62,10 +67,14 @@ export function createSession(deps: SessionDeps): GatewaySession {
   );
   const subscriptions = new Map<string, Promise<Disposer>>();
   let closed = false;
+  let logLevel: LoggingLevel | undefined;
   const session: GatewaySession = {
     server,
     calls: new Set(),
     lastActive: Date.now(),
+    get logLevel() {
+      return logLevel;
+    },
     get closed() {
       return closed;
     },
@@ -82,6 +91,14 @@ export function createSession(deps: SessionDeps): GatewaySession {
   const touch = () => {
     session.lastActive = Date.now();
   };
+
+  // Which upstream messages this session gets (see logging.ts); the upstreams are told the most verbose level any session asked for.
+  server.setRequestHandler('logging/setLevel', (request) => {
+    touch();
+    logLevel = request.params.level;
+    deps.onLogLevel();
+    return {};
+  });
 
   server.setRequestHandler('tools/list', () => {
     touch();

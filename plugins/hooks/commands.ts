@@ -6,7 +6,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { askYesNo, canonicalEvent, closestName, describeFileError, type CommandOutput, type CommandSpec, EXIT, editSettingsFile, formatTable as table, PlinthError, type PluginKernel, processTerminal, readSettingsFile, safeLine, type SettingsFileOwner, type SettingsFileRef, whyNotAsk } from 'plinth/sdk';
 import type { HookDefaults } from './definition.js';
-import { type ImportPlan, applyImport, peerSettingsFiles, planImport, readPeerHooks, scopeOfFile } from './dialects/import.js';
+import { type ImportPlan, applyImport, checkImport, peerSettingsFiles, planImport, readPeerSettings, scopeOfFile } from './dialects/import.js';
 import { trustSubject } from './engine.js';
 import type { HooksService } from 'plinth/sdk';
 import type { Trace, TraceEntry } from './trace.js';
@@ -73,6 +73,10 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
           );
         }
         for (const p of problems) out.print(`${p.code}: ${p.message}`);
+        for (const r of rows) {
+          if (r.hook.unsupported !== undefined) out.print(`${r.hook.id} never runs: ${r.hook.unsupported}`);
+          for (const note of r.hook.notYet ?? []) out.print(`${r.hook.id}: ${note}`);
+        }
         return problems.length > 0 ? EXIT.FAILURE : EXIT.OK;
       },
     },
@@ -95,11 +99,14 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
         const decision = await kernel.emit(args[0]!, context);
         const durationMs = performance.now() - started;
         const outcomes = service.lastRun(event)?.outcomes ?? [];
-        if (json) out.json({ event, decision, hooks: outcomes, durationMs: Math.round(durationMs * 10) / 10 });
+        // Definitions for this event that could not be read never ran: said here, not only in a log line.
+        const unread = (await service.definitions()).problems.filter((p) => p.event === event);
+        if (json) out.json({ event, decision, hooks: outcomes, problems: unread, durationMs: Math.round(durationMs * 10) / 10 });
         else {
           out.print(`${event}: ${decision.allow ? 'allowed' : 'BLOCKED'}${decision.blockedBy ? ` by ${decision.blockedBy.by ?? decision.blockedBy.plugin}` : ''} (${Math.round(durationMs)} ms)`);
           if (outcomes.length > 0) out.print(table(['HOOK', 'STATUS', 'VERDICT', 'TIME', 'MESSAGE'], outcomes.map(outcomeRow)));
           else out.print('No external hook ran for this event.');
+          for (const p of unread) out.print(`not run: ${p.code}: ${p.message}`);
           // The hooks' own messages are in the table; show what else (in-process plugins) said.
           const shown = new Set(outcomes.map((o) => o.message));
           for (const message of decision.messages) if (!shown.has(message)) out.print(`message: ${message}`);
@@ -168,9 +175,11 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
         }
         const scope = scopeArg(options.scope) ?? scopeOfFile(file, workspace);
         const ref = settingsRef(kernel, scope);
-        const peerHooks = await readPeerHooks(file, from);
+        const { hooks: peerHooks, skipped } = await readPeerSettings(file, from);
         const current = hooksOf(await readSettingsFile(ref, SETTINGS_OWNER), ref);
-        const plan = planImport({ from, file, peerHooks, scope, destination: ref.file, existing: current, workspace, home, defaults });
+        // What `hooks validate` would find wrong with a hook is found before it is offered.
+        const checks = await checkImport({ from, file, peerHooks, scope, workspace, home, defaults }, (hook) => runner.check(hook));
+        const plan = planImport({ from, file, peerHooks, scope, destination: ref.file, existing: current, workspace, home, defaults, checks, skipped });
         const adding = plan.items.filter((i) => i.action === 'add').length;
         if (!json) showPlan(plan, ref, out);
         if (adding === 0) {
@@ -191,7 +200,7 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
         }
         const added = await editSettingsFile(ref, SETTINGS_OWNER, (data) => {
           const before = hooksOf(data, ref);
-          const again = planImport({ from, file, peerHooks, scope, destination: ref.file, existing: before, workspace, home, defaults });
+          const again = planImport({ from, file, peerHooks, scope, destination: ref.file, existing: before, workspace, home, defaults, checks, skipped });
           data.hooks = applyImport(before, again);
           return { changed: Object.keys(again.additions).length > 0, result: addedIds(before, again) };
         });
@@ -326,6 +335,8 @@ function summary(hook: HookDefinition) {
     timeoutMs: hook.timeoutMs,
     persistent: hook.persistent,
     protocol: hook.protocol ?? 'plinth',
+    ...(hook.unsupported !== undefined && { unsupported: hook.unsupported }),
+    ...(hook.notYet !== undefined && { notYet: hook.notYet }),
   };
 }
 

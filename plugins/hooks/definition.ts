@@ -154,7 +154,7 @@ export function normalizeSection(section: unknown, where: SectionOrigin, default
   }
 
   const seen = new Map<string, { hook: Mutable<HookDefinition>; at: string; shape: string }>();
-  const hint = sectionPeer(Object.keys(section).filter(isPeerHookEvent));
+  const hint = sectionPeer(section);
   for (const [key, list] of Object.entries(section)) {
     const eventPath = `${base}${pathKey(key)}`;
     if (isPeerHookEvent(key)) {

@@ -92,7 +92,11 @@ export class HookEngine {
     this.last.set(event, this.deps.redact ? redactTexts(combined, this.deps.redact) : combined);
     await this.deps.trace.record(event, combined.outcomes);
     for (const outcome of combined.outcomes) {
-      if (outcome.status === 'failed') this.deps.log.warn(`hook ${outcome.hook.id} failed on ${event} (${outcome.failure}): ${outcome.message ?? ''}`);
+      // Coded, with the message as the decision carries it, so that a command that prints the decision (`plinth call`'s
+      // error) shows the failure once: the CLI drops a held warning whose code and message it prints itself.
+      if (outcome.status === 'failed') {
+        this.deps.log.warn(`${outcome.code ?? 'PLN_E_HOOK_RUN_FAILED'}: ${outcome.message ?? `hook ${outcome.hook.id} failed`}\n  hook ${outcome.hook.id} failed on ${event} (${outcome.failure})`);
+      }
     }
     return combined;
   }
@@ -119,6 +123,14 @@ export class HookEngine {
     const gate = isGateEvent(event);
     const trust = await this.deps.trust();
     const subject = trustSubject(hook);
+    if (hook.unsupported !== undefined) {
+      // A hook plinth cannot run yet (a peer's prompt or agent hook): never run, never a silent allow on a gate event.
+      const verdict = await trust.inspect(subject);
+      if (!verdict.trusted && neverApproved(hook, verdict)) return notApproved(hook, event, verdict);
+      const why = `${hookLabel(hook)} was not run: ${hook.unsupported}`;
+      if (!gate) return { status: 'skipped', failure: 'unsupported', message: why, systemMessage: why };
+      return refusal(hook, event, 'unsupported', `Hook "${hook.id}" cannot run: ${hook.unsupported}`, unsupportedFix(hook));
+    }
     if (hook.action.type === 'command') {
       // Before trust.check: a user hook must not be pinned (nor anyone asked) as it is while it cannot run.
       const cannot = await this.deps.runner.check(hook);
@@ -220,6 +232,12 @@ function refusal(hook: HookDefinition, event: EventName, failure: HookFailure, w
   };
 }
 
+/** What unblocks an event guarded by a hook plinth cannot run yet. */
+export function unsupportedFix(hook: HookDefinition): string {
+  const where = hook.plugin !== undefined && hook.source !== 'user' && hook.source !== 'workspace' ? `disable plugin "${hook.plugin}" (\`plinth ext disable ${hook.plugin}\`) or remove the hook from ${hook.origin}` : `remove the hook at ${hook.origin}, or set "enabled": false on it`;
+  return `${where}; a "command" hook that does the same check runs`;
+}
+
 /** What fixes a hook that cannot start, and where it is defined. */
 function preflightFix(hook: HookDefinition, failure: PreflightFailure): string {
   const disable = hook.source === 'user' ? '; or set "enabled": false on it' : '';
@@ -236,7 +254,8 @@ export function trustSubject(hook: HookDefinition): TrustSubject {
   // A plugin's hook: covered by the approval of an installed plugin (the trust plugin decides when).
   const declaredBy = hook.plugin !== undefined && hook.source !== 'builtin' ? { declaredBy: hook.plugin } : {};
   if (action.type !== 'command') {
-    return { kind: 'hook', id: hook.id, source: hook.source, definition: { ...rest, action, cwd }, files: [], summary: `askAgent: ${action.prompt.slice(0, 200)} (from ${hook.origin})`, ...declaredBy };
+    const what = hook.unsupported !== undefined ? 'never runs (not supported yet)' : 'askAgent';
+    return { kind: 'hook', id: hook.id, source: hook.source, definition: { ...rest, action, cwd }, files: [], summary: `${what}: ${action.prompt.slice(0, 200)} (from ${hook.origin})`, ...declaredBy };
   }
   return {
     kind: 'hook',

@@ -13,6 +13,7 @@ import type { HooksService } from 'plinth/sdk';
 import { hookSettings } from './settings.js';
 import { type LegacyHooks, assembleHooks, readLegacyHooks } from './sources.js';
 import { createTrace } from './trace.js';
+import { validateHooks } from './validate.js';
 import { hookPrincipal } from './principal.js';
 import type { HookCollection } from './definition.js';
 import type { HookDefinition, PlanResult } from './types.js';
@@ -166,7 +167,13 @@ export default definePlugin({
     const service: HooksService = {
       definitions: async () => {
         const { hooks, problems } = await definitions();
-        return { hooks, problems: problems.map((p) => ({ code: p.code, message: p.message, ...(p.hint && { hint: p.hint }) })) };
+        return {
+          hooks,
+          problems: problems.map((p) => {
+            const event = p.details?.event;
+            return { code: p.code, message: p.message, ...(p.hint && { hint: p.hint }), ...(typeof event === 'string' && { event: event as EventName }) };
+          }),
+        };
       },
       lastRun: (event: EventName) => engine.lastRun(event),
       counts: () => ({ hooks: limiter.counts(), global: limiter.globalCounts() }),
@@ -175,6 +182,26 @@ export default definePlugin({
     kernel.provide('hooks', service);
     kernel.hooks.commands.tap((registry) => {
       for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS, runner, strategy: settings.strategy, defaults })) registry.add(command);
+    });
+
+    // `plinth config validate`: the hooks of the settings files, checked as `hooks validate` checks them (short of running).
+    kernel.hooks.validate.tap(async (check) => {
+      const { hooks, problems } = await definitions();
+      const files = new Set(check.files);
+      for (const p of problems) {
+        const origin = p.details?.origin;
+        if (typeof origin !== 'string' || !files.has(origin)) continue;
+        const path = p.details?.path;
+        check.add({ code: p.code, message: p.message, ...(p.hint && { hint: p.hint }), file: origin, ...(typeof path === 'string' && path !== '' && { path }) });
+      }
+      const report = await validateHooks({ hooks, problems: [], runner, trust: await kernel.get('trust'), strategy: settings.strategy });
+      // A settings hook's origin is `<file>#<JSON path>`.
+      const origins = new Map(hooks.map((h) => [h.id, h.origin.split('#')] as const));
+      for (const p of report.problems) {
+        const [file, path] = (p.hook === undefined ? undefined : origins.get(p.hook)) ?? [];
+        if (file === undefined || !files.has(file)) continue;
+        check.add({ code: p.code ?? 'PLN_E_HOOK_UNRUNNABLE', message: p.message, ...(p.hint && { hint: p.hint }), file, ...(path && { path }) });
+      }
     });
 
     return async () => {

@@ -141,7 +141,7 @@ export function matches(
 function matchesPeer(protocol: 'claude' | 'gemini', pattern: string, event: EventName, context: Readonly<Record<string, unknown>>): boolean {
   const matcher = compilePeerMatcher(protocol, pattern);
   if (!matcher.ok) return false;
-  if (TOOL_EVENTS.has(event)) return toolNamesOf(context).some((tool) => matcher.test(peerToolName(tool, context)));
+  if (TOOL_EVENTS.has(event)) return toolNamesOf(context).some((tool) => matcher.test(peerToolName(tool, context, protocol)));
   const subject = peerMatchSubject(event, context);
   // Gemini CLI compares a lifecycle matcher (the source, the trigger) exactly.
   return subject === undefined || (protocol === 'gemini' ? subject === pattern : matcher.test(subject));

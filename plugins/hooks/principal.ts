@@ -5,7 +5,7 @@
  * `permissions`; its folder is the workspace for workspace hooks, plinth's
  * user folder for the user's).
  */
-import { NO_PERMISSIONS, type PluginInfo, type Principal } from 'plinth/sdk';
+import { NO_PERMISSIONS, type PluginInfo, type Principal, withPackageRunner } from 'plinth/sdk';
 import type { HookDefinition } from './types.js';
 
 export function hookPrincipal(hook: HookDefinition, plugin: PluginInfo | undefined, paths: { readonly home: string; readonly workspace: string }): Principal {
@@ -23,7 +23,8 @@ export function hookPrincipal(hook: HookDefinition, plugin: PluginInfo | undefin
     id: `settings:${scope}`,
     source: scope,
     dir: scope === 'workspace' ? paths.workspace : paths.home,
-    declared: hook.permissions ?? NO_PERMISSIONS,
+    // A package runner (`npx -y pkg`, `uvx pkg`) also needs its registry's host: asked for with what the entry declares.
+    declared: hook.action.type === 'command' ? withPackageRunner(hook.permissions ?? NO_PERMISSIONS, hook.action.command, hook.action.args) : (hook.permissions ?? NO_PERMISSIONS),
     label: `hook "${hook.name}" from ${scope} settings`,
   };
 }

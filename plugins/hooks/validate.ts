@@ -6,8 +6,8 @@
  * the script and the working directory on disk; and per event, what the
  * planner refuses (dependency cycles) or ignores (a `dependsOn` naming no hook).
  */
-import type { EventName } from 'plinth/sdk';
-import { trustSubject } from './engine.js';
+import { type EventName, isGateEvent } from 'plinth/sdk';
+import { trustSubject, unsupportedFix } from './engine.js';
 import { plan } from './plan.js';
 import { preflightHint } from './runner/outcome.js';
 import type { TrustService } from 'plinth/sdk';
@@ -52,6 +52,10 @@ export async function validateHooks(inputs: ValidateInputs): Promise<ValidationR
     if (problem) problems.push(problem);
     if (warning) warnings.push(warning);
   }
+  // What a peer hook asks that plinth does not do yet: named, field by field.
+  for (const hook of enabled) {
+    for (const note of hook.notYet ?? []) warnings.push({ message: `${hook.origin}: hook "${hook.id}": ${note}`, hook: hook.id });
+  }
 
   for (const event of new Set(enabled.flatMap((hook) => hook.events))) {
     const planned = plan(
@@ -81,6 +85,11 @@ async function checkHook(hook: HookDefinition, inputs: ValidateInputs): Promise<
     failure,
     hint,
   });
+  if (hook.unsupported !== undefined) {
+    // Never runs: on a gate event it blocks every call it matches, so it is a problem there, a warning elsewhere.
+    const finding = { message: `${hook.origin}: hook "${hook.id}" cannot run: ${hook.unsupported}`, hook: hook.id, failure: 'unsupported', hint: unsupportedFix(hook) };
+    return hook.events.some(isGateEvent) ? { problem: { code: 'PLN_E_HOOK_UNRUNNABLE', ...finding } } : { warning: finding };
+  }
   const cannot = hook.action.type === 'command' ? await inputs.runner.check(hook) : undefined;
   if (cannot) return { problem: unrunnable(cannot.failure, cannot.detail, preflightHint(cannot.failure)) };
   const verdict = await inputs.trust.inspect(trustSubject(hook));

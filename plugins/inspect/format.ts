@@ -59,6 +59,6 @@ export function formatProblems(files: KernelInspection['config']['files'], probl
   const read = files.filter((f) => f.exists).map((f) => safeLine(f.file));
   const checked = read.length > 0 ? read.join(', ') : 'no settings files';
   if (problems.length === 0) return `Settings are valid (${checked}).`;
-  const lines = problems.map((p) => `  ${p.code}: ${p.message}`);
+  const lines = problems.flatMap((p) => [`  ${p.code}: ${p.message}`, ...(p.hint ? [`    fix: ${p.hint}`] : [])]);
   return [`${problems.length} problem${problems.length === 1 ? '' : 's'} in the settings (${checked}):`, ...lines].join('\n');
 }

@@ -49,10 +49,11 @@ export default definePlugin({
 
       registry.add({
         name: 'config validate',
-        run({ json, out }) {
+        async run({ json, out }) {
           // Settings that break the schema never get here: loading them fails first, with exit 3 and each JSON path.
           const { files, profile, problems: errors } = kernel.inspect().config;
-          const problems = configProblems(errors, kernel.configLayers);
+          // The kernel's checks, then what each plugin owning a section (hooks, mcpServers, …) finds in it.
+          const problems = [...configProblems(errors, kernel.configLayers), ...(await kernel.validateSettings())];
           const valid = problems.length === 0;
           if (json) out.json({ valid, files, profile, problems });
           else out.print(formatProblems(files, problems));

@@ -1,7 +1,8 @@
 /**
  * The problems in the settings, as `plinth config validate` lists them: the
  * kernel's coded errors (values ignored, unknown keys, plugin settings that
- * failed their declarations), each with its file and JSON path.
+ * failed their declarations), each with its file and JSON path; the owners of
+ * sections (hooks, mcpServers) add theirs through the kernel's `validate` hook.
  */
 import type { ConfigLayerView, PlinthError } from 'plinth/sdk';
 
@@ -15,6 +16,8 @@ export interface ConfigProblem {
   readonly file?: string;
   /** The JSON path, e.g. `plugins.hooks.settings.timeout`. */
   readonly path?: string;
+  /** What fixes it, when the plugin that found it said. */
+  readonly hint?: string;
 }
 
 /**

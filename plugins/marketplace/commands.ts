@@ -28,7 +28,7 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
       name: 'ext search',
       args: [{ name: 'text', description: 'Words to look for in names, keywords and descriptions (none: every plugin, page by page)', variadic: true }],
       options: {
-        registry: { type: 'string', value: '<url>', description: 'Search this registry instead of the configured ones (as ext install --registry installs from it)' },
+        registry: { type: 'string', value: '<url|name>', description: 'Search this registry instead of the configured ones: a URL, a folder, or a registry\'s name (plinth: the embedded one)' },
         page: { type: 'string', value: '<n>', description: 'Show page n of the results (default 1)' },
         limit: { type: 'string', value: '<n>', description: 'Results per page (default 20, at most 250)' },
       },
@@ -54,7 +54,7 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
       name: 'ext install',
       args: [{ name: 'plugin', required: true, description: 'name, name@range, name@tag, or the path of a .tgz' }],
       options: {
-        registry: { type: 'string', value: '<url>', description: 'Install from this registry instead of the configured ones' },
+        registry: { type: 'string', value: '<url|name>', description: 'Install from this registry instead of the configured ones: a URL, a folder, or a registry\'s name (plinth: the embedded one)' },
         force: { type: 'boolean', description: 'Install the version again even when it is the one installed (restores files changed on disk), verified again' },
         'trust-key': { type: 'string', value: '<keyid>', description: 'Trust this key of the registry on first use without asking (check its fingerprint with the registry\'s operator first)' },
         ...YES,
@@ -97,11 +97,18 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
       name: 'ext outdated',
       async run({ json, out, signal }) {
         const result = await (await service()).outdated({ signal });
-        if (json) return out.json(result);
+        if (json) {
+          out.json(result);
+          return result.unchecked.length > 0 ? EXIT.FAILURE : EXIT.OK;
+        }
         printNotes(out, result.notes);
         for (const r of result.revoked) out.print(revokedLine(r));
-        if (result.plugins.length === 0) return out.print(result.revoked.length === 0 ? 'Every installed plugin is up to date.' : 'No newer versions.');
-        out.print(formatTable(['NAME', 'CURRENT', 'WANTED', 'LATEST', 'RANGE', 'REGISTRY'], result.plugins.map((p) => [p.name, p.current, p.wanted, p.latest, p.range, p.registry])));
+        // What could not be checked is named, never counted as up to date.
+        for (const u of result.unchecked) out.print(`not checked: ${safeLine(u.name)}@${safeLine(u.version)} (registry ${safeLine(u.registry)}): ${safeLine(u.reason)}`);
+        if (result.plugins.length > 0) out.print(formatTable(['NAME', 'CURRENT', 'WANTED', 'LATEST', 'RANGE', 'REGISTRY'], result.plugins.map((p) => [p.name, p.current, p.wanted, p.latest, p.range, p.registry])));
+        else if (result.unchecked.length > 0) out.print(`No newer versions among the plugins checked; ${result.unchecked.length} could not be checked (above).`);
+        else out.print(result.revoked.length === 0 ? 'Every installed plugin is up to date.' : 'No newer versions.');
+        return result.unchecked.length > 0 ? EXIT.FAILURE : EXIT.OK;
       },
     },
     {

@@ -1,7 +1,8 @@
 /** What a plugin declares, as shown before it is approved, and what changed between two versions. */
 import { type Declarations, type Manifest, safeLine } from 'plinth/sdk';
 
-export function declarationsOf(manifest: Manifest): Declarations {
+/** `npm`: the lines of its npm dependencies (npm-deps.ts `describeNpm`). */
+export function declarationsOf(manifest: Manifest, npm: readonly string[] = []): Declarations {
   const hooks = Object.entries(manifest.hooks).flatMap(([event, list]) =>
     (Array.isArray(list) ? list : [list]).flatMap((hook) => {
       const h = (hook ?? {}) as { name?: unknown; command?: unknown; args?: unknown; matcher?: unknown; hooks?: unknown };
@@ -33,6 +34,7 @@ export function declarationsOf(manifest: Manifest): Declarations {
       .map(([kind, value]) => `${kind}: ${JSON.stringify(value)}`),
     provides: manifest.provides,
     dependencies: Object.entries(manifest.dependencies).map(([name, range]) => `${name}@${range}`),
+    npm: [...npm],
   };
 }
 
@@ -43,6 +45,7 @@ const LABELS: ReadonlyArray<[keyof Omit<Declarations, 'code'>, string]> = [
   ['permissions', 'permissions'],
   ['provides', 'services'],
   ['dependencies', 'dependencies'],
+  ['npm', 'npm packages'],
 ];
 
 /** Lines for a person: one per kind of declaration. */

@@ -59,13 +59,15 @@ export async function fetchSearch(context: DocumentContext, registry: Registry, 
 
 /** npm's registries answer at most this many objects a page. */
 const SEARCH_PAGE = 250;
-/** How far a listing is read, page by page: the bound of what one search looks through per registry. */
-const LISTING_BOUND = 2_000;
+/** How far `ext search --page` reads a registry's results, page by page. */
+const PAGING_BOUND = 2_000;
+/** How much of a registry's listing a search with words reads besides its answer: one page, one request. */
+const LISTING_BOUND = SEARCH_PAGE;
 
 /**
  * Search objects of one registry for `text`, enough for `count` hits: the registry's own answer to
- * `text`, and, when `text` has words, its listing (the answer to an empty text) read page by page,
- * up to {@link LISTING_BOUND}, for plinth to score itself. Verdaccio matches descriptions and
+ * `text`, and, when `text` has words, the first page of its listing (the answer to an empty text,
+ * {@link LISTING_BOUND}), for plinth to score itself: one request more, not a walk of a large registry. Verdaccio matches descriptions and
  * keywords letter case and all (`forecast` does not find "Forecast"); plinth matches as `npm search`
  * does, in any case, so it cannot leave the match to the registry alone. A static folder's index is
  * the whole listing already.
@@ -73,7 +75,7 @@ const LISTING_BOUND = 2_000;
 export async function fetchSearchObjects(context: DocumentContext, registry: Registry, text: string, count: number): Promise<SearchResponse['objects']> {
   const pages = async (query: string, wanted: number) => {
     const objects: SearchResponse['objects'] = [];
-    for (let from = 0; from < Math.min(wanted, LISTING_BOUND); from += SEARCH_PAGE) {
+    for (let from = 0; from < Math.min(wanted, PAGING_BOUND); from += SEARCH_PAGE) {
       const size = Math.min(SEARCH_PAGE, Math.max(wanted - from, 20));
       const page = await fetchSearch(context, registry, query, size, from);
       objects.push(...page.objects);
@@ -81,8 +83,8 @@ export async function fetchSearchObjects(context: DocumentContext, registry: Reg
     }
     return objects;
   };
+  if (text.trim() === '' || registry.url.protocol === 'file:') return pages(text, count);
   const answered = await pages(text, count);
-  if (text.trim() === '' || registry.url.protocol === 'file:') return answered;
   return [...answered, ...(await pages('', LISTING_BOUND))];
 }
 
@@ -135,7 +137,7 @@ function parse<T extends z.ZodType>(schema: T, text: string, registry: Registry,
 
 function invalid(registry: Registry, what: string, why: string): PlinthError {
   return new PlinthError('PLN_E_MARKET_REGISTRY_RESPONSE', `registry "${registry.name}" sent ${what} in a form plinth cannot use: ${why}`, {
-    hint: 'the registry must speak the npm registry API (DESIGN.md, "The marketplace protocol"); use another registry or tell its operator',
+    hint: 'the registry must speak the npm registry API (the subset plinth reads: plugins/marketplace/README.md, "Protocol", in plinth\'s folder); use another registry or tell its operator',
     details: { step: 'resolve', registry: registry.name },
   });
 }

@@ -30,7 +30,8 @@
  * devices or FIFOs), under `package/` (npm's layout), named by a relative path
  * without `..`, `.`, empty segments, backslashes, colons (Windows drives and
  * streams) or control characters, not deeper than `maxDepth`, without
- * setuid, setgid or sticky bits, owned by nobody in particular (uid/gid 0 or
+ * setuid, setgid or sticky bits, no name longer than 255 bytes nor path longer
+ * than 2048 (refused here, not left to fail the write as a disk error), owned by nobody in particular (uid/gid 0 or
  * absent, as `npm pack` writes them, or the current user's), and not a second
  * entry for a path already seen (compared without case, as some disks do).
  */
@@ -93,12 +94,17 @@ const ROOT = 'package';
 const STEP = 'extract';
 const MAX_MANIFEST_BYTES = 1024 * 1024;
 const ALLOWED_TYPES = new Set(['File', 'OldFile', 'Directory']);
+/** One path segment, in bytes: NAME_MAX of Linux's and macOS's file systems. */
+const MAX_NAME_BYTES = 255;
+/** A whole entry path, in bytes: half of PATH_MAX (4096), the rest left for where the plugin is installed. */
+const MAX_PATH_BYTES = 2048;
 
 /**
  * Extracts `tarball` into `<staging>/package` and reads its manifest.
  * @throws PlinthError `PLN_E_TARBALL_UNSAFE` for an entry or manifest path
  *   that could reach outside the folder, `PLN_E_TARBALL_INVALID` for an archive
- *   that cannot be read or has no manifest, `PLN_E_MANIFEST_INVALID` for a bad
+ *   that cannot be read or has no manifest, `PLN_E_TARBALL_NOT_PLUGIN` for a
+ *   well-formed npm package without a plugin's manifest, `PLN_E_MANIFEST_INVALID` for a bad
  *   manifest, `PLN_E_STAGING_INVALID` (staging left alone) when `staging` is
  *   not an existing real folder without a `package` in it; a system error
  *   (a full disk, a permission) as it came, after the staging folder is removed.
@@ -236,6 +242,9 @@ function pathProblem(name: string, isDir: boolean): string | undefined {
   if (segments.includes('.')) return 'a "." segment';
   if (segments.includes('')) return 'an empty path segment';
   if (segments[0] !== ROOT || (segments.length === 1 && !isDir)) return `outside "${ROOT}/", the one folder a plugin tarball holds`;
+  const long = segments.find((segment) => Buffer.byteLength(segment) > MAX_NAME_BYTES);
+  if (long !== undefined) return `a name of ${Buffer.byteLength(long)} bytes, more than the ${MAX_NAME_BYTES} a file system allows`;
+  if (Buffer.byteLength(name) > MAX_PATH_BYTES) return `a path of ${Buffer.byteLength(name)} bytes, more than the ${MAX_PATH_BYTES} a plugin may use`;
   return undefined;
 }
 
@@ -371,6 +380,10 @@ async function readPluginManifest(tarball: string, dir: string): Promise<Manifes
       return checkedManifest(tarball, dir, (await readPeerFolder(dir, { asWritten: true }))!.data, shown);
     }
   }
+  if (!info) {
+    const npm = await npmPackage(dir);
+    if (npm) throw notAPlugin(tarball, npm);
+  }
   if (!info?.isFile()) throw invalid(tarball, `it has no ${ROOT}/manifest.json (nor a Claude Code plugin's or Gemini CLI extension's manifest)`);
   if (info.size > MAX_MANIFEST_BYTES) throw invalid(tarball, `${ROOT}/manifest.json is ${info.size} bytes, more than a manifest needs (${MAX_MANIFEST_BYTES})`);
   let data: unknown;
@@ -380,6 +393,27 @@ async function readPluginManifest(tarball: string, dir: string): Promise<Manifes
     throw invalid(tarball, `${ROOT}/manifest.json is not valid JSON: ${(error as Error).message}`, error);
   }
   return checkedManifest(tarball, dir, data, `${ROOT}/manifest.json`);
+}
+
+/** `package/package.json`'s name and version when it is a readable npm package manifest, else undefined. */
+async function npmPackage(dir: string): Promise<{ name: string; version: string } | undefined> {
+  const file = join(dir, 'package.json');
+  const info = await lstat(file).catch(() => undefined);
+  if (!info?.isFile() || info.size > MAX_MANIFEST_BYTES) return undefined;
+  try {
+    const data = JSON.parse(await readFile(file, 'utf8')) as { name?: unknown; version?: unknown };
+    return typeof data.name === 'string' && typeof data.version === 'string' ? { name: safeLine(data.name.slice(0, 214)), version: safeLine(data.version.slice(0, 64)) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A well-formed npm package that is not a plugin: no manifest of plinth's or of a peer's. Not damaged, so no retry is suggested. */
+function notAPlugin(tarball: string, npm: { name: string; version: string }): PlinthError {
+  return new PlinthError('PLN_E_TARBALL_NOT_PLUGIN', `${STEP}: ${tarball} is the npm package ${npm.name}@${npm.version}, not a plinth plugin: it has no ${ROOT}/manifest.json, nor a Claude Code plugin's (.claude-plugin/plugin.json) or Gemini CLI extension's (gemini-extension.json) manifest`, {
+    hint: 'nothing was installed; a plinth plugin ships manifest.json beside package.json (`plinth registry pack <folder>` packs one, `plinth plugin new <name>` makes one); an npm library is not installed with plinth ext install',
+    details: { step: STEP, package: `${npm.name}@${npm.version}` },
+  });
 }
 
 /** `data` validated as a manifest that names nothing to run outside the plugin; `shown` names its file in errors. */

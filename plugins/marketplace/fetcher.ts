@@ -154,7 +154,8 @@ async function request(registry: Registry, start: URL, options: RequestOptions, 
         details: { step: options.step, registry: registry.name, url: shown(url), status: 404 },
       });
     }
-    throw httpError(registry, url, status, options, status === 401 || status === 403 ? 'the registry refused the credentials (set its token with "token": "${env:NAME}")' : undefined);
+    if (status === 401 || status === 403) throw refused(registry, url, status, options, headers.authorization !== undefined);
+    throw httpError(registry, url, status, options);
   }
 }
 
@@ -260,6 +261,32 @@ function tooLarge(registry: Registry, url: URL, options: RequestOptions, bytes: 
   return new PlinthError('PLN_E_MARKET_DOWNLOAD', `${options.step}: ${shown(url)} from registry "${registry.name}" is larger than ${options.maxBytes} bytes (${bytes}): refused`, {
     hint: 'raise plugins.marketplace.settings.maxDownloadBytes if you trust this plugin to be that large',
     details: { step: options.step, registry: registry.name, url: shown(url), bytes, maxBytes: options.maxBytes },
+  });
+}
+
+/**
+ * A 401 or 403: the token plinth sent was refused, or (none sent) the registry wants one. A token
+ * is sent only to the registry's own origin, so a tarball elsewhere that asks for one is said to be so.
+ */
+function refused(registry: Registry, url: URL, status: number, options: RequestOptions, sentToken: boolean): PlinthError {
+  const index = `registry "${registry.name}"`;
+  let why: string;
+  let hint: string;
+  if (sentToken) {
+    why = status === 401 ? 'it refused the token sent' : 'the token sent is not allowed to read this';
+    hint = `check the token of ${index} (the environment variable its "token" names) and what it may read`;
+  } else if (registry.token !== undefined) {
+    why = `it asks for credentials, and plinth sends ${index}'s token only to ${registry.url.origin}`;
+    hint = 'the registry points at a tarball on another origin that requires a login: ask its operator to serve its tarballs itself';
+  } else {
+    why = status === 401 ? 'it requires a login, and no token was sent (none is set for it)' : 'it refuses requests without credentials, and no token was sent (none is set for it)';
+    hint = registry.name === 'command-line'
+      ? 'add the registry to "registries" in your settings.json with "token": "${env:NAME}" and use it by its name'
+      : `set "token": "\${env:NAME}" on ${index} in your settings.json and export NAME with the registry's token`;
+  }
+  return new PlinthError('PLN_E_MARKET_REGISTRY_RESPONSE', `${options.step}: ${index} answered ${status} for ${shown(url)}: ${why}`, {
+    hint,
+    details: { step: options.step, registry: registry.name, url: shown(url), status, tokenSent: sentToken },
   });
 }
 

@@ -15,7 +15,7 @@ export default definePlugin({
   async setup(kernel, ctx) {
     // What a killed install left (a staging folder, a version set aside by --force) is settled before anything reads the store.
     await new PluginStore(ctx.paths.home).cleanLeftovers().catch((error: unknown) => ctx.log.warn('could not clean what an interrupted install left', { error: String(error) }));
-    const service = createMarketplace({ kernel, home: ctx.paths.home, workspace: ctx.paths.workspace, settings: marketplaceSettings(ctx.settings), log: ctx.log, ...embedded() });
+    const service = createMarketplace({ kernel, home: ctx.paths.home, workspace: ctx.paths.workspace, settings: marketplaceSettings(ctx.settings), log: ctx.log, launcher: () => kernel.get('launcher'), ...embedded() });
     kernel.provide('marketplace', service);
     kernel.hooks.commands.tap((registry) => {
       for (const command of marketplaceCommands(async () => service, () => optionalService(kernel, 'grants'))) registry.add(command);

@@ -8,13 +8,16 @@
  */
 import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, type InstalledTree, checkTree, describeError, describeTreeCheck, hashTree, isPlinthError, parseManifest, readPeerFolder } from 'plinth/sdk';
+import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, type InstalledTree, KERNEL_API_VERSION, type Launcher, checkTree, describeError, describeTreeCheck, hashTree, isPlinthError, parseManifest, readPeerFolder } from 'plinth/sdk';
+import semver from 'semver';
 import ssri from 'ssri';
 import { declarationChanges, declarationsOf } from './declared.js';
 import { extractSafely } from './extract.js';
 import { download } from './fetcher.js';
+import { type NpmDependencies, describeNpm, installNpmDependencies, readNpmDependencies } from './npm-deps.js';
+import type { Registry } from './registries.js';
 import type { Planned } from './resolve.js';
 import type { PluginStore } from './store.js';
 import { integrityChecker } from './verify.js';
@@ -44,6 +47,10 @@ export interface Staged {
   readonly signature?: { readonly keyid: string; readonly sig: string };
   /** What the folder holds, and how far that is known: see {@link StagedTree}. */
   readonly tree: StagedTree;
+  /** Its package.json's npm dependencies (none for a folder kept from before: they are in it already). */
+  readonly npm?: NpmDependencies;
+  /** The registry it came from, which npm installs its npm dependencies from (a tarball file: the one its name goes to). */
+  readonly source?: Registry;
 }
 
 /**
@@ -79,7 +86,7 @@ export async function fetchPlanned(context: InstallContext, planned: Planned, st
   );
   await step('verify', planned.name, options.signal, async () => integrity.finish());
   const staged = await extractAndCheck(context, file, staging, planned.name, planned.version, options);
-  return { ...staged, integrity: planned.integrity, range: planned.range, registry: planned.registry.name, ...(planned.registry.name === 'command-line' && { registryUrl: planned.registry.url.href }), resolved: planned.tarball.href, dependency: planned.dependency, ...(planned.signature && { signature: planned.signature }) };
+  return { ...staged, integrity: planned.integrity, range: planned.range, registry: planned.registry.name, ...(planned.registry.name === 'command-line' && { registryUrl: planned.registry.url.href }), resolved: planned.tarball.href, dependency: planned.dependency, source: planned.registry, ...(planned.signature && { signature: planned.signature }) };
 }
 
 /** A tarball on disk (`plinth ext install ./x.tgz`): its integrity is computed, since nothing claims one. */
@@ -110,17 +117,61 @@ async function extractAndCheck(context: InstallContext, file: string, staging: s
       details: { step: 'validate', claimed: `${name}@${version}`, found: `${manifest.name}@${manifest.version}` },
     });
   }
-  return { name: manifest.name, version: manifest.version, dir: extracted.dir, manifest, tree: { kind: 'written', tree: extracted.tree } as const };
+  refuseKernel(manifest);
+  const npm = await step('validate', manifest.name, options.signal, () => readNpmDependencies(extracted.dir, manifest.name));
+  return { name: manifest.name, version: manifest.version, dir: extracted.dir, manifest, npm, tree: { kind: 'written', tree: extracted.tree } as const };
+}
+
+/**
+ * The manifest's `kernel` range, not the registry's copy of it, says whether
+ * this kernel can load the plugin: one it cannot is refused before anything
+ * is moved into place (the registry's `kernel`, when it lists one, only
+ * helped choose the version).
+ */
+function refuseKernel(manifest: Manifest): void {
+  if (semver.satisfies(KERNEL_API_VERSION, manifest.kernel, { includePrerelease: true })) return;
+  throw new PlinthError('PLN_E_MARKET_KERNEL', `validate: ${manifest.name}@${manifest.version} needs kernel ${manifest.kernel} (its manifest says so), and this plinth's kernel API is ${KERNEL_API_VERSION}: not installed`, {
+    plugin: manifest.name,
+    hint: `nothing was installed; install a version of ${manifest.name} made for kernel ${KERNEL_API_VERSION} (\`plinth ext install ${manifest.name}@<version>\`), or update plinth`,
+    details: { step: 'validate', kernel: manifest.kernel, kernelApi: KERNEL_API_VERSION },
+  });
+}
+
+/** What npm needs besides the staged plugin. */
+export interface NpmContext {
+  readonly launcher: () => Promise<Launcher>;
+  readonly cache: string;
+  readonly timeoutMs: number;
+}
+
+/**
+ * Installs the npm dependencies of a freshly staged plugin into its folder
+ * (npm-deps.ts), before anything is moved into place: the staged plugin with
+ * those files added to its recorded tree. A folder kept from before (a
+ * rollback) has them already.
+ */
+export async function withNpmDependencies(npm: NpmContext, staged: Staged, signal?: AbortSignal): Promise<Staged> {
+  if (!staged.npm || staged.tree.kind !== 'written') return staged;
+  const written = staged.tree.tree;
+  const tree = await step('npm', staged.name, signal, () =>
+    installNpmDependencies(
+      { name: staged.name, version: staged.version, dir: staged.dir, work: join(dirname(dirname(staged.dir)), 'npm'), tree: written },
+      staged.npm!,
+      { launcher: npm.launcher, registry: staged.source, cache: npm.cache, timeoutMs: npm.timeoutMs, ...(signal && { signal }) },
+    ),
+  );
+  return tree === written ? staged : { ...staged, tree: { kind: 'written', tree } };
 }
 
 /** The approval request for what is about to be installed, with what changed against the installed versions. */
-export async function approvalFor(staged: readonly Staged[], installed: (name: string) => Promise<Manifest | undefined>): Promise<ApprovalRequest & { unchanged: boolean }> {
+export async function approvalFor(staged: readonly Staged[], installed: (name: string) => Promise<{ manifest: Manifest; npm: NpmDependencies } | undefined>): Promise<ApprovalRequest & { unchanged: boolean }> {
   const plugins: Array<ApprovalRequest['plugins'][number]> = [];
   let unchanged = true;
   for (const s of staged) {
-    const declarations = declarationsOf(s.manifest);
-    const before = await installed(s.name);
-    const changed = before ? declarationChanges(declarationsOf(before), declarations) : undefined;
+    const declarations = declarationsOf(s.manifest, s.npm ? describeNpm(s.npm) : []);
+    const was = await installed(s.name);
+    const before = was?.manifest;
+    const changed = was ? declarationChanges(declarationsOf(was.manifest, describeNpm(was.npm)), declarations) : undefined;
     if (!before || changed!.length > 0) unchanged = false;
     plugins.push({ name: s.name, version: s.version, ...(before && { from: before.version }), declarations, ...(changed && { changed }) });
   }

@@ -20,19 +20,38 @@ export interface Registry {
   readonly keys?: readonly string[];
   /** Settings `signatures`; unset: `required` when the registry lists or pins keys. */
   readonly signatures?: 'required' | 'if-present' | 'off';
+  /**
+   * Asked only when named (`--registry plinth`, a lock entry that came from it), never for a name
+   * nor in a search of the configured registries: plinth's embedded registry once `registries` is set.
+   */
+  readonly namedOnly?: true;
 }
+
+/** What plinth's embedded registry is called, in results, lock entries and `--registry`. */
+export const EMBEDDED_REGISTRY_NAME = 'plinth';
 
 /** The registry used when none is configured: plinth's embedded one, so search and install work offline. */
 export interface RegistryDefaults {
   readonly embedded?: string;
 }
 
-/** Parses the user layers' `registries` (the last layer that sets it wins, as settings merge). */
+/**
+ * Parses the user layers' `registries` (the last layer that sets it wins, as settings merge).
+ * Without it, plinth's embedded registry is the one registry. With it, the embedded registry stays
+ * reachable by its name ({@link EMBEDDED_REGISTRY_NAME}, `namedOnly`) unless a configured one takes
+ * that name: what was installed from it is still checked against it, not against the new registries.
+ */
 export function configuredRegistries(layers: readonly ConfigLayerView[], env: Record<string, string | undefined>, defaults: RegistryDefaults): Registry[] {
   let raw: unknown;
   for (const layer of layers) if (layer.scope === 'user' && layer.settings.registries !== undefined) raw = layer.settings.registries;
-  if (raw === undefined) return defaults.embedded === undefined ? [] : [{ name: 'plinth', url: registryUrl(defaults.embedded) }];
+  const embedded = defaults.embedded === undefined ? undefined : { name: EMBEDDED_REGISTRY_NAME, url: registryUrl(defaults.embedded) };
+  if (raw === undefined) return embedded ? [embedded] : [];
   if (!Array.isArray(raw)) throw configError('"registries" must be a list such as [{ "name": "local", "url": "http://127.0.0.1:4873" }]', 'registries');
+  const configured = parseRegistries(raw, env);
+  return embedded && !configured.some((r) => r.name === embedded.name) ? [...configured, { ...embedded, namedOnly: true }] : configured;
+}
+
+function parseRegistries(raw: readonly unknown[], env: Record<string, string | undefined>): Registry[] {
   const seen = new Set<string>();
   return raw.map((item, index) => {
     const parsed = registrySettingSchema.safeParse(item);
@@ -54,15 +73,25 @@ export function configuredRegistries(layers: readonly ConfigLayerView[], env: Re
   });
 }
 
-/** A registry given on the command line (`--registry <url>`): no token. */
-export function commandLineRegistry(url: string): Registry {
-  return { name: 'command-line', url: registryUrl(url) };
+/**
+ * The registry `--registry <value>` means: a registry's name (`plinth`, or one in `registries`, with its
+ * token and keys), when `value` is a bare word naming one; else a URL or folder, without a token.
+ */
+export function commandLineRegistry(value: string, named: () => readonly Registry[] = () => []): Registry {
+  const byName = /^[\w-]+$/.test(value) ? named().find((r) => r.name === value) : undefined;
+  if (byName) {
+    // Named on purpose: looked up in for every name.
+    const { namedOnly: _, ...chosen } = byName;
+    return chosen;
+  }
+  return { name: 'command-line', url: registryUrl(value) };
 }
 
-/** The registry `name` is looked up in: the one whose scope matches, else the first without a scope. */
+/** The registry `name` is looked up in: the one whose scope matches, else the first without a scope (never a `namedOnly` one). */
 export function registryFor(registries: readonly Registry[], name: string): Registry {
   const scope = name.startsWith('@') ? name.slice(0, name.indexOf('/')) : undefined;
-  const chosen = (scope && registries.find((r) => r.scope === scope)) || registries.find((r) => r.scope === undefined);
+  const asked = registries.filter((r) => r.namedOnly !== true);
+  const chosen = (scope && asked.find((r) => r.scope === scope)) || asked.find((r) => r.scope === undefined);
   if (!chosen) {
     throw new PlinthError('PLN_E_MARKET_REGISTRY_CONFIG', `no registry is configured for "${name}"`, {
       hint: 'add one to "registries" in your settings.json, e.g. [{ "name": "local", "url": "http://127.0.0.1:4873" }], or pass --registry <url>',

@@ -314,7 +314,8 @@ export function checkVersion(trust: RegistryTrust, registry: Registry, packument
     if ((version.dist.signatures ?? []).length > 0) notes.push({ registry: registry.name, kind: 'unchecked', message: `${id} is signed, but registry ${registry.name} lists no signing keys: signatures not checked` });
     return undefined;
   }
-  const verdict = checkVersionSignatures(trust.keys, version.name, version.version, version.dist);
+  // A version without `integrity` is refused before this (resolve.ts); an empty one never verifies.
+  const verdict = checkVersionSignatures(trust.keys, version.name, version.version, { ...version.dist, integrity: version.dist.integrity ?? '' });
   if (verdict.verdict === 'verified') return { keyid: verdict.keyid, sig: verdict.sig };
   const expected = [...trust.keys.keys()];
   if (verdict.verdict === 'unsigned') {

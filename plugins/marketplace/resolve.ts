@@ -1,8 +1,9 @@
 /**
  * Which versions to install: the newest version within the range (or the
- * tag) that this kernel can run and its registry has not revoked, then its
- * dependencies, transitively, unless a plugin already present satisfies
- * them. A conflict is explained: who needs what, and what is there.
+ * tag) that this kernel can run (as far as the registry says) and its
+ * registry has not revoked, staged at once, then the dependencies its
+ * staged manifest declares, transitively, unless a plugin already present
+ * satisfies them. A conflict is explained: who needs what, and what is there.
  *
  * A dependency comes from its dependent's registry (unless its `@scope` is
  * configured to a registry of its own): a public name cannot stand in for a
@@ -15,6 +16,7 @@ import { type DocumentContext, fetchPackument, fetchSearch } from './documents.j
 import { type Registry, registryFor } from './registries.js';
 import { type RegistryTrust, type RegistryTrustKeeper, checkVersion } from './registry-trust.js';
 import { replacementFor, revokedError } from './revocations.js';
+import { parseIntegrity, shasumIntegrity } from './verify.js';
 
 /** One version chosen for installation. */
 export interface Planned {
@@ -27,7 +29,6 @@ export interface Planned {
   readonly range: string;
   /** Needed by another plugin, not asked for by name. */
   readonly dependency: boolean;
-  readonly dependencies: Readonly<Record<string, string>>;
   readonly size?: number;
   /** The registry signature it verified under (recorded in the lock file). */
   readonly signature?: { readonly keyid: string; readonly sig: string };
@@ -73,20 +74,38 @@ export function parseSpec(spec: string): { name: string; range: string } {
   return { name: spec, range: 'latest' };
 }
 
+/** A version chosen and staged: its plugin dependencies are read from what was staged (the tarball's manifest), never from the packument. */
+export interface StagedPlugin {
+  readonly manifest: { readonly dependencies: Readonly<Record<string, string>> };
+}
+
 /**
- * The versions to install for `name@range`, dependencies first. `present`:
- * what is there already, by name. `registries`: where each name is looked up.
+ * The versions to install for `name@range`, dependencies first, each one
+ * staged (`stage`: downloaded, verified, extracted, its manifest checked)
+ * as soon as it is chosen: a plugin's dependencies are those of the manifest
+ * in its tarball, never the packument's `dependencies` (which `npm publish`
+ * fills with the package's npm dependencies; plinth's own `registry publish`
+ * writes the manifest's there, a hint at most). `present`: what is there
+ * already, by name. `registries`: where each name is looked up. `parent`:
+ * the plugin that needs `target` (a tarball installed from a file), whose
+ * dependencies these are.
  */
-export async function planInstall(context: DocumentContext & { trust: RegistryTrustKeeper }, registries: readonly Registry[], target: { name: string; range: string }, present: ReadonlyMap<string, Present>): Promise<Planned[]> {
+export async function planInstall<T extends StagedPlugin>(
+  context: DocumentContext & { trust: RegistryTrustKeeper },
+  registries: readonly Registry[],
+  target: { name: string; range: string },
+  present: ReadonlyMap<string, Present>,
+  stage: (planned: Planned) => Promise<T>,
+  parent?: { readonly name: string; readonly version: string },
+): Promise<T[]> {
   const planned = new Map<string, Planned>();
-  const order: Planned[] = [];
+  const order: T[] = [];
   /** Signatures, keys, the index and the revocations before any packument is believed; with an index, the packument is asked for fresh, to match it. */
   const lookup = async (registry: Registry, name: string): Promise<{ trust: RegistryTrust; packument: AbbreviatedPackument }> => {
     const trust = await context.trust.forRegistry(context, registry);
     return { trust, packument: await fetchPackument(trust.index ? { ...context, revalidate: true } : context, registry, name) };
   };
-  const visit = async (name: string, range: string, parent: Planned | undefined): Promise<void> => {
-    const from = parent && `${parent.name}@${parent.version}`;
+  const visit = async (name: string, range: string, parent: Planned | undefined, from: string | undefined): Promise<void> => {
     const chosen = planned.get(name);
     if (chosen) {
       if (from !== undefined && !satisfiesRange(chosen.version, range)) throw conflict(name, range, from, `${chosen.version} is being installed (${chosen.dependency ? `needed by another plugin at ${chosen.range}` : `you asked for ${chosen.range}`})`);
@@ -108,26 +127,37 @@ export async function planInstall(context: DocumentContext & { trust: RegistryTr
     const revoked = trust.revoked.find((r) => r.name === name && r.version === version.version);
     if (revoked) throw revokedError('resolve', registry, revoked, revoked.use ?? replacementFor(trust, registry, packument), `not installed${from ? ` (needed by ${from})` : ''}`);
     const dist = version.dist;
+    const integrity = integrityOf(version);
     const signature = checkVersion(trust, registry, packument, version, context.notes);
     const entry: Planned = {
       name,
       version: version.version,
       registry,
       tarball: resolveTarballUrl(registry.url.href, dist.tarball),
-      integrity: dist.integrity,
+      integrity,
       range,
       dependency: from !== undefined,
-      dependencies: version.dependencies ?? {},
       // Not part of npm's dist; a registry that states the tarball's size gets it checked.
       ...(typeof (dist as Record<string, unknown>).size === 'number' && { size: (dist as Record<string, unknown>).size as number }),
       ...(signature && { signature }),
     };
     planned.set(name, entry);
-    for (const [dep, depRange] of Object.entries(entry.dependencies)) await visit(dep, depRange, entry);
-    order.push(entry);
+    // Downloaded and checked now: what it depends on is in its manifest.
+    const staged = await stage(entry);
+    for (const [dep, depRange] of Object.entries(staged.manifest.dependencies)) await visit(dep, depRange, entry, `${entry.name}@${entry.version}`);
+    order.push(staged);
   };
-  await visit(target.name, target.range, undefined);
+  await visit(target.name, target.range, undefined, parent && `${parent.name}@${parent.version}`);
   return order;
+}
+
+/**
+ * `dist.integrity`. A version without one (an old npm packument lists only the sha1 `shasum`) is
+ * refused here, before its signature or tarball is looked at: `PLN_E_INTEGRITY_WEAK` for a shasum
+ * alone, `PLN_E_INTEGRITY_INVALID` for nothing at all.
+ */
+function integrityOf(version: AbbreviatedVersion): string {
+  return version.dist.integrity ?? parseIntegrity(shasumIntegrity(version.dist.shasum)).integrity;
 }
 
 /** Where a dependency is looked up: the registry configured for its `@scope`, if any (the user chose it), else its dependent's registry. */

@@ -26,6 +26,7 @@ export async function fetchRevocations(context: DocumentContext, keeper: Registr
 export function replacementFor(trust: RegistryTrust, registry: Registry, packument: Parameters<typeof checkVersion>[2], range = '*'): string | undefined {
   const installable = Object.values(packument.versions).filter((v) => {
     if (trust.revoked.some((r) => r.name === packument.name && r.version === v.version) || semver.prerelease(v.version) !== null) return false;
+    if (v.dist.integrity === undefined) return false; // refused by an install as weak
     try {
       checkVersion(trust, registry, packument, v, []);
       return true;

@@ -5,6 +5,7 @@ import semver from 'semver';
 import {
   type InstallOptions,
   type InstallResult,
+  type Launcher,
   type LockEntry,
   type LockFile,
   type Logger,
@@ -12,6 +13,7 @@ import {
   type MarketNote,
   type MarketplaceService,
   type OutdatedEntry,
+  type OutdatedResult,
   PlinthError,
   type RevokedEntry,
   type PluginKernel,
@@ -25,10 +27,12 @@ import {
 } from 'plinth/sdk';
 import { DocumentCache } from './cache.js';
 import { type DocumentContext, fetchPackument, fetchSearchObjects } from './documents.js';
-import { type InstallContext, type Staged, approvalFor, approve, commit, fetchLocal, fetchPlanned, readManifest } from './install.js';
+import { type InstallContext, type NpmContext, type Staged, approvalFor, approve, commit, fetchLocal, fetchPlanned, readManifest, withNpmDependencies } from './install.js';
+import { NO_NPM_DEPENDENCIES, readNpmDependencies } from './npm-deps.js';
 import { type Registry, commandLineRegistry, configuredRegistries, registryFor } from './registries.js';
 import { type Planned, type Present, parseSpec, pickVersion, planInstall } from './resolve.js';
 import { RegistryTrustKeeper } from './registry-trust.js';
+import { unsupportedSource } from './source.js';
 import { fetchRevocations, replacementFor, revokedError, revokedInstalled } from './revocations.js';
 import { PluginStore } from './store.js';
 import { TrustState } from './trust-state.js';
@@ -39,7 +43,9 @@ export interface MarketplaceOptions {
   readonly home: string;
   /** The workspace root: a peer plugin's manifest (Gemini's `${workspacePath}`) is made with it, as discovery makes it. */
   readonly workspace?: string;
-  readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number };
+  readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number; readonly npmTimeoutMs: number };
+  /** The launcher service, through which npm runs (a plugin's npm dependencies). */
+  readonly launcher: () => Promise<Launcher>;
   readonly log: Logger;
   /** The embedded default registry's folder, used when none is configured. */
   readonly embeddedRegistry?: string;
@@ -53,7 +59,10 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const cache = new DocumentCache(join(options.home, 'cache', 'registry'));
   const limits = { timeoutMs: options.settings.downloadTimeoutMs, maxBytes: options.settings.maxDownloadBytes, lockWaitMs: options.settings.lockWaitMs };
   const installContext: InstallContext = { kernel, store, limits, env, ...(options.workspace !== undefined && { workspace: options.workspace }) };
-  const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override)] : configuredRegistries(kernel.configLayers, env, options.embeddedRegistry === undefined ? {} : { embedded: options.embeddedRegistry }));
+  const npmContext: NpmContext = { launcher: options.launcher, cache: join(options.home, 'cache', 'npm'), timeoutMs: options.settings.npmTimeoutMs };
+  const configured = (): Registry[] => configuredRegistries(kernel.configLayers, env, options.embeddedRegistry === undefined ? {} : { embedded: options.embeddedRegistry });
+  /** `--registry` (a URL, a folder, or a registry's name), else the configured ones (the embedded one among them, `namedOnly` once others are set). */
+  const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override, configured)] : configured());
   const documents = (signal: AbortSignal | undefined, notes: MarketNote[], revalidate = false): DocumentContext => ({ cache, limits: { timeoutMs: limits.timeoutMs, ...(signal && { signal }) }, notes, revalidate });
   const trustState = new TrustState(options.home);
   /** Documents plus one operation's view of each registry's keys and index (asked once per registry). */
@@ -69,7 +78,15 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     const byRegistry = new Map<string, { registry: Registry; entries: LockEntry[] }>();
     for (const entry of entries) {
       if (entry.registry === 'file') continue;
-      const registry = registryOf(entry);
+      let registry: Registry;
+      try {
+        registry = registryOf(entry);
+      } catch (error) {
+        // Its registry is no longer configured: said, as for one that cannot be reached.
+        if (!isPlinthError(error) || error.code !== 'PLN_E_MARKET_REGISTRY_CONFIG') throw error;
+        context.notes.push({ registry: entry.registry, kind: 'unreachable', message: `${entry.name}: revocations not checked: ${error.message}` });
+        continue;
+      }
       const group = byRegistry.get(registry.url.href) ?? { registry, entries: [] };
       group.entries.push(entry);
       byRegistry.set(registry.url.href, group);
@@ -127,15 +144,31 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     throw revokedError('rollback', registry, hit, hit.use ?? (packument && replacementFor(trust, registry, packument)), 'not rolled back to');
   };
 
-  /** Where an installed plugin is updated from: the `--registry` it came from, else the configured one for its name. */
-  const registryOf = (entry: { name: string; registry: string; registryUrl?: string | undefined }): Registry =>
-    entry.registry === 'command-line' && entry.registryUrl ? commandLineRegistry(entry.registryUrl) : registryFor(registries(), entry.name);
+  /**
+   * Where an installed plugin is updated from: the `--registry` URL it came from, else the registry of the name it was
+   * installed from (the embedded `plinth` too, once other registries are configured), else the configured one for its name.
+   */
+  const registryOf = (entry: { name: string; registry: string; registryUrl?: string | undefined }): Registry => {
+    if (entry.registry === 'command-line' && entry.registryUrl) return commandLineRegistry(entry.registryUrl);
+    const list = registries();
+    const same = list.find((r) => r.name === entry.registry);
+    if (!same) return registryFor(list, entry.name);
+    const { namedOnly: _, ...chosen } = same;
+    return chosen;
+  };
 
   /** Builtin and other plugins the kernel found, and the installed ones, by name. */
   const present = async (): Promise<Map<string, Present>> => {
     const map = new Map<string, Present>();
     for (const c of kernel.inspect().resolution.plugins) map.set(c.manifest.name, { version: c.manifest.version, source: c.source });
     for (const [name, entry] of Object.entries((await store.read()).plugins)) map.set(name, { version: entry.version, source: 'user' });
+    return map;
+  };
+
+  /** What is present, with what is being installed in this command already counted as there. */
+  const presentWith = async (staged: readonly Staged[]): Promise<Map<string, Present>> => {
+    const map = await present();
+    for (const s of staged) map.set(s.name, { version: s.version, source: 'user' });
     return map;
   };
 
@@ -153,11 +186,18 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       }
       if (changing.length === 0) return [];
       // A peer plugin's manifest as written (the staged one is shown so), so that the same declarations compare equal.
-      const approval = await approvalFor(changing, async (name) => ((await store.activeVersion(name)) ? readManifest(store.activePath(name), undefined, true) : undefined));
+      const approval = await approvalFor(changing, async (name) => {
+        if (!(await store.activeVersion(name))) return undefined;
+        const manifest = await readManifest(store.activePath(name), undefined, true);
+        return manifest && { manifest, npm: await readNpmDependencies(store.activePath(name), name).catch(() => NO_NPM_DEPENDENCIES) };
+      });
       // An update that declares the same as before needs no new approval.
       if (!(reapproveOnly && approval.unchanged)) await approve(approval, request, again);
+      // Approved: npm installs their npm dependencies, every one before any is moved into place (a failure changes nothing).
+      const ready: Staged[] = [];
+      for (const s of changing) ready.push(await withNpmDependencies(npmContext, s, request.signal));
       const changes: MarketChange[] = [];
-      for (const s of changing) {
+      for (const s of ready) {
         const apply = () => commit(installContext, s, request.signal, { force: request.force === true && !s.dependency, loadNew: request.loadNew !== false });
         changes.push(await (s.name === locked ? apply() : store.withPluginLock(s.name, limits.lockWaitMs, apply)));
         log.info(`installed ${s.name}@${s.version} from ${s.registry}`, { integrity: s.integrity });
@@ -168,14 +208,14 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     }
   };
 
-  const fetchAll = async (plan: readonly Planned[], staging: string, request: InstallOptions): Promise<Staged[]> => {
-    const out: Staged[] = [];
-    for (const [index, planned] of plan.entries()) {
-      const dir = join(staging, String(index));
-      await mkdir(dir);
-      out.push(await fetchPlanned(installContext, planned, dir, request));
-    }
-    return out;
+  /** Stages each planned version in a folder of its own under `staging`, as the resolver chooses it. */
+  const stager = (staging: string, request: InstallOptions) => {
+    let index = 0;
+    return async (planned: Planned): Promise<Staged> => {
+      const dir = join(staging, String(index++));
+      await mkdir(dir, { recursive: true });
+      return fetchPlanned(installContext, planned, dir, request);
+    };
   };
 
   const service: MarketplaceService = {
@@ -184,12 +224,12 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       const query = prepareQuery(text);
       const hits: SearchHit[] = [];
       const seen = new Set<string>();
-      const list = registries(override);
+      const list = registries(override).filter((r) => r.namedOnly !== true);
       // One more than the page, to tell whether another page follows; each registry ranks its own, merged below.
       const wanted = offset + limit + 1;
       if (list.length === 0) {
         throw new PlinthError('PLN_E_MARKET_REGISTRY_CONFIG', 'no registry is configured to search ("registries" is empty)', {
-          hint: 'add one to "registries" in your settings.json, e.g. [{ "name": "local", "url": "http://127.0.0.1:4873" }], or remove "registries" to use plinth\'s embedded registry',
+          hint: 'add one to "registries" in your settings.json, e.g. [{ "name": "local", "url": "http://127.0.0.1:4873" }], or remove "registries" to use plinth\'s embedded registry (`--registry plinth` searches it alone)',
           details: { step: 'search' },
         });
       }
@@ -221,30 +261,50 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     async install(spec, request = {}) {
       const notes: MarketNote[] = [];
       const local = isTarballPath(spec);
+      const unsupported = unsupportedSource(spec, local);
+      if (unsupported) throw unsupported;
       const again = `plinth ext install ${spec}${request.registry ? ` --registry ${request.registry}` : ''}`;
       if (local) {
         const file = isAbsolute(spec) ? spec : resolvePath(spec);
         const changes = await installStaged(async (staging) => {
-          const staged = await fetchLocal(installContext, file, join(staging, 'local'), request);
-          const deps = [];
+          const fetched = await fetchLocal(installContext, file, join(staging, 'local'), request);
+          // Its npm dependencies come from the registry its name goes to.
+          const source = (() => {
+            try {
+              return registryFor(registries(request.registry), fetched.name);
+            } catch {
+              return undefined;
+            }
+          })();
+          const staged: Staged = { ...fetched, ...(source && { source }) };
+          const deps: Staged[] = [];
+          const stage = stager(staging, request);
           for (const [dep, range] of Object.entries(staged.manifest.dependencies)) {
-            const plan = await planInstall(planning(request, notes), registries(request.registry), { name: dep, range }, await present());
-            deps.push(...plan.map((p) => ({ ...p, dependency: true })));
+            const present = await presentWith(deps);
+            deps.push(...(await planInstall(planning(request, notes), registries(request.registry), { name: dep, range }, present, stage, staged)));
           }
-          return [...(await fetchAll(deps, staging, request)), staged];
+          return [...deps, staged];
         }, request, again, false);
         return { changes, notes };
       }
       const target = parseSpec(spec);
       const changes = await store.withPluginLock(target.name, limits.lockWaitMs, async () => {
         const context = planning(request, notes);
-        const plan = await planInstall(context, registries(request.registry), target, await present()).catch(async (error: unknown) => {
-          // A cached document may predate the version asked for: ask the registry again before saying there is none.
-          if (!isPlinthError(error) || (error.code !== 'PLN_E_MARKET_NO_MATCH' && error.code !== 'PLN_E_MARKET_NOT_FOUND')) throw error;
-          return planInstall({ ...context, revalidate: true }, registries(request.registry), target, await present());
-        });
         // The target is committed under the lock already held; its dependencies take their own.
-        return installStaged((staging) => fetchAll(plan, staging, request), request, again, false, target.name);
+        return installStaged(
+          async (staging) => {
+            const stage = stager(staging, request);
+            return planInstall(context, registries(request.registry), target, await present(), stage).catch(async (error: unknown) => {
+              // A cached document may predate the version asked for: ask the registry again before saying there is none.
+              if (!isPlinthError(error) || (error.code !== 'PLN_E_MARKET_NO_MATCH' && error.code !== 'PLN_E_MARKET_NOT_FOUND') || error.details?.step !== 'resolve') throw error;
+              return planInstall({ ...context, revalidate: true }, registries(request.registry), target, await present(), stage);
+            });
+          },
+          request,
+          again,
+          false,
+          target.name,
+        );
       });
       return { changes, notes };
     },
@@ -253,11 +313,22 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       const notes: MarketNote[] = [];
       const lock = await store.read();
       const plugins: OutdatedEntry[] = [];
+      /** What could not be checked is said to be so, never counted as up to date. */
+      const unchecked: OutdatedResult['unchecked'] = [];
+      const registryOrSkip = (entry: LockEntry): Registry | undefined => {
+        try {
+          return registryOf(entry);
+        } catch (error) {
+          if (!isPlinthError(error) || error.code !== 'PLN_E_MARKET_REGISTRY_CONFIG') throw error;
+          unchecked.push({ name: entry.name, version: entry.version, registry: entry.registry, reason: error.message });
+          return undefined;
+        }
+      };
+      const checkable = Object.values(lock.plugins).filter((entry) => entry.registry !== 'file' && registryOrSkip(entry) !== undefined);
       // Revocations first: a revoked version is never offered as an update.
       const context = reading(signal, notes);
-      const revoked = await revocationsFor(Object.values(lock.plugins), context);
-      for (const entry of Object.values(lock.plugins)) {
-        if (entry.registry === 'file') continue;
+      const revoked = await revocationsFor(checkable, context);
+      for (const entry of checkable) {
         const registry = registryOf(entry);
         const trust = await context.trust.forRegistry(context, registry).catch(() => undefined);
         const withdrawn = new Set((trust?.revoked ?? []).filter((r) => r.name === entry.name).map((r) => r.version));
@@ -268,13 +339,14 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
           // One plugin's registry down (and not cached) does not hide the others' updates.
           if (!isPlinthError(error) || !error.code.startsWith('PLN_E_MARKET_')) throw error;
           notes.push({ registry: registry.name, kind: 'unreachable', message: `${entry.name}: ${error.message}` });
+          unchecked.push({ name: entry.name, version: entry.version, registry: registry.name, reason: error.message });
           continue;
         }
         const wanted = safePick(packument, semver.validRange(entry.range) ? entry.range : (packument['dist-tags'][entry.range] ?? entry.version), registry, withdrawn) ?? entry.version;
         const latest = safePick(packument, 'latest', registry, withdrawn) ?? safePick(packument, '*', registry, withdrawn) ?? entry.version;
         if (semver.gt(wanted, entry.version) || semver.gt(latest, entry.version)) plugins.push({ name: entry.name, current: entry.version, wanted, latest, range: entry.range, registry: registry.name });
       }
-      return { plugins, revoked, notes };
+      return { plugins, revoked, unchecked, notes };
     },
 
     async update(names, request = {}) {
@@ -287,9 +359,17 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         const again = `plinth ext update ${entry.name}${request.latest ? ' --latest' : ''}`;
         const done = await store.withPluginLock(entry.name, limits.lockWaitMs, async () => {
           const list = request.registry !== undefined ? registries(request.registry) : [registryOf(entry)];
-          const plan = await planInstall(planning(request, notes, true), list, { name: entry.name, range }, new Map([...(await present())].filter(([name]) => name !== entry.name)));
-          const kept = plan.map((p) => (p.name === entry.name ? { ...p, range: request.latest ? `^${p.version}` : entry.range, dependency: entry.dependency === true } : p));
-          return installStaged((staging) => fetchAll(kept, staging, request), request, again, true, entry.name);
+          const others = new Map([...(await present())].filter(([name]) => name !== entry.name));
+          return installStaged(
+            async (staging) => {
+              const plan = await planInstall(planning(request, notes, true), list, { name: entry.name, range }, others, stager(staging, request));
+              return plan.map((p) => (p.name === entry.name ? { ...p, range: request.latest ? `^${p.version}` : entry.range, dependency: entry.dependency === true } : p));
+            },
+            request,
+            again,
+            true,
+            entry.name,
+          );
         });
         changes.push(...done);
       }

@@ -16,6 +16,7 @@
  * entry whose version is not the active one falls back to its `previous`.
  */
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rename, rm, symlink, unlink } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { type LockEntry, type LockFile, PlinthError, isAlive, isPlinthError, installedVersionFolder, lockFileSchema, withFileLock, writeFileAtomic } from 'plinth/sdk';
@@ -90,8 +91,9 @@ export class PluginStore {
   }
 
   /**
-   * Removes staging folders and temporary links left by processes that died,
-   * and finishes a `--force` reinstall that died between its two renames
+   * Removes staging folders, temporary links and plugin locks (`.lock-<name>`) left by processes
+   * that died (a lock whose owner on this machine is gone; one being written, or another machine's, is
+   * left to {@link PluginStore.withPluginLock}), and finishes a `--force` reinstall that died between its two renames
    * (see {@link PluginStore.asideDir}): the version folder set aside goes
    * back when nothing took its place, and is removed when the verified
    * download did (the same version, checked against the same integrity).
@@ -101,6 +103,7 @@ export class PluginStore {
     for (const entry of await readdir(this.pluginsDir).catch(() => [] as string[])) {
       const owner = /^\.(?:staging|link)-(\d+)-/.exec(entry);
       if (owner && dead(owner[1])) await rm(join(this.pluginsDir, entry), { recursive: true, force: true });
+      else if (entry.startsWith('.lock-')) await removeDeadLock(join(this.pluginsDir, entry), dead);
     }
     for (const entry of await readdir(this.versionsDir).catch(() => [] as string[])) {
       const aside = /^(.+)\.replaced-(\d+)$/.exec(entry);
@@ -185,6 +188,18 @@ export class PluginStore {
     }
     return parsed.data;
   }
+}
+
+/**
+ * Removes `lockFile` when it names a process of this machine that is gone, and it has not changed
+ * since it was read (then another process broke it and took it).
+ */
+async function removeDeadLock(lockFile: string, dead: (pid: string | undefined) => boolean): Promise<void> {
+  const text = await readFile(lockFile, 'utf8').catch(() => undefined);
+  const owner = text === undefined ? undefined : (safeParse(text) as { pid?: unknown; host?: unknown } | undefined);
+  if (typeof owner?.pid !== 'number' || owner.host !== hostname() || !dead(String(owner.pid))) return;
+  if ((await readFile(lockFile, 'utf8').catch(() => undefined)) !== text) return;
+  await unlink(lockFile).catch(() => undefined);
 }
 
 function safeParse(text: string): unknown {

@@ -142,7 +142,12 @@ export function settingsCommands({ kernel, service }: { readonly kernel: PluginK
               ]),
             ),
           );
-          for (const [name, verdict] of trust) if (!verdict.trusted && verdict.approveCommand) lines.push(`${name}: ${verdict.level}; approve with \`${verdict.approveCommand}\``);
+          // The approve command only once it works (a refusal was recorded); before that, the verdict says how to get there.
+          for (const [name, verdict] of trust) {
+            if (verdict.trusted) continue;
+            if (verdict.approveCommand) lines.push(`${name}: ${verdict.level}; approve with \`${verdict.approveCommand}\``);
+            else if (verdict.reason) lines.push(`${name}: ${verdict.level}: ${verdict.reason} (\`plinth mcp status ${name}\` starts it)`);
+          }
         }
         if (problems.length > 0) lines.push('');
         for (const p of problems) lines.push(`${p.code}: ${p.message}`);

@@ -53,7 +53,7 @@ export function getCommand({ service, known, start }: GetCommandDeps): CommandSp
         ...(definition.includeTools ? [['include tools', definition.includeTools.join(', ')] as [string, string]] : []),
         ...(definition.excludeTools ? [['exclude tools', definition.excludeTools.join(', ')] as [string, string]] : []),
         ['oauth', definition.oauth !== undefined && definition.oauth !== false ? 'yes' : 'no'],
-        ...(trust ? [['trust', trust.trusted ? trust.level : `${trust.level}${trust.approveCommand ? `: approve with \`${trust.approveCommand}\`` : ''}`] as [string, string]] : []),
+        ...(trust ? [['trust', trust.trusted ? trust.level : `${trust.level}${trust.approveCommand ? `: approve with \`${trust.approveCommand}\`` : trust.reason ? `: ${trust.reason}` : ''}`] as [string, string]] : []),
         ['state', describeState(state, status)],
         ...(status?.error ? [['error', `${status.error.code}: ${status.error.message}`] as [string, string]] : []),
         ...(instructions ? [['instructions', oneLine(instructions, 200)] as [string, string]] : []),

@@ -15,11 +15,19 @@ export function checkServerName(name: string): void {
   }
 }
 
-/** Splits `<server>__<tool>` at the first `__`: server names never contain it, tool names may. */
-export function splitToolName(name: string): { server: string; tool: string } {
+/**
+ * Splits `<server>__<tool>` at the first `__`: server names never contain it, tool names may. The
+ * hint of a bad name names the servers configured (`servers`), never one that is not.
+ */
+export function splitToolName(name: string, servers: readonly string[]): { server: string; tool: string } {
   const at = name.indexOf('__');
   if (at <= 0 || at + 2 >= name.length) {
-    throw usage(`"${name}" is not a tool name of the form <server>__<tool>`, '`plinth mcp tools` lists the tools under the names `plinth call` takes, e.g. demo__echo');
+    const bare = at === -1 && name !== '' ? name : undefined;
+    const hint =
+      servers.length === 0
+        ? 'no MCP server is configured: add one with `plinth mcp add <name> -- <program> [args…]`, then `plinth mcp tools` lists its tools'
+        : `\`plinth mcp tools\` lists the tools under the names \`plinth call\` takes; configured servers: ${servers.join(', ')}${bare === undefined ? '' : ` (a tool "${bare}" of ${servers[0]} is ${servers[0]}__${bare})`}`;
+    throw usage(`"${name}" is not a tool name of the form <server>__<tool>`, hint);
   }
   return { server: name.slice(0, at), tool: name.slice(at + 2) };
 }

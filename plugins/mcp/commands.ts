@@ -79,7 +79,10 @@ export function mcpCommands({ kernel, service, oneShot }: McpCommandDeps): Comma
   /** A note on stderr for each server that did not connect; true when every one did. */
   const reportFailures = (statuses: readonly ServerStatus[], out: CommandOutput): boolean => {
     const failed = statuses.filter((s) => s.state !== 'connected');
-    for (const s of failed) out.note(`${s.name}: ${s.state}${s.error ? `: ${s.error.code}: ${s.error.message}` : ''}`);
+    for (const s of failed) {
+      const fix = s.error && fixOf(s.error);
+      out.note(`${s.name}: ${s.state}${s.error ? `: ${s.error.code}: ${s.error.message}` : ''}${fix ? `\n  fix: ${fix}` : ''}`);
+    }
     return failed.length === 0;
   };
 
@@ -126,6 +129,9 @@ export function mcpCommands({ kernel, service, oneShot }: McpCommandDeps): Comma
           if (s.state === 'connected' || (!s.error && !s.stderrTail)) continue;
           lines.push('');
           if (s.error) lines.push(`${s.name}: ${s.error.code}: ${s.error.message}`);
+          // The fix, as --json has it: every error's, not only those whose message happens to end with a command.
+          const fix = s.error && fixOf(s.error);
+          if (fix) lines.push(`  fix: ${fix}`);
           if (s.stderrTail) {
             lines.push(`${s.name} stderr (last lines):`);
             for (const line of s.stderrTail.trimEnd().split('\n').slice(-10)) lines.push(`  ${line}`);
@@ -228,7 +234,7 @@ export function mcpCommands({ kernel, service, oneShot }: McpCommandDeps): Comma
     },
     {
       name: 'call',
-      args: [{ name: 'tool', required: true, description: 'The tool as <server>__<tool>, e.g. demo__echo (`plinth mcp tools` lists them)' }],
+      args: [{ name: 'tool', required: true, description: 'The tool as <server>__<tool> (`plinth mcp tools` lists them)' }],
       options: {
         args: { type: 'string', description: 'The tool\'s arguments: a JSON object, @file, or @- for standard input (default {})' },
         timeout: { type: 'string', description: 'Time limit of the call in ms (default: the mcp plugin\'s callTimeout)' },
@@ -236,7 +242,7 @@ export function mcpCommands({ kernel, service, oneShot }: McpCommandDeps): Comma
       async run({ args, options, json, out, signal }) {
         // Everything the command line can get wrong is checked before a server starts.
         const name = args[0]!;
-        const { server } = splitToolName(name);
+        const { server } = splitToolName(name, service.servers().filter((s) => service.definition(s.name)?.enabled !== false).map((s) => s.name));
         const toolArgs = await toolArguments(typeof options.args === 'string' ? options.args : undefined);
         const timeoutMs = typeof options.timeout === 'string' ? milliseconds(options.timeout, '--timeout') : undefined;
         known(server);
@@ -302,11 +308,18 @@ function callExit(result: ToolCallResult): number {
 }
 
 /** A server that did not connect, for a command that needed it: its error, exit 1. */
+/** The fix of an error, unless its message already ends with it. */
+function fixOf(error: { readonly message: string; readonly hint?: string }): string | undefined {
+  return error.hint !== undefined && !error.message.includes(error.hint) ? error.hint : undefined;
+}
+
 function failedStart(status: ServerStatus, json: boolean, out: CommandOutput): number {
   const error = status.error ?? { code: 'PLN_E_MCP_CONNECT_FAILED', message: `server "${status.name}" is ${status.state}` };
   if (json) out.json({ error: { ...error, server: status.name, state: status.state } });
   else {
     out.note(`plinth: ${error.code}: ${status.name}: ${error.message}`);
+    const fix = fixOf(error);
+    if (fix !== undefined) out.note(`  fix: ${fix}`);
     if (status.stderrTail) for (const line of status.stderrTail.trimEnd().split('\n').slice(-10)) out.note(`  ${line}`);
   }
   return EXIT.FAILURE;

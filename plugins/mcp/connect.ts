@@ -6,13 +6,18 @@
  * is closed again when it fails, times out or is called off.
  *
  * `auto` (a `url` without `transport`) tries streamable HTTP and falls back to
- * SSE when the server answers the `initialize` POST with an HTTP 4xx, as the
- * SDK's documentation recommends for servers of the older protocol.
+ * SSE only when the server answers the `initialize` POST with a bare 404 or
+ * 405, the signature of a 2024-11-05 HTTP+SSE server (./http-answer.ts). A
+ * server that explains its refusal with a JSON-RPC error (-32022 unsupported
+ * protocol version, -32020, -32601, …) is reported with that error, coded;
+ * when SSE fails too, the HTTP attempt's answer is reported with SSE's.
  */
-import type { OAuthClientProvider, Client } from '@modelcontextprotocol/client';
+import { LATEST_PROTOCOL_VERSION, type OAuthClientProvider, type Client } from '@modelcontextprotocol/client';
 import { type Logger, type PluginKernel, PlinthError, isPlinthError, describeError } from 'plinth/sdk';
 import { mcpError } from './errors.js';
+import { httpAnswer, looksLikeSseServer, supportedVersions, type HttpAnswer } from './http-answer.js';
 import { outsideCalls } from './origin.js';
+import { type FirstStarts, packageRunner } from './package-runner.js';
 import type { McpServerDefinition, TransportConnection, TransportContext, TransportFactory } from 'plinth/sdk';
 
 /** What an attempt needs from the plugin. */
@@ -27,6 +32,10 @@ export interface ConnectDeps {
   readonly authProvider?: (definition: McpServerDefinition, signal: AbortSignal) => Promise<OAuthClientProvider | undefined>;
   /** Handed to the transport: see {@link TransportContext.exitGraceMs}. */
   readonly exitGraceMs?: number;
+  /** Package runners' first starts and their longer limit (./package-runner.ts); without it, every start has the usual one. */
+  readonly firstStarts?: FirstStarts;
+  /** Where a first start shows its progress: a terminal, or undefined (nothing shown). */
+  readonly progress?: NodeJS.WritableStream;
 }
 
 /**
@@ -74,41 +83,108 @@ export function connectOnce(declared: McpServerDefinition, deps: ConnectDeps, si
 
 async function connectAttempt(declared: McpServerDefinition, deps: ConnectDeps, signal: AbortSignal, opened?: (connection: TransportConnection) => void): Promise<Connected> {
   const definition = withPluginSettings(declared, deps.kernel);
-  const timeoutMs = definition.connectTimeoutMs;
+  const runner = deps.firstStarts && packageRunner(definition);
+  const first = runner !== undefined && !(await deps.firstStarts!.known(definition));
+  const timeoutMs = first ? Math.max(definition.connectTimeoutMs, deps.firstStarts!.timeoutMs) : definition.connectTimeoutMs;
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), timeoutMs);
   const bounded = AbortSignal.any([signal, deadline.signal]);
   let tried = definition.transport;
+  let connection: TransportConnection | undefined;
+  const seen = (made: TransportConnection) => {
+    connection = made;
+    opened?.(made);
+  };
+  const shown = first && deps.progress ? showProgress(definition, runner!, () => connection, deps) : undefined;
   try {
-    if (definition.transport !== 'auto') return await open(definition, definition.transport, deps, bounded, opened);
-    const http = await factoryIfAny('http', deps);
-    if (!http) {
-      tried = 'sse';
-      return await open(definition, 'sse', deps, bounded, opened);
-    }
-    tried = 'http';
-    try {
-      return await open(definition, 'http', deps, bounded, opened, http);
-    } catch (error) {
-      if (bounded.aborted || !answeredAsOldServer(error)) throw error;
-      deps.log.info(deps.redact(`MCP server "${definition.name}" answered streamable HTTP with ${httpStatus(error)}: trying SSE`));
-      tried = 'sse';
-      return await open(definition, 'sse', deps, bounded, opened);
-    }
+    const connected = await attempt();
+    if (runner !== undefined) await deps.firstStarts!.remember(definition);
+    return connected;
   } catch (error) {
-    if (signal.aborted) throw signal.reason;
-    if (deadline.signal.aborted) {
-      throw mcpError('PLN_E_MCP_CONNECT_TIMEOUT', `MCP server "${definition.name}" did not connect within ${timeoutMs} ms (${tried})`, {
-        details: { server: definition.name, transport: tried, timeoutMs },
-      });
-    }
-    if (isPlinthError(error)) throw error;
-    throw mcpError('PLN_E_MCP_CONNECT_FAILED', deps.redact(`MCP server "${definition.name}" could not connect (${tried}): ${describeError(error)}`), {
-      details: { server: definition.name, transport: tried },
-    });
+    // Known, yet too slow for the usual limit: the package may be downloading again; the retry gets the longer one.
+    if (runner !== undefined && !first && deadline.signal.aborted && !signal.aborted) await deps.firstStarts!.forget(definition);
+    throw error;
   } finally {
     clearTimeout(timer);
+    shown?.done();
   }
+
+  /** One attempt within the limit, its failure as a coded error. */
+  async function attempt(): Promise<Connected> {
+    try {
+      if (definition.transport !== 'auto') return await open(definition, definition.transport, deps, bounded, seen);
+      const http = await factoryIfAny('http', deps);
+      if (!http) {
+        tried = 'sse';
+        return await open(definition, 'sse', deps, bounded, seen);
+      }
+      tried = 'http';
+      let answer: HttpAnswer;
+      try {
+        return await open(definition, 'http', deps, bounded, seen, http);
+      } catch (error) {
+        answer = httpAnswer(error);
+        if (bounded.aborted || !looksLikeSseServer(answer)) throw error;
+        deps.log.info(deps.redact(`MCP server "${definition.name}" answered streamable HTTP with ${answer.status}: trying SSE`));
+      }
+      tried = 'sse';
+      try {
+        return await open(definition, 'sse', deps, bounded, seen);
+      } catch (error) {
+        if (bounded.aborted || isPlinthError(error)) throw error;
+        // Neither: the HTTP attempt's answer comes first, it is what the URL said to the current protocol.
+        throw mcpError(
+          'PLN_E_MCP_CONNECT_FAILED',
+          deps.redact(`MCP server "${definition.name}" could not connect: streamable HTTP answered HTTP ${answer.status}, and the older HTTP+SSE transport failed too (${describeError(error)})`),
+          { cause: error, details: { server: definition.name, transport: 'auto', httpStatus: answer.status } },
+        );
+      }
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      if (deadline.signal.aborted) {
+        const why = first ? `, the longer limit of a package runner's first start (${runner}); raise the mcp plugin's firstStartTimeout if its download takes longer` : '';
+        throw mcpError('PLN_E_MCP_CONNECT_TIMEOUT', `MCP server "${definition.name}" did not connect within ${timeoutMs} ms (${tried})${why}`, {
+          details: { server: definition.name, transport: tried, timeoutMs, ...(first && { firstStart: runner }) },
+        });
+      }
+      if (isPlinthError(error)) throw error;
+      // A remote server's own JSON-RPC answer to `initialize`; not a stdio transport's own -32000 (the process exited),
+      // whose reason (and the sandbox's hint in it) is said whole below.
+      const refused = tried === 'http' || tried === 'sse' || tried === 'auto' ? httpAnswer(error).rpc : undefined;
+      if (refused) throw await refusedInitialize(definition, tried, refused, error, deps);
+      throw mcpError('PLN_E_MCP_CONNECT_FAILED', deps.redact(`MCP server "${definition.name}" could not connect (${tried}): ${describeError(error)}`), {
+        details: { server: definition.name, transport: tried },
+      });
+    }
+  }
+}
+
+/**
+ * A package runner's first start on a terminal: one status line, redrawn each
+ * second, with the seconds spent and the server's last stderr line (npm's and
+ * uv's download messages go there), masked and cut to the terminal's width.
+ */
+function showProgress(definition: McpServerDefinition, runner: string, connection: () => TransportConnection | undefined, deps: ConnectDeps): { done: () => void } {
+  const stream = deps.progress!;
+  const started = Date.now();
+  let drawn = false;
+  const draw = () => {
+    const seconds = Math.round((Date.now() - started) / 1000);
+    const last = deps.redact(connection()?.stderrTail?.() ?? '').split('\n').map((line) => line.trim()).filter(Boolean).at(-1) ?? '';
+    const line = `MCP server "${definition.name}": first start (${runner}), ${seconds} s${last ? `: ${last}` : ''}`.replace(/[^\x20-\x7e\u00a0-\uffff]/g, '?');
+    // A terminal of no known size (columns 0 or undefined) gets a line of 100.
+    const columns = (stream as { columns?: number }).columns ?? 0;
+    stream.write(`\r\x1b[2K${line.slice(0, (columns > 20 ? columns : 101) - 1)}`);
+    drawn = true;
+  };
+  const timer = setInterval(draw, 1000);
+  timer.unref();
+  return {
+    done() {
+      clearInterval(timer);
+      if (drawn) stream.write('\r\x1b[2K');
+    },
+  };
 }
 
 /**
@@ -243,26 +319,26 @@ function missingTransport(name: string, deps: ConnectDeps): string {
   return `the plugin that provides it, "${plugin}", did not load (${status.error?.code ?? status.state}): \`plinth plugins why ${plugin}\` says why`;
 }
 
-/** An HTTP 4xx (other than 401, which asks for authorization) from the streamable HTTP POST: the server predates it. */
-function answeredAsOldServer(error: unknown): boolean {
-  const status = httpStatus(error);
-  return status !== undefined && status >= 400 && status < 500 && status !== 401;
-}
-
-/** The HTTP status carried by an error or one of its causes (`status` on the SDK's SdkHttpError; `code` on its SseError). */
-function httpStatus(error: unknown): number | undefined {
-  let current: unknown = error;
-  for (let depth = 0; typeof current === 'object' && current !== null && depth < 4; depth++) {
-    const { code, status } = current as { code?: unknown; status?: unknown };
-    if (isPlinthError(current) && typeof status !== 'number') {
-      current = (current as PlinthError).cause;
-      continue;
-    }
-    if (typeof status === 'number') return status;
-    if (typeof code === 'number' && code >= 100 && code < 600) return code;
-    current = (current as { cause?: unknown }).cause;
+/**
+ * The server answered `initialize` with a JSON-RPC error: it was reached and
+ * said why not. Reported as it said it, with its code: -32022 (a protocol
+ * revision it does not serve) and -32601 (no `initialize` at all, as a server
+ * of the stateless 2026-07-28 revision) are PLN_E_MCP_PROTOCOL_UNSUPPORTED;
+ * any other (-32020 header mismatch, …) PLN_E_MCP_CONNECT_FAILED.
+ */
+async function refusedInitialize(definition: McpServerDefinition, tried: string, rpc: NonNullable<HttpAnswer['rpc']>, error: unknown, deps: ConnectDeps): Promise<PlinthError> {
+  const said = `JSON-RPC error ${rpc.code}${rpc.message ? ` "${rpc.message.slice(0, 300)}"` : ''}`;
+  const { status } = httpAnswer(error);
+  const details = { server: definition.name, transport: tried, rpcCode: rpc.code, ...(status !== undefined && { httpStatus: status }) };
+  if (rpc.code === -32022 || rpc.code === -32601) {
+    const supported = supportedVersions(rpc.data);
+    const what = rpc.code === -32022 ? `does not serve MCP ${LATEST_PROTOCOL_VERSION}, the revision plinth speaks` : 'does not know `initialize`, which every MCP revision plinth speaks begins with';
+    return mcpError('PLN_E_MCP_PROTOCOL_UNSUPPORTED', deps.redact(`MCP server "${definition.name}" ${what}: it answered ${said} (${tried})${supported.length > 0 ? `; it serves ${supported.join(', ')}` : ''}`), {
+      cause: error,
+      details: { ...details, ...(supported.length > 0 && { supported }) },
+    });
   }
-  return undefined;
+  return mcpError('PLN_E_MCP_CONNECT_FAILED', deps.redact(`MCP server "${definition.name}" refused to connect (${tried}): it answered \`initialize\` with ${said}`), { cause: error, details });
 }
 
 /** `promise`, or a rejection with `signal.reason` as soon as `signal` aborts. */

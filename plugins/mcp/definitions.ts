@@ -40,7 +40,7 @@
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
-import { type ConfigLayerView, NO_PERMISSIONS, type PlinthError, type PluginInfo, type Principal, SECRET_NAME, type TrustSource, entryFolder, envSourceOf, expandWorkspace, isInside, pathOutside, workspaceWords } from 'plinth/sdk';
+import { type ConfigLayerView, NO_PERMISSIONS, type PlinthError, type PluginInfo, type Principal, SECRET_NAME, type TrustSource, entryFolder, envSourceOf, expandWorkspace, isInside, pathOutside, withPackageRunner, workspaceWords } from 'plinth/sdk';
 import { urlSecrets } from './redact.js';
 import { type ReferenceLookup, resolveReferences } from './references.js';
 import { MCP_SERVER_NAME, type McpServerEntry, mcpEntryTransport, mcpServerEntrySchema } from 'plinth/sdk';
@@ -321,7 +321,9 @@ function serverPrincipal(name: string, draft: Draft, plugins: ReadonlyMap<string
   const scope = draft.source === 'workspace' ? 'workspace' : 'user';
   // Where each env value comes from, as written (never the value): the grants are keyed by it.
   const envFrom = Object.fromEntries(Object.entries(draft.entry.env ?? {}).map(([key, value]) => [key, envSourceOf(value)]));
-  return { id: `settings:${scope}`, source: scope, dir: scope === 'workspace' ? workspace : home, declared: draft.entry.permissions ?? NO_PERMISSIONS, envFrom, label: `MCP server "${name}" from ${scope} settings` };
+  // A package runner (`npx -y pkg`, `uvx pkg`) also needs its registry's host and its own variables: asked for with what the entry declares.
+  const declared = withPackageRunner(draft.entry.permissions ?? NO_PERMISSIONS, draft.entry.command, draft.entry.args ?? [], draft.entry.env ?? {});
+  return { id: `settings:${scope}`, source: scope, dir: scope === 'workspace' ? workspace : home, declared, envFrom, label: `MCP server "${name}" from ${scope} settings` };
 }
 
 /** Where a server's paths are judged: the user folder, the workspace root, plinth's own `PATH`. */

@@ -6,11 +6,13 @@
  * Transports come from plugins (`transport:<name>`); tools, resources and
  * prompts from ./features/, loaded with the first server.
  */
+import { join } from 'node:path';
 import { type Logger, type PlinthError, type PluginInfo, type PluginKernel, type PluginStatus, type StatusSection, definePlugin, optionalService } from 'plinth/sdk';
 import { mcpCommands } from './commands.js';
 import { type DefinitionSet, collectServers } from './definitions.js';
 import { FeatureHost } from './features-host.js';
 import { ServerManager } from './manager.js';
+import { FirstStarts } from './package-runner.js';
 import { type SecretRedactor, createRedactor } from './redact.js';
 import { createMcpService } from './service.js';
 import { mcpSettings } from './settings.js';
@@ -61,7 +63,10 @@ export default definePlugin({
         return oauth?.providerFor(definition, { signal });
       },
       settings,
+      firstStarts: new FirstStarts(join(ctx.paths.home, 'mcp-runners.json'), settings.firstStartTimeout, (message) => log.debug(message)),
+      ...(process.stderr.isTTY && { progress: process.stderr }),
       trust: () => kernel.get('trust'),
+      grants: () => optionalService(kernel, 'grants'),
       records: () => definitions()?.servers,
       signal: ctx.signal,
       toolCount: (server) => features.registry?.server(server)?.tools().length ?? 0,
@@ -69,6 +74,17 @@ export default definePlugin({
     });
     const service = createMcpService(manager, features, () => definitions()?.problems ?? []);
     kernel.provide('mcp', service);
+
+    // `plinth config validate`: the server entries of the settings files, as they are read to start them.
+    kernel.hooks.validate.tap((check) => {
+      const files = new Set(check.files);
+      for (const p of definitions()?.problems ?? []) {
+        const origin = p.details?.origin;
+        if (typeof origin !== 'string' || !files.has(origin)) continue;
+        const path = p.details?.path;
+        check.add({ code: p.code, message: p.message, ...(p.hint && { hint: p.hint }), file: origin, ...(typeof path === 'string' && path !== '' && { path }) });
+      }
+    });
 
     kernel.hooks.commands.tap((registry) => {
       for (const command of mcpCommands({ kernel, service, oneShot: (ms) => manager.useExitGrace(ms) })) registry.add(command);

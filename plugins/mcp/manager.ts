@@ -15,7 +15,7 @@
  * and resolves only when they are closed (a stdio process has exited). The
  * manager does not reconnect by itself: the health plugin decides that.
  */
-import { type Disposer, type PinnedFile, PlinthError, type TrustService, type TrustVerdict, describeError, isPlinthError } from 'plinth/sdk';
+import { type Disposer, type GrantsService, type PinnedFile, PlinthError, type TrustService, type TrustVerdict, describeError, isPlinthError } from 'plinth/sdk';
 import { type ConnectDeps, type Connected, connectOnce } from './connect.js';
 import type { ServerRecord } from './definitions.js';
 import { mcpError } from './errors.js';
@@ -27,6 +27,8 @@ import type { McpServerDefinition, ServerState, ServerStatus, StartOptions, Tran
 export interface ManagerDeps extends ConnectDeps {
   readonly settings: Pick<McpSettings, 'retries' | 'retryBaseMs'>;
   readonly trust: () => Promise<TrustService>;
+  /** The sandbox's grants, when a plugin provides them: an unapproved server's error also names what its start will need granted. */
+  readonly grants?: () => Promise<GrantsService | undefined>;
   /** The servers, read once when first needed; undefined before `ready` (manifests are not all known yet). */
   readonly records: () => readonly ServerRecord[] | undefined;
   /** Aborted when the kernel shuts down: withdraws a trust question on the terminal. */
@@ -150,7 +152,7 @@ export class ServerManager {
   async ensureTrusted(name: string, options: { signal?: AbortSignal } = {}): Promise<void> {
     const slot = this.#slot(name);
     const signal = options.signal === undefined ? this.#deps.signal : AbortSignal.any([options.signal, this.#deps.signal]);
-    const refusal = await checkServerTrust(slot.record, this.#deps.trust, this.#deps.redact, signal);
+    const refusal = await checkServerTrust(slot.record, this.#deps.trust, this.#deps.redact, signal, undefined, this.#deps.grants);
     if (refusal) throw refusal;
   }
 
@@ -274,7 +276,7 @@ export class ServerManager {
 
     if (slot.record.unresolved) return this.#fail(slot, slot.record.unresolved);
     let pinned: readonly PinnedFile[] = [];
-    const refusal = await checkServerTrust(slot.record, this.#deps.trust, this.#deps.redact, AbortSignal.any([abort.signal, this.#deps.signal]), (files) => (pinned = files));
+    const refusal = await checkServerTrust(slot.record, this.#deps.trust, this.#deps.redact, AbortSignal.any([abort.signal, this.#deps.signal]), (files) => (pinned = files), this.#deps.grants);
     if (!current()) return this.#calledOff(slot);
     if (refusal) return this.#fail(slot, refusal);
     // Started from what was just approved, not from whatever the files hold by then (the launcher's approved copy).

@@ -42,6 +42,20 @@ export function createMcpService(manager: ServerManager, features: FeatureHost, 
         off?.();
       };
     },
+    onLogMessage(listener) {
+      let off: (() => void) | undefined;
+      let gone = false;
+      features.load().then(
+        ({ deps }) => {
+          if (!gone) off = deps.registry.onLogMessage(listener);
+        },
+        () => undefined,
+      );
+      return () => {
+        gone = true;
+        off?.();
+      };
+    },
     async callTool(name, args, options) {
       const started = performance.now();
       let loaded;

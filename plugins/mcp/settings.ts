@@ -8,6 +8,7 @@ const ms = z.number().int().positive().max(MAX_TIMER_MS);
 
 const settingsSchema = z.object({
   connectTimeout: ms,
+  firstStartTimeout: ms,
   callTimeout: ms,
   retries: z.number().int().nonnegative().max(20),
   retryBaseMs: z.number().int().nonnegative().max(MAX_TIMER_MS),

@@ -6,7 +6,7 @@
  * named, by its one rule for hooks and servers. Knobs that change nothing
  * about what runs (`enabled`, the timeout, where it was written) stay out.
  */
-import { type PinnedFile, type PlinthError, type TrustService, type TrustSubject, describeError, isPlinthError } from 'plinth/sdk';
+import { type GrantsService, type PinnedFile, type PlinthError, type Principal, type TrustService, type TrustSubject, describeError, isPlinthError } from 'plinth/sdk';
 import type { ServerRecord } from './definitions.js';
 import { mcpError } from './errors.js';
 
@@ -61,6 +61,7 @@ export async function checkServerTrust(
   redact: (text: string) => string,
   signal: AbortSignal,
   approved?: (pinned: readonly PinnedFile[]) => void,
+  grants?: () => Promise<GrantsService | undefined>,
 ): Promise<PlinthError | undefined> {
   const { definition } = record;
   try {
@@ -71,16 +72,29 @@ export async function checkServerTrust(
       return undefined;
     }
     const reason = verdict.reason ?? `${definition.source} MCP server "${record.trustId}" is not approved`;
+    // What its start will also need granted (its sandbox's permissions: a package runner's registry, …), shown with the approval, so both are done at once.
+    const needs = definition.command !== undefined && definition.actingFor !== undefined ? await grantsNeeded(grants, definition.actingFor) : undefined;
+    const also = needs === undefined ? '' : ` && ${needs.command} (it runs confined and also needs ${needs.missing.join(', ')})`;
     return mcpError('PLN_E_MCP_UNTRUSTED', `MCP server "${definition.name}" was not started: ${reason}`, {
-      ...(verdict.approveCommand !== undefined && { hint: `review it (${definition.origin}), then run: ${verdict.approveCommand}` }),
+      ...(verdict.approveCommand !== undefined && { hint: `review it (${definition.origin}), then run: ${verdict.approveCommand}${also}` }),
       details: {
         server: definition.name,
         source: definition.source,
         level: verdict.level,
         ...(verdict.approveCommand !== undefined && { approveCommand: verdict.approveCommand }),
+        ...(needs !== undefined && { grantCommand: needs.command, permissions: needs.missing }),
       },
     });
   } catch (error) {
     return isPlinthError(error) ? error : mcpError('PLN_E_MCP_UNTRUSTED', `MCP server "${definition.name}" was not started: trust could not be checked: ${describeError(error)}`);
+  }
+}
+
+/** What the sandbox's grants service says `principal` still needs; undefined without one, or when it cannot say. */
+async function grantsNeeded(grants: (() => Promise<GrantsService | undefined>) | undefined, principal: Principal): Promise<{ readonly missing: readonly string[]; readonly command: string } | undefined> {
+  try {
+    return (await (await grants?.())?.needs?.(principal)) ?? undefined;
+  } catch {
+    return undefined; // the approval is still right; the start will say what is missing
   }
 }

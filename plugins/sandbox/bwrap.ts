@@ -292,23 +292,6 @@ function quote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-/**
- * Node's permission model as a second belt: reads and writes limited to the
- * grants, no child processes unless `shell` is granted, no workers, no addons.
- * Node 20 and 22 call it `--experimental-permission`, from 23.5 `--permission`.
- * One flag per path (a comma list is no longer accepted), each path once
- * (Node 20 aborts on a path given twice), so the flags go in NODE_OPTIONS only,
- * where they reach the child and any node it starts.
- */
-export function nodePermissionFlags(options: { readonly read: readonly string[]; readonly write: readonly string[]; readonly childProcess: boolean; readonly nodeMajor: number }): string[] {
-  const flags = [options.nodeMajor >= 23 ? '--permission' : '--experimental-permission'];
-  for (const path of new Set(options.read)) flags.push(`--allow-fs-read=${path}`);
-  for (const path of new Set(options.write)) flags.push(`--allow-fs-write=${path}`);
-  if (options.childProcess) flags.push('--allow-child-process');
-  flags.push('--disable-warning=ExperimentalWarning');
-  return flags;
-}
-
 /** NODE_OPTIONS from flags: a value with a space or quote is double-quoted, as Node parses it. */
 export function nodeOptions(flags: readonly string[]): string {
   return flags

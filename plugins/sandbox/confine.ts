@@ -2,7 +2,7 @@
  * The `sandbox` service: for each launch that acts for a principal, ask the
  * grant policy, then confine: a bubblewrap command line (bwrap.ts) over the
  * granted paths, the environment reduced to the declared variables plus
- * PATH, a private HOME and TMPDIR, Node's permission flags for node children,
+ * PATH, a private HOME and TMPDIR, the network preload for node children,
  * and network only through the principal's proxy (network/proxy.ts). A
  * launch that cannot be decided or confined is refused (fail closed) and the
  * refusal written to the audit log.
@@ -14,8 +14,8 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConfinedSpawn, type GrantPolicy, type Permissions, PlinthError, type Principal, type Sandbox, type SandboxAvailability, type SpawnPlan, describeError, plinthPackageFolder } from 'plinth/sdk';
 import { appendAudit } from './audit.js';
-import { type BwrapPlan, RUN_INSIDE, bwrapArgs, bwrapEnvironment, exposedPaths, protectedLayout, isNodeProgram, nodeOptions, nodePermissionFlags } from './bwrap.js';
-import { explainHidden, explainLimits } from './explain.js';
+import { type BwrapPlan, RUN_INSIDE, bwrapArgs, bwrapEnvironment, exposedPaths, protectedLayout, isNodeProgram, nodeOptions } from './bwrap.js';
+import { explainHidden, explainLimits, explainRefused } from './explain.js';
 import { envGrantOf, formatItem } from './grants/items.js';
 import { type SandboxLimits, limitsFrom, pidsGroup } from './limits.js';
 import { type NetworkProxy, startProxy } from './network/proxy.js';
@@ -71,6 +71,16 @@ export interface SandboxOptions {
   readonly log?: { warn(message: string): void };
 }
 
+/** A principal's proxy, the network grant it checks (replaced at every launch), and the last refusals it made. */
+interface ProxyEntry {
+  proxy: Promise<NetworkProxy>;
+  network: Permissions['network'];
+  /** The last {@link MAX_REFUSALS_KEPT} refusals, numbered from 1 in order (`count`: the last number given). */
+  readonly refused: Array<{ readonly n: number; readonly target: string; readonly reason: string }>;
+  count: number;
+}
+const MAX_REFUSALS_KEPT = 20;
+
 export interface SandboxImpl extends Sandbox {
   /** Closes every proxy. */
   close(): Promise<void>;
@@ -105,7 +115,7 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
   let availability: Promise<SandboxAvailability> | undefined;
   const available = (): Promise<SandboxAvailability> => (availability ??= options.probe());
   /** Per run folder (one per principal, workspace and version): its proxy, and the network grant it checks (replaced at every launch). */
-  const proxies = new Map<string, { proxy: Promise<NetworkProxy>; network: Permissions['network'] }>();
+  const proxies = new Map<string, ProxyEntry>();
   const socat = findProgram('socat', undefined, process.env.PATH ?? DEFAULT_PATH);
   /** `<principal>\0<name>` of the variables already said to be left out. */
   const leftOutSaid = new Set<string>();
@@ -143,22 +153,27 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
   const audit = (principal: Principal, permission: 'launch' | 'network' | 'env', target: string, reason: string): Promise<void> =>
     appendAudit(options.home, { plugin: principal.id, permission, target, reason });
 
-  function proxyFor(principal: Principal, network: Permissions['network'], runDir: string): Promise<NetworkProxy> {
+  function proxyFor(principal: Principal, network: Permissions['network'], runDir: string): ProxyEntry {
     // One proxy per run folder: its socket lives there, and the folder is per principal, workspace and version.
     const known = proxies.get(runDir);
     if (known !== undefined) {
       known.network = network;
-      return known.proxy;
+      return known;
     }
-    const entry = { network, proxy: undefined as unknown as Promise<NetworkProxy> };
+    const entry: ProxyEntry = { network, proxy: undefined as unknown as Promise<NetworkProxy>, refused: [], count: 0 };
     entry.proxy = startProxy({
       socketPath: join(runDir, 'proxy.sock'),
       refusal: (host, port) => hostRefusal(entry.network, host, port),
-      onRefused: (target, reason) => void audit(principal, 'network', target, reason),
+      onRefused: (target, reason) => {
+        // Kept (the last few) for explain(): a child that died after a refusal is told the sandbox refused it.
+        entry.refused.push({ n: ++entry.count, target, reason });
+        if (entry.refused.length > MAX_REFUSALS_KEPT) entry.refused.shift();
+        void audit(principal, 'network', target, reason);
+      },
     });
     proxies.set(runDir, entry);
     entry.proxy.catch(() => proxies.delete(runDir));
-    return entry.proxy;
+    return entry;
   }
 
   async function refuse(principal: Principal, plan: SpawnPlan, error: PlinthError): Promise<never> {
@@ -233,13 +248,13 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
       const read = [...fs.read, ...(pluginDir !== undefined ? [pluginDir] : []), ...(principal.source === 'builtin' ? BUILTIN_READS.filter((p) => existsSync(p)).map(realPath) : []), ...approved, PRELOAD];
       const home = realPath(privateHome);
       const tmp = realPath(privateTmp);
+      let proxy: ProxyEntry;
       try {
-        await proxyFor(principal, granted.network, runDir);
+        proxy = proxyFor(principal, granted.network, runDir);
+        await proxy.proxy;
       } catch (error) {
         return refuse(principal, plan, setupError(principal, 'its network proxy', error));
       }
-      const nodeMajor = Number(process.versions.node.split('.')[0]);
-      const flags = nodePermissionFlags({ read: [...read, ...aliases.map((a) => a.path), ...fs.write, home, tmp, '/usr', '/etc'], write: [...fs.write, home, tmp], childProcess: granted.shell.length > 0, nodeMajor });
       // node reaches the proxy's socket through the preload; the relay (socat, some 20 ms to start) is for
       // other programs, and for what a node child starts when it may reach a host at all.
       const node = isNodeProgram(plan.file);
@@ -253,7 +268,10 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         https_proxy: proxyUrl,
         ALL_PROXY: proxyUrl,
         PLINTH_SANDBOX_PROXY_SOCKET: `${RUN_INSIDE}/proxy.sock`,
-        NODE_OPTIONS: nodeOptions([`--require=${PRELOAD}`, ...flags]),
+        // Only the network preload. No Node permission flags: bubblewrap is the boundary, and Node's permission
+        // model changes what a correct program sees (existsSync throws ERR_ACCESS_DENIED on Node 20, lstat of a
+        // path outside the grants is ERR_ACCESS_DENIED where bubblewrap answers ENOENT, workers and shells refused).
+        NODE_OPTIONS: nodeOptions([`--require=${PRELOAD}`]),
       };
       let marks;
       try {
@@ -280,6 +298,7 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         if (processesHit) void audit(principal, 'launch', plan.file, `reached the sandbox's limit of ${limits.maxProcesses} processes (sandbox.maxProcesses)`);
         group.remove();
       };
+      const refusedBefore = proxy.count;
       const bwrapPlan: BwrapPlan = { file: plan.file, args: plan.args, cwd, read, aliases, write: fs.write, privateHome: home, privateTmp: tmp, protectedPaths, protectedRoots, placeholders: marks, layout, limits, runDir, ...(relay && { relayPort: RELAY_PORT, socat }), waitForRelay: !node, env: inside };
       const exposure = { paths: exposedPaths(bwrapPlan), cwd, workspace: options.workspace, userHome: options.userHome };
       // In a cgroup: a shell joins it, then becomes bwrap (no fork outside it, no race with bwrap's first clone).
@@ -294,7 +313,9 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         explain: (output: string) => {
           // Paths in the approved copy stand for the originals they mirror (the copy's folder is the prefix).
           const shown = approved.length > 0 ? output.split(plan.approvedCopy!).join('') : output;
-          const said = [explainLimits(shown, { limits, processesHit, tmp }, principal), explainHidden(shown, exposure, principal)].filter((line): line is string => line !== undefined);
+          // Connections the proxy refused since this child started (another child of the same principal may share it).
+          const refused = [...new Set(proxy.refused.filter((r) => r.n > refusedBefore).map((r) => r.target))];
+          const said = [explainRefused(refused, principal), explainLimits(shown, { limits, processesHit, tmp }, principal), explainHidden(shown, exposure, principal)].filter((line): line is string => line !== undefined);
           return said.length === 0 ? undefined : said.join('; ');
         },
       };

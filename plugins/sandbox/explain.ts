@@ -121,6 +121,25 @@ export function explainHidden(output: string, exposure: Exposure, principal: Pri
   return `${principal.label} runs in the sandbox, which does not expose ${hidden.join(', ')}, and it failed looking there. To let it read ${hidden.length === 1 ? 'that' : 'those'}, ${where}${grant}`;
 }
 
+/**
+ * When the proxy refused a connection of a confined child that then failed:
+ * the sandbox is the cause (a program reports a refused proxy in its own words,
+ * npm's `E403 … forbidden by your security policy`), so say so, as
+ * `PLN_E_SANDBOX_NETWORK_REFUSED`, with the permission and the grant that allow
+ * it. `targets`: the `host:port` refused, oldest first.
+ */
+export function explainRefused(targets: readonly string[], principal: Principal): string | undefined {
+  if (targets.length === 0) return undefined;
+  const named = targets.slice(0, MAX_NAMED);
+  const list = named.map((target) => JSON.stringify(target)).join(', ');
+  const where = `add ${list} to "permissions": { "network": { "allow": […] } } of its ${principal.id.startsWith('settings:') ? 'definition' : 'manifest.json'}`;
+  const grant =
+    principal.id === 'settings:user'
+      ? ''
+      : `, then grant it: plinth perms grant ${principal.id}${principal.id.startsWith('settings:') ? named.map((target) => ` 'network ${target}'`).join('') : ''}`;
+  return `PLN_E_SANDBOX_NETWORK_REFUSED: plinth's sandbox refused ${principal.label} a connection to ${named.join(', ')}${targets.length > named.length ? ' and more' : ''} (not in the network permissions granted to it; see \`plinth perms audit ${principal.id}\`). To allow ${named.length === 1 ? 'it' : 'them'}, ${where}${grant}`;
+}
+
 const MB = 1024 * 1024;
 
 /**

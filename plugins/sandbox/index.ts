@@ -12,7 +12,7 @@ import { definePlugin, parseSettings, type SandboxAvailability } from 'plinth/sd
 import { z } from 'zod';
 import { createSandbox } from './confine.js';
 import { limitsFrom } from './limits.js';
-import { registerGrants } from './grants/index.js';
+import { readDefaultMode, registerGrants } from './grants/index.js';
 import { probeSandbox } from './probe.js';
 
 export { createSandbox, type SandboxImpl, type SandboxOptions } from './confine.js';
@@ -44,6 +44,12 @@ export default definePlugin({
     const policy = registerGrants(kernel, ctx, { availability, ...(settings.answerTimeoutSeconds !== undefined && { answerTimeoutMs: settings.answerTimeoutSeconds * 1000 }) });
     const sandbox = createSandbox({ home: ctx.paths.home, workspace: ctx.paths.workspace, userHome: homedir(), policy, probe: availability, limits: limitsFrom(settings), log: ctx.log });
     kernel.provide('sandbox', sandbox);
+    // A `sandbox.default` that is dropped (a workspace "open", a value that is neither) is said once per command, as the
+    // kernel says the other ignored workspace settings, and listed by `plinth config validate`.
+    for (const problem of readDefaultMode(kernel.configLayers).problems) ctx.log.warn(`${problem.code}: ${problem.message}\n  fix: ${problem.hint}`);
+    kernel.hooks.validate.tap((check) => {
+      for (const problem of readDefaultMode(kernel.configLayers).problems) if (check.files.includes(problem.file)) check.add(problem);
+    });
     return () => sandbox.close();
   },
 });

@@ -246,6 +246,10 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
       if (covered) return covered;
       const need = needOf(subject, assessment, now.shown);
       const level = declined.has(declinedKey(keyOf(subject), fp)) ? 'denied' : assessment.state;
+      // `trust approve` approves a server as it was refused: until a refusal of it as it is now is recorded, that command would fail.
+      if (subject.kind === 'mcp-server' && findEntry(data.requests, keyOf(subject))?.fingerprint !== fp) {
+        return { trusted: false, level, fingerprint: fp, reason: `${need}: start it once (plinth asks on a terminal, or records it for approval), then approve it with: ${commandFor(subject)}` };
+      }
       return refusal(subject, fp, level, need, undefined, commandFor(subject));
     },
 

@@ -80,8 +80,9 @@ export function approveCommand(
   const words = kind === 'hook' ? ['plinth', 'hooks', 'trust', id] : ['plinth', 'trust', 'approve', kind, id];
   const defaultHome = resolve(env.PLINTH_HOME || join(homedir(), '.plinth'));
   if (resolve(where.home) !== defaultHome) words.push('--home', where.home);
-  // A workspace subject is approved in its workspace (trust.json keeps it there).
-  const scope = kind === 'hook' ? where.workspace : workspace;
+  // A workspace subject is approved in its workspace (trust.json keeps it there); `hooks trust` finds a hook in the
+  // workspace it runs in, so a hook of another workspace (a request `trust list` shows from here) names that one.
+  const scope = kind === 'hook' ? (workspace ?? where.workspace) : workspace;
   if (scope !== undefined && resolve(scope) !== process.cwd()) words.push('--workspace', scope);
   if (kind === 'hook' && where.profile && where.profile !== env.PLINTH_PROFILE) words.push('--profile', where.profile);
   return words.map(shellQuote).join(' ');

@@ -4,6 +4,7 @@
  * ask it to review a plugin right after it is enabled, installed or updated,
  * so that the question comes when the user acted, not at its first launch.
  */
+import type { Principal } from './sandbox.js';
 
 /** What a review found, and did. */
 export interface GrantReview {
@@ -39,6 +40,14 @@ export interface GrantsService {
    * that name is known.
    */
   review(plugin: string, options?: { readonly signal?: AbortSignal; readonly grant?: boolean }): Promise<GrantReview | undefined>;
+  /**
+   * What `principal` (a plugin, or the hooks and servers of `settings:workspace`) would
+   * be refused for now, asking nobody: the permissions it declares beyond its grant (as
+   * `<kind> <value>`) and the `plinth perms grant …` command that grants exactly them.
+   * Undefined when nothing is missing (or it runs open). For an approval that shows,
+   * before a first start, what the start will also need granted.
+   */
+  needs?(principal: Principal): Promise<{ readonly missing: readonly string[]; readonly command: string } | undefined>;
 }
 
 /** What a command prints after a review (on stderr): nothing when nothing waits. */

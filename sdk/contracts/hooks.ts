@@ -72,6 +72,14 @@ export interface HookDefinition {
   readonly pluginRoot?: string;
   /** A settings hook's own `permissions` (a manifest hook has its plugin's): what its process may reach when confined. */
   readonly permissions?: Permissions;
+  /**
+   * Why plinth cannot run this hook yet (a peer's `prompt` or `agent` hook, a PowerShell command),
+   * when it cannot: it never runs; on a gate event it blocks the event (failure `unsupported`),
+   * elsewhere it is skipped with this message.
+   */
+  readonly unsupported?: string;
+  /** What the definition asks that plinth does not honour yet, though the hook runs (a Claude Code `if`, `async`, `once`): each a sentence. */
+  readonly notYet?: readonly string[];
 }
 
 /** The hook protocols plinth speaks: its own (v1.0.0) and its peers'. */
@@ -92,7 +100,8 @@ export type HookFailure =
   | 'rate_limited'
   | 'cooldown'
   | 'dependency_failed' // a hook it depends on failed or was skipped
-  | 'conflict'; // rewrote the same context field as a hook running in parallel
+  | 'conflict' // rewrote the same context field as a hook running in parallel
+  | 'unsupported'; // plinth cannot run this kind of hook yet (a peer's prompt or agent hook): it never runs
 
 /** One hook's part in one event: what the planner reports and the trace records. */
 export interface HookOutcome {
@@ -163,7 +172,7 @@ export interface AskAgentRequest {
 /** The `hooks` service. */
 export interface HooksService {
   /** Every hook definition, enabled or not, and the problems found while reading them. */
-  definitions(): Promise<{ hooks: readonly HookDefinition[]; problems: readonly { code: string; message: string; hint?: string }[] }>;
+  definitions(): Promise<{ hooks: readonly HookDefinition[]; problems: readonly { code: string; message: string; hint?: string; /** The event whose hook definition it is, when known. */ event?: EventName }[] }>;
   /** The external hooks' part of the last emit of `event` in this process. */
   lastRun(event: EventName): PlanResult | undefined;
   /** Rate-limit counts per hook and overall. */

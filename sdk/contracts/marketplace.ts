@@ -95,6 +95,8 @@ export const declarationsSchema = z.object({
   permissions: z.array(z.string()),
   provides: z.array(z.string()),
   dependencies: z.array(z.string()),
+  /** The npm packages its package.json asks for (`name@spec`, `(bundled)` when the tarball brings them); npm installs the others. */
+  npm: z.array(z.string()),
 });
 export type Declarations = z.infer<typeof declarationsSchema>;
 
@@ -169,7 +171,11 @@ export type OutdatedEntry = z.infer<typeof outdatedEntrySchema>;
 export const revokedEntrySchema = z.object({ name: z.string(), version: z.string(), reason: z.string(), use: z.string().optional(), registry: z.string() });
 export type RevokedEntry = z.infer<typeof revokedEntrySchema>;
 
-export const outdatedResultSchema = z.object({ plugins: z.array(outdatedEntrySchema), revoked: z.array(revokedEntrySchema), notes: z.array(marketNoteSchema) });
+/** An installed plugin `outdated` could not check (its registry unreachable, gone from the settings, or its answer unusable): never counted as up to date. */
+export const uncheckedEntrySchema = z.object({ name: z.string(), version: z.string(), registry: z.string(), reason: z.string() });
+export type UncheckedEntry = z.infer<typeof uncheckedEntrySchema>;
+
+export const outdatedResultSchema = z.object({ plugins: z.array(outdatedEntrySchema), revoked: z.array(revokedEntrySchema), unchecked: z.array(uncheckedEntrySchema), notes: z.array(marketNoteSchema) });
 export type OutdatedResult = z.infer<typeof outdatedResultSchema>;
 
 export const uninstallResultSchema = z.object({ name: z.string(), version: z.string(), removed: z.array(z.string()) });

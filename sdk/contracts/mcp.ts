@@ -94,6 +94,17 @@ export interface StartOptions {
 }
 
 /** The `mcp` service. */
+/** One log message a server sent (`notifications/message`), as it sent it. */
+export interface ServerLogMessage {
+  readonly server: string;
+  /** The MCP (syslog) level: debug, info, notice, warning, error, critical, alert, emergency. */
+  readonly level: string;
+  readonly logger?: string;
+  readonly data: unknown;
+  /** The origin of the call it came along with, when the transport tells (streamable HTTP). */
+  readonly origin?: unknown;
+}
+
 export interface McpService {
   /** Every configured server (enabled or not), in definition order. */
   servers(): readonly ServerStatus[];
@@ -148,6 +159,13 @@ export interface McpService {
    * `list_changed`). Optional so that test doubles need not implement it.
    */
   onListChanged?(listener: (change: { readonly server: string; readonly list: 'tools' | 'resources' | 'prompts' }) => void): Disposer;
+  /**
+   * Called for each log message a server sends (`notifications/message`), after
+   * the plugin's own log has it. `origin` is the caller's origin of the call
+   * it came along with (see {@link CallOptions}), when known. Optional so that
+   * test doubles need not implement it.
+   */
+  onLogMessage?(listener: (message: ServerLogMessage) => void): Disposer;
   /** Argument completion for a prompt argument (or a resource template variable). */
   complete(server: string, ref: { type: 'prompt'; name: string } | { type: 'resource'; uri: string }, argument: { name: string; value: string }): Promise<readonly string[]>;
 }

@@ -121,7 +121,7 @@ export function documentSigner(document: { signed: unknown; signatures: Readonly
  * the full and the abbreviated form, and whatever the server does to tarball
  * URLs; any version added, removed or changed, or a tag moved, changes it.
  */
-export function packumentDigest(packument: { name: string; 'dist-tags': Readonly<Record<string, string>>; versions: Readonly<Record<string, { dist: { integrity: string } }>> }): string {
+export function packumentDigest(packument: { name: string; 'dist-tags': Readonly<Record<string, string>>; versions: Readonly<Record<string, { dist: { integrity?: string | undefined } }>> }): string {
   const versions = Object.fromEntries(Object.entries(packument.versions).map(([v, doc]) => [v, doc.dist.integrity]));
   const text = canonicalJson({ name: packument.name, 'dist-tags': packument['dist-tags'], versions });
   return `sha256-${createHash('sha256').update(text).digest('base64')}`;

@@ -1,10 +1,11 @@
 /**
  * The registry documents: what a plinth registry (or any npm-compatible one)
  * serves, as the marketplace client reads them and as `registry/` writes them
- * (DESIGN.md, "The marketplace protocol"). Schemas are lenient where real npm
+ * (the marketplace plugin's README, "Protocol"). Schemas are lenient where real npm
  * registries differ (unknown fields pass through, optional fields may be
  * absent) and strict on what install relies on: a version's `dist.tarball`
- * and its `dist.integrity` SRI string.
+ * and, when given, its `dist.integrity` SRI string (the abbreviated form a
+ * client reads may lack it: {@link clientDistSchema}).
  *
  * The search scoring lives here too, so that a registry's server and the
  * client merging results of several registries rank the same way.
@@ -106,6 +107,13 @@ export const packumentSchema = z.looseObject({
   readme: z.string().optional(),
 });
 
+/**
+ * A version's `dist` as a client reads it from any registry: `integrity` may be absent (old npm
+ * packuments list only the sha1 `shasum`); the client refuses such a version as weak
+ * (`PLN_E_INTEGRITY_WEAK`), saying why, rather than the document as malformed.
+ */
+export const clientDistSchema = distSchema.extend({ integrity: integritySchema.optional() });
+
 /** One version of an abbreviated packument: what install needs, nothing more. */
 export const abbreviatedVersionSchema = z.looseObject({
   name: pluginName,
@@ -115,7 +123,7 @@ export const abbreviatedVersionSchema = z.looseObject({
   dependencies: stringMap.optional(),
   engines: stringMap.optional(),
   deprecated: z.string().optional(),
-  dist: distSchema,
+  dist: clientDistSchema,
 });
 
 /** The document `GET /<name>` returns with `Accept: application/vnd.npm.install-v1+json`. */

@@ -1,6 +1,6 @@
 /** A Claude Code plugin folder (`.claude-plugin/plugin.json`, `.mcp.json`, `hooks/hooks.json`) as a plinth manifest: see sdk/peer-manifest.ts. */
 import path from 'node:path';
-import { addHooks, addServers, isObject, manifest, objectOf, parse, pathList, peerName, peerVersion, readJsonFile, Report } from './shared.js';
+import { addHooks, peerPermissions, addServers, isObject, manifest, objectOf, parse, pathList, peerName, peerVersion, readJsonFile, Report } from './shared.js';
 import { type Json, PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifest, UNVERSIONED } from './types.js';
 
 /** plugin.json fields that are metadata only. */
@@ -60,9 +60,9 @@ export async function claudePlugin(root: string, text: string, files: PeerFiles,
     // The standard file is optional (a hooks/ folder may hold only scripts); a file plugin.json names is not.
     if (found === undefined) {
       if (relative !== 'hooks/hooks.json') peer.ignore('hooks', `${relative} does not exist`);
-    } else addHooks(hooks, found, relative, peer, (s) => s);
+    } else addHooks(hooks, found, relative, peer, (s) => s, 'claude');
   }
-  if (isObject(raw.hooks)) addHooks(hooks, isObject(raw.hooks.hooks) ? raw.hooks : { hooks: raw.hooks }, 'plugin.json hooks', peer, (s) => s);
+  if (isObject(raw.hooks)) addHooks(hooks, isObject(raw.hooks.hooks) ? raw.hooks : { hooks: raw.hooks }, 'plugin.json hooks', peer, (s) => s, 'claude');
 
   for (const key of CLAUDE_METADATA) if (raw[key] !== undefined) peer.ignore(key, 'metadata: plinth shows the name, version and description only');
   for (const [field, folder, reason] of CLAUDE_UNSUPPORTED) {
@@ -73,8 +73,9 @@ export async function claudePlugin(root: string, text: string, files: PeerFiles,
   for (const key of Object.keys(raw)) if (!known.has(key)) peer.ignore(key, 'a plugin.json field plinth does not know');
   if (await files.has(PEER_MANIFEST_FILES.gemini)) peer.ignore(PEER_MANIFEST_FILES.gemini, 'the folder is also a Gemini CLI extension; plinth reads its Claude Code plugin.json');
 
+  const permissions = peerPermissions(servers, hooks, settings, peer, 'Claude Code');
   const shown = context.asWritten ? PEER_MANIFEST_FILES.claude : file;
-  return { file, format: 'claude', data: manifest(name, version, raw.description, servers, hooks, settings, peer.origin('claude', shown)) };
+  return { file, format: 'claude', data: manifest(name, version, raw.description, servers, hooks, settings, peer.origin('claude', shown), permissions) };
 }
 
 /** `userConfig` → declared settings; each reaches the plugin's servers and hooks as `CLAUDE_PLUGIN_OPTION_<KEY>`. */

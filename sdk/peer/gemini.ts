@@ -1,6 +1,6 @@
 /** A Gemini CLI extension folder (`gemini-extension.json`, `hooks/hooks.json`) as a plinth manifest: see sdk/peer-manifest.ts. */
 import path from 'node:path';
-import { addHooks, addServers, isObject, manifest, objectOf, parse, peerName, peerVersion, readJsonFile, Report } from './shared.js';
+import { addHooks, addServers, isObject, manifest, objectOf, parse, peerName, peerPermissions, peerVersion, readJsonFile, Report } from './shared.js';
 import { type Json, PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifest } from './types.js';
 
 const GEMINI_UNSUPPORTED: ReadonlyArray<[field: string, folder: string | undefined, reason: string]> = [
@@ -38,7 +38,7 @@ export async function geminiExtension(root: string, text: string, files: PeerFil
 
   const hooks: Json = {};
   const hookText = await readJsonFile(root, 'hooks/hooks.json', files);
-  if (hookText !== undefined) addHooks(hooks, hookText, 'hooks/hooks.json', peer, vars);
+  if (hookText !== undefined) addHooks(hooks, hookText, 'hooks/hooks.json', peer, vars, 'gemini');
   if (raw.hooks !== undefined) peer.ignore('hooks', 'Gemini CLI reads hooks from hooks/hooks.json only, and so does plinth');
 
   const context_ = raw.contextFileName ?? ((await files.has('GEMINI.md')) ? 'GEMINI.md' : undefined);
@@ -50,8 +50,9 @@ export async function geminiExtension(root: string, text: string, files: PeerFil
   const known = new Set(['name', 'version', 'description', 'mcpServers', 'settings', 'excludeTools', 'contextFileName', 'hooks', ...GEMINI_UNSUPPORTED.map(([f]) => f)]);
   for (const key of Object.keys(raw)) if (!known.has(key)) peer.ignore(key, 'a gemini-extension.json field plinth does not know');
 
+  const permissions = peerPermissions(servers, hooks, settings, peer, 'Gemini CLI');
   const shown = context.asWritten ? PEER_MANIFEST_FILES.gemini : file;
-  return { file, format: 'gemini', data: manifest(name, version, raw.description, servers, hooks, settings, peer.origin('gemini', shown)) };
+  return { file, format: 'gemini', data: manifest(name, version, raw.description, servers, hooks, settings, peer.origin('gemini', shown), permissions) };
 }
 
 /** `settings` → declared settings named by their `envVar`; plinth gives each to the extension's servers and hooks as that variable, as Gemini does. */

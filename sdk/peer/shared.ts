@@ -5,6 +5,7 @@ import { PlinthError } from '../errors.js';
 import { safeLine } from '../format.js';
 import { parseJsonText } from '../json.js';
 import type { PeerOrigin } from '../manifest.js';
+import { type PeerProtocol, peerHookGaps } from '../peer-hooks.js';
 import type { Field, Json, PeerFiles } from './types.js';
 
 type PeerServer = NonNullable<PeerOrigin['servers']>[string];
@@ -90,17 +91,29 @@ function references(values: unknown, options: ServerOptions, server: string, key
   return out;
 }
 
-/** Merges one hooks file (`{ "hooks": { "<Event>": [...] } }`) into `into`, event lists concatenated. */
-export function addHooks(into: Json, found: unknown, where: string, peer: Report, vars: (text: string) => string): void {
+/**
+ * Merges one hooks file (`{ "hooks": { "<Event>": [...] } }`) into `into`, event lists concatenated.
+ * What plinth does not do yet with a hook ({@link peerHookGaps}) is reported: a hook that never runs
+ * as ignored, a field it runs without as read differently.
+ */
+export function addHooks(into: Json, found: unknown, where: string, peer: Report, vars: (text: string) => string, format: PeerProtocol): void {
   if (!isObject(found) || !isObject(found.hooks)) return void peer.ignore(where, 'expected { "hooks": { "<Event>": [ { "matcher", "hooks": [...] } ] } }');
   for (const key of Object.keys(found)) if (key !== 'hooks' && key !== 'description') peer.ignore(`${where}: ${key}`, 'not a hooks-file field plinth knows');
   for (const [event, list] of Object.entries(found.hooks)) {
+    if (Array.isArray(list)) {
+      list.forEach((group, g) => {
+        const hooks = isObject(group) && Array.isArray(group.hooks) ? group.hooks : [];
+        hooks.forEach((hook, h) => {
+          for (const gap of peerHookGaps(format, hook)) (gap.unrunnable ? peer.ignore : peer.note).call(peer, `${where}: ${event}[${g}].hooks[${h}].${gap.field}`, gap.reason);
+        });
+      });
+    }
     const entries = expand(list, vars);
     into[event] = Array.isArray(into[event]) && Array.isArray(entries) ? [...(into[event] as unknown[]), ...entries] : entries;
   }
 }
 
-export function manifest(name: string, version: string, description: unknown, servers: Json, hooks: Json, settings: Json[], peer: PeerOrigin): Json {
+export function manifest(name: string, version: string, description: unknown, servers: Json, hooks: Json, settings: Json[], peer: PeerOrigin, permissions: Json = {}): Json {
   return {
     name,
     version,
@@ -108,8 +121,26 @@ export function manifest(name: string, version: string, description: unknown, se
     mcpServers: servers,
     hooks,
     settings,
+    permissions,
     peer,
   };
+}
+
+/**
+ * What the peer's contract gives its hooks and servers, as plinth permissions: Claude Code and
+ * Gemini CLI run them in the project folder with the user's rights, so they may read and write
+ * the project (`filesystem.write ${workspace}`; plinth's protected files in it stay read-only),
+ * and get the variables the plugin's settings map (`CLAUDE_PLUGIN_OPTION_<KEY>`, a Gemini
+ * setting's `envVar`). A folder with neither hooks nor servers runs nothing and gets nothing.
+ * Shown and granted like any declared permission (install, `perms grant <plugin>`); noted in `peer.notes`.
+ */
+export function peerPermissions(servers: Json, hooks: Json, settings: readonly Json[], peer: Report, host: string): Json {
+  const runs = Object.keys(servers).length > 0 || Object.keys(hooks).length > 0;
+  if (!runs) return {};
+  const env = [...new Set(settings.map((s) => s.envVar).filter((v): v is string => typeof v === 'string'))];
+  const what = ['the project folder (filesystem.write ${workspace})', ...(env.length > 0 ? [`the variables its settings map (env ${env.join(', ')})`] : [])];
+  peer.note('permissions', `derived from what ${host} gives its hooks and servers: ${what.join(' and ')}; granted like declared permissions (plinth perms grant <plugin>), and their cwd is the project`);
+  return { filesystem: { write: ['${workspace}'] }, ...(env.length > 0 && { env }) };
 }
 
 /** Collects what is ignored and what is read differently. */

@@ -83,7 +83,7 @@ export async function geminiExtension(dir: string): Promise<void> {
   await write(join(dir, 'GEMINI.md'), '# Context\n');
   await write(join(dir, 'servers', 'start.mjs'), startScript);
   await write(join(dir, 'hooks', 'hooks.json'), {
-    hooks: { BeforeTool: [{ matcher: 'mcp__gemini-everything__echo', hooks: [{ type: 'command', command: 'node ${extensionPath}${/}hooks${/}guard.js', timeout: 5000 }] }] },
+    hooks: { BeforeTool: [{ matcher: 'mcp_gemini-everything_echo', hooks: [{ type: 'command', command: 'node ${extensionPath}${/}hooks${/}guard.js', timeout: 5000 }] }] },
   });
   // As Gemini CLI's hooks reference writes one: JSON on stdin, a JSON decision on stdout.
   await write(

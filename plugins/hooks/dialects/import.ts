@@ -12,6 +12,7 @@ import { homedir } from 'node:os';
 import { join, relative, resolve, isAbsolute } from 'node:path';
 import { type PeerProtocol, PlinthError, describeFileError, isPeerHookEvent, parseJsonText } from 'plinth/sdk';
 import type { HookDefaults } from '../definition.js';
+import type { HookDefinition } from '../types.js';
 import { sameValue } from '../context-merge.js';
 import { peerEvent, peerLabel } from './events.js';
 import { translatePeerEvent } from './section.js';
@@ -61,8 +62,31 @@ export function scopeOfFile(file: string, workspace: string): 'user' | 'workspac
   return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? 'workspace' : 'user';
 }
 
-/** Reads the peer's file; its `hooks` object. @throws PlinthError `PLN_E_HOOK_IMPORT` when it cannot be read or holds no hooks. */
-export async function readPeerHooks(file: string, from: PeerProtocol): Promise<Record<string, unknown>> {
+/** What a peer's settings file holds beside `hooks`, and why `hooks import` leaves each out. */
+const SKIPPED: Readonly<Record<PeerProtocol, Readonly<Record<string, string>>>> = {
+  claude: {
+    permissions: "Claude Code's permission rules are not imported: what a hook or server may reach is plinth's trust and sandbox (`plinth perms status`)",
+    enabledPlugins: 'Claude Code plugins are not imported here: install each with `plinth ext install`, or put its folder in plinth\'s plugins folder (a Claude Code plugin folder is read as a plinth plugin)',
+    extraKnownMarketplaces: "Claude Code's marketplaces are not read: plinth's registries are set with the `registries` setting",
+    statusLine: 'plinth has no status line: it is not imported',
+    env: "Claude Code's session environment is not imported: a hook sees only the variables the hooks setting `env` names",
+    mcpServers: 'MCP servers are not imported by `hooks import`: add each with `plinth mcp add`',
+  },
+  gemini: {
+    hooksConfig: "Gemini CLI's own switch for hooks: plinth runs every hook it reads (disable one with \"enabled\": false)",
+    mcpServers: 'MCP servers are not imported by `hooks import`: add each with `plinth mcp add`',
+  },
+};
+
+/** The notes for the keys of a peer's settings file beside `hooks`: nothing is left out without one. */
+export function skippedKeys(settings: Readonly<Record<string, unknown>>, from: PeerProtocol): string[] {
+  return Object.keys(settings)
+    .filter((key) => key !== 'hooks' && key !== '$schema')
+    .map((key) => `"${key}": ${Object.hasOwn(SKIPPED[from], key) ? SKIPPED[from][key] : `not a hook setting; ${peerLabel(from)}'s "${key}" is not imported`}`);
+}
+
+/** Reads the peer's file; its `hooks` object, and the notes on what else it holds. @throws PlinthError `PLN_E_HOOK_IMPORT` when it cannot be read or holds no hooks. */
+export async function readPeerSettings(file: string, from: PeerProtocol): Promise<{ hooks: Record<string, unknown>; skipped: string[] }> {
   const text = await readFile(file, 'utf8').catch((cause: unknown) => {
     throw new PlinthError('PLN_E_HOOK_IMPORT', `cannot read ${file}: ${describeFileError(cause)}`, {
       plugin: 'hooks',
@@ -78,7 +102,38 @@ export async function readPeerHooks(file: string, from: PeerProtocol): Promise<R
   if (!isRecord(hooks)) {
     throw new PlinthError('PLN_E_HOOK_IMPORT', `${file} has no "hooks" object`, { plugin: 'hooks', hint: `a ${peerLabel(from)} settings file keeps its hooks under "hooks": { "<Event>": [{ "matcher", "hooks": [...] }] }` });
   }
-  return hooks;
+  return { hooks, skipped: skippedKeys(parsed.value as Record<string, unknown>, from) };
+}
+
+/** Why a hook the import would add cannot run (`hooks validate`'s checks short of trust), by hook name (`PreToolUse.0.1`). */
+export type ImportChecks = ReadonlyMap<string, { readonly code: string; readonly reason: string }>;
+
+/**
+ * Runs the checks `hooks validate` makes before a run on every hook `peerHooks` would add: a
+ * program not allowed or not found, a script or folder missing, a hook plinth cannot run yet.
+ * A hook that fails one is refused by {@link planImport}, never offered as `add`.
+ */
+export async function checkImport(
+  input: Pick<Parameters<typeof planImport>[0], 'from' | 'file' | 'peerHooks' | 'scope' | 'workspace' | 'home' | 'defaults'>,
+  check: (hook: HookDefinition) => Promise<{ readonly failure: string; readonly detail: string } | undefined>,
+): Promise<ImportChecks> {
+  const found = new Map<string, { code: string; reason: string }>();
+  for (const [event, list] of Object.entries(input.peerHooks)) {
+    if (!isPeerHookEvent(event)) continue;
+    const translated = translatePeerEvent(event, list, importOrigin(input), input.defaults, input.from);
+    await Promise.all(
+      translated.hooks.map(async (hook) => {
+        if (hook.unsupported !== undefined) return void found.set(hook.name, { code: 'PLN_E_HOOK_DIALECT_UNSUPPORTED', reason: hook.unsupported });
+        const cannot = await check(hook);
+        if (cannot) found.set(hook.name, { code: 'PLN_E_HOOK_UNRUNNABLE', reason: `it cannot run (${cannot.failure}): ${cannot.detail}` });
+      }),
+    );
+  }
+  return found;
+}
+
+function importOrigin(input: { scope: 'user' | 'workspace'; file: string; home: string; workspace: string; from: PeerProtocol }) {
+  return { source: input.scope, origin: input.file, baseDir: input.scope === 'user' ? input.home : input.workspace, projectDir: input.workspace, protocol: input.from } as const;
 }
 
 /**
@@ -95,10 +150,14 @@ export function planImport(input: {
   readonly workspace: string;
   readonly home: string;
   readonly defaults: HookDefaults;
+  /** What {@link checkImport} found: those hooks are refused. */
+  readonly checks?: ImportChecks;
+  /** Notes on what the peer's file holds beside `hooks` ({@link readPeerSettings}). */
+  readonly skipped?: readonly string[];
 }): ImportPlan {
   const { from, peerHooks } = input;
   const items: ImportItem[] = [];
-  const notes: string[] = [];
+  const notes: string[] = [...(input.skipped ?? [])];
   const additions: Record<string, Record<string, unknown>[]> = {};
   for (const [event, list] of Object.entries(peerHooks)) {
     if (!isPeerHookEvent(event)) {
@@ -110,14 +169,14 @@ export function planImport(input: {
       continue;
     }
     const groups = Array.isArray(list) ? list : [];
-    const translated = translatePeerEvent(
-      event,
-      list,
-      { source: input.scope, origin: input.file, baseDir: input.scope === 'user' ? input.home : input.workspace, projectDir: input.workspace, protocol: from },
-      input.defaults,
-      from,
-    );
+    const translated = translatePeerEvent(event, list, importOrigin(input), input.defaults, from);
     const made = new Set(translated.hooks.map((h) => h.name));
+    // A hook that runs without a field it has (Claude Code's `if`, `async`, …) is added, and the note says so.
+    for (const hook of translated.hooks) {
+      if (hook.unsupported !== undefined || input.checks?.has(hook.name)) continue;
+      const [, g, h] = hook.name.split('.');
+      for (const gap of hook.notYet ?? []) notes.push(`hooks.${event}[${g}].hooks[${h}].${gap}`);
+    }
     const existing = Array.isArray(input.existing[event]) ? (input.existing[event] as unknown[]) : [];
     const plinthEvent = peerEvent(from, event);
     groups.forEach((rawGroup, g) => {
@@ -130,6 +189,11 @@ export function planImport(input: {
         const at = `hooks.${event}[${g}].hooks[${h}]`;
         const command = isRecord(rawHook) && typeof rawHook.command === 'string' ? rawHook.command : JSON.stringify(rawHook);
         const base = { event, ...(plinthEvent && { plinthEvent }), ...(matcher !== undefined && { matcher }), command, at };
+        const checked = input.checks?.get(`${event}.${g}.${h}`);
+        if (checked !== undefined) {
+          groupItems.push({ ...base, action: 'refused', code: checked.code, reason: checked.reason });
+          return;
+        }
         if (made.has(`${event}.${g}.${h}`)) {
           kept.push(rawHook);
           groupItems.push({ ...base, action: 'add' });

@@ -10,7 +10,7 @@
 import type { EventName, PeerProtocol } from 'plinth/sdk';
 import type { HookDefinition, PeerHookInput } from '../types.js';
 import { peerNameOf } from './events.js';
-import { peerToolName } from './matcher.js';
+import { mcpToolOf, peerToolName } from './matcher.js';
 import { toolNamesOf } from '../matcher.js';
 
 type Context = Readonly<Record<string, unknown>>;
@@ -41,11 +41,13 @@ export function buildPeerInput(
     case 'before_tool':
     case 'after_tool': {
       const tool = toolNamesOf(context)[0] ?? pick('tool_name');
-      document.tool_name = typeof tool === 'string' ? peerToolName(tool, context) : '';
+      document.tool_name = typeof tool === 'string' ? peerToolName(tool, context, protocol) : '';
       document.tool_input = pick('args', 'input', 'tool_input') ?? {};
       const id = pick('toolUseId', 'tool_use_id');
       if (protocol === 'claude' && id !== undefined) document.tool_use_id = id;
-      if (protocol === 'gemini' && typeof context.server === 'string') document.mcp_context = { server_name: context.server, tool_name: context.tool };
+      // Gemini CLI: the server and the tool's own name (not the qualified one).
+      const mcp = typeof tool === 'string' ? mcpToolOf(tool, context) : undefined;
+      if (protocol === 'gemini' && mcp !== undefined) document.mcp_context = { server_name: mcp.server, tool_name: mcp.tool };
       if (event === 'after_tool') document.tool_response = pick('result', 'response', 'tool_response') ?? {};
       break;
     }
@@ -69,6 +71,8 @@ export function buildPeerInput(
       break;
     case 'session_start':
       document.source = pick('source') ?? 'startup';
+      // Claude Code says which model the session uses; "" when the host did not say.
+      if (protocol === 'claude') document.model = pick('model') ?? '';
       break;
     case 'session_end':
       document.reason = pick('reason') ?? 'other';

@@ -7,8 +7,9 @@
  *   On lifecycle events (a session's source, a compression's trigger) it compares exactly.
  *
  * `""`, `"*"` and no matcher match everything (decided where the section is read).
- * plinth names an MCP tool `<server>__<tool>`; both peers name it `mcp__<server>__<tool>`, which is
- * what a peer matcher is tested against (see {@link peerToolName}).
+ * plinth names an MCP tool `<server>__<tool>`; Claude Code names it `mcp__<server>__<tool>`, Gemini
+ * CLI `mcp_<server>_<tool>` (its `MCP_QUALIFIED_NAME_SEPARATOR` is `_`): a peer matcher is tested
+ * against its own peer's name (see {@link peerToolName}).
  */
 import type { EventName, PeerProtocol } from 'plinth/sdk';
 
@@ -42,11 +43,21 @@ function compile(protocol: PeerProtocol, matcher: string): PeerMatcher {
   return { ok: true, test: (subject) => regex.test(subject) };
 }
 
-/** The peers' name of the tool an event's context names: `mcp__<server>__<tool>` for an MCP tool. */
-export function peerToolName(tool: string, context: Readonly<Record<string, unknown>>): string {
+/**
+ * The peer's name of the tool an event's context names: for an MCP tool (context `server` set and
+ * the tool `<server>__<tool>`), Claude Code's `mcp__<server>__<tool>`, Gemini CLI's `mcp_<server>_<tool>`.
+ */
+export function peerToolName(tool: string, context: Readonly<Record<string, unknown>>, protocol: PeerProtocol = 'claude'): string {
+  const own = mcpToolOf(tool, context);
+  if (own === undefined) return tool;
+  return protocol === 'gemini' ? `mcp_${own.server}_${own.tool}` : `mcp__${own.server}__${own.tool}`;
+}
+
+/** The server and the tool's own name, when `tool` is an MCP tool of the context's `server`. */
+export function mcpToolOf(tool: string, context: Readonly<Record<string, unknown>>): { readonly server: string; readonly tool: string } | undefined {
   const server = context.server;
-  if (typeof server === 'string' && server !== '' && tool.startsWith(`${server}__`)) return `mcp__${tool}`;
-  return tool;
+  if (typeof server !== 'string' || server === '' || !tool.startsWith(`${server}__`)) return undefined;
+  return { server, tool: tool.slice(server.length + 2) };
 }
 
 /** What a peer matcher is tested against on a non-tool event (Claude Code's and Gemini CLI's matchers on lifecycle events). */

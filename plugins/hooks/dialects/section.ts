@@ -15,7 +15,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, isAbsolute, resolve } from 'node:path';
-import { peerEventsOf, type PeerProtocol, type PlinthError } from 'plinth/sdk';
+import { peerEventsOf, peerHookGaps, type PeerProtocol, type PlinthError } from 'plinth/sdk';
 import { z } from 'zod';
 import { type HookDefaults, type Mutable, type SectionOrigin, hookId, problem } from '../definition.js';
 import type { HookDefinition } from '../types.js';
@@ -37,9 +37,14 @@ const peerCommandSchema = z.strictObject({
   name: z.string().optional(),
   description: z.string().optional(),
   statusMessage: z.string().optional(),
-  // Claude Code's `prompt` and `agent` hooks: read so that they are reported as not run, not as unknown keys.
-  prompt: z.string().optional(),
-  model: z.string().optional(),
+  // Claude Code's exec form: `command` is the program, `args` its arguments, no shell.
+  args: z.array(z.string({ error: 'expected each argument as a string' }), { error: 'expected "args" as a list of strings' }).optional(),
+  // Claude Code's fields plinth does not honour yet (see peerHookGaps in plinth/sdk): read so that each is named, never an unknown key.
+  if: z.string({ error: 'expected "if" as a permission rule, e.g. "Bash(git commit *)"' }).optional(),
+  async: z.boolean({ error: 'expected true or false' }).optional(),
+  asyncRewake: z.boolean({ error: 'expected true or false' }).optional(),
+  once: z.boolean({ error: 'expected true or false' }).optional(),
+  shell: z.string({ error: 'expected "bash" or "powershell"' }).optional(),
   // plinth's own, accepted on a peer hook.
   onError: z.enum(['block', 'allow'], { error: 'expected "block" or "allow"' }).optional(),
   enabled: z.boolean({ error: 'expected true or false' }).optional(),
@@ -53,15 +58,35 @@ const peerGroupSchema = z.strictObject({
   sequential: z.boolean({ error: 'expected true or false' }).optional(),
 });
 
+/** Claude Code's own fields: a Gemini CLI hook that has one is told so, not silently accepted. */
+const CLAUDE_ONLY = ['args', 'if', 'async', 'asyncRewake', 'once', 'shell'] as const;
+
 /** What translating one section's peer events found. */
 export interface PeerTranslation {
   readonly hooks: Mutable<HookDefinition>[];
   readonly problems: PlinthError[];
 }
 
-/** The one peer a section's unambiguous event names point to, if they agree. */
-export function sectionPeer(keys: readonly string[]): PeerProtocol | undefined {
-  const peers = new Set(keys.map(peerEventsOf).filter((p) => p.length === 1).map((p) => p[0]!));
+/**
+ * The one peer the rest of a section points to, if it agrees: its events that only one peer has
+ * (`PreToolUse`, `BeforeTool`), else the `"protocol"` its groups say (what `hooks import` wrote).
+ * A `SessionStart` group without `"protocol"` in such a section speaks that peer.
+ */
+export function sectionPeer(section: Readonly<Record<string, unknown>>): PeerProtocol | undefined {
+  const byEvent = new Set<PeerProtocol>();
+  const bySaying = new Set<PeerProtocol>();
+  for (const [key, groups] of Object.entries(section)) {
+    const named = peerEventsOf(key);
+    if (named.length === 0) continue;
+    if (named.length === 1) byEvent.add(named[0]!);
+    if (!Array.isArray(groups)) continue;
+    for (const group of groups) {
+      const said = typeof group === 'object' && group !== null ? (group as { protocol?: unknown }).protocol : undefined;
+      if (said === 'claude' || said === 'gemini') bySaying.add(said);
+    }
+  }
+  // The events decide when they name one peer; only where they name none, the groups' own "protocol".
+  const peers = byEvent.size > 0 ? byEvent : bySaying;
   return peers.size === 1 ? [...peers][0] : undefined;
 }
 
@@ -89,9 +114,10 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
     if (protocol === undefined || !peers.includes(protocol)) {
       const why =
         protocol === undefined
-          ? `"${key}" is an event of both Claude Code and Gemini CLI: say which one this group speaks with "protocol": "claude" or "gemini"`
+          ? `"${key}" is an event of both Claude Code and Gemini CLI, and nothing in ${where.origin} says which: its hooks do not run until this group says "protocol": "claude" or "gemini"`
           : `"${key}" is not a ${peerLabel(protocol)} event (this group says "protocol": "${protocol}")`;
-      problems.push(problem('PLN_E_HOOK_INVALID', where, at, why));
+      // Named with its event (both peers' SessionStart is session_start): `hooks run` says why its hooks did not run.
+      problems.push(problem('PLN_E_HOOK_INVALID', where, at, why, undefined, peerEvent(peers[0]!, key)));
       return;
     }
     const event = peerEvent(protocol, key);
@@ -110,23 +136,39 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
     }
     group.data.hooks.forEach((rawHook, h) => {
       const hookAt = `${at}.hooks[${h}]`;
+      const name = `${key}.${g}.${h}`;
+      // A hook plinth cannot run yet (a prompt, agent, http or mcp_tool hook, a PowerShell command) is kept as a
+      // hook that never runs: listed, approved like any other, and blocking a gate event, never silently left out.
+      const gaps = peerHookGaps(protocol, rawHook);
+      const unrunnable = gaps.find((gap) => gap.unrunnable);
+      if (unrunnable !== undefined && unrunnable.field === 'type') {
+        hooks.push(unsupportedHook(name, key, event, hookAt, rawHook as Record<string, unknown>, unrunnable.reason, { sequential: group.data.sequential, matcher }, protocol, where));
+        return;
+      }
       const entry = peerCommandSchema.safeParse(rawHook);
       if (!entry.success) {
         for (const issue of entry.error.issues) problems.push(problem('PLN_E_HOOK_INVALID', where, issuePath(hookAt, issue), issueMessage(issue), undefined, event));
         return;
       }
-      if (entry.data.type !== 'command') {
-        problems.push(
-          problem('PLN_E_HOOK_DIALECT_UNSUPPORTED', where, `${hookAt}.type`, `hooks of type "${entry.data.type}" are not run by plinth (only "command"); this one is left out`),
-        );
-        return;
+      if (protocol === 'gemini') {
+        const claudeOnly = CLAUDE_ONLY.filter((field) => entry.data[field] !== undefined);
+        if (claudeOnly.length > 0) {
+          problems.push(problem('PLN_E_HOOK_INVALID', where, `${hookAt}.${claudeOnly[0]}`, `${claudeOnly.map((f) => `"${f}"`).join(', ')} ${claudeOnly.length > 1 ? 'are' : 'is'} Claude Code's, not a Gemini CLI hook field: remove ${claudeOnly.length > 1 ? 'them' : 'it'}`, undefined, event));
+          return;
+        }
       }
       if (entry.data.command === undefined || entry.data.command.trim() === '') {
         problems.push(problem('PLN_E_HOOK_INVALID', where, `${hookAt}.command`, 'expected the command to run', undefined, event));
         return;
       }
-      const name = `${key}.${g}.${h}`;
-      const action = commandAction(entry.data.command, protocol, where, defaults);
+      if (unrunnable !== undefined) {
+        hooks.push(unsupportedHook(name, key, event, hookAt, rawHook as Record<string, unknown>, unrunnable.reason, { sequential: group.data.sequential, matcher }, protocol, where));
+        return;
+      }
+      const action =
+        entry.data.args !== undefined
+          ? execAction(entry.data.command, entry.data.args, protocol, where, defaults)
+          : commandAction(entry.data.command, protocol, where, defaults, entry.data.shell === 'bash' ? 'bash' : 'sh');
       if (!action.ok) {
         problems.push(problem(action.code, where, `${hookAt}.command`, action.why, name, event));
         return;
@@ -156,10 +198,53 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
         ...(where.version !== undefined && { version: where.version }),
         protocol,
         ...(where.plugin !== undefined && { pluginRoot: resolve(where.baseDir) }),
+        ...(gaps.length > 0 && { notYet: gaps.map((gap) => `${gap.field}: ${gap.reason}`) }),
       });
     });
   });
   return { hooks, problems };
+}
+
+/**
+ * A peer hook plinth cannot run yet, as a definition that never runs (`unsupported`): `hooks list`
+ * shows it, trust approves it like any hook from its place, and on a gate event it blocks.
+ */
+function unsupportedHook(
+  name: string,
+  key: string,
+  event: HookDefinition['events'][number],
+  hookAt: string,
+  raw: Record<string, unknown>,
+  reason: string,
+  group: { readonly sequential: boolean | undefined; readonly matcher: string | undefined },
+  protocol: PeerProtocol,
+  where: SectionOrigin,
+): Mutable<HookDefinition> {
+  const text = [raw.prompt, raw.command, raw.url, raw.tool].find((v): v is string => typeof v === 'string' && v !== '') ?? `a "${String(raw.type)}" hook`;
+  return {
+    id: hookId(where, name),
+    name,
+    events: [event],
+    subscribedAs: [key],
+    matcher: group.matcher === undefined ? {} : { peer: group.matcher },
+    action: { type: 'askAgent', prompt: text },
+    cwd: resolve(where.projectDir ?? where.baseDir),
+    timeoutMs: PEER_DEFAULT_TIMEOUT_MS,
+    priority: 0,
+    dependsOn: [],
+    parallel: group.sequential !== true,
+    rateLimit: {},
+    // Never runs: a gate event is blocked whatever this says (the engine), other events skip it.
+    onError: 'block',
+    enabled: raw.enabled !== false,
+    persistent: false,
+    source: where.source,
+    origin: `${where.origin}#${hookAt}`,
+    ...(where.plugin !== undefined && { plugin: where.plugin }),
+    ...(where.version !== undefined && { version: where.version }),
+    protocol,
+    unsupported: reason,
+  };
 }
 
 type Action =
@@ -187,7 +272,7 @@ export function peerExpansions(protocol: PeerProtocol, where: SectionOrigin, def
  * runs through the interpreter its `#!` line names, so that the whitelist (`allowedCommands`)
  * decides as for any hook; shell syntax runs through `sh -c` where the settings allow it.
  */
-export function commandAction(command: string, protocol: PeerProtocol, where: SectionOrigin, defaults: Pick<HookDefaults, 'shellSources' | 'userHome'>): Action {
+export function commandAction(command: string, protocol: PeerProtocol, where: SectionOrigin, defaults: Pick<HookDefaults, 'shellSources' | 'userHome'>, shell: 'sh' | 'bash' = 'sh'): Action {
   const line = readCommandLine(command, peerExpansions(protocol, where, defaults), defaults.userHome ?? homedir());
   if (line.kind === 'invalid') return { ok: false, code: 'PLN_E_HOOK_INVALID', why: `the command cannot be read: ${line.why}` };
   if (line.kind === 'shell') {
@@ -198,12 +283,31 @@ export function commandAction(command: string, protocol: PeerProtocol, where: Se
         why: `the command needs a shell (${line.needs}) and ${where.source} hooks may not run shell commands; to allow it, add "${where.source}" to plugins.hooks.settings.shellCommands in your user settings, or make the command one program with arguments`,
       };
     }
-    return { ok: true, command: 'sh', args: ['-c', command] };
+    return { ok: true, command: shell, args: ['-c', command] };
   }
   const [program, ...args] = line.argv as [string, ...string[]];
   const interpreter = program.includes('/') ? shebangOf(isAbsolute(program) ? program : resolve(where.projectDir ?? where.baseDir, program)) : undefined;
   if (interpreter) return { ok: true, command: interpreter.program, args: [...interpreter.args, program, ...args] };
   return { ok: true, command: program, args };
+}
+
+/**
+ * Claude Code's exec form (`"command": "node", "args": ["${CLAUDE_PLUGIN_ROOT}/check.js"]`): the
+ * program and its arguments as written, no shell; plinth's own variables (`${CLAUDE_PLUGIN_ROOT}`,
+ * `$CLAUDE_PROJECT_DIR`, …) are put in, any other text stays as it is. A script named as the
+ * program runs through its `#!` interpreter, as in the shell form.
+ */
+export function execAction(command: string, args: readonly string[], protocol: PeerProtocol, where: SectionOrigin, defaults: Pick<HookDefaults, 'shellSources' | 'userHome'>): Action {
+  const values = peerExpansions(protocol, where, defaults);
+  const expand = (word: string) => word.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (all, braced: string | undefined, bare: string | undefined) => {
+    const name = (braced ?? bare)!;
+    return Object.hasOwn(values, name) ? values[name]! : all;
+  });
+  const program = expand(command);
+  const argv = args.map(expand);
+  const interpreter = program.includes('/') ? shebangOf(isAbsolute(program) ? program : resolve(where.projectDir ?? where.baseDir, program)) : undefined;
+  if (interpreter) return { ok: true, command: interpreter.program, args: [...interpreter.args, program, ...argv] };
+  return { ok: true, command: program, args: argv };
 }
 
 /** The interpreter a script's `#!` line names (`/usr/bin/env python3` → python3, `/bin/bash` → bash), sh for a text file without one; undefined when unreadable or a binary. */

@@ -10,7 +10,7 @@ import { access, realpath, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 
 /** The seed's whitelist: the default of the `allowedCommands` setting. */
-export const DEFAULT_ALLOWED_COMMANDS: readonly string[] = ['node', 'python', 'python3', 'bash', 'sh', 'npx', 'uvx'];
+export const DEFAULT_ALLOWED_COMMANDS: readonly string[] = ['node', 'python', 'python3', 'bash', 'sh', 'npx', 'uvx', 'uv'];
 
 export type CommandResolution =
   | { readonly ok: true; /** The real path to spawn. */ readonly file: string }

@@ -16,6 +16,8 @@ export interface EnvironmentOptions {
   readonly persistent?: boolean;
   /** A manifest hook's plugin settings as variables (`envVar` → value); plinth's own values win over them. */
   readonly settings?: Readonly<Record<string, string>>;
+  /** The session this run belongs to, when the event has one (a peer hook's `GEMINI_SESSION_ID`). */
+  readonly sessionId?: string;
 }
 
 /** What one process of `hook` declares: host names to pass on (`passEnv`) and plinth's values (`env`). */
@@ -27,21 +29,23 @@ export function hookEnvironment(
   if (options.event !== undefined) own.PLINTH_HOOK_EVENT = options.event;
   if (options.persistent === true) own.PLINTH_HOOK_PERSISTENT = '1';
   own.PLINTH_WORKSPACE = options.workspace;
-  Object.assign(own, peerVariables(hook, options.workspace));
+  Object.assign(own, peerVariables(hook, options.workspace, options.sessionId));
   // plinth's own values (not a plugin's settings): a confined hook keeps them without a grant.
   return { passEnv: options.extra, env: { ...options.settings, ...own }, ownEnv: Object.keys(own) };
 }
 
 /**
  * The variables a peer's hooks read: `CLAUDE_PROJECT_DIR` (Gemini CLI sets it too, for Claude
- * Code's scripts), `GEMINI_PROJECT_DIR` and `GEMINI_CWD`, and `CLAUDE_PLUGIN_ROOT` for a plugin's hook.
+ * Code's scripts), `GEMINI_PROJECT_DIR`, `GEMINI_CWD` and, when the event has a session,
+ * `GEMINI_SESSION_ID`, and `CLAUDE_PLUGIN_ROOT` for a plugin's hook.
  */
-export function peerVariables(hook: Pick<HookDefinition, 'protocol' | 'pluginRoot'>, workspace: string): Record<string, string> {
+export function peerVariables(hook: Pick<HookDefinition, 'protocol' | 'pluginRoot'>, workspace: string, sessionId?: string): Record<string, string> {
   if (hook.protocol !== 'claude' && hook.protocol !== 'gemini') return {};
   const env: Record<string, string> = { CLAUDE_PROJECT_DIR: workspace };
   if (hook.protocol === 'gemini') {
     env.GEMINI_PROJECT_DIR = workspace;
     env.GEMINI_CWD = workspace;
+    if (sessionId !== undefined && sessionId !== '') env.GEMINI_SESSION_ID = sessionId;
   }
   if (hook.protocol === 'claude' && hook.pluginRoot !== undefined) env.CLAUDE_PLUGIN_ROOT = hook.pluginRoot;
   return env;

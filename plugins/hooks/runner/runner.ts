@@ -120,7 +120,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
   }
 
   /** The checks before a run, then what to launch. */
-  async function prepare(hook: HookDefinition, action: { command: string; args: readonly string[] }, event: string, pinned: readonly PinnedFile[] | undefined): Promise<Launch | Reply> {
+  async function prepare(hook: HookDefinition, action: { command: string; args: readonly string[] }, event: string, pinned: readonly PinnedFile[] | undefined, sessionId?: string): Promise<Launch | Reply> {
     const [checked] = await Promise.all([preflight(hook), owner ?? ownerReady()]);
     if (!checked.ok) return refused(checked.failure, checked.detail);
     const command = checked;
@@ -128,6 +128,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
       extra: options.env,
       workspace: options.workspace,
       ...(hook.persistent === false ? { event } : { persistent: true }),
+      ...(sessionId !== undefined && { sessionId }),
       ...(hook.plugin !== undefined && options.settingsEnv && { settings: options.settingsEnv(hook.plugin) }),
     });
     const actingFor = options.principalOf?.(hook);
@@ -162,7 +163,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
     const timeoutMs = Math.min(Math.max(hook.timeoutMs, 1), MAX_TIMER_MS);
 
     if (hook.persistent === false) {
-      const launch = await prepare(hook, action, input.event, pinned);
+      const launch = await prepare(hook, action, input.event, pinned, sessionOfInput(input));
       if ('outcome' in launch) return launch;
       if (closed) return CLOSED;
       return runOnce(owner!, launch, line, { timeoutMs, maxOutputBytes: options.maxOutputBytes }, signal, {
@@ -230,4 +231,10 @@ export function createRunner(options: RunnerOptions): HookRunner {
       await Promise.all([...ending, ...closing]);
     },
   };
+}
+
+/** The session of one run's input: a peer document's `session_id`, plinth's `metadata.sessionId`. */
+function sessionOfInput(input: RunInput): string | undefined {
+  const session = isPeerInput(input) ? input.document.session_id : input.metadata.sessionId;
+  return typeof session === 'string' && session !== '' ? session : undefined;
 }

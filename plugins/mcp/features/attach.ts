@@ -9,6 +9,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 import type { McpServerDefinition, McpTool } from 'plinth/sdk';
 import { callRegisteredTool, type CallContext } from './call.js';
+import { callOrigin } from '../origin.js';
 import { logServerMessage } from './notifications.js';
 import { keepNotificationsBeforeResponses } from './ordering.js';
 import { complete, getPrompt, listPrompts } from './prompts.js';
@@ -151,7 +152,12 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
   client.setNotificationHandler('notifications/prompts/list_changed', () => {
     if (detachedReason === undefined) registry.listChanged(server, 'prompts');
   });
-  client.setNotificationHandler('notifications/message', (notification) => logServerMessage(log, server, notification.params, redact));
+  client.setNotificationHandler('notifications/message', (notification) => {
+    logServerMessage(log, server, notification.params, redact);
+    const { level, logger, data } = notification.params;
+    const origin = callOrigin();
+    registry.logMessage({ server, level, data, ...(logger !== undefined && { logger }), ...(origin !== undefined && { origin }) });
+  });
 
   // A closing client takes its tools along, whoever notices first (the core's own handler keeps running).
   const previousOnClose = client.onclose;

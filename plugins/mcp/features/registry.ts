@@ -5,7 +5,7 @@
  * server's part. Imports nothing heavy, so the core may create it at setup.
  */
 import type { Disposer, Logger } from 'plinth/sdk';
-import type { CallOptions, McpTool, ToolCallResult } from 'plinth/sdk';
+import type { CallOptions, McpTool, ServerLogMessage, ToolCallResult } from 'plinth/sdk';
 import { MCP_CODES, failedResult, failureError, type Failure } from './result.js';
 import type { RegisteredTool, ServerFeatures, ToolRegistry } from './types.js';
 
@@ -28,6 +28,7 @@ export function createToolRegistry(options: { log?: Logger } = {}): ToolRegistry
       }
     }
   };
+  const logListeners = new Set<(message: ServerLogMessage) => void>();
   let all: readonly McpTool[] | undefined;
 
   const changed = (server: string) => {
@@ -152,6 +153,19 @@ export function createToolRegistry(options: { log?: Logger } = {}): ToolRegistry
     },
     listChanged(server, list) {
       announce(server, list);
+    },
+    onLogMessage(listener): Disposer {
+      logListeners.add(listener);
+      return () => void logListeners.delete(listener);
+    },
+    logMessage(message) {
+      for (const listener of [...logListeners]) {
+        try {
+          listener(message);
+        } catch (error) {
+          options.log?.warn(`a log message listener failed: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
     },
     onChange(listener): Disposer {
       listeners.add(listener);

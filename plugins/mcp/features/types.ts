@@ -6,7 +6,7 @@
  */
 import type { Client } from '@modelcontextprotocol/client';
 import type { Decision, Disposer, Logger, ServiceType } from 'plinth/sdk';
-import type { CallOptions, McpTool, ToolCallResult } from 'plinth/sdk';
+import type { CallOptions, McpTool, ServerLogMessage, ToolCallResult } from 'plinth/sdk';
 
 /** The host services the features ask for, each optional. */
 export type HostServiceName = 'mcp:sampling' | 'mcp:elicitation' | 'mcp:roots';
@@ -139,6 +139,10 @@ export interface ToolRegistry {
   onListChanged(listener: (change: { server: string; list: 'tools' | 'resources' | 'prompts' }) => void): Disposer;
   /** For `attachFeatures`: the server sent `resources/list_changed` or `prompts/list_changed`. */
   listChanged(server: string, list: 'resources' | 'prompts'): void;
+  /** Called for each log message a server sends (see McpService.onLogMessage). */
+  onLogMessage(listener: (message: ServerLogMessage) => void): Disposer;
+  /** For `attachFeatures`: the server sent `notifications/message`. */
+  logMessage(message: ServerLogMessage): void;
   /** Called after a server's tools change (listed, re-listed, removed). */
   onChange(listener: (change: { server: string; tools: readonly McpTool[] }) => void): Disposer;
 

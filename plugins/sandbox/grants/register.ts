@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type PluginContext, type PluginInfo, type PluginKernel, type SandboxAvailability, parseJsonText, parseManifest } from 'plinth/sdk';
+import { type PluginContext, type PluginInfo, type PluginKernel, type SandboxAvailability, parseJsonText, parseManifest, readPeerFolder } from 'plinth/sdk';
 import semver from 'semver';
 import { availabilityLine, permsCommands } from '../commands.js';
 import { createCapabilityCheck } from './capabilities.js';
@@ -35,7 +35,7 @@ export function registerGrants(kernel: PluginKernel, ctx: PluginContext, options
     ...(options.answerTimeoutMs !== undefined && { answerTimeoutMs: options.answerTimeoutMs }),
   });
   kernel.provide('capabilities', createCapabilityCheck({ home: ctx.paths.home, policy }));
-  kernel.provide('grants', createGrantsService({ policy, find: async (name) => plugins.get(name) ?? foundCandidate(kernel, name) ?? (await installedSince(kernel, name)) }));
+  kernel.provide('grants', createGrantsService({ policy, find: async (name) => plugins.get(name) ?? foundCandidate(kernel, name) ?? (await installedSince(kernel, name, ctx.paths.workspace)) }));
   kernel.hooks.commands.tap((registry) => {
     for (const command of permsCommands({ policy, home: ctx.paths.home, workspace: ctx.paths.workspace, plugins: () => plugins, availability: options.availability, configLayers: () => kernel.configLayers })) registry.add(command);
   });
@@ -50,12 +50,14 @@ export function registerGrants(kernel: PluginKernel, ctx: PluginContext, options
  * A plugin put into one of the kernel's plugin folders after this process discovered them: what a
  * one-shot `plinth ext install` just installed (it does not load it), to be reviewed at once.
  */
-async function installedSince(kernel: PluginKernel, name: string): Promise<PluginInfo | undefined> {
+async function installedSince(kernel: PluginKernel, name: string, workspace: string): Promise<PluginInfo | undefined> {
   for (const folder of kernel.plugins.folders()) {
     const dir = join(folder.dir, name);
     const text = await readFile(join(dir, 'manifest.json'), 'utf8').catch(() => undefined);
-    if (text === undefined) continue;
-    const json = parseJsonText(text);
+    // A Claude Code plugin or Gemini CLI extension has no manifest.json: its manifest is made from the peer's files (with the permissions its format implies).
+    const data = text === undefined ? (await readPeerFolder(dir, { workspace }).catch(() => undefined))?.data : undefined;
+    if (text === undefined && data === undefined) continue;
+    const json = text === undefined ? { ok: true as const, value: data as unknown } : parseJsonText(text);
     if (!json.ok) return undefined;
     const parsed = parseManifest(json.value);
     // The manifest's own name must be the one asked for (a valid name is never a path like ../x).

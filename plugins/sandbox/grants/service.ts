@@ -32,5 +32,12 @@ export function createGrantsService({ policy, find }: GrantsServiceOptions): Gra
       const items = Array.isArray(missing) ? missing.map(String) : [];
       return review(decision.error.code === 'PLN_E_PERM_DECLINED' ? 'declined' : 'waiting', items);
     },
+    async needs(principal) {
+      const decision = await policy.explain(principal, { osSandbox: true });
+      if (decision.mode !== 'refused' || decision.error.code !== 'PLN_E_PERM_NOT_GRANTED') return undefined;
+      const { permissions, command } = decision.error.details ?? {};
+      if (!Array.isArray(permissions) || typeof command !== 'string') return undefined;
+      return { missing: permissions.map(String), command };
+    },
   };
 }

@@ -4,7 +4,7 @@
  * `http`/`https` global agents are routed through the sandbox's proxy, as a
  * CONNECT tunnel over its Unix socket. Nothing else can leave: the namespace
  * has only loopback. CommonJS and dependency-free, because it runs before the
- * program and under Node's permission model.
+ * program.
  */
 'use strict';
 const net = require('node:net');
