@@ -10,7 +10,7 @@ import { oauthError } from './errors.js';
 import { sdkIssuerMismatch } from './issuer.js';
 
 /** What was being done when it failed, for the message. */
-export type Step = 'discovery' | 'registration' | 'token exchange' | 'client credentials' | 'refresh' | 'revocation';
+export type Step = 'discovery' | 'registration' | 'token exchange' | 'client credentials' | 'jwt bearer' | 'refresh' | 'revocation';
 
 /** The brands the SDK stamps on its errors, under a registered symbol: they survive a second copy of the SDK. */
 const BRANDS = Symbol.for('mcp.sdk.errorBrands');

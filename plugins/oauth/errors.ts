@@ -19,7 +19,9 @@ export type OAuthCode =
   | 'PLN_E_OAUTH_UNTRUSTED'
   | 'PLN_E_OAUTH_ISSUER_MISMATCH'
   | 'PLN_E_OAUTH_ISSUER_MISSING'
-  | 'PLN_E_OAUTH_ADDRESS_REFUSED';
+  | 'PLN_E_OAUTH_ADDRESS_REFUSED'
+  | 'PLN_E_OAUTH_ID_TOKEN'
+  | 'PLN_E_OAUTH_IDP_REFUSED';
 
 /** The hint of each code; `<server>` is filled in. */
 const HINTS: Readonly<Record<OAuthCode, string>> = {
@@ -36,6 +38,8 @@ const HINTS: Readonly<Record<OAuthCode, string>> = {
   PLN_E_OAUTH_ISSUER_MISMATCH: 'nothing was exchanged or stored; run `plinth auth login <server>` again, and if it happens again tell whoever runs the server: its metadata or its authorization server names another issuer (a mix-up attempt, or a misconfiguration)',
   PLN_E_OAUTH_ISSUER_MISSING: 'nothing was exchanged or stored; run `plinth auth login <server>` again, and if it happens again tell whoever runs the authorization server: it advertises the iss parameter (RFC 9207) but did not send it',
   PLN_E_OAUTH_ADDRESS_REFUSED: 'the server\'s OAuth metadata points at an address plinth does not send OAuth requests to (link-local, unspecified, or this machine for a server that is not on it); check the server\'s "url", and tell whoever runs the server',
+  PLN_E_OAUTH_ID_TOKEN: 'sign in to your identity provider so that the ID token is there (the variable set, or the command working), then try again',
+  PLN_E_OAUTH_IDP_REFUSED: 'check "oauth.crossApp" (the identity provider, its client id and secret) and that your ID token is current; the identity provider\'s own logs say why it refused',
   PLN_E_OAUTH_UNTRUSTED: 'review the server\'s definition, approve it with `plinth trust approve mcp-server <server>`, then run `plinth auth login <server>` again',
 };
 

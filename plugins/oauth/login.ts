@@ -22,6 +22,7 @@ import { type AnswerLog, describeAnswer, recordAnswers, unreadableAnswer } from 
 import { type Step, causeOf, classify, describeOAuth } from './classify.js';
 import { oauthError } from './errors.js';
 import { StoredOAuthProvider } from './provider.js';
+import type { CrossAppTarget } from './cross-app.js';
 import type { OAuthChallenge, OAuthRecord, TokenVault } from './record.js';
 import type { RefreshDeps } from './refresh.js';
 import type { ServerOAuthConfig } from './settings.js';
@@ -44,6 +45,8 @@ export interface LoginDeps {
   readonly signal?: AbortSignal;
   /** What a connection's failed request was challenged with, when one was (it wins over asking the server again). */
   readonly challenge?: OAuthChallenge;
+  /** Cross-app access: the ID-JAG from the identity provider. */
+  readonly idJag?: (target: CrossAppTarget) => Promise<string>;
 }
 
 /** What the server asked for: its status (401, 403) and the parameters of its `WWW-Authenticate`. */
@@ -55,7 +58,7 @@ interface Challenge {
 
 /** Signs in and resolves with the record stored. Nothing stored before is touched unless the sign-in succeeds. */
 export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
-  if (deps.config.grant === 'client_credentials') return signInAsMachine(deps);
+  if (deps.config.grant !== 'authorization_code') return signInAsMachine(deps);
   const name = deps.server.name;
   const state = randomBytes(32).toString('base64url');
   const limit = AbortSignal.timeout(deps.timeoutMs);
@@ -114,15 +117,16 @@ async function signInAsMachine(deps: LoginDeps): Promise<OAuthRecord> {
     });
     if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
   } catch (error) {
-    throw classify(error, name, 'client credentials', answers.last());
+    if (error instanceof PlinthError) throw error;
+    throw classify(error, name, deps.config.grant === 'jwt_bearer' ? 'jwt bearer' : 'client credentials', answers.last());
   }
   return storedRecord(deps);
 }
 
 /** The provider of one sign-in: the stored record's, in login mode with this redirect. */
 function signInProvider(deps: LoginDeps, redirect: { redirectUrl: string; state: string; open: (url: URL) => Promise<void> }): StoredOAuthProvider {
-  const { server, config, vault, refresh, log } = deps;
-  return new StoredOAuthProvider({ server, config, vault, refresh, log, mode: { kind: 'login', ...redirect } });
+  const { server, config, vault, refresh, log, idJag } = deps;
+  return new StoredOAuthProvider({ server, config, vault, refresh, log, mode: { kind: 'login', ...redirect }, ...(idJag !== undefined && { idJag }) });
 }
 
 async function storedRecord(deps: LoginDeps): Promise<OAuthRecord> {

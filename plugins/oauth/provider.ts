@@ -25,9 +25,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { discoverOAuthProtectedResourceMetadata, createPrivateKeyJwtAuth } from '@modelcontextprotocol/client';
-import type { AddClientAuthentication, OAuthClientProvider, OAuthDiscoveryState, OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/client';
+import type { AddClientAuthentication, DpopSession, OAuthClientProvider, OAuthDiscoveryState, OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/client';
 import { type Logger, type PlinthError, isPlinthError, safeLine } from 'plinth/sdk';
 import type { McpServerDefinition } from 'plinth/sdk';
+import type { CrossAppTarget } from './cross-app.js';
+import { type StoredDpopKey, dpopAlgorithm, dpopSession, isStoredDpopKey, newDpopKey } from './dpop.js';
 import { oauthError } from './errors.js';
 import { checkMetadataIssuer, sameAuthorizationServer } from './issuer.js';
 import { type OAuthChallenge, type OAuthRecord, type TokenVault, boundIssuer, withTokens } from './record.js';
@@ -60,7 +62,12 @@ export interface ProviderDeps {
   readonly mode: ProviderMode;
   /** A connection that needs a sign-in: what the server's challenge asked for (the sign-in uses it). */
   readonly onChallenge?: (challenge: OAuthChallenge) => void;
+  /** Cross-app access (`oauth.crossApp`): the ID-JAG for the authorization server and resource discovery found. */
+  readonly idJag?: (target: CrossAppTarget) => Promise<string>;
 }
+
+/** RFC 7523's grant type: the ID-JAG is the assertion. */
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 export class StoredOAuthProvider implements OAuthClientProvider {
   readonly #deps: ProviderDeps;
@@ -88,6 +95,14 @@ export class StoredOAuthProvider implements OAuthClientProvider {
    * leads to, so that the stored record never mixes two servers' credentials.
    */
   #pendingClient: OAuthClientInformationMixed | undefined;
+  /** A DPoP key made for the next token request; stored with the tokens it gets. */
+  #pendingDpop: Promise<StoredDpopKey> | undefined;
+  /** The session of the key in use: one per key, so that the servers' nonces are remembered. */
+  #dpopSession: { thumbprint: string; session: Promise<DpopSession> } | undefined;
+  /** The authorization server and resource the SDK's last discovery settled on (cross-app access asks the IdP for them). */
+  #authorizationServer: string | undefined;
+  #resourceUrl: string | undefined;
+  #loggedRegistration = false;
 
   constructor(deps: ProviderDeps) {
     this.#deps = deps;
@@ -106,7 +121,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       return {
         client_name: config.clientName,
         redirect_uris: [],
-        grant_types: ['client_credentials'],
+        grant_types: [config.grant === 'jwt_bearer' ? JWT_BEARER : 'client_credentials'],
         token_endpoint_auth_method: config.tokenEndpointAuthMethod ?? 'client_secret_basic',
         ...(config.scope !== undefined && { scope: config.scope }),
       };
@@ -132,7 +147,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   /** `private_key_jwt`: a client assertion signed with the configured key (the SDK's helper); other methods are the SDK's own. */
   get addClientAuthentication(): AddClientAuthentication | undefined {
     const { config } = this.#deps;
-    if (!this.#machine || config.tokenEndpointAuthMethod !== 'private_key_jwt') return undefined;
+    if (config.grant !== 'client_credentials' || config.tokenEndpointAuthMethod !== 'private_key_jwt') return undefined;
     this.#jwtAuth ??= createPrivateKeyJwtAuth({
       issuer: config.clientId!,
       subject: config.clientId!,
@@ -142,9 +157,13 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return this.#jwtAuth;
   }
 
-  /** The client_credentials grant of a machine-to-machine server; undefined otherwise (the SDK's authorization-code exchange). */
-  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+  /**
+   * The client_credentials grant of a machine-to-machine server, or the jwt-bearer grant of cross-app access
+   * (the ID-JAG from the identity provider, RFC 7523); undefined otherwise (the SDK's authorization-code exchange).
+   */
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined | Promise<URLSearchParams> {
     if (!this.#machine) return undefined;
+    if (this.#deps.config.grant === 'jwt_bearer') return this.#jwtBearerRequest(scope);
     const params = new URLSearchParams({ grant_type: 'client_credentials' });
     // The SDK (v2, SEP-835) falls back to the protected-resource metadata's list before the configured scopes:
     // a configured scope is what this client asks for, unless a challenge named one.
@@ -152,6 +171,57 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     const asked = scope !== undefined && scope === listed && this.#deps.config.scope !== undefined ? this.#deps.config.scope : scope;
     if (asked) params.set('scope', asked);
     return params;
+  }
+
+  async #jwtBearerRequest(scope: string | undefined): Promise<URLSearchParams> {
+    const { server, idJag, config } = this.#deps;
+    const found = this.#lastDiscovery ?? this.#record?.discovery;
+    const authorizationServer = this.#authorizationServer ?? found?.authorizationServerMetadata?.issuer ?? (found === undefined ? undefined : String(found.authorizationServerUrl));
+    const resource = this.#resourceUrl ?? found?.resourceMetadata?.resource ?? server.url;
+    if (idJag === undefined || authorizationServer === undefined) {
+      throw oauthError('PLN_E_OAUTH_FAILED', server.name, `Cross-app access to MCP server "${server.name}" cannot ask for a grant: its authorization server was not discovered`);
+    }
+    const asked = scope ?? config.scope;
+    const assertion = await idJag({ authorizationServer, resource, ...(asked !== undefined && { scope: asked }) });
+    const params = new URLSearchParams({ grant_type: JWT_BEARER, assertion });
+    if (asked) params.set('scope', asked);
+    return params;
+  }
+
+  /** The issuer the SDK resolved (it calls this after discovery, in every auth()). */
+  saveAuthorizationServerUrl(issuer: string): void {
+    this.#authorizationServer = issuer;
+  }
+
+  /** The resource indicator the SDK resolved (RFC 8707). */
+  saveResourceUrl(resource: string): void {
+    this.#resourceUrl = resource;
+  }
+
+  /**
+   * DPoP (RFC 9449): the session of the key the stored tokens are bound to; for a
+   * token request where discovery found DPoP advertised (or required), a new key,
+   * stored with the tokens it gets. A connection asks for tokens itself only for
+   * a grant without a browser: a sign-in's Bearer tokens stay Bearer.
+   */
+  async dpop(): Promise<DpopSession | undefined> {
+    const { config, mode } = this.#deps;
+    if (config.dpop === false) return undefined;
+    if (this.#pendingDpop !== undefined) return this.#sessionOf(await this.#pendingDpop);
+    if (mode.kind === 'connection') {
+      const record = await this.#current();
+      if (record?.tokens !== undefined && isStoredDpopKey(record.dpop)) return this.#sessionOf(record.dpop);
+      if (!this.#machine) return undefined;
+    }
+    const alg = dpopAlgorithm(this.#lastDiscovery ?? this.#record?.discovery);
+    if (alg === undefined) return undefined;
+    this.#pendingDpop ??= newDpopKey(alg);
+    return this.#sessionOf(await this.#pendingDpop);
+  }
+
+  #sessionOf(key: StoredDpopKey): Promise<DpopSession> {
+    if (this.#dpopSession?.thumbprint !== key.thumbprint) this.#dpopSession = { thumbprint: key.thumbprint, session: dpopSession(key) };
+    return this.#dpopSession.session;
   }
 
   async state(): Promise<string> {
@@ -183,7 +253,9 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     if (mode.kind === 'login') {
       // A registration made for another callback port cannot take this redirect: register again.
       const uris = (stored as { redirect_uris?: unknown } | undefined)?.redirect_uris;
-      return stored !== undefined && (!Array.isArray(uris) || uris.includes(mode.redirectUrl)) ? stored : undefined;
+      if (stored !== undefined && (!Array.isArray(uris) || uris.includes(mode.redirectUrl))) return stored;
+      this.#logRegistration();
+      return undefined;
     }
     // A connection never registers: without a client it goes on to an authorization request that is never sent.
     return stored ?? { client_id: NOT_REGISTERED };
@@ -214,6 +286,25 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     const issuer = this.#discoveredIssuer();
     const bound = record?.client === undefined ? undefined : boundIssuer(record, record.client);
     return issuer !== undefined && bound !== undefined && !sameAuthorizationServer(bound, issuer) ? undefined : record?.client;
+  }
+
+  /**
+   * The SDK goes on to dynamic registration (RFC 7591), which the 2026-07-28 specification deprecates
+   * in favour of Client ID Metadata Documents: said once per sign-in, with what to configure instead.
+   */
+  #logRegistration(): void {
+    if (this.#loggedRegistration) return;
+    const { server, config, log } = this.#deps;
+    const metadata = (this.#lastDiscovery ?? this.#record?.discovery)?.authorizationServerMetadata;
+    if (metadata?.registration_endpoint === undefined) return;
+    this.#loggedRegistration = true;
+    const accepts = metadata.client_id_metadata_document_supported === true;
+    const instead = accepts
+      ? config.clientMetadataUrl === undefined
+        ? 'its authorization server accepts Client ID Metadata Documents: set "oauth.clientMetadataUrl" to the https URL of plinth\'s document to sign in without registering'
+        : 'set "oauth.clientMetadataUrl"'
+      : 'its authorization server does not accept Client ID Metadata Documents (client_id_metadata_document_supported); a pre-registered "oauth.clientId" avoids registering';
+    log.info(`MCP server "${server.name}": registering plinth dynamically at ${safeLine(metadata.registration_endpoint)} (RFC 7591, deprecated by the MCP specification of 2026-07-28); ${instead}`);
   }
 
   /** The authorization server this provider's discovery found. */
@@ -251,23 +342,32 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     const { mode } = this.#deps;
     const discovery = this.#lastDiscovery;
     const pending = this.#pendingClient;
+    // New tokens from a request signed with a new key are bound to it (a DPoP token_type); a refresh keeps the stored key.
+    const newKey = this.#pendingDpop === undefined ? undefined : await this.#pendingDpop;
+    const bound = (record: OAuthRecord): OAuthRecord => {
+      if (newKey === undefined) return record;
+      const { dpop: _old, ...rest } = record;
+      return tokens.token_type.toLowerCase() === 'dpop' ? { ...rest, dpop: newKey } : rest;
+    };
+    this.#pendingDpop = undefined;
     await this.#change((record) => {
       const { challenge: _answered, ...rest } = record;
-      if (mode.kind !== 'login') return withTokens(rest, tokens);
+      if (mode.kind !== 'login') return bound(withTokens(rest, tokens));
       // A sign-in: the record becomes this authorization server's alone (its discovery, its registration, its tokens).
       const { client, discovery: _before, ...others } = rest;
       const issuer = tokens.issuer ?? (discovery === undefined ? undefined : String(discovery.authorizationServerUrl));
       const kept = client !== undefined && (issuer === undefined || sameAuthorizationServer(boundIssuer(record, client) ?? issuer, issuer)) ? client : undefined;
       const registration = pending ?? kept;
-      return withTokens(
+      const { dpop: _previousKey, ...unbound } = others;
+      return bound(withTokens(
         {
-          ...others,
+          ...unbound,
           ...(registration !== undefined && { client: registration }),
           ...((discovery ?? record.discovery) !== undefined && { discovery: discovery ?? record.discovery }),
           redirectUrl: mode.redirectUrl,
         },
         tokens,
-      );
+      ));
     });
     this.#pendingClient = undefined;
     this.#refused = false;
@@ -373,14 +473,14 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       return;
     }
     await this.#change((record) => {
-      const { client, tokens, expiresAt, obtainedAt, discovery, ...rest } = record;
+      const { client, tokens, expiresAt, obtainedAt, discovery, dpop, ...rest } = record;
       // Another process refreshed since these tokens were handed out: the refusal was of spent tokens.
       const keepTokens = scope === 'tokens' && tokens !== undefined && handedOut !== undefined && tokens.refresh_token !== handedOut.refresh_token;
       if (keepTokens) return record;
       return {
         ...rest,
         ...(scope !== 'all' && scope !== 'client' && client !== undefined && { client }),
-        ...(scope !== 'all' && scope !== 'tokens' && tokens !== undefined && { tokens, expiresAt, obtainedAt }),
+        ...(scope !== 'all' && scope !== 'tokens' && tokens !== undefined && { tokens, expiresAt, obtainedAt, ...(dpop !== undefined && { dpop }) }),
         ...(scope !== 'all' && scope !== 'discovery' && discovery !== undefined && { discovery }),
       } as OAuthRecord;
     });
@@ -449,8 +549,9 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return !this.#machine && config.clientMetadataUrl !== undefined && found?.authorizationServerMetadata?.client_id_metadata_document_supported === true;
   }
 
+  /** A grant without a browser: client_credentials, or cross-app access's jwt-bearer. */
   get #machine(): boolean {
-    return this.#deps.config.grant === 'client_credentials';
+    return this.#deps.config.grant !== 'authorization_code';
   }
 
   async #current(options: { reload?: boolean } = {}): Promise<OAuthRecord | undefined> {

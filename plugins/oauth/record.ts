@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { OAuthDiscoveryState, OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/client';
 import { withFileLock } from 'plinth/sdk';
 import { z } from 'zod';
+import type { StoredDpopKey } from './dpop.js';
 import { oauthError } from './errors.js';
 import type { SecretBackendName, SecretStore } from 'plinth/sdk';
 
@@ -56,6 +57,8 @@ export interface OAuthRecord {
   readonly discovery?: OAuthDiscoveryState;
   /** The last challenge a connection could not answer with the stored tokens (cleared by the next sign-in). */
   readonly challenge?: OAuthChallenge;
+  /** The DPoP key pair the tokens are bound to (RFC 9449 `cnf.jkt`), private key included: kept with them, never shown. */
+  readonly dpop?: StoredDpopKey;
 }
 
 /** The secret store key of a server's record. */
@@ -164,8 +167,8 @@ export function withTokens(record: OAuthRecord, tokens: OAuthTokens & { issuer?:
   };
 }
 
-/** The record without its tokens (a refresh token the server no longer accepts). */
+/** The record without its tokens (a refresh token the server no longer accepts), and the DPoP key they were bound to. */
 export function withoutTokens(record: OAuthRecord): OAuthRecord {
-  const { tokens: _tokens, expiresAt: _expiresAt, obtainedAt: _obtainedAt, ...rest } = record;
+  const { tokens: _tokens, expiresAt: _expiresAt, obtainedAt: _obtainedAt, dpop: _dpop, ...rest } = record;
   return rest;
 }

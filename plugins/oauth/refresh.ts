@@ -6,6 +6,7 @@
  * never leave only the spent refresh token behind.
  */
 import { refreshAuthorization } from '@modelcontextprotocol/client';
+import { dpopSession, isStoredDpopKey } from './dpop.js';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { classify, isRejectedGrant, oauthErrorCode } from './classify.js';
 import { sameAuthorizationServer } from './issuer.js';
@@ -59,7 +60,10 @@ export async function refreshTokens(deps: RefreshDeps, seen: OAuthRecord, option
       if (!refreshable(current)) return { record: current, result: current };
       try {
         const { authorizationServerUrl, authorizationServerMetadata, resourceMetadata } = current.discovery;
+        // A DPoP-bound refresh token is refreshed with a proof of the same key (RFC 9449 §5).
+        const dpop = isStoredDpopKey(current.dpop) ? await dpopSession(current.dpop) : undefined;
         const tokens = await refreshAuthorization(authorizationServerUrl, {
+          ...(dpop !== undefined && { dpop }),
           metadata: authorizationServerMetadata,
           clientInformation: current.client,
           refreshToken: current.tokens.refresh_token!,

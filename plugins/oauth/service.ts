@@ -9,13 +9,14 @@ import type { Launcher } from 'plinth/sdk';
 import { AsyncSeriesBailHook } from 'tapable';
 import type { McpServerDefinition } from 'plinth/sdk';
 import { guardedFetch } from './address.js';
+import { type CrossAppTarget, requestIdJag } from './cross-app.js';
 import { oauthError } from './errors.js';
 import { signIn } from './login.js';
 import { StoredOAuthProvider } from './provider.js';
 import type { OAuthChallenge, OAuthRecord, TokenVault } from './record.js';
 import { type RefreshDeps, expired } from './refresh.js';
 import { type Revocation, revokeTokens } from './revoke.js';
-import { type OAuthSettings, serverOAuthConfig } from './settings.js';
+import { type OAuthSettings, type ServerOAuthConfig, serverOAuthConfig } from './settings.js';
 import { createLoopbackChannel } from './signin/loopback-channel.js';
 import type { AuthStatus, LoginOptions, LoginResult, LogoutResult, OAuthService, SecretStore, SignInChannel, SignInRequest } from 'plinth/sdk';
 
@@ -47,6 +48,15 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
     skewMs: settings.refreshSkewSeconds * 1000,
     requestTimeoutMs: settings.requestTimeoutMs,
   });
+
+  /**
+   * Cross-app access: the identity provider is the user's own configuration, not an address a
+   * server's metadata named, so its requests go with the time limit but without the address rule.
+   */
+  const idJagFor = (server: McpServerDefinition, config: ServerOAuthConfig, signal?: AbortSignal): ((target: CrossAppTarget) => Promise<string>) | undefined =>
+    config.crossApp === undefined
+      ? undefined
+      : (target) => requestIdJag({ server, config: config.crossApp!, fetch: fetchFor(signal), env, ...(deps.launcher && { launcher: deps.launcher }) }, target);
 
   const mcp = () => deps.kernel.get('mcp');
   /** Per server, what the last connection's failed request was challenged with (this process). */
@@ -105,6 +115,7 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
         refresh: refreshDeps(server.name, server.url, options.signal),
         log,
         mode: { kind: 'connection' },
+        ...withIdJag(idJagFor(server, config, options.signal)),
         // Requests fail at once (the stream's GET, a POST): one that learnt less does not wipe out what another learnt.
         onChallenge: (challenge) => void challenges.set(server.name, { ...challenges.get(server.name), ...challenge }),
       });
@@ -148,6 +159,7 @@ export function createOAuthService(deps: OAuthServiceDeps): OAuthService {
         timeoutMs: settings.callbackTimeoutMs,
         ...(options.signal !== undefined && { signal: options.signal }),
         ...(challenge !== undefined && { challenge }),
+        ...withIdJag(idJagFor(definition, config, options.signal)),
       });
       challenges.delete(name);
       return {
@@ -234,6 +246,10 @@ function described(record: OAuthRecord): Pick<LoginResult, 'scope' | 'expiresAt'
     refreshable: record.tokens?.refresh_token !== undefined,
     ...(issuer !== undefined && { issuer }),
   };
+}
+
+function withIdJag(idJag: ((target: CrossAppTarget) => Promise<string>) | undefined): { idJag?: (target: CrossAppTarget) => Promise<string> } {
+  return idJag === undefined ? {} : { idJag };
 }
 
 /** fetch with a time limit on every request, and the caller's signal. */

@@ -48,6 +48,9 @@ const metadataDocumentUrl = z.string().refine(
   { error: 'expected an https:// URL with a path (the client metadata document plinth is known by)' },
 );
 
+const ENV_REFERENCE = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
+const ENV_REFERENCE_SOURCE = ENV_REFERENCE;
+
 const serverOAuthSchema = z.strictObject({
   clientId: z.string().min(1).optional(),
   clientSecret: z.string().min(1).optional(),
@@ -55,7 +58,7 @@ const serverOAuthSchema = z.strictObject({
   callbackPort: port.optional(),
   clientName: z.string().min(1).optional(),
   clientMetadataUrl: metadataDocumentUrl.optional(),
-  grant: z.enum(['authorization_code', 'client_credentials'], { error: 'expected "authorization_code" or "client_credentials"' }).optional(),
+  grant: z.enum(['authorization_code', 'client_credentials', 'jwt_bearer'], { error: 'expected "authorization_code", "client_credentials" or "jwt_bearer"' }).optional(),
   tokenEndpointAuthMethod: z
     .enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'], {
       error: 'expected "client_secret_basic", "client_secret_post", "private_key_jwt" or "none"',
@@ -63,7 +66,25 @@ const serverOAuthSchema = z.strictObject({
     .optional(),
   privateKey: z.string().min(1).optional(),
   signingAlgorithm: z.string().regex(/^(RS|PS|ES|HS)(256|384|512)$|^EdDSA$/, { error: 'expected a JWS algorithm such as "RS256" or "ES256"' }).optional(),
+  dpop: z.boolean().optional(),
+  crossApp: z
+    .strictObject({
+      idp: z.string().refine((value) => URL.parse(value)?.protocol === 'https:' || isLoopbackHttp(value), {
+        error: 'expected the identity provider\'s issuer, an https:// URL (http:// only on 127.0.0.1, ::1 or localhost)',
+      }),
+      clientId: z.string().min(1),
+      clientSecret: z.string().min(1).optional(),
+      idToken: z.string().regex(ENV_REFERENCE_SOURCE, { error: 'expected "${env:NAME}": an ID token is a secret and never written into settings' }).optional(),
+      idTokenCommand: z.array(z.string().min(1)).min(1).optional(),
+    })
+    .optional(),
 });
+
+/** `http://` to this machine: an identity provider run locally (development, tests). */
+function isLoopbackHttp(value: string): boolean {
+  const url = URL.parse(value);
+  return url !== null && url.protocol === 'http:' && ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
+}
 
 /** How a machine-to-machine server (`"grant": "client_credentials"`) authenticates plinth at the token endpoint. */
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
@@ -78,17 +99,36 @@ export interface ServerOAuthConfig {
   readonly clientName: string;
   /** The URL plinth offers as its client id where the authorization server accepts Client ID Metadata Documents. */
   readonly clientMetadataUrl?: string;
-  /** `authorization_code` (a person signs in in a browser) or `client_credentials` (machine to machine, no browser). */
-  readonly grant: 'authorization_code' | 'client_credentials';
+  /**
+   * `authorization_code` (a person signs in in a browser), `client_credentials` (machine to machine, no browser)
+   * or `jwt_bearer` (cross-app access: an ID-JAG from the user's identity provider, no browser).
+   */
+  readonly grant: 'authorization_code' | 'client_credentials' | 'jwt_bearer';
   /** For `client_credentials`: how plinth authenticates at the token endpoint (undefined: as the authorization server's metadata allows). */
   readonly tokenEndpointAuthMethod?: ClientAuthMethod;
   /** For `private_key_jwt`: the PEM (PKCS #8) private key, or the HMAC secret for `HS…`, resolved. */
   readonly privateKey?: string;
   /** For `private_key_jwt`: the JWS algorithm of the client assertion. */
   readonly signingAlgorithm?: string;
+  /** DPoP-bound tokens (RFC 9449): undefined where the authorization server advertises them, `false` never. */
+  readonly dpop?: boolean;
+  /** Enterprise-managed authorization (cross-app access): the ID-JAG comes from this identity provider. */
+  readonly crossApp?: CrossAppConfig;
 }
 
-const ENV_REFERENCE = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
+/** `oauth.crossApp`, resolved: where the ID token comes from and plinth's client at the identity provider. */
+export interface CrossAppConfig {
+  /** The identity provider's issuer (its metadata is discovered from it). */
+  readonly idp: string;
+  /** plinth's client at the identity provider. */
+  readonly clientId: string;
+  readonly clientSecret?: string;
+  /** The user's ID token, from `${env:NAME}` (resolved when it is needed, not before). */
+  readonly idTokenEnv?: string;
+  /** A command whose standard output is the user's ID token. */
+  readonly idTokenCommand?: readonly string[];
+}
+
 
 /**
  * The `oauth` entry of `definition`, or undefined when it is `false` (the server
@@ -106,8 +146,18 @@ export function serverOAuthConfig(definition: McpServerDefinition, env: NodeJS.P
     const at = ['oauth', ...issue.path.map(String)].join('.');
     throw invalid(`has an invalid "${at}": ${issue.message}`);
   }
-  const { clientId, clientSecret, scopes, callbackPort, clientName, clientMetadataUrl, grant, tokenEndpointAuthMethod, privateKey, signingAlgorithm } = parsed.data;
+  const { clientId, clientSecret, scopes, callbackPort, clientName, clientMetadataUrl, tokenEndpointAuthMethod, privateKey, signingAlgorithm, dpop, crossApp } = parsed.data;
   if (clientSecret !== undefined && clientId === undefined) throw invalid('has "oauth.clientSecret" without "oauth.clientId"');
+  if (parsed.data.grant === 'jwt_bearer' && crossApp === undefined) throw invalid('has "oauth.grant": "jwt_bearer" without "oauth.crossApp" (where the grant comes from)');
+  const grant = crossApp !== undefined ? 'jwt_bearer' : parsed.data.grant;
+  if (crossApp !== undefined) {
+    if (parsed.data.grant !== undefined && parsed.data.grant !== 'jwt_bearer') throw invalid(`has "oauth.crossApp" with "oauth.grant": "${parsed.data.grant}" (cross-app access is the jwt_bearer grant)`);
+    if (clientId === undefined) throw invalid('has "oauth.crossApp" without "oauth.clientId" (plinth\'s client at the MCP server\'s authorization server)');
+    if ((crossApp.idToken === undefined) === (crossApp.idTokenCommand === undefined)) throw invalid('needs exactly one of "oauth.crossApp.idToken" ("${env:NAME}") and "oauth.crossApp.idTokenCommand"');
+    if (privateKey !== undefined || signingAlgorithm !== undefined || clientMetadataUrl !== undefined || callbackPort !== undefined) {
+      throw invalid('has "oauth.privateKey", "oauth.signingAlgorithm", "oauth.clientMetadataUrl" or "oauth.callbackPort", which do not apply with "oauth.crossApp"');
+    }
+  }
   const machine = grant === 'client_credentials';
   const method = tokenEndpointAuthMethod ?? (privateKey !== undefined ? 'private_key_jwt' : undefined);
   if (machine) {
@@ -116,7 +166,7 @@ export function serverOAuthConfig(definition: McpServerDefinition, env: NodeJS.P
     if (method !== 'private_key_jwt' && method !== 'none' && clientSecret === undefined) {
       throw invalid('has "oauth.grant": "client_credentials" without "oauth.clientSecret" or "oauth.privateKey"');
     }
-  } else if (tokenEndpointAuthMethod !== undefined || privateKey !== undefined || signingAlgorithm !== undefined) {
+  } else if (crossApp === undefined && (tokenEndpointAuthMethod !== undefined || privateKey !== undefined || signingAlgorithm !== undefined)) {
     throw invalid('has "oauth.tokenEndpointAuthMethod", "oauth.privateKey" or "oauth.signingAlgorithm", which apply only with "oauth.grant": "client_credentials"');
   }
   return {
@@ -129,6 +179,16 @@ export function serverOAuthConfig(definition: McpServerDefinition, env: NodeJS.P
     ...(method !== undefined && { tokenEndpointAuthMethod: method }),
     ...(privateKey !== undefined && { privateKey: resolveSecret(privateKey, 'privateKey', definition, env) }),
     ...(method === 'private_key_jwt' && { signingAlgorithm: signingAlgorithm ?? 'RS256' }),
+    ...(dpop !== undefined && { dpop }),
+    ...(crossApp !== undefined && {
+      crossApp: {
+        idp: crossApp.idp,
+        clientId: crossApp.clientId,
+        ...(crossApp.clientSecret !== undefined && { clientSecret: resolveSecret(crossApp.clientSecret, 'crossApp.clientSecret', definition, env) }),
+        ...(crossApp.idToken !== undefined && { idTokenEnv: ENV_REFERENCE.exec(crossApp.idToken)![1]! }),
+        ...(crossApp.idTokenCommand !== undefined && { idTokenCommand: crossApp.idTokenCommand }),
+      },
+    }),
     clientName: clientName ?? 'plinth',
   };
 }

@@ -14,13 +14,16 @@
  * at all (`authServerMetadata: 'none'`), accepts Client ID Metadata Documents
  * (`clientMetadataDocuments`) or machine-to-machine clients
  * (`clientCredentials`: the `client_credentials` grant, basic, post or
- * `private_key_jwt`).
+ * `private_key_jwt`), takes identity assertion grants from a trusted identity
+ * provider (`jwtBearer`: RFC 7523, cross-app access; see idp-server.ts), and
+ * binds tokens to DPoP keys (`dpop`: RFC 9449 proofs checked at the token
+ * endpoint and, with `cnf.jkt` and `ath`, at the MCP server; nonces optional).
  *
  *   const fixture = await startOAuthFixture({ resourceMetadata: 'path' });
  *   // … sign in against fixture.mcpUrl, follow the redirect, call `whoami` …
  *   await fixture.close();
  */
-import { type KeyObject, createPublicKey, randomBytes, verify } from 'node:crypto';
+import { type KeyObject, createHash, createPublicKey, randomBytes, verify } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
@@ -121,6 +124,41 @@ export interface OAuthFixtureOptions {
     /** For `private_key_jwt`: the PEM public key the client assertion (ES256) is verified with. */
     publicKey?: string;
   };
+  /**
+   * The RFC 7523 `jwt-bearer` grant of cross-app access: an ID-JAG (`typ` `oauth-id-jag+jwt`, ES256) issued by
+   * the trusted identity provider `idpIssuer` (verified with `idpPublicKey`) for this authorization server
+   * (`aud`), this MCP server (`resource`) and the client `clientId` (`client_id`), presented by that client
+   * authenticated with `clientSecret` (basic or post). The token is the assertion's `sub`'s (`whoami` says so).
+   */
+  jwtBearer?: { idpIssuer: string; idpPublicKey: KeyObject; clientId: string; clientSecret: string };
+  /**
+   * DPoP (RFC 9449): every token request needs a valid proof, and its tokens are bound to the proof's key
+   * (`token_type: DPoP`, `cnf.jkt`); the MCP server takes such a token only as `Authorization: DPoP` with a
+   * proof of that key for the request (`htm`, `htu`, `ath`). `advertise` (default true) puts
+   * `dpop_signing_alg_values_supported` into the authorization-server metadata; the protected-resource
+   * metadata says `dpop_bound_access_tokens_required`. `nonce`: both servers first answer a proof without
+   * their current nonce with a `use_dpop_nonce` challenge.
+   */
+  dpop?: { advertise?: boolean; nonce?: boolean };
+}
+
+/** One proof as the token endpoint or the MCP server checked it. */
+export interface DpopRecord {
+  readonly where: 'token' | 'resource';
+  /** The proof's key thumbprint, when the proof was readable. */
+  readonly jkt?: string;
+  /** `ok`, or why it was refused (`use_dpop_nonce`, `invalid_dpop_proof`, `wrong key`, `bearer`). */
+  readonly outcome: string;
+}
+
+/** One `jwt-bearer` token request as it arrived (never the assertion). */
+export interface JwtBearerRecord {
+  readonly clientId?: string;
+  readonly accepted: boolean;
+  /** Why it was refused. */
+  readonly error?: string;
+  readonly subject?: string;
+  readonly scope?: string;
 }
 
 /** One `client_credentials` token request as it arrived (never the secret). */
@@ -196,6 +234,10 @@ export interface OAuthFixture {
   readonly authorizations: readonly AuthorizationRecord[];
   /** Every `client_credentials` token request, in order. */
   readonly clientCredentialRequests: readonly ClientCredentialsRecord[];
+  /** Every `jwt-bearer` token request, in order. */
+  readonly jwtBearerRequests: readonly JwtBearerRecord[];
+  /** Every DPoP proof checked (with `dpop`), in order. */
+  readonly dpopProofs: readonly DpopRecord[];
   /** Every access and refresh token ever issued, so a test can scan output for them. */
   issuedTokens(): { access: string[]; refresh: string[] };
   /** The pre-registered client (first) and every dynamically registered one, with their secrets. */
@@ -234,6 +276,7 @@ export interface MovedAuthServer {
 }
 
 const MCP_PATH = '/mcp';
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 /** The 'header' layout serves its metadata here, where no well-known probe finds it. */
 const HEADER_ONLY_METADATA_PATH = '/meta/protected-resource';
 const CODE_TTL_SECONDS = 600;
@@ -269,6 +312,10 @@ interface CodeGrant {
 }
 
 interface AccessGrant {
+  /** The DPoP key thumbprint the token is bound to (`cnf.jkt`). */
+  jkt?: string;
+  /** The user an identity assertion grant was for. */
+  readonly subject?: string;
   readonly clientId: string;
   readonly scopes: readonly string[];
   readonly resource?: string;
@@ -279,6 +326,7 @@ interface AccessGrant {
 }
 
 interface RefreshGrant {
+  jkt?: string;
   readonly clientId: string;
   readonly scopes: readonly string[];
   readonly resource?: string;
@@ -415,6 +463,7 @@ class FixtureProvider implements OAuthServerProvider {
       scopes: [...grant.scopes],
       expiresAt: grant.expiresAt,
       ...(grant.resource === undefined ? {} : { resource: new URL(grant.resource) }),
+      extra: { ...(grant.jkt === undefined ? {} : { jkt: grant.jkt }), ...(grant.subject === undefined ? {} : { subject: grant.subject }) },
     };
   }
 
@@ -448,14 +497,15 @@ class FixtureProvider implements OAuthServerProvider {
   }
 
   /** Access for a machine-to-machine client: no refresh token, as RFC 6749 §4.4.3 advises. */
-  issueClientCredentials(clientId: string, scopes: readonly string[], resource: string | undefined): OAuthTokens {
+  issueClientCredentials(clientId: string, scopes: readonly string[], resource: string | undefined, subject?: string): OAuthTokens {
     this.#checkResource(resource);
-    return this.#issueAccess(clientId, scopes, resource ?? this.settings.resource, ++this.#grants);
+    return this.#issueAccess(clientId, scopes, resource ?? this.settings.resource, ++this.#grants, subject);
   }
 
-  #issueAccess(clientId: string, scopes: readonly string[], resource: string | undefined, grant: number): OAuthTokens {
+  #issueAccess(clientId: string, scopes: readonly string[], resource: string | undefined, grant: number, subject?: string): OAuthTokens {
     const token = newToken();
     this.access.set(token, {
+      ...(subject === undefined ? {} : { subject }),
       clientId,
       scopes,
       ...(resource === undefined ? {} : { resource }),
@@ -482,7 +532,7 @@ function createMcpServer(): McpServer {
     async (ctx) => {
       const auth = ctx.http?.authInfo;
       if (auth === undefined) return { isError: true, content: [{ type: 'text', text: 'no access token' }] };
-      const text = JSON.stringify({ clientId: auth.clientId, scopes: auth.scopes, resource: auth.resource?.href });
+      const text = JSON.stringify({ clientId: auth.clientId, scopes: auth.scopes, resource: auth.resource?.href, ...auth.extra });
       return { content: [{ type: 'text', text }] };
     },
   );
@@ -560,9 +610,9 @@ function authServerMetadata(
   scopes: readonly string[],
   refresh: boolean,
   openid: boolean,
-  extra: { cimd: boolean; advertiseIss: boolean; clientCredentials?: NonNullable<OAuthFixtureOptions['clientCredentials']>['method'] },
+  extra: { cimd: boolean; advertiseIss: boolean; clientCredentials?: NonNullable<OAuthFixtureOptions['clientCredentials']>['method']; jwtBearer?: boolean; dpop?: boolean },
 ): OAuthMetadata {
-  const machine = extra.clientCredentials;
+  const machine = extra.clientCredentials ?? (extra.jwtBearer ? 'client_secret_basic' : undefined);
   return {
     issuer,
     authorization_endpoint: endpoints.authorization,
@@ -572,13 +622,18 @@ function authServerMetadata(
       ? {}
       : { revocation_endpoint: endpoints.revocation, revocation_endpoint_auth_methods_supported: ['client_secret_post', 'none'] }),
     response_types_supported: ['code'],
-    grant_types_supported: [...(refresh ? ['authorization_code', 'refresh_token'] : ['authorization_code']), ...(machine ? ['client_credentials'] : [])],
+    grant_types_supported: [
+      ...(refresh ? ['authorization_code', 'refresh_token'] : ['authorization_code']),
+      ...(extra.clientCredentials ? ['client_credentials'] : []),
+      ...(extra.jwtBearer ? [JWT_BEARER] : []),
+    ],
     code_challenge_methods_supported: ['S256'],
     // The SDK's client authentication middleware reads credentials from the body only: no client_secret_basic (but the client_credentials handler here does).
     token_endpoint_auth_methods_supported: machine ? [machine] : ['client_secret_post', 'none'],
     ...(machine === 'private_key_jwt' ? { token_endpoint_auth_signing_alg_values_supported: ['ES256'] } : {}),
     ...(extra.cimd ? { client_id_metadata_document_supported: true } : {}),
     ...(extra.advertiseIss ? { authorization_response_iss_parameter_supported: true } : {}),
+    ...(extra.dpop ? { dpop_signing_alg_values_supported: ['ES256', 'ES384', 'EdDSA'] } : {}),
     scopes_supported: [...scopes],
     ...(openid
       ? { jwks_uri: `${issuer}/jwks`, subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'] }
@@ -621,6 +676,11 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
   const provider = new FixtureProvider(settings, dynamicRegistration);
   for (const [url, document] of Object.entries(options.clientMetadataDocuments ?? {})) provider.documents.set(url, document);
   const clientCredentialRequests: ClientCredentialsRecord[] = [];
+  const jwtBearerRequests: JwtBearerRecord[] = [];
+  const dpopProofs: DpopRecord[] = [];
+  /** The current DPoP nonces of the token endpoint and the MCP server (with `dpop.nonce`). */
+  const nonces = { token: newToken(), resource: newToken() };
+  const seenJtis = new Set<string>();
   const pre = options.preRegistered;
   if (pre !== undefined) {
     provider.clients.set(pre.clientId, {
@@ -711,12 +771,82 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     }
   };
 
+  /** The `jwt-bearer` grant (RFC 7523) of cross-app access: the client, then the ID-JAG, checked as `jwtBearer` says. */
+  const jwtBearerGrant = (req: Request, res: Response): void => {
+    const body = req.body as Record<string, string | undefined>;
+    const expected = options.jwtBearer;
+    const refuse = (status: number, error: string, clientId?: string): void => {
+      jwtBearerRequests.push({ ...(clientId === undefined ? {} : { clientId }), accepted: false, error });
+      res.status(status).json({ error: status === 401 ? 'invalid_client' : 'invalid_grant', error_description: error });
+    };
+    if (expected === undefined) return refuse(400, 'this authorization server takes no jwt-bearer grant');
+    const { clientId, valid } = authenticateClient(req, body, { clientId: expected.clientId, method: 'client_secret_basic', clientSecret: expected.clientSecret }, []);
+    if (!valid || clientId !== expected.clientId) return refuse(401, 'client authentication failed', clientId);
+    const claims = body.assertion === undefined ? undefined : verifiedJwt(body.assertion, expected.idpPublicKey, 'oauth-id-jag+jwt');
+    if (claims === undefined) return refuse(400, 'the assertion is not an ID-JAG signed by the trusted identity provider', clientId);
+    const audience = [claims.aud].flat();
+    if (claims.iss !== expected.idpIssuer) return refuse(400, 'the ID-JAG is from another issuer', clientId);
+    if (!audience.some((aud) => aud === issuer || aud === `${issuer}/`)) return refuse(400, 'the ID-JAG is for another audience', clientId);
+    if (claims.client_id !== clientId) return refuse(400, 'the ID-JAG is for another client', clientId);
+    if (typeof claims.resource !== 'string' || settings.resource === undefined || !sameResource(claims.resource, settings.resource)) return refuse(400, 'the ID-JAG is for another resource', clientId);
+    if (typeof claims.exp !== 'number' || claims.exp <= nowSeconds()) return refuse(400, 'the ID-JAG has expired', clientId);
+    if (typeof claims.jti !== 'string' || seenJtis.has(claims.jti)) return refuse(400, 'the ID-JAG was used before', clientId);
+    seenJtis.add(claims.jti);
+    const scope = body.scope ?? (typeof claims.scope === 'string' ? claims.scope : undefined);
+    const scopes = scope ? scope.split(' ') : [...settings.scopes];
+    const subject = String(claims.sub);
+    jwtBearerRequests.push({ clientId: clientId!, accepted: true, subject, ...(scope === undefined ? {} : { scope }) });
+    res.json(provider.issueClientCredentials(clientId!, scopes, settings.resource, subject));
+  };
+
+  /**
+   * DPoP at the token endpoint: a valid proof of a key for this request (and the current nonce, with
+   * `dpop.nonce`), a refresh token presented with the key it is bound to; the tokens the request
+   * gets are bound to that key (the answer is rewritten on its way out: `token_type: DPoP`).
+   */
+  const dpopAtToken = (req: Request, res: Response, next: NextFunction): void => {
+    if (options.dpop === undefined) return next();
+    const checked = checkDpopProof(req.headers.dpop, { htm: 'POST', htu: endpoints.token, ...(options.dpop.nonce ? { nonce: nonces.token } : {}) }, seenJtis);
+    dpopProofs.push({ where: 'token', ...(checked.jkt === undefined ? {} : { jkt: checked.jkt }), outcome: checked.error ?? 'ok' });
+    if (checked.error === 'use_dpop_nonce') {
+      res.status(400).set('DPoP-Nonce', nonces.token).json({ error: 'use_dpop_nonce', error_description: 'Authorization server requires nonce in DPoP proof' });
+      return;
+    }
+    if (checked.error !== undefined) {
+      res.status(400).json({ error: 'invalid_dpop_proof', error_description: checked.error });
+      return;
+    }
+    const body = req.body as Record<string, string | undefined>;
+    const presented = body.grant_type === 'refresh_token' && body.refresh_token !== undefined ? provider.refresh.get(body.refresh_token) : undefined;
+    if (presented?.jkt !== undefined && presented.jkt !== checked.jkt) {
+      res.status(400).json({ error: 'invalid_grant', error_description: 'the refresh token is bound to another DPoP key' });
+      return;
+    }
+    const json = res.json.bind(res);
+    res.json = (answer: unknown) => {
+      const tokens = answer as { access_token?: unknown; refresh_token?: unknown; token_type?: unknown } | undefined;
+      if (typeof tokens?.access_token === 'string') {
+        const access = provider.access.get(tokens.access_token);
+        if (access !== undefined) access.jkt = checked.jkt;
+        if (typeof tokens.refresh_token === 'string') {
+          const refresh = provider.refresh.get(tokens.refresh_token);
+          if (refresh !== undefined) refresh.jkt = checked.jkt;
+        }
+        return json({ ...tokens, token_type: 'DPoP' });
+      }
+      return json(answer);
+    };
+    next();
+  };
+
   const noLimit = { rateLimit: false } as const;
   const verifiers: string[] = [];
   const extra = {
     cimd: options.clientMetadataDocuments !== undefined,
     advertiseIss: options.advertiseIss ?? false,
     ...(options.clientCredentials ? { clientCredentials: options.clientCredentials.method } : {}),
+    ...(options.jwtBearer ? { jwtBearer: true } : {}),
+    ...(options.dpop !== undefined && options.dpop.advertise !== false ? { dpop: true } : {}),
   };
   if (asLayout !== 'none') {
     const metadata = authServerMetadata(issuer, endpoints, settings.scopes, settings.issueRefresh, asLayout !== 'oauth', extra);
@@ -729,10 +859,12 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     `${issuerPath}/token`,
     count(() => counters.token++),
     express.urlencoded({ extended: false }),
+    dpopAtToken,
     (req, _res, next) => {
       const body = req.body as { grant_type?: unknown; code_verifier?: unknown } | undefined;
       if (typeof body?.code_verifier === 'string') verifiers.push(body.code_verifier);
       if (body?.grant_type === 'client_credentials') return void clientCredentialsGrant(req, _res);
+      if (body?.grant_type === JWT_BEARER) return void jwtBearerGrant(req, _res);
       if (body?.grant_type !== 'refresh_token') return next();
       counters.refresh++;
       setTimeout(next, options.refreshDelayMs ?? 0);
@@ -762,7 +894,8 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
       scopes_supported: [...settings.scopes],
       bearer_methods_supported: ['header'],
       resource_name: 'plinth oauth fixture',
-    });
+      ...(options.dpop === undefined ? {} : { dpop_bound_access_tokens_required: true, dpop_signing_alg_values_supported: ['ES256', 'ES384', 'EdDSA'] }),
+    } as Parameters<typeof metadataHandler>[0]);
   let prmHandler = protectedResource(options.authorizationServers ?? [issuer]);
   if (prmPath !== undefined && resource !== undefined) mcpApp.use(prmPath, (req, res, next) => prmHandler(req, res, next));
   /** Verifies tokens: this fixture's authorization server's, or after a move the new one's only. */
@@ -802,7 +935,34 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     if (method === 'tools/call') return void callBearer(req, res, next);
     void bearer(req, res, next);
   };
-  mcpApp.all(MCP_PATH, countMcp, express.json(), gate, (req, res) => handleMcp(req, res));
+  /**
+   * DPoP at the MCP server: a DPoP-bound token only as `Authorization: DPoP` with a proof of its key for this
+   * request (`htm`, `htu`, `ath`; the current nonce with `dpop.nonce`), never as Bearer. It goes on to the
+   * bearer check as the token it is.
+   */
+  const dpopAtResource = (req: Request, res: Response, next: NextFunction): void => {
+    if (options.dpop === undefined) return next();
+    const header = req.headers.authorization ?? '';
+    const refuse = (error: string, description: string, jkt?: string): void => {
+      dpopProofs.push({ where: 'resource', ...(jkt === undefined ? {} : { jkt }), outcome: error === 'use_dpop_nonce' ? error : description });
+      if (error === 'use_dpop_nonce') res.set('DPoP-Nonce', nonces.resource);
+      res.status(401).set('WWW-Authenticate', `DPoP error="${error}", error_description="${description}", algs="ES256 ES384 EdDSA"`).json({ error, error_description: description });
+    };
+    if (/^bearer /i.test(header)) {
+      if (provider.access.get(header.slice(7))?.jkt !== undefined) return refuse('invalid_token', 'bearer');
+      return next();
+    }
+    if (!/^dpop /i.test(header)) return next();
+    const token = header.slice(5);
+    const checked = checkDpopProof(req.headers.dpop, { htm: req.method, htu: mcpUrl, ath: sha256(token), ...(options.dpop.nonce ? { nonce: nonces.resource } : {}) }, seenJtis);
+    if (checked.error === 'use_dpop_nonce') return refuse('use_dpop_nonce', 'Resource server requires nonce in DPoP proof', checked.jkt);
+    if (checked.error !== undefined) return refuse('invalid_dpop_proof', checked.error, checked.jkt);
+    if (provider.access.get(token)?.jkt !== checked.jkt) return refuse('invalid_token', 'wrong key', checked.jkt);
+    dpopProofs.push({ where: 'resource', jkt: checked.jkt!, outcome: 'ok' });
+    req.headers.authorization = `Bearer ${token}`;
+    next();
+  };
+  mcpApp.all(MCP_PATH, countMcp, express.json(), dpopAtResource, gate, (req, res) => handleMcp(req, res));
   // The older HTTP+SSE transport, behind the same bearer check: a stream per client, its messages POSTed beside it.
   const sseSessions = new Map<string, SSEServerTransport>();
   mcpApp.get(`${MCP_PATH}/sse`, countMcp, bearer, async (_req, res) => {
@@ -840,6 +1000,8 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     revoked: provider.revoked,
     authorizations: provider.authorizations,
     clientCredentialRequests,
+    jwtBearerRequests,
+    dpopProofs,
     issuedTokens: () => ({ access: [...provider.access.keys()], refresh: [...provider.refresh.keys()] }),
     registeredClients: () =>
       [...provider.clients.values()].map((client) => ({
@@ -938,12 +1100,59 @@ function authenticateClient(
   return { ...(body.client_id === undefined ? {} : { clientId: body.client_id }), method: 'none', valid: false };
 }
 
-/** The claims of an ES256 JWT whose signature `key` verifies, else undefined. */
-function verifiedJwt(jwt: string, key: KeyObject): Record<string, unknown> | undefined {
+/** The claims of an ES256 JWT whose signature `key` verifies (and whose `typ` is `typ`, when given), else undefined. */
+function verifiedJwt(jwt: string, key: KeyObject, typ?: string): Record<string, unknown> | undefined {
   const [header, payload, signature] = jwt.split('.');
   if (header === undefined || payload === undefined || signature === undefined) return undefined;
-  const alg = (JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as { alg?: unknown }).alg;
-  if (alg !== 'ES256') return undefined;
+  const head = JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as { alg?: unknown; typ?: unknown };
+  if (head.alg !== 'ES256' || (typ !== undefined && head.typ !== typ)) return undefined;
   const ok = verify('sha256', Buffer.from(`${header}.${payload}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'));
   return ok ? (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>) : undefined;
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('base64url');
+
+/** RFC 7638: the SHA-256 thumbprint of a public JWK (its required members, in order). */
+function jwkThumbprint(jwk: Record<string, unknown>): string {
+  const members = jwk.kty === 'EC' ? ['crv', 'kty', 'x', 'y'] : jwk.kty === 'OKP' ? ['crv', 'kty', 'x'] : ['e', 'kty', 'n'];
+  return sha256(JSON.stringify(Object.fromEntries(members.map((name) => [name, jwk[name]]))));
+}
+
+/**
+ * A DPoP proof checked as RFC 9449 §4.3 says: a `dpop+jwt` signed with the public key in its `jwk`
+ * header (ES256/384, EdDSA), for this method and URL, issued within the last minute, a `jti` never
+ * seen, the access token's hash (`ath`) and the server's nonce where asked for.
+ */
+function checkDpopProof(
+  proof: string | string[] | undefined,
+  expected: { htm: string; htu: string; ath?: string; nonce?: string },
+  seenJtis: Set<string>,
+): { jkt?: string; error?: string } {
+  if (typeof proof !== 'string') return { error: 'no DPoP proof' };
+  const [header, payload, signature] = proof.split('.');
+  if (header === undefined || payload === undefined || signature === undefined) return { error: 'not a JWT' };
+  let head: { typ?: unknown; alg?: unknown; jwk?: Record<string, unknown> };
+  let claims: Record<string, unknown>;
+  try {
+    head = JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as typeof head;
+    claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return { error: 'not a JWT' };
+  }
+  if (head.typ !== 'dpop+jwt' || typeof head.jwk !== 'object' || head.jwk === null || 'd' in head.jwk) return { error: 'not a DPoP proof with a public jwk' };
+  const hash = { ES256: 'sha256', ES384: 'sha384', EdDSA: null }[String(head.alg)];
+  if (hash === undefined) return { error: `unsupported alg ${String(head.alg)}` };
+  const jkt = jwkThumbprint(head.jwk);
+  const key = createPublicKey({ key: head.jwk as never, format: 'jwk' });
+  const signed = Buffer.from(`${header}.${payload}`);
+  const ok = verify(hash, signed, hash === null ? key : { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'));
+  if (!ok) return { jkt, error: 'bad signature' };
+  if (claims.htm !== expected.htm) return { jkt, error: 'htm' };
+  if (typeof claims.htu !== 'string' || claims.htu.replace(/[?#].*$/, '') !== expected.htu) return { jkt, error: 'htu' };
+  if (typeof claims.iat !== 'number' || Math.abs(claims.iat - nowSeconds()) > 60) return { jkt, error: 'iat' };
+  if (expected.ath !== undefined && claims.ath !== expected.ath) return { jkt, error: 'ath' };
+  if (expected.nonce !== undefined && claims.nonce !== expected.nonce) return { jkt, error: 'use_dpop_nonce' };
+  if (typeof claims.jti !== 'string' || seenJtis.has(claims.jti)) return { jkt, error: 'jti replayed' };
+  seenJtis.add(claims.jti);
+  return { jkt };
 }
