@@ -87,9 +87,12 @@ export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
       // The issuer the response must name: recorded before the browser could answer, from the metadata just checked.
       const found = provider.discovered;
       const expected = found === undefined ? undefined : expectedIssuer(found, found.authorizationServerMetadata === undefined ? undefined : issSupport.advertised(found.authorizationServerMetadata.issuer));
-      const code = checkCallback(await raced(channel.callback(), signal, name, deps.timeoutMs), state, name, expected);
+      const callback = await raced(channel.callback(), signal, name, deps.timeoutMs);
+      const code = checkCallback(callback, state, name, expected);
+      // The SDK checks the response's iss too (RFC 9207): it needs the one that came, or it refuses as if none did.
+      const iss = callback.searchParams.get('iss') ?? undefined;
       step = 'token exchange';
-      const result = await auth(provider, { ...options, authorizationCode: code });
+      const result = await auth(provider, { ...options, authorizationCode: code, ...(iss !== undefined && { iss }) });
       if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
     } catch (error) {
       if (signal.aborted && !(error instanceof PlinthError)) throw abortError(signal, limit, name, deps.timeoutMs);
