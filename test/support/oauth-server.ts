@@ -52,8 +52,8 @@ import type {
   OAuthTokenRevocationRequest,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { McpServer, type AuthInfo } from '@modelcontextprotocol/server';
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import { McpServer, type AuthInfo, createMcpHandler } from '@modelcontextprotocol/server';
 
 export interface OAuthFixtureOptions {
   /** Lifetime of access tokens; `expires_in` is returned. Default 3600. */
@@ -140,6 +140,12 @@ export interface OAuthFixtureOptions {
    * their current nonce with a `use_dpop_nonce` challenge.
    */
   dpop?: { advertise?: boolean; nonce?: boolean };
+  /**
+   * Which protocol era the MCP endpoint speaks (the authorization in front of it is the same). Default `'legacy'`:
+   * 2025-11-25, stateless streamable HTTP. `'dual'`: the v2 SDK's `createMcpHandler`, 2026-07-28 and the stateless
+   * 2025 fallback; `'modern'`: 2026-07-28 only (`legacy: 'reject'`).
+   */
+  era?: 'legacy' | 'dual' | 'modern';
 }
 
 /** One proof as the token endpoint or the MCP server checked it. */
@@ -962,7 +968,14 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     req.headers.authorization = `Bearer ${token}`;
     next();
   };
-  mcpApp.all(MCP_PATH, countMcp, express.json(), dpopAtResource, gate, (req, res) => handleMcp(req, res));
+  const eraHandler =
+    options.era === undefined || options.era === 'legacy'
+      ? undefined
+      : toNodeHandler(createMcpHandler(() => createMcpServer(), { legacy: options.era === 'modern' ? 'reject' : 'stateless' }));
+  mcpApp.all(MCP_PATH, countMcp, express.json(), dpopAtResource, gate, (req, res) =>
+    // The bearer check put the token's AuthInfo on req.auth, which the v2 adapter passes on as authInfo.
+    eraHandler === undefined ? handleMcp(req, res) : eraHandler(req as never, res, req.body),
+  );
   // The older HTTP+SSE transport, behind the same bearer check: a stream per client, its messages POSTed beside it.
   const sseSessions = new Map<string, SSEServerTransport>();
   mcpApp.get(`${MCP_PATH}/sse`, countMcp, bearer, async (_req, res) => {
