@@ -5,9 +5,9 @@
  * The provider plinth hands a transport (`oauth.providerFor`) is used by the
  * v2 SDK `Client` in `legacy` and pinned-2026 modes: stored tokens from a
  * PKCE sign-in, refresh after a 401, DPoP-bound tokens with nonces, and
- * cross-app access work the same in both. plinth's own mcp client connects
- * at 2025-11-25 (its per-server `protocol` setting is another branch's); it
- * is checked against the legacy and dual-era servers here.
+ * cross-app access work the same in both; and plinth's own mcp client, with
+ * the server's `protocol` setting pinned to 2026-07-28, `auto` or `legacy`,
+ * connects and calls through each flow.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -41,7 +41,7 @@ async function fixture(options: OAuthFixtureOptions): Promise<OAuthFixture> {
   return server;
 }
 
-async function host(server: OAuthFixture, oauth?: Record<string, unknown>, env: Record<string, string> = {}): Promise<Host> {
+async function host(server: OAuthFixture, oauth?: Record<string, unknown>, env: Record<string, string> = {}, entry: Record<string, unknown> = {}): Promise<Host> {
   for (const [name, value] of Object.entries(env)) {
     process.env[name] = value;
     envSet.push(name);
@@ -50,7 +50,7 @@ async function host(server: OAuthFixture, oauth?: Record<string, unknown>, env: 
     builtin: true,
     env,
     settings: {
-      mcpServers: { secure: { url: server.mcpUrl, ...(oauth !== undefined && { oauth }) } },
+      mcpServers: { secure: { url: server.mcpUrl, ...entry, ...(oauth !== undefined && { oauth }) } },
       plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false }, mcp: { settings: { retries: 0 } }, oauth: { settings: { openBrowser: false } } },
     },
   });
@@ -110,17 +110,46 @@ describe('a PKCE sign-in, used in either era', () => {
     expect(server.counters.refresh).toBe(1);
   });
 
-  it.each(['dual', 'legacy'] as const)("plinth's own client connects to a %s server with the stored sign-in", async (era) => {
+  it.each([
+    ['modern', MODERN, 'modern'],
+    ['modern', 'auto', 'modern'],
+    ['dual', MODERN, 'modern'],
+    ['dual', 'legacy', 'legacy'],
+    ['legacy', 'auto', 'legacy'],
+    ['legacy', 'legacy', 'legacy'],
+  ] as const)("plinth's own client: a %s server with \"protocol\": %j needs the sign-in, then connects (%s) with it and refreshes after a 401", async (era, protocol, expectedEra) => {
     const server = await fixture({ era });
-    const booted = await host(server);
+    const booted = await host(server, undefined, {}, { protocol });
+    expect((await booted.mcp.start('secure', { retries: 0 })).error?.code).toBe('PLN_E_OAUTH_SIGNIN_REQUIRED');
     await booted.oauth.login('secure', { progress: () => {} });
-    expect((await booted.mcp.start('secure', { retries: 0 })).state).toBe('connected');
-    const result = await booted.mcp.callTool('secure__whoami', {});
-    expect(JSON.parse(result.text)).toMatchObject({ clientId: server.registeredClients()[0]!.client_id });
+    expect(await booted.mcp.restart('secure', { retries: 0 })).toMatchObject({ state: 'connected', era: expectedEra });
+    const registered = server.registeredClients()[0]!.client_id;
+    expect(JSON.parse((await booted.mcp.callTool('secure__whoami', {})).text)).toMatchObject({ clientId: registered });
+    server.expireAccessTokens();
+    const again = await booted.mcp.callTool('secure__whoami', {});
+    expect(again.error).toBeUndefined();
+    expect(JSON.parse(again.text)).toMatchObject({ clientId: registered });
+    expect(server.counters.refresh).toBe(1);
   });
 });
 
 describe('the 2026 authorization extensions against a 2026-07-28-only server', () => {
+  it("plinth's own client (\"protocol\": \"2026-07-28\") gets DPoP-bound cross-app tokens and calls with them", async () => {
+    const idp: IdpFixture = await startIdpFixture({ clientId: 'plinth-at-idp', jagClientId: 'plinth' });
+    closers.push(() => idp.close());
+    const server = await fixture({ era: 'modern', jwtBearer: { idpIssuer: idp.issuer, idpPublicKey: idp.publicKey, clientId: 'plinth', clientSecret: SECRET }, dpop: { nonce: true } });
+    const booted = await host(
+      server,
+      { clientId: 'plinth', clientSecret: '${env:ERAS_SECRET}', crossApp: { idp: idp.issuer, clientId: 'plinth-at-idp', idToken: '${env:ERAS_ID_TOKEN}' } },
+      { ERAS_SECRET: SECRET, ERAS_ID_TOKEN: idp.idToken('gina@example.com') },
+      { protocol: MODERN },
+    );
+    expect(await booted.mcp.start('secure', { retries: 0 })).toMatchObject({ state: 'connected', era: 'modern', protocolVersion: MODERN });
+    const me = JSON.parse((await booted.mcp.callTool('secure__whoami', {})).text) as { subject?: string; jkt?: string };
+    expect(me.subject).toBe('gina@example.com');
+    expect(me.jkt).toBe(await storedKey(booted));
+  });
+
   it('DPoP-bound client-credentials tokens, with nonce challenges, work at 2026-07-28', async () => {
     const server = await fixture({ era: 'modern', clientCredentials: { clientId: 'robot', clientSecret: SECRET, method: 'client_secret_post' }, dpop: { nonce: true } });
     const booted = await host(server, { grant: 'client_credentials', clientId: 'robot', clientSecret: '${env:ERAS_SECRET}', tokenEndpointAuthMethod: 'client_secret_post' }, { ERAS_SECRET: SECRET });
