@@ -235,9 +235,12 @@ export class StoredOAuthProvider implements OAuthClientProvider {
    * Metadata Document where the authorization server accepts them, else the
    * configured (pre-registered) client, else the one registered dynamically.
    */
-  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+  async clientInformation(ctx?: { issuer: string }): Promise<(OAuthClientInformationMixed & { issuer?: string }) | undefined> {
     const { config, mode } = this.#deps;
-    const stored = await this.#storedClient();
+    const stored = this.#stamped(await this.#storedClient());
+    // A configured client (and a connection's placeholder) is for the authorization server the server names: bound to it
+    // as configured, so that the SDK does not take it for a credential stored without its binding (and warn on stderr).
+    const boundHere = ctx === undefined ? {} : { issuer: ctx.issuer };
     if (this.#offersMetadataDocument()) {
       if (stored?.client_id === config.clientMetadataUrl) return stored;
       // Undefined: the SDK takes the document's URL as the client id (and saves it).
@@ -246,6 +249,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     if (config.clientId !== undefined) {
       return {
         client_id: config.clientId,
+        ...boundHere,
         ...(config.clientSecret !== undefined && { client_secret: config.clientSecret }),
         ...(this.#machine && config.tokenEndpointAuthMethod !== undefined && config.tokenEndpointAuthMethod !== 'private_key_jwt' && { token_endpoint_auth_method: config.tokenEndpointAuthMethod }),
       };
@@ -258,7 +262,14 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       return undefined;
     }
     // A connection never registers: without a client it goes on to an authorization request that is never sent.
-    return stored ?? { client_id: NOT_REGISTERED };
+    return stored ?? { client_id: NOT_REGISTERED, ...boundHere };
+  }
+
+  /** A registration stored before bindings were recorded, with the binding plinth reads for it (the server of the discovery stored with it). */
+  #stamped(client: (OAuthClientInformationMixed & { issuer?: string }) | undefined): (OAuthClientInformationMixed & { issuer?: string }) | undefined {
+    if (client === undefined || client.issuer !== undefined || this.#record === undefined) return client;
+    const issuer = boundIssuer(this.#record, client);
+    return issuer === undefined ? client : { ...client, issuer };
   }
 
   async saveClientInformation(client: OAuthClientInformationMixed & { issuer?: string }): Promise<void> {
