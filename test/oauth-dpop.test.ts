@@ -149,6 +149,16 @@ describe('DPoP-bound tokens', () => {
     expect(off.dpopProofs.every((proof) => proof.where === 'token' && proof.outcome === 'no DPoP proof')).toBe(true);
   });
 
+  it('asks for DPoP where only the MCP server\'s 401 challenge offers the DPoP scheme (neither metadata document says so)', async () => {
+    const server = await fixture({ dpop: { challengeOnly: true } });
+    const booted = await host(server, undefined);
+    await booted.oauth.login('secure', { progress: () => {} });
+    const record = await stored(booted);
+    expect(record.tokens?.token_type).toBe('DPoP');
+    expect((await start(booted.mcp)).state).toBe('connected');
+    expect((await whoami(booted.mcp)).jkt).toBe(record.dpop!.thumbprint);
+  });
+
   it('binds a cross-app access token (ID-JAG, jwt-bearer grant) to a DPoP key too', async () => {
     const idp: IdpFixture = await startIdpFixture({ clientId: 'plinth-at-idp', jagClientId: 'plinth' });
     closers.push(() => idp.close());

@@ -54,6 +54,8 @@ interface Challenge {
   readonly status: number;
   readonly resourceMetadataUrl?: URL;
   readonly scope?: string;
+  /** The server's `WWW-Authenticate` offers the `DPoP` scheme (RFC 9449 §7.1): it wants DPoP-bound tokens. */
+  readonly dpop?: boolean;
 }
 
 /** Signs in and resolves with the record stored. Nothing stored before is touched unless the sign-in succeeds. */
@@ -66,7 +68,7 @@ export async function signIn(deps: LoginDeps): Promise<OAuthRecord> {
   const channel = await deps.channel({ server: name, state, port: deps.port, signal });
   try {
     const challenge = await challengeFor(deps, signal);
-    const provider = signInProvider(deps, { redirectUrl: channel.redirectUrl, state, open: (url) => channel.open(url) });
+    const provider = signInProvider(deps, { redirectUrl: channel.redirectUrl, state, open: (url) => channel.open(url) }, challenge.dpop);
     const issSupport = recordIssSupport(deps.fetch);
     const answers = recordAnswers(issSupport.fetch);
     const scope = scopeToAsk(deps.config.scope, challenge.scope, await grantedScope(deps));
@@ -110,7 +112,7 @@ async function signInAsMachine(deps: LoginDeps): Promise<OAuthRecord> {
   const signal = deps.signal ? AbortSignal.any([deps.signal, AbortSignal.timeout(deps.timeoutMs)]) : AbortSignal.timeout(deps.timeoutMs);
   const challenge = await challengeFor(deps, signal);
   // No redirect is ever used: a machine-to-machine server has no redirect URL.
-  const provider = signInProvider(deps, { redirectUrl: '', state: '', open: async () => {} });
+  const provider = signInProvider(deps, { redirectUrl: '', state: '', open: async () => {} }, challenge.dpop);
   const answers = recordAnswers(deps.fetch);
   try {
     const result = await auth(provider, {
@@ -127,9 +129,9 @@ async function signInAsMachine(deps: LoginDeps): Promise<OAuthRecord> {
 }
 
 /** The provider of one sign-in: the stored record's, in login mode with this redirect. */
-function signInProvider(deps: LoginDeps, redirect: { redirectUrl: string; state: string; open: (url: URL) => Promise<void> }): StoredOAuthProvider {
+function signInProvider(deps: LoginDeps, redirect: { redirectUrl: string; state: string; open: (url: URL) => Promise<void> }, dpopChallenged = false): StoredOAuthProvider {
   const { server, config, vault, refresh, log, idJag } = deps;
-  return new StoredOAuthProvider({ server, config, vault, refresh, log, mode: { kind: 'login', ...redirect }, ...(idJag !== undefined && { idJag }) });
+  return new StoredOAuthProvider({ server, config, vault, refresh, log, mode: { kind: 'login', ...redirect }, ...(idJag !== undefined && { idJag }), ...(dpopChallenged && { dpopChallenged }) });
 }
 
 async function storedRecord(deps: LoginDeps): Promise<OAuthRecord> {
@@ -220,7 +222,14 @@ async function challengeOf(deps: LoginDeps, method: 'GET' | 'POST', signal: Abor
     );
   }
   const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
-  return { status: response.status, ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }), ...(scope !== undefined && { scope }) };
+  const dpop = offersDpop(response.headers.get('www-authenticate'));
+  return { status: response.status, ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }), ...(scope !== undefined && { scope }), ...(dpop && { dpop }) };
+}
+
+/** Whether a `WWW-Authenticate` value has a `DPoP` challenge (a scheme, not a word inside a quoted parameter). */
+function offersDpop(header: string | null): boolean {
+  if (header === null) return false;
+  return /(?:^|,)\s*DPoP(?:\s|,|$)/i.test(header.replace(/"(?:[^"\\]|\\.)*"/g, '""'));
 }
 
 /**

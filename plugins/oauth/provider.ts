@@ -64,6 +64,8 @@ export interface ProviderDeps {
   readonly onChallenge?: (challenge: OAuthChallenge) => void;
   /** Cross-app access (`oauth.crossApp`): the ID-JAG for the authorization server and resource discovery found. */
   readonly idJag?: (target: CrossAppTarget) => Promise<string>;
+  /** A sign-in whose server challenged with the `DPoP` scheme: DPoP even where neither metadata document says so. */
+  readonly dpopChallenged?: boolean;
 }
 
 /** RFC 7523's grant type: the ID-JAG is the assertion. */
@@ -213,7 +215,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       if (record?.tokens !== undefined && isStoredDpopKey(record.dpop)) return this.#sessionOf(record.dpop);
       if (!this.#machine) return undefined;
     }
-    const alg = dpopAlgorithm(this.#lastDiscovery ?? this.#record?.discovery);
+    const alg = dpopAlgorithm(this.#lastDiscovery ?? this.#record?.discovery) ?? (this.#deps.dpopChallenged === true ? 'ES256' : undefined);
     if (alg === undefined) return undefined;
     this.#pendingDpop ??= newDpopKey(alg);
     return this.#sessionOf(await this.#pendingDpop);

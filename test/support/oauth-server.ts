@@ -137,9 +137,10 @@ export interface OAuthFixtureOptions {
    * proof of that key for the request (`htm`, `htu`, `ath`). `advertise` (default true) puts
    * `dpop_signing_alg_values_supported` into the authorization-server metadata; the protected-resource
    * metadata says `dpop_bound_access_tokens_required`. `nonce`: both servers first answer a proof without
-   * their current nonce with a `use_dpop_nonce` challenge.
+   * their current nonce with a `use_dpop_nonce` challenge. `challengeOnly`: neither metadata document says
+   * anything about DPoP; only the MCP server's 401 to a request without a token adds a `DPoP` challenge.
    */
-  dpop?: { advertise?: boolean; nonce?: boolean };
+  dpop?: { advertise?: boolean; nonce?: boolean; challengeOnly?: boolean };
   /**
    * Which protocol era the MCP endpoint speaks (the authorization in front of it is the same). Default `'legacy'`:
    * 2025-11-25, stateless streamable HTTP. `'dual'`: the v2 SDK's `createMcpHandler`, 2026-07-28 and the stateless
@@ -852,7 +853,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     advertiseIss: options.advertiseIss ?? false,
     ...(options.clientCredentials ? { clientCredentials: options.clientCredentials.method } : {}),
     ...(options.jwtBearer ? { jwtBearer: true } : {}),
-    ...(options.dpop !== undefined && options.dpop.advertise !== false ? { dpop: true } : {}),
+    ...(options.dpop !== undefined && options.dpop.advertise !== false && !options.dpop.challengeOnly ? { dpop: true } : {}),
   };
   if (asLayout !== 'none') {
     const metadata = authServerMetadata(issuer, endpoints, settings.scopes, settings.issueRefresh, asLayout !== 'oauth', extra);
@@ -900,7 +901,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
       scopes_supported: [...settings.scopes],
       bearer_methods_supported: ['header'],
       resource_name: 'plinth oauth fixture',
-      ...(options.dpop === undefined ? {} : { dpop_bound_access_tokens_required: true, dpop_signing_alg_values_supported: ['ES256', 'ES384', 'EdDSA'] }),
+      ...(options.dpop === undefined || options.dpop.challengeOnly ? {} : { dpop_bound_access_tokens_required: true, dpop_signing_alg_values_supported: ['ES256', 'ES384', 'EdDSA'] }),
     } as Parameters<typeof metadataHandler>[0]);
   let prmHandler = protectedResource(options.authorizationServers ?? [issuer]);
   if (prmPath !== undefined && resource !== undefined) mcpApp.use(prmPath, (req, res, next) => prmHandler(req, res, next));
@@ -957,6 +958,12 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
     if (/^bearer /i.test(header)) {
       if (provider.access.get(header.slice(7))?.jkt !== undefined) return refuse('invalid_token', 'bearer');
       return next();
+    }
+    if (header === '' && options.dpop.challengeOnly) {
+      // The bearer check's 401 gets a second challenge, for the DPoP scheme (RFC 9449 §7.1).
+      const setHeader = res.setHeader.bind(res);
+      res.setHeader = ((name: string, value: number | string | readonly string[]) =>
+        name.toLowerCase() === 'www-authenticate' ? setHeader(name, [String(value), 'DPoP algs="ES256 ES384 EdDSA"']) : setHeader(name, value)) as typeof res.setHeader;
     }
     if (!/^dpop /i.test(header)) return next();
     const token = header.slice(5);
