@@ -34,7 +34,7 @@ interface World {
 
 async function world(): Promise<World> {
   const idp = await startIdpFixture({ clientId: 'plinth-at-idp', clientSecret: IDP_SECRET, jagClientId: 'plinth' });
-  closers.push(() => idp.close());
+  closers.push(() => idp.close().catch(() => undefined));
   const server = await startOAuthFixture({
     separateAuthServer: true,
     dynamicRegistration: false,
@@ -150,6 +150,26 @@ describe('cross-app access (ID-JAG, RFC 8693 then RFC 7523)', () => {
     expect(JSON.stringify(status)).not.toContain(expired);
     expect(server.jwtBearerRequests).toHaveLength(0);
     expect((await booted.oauth.status('secure'))[0]?.state).toBe('signed-out');
+  });
+
+  it('asks the IdP and the authorization server for the configured scopes, not every scope the metadata lists', async () => {
+    const { idp, server } = await world();
+    const booted = await host(server, { ...crossApp(idp, { idToken: '${env:XAA_ID_TOKEN}' }), scopes: ['mcp:read'] }, { ...secretsEnv, XAA_ID_TOKEN: idp.idToken('hana@example.com') });
+    expect((await start(booted.mcp)).state).toBe('connected');
+    expect(idp.exchanges).toEqual([expect.objectContaining({ scope: 'mcp:read', accepted: true })]);
+    expect(server.jwtBearerRequests).toEqual([expect.objectContaining({ scope: 'mcp:read', accepted: true })]);
+    expect((await whoami(booted.mcp)).scopes).toEqual(['mcp:read']);
+  });
+
+  it('reports an identity provider that cannot be reached as PLN_E_OAUTH_UNREACHABLE, naming it', async () => {
+    const { idp, server } = await world();
+    const idToken = idp.idToken('ivan@example.com');
+    await idp.close();
+    const booted = await host(server, crossApp(idp, { idToken: '${env:XAA_ID_TOKEN}' }), { ...secretsEnv, XAA_ID_TOKEN: idToken });
+    const status = await start(booted.mcp);
+    expect(status.error?.code).toBe('PLN_E_OAUTH_UNREACHABLE');
+    expect(status.error?.message).toContain(idp.issuer);
+    expect(JSON.stringify(status)).not.toContain(idToken);
   });
 
   it('says which variable to set when the ID token is missing, and refuses an ID token written into the settings', async () => {

@@ -56,6 +56,13 @@ export async function requestIdJag(deps: CrossAppDeps, target: CrossAppTarget): 
     return grant.jwtAuthGrant;
   } catch (error) {
     if (isPlinthError(error)) throw error;
+    // fetch rejects with a TypeError whose cause is the socket's error; a time limit aborts it.
+    if (error instanceof TypeError || (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))) {
+      throw oauthError('PLN_E_OAUTH_UNREACHABLE', server.name, `The identity provider ${config.idp} of MCP server "${server.name}" could not be reached: ${describe(error)}`, {
+        cause: error,
+        details: { step: 'identity assertion', idp: config.idp },
+      });
+    }
     const code = oauthErrorCode(error);
     throw oauthError(
       'PLN_E_OAUTH_IDP_REFUSED',
@@ -114,7 +121,8 @@ async function userIdToken(deps: CrossAppDeps): Promise<string> {
 }
 
 function describe(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof TypeError && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  const message = (error instanceof Error ? error.message : String(error)) + cause;
   // The SDK's messages name endpoints and codes; anything that looks like a JWT is cut out all the same.
   return message.replace(/ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, '[token]').slice(0, 300);
 }

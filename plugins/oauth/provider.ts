@@ -167,23 +167,31 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     if (!this.#machine) return undefined;
     if (this.#deps.config.grant === 'jwt_bearer') return this.#jwtBearerRequest(scope);
     const params = new URLSearchParams({ grant_type: 'client_credentials' });
-    // The SDK (v2, SEP-835) falls back to the protected-resource metadata's list before the configured scopes:
-    // a configured scope is what this client asks for, unless a challenge named one.
-    const listed = this.#listedScopes ?? this.#record?.discovery?.resourceMetadata?.scopes_supported?.join(' ');
-    const asked = scope !== undefined && scope === listed && this.#deps.config.scope !== undefined ? this.#deps.config.scope : scope;
+    const asked = this.#machineScope(scope);
     if (asked) params.set('scope', asked);
     return params;
   }
 
+  /**
+   * The scope a grant without a browser asks for. The SDK (v2, SEP-835) falls back to the protected-resource
+   * metadata's list before the configured scopes: a configured scope is what this client asks for, unless a
+   * challenge named one.
+   */
+  #machineScope(scope: string | undefined): string | undefined {
+    const listed = this.#listedScopes ?? this.#record?.discovery?.resourceMetadata?.scopes_supported?.join(' ');
+    const configured = this.#deps.config.scope;
+    return (scope === undefined || scope === listed) && configured !== undefined ? configured : scope;
+  }
+
   async #jwtBearerRequest(scope: string | undefined): Promise<URLSearchParams> {
-    const { server, idJag, config } = this.#deps;
+    const { server, idJag } = this.#deps;
     const found = this.#lastDiscovery ?? this.#record?.discovery;
     const authorizationServer = this.#authorizationServer ?? found?.authorizationServerMetadata?.issuer ?? (found === undefined ? undefined : String(found.authorizationServerUrl));
     const resource = this.#resourceUrl ?? found?.resourceMetadata?.resource ?? server.url;
     if (idJag === undefined || authorizationServer === undefined) {
       throw oauthError('PLN_E_OAUTH_FAILED', server.name, `Cross-app access to MCP server "${server.name}" cannot ask for a grant: its authorization server was not discovered`);
     }
-    const asked = scope ?? config.scope;
+    const asked = this.#machineScope(scope);
     const assertion = await idJag({ authorizationServer, resource, ...(asked !== undefined && { scope: asked }) });
     const params = new URLSearchParams({ grant_type: JWT_BEARER, assertion });
     if (asked) params.set('scope', asked);

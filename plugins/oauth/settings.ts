@@ -154,8 +154,8 @@ export function serverOAuthConfig(definition: McpServerDefinition, env: NodeJS.P
     if (parsed.data.grant !== undefined && parsed.data.grant !== 'jwt_bearer') throw invalid(`has "oauth.crossApp" with "oauth.grant": "${parsed.data.grant}" (cross-app access is the jwt_bearer grant)`);
     if (clientId === undefined) throw invalid('has "oauth.crossApp" without "oauth.clientId" (plinth\'s client at the MCP server\'s authorization server)');
     if ((crossApp.idToken === undefined) === (crossApp.idTokenCommand === undefined)) throw invalid('needs exactly one of "oauth.crossApp.idToken" ("${env:NAME}") and "oauth.crossApp.idTokenCommand"');
-    if (privateKey !== undefined || signingAlgorithm !== undefined || clientMetadataUrl !== undefined || callbackPort !== undefined) {
-      throw invalid('has "oauth.privateKey", "oauth.signingAlgorithm", "oauth.clientMetadataUrl" or "oauth.callbackPort", which do not apply with "oauth.crossApp"');
+    if (privateKey !== undefined || signingAlgorithm !== undefined || clientMetadataUrl !== undefined || callbackPort !== undefined || tokenEndpointAuthMethod === 'private_key_jwt') {
+      throw invalid('has "oauth.privateKey", "oauth.signingAlgorithm", "oauth.clientMetadataUrl", "oauth.callbackPort" or "private_key_jwt", which do not apply with "oauth.crossApp"');
     }
   }
   const machine = grant === 'client_credentials';
