@@ -91,7 +91,7 @@ async function stored(booted: Host): Promise<{ tokens?: { token_type?: string };
 const machine = { grant: 'client_credentials', clientId: 'robot', clientSecret: '${env:DPOP_ROBOT_SECRET}', tokenEndpointAuthMethod: 'client_secret_post' };
 
 describe('DPoP-bound tokens', () => {
-  it('gets a DPoP token from an authorization server that advertises DPoP, answers both nonce challenges, and presents it with a proof of the stored key', async () => {
+  it('gets a DPoP token where the MCP server requires one and the authorization server advertises DPoP, answers both nonce challenges, and presents it with a proof of the stored key', async () => {
     const server = await fixture({ clientCredentials: { clientId: 'robot', clientSecret: SECRET, method: 'client_secret_post' }, dpop: { nonce: true } });
     const booted = await host(server, machine, { DPOP_ROBOT_SECRET: SECRET });
     const status = await start(booted.mcp);
@@ -136,7 +136,7 @@ describe('DPoP-bound tokens', () => {
     expect(server.dpopProofs.filter((p) => p.outcome !== 'ok')).toEqual([]);
   });
 
-  it('uses DPoP where only the MCP server requires it (protected-resource metadata), and never where "dpop": false', async () => {
+  it('uses DPoP where the MCP server requires it though the authorization server does not advertise it, and never where "dpop": false', async () => {
     const server = await fixture({ clientCredentials: { clientId: 'robot', clientSecret: SECRET, method: 'client_secret_post' }, dpop: { advertise: false } });
     const booted = await host(server, machine, { DPOP_ROBOT_SECRET: SECRET });
     expect((await start(booted.mcp)).state).toBe('connected');
@@ -157,6 +157,21 @@ describe('DPoP-bound tokens', () => {
     expect(record.tokens?.token_type).toBe('DPoP');
     expect((await start(booted.mcp)).state).toBe('connected');
     expect((await whoami(booted.mcp)).jkt).toBe(record.dpop!.thumbprint);
+  });
+
+  it('keeps Bearer where only the authorization server supports DPoP (the MCP server does not say it wants it), and asks for DPoP there with "dpop": true', async () => {
+    const server = await fixture({ clientCredentials: { clientId: 'robot', clientSecret: SECRET, method: 'client_secret_post' }, dpop: { optional: true } });
+    const plain = await host(server, machine, { DPOP_ROBOT_SECRET: SECRET });
+    expect((await start(plain.mcp)).state).toBe('connected');
+    expect((await stored(plain)).tokens?.token_type).toBe('Bearer');
+    expect((await whoami(plain.mcp)).jkt).toBeUndefined();
+    expect(server.dpopProofs).toEqual([]);
+
+    const other = await fixture({ clientCredentials: { clientId: 'robot', clientSecret: SECRET, method: 'client_secret_post' }, dpop: { optional: true } });
+    const opted = await host(other, { ...machine, dpop: true }, { DPOP_ROBOT_SECRET: SECRET });
+    expect((await start(opted.mcp)).state).toBe('connected');
+    expect((await stored(opted)).tokens?.token_type).toBe('DPoP');
+    expect((await whoami(opted.mcp)).jkt).toBe((await stored(opted)).dpop?.thumbprint);
   });
 
   it('binds a cross-app access token (ID-JAG, jwt-bearer grant) to a DPoP key too', async () => {

@@ -8,10 +8,14 @@
  * bound the token to (`cnf.jkt`). The private key is kept as a JWK in the
  * record only: never logged, never shown by `auth status`.
  *
- * plinth asks for DPoP where the authorization server advertises it
- * (`dpop_signing_alg_values_supported` names an algorithm plinth signs with)
- * or the MCP server says it requires it (protected-resource metadata
- * `dpop_bound_access_tokens_required`, RFC 9728), unless `"dpop": false`.
+ * plinth asks for DPoP where the MCP server wants it: its protected-resource
+ * metadata (RFC 9728) says `dpop_bound_access_tokens_required` or lists
+ * `dpop_signing_alg_values_supported`, or its 401 offers the `DPoP` scheme —
+ * or wherever the authorization server supports it with `"dpop": true`. The
+ * authorization server's advertisement alone does not turn it on: an
+ * authorization server advertises DPoP for every resource it serves, and a
+ * resource that does not take DPoP refuses a DPoP-bound token. `"dpop": false`
+ * never asks for it.
  */
 import { webcrypto } from 'node:crypto';
 import { DpopSession, generateDpopKeyPair } from '@modelcontextprotocol/client';
@@ -38,18 +42,23 @@ export interface StoredDpopKey {
 }
 
 /**
- * The algorithm to sign with for what discovery found: one the authorization
- * server advertises, else ES256 when the resource requires DPoP and the
- * authorization server does not say; undefined: no DPoP.
+ * The algorithm to sign with, or undefined for no DPoP. `wanted`: the MCP
+ * server's 401 offered the DPoP scheme; `setting`: the server's `oauth.dpop`.
+ * The algorithm is the first plinth signs with that the authorization server
+ * lists (then the resource's list), else ES256 where neither lists any.
  */
-export function dpopAlgorithm(discovery: OAuthDiscoveryState | undefined): PlinthDpopAlg | undefined {
+export function dpopAlgorithm(discovery: OAuthDiscoveryState | undefined, wanted: boolean, setting: boolean | undefined): PlinthDpopAlg | undefined {
+  if (setting === false) return undefined;
+  const resource = discovery?.resourceMetadata as { dpop_bound_access_tokens_required?: unknown; dpop_signing_alg_values_supported?: unknown } | undefined;
   const advertised = (discovery?.authorizationServerMetadata as { dpop_signing_alg_values_supported?: unknown } | undefined)?.dpop_signing_alg_values_supported;
-  if (Array.isArray(advertised)) {
-    const found = ALGORITHMS.find((alg) => advertised.includes(alg));
-    if (found !== undefined) return found;
+  const resourceWants = resource?.dpop_bound_access_tokens_required === true || Array.isArray(resource?.dpop_signing_alg_values_supported);
+  if (!(wanted || resourceWants || (setting === true && Array.isArray(advertised)))) return undefined;
+  for (const listed of [advertised, resource?.dpop_signing_alg_values_supported]) {
+    if (!Array.isArray(listed)) continue;
+    // A list without an algorithm plinth signs with: it cannot prove possession there.
+    return ALGORITHMS.find((alg) => listed.includes(alg));
   }
-  const required = (discovery?.resourceMetadata as { dpop_bound_access_tokens_required?: unknown } | undefined)?.dpop_bound_access_tokens_required === true;
-  return required && !Array.isArray(advertised) ? 'ES256' : undefined;
+  return 'ES256';
 }
 
 /** A fresh key pair, exportable so that it can be stored with the tokens. */

@@ -210,7 +210,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   /**
    * DPoP (RFC 9449): the session of the key the stored tokens are bound to; for a
-   * token request where discovery found DPoP advertised (or required), a new key,
+   * token request where the MCP server wants DPoP (dpop.ts says when), a new key,
    * stored with the tokens it gets. A connection asks for tokens itself only for
    * a grant without a browser: a sign-in's Bearer tokens stay Bearer.
    */
@@ -223,7 +223,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       if (record?.tokens !== undefined && isStoredDpopKey(record.dpop)) return this.#sessionOf(record.dpop);
       if (!this.#machine) return undefined;
     }
-    const alg = dpopAlgorithm(this.#lastDiscovery ?? this.#record?.discovery) ?? (this.#deps.dpopChallenged === true ? 'ES256' : undefined);
+    const alg = dpopAlgorithm(this.#lastDiscovery ?? this.#record?.discovery, this.#deps.dpopChallenged === true, config.dpop);
     if (alg === undefined) return undefined;
     this.#pendingDpop ??= newDpopKey(alg);
     return this.#sessionOf(await this.#pendingDpop);

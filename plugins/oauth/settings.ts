@@ -110,7 +110,7 @@ export interface ServerOAuthConfig {
   readonly privateKey?: string;
   /** For `private_key_jwt`: the JWS algorithm of the client assertion. */
   readonly signingAlgorithm?: string;
-  /** DPoP-bound tokens (RFC 9449): undefined where the authorization server advertises them, `false` never. */
+  /** DPoP-bound tokens (RFC 9449): undefined where the MCP server wants them, `true` also wherever the authorization server supports them, `false` never. */
   readonly dpop?: boolean;
   /** Enterprise-managed authorization (cross-app access): the ID-JAG comes from this identity provider. */
   readonly crossApp?: CrossAppConfig;

@@ -139,8 +139,11 @@ export interface OAuthFixtureOptions {
    * metadata says `dpop_bound_access_tokens_required`. `nonce`: both servers first answer a proof without
    * their current nonce with a `use_dpop_nonce` challenge. `challengeOnly`: neither metadata document says
    * anything about DPoP; only the MCP server's 401 to a request without a token adds a `DPoP` challenge.
+   * `optional`: an authorization server that supports DPoP for resources that want it, in front of one that
+   * does not say so (its metadata silent) and takes Bearer tokens: a token request without a proof gets a
+   * Bearer token.
    */
-  dpop?: { advertise?: boolean; nonce?: boolean; challengeOnly?: boolean };
+  dpop?: { advertise?: boolean; nonce?: boolean; challengeOnly?: boolean; optional?: boolean };
   /**
    * Which protocol era the MCP endpoint speaks (the authorization in front of it is the same). Default `'legacy'`:
    * 2025-11-25, stateless streamable HTTP. `'dual'`: the v2 SDK's `createMcpHandler`, 2026-07-28 and the stateless
@@ -812,7 +815,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
    * gets are bound to that key (the answer is rewritten on its way out: `token_type: DPoP`).
    */
   const dpopAtToken = (req: Request, res: Response, next: NextFunction): void => {
-    if (options.dpop === undefined) return next();
+    if (options.dpop === undefined || (options.dpop.optional && req.headers.dpop === undefined)) return next();
     const checked = checkDpopProof(req.headers.dpop, { htm: 'POST', htu: endpoints.token, ...(options.dpop.nonce ? { nonce: nonces.token } : {}) }, seenJtis);
     dpopProofs.push({ where: 'token', ...(checked.jkt === undefined ? {} : { jkt: checked.jkt }), outcome: checked.error ?? 'ok' });
     if (checked.error === 'use_dpop_nonce') {
@@ -901,7 +904,7 @@ export async function startOAuthFixture(options: OAuthFixtureOptions = {}): Prom
       scopes_supported: [...settings.scopes],
       bearer_methods_supported: ['header'],
       resource_name: 'plinth oauth fixture',
-      ...(options.dpop === undefined || options.dpop.challengeOnly ? {} : { dpop_bound_access_tokens_required: true, dpop_signing_alg_values_supported: ['ES256', 'ES384', 'EdDSA'] }),
+      ...(options.dpop === undefined || options.dpop.challengeOnly || options.dpop.optional ? {} : { dpop_bound_access_tokens_required: true, dpop_signing_alg_values_supported: ['ES256', 'ES384', 'EdDSA'] }),
     } as Parameters<typeof metadataHandler>[0]);
   let prmHandler = protectedResource(options.authorizationServers ?? [issuer]);
   if (prmPath !== undefined && resource !== undefined) mcpApp.use(prmPath, (req, res, next) => prmHandler(req, res, next));
