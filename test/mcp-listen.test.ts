@@ -157,18 +157,21 @@ describe.each([
 
 describe('the change stream across a restart', () => {
   it('an HTTP server restarted behind the same URL: the dropped stream is re-opened, a later change still arrives', async () => {
-    const first = await httpServer();
+    const first = await httpServer(['--read-ttl', '60000']);
     const def = definition('listen', { transport: 'http', url: first.url, command: undefined, args: [] });
     const { client, features, registry } = await attach(def, new StreamableHTTPClientTransport(new URL(first.url)));
     const updates: string[] = [];
     await registry.subscribe('listen', 'listen://config', () => void updates.push('config'));
+    // Cached for a minute: after the gap it must be fetched again, not served from the cache.
+    expect((await registry.readResource('listen', 'listen://config')).text).toContain('config v1');
     first.child.kill('SIGKILL');
     await new Promise((resolve) => first.child.once('exit', resolve));
-    await httpServer([], first.port);
+    await httpServer(['--read-ttl', '60000', '--config-version', '5'], first.port);
     // The new process has seen nothing yet; the client re-listens on its own, with the URI still in the filter.
     await until(async () => ((await hits(client).catch(() => ({}) as Record<string, number>))['subscriptions/listen'] ?? 0) >= 1);
     // After the gap, subscribers are told (something may have changed while nobody listened).
     await until(() => updates.length >= 1);
+    expect((await registry.readResource('listen', 'listen://config')).text).toContain('config v5');
     const seen = updates.length;
     const changed = listChange(registry, 'listen', 'tools');
     await features.callTool('add_tool', { name: 'after_restart' });

@@ -45,12 +45,22 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
   const timeoutMs = deps.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   const catalog: CatalogContext = { client, server, timeoutMs, redact, log };
   // Modern servers carry changes on a subscriptions/listen stream; after a gap in it, list again and tell every subscriber.
-  const stream = createChangeStream(catalog, () => {
+  const stream = createChangeStream(catalog, () => void catchUp());
+  const catchUp = async () => {
     refreshTools({ cacheMode: 'refresh' }).catch((error: unknown) => log.warn(redact(`server "${server}": listing tools after a gap in its change stream failed: ${message(error)}`)));
+    // What the SDK's cache holds may be what changed unseen: fetch it again before anyone is told to read it.
+    const offered = client.getServerCapabilities() ?? {};
+    const fresh = { cacheMode: 'refresh' as const, timeout: timeoutMs };
+    await Promise.allSettled([
+      offered.resources ? client.listResources(undefined, fresh) : undefined,
+      offered.prompts ? client.listPrompts(undefined, fresh) : undefined,
+      ...subscriptions.uris().map((uri) => client.readResource({ uri }, fresh)),
+    ]);
+    if (detachedReason !== undefined) return;
     registry.listChanged(server, 'resources');
     registry.listChanged(server, 'prompts');
     for (const uri of subscriptions.uris()) subscriptions.updated(uri);
-  });
+  };
   const subscriptions = createSubscriptions(catalog, stream);
   let detachedReason: string | undefined;
   let current = new Map<string, RegisteredTool>();
