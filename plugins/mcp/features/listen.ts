@@ -21,6 +21,8 @@ import type { Client, McpSubscription, SubscriptionFilter } from '@modelcontextp
 import type { Logger } from 'plinth/sdk';
 
 const FIRST_RETRY_MS = 250;
+/** The longest wait for a stream's acknowledgement: a server that never sends one must not hold up its connection for a whole call timeout. */
+const MAX_ACK_MS = 10_000;
 const MAX_RETRY_MS = 30_000;
 
 /** What the stream needs from its server. */
@@ -82,7 +84,7 @@ export function createChangeStream(context: ListenContext, gap: () => void): Cha
       void previous?.subscription.close();
       return filter;
     }
-    const subscription = await client.listen(filter, { timeout: context.timeoutMs });
+    const subscription = await client.listen(filter, { timeout: Math.min(context.timeoutMs, MAX_ACK_MS) });
     if (closed) {
       void subscription.close();
       return subscription.honoredFilter;
