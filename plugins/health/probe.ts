@@ -1,8 +1,13 @@
 /**
  * One health check of one server: MCP `ping` with a time limit, or, for a
  * server that answers ping with "method not found", the cheapest list request
- * its capabilities allow. Only the SDK's types are imported: the client comes
- * from the `mcp` service, so checking a server loads nothing.
+ * its capabilities allow. A modern (2026-07-28) connection has no `ping`: it
+ * is checked with `server/discover`, which every modern server must answer.
+ * No check is ever answered from the client's response cache (a server's
+ * `ttlMs` would let a dead server look alive): `discover` does not read it,
+ * and list requests go with `cacheMode: 'bypass'`. Only the SDK's types are
+ * imported: the client comes from the `mcp` service, so checking a server
+ * loads nothing.
  */
 import type { Client } from '@modelcontextprotocol/client';
 import type { ServerHealth } from 'plinth/sdk';
@@ -33,8 +38,9 @@ const CONNECTION_CLOSED: ReadonlySet<unknown> = new Set([-32000, 'CONNECTION_CLO
 /** Raised by the SDK itself when the request's timeout passed (`REQUEST_TIMEOUT`; -32001 in v1). */
 const REQUEST_TIMEOUT: ReadonlySet<unknown> = new Set([-32001, 'REQUEST_TIMEOUT']);
 
-/** Checks `client` once with `method` (falling back from `ping` when the server lacks it). */
-export async function probe(client: Client, method: ProbeMethod, timeoutMs: number): Promise<ProbeOutcome> {
+/** Checks `client` once with `method` (falling back from `ping` when the server lacks it; `server/discover` on a modern connection). */
+export async function probe(client: Client, asked: ProbeMethod, timeoutMs: number): Promise<ProbeOutcome> {
+  const method = methodFor(client, asked);
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
   try {
@@ -53,6 +59,13 @@ export async function probe(client: Client, method: ProbeMethod, timeoutMs: numb
   }
 }
 
+/** `server/discover` on a modern connection (it has no ping); on a legacy one, `ping` or the list request it fell back to. */
+export function methodFor(client: Client, asked: ProbeMethod): ProbeMethod {
+  const modern = client.getProtocolEra?.() === 'modern';
+  if (modern) return 'server/discover';
+  return asked === 'server/discover' ? 'ping' : asked;
+}
+
 /** The cheapest list request the server declares; `tools/list` when it declares none. */
 export function listMethod(client: Client): ProbeMethod {
   const capabilities = client.getServerCapabilities();
@@ -63,10 +76,14 @@ export function listMethod(client: Client): ProbeMethod {
 }
 
 async function send(client: Client, method: ProbeMethod, timeout: number): Promise<void> {
-  const options = { timeout };
+  // A cached list is no sign of life.
+  const options = { timeout, cacheMode: 'bypass' as const };
   switch (method) {
     case 'ping':
-      await client.ping(options);
+      await client.ping({ timeout });
+      return;
+    case 'server/discover':
+      await client.discover({ timeout });
       return;
     case 'tools/list':
       await client.listTools(undefined, options);

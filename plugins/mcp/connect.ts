@@ -12,7 +12,7 @@
  * protocol version, -32020, -32601, …) is reported with that error, coded;
  * when SSE fails too, the HTTP attempt's answer is reported with SSE's.
  */
-import { LATEST_PROTOCOL_VERSION, type OAuthClientProvider, type Client } from '@modelcontextprotocol/client';
+import { LATEST_PROTOCOL_VERSION, type OAuthClientProvider, type Client, type ResponseCacheStore } from '@modelcontextprotocol/client';
 import { type Logger, type PluginKernel, PlinthError, isPlinthError, describeError } from 'plinth/sdk';
 import { negotiationFailure, negotiationMode, protocolOf } from './era.js';
 import { mcpError } from './errors.js';
@@ -31,6 +31,8 @@ export interface ConnectDeps {
   readonly attach: (client: Client, definition: McpServerDefinition) => Promise<FeatureSession | undefined>;
   /** The OAuth provider a remote server's transport gets (the oauth plugin's), or undefined. */
   readonly authProvider?: (definition: McpServerDefinition, signal: AbortSignal) => Promise<OAuthClientProvider | undefined>;
+  /** The response cache a new client shares and the partition its private entries go to (./features/cache.ts); without it, each client has its own. */
+  readonly cacheFor?: (definition: McpServerDefinition, authProvider: OAuthClientProvider | undefined) => Promise<{ responseCacheStore: ResponseCacheStore; cachePartition: string }>;
   /** Handed to the transport: see {@link TransportContext.exitGraceMs}. */
   readonly exitGraceMs?: number;
   /** Package runners' first starts and their longer limit (./package-runner.ts); without it, every start has the usual one. */
@@ -257,7 +259,9 @@ async function open(
     const { Client } = await import('@modelcontextprotocol/client');
     if (signal.aborted) throw signal.reason;
     const { protocol } = protocolOf(definition, deps.protocol);
-    client = new Client({ name: 'plinth', version: deps.kernel.apiVersion }, { capabilities: CAPABILITIES, versionNegotiation: { mode: negotiationMode(protocol) } });
+    const cache = await deps.cacheFor?.(definition, authProvider);
+    if (signal.aborted) throw signal.reason;
+    client = new Client({ name: 'plinth', version: deps.kernel.apiVersion }, { capabilities: CAPABILITIES, versionNegotiation: { mode: negotiationMode(protocol) }, ...cache });
     client.onerror = (error) => deps.log.debug(deps.redact(`MCP server "${definition.name}": ${describeError(error)}`));
     session = await deps.attach(client, definition);
     if (signal.aborted) throw signal.reason;

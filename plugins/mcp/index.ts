@@ -11,6 +11,7 @@ import { type Logger, type PlinthError, type PluginInfo, type PluginKernel, type
 import { mcpCommands } from './commands.js';
 import { type DefinitionSet, collectServers } from './definitions.js';
 import { FeatureHost } from './features-host.js';
+import { createResponseCaches } from './features/cache.js';
 import { ServerManager } from './manager.js';
 import { FirstStarts } from './package-runner.js';
 import { type SecretRedactor, createRedactor } from './redact.js';
@@ -51,6 +52,7 @@ export default definePlugin({
       workspace: ctx.paths.workspace,
       callTimeoutMs: settings.callTimeout,
     });
+    const responseCaches = createResponseCaches();
     const manager = new ServerManager({
       kernel,
       log,
@@ -62,6 +64,7 @@ export default definePlugin({
         const oauth = await optionalService(kernel, 'oauth');
         return oauth?.providerFor(definition, { signal });
       },
+      cacheFor: (definition, authProvider) => responseCaches.options(definition, authProvider),
       settings,
       protocol: settings.protocol,
       firstStarts: new FirstStarts(join(ctx.paths.home, 'mcp-runners.json'), settings.firstStartTimeout, (message) => log.debug(message)),
@@ -114,7 +117,10 @@ export default definePlugin({
         });
         starting = Promise.all([starting, update.started]);
         await update.stopped;
-        for (const name of update.removed) features.registry?.forget(name);
+        for (const name of update.removed) {
+          features.registry?.forget(name);
+          responseCaches.forget(name);
+        }
       });
       return changes;
     };

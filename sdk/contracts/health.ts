@@ -26,8 +26,8 @@ export interface ServerHealth {
   readonly lastCheck?: string;
   /** How long the last successful check took, in ms. */
   readonly latencyMs?: number;
-  /** The request checks use: `ping`, or a list request for servers without ping. */
-  readonly probe: 'ping' | 'tools/list' | 'resources/list' | 'prompts/list';
+  /** The request checks use: `ping`, or a list request for servers without ping; `server/discover` for a modern (2026-07-28) server, which has no ping. */
+  readonly probe: 'ping' | 'tools/list' | 'resources/list' | 'prompts/list' | 'server/discover';
   /** Consecutive failed checks. */
   readonly failures: number;
   /** Automatic restarts in a row (reset once the server is stable again, or by a manual restart). */

@@ -10,6 +10,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { McpServerDefinition, McpTool } from 'plinth/sdk';
 import { callRegisteredTool, type CallContext } from './call.js';
 import { callOrigin } from '../origin.js';
+import { createChangeStream } from './listen.js';
 import { logServerMessage } from './notifications.js';
 import { keepNotificationsBeforeResponses } from './ordering.js';
 import { complete, getPrompt, listPrompts } from './prompts.js';
@@ -43,7 +44,24 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
   const redact = redactFor(deps, definition);
   const timeoutMs = deps.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   const catalog: CatalogContext = { client, server, timeoutMs, redact, log };
-  const subscriptions = createSubscriptions(catalog);
+  // Modern servers carry changes on a subscriptions/listen stream; after a gap in it, list again and tell every subscriber.
+  const stream = createChangeStream(catalog, () => void catchUp());
+  const catchUp = async () => {
+    refreshTools({ cacheMode: 'refresh' }).catch((error: unknown) => log.warn(redact(`server "${server}": listing tools after a gap in its change stream failed: ${message(error)}`)));
+    // What the SDK's cache holds may be what changed unseen: fetch it again before anyone is told to read it.
+    const offered = client.getServerCapabilities() ?? {};
+    const fresh = { cacheMode: 'refresh' as const, timeout: timeoutMs };
+    await Promise.allSettled([
+      offered.resources ? client.listResources(undefined, fresh) : undefined,
+      offered.prompts ? client.listPrompts(undefined, fresh) : undefined,
+      ...subscriptions.uris().map((uri) => client.readResource({ uri }, fresh)),
+    ]);
+    if (detachedReason !== undefined) return;
+    registry.listChanged(server, 'resources');
+    registry.listChanged(server, 'prompts');
+    for (const uri of subscriptions.uris()) subscriptions.updated(uri);
+  };
+  const subscriptions = createSubscriptions(catalog, stream);
   let detachedReason: string | undefined;
   let current = new Map<string, RegisteredTool>();
   let listed: readonly RegisteredTool[] = [];
@@ -62,14 +80,19 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
   // One listing at a time; a change notified while one runs makes it list once more.
   let running: Promise<readonly McpTool[]> | undefined;
   let dirty = false;
-  const refreshTools = (): Promise<readonly McpTool[]> => {
+  // 'refresh' when the SDK's cached list cannot be trusted (a gap in the change stream); sticks until a listing ran with it.
+  let cacheMode: 'use' | 'refresh' = 'use';
+  const refreshTools = (options?: { cacheMode?: 'use' | 'refresh' }): Promise<readonly McpTool[]> => {
     if (detachedReason !== undefined) return Promise.resolve([]);
     dirty = true;
+    if (options?.cacheMode === 'refresh') cacheMode = 'refresh';
     running ??= (async () => {
       try {
         while (dirty && detachedReason === undefined) {
           dirty = false;
-          const { tools, skipped, refused } = await listServerTools(client, definition, timeoutMs);
+          const mode = cacheMode;
+          cacheMode = 'use';
+          const { tools, skipped, refused } = await listServerTools(client, definition, timeoutMs, { cacheMode: mode });
           if (detachedReason !== undefined) break;
           for (const note of skipped) log.warn(`server "${server}": tool ${note}`);
           for (const what of refused) {
@@ -109,7 +132,7 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
     tools() {
       return listed.map((entry) => entry.tool);
     },
-    refreshTools,
+    refreshTools: () => refreshTools(),
     async callTool(name, args, options) {
       const entry = current.get(name);
       if (!entry) {
@@ -134,6 +157,7 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
     detach(reason = 'detached') {
       if (detachedReason !== undefined) return;
       detachedReason = reason;
+      stream.close();
       subscriptions.clear();
       current = new Map();
       listed = [];
@@ -176,6 +200,8 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
     }
     log.warn(redact(`server "${server}": its tools could not be listed (${message(error)}); it is attached without tools until it sends tools/list_changed`));
   }
+  // Before the server counts as connected: a change right after the connection is not missed.
+  await stream.open();
   return features;
 }
 

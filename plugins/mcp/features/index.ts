@@ -12,6 +12,8 @@ export { classifyError } from './classify.js';
 export { askElicitation } from './elicit-form.js';
 export type { ElicitAnswer } from './elicit-form.js';
 export { base64Bytes, formatBytes, formatContent, formatPromptMessages, formatResourceContents, formatToolResult } from './format.js';
+export { createChangeStream } from './listen.js';
+export type { ChangeStream } from './listen.js';
 export { logServerMessage } from './notifications.js';
 export { keepNotificationsBeforeResponses } from './ordering.js';
 export { complete, getPrompt, listPrompts } from './prompts.js';

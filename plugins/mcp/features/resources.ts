@@ -1,14 +1,19 @@
 /**
  * A server's resources: every page of the list and of the templates, reading
  * one (with its text formatted for a terminal), and subscriptions, shared by
- * listeners of one URI: the first sends `resources/subscribe`, the last
- * disposer `resources/unsubscribe`, and each `notifications/resources/updated`
- * reaches every listener of its URI.
+ * listeners of one URI: the first subscribes, the last disposer unsubscribes,
+ * and each `notifications/resources/updated` reaches every listener of its
+ * URI. On a legacy connection that is `resources/subscribe` and
+ * `resources/unsubscribe`; on a modern one (2026-07-28, where those are gone)
+ * the URI joins or leaves the filter of the server's `subscriptions/listen`
+ * stream (./listen.ts), which is opened anew with it.
  */
 import type { Client, Resource, ResourceTemplateType } from '@modelcontextprotocol/client';
 import type { Disposer, Logger } from 'plinth/sdk';
 import { orThrow } from './classify.js';
 import { formatResourceContents, type ResourceContent } from './format.js';
+import type { ChangeStream } from './listen.js';
+import { MCP_CODES, failureError } from './result.js';
 import { paginate } from './tools.js';
 import type { ResourceInfo, ResourceRead, ResourceTemplateInfo } from './types.js';
 
@@ -77,13 +82,37 @@ export interface Subscriptions {
   updated(uri: string): void;
   /** The server is gone: forget every listener (nothing to unsubscribe from). */
   clear(): void;
+  /** Every subscribed URI, e.g. to tell their listeners after a gap in the change stream. */
+  uris(): readonly string[];
 }
 
-export function createSubscriptions(context: CatalogContext): Subscriptions {
+/** `stream`: the server's change stream; when it is modern, URIs go into its filter instead of `resources/subscribe`. */
+export function createSubscriptions(context: CatalogContext, stream?: ChangeStream): Subscriptions {
   const { client, server, timeoutMs } = context;
   const listeners = new Map<string, Set<() => void>>();
   // One subscribe request per URI, shared by listeners that arrive while it runs.
   const pending = new Map<string, Promise<void>>();
+  // The URIs in the stream's filter: subscribed, or being subscribed.
+  const streamed = new Set<string>();
+
+  const listen = async (uri: string): Promise<void> => {
+    streamed.add(uri);
+    let honoured: readonly string[] | undefined;
+    try {
+      const filter = await orThrow({ what: `subscriptions/listen ${uri}`, server, timeoutMs, redact: context.redact }, () => stream!.setResources(streamed));
+      honoured = filter.resourceSubscriptions;
+    } catch (error) {
+      streamed.delete(uri);
+      throw error;
+    }
+    if (honoured?.includes(uri)) return;
+    streamed.delete(uri);
+    void stream!.setResources(streamed).catch(() => undefined);
+    throw failureError(
+      { code: MCP_CODES.serverError, message: `server "${server}" does not deliver updates of resource ${uri} (its subscriptions/listen acknowledgement left it out; it may not offer resource subscriptions)` },
+      server,
+    );
+  };
 
   return {
     async subscribe(uri, listener) {
@@ -91,9 +120,11 @@ export function createSubscriptions(context: CatalogContext): Subscriptions {
       if (!set) {
         let request = pending.get(uri);
         if (!request) {
-          request = orThrow({ what: `resources/subscribe ${uri}`, server, timeoutMs, redact: context.redact }, async () => {
-            await client.subscribeResource({ uri }, { timeout: timeoutMs });
-          });
+          request = stream?.modern
+            ? listen(uri)
+            : orThrow({ what: `resources/subscribe ${uri}`, server, timeoutMs, redact: context.redact }, async () => {
+                await client.subscribeResource({ uri }, { timeout: timeoutMs });
+              });
           pending.set(uri, request);
           request.then(
             () => pending.delete(uri),
@@ -113,6 +144,13 @@ export function createSubscriptions(context: CatalogContext): Subscriptions {
         const current = listeners.get(uri);
         if (!current?.delete(own) || current.size > 0) return;
         listeners.delete(uri);
+        if (stream?.modern) {
+          streamed.delete(uri);
+          stream.setResources(streamed).catch((error: unknown) => {
+            context.log.debug(context.redact(`server "${server}": leaving ${uri} out of the change stream failed: ${error instanceof Error ? error.message : String(error)}`));
+          });
+          return;
+        }
         client.unsubscribeResource({ uri }, { timeout: timeoutMs }).catch((error: unknown) => {
           context.log.debug(context.redact(`server "${server}": resources/unsubscribe ${uri} failed: ${error instanceof Error ? error.message : String(error)}`));
         });
@@ -129,6 +167,10 @@ export function createSubscriptions(context: CatalogContext): Subscriptions {
     },
     clear() {
       listeners.clear();
+      streamed.clear();
+    },
+    uris() {
+      return [...listeners.keys()];
     },
   };
 }

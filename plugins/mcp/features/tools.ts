@@ -66,15 +66,18 @@ export function toolFilter(definition: Pick<McpServerDefinition, 'includeTools' 
  * The server's tools, listed page by page and filtered; `timeoutMs` applies to
  * each page. `skipped`: tools listed twice; `refused`: names plinth does not
  * take ({@link refusedToolName}); the other tools register either way.
+ * `cacheMode` goes to the SDK's response cache (the first, cursorless request
+ * walks every page and is what a modern server's `ttlMs` lets it answer).
  */
 export async function listServerTools(
   client: Client,
   definition: McpServerDefinition,
   timeoutMs: number,
+  options: { cacheMode?: 'use' | 'refresh' | 'bypass' } = {},
 ): Promise<{ tools: RegisteredTool[]; skipped: string[]; refused: string[] }> {
   if (!client.getServerCapabilities()?.tools) return { tools: [], skipped: [], refused: [] };
   const listed = await paginate<Tool>(async (cursor) => {
-    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs });
+    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs, ...(options.cacheMode !== undefined && { cacheMode: options.cacheMode }) });
     return { items: page.tools, nextCursor: page.nextCursor };
   });
   const allowed = toolFilter(definition);

@@ -99,7 +99,7 @@ export interface ServerFeatures {
   resources(): Promise<readonly ResourceInfo[]>;
   resourceTemplates(): Promise<readonly ResourceTemplateInfo[]>;
   readResource(uri: string): Promise<ResourceRead>;
-  /** `listener` runs on each `notifications/resources/updated` for `uri`; the disposer unsubscribes (the last one sends `resources/unsubscribe`). */
+  /** `listener` runs on each `notifications/resources/updated` for `uri`; the disposer unsubscribes (the last one sends `resources/unsubscribe`, or, on a modern server, leaves the URI out of the `subscriptions/listen` filter). */
   subscribe(uri: string, listener: () => void): Promise<Disposer>;
   prompts(): Promise<readonly PromptInfo[]>;
   getPrompt(name: string, args?: Readonly<Record<string, string>>): Promise<PromptRendered>;
