@@ -42,7 +42,15 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
   const { log, registry } = deps;
   const redact = redactFor(deps, definition);
   const timeoutMs = deps.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-  const catalog: CatalogContext = { client, server, timeoutMs, redact, log };
+  const catalog: CatalogContext = {
+    client,
+    server,
+    timeoutMs,
+    redact,
+    log,
+    ...(deps.inputRounds !== undefined && { inputRounds: deps.inputRounds }),
+    ...(deps.serverLogLevel !== undefined && { serverLogLevel: deps.serverLogLevel }),
+  };
   const subscriptions = createSubscriptions(catalog);
   let detachedReason: string | undefined;
   let current = new Map<string, RegisteredTool>();
@@ -57,6 +65,9 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
     redact,
     defaultTimeoutMs: timeoutMs,
     detachedReason: () => detachedReason,
+    ...(deps.inputRounds !== undefined && { inputRounds: deps.inputRounds }),
+    ...(deps.serverLogLevel !== undefined && { serverLogLevel: deps.serverLogLevel }),
+    continuations: new Map(),
   };
 
   // One listing at a time; a change notified while one runs makes it list once more.
