@@ -7,7 +7,7 @@ import type { Client, Tool } from '@modelcontextprotocol/client';
 import picomatch from 'picomatch';
 import type { McpServerDefinition, McpTool } from 'plinth/sdk';
 import { convertSchema, schemaDialect } from './schema.js';
-import { requestMeta } from './request-meta.js';
+import { isModern, requestMeta } from './request-meta.js';
 import type { RegisteredTool } from './types.js';
 import { xMcpHeaderProblem } from './x-mcp-header.js';
 
@@ -81,9 +81,10 @@ export async function listServerTools(
   const meta = requestMeta(client);
   const listed = await paginate<Tool>(async (cursor) => {
     const params = { ...(cursor !== undefined && { cursor }), ...(meta && { _meta: meta }) };
-    // With the header rules (2026-07-28 over HTTP) each page as sent: the SDK's listTools would leave out the
-    // tools this checks without saying which (a console line); plinth names them in a coded warning instead.
-    const page = headerRules
+    // At 2026-07-28 each page as sent: the SDK's listTools leaves out tools with invalid x-mcp-header annotations
+    // with a console line (over any transport but its own stdio class: plinth's stdio too); plinth names them
+    // in a coded warning instead, and only where the headers exist (`headerRules`: HTTP).
+    const page = isModern(client)
       ? await client.request({ method: 'tools/list', params }, { timeout: timeoutMs })
       : await client.listTools(Object.keys(params).length > 0 ? params : undefined, { timeout: timeoutMs });
     return { items: page.tools, nextCursor: page.nextCursor };
