@@ -11,7 +11,7 @@
  * over (`inputRequired: 'return'`, then `inputResponses` + `requestState`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -229,4 +229,27 @@ describe('bounds and hand-back (modern, streamable HTTP)', () => {
     expect(count(hooks.before, tool)).toBe(runs + 1);
   });
 
+});
+
+describe('the declines, with no host service and no terminal (modern, stdio)', () => {
+  let registry: ToolRegistry;
+  beforeAll(async () => {
+    ({ registry } = await connect('bare', 'stdio', 'modern', { getService: async () => undefined }));
+  }, 20_000);
+
+  it('an elicitation is declined, and the server sees the decline', async () => {
+    expect((await registry.callTool('bare__confirm', { what: 'x' })).text).toBe('x: decline');
+    expect(logs.some((line) => line.startsWith('warn') && line.includes('server "bare" asked for input ("Go ahead with x?"), but there is no terminal to ask on: declined'))).toBe(true);
+  });
+
+  it('sampling has no answer at 2026-07-28 when declined: the call ends with PLN_E_MCP_INPUT_UNANSWERED, saying why', async () => {
+    const result = await registry.callTool('bare__summarize', { topic: 't' });
+    expect(result.ok).toBe(false);
+    expect(result.error?.code).toBe('PLN_E_MCP_INPUT_UNANSWERED');
+    expect(result.text).toContain('sampling declined');
+  });
+
+  it('roots: the workspace, as for a 2025 request', async () => {
+    expect(JSON.parse((await registry.callTool('bare__where', {})).text)).toEqual([pathToFileURL(ROOT).href]);
+  });
 });
