@@ -62,6 +62,22 @@ describe('x-mcp-header over streamable HTTP (2026-07-28)', () => {
     expect(seen.headers.every((h) => h.method === 'tools/call' && h.name === h.tool)).toBe(true);
   });
 
+  it('a server that refuses the headers (-32020: its tool gained an x-mcp-header since it was listed): listed again, the call retried once with Mcp-Param-Slot, hooks once', async () => {
+    let before = 0;
+    const off = kernel.on('before_tool', (context) => void (context.tool === 'web__late_header' && (before += 1)));
+    try {
+      expect(http.registry.listed('web__late_header')).toMatchObject({ inputSchema: { properties: { slot: { type: 'string' } } } });
+      const result = await http.registry.callTool('web__late_header', { slot: 'b7' });
+      expect(result).toMatchObject({ ok: true, text: 'slot b7' });
+      expect(before).toBe(1);
+      const seen = JSON.parse((await http.registry.callTool('web__seen', {})).text) as { headers: Array<Record<string, string | null>> };
+      expect(seen.headers.filter((h) => h.tool === 'late_header').map((h) => h.slot)).toEqual([null, 'b7']);
+      expect(http.registry.listed('web__late_header')).toMatchObject({ inputSchema: { properties: { slot: { 'x-mcp-header': 'Slot' } } } });
+    } finally {
+      off();
+    }
+  });
+
   it('a tool with an invalid x-mcp-header (on a number parameter) is left out with PLN_E_MCP_TOOL_HEADER_INVALID naming server and tool; the others stay', () => {
     const names = http.registry.tools().map((t) => t.tool);
     expect(names).not.toContain('bad_header');

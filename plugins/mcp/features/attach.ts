@@ -74,6 +74,10 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
     ...(deps.inputRounds !== undefined && { inputRounds: deps.inputRounds }),
     ...(deps.serverLogLevel !== undefined && { serverLogLevel: deps.serverLogLevel }),
     continuations: new Map(),
+    relist: async (tool) => {
+      await refreshTools();
+      return current.get(tool);
+    },
   };
 
   // One listing at a time; a change notified while one runs makes it list once more.

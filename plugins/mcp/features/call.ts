@@ -26,7 +26,7 @@ import type { Decision, Logger } from 'plinth/sdk';
 import type { CallOptions, ToolCallResult } from 'plinth/sdk';
 import type { InputRequiredAnswer } from 'plinth/sdk';
 import { withCallOrigin } from '../origin.js';
-import { classifyError } from './classify.js';
+import { classifyError, mcpErrorCode } from './classify.js';
 import { DEFAULT_INPUT_ROUNDS as DEFAULT_ROUNDS, InputFailure, requestInRounds } from './input-required.js';
 import { requestMeta } from './request-meta.js';
 import { formatToolResult } from './format.js';
@@ -49,6 +49,8 @@ export interface CallContext {
   readonly inputRounds?: number;
   /** The log level asked of a 2026-07-28 server when the caller gives none (the plugin's `serverLogLevel`). */
   readonly serverLogLevel?: string;
+  /** Lists the server's tools again and gives this one (by the server's name) as now listed: for a -32020 (header mismatch). */
+  readonly relist?: (tool: string) => Promise<RegisteredTool | undefined>;
   /** Calls handed back with `inputRequired` and not finished yet (see `continuationKey`); one map per server. */
   readonly continuations?: Map<string, Continuation>;
 }
@@ -61,6 +63,9 @@ export interface Continuation {
   readonly meta: Record<string, unknown> | undefined;
   readonly expiresAt: number;
 }
+
+// JSON-RPC error of a 2026-07-28 server whose Mcp-* headers do not match the body (HEADER_MISMATCH_ERROR_CODE).
+const HEADER_MISMATCH = -32020;
 
 // A continuation comes within the server's own patience for a round (the SDK's server shim allows 10 minutes).
 const CONTINUATION_TTL_MS = 600_000;
@@ -221,19 +226,32 @@ async function send(entry: RegisteredTool, args: Record<string, unknown>, meta: 
   };
   try {
     const rounds = { client: context.client, what: `tool "${tool.name}" of server "${tool.server}"`, rounds: context.inputRounds ?? DEFAULT_ROUNDS, timeoutMs, origin, signal: controller.signal, handBack: options?.inputRequired === 'return' };
-    const outcome = await requestInRounds(rounds, first, (params, remaining) => {
-      // Sent inside the caller's origin: what a 2025 server sends along this call (its stream) carries it to the request handlers.
-      const request = () =>
-        context.client.callTool(params as never, {
-          timeout: remaining,
-          maxTotalTimeout: remaining,
-          signal: controller.signal,
-          onprogress,
-          allowInputRequired: true,
-          toolDefinition: definition as never,
-        });
-      return origin !== undefined ? withCallOrigin(origin, request) : request();
-    });
+    const attempt = (toolDefinition: Record<string, unknown>) =>
+      requestInRounds(rounds, first, (params, remaining) => {
+        // Sent inside the caller's origin: what a 2025 server sends along this call (its stream) carries it to the request handlers.
+        const request = () =>
+          context.client.callTool(params as never, {
+            timeout: remaining,
+            maxTotalTimeout: remaining,
+            signal: controller.signal,
+            onprogress,
+            allowInputRequired: true,
+            toolDefinition: toolDefinition as never,
+          });
+        return origin !== undefined ? withCallOrigin(origin, request) : request();
+      });
+    let outcome: Awaited<ReturnType<typeof attempt>>;
+    try {
+      outcome = await attempt(definition);
+    } catch (error) {
+      // -32020: the server checks Mcp-Param-* headers the tool as listed did not declare; the spec's answer is
+      // to list the tools again and retry once with the definition the server has now (hooks do not run again).
+      const relisted = mcpErrorCode(error) === HEADER_MISMATCH && !signal?.aborted ? await context.relist?.(tool.tool).catch(() => undefined) : undefined;
+      if (!relisted?.listed) throw error;
+      context.log.info(`tool "${tool.name}": server "${tool.server}" refused the call's headers (-32020); listed its tools again and retrying once`);
+      const { outputSchema: _again, ...fresh } = relisted.listed as Record<string, unknown>;
+      outcome = await attempt(fresh);
+    }
     return 'inputRequired' in outcome ? outcome : { result: outcome.result as CallToolResult };
   } catch (error) {
     if (error instanceof InputFailure && !signal?.aborted) return { failure: { code: error.code, message: error.message } };
