@@ -50,6 +50,8 @@ export default definePlugin({
       redact: (text) => redactor.text(text),
       workspace: ctx.paths.workspace,
       callTimeoutMs: settings.callTimeout,
+      inputRounds: settings.inputRounds,
+      ...(settings.serverLogLevel !== '' && { serverLogLevel: settings.serverLogLevel }),
     });
     const manager = new ServerManager({
       kernel,
@@ -63,6 +65,7 @@ export default definePlugin({
         return oauth?.providerFor(definition, { signal });
       },
       settings,
+      protocol: settings.protocol,
       firstStarts: new FirstStarts(join(ctx.paths.home, 'mcp-runners.json'), settings.firstStartTimeout, (message) => log.debug(message)),
       ...(process.stderr.isTTY && { progress: process.stderr }),
       trust: () => kernel.get('trust'),
