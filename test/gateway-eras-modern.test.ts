@@ -145,6 +145,17 @@ for (const wire of ['http', 'stdio'] as const) {
   });
 }
 
+describe('a modern client of plinth serve --http: other requests of a legacy upstream', () => {
+  test('sampling and roots during its call come back as input_required too', async () => {
+    const client = await modern('http', { sampling: {}, roots: {} });
+    client.setRequestHandler('sampling/createMessage', async () => ({ model: 'test-model', role: 'assistant', content: { type: 'text', text: 'a summary' } }));
+    client.setRequestHandler('roots/list', async () => ({ roots: [{ uri: 'file:///downstream/root', name: 'mine' }] }));
+    const sampled = JSON.parse(text(await client.callTool({ name: 'fx__sample', arguments: { prompt: 'Summarize' } })));
+    expect(sampled).toMatchObject({ model: 'test-model', content: { text: 'a summary' } });
+    expect(text(await client.callTool({ name: 'fx__roots', arguments: {} }))).toContain('file:///downstream/root');
+  }, TEST_TIMEOUT);
+});
+
 describe('a legacy client of plinth serve --http', () => {
   test("a modern upstream's input_required reaches it as an ordinary elicitation request", async () => {
     const client = new Client({ name: 'legacy-host', version: '1.0.0' }, { capabilities: { elicitation: {} } });
