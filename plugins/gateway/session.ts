@@ -6,10 +6,12 @@
  * and progress. Each session has its own subscriptions and in-flight calls.
  */
 import { Server, ProtocolError, ProtocolErrorCode, SdkErrorCode, SdkError } from '@modelcontextprotocol/server';
-import type { CallToolResult, LoggingLevel, ServerContext } from '@modelcontextprotocol/server';
+import type { CallToolResult, ClientCapabilities, InputRequiredResult, LoggingLevel, ServerContext } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, inputRequired } from '@modelcontextprotocol/server';
 import type { Disposer, Logger, McpService, ToolCallResult } from 'plinth/sdk';
 import { STATUS_URI, servedTool, serverOfName } from './catalog.js';
 import type { Catalog } from './gateway-catalog.js';
+import { type RoundTrip, type RoundTrips, STATE_PREFIX } from './rounds.js';
 import { unavailableText } from './status.js';
 
 /** The context of one downstream request: `ctx.mcpReq.send` sends along it. */
@@ -19,11 +21,20 @@ export type DownstreamContext = ServerContext;
 export interface InFlightCall {
   readonly server: string;
   readonly ctx: DownstreamContext;
+  /** A modern client's call: upstream requests go back to it as `input_required` (rounds.ts). */
+  readonly round?: RoundTrip;
+  /** What a modern client declared in its request's envelope. */
+  readonly capabilities?: ClientCapabilities;
 }
 
 /** One served session. */
 export interface GatewaySession {
   readonly server: Server;
+  /**
+   * `legacy`: a 2025-era session (initialize, a session id over HTTP, kept between requests).
+   * `modern`: a 2026-07-28 instance, one per HTTP request (kept by nobody) or one per stdio connection.
+   */
+  readonly era: 'legacy' | 'modern';
   readonly calls: Set<InFlightCall>;
   /** When it was last asked anything (idle timeout). */
   lastActive: number;
@@ -34,6 +45,7 @@ export interface GatewaySession {
 }
 
 export interface SessionDeps {
+  readonly era?: 'legacy' | 'modern';
   readonly mcp: McpService;
   readonly catalog: Catalog;
   readonly log: Logger;
@@ -43,6 +55,10 @@ export interface SessionDeps {
   readonly onClose: (session: GatewaySession) => void;
   /** Its client set a log level: the gateway passes the levels on to the upstream servers. */
   readonly onLogLevel: () => void;
+  /** Modern calls in flight (upstream requests during them come back as `input_required`). */
+  readonly rounds: RoundTrips;
+  /** How long a modern client has to retry a call that got `input_required`. */
+  readonly clientTimeout: number;
 }
 
 const CAPABILITIES = {
@@ -53,13 +69,35 @@ const CAPABILITIES = {
   logging: {},
 } as const;
 
+/**
+ * The gateway's own cache hints for modern (2026-07-28) clients. `server/discover` is the same for
+ * every caller and changes only with a new plinth (public, a minute). The lists and reads are built
+ * from upstream connections that carry the user's own credentials, so they are `private`: a shared
+ * cache must never hand them to another principal. Lists live a few seconds (a `list_changed` on
+ * `subscriptions/listen` invalidates them sooner); a read is never cached (ttl 0), since the
+ * gateway cannot vouch for an upstream resource's freshness.
+ */
+export const CACHE_HINTS = {
+  'server/discover': { ttlMs: 60_000, cacheScope: 'public' },
+  'tools/list': { ttlMs: 5_000, cacheScope: 'private' },
+  'prompts/list': { ttlMs: 5_000, cacheScope: 'private' },
+  'resources/list': { ttlMs: 5_000, cacheScope: 'private' },
+  'resources/templates/list': { ttlMs: 5_000, cacheScope: 'private' },
+  'resources/read': { ttlMs: 0, cacheScope: 'private' },
+} as const;
+
 /** A new session's server; connect it to a transport. */
 export function createSession(deps: SessionDeps): GatewaySession {
   const { mcp, catalog } = deps;
+  const era = deps.era ?? 'legacy';
+  const modern = era === 'modern';
+  // A modern client asks for a log level per request (and gets no logging/setLevel); resources/subscribe is 2025-only (modern: subscriptions/listen).
+  const { logging: _logging, ...modernCapabilities } = CAPABILITIES;
   const server = new Server(
     { name: 'plinth', version: deps.version, title: 'plinth gateway' },
     {
-      capabilities: CAPABILITIES,
+      capabilities: modern ? modernCapabilities : CAPABILITIES,
+      cacheHints: CACHE_HINTS,
       instructions: `Tools, resources and prompts of the MCP servers configured in plinth. Tools are named <server>__<tool>. Read ${STATUS_URI} to see which servers are connected and how to fix the others.`,
       // A burst of upstream changes (a restart, a plugin enabled) is one notification per list.
       debouncedNotificationMethods: ['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed'],
@@ -70,6 +108,7 @@ export function createSession(deps: SessionDeps): GatewaySession {
   let logLevel: LoggingLevel | undefined;
   const session: GatewaySession = {
     server,
+    era,
     calls: new Set(),
     lastActive: Date.now(),
     get logLevel() {
@@ -93,12 +132,14 @@ export function createSession(deps: SessionDeps): GatewaySession {
   };
 
   // Which upstream messages this session gets (see logging.ts); the upstreams are told the most verbose level any session asked for.
-  server.setRequestHandler('logging/setLevel', (request) => {
-    touch();
-    logLevel = request.params.level;
-    deps.onLogLevel();
-    return {};
-  });
+  if (!modern) {
+    server.setRequestHandler('logging/setLevel', (request) => {
+      touch();
+      logLevel = request.params.level;
+      deps.onLogLevel();
+      return {};
+    });
+  }
 
   server.setRequestHandler('tools/list', () => {
     touch();
@@ -109,6 +150,7 @@ export function createSession(deps: SessionDeps): GatewaySession {
   server.setRequestHandler('tools/call', async (request, ctx) => {
     touch();
     const { name } = request.params;
+    if (modern) return modernCall(request.params, ctx);
     const tool = catalog.tools().tools.get(name);
     if (!tool) return notServed(mcp, name);
     const call: InFlightCall = { server: tool.server, ctx };
@@ -132,6 +174,77 @@ export function createSession(deps: SessionDeps): GatewaySession {
       touch();
     }
   });
+
+  /**
+   * A modern client's call: made once upstream; an upstream request during it comes back as
+   * `input_required` with this process's `requestState`, and the retry carrying it goes on with
+   * the same upstream call (rounds.ts).
+   */
+  const modernCall = async (params: { name: string; arguments?: Record<string, unknown> }, ctx: DownstreamContext): Promise<CallToolResult | InputRequiredResult> => {
+    const state = ctx.mcpReq.requestState<string>();
+    let round: RoundTrip | undefined;
+    if (typeof state === 'string' && state.startsWith(STATE_PREFIX)) {
+      round = deps.rounds.get(state);
+      if (!round || round.tool !== params.name) {
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `PLN_E_GATEWAY_ROUND_TRIP_LOST: this retry's requestState names a call this gateway process does not have (another process made it, it was answered or cancelled, or nobody retried within plugins.gateway.settings.clientTimeout): call "${params.name}" again`,
+        );
+      }
+      round.ctx = ctx;
+      round.answer(ctx.mcpReq.inputResponses as Record<string, unknown> | undefined);
+    } else {
+      const tool = catalog.tools().tools.get(params.name);
+      if (!tool) return notServed(mcp, params.name);
+      const opened = deps.rounds.open(params.name, tool.server, ctx, (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined);
+      round = opened;
+      const token = ctx.mcpReq._meta?.progressToken;
+      // A modern upstream's input_required comes back to this client as it was sent, requestState
+      // untouched; its retry (another state than ours, or none) continues the upstream call.
+      const responses = ctx.mcpReq.inputResponses as Record<string, unknown> | undefined;
+      opened.start(() =>
+        mcp.callTool(tool.name, params.arguments ?? {}, {
+          signal: opened.controller.signal,
+          origin: opened.call,
+          inputRequired: 'return',
+          ...(responses !== undefined && { inputResponses: responses }),
+          ...(typeof state === 'string' && { requestState: state }),
+          ...(token !== undefined && {
+            onProgress: (progress) => {
+              opened.ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => undefined);
+            },
+          }),
+        }),
+      );
+    }
+    // The client gives up on this request (cancels it): the call is cancelled upstream.
+    const current = round;
+    const cancel = () => deps.rounds.close(current, new Error('the call was cancelled'));
+    ctx.mcpReq.signal.addEventListener('abort', cancel, { once: true });
+    try {
+      const step = await current.next();
+      if ('done' in step) {
+        deps.rounds.close(current);
+        const asked = step.done.inputRequired;
+        if (asked) {
+          return inputRequired({
+            inputRequests: asked.inputRequests as InputRequiredResult['inputRequests'] & object,
+            ...(asked.requestState !== undefined && { requestState: asked.requestState }),
+          });
+        }
+        return toCallResult(step.done);
+      }
+      current.expireIn(deps.clientTimeout, () => deps.rounds.close(current));
+      return inputRequired({ inputRequests: { ...step.ask }, requestState: current.id });
+    } catch (error) {
+      deps.rounds.close(current);
+      if (ctx.mcpReq.signal.aborted) throw new SdkError(SdkErrorCode.RequestTimeout, 'the call was cancelled');
+      throw error;
+    } finally {
+      ctx.mcpReq.signal.removeEventListener('abort', cancel);
+      touch();
+    }
+  };
 
   server.setRequestHandler('resources/list', async () => {
     touch();
@@ -159,6 +272,7 @@ export function createSession(deps: SessionDeps): GatewaySession {
     return { contents: read.contents.map((c) => (c.uri === target.uri ? { ...c, uri } : c)) as never };
   });
 
+  if (!modern) {
   server.setRequestHandler('resources/subscribe', async (request) => {
     touch();
     const { uri } = request.params;
@@ -188,6 +302,7 @@ export function createSession(deps: SessionDeps): GatewaySession {
     if (pending) await pending.then((off) => off(), () => undefined);
     return {};
   });
+  }
 
   server.setRequestHandler('prompts/list', async () => {
     touch();

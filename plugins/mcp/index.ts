@@ -51,6 +51,8 @@ export default definePlugin({
       redact: (text) => redactor.text(text),
       workspace: ctx.paths.workspace,
       callTimeoutMs: settings.callTimeout,
+      inputRounds: settings.inputRounds,
+      ...(settings.serverLogLevel !== '' && { serverLogLevel: settings.serverLogLevel }),
     });
     const responseCaches = createResponseCaches();
     const manager = new ServerManager({
