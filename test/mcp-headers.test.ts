@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
+import { xMcpHeaderProblem } from '../plugins/mcp/features/x-mcp-header.js';
 import { connectFeat, type FeatConnection } from './support/feat-modern.js';
 
 const logs: string[] = [];
@@ -96,5 +97,29 @@ describe('over stdio (no HTTP headers: the annotations may be ignored)', () => {
     expect((await stdio.registry.callTool('local__bad_header', { size: 3 })).text).toBe('size 3');
     expect((await stdio.registry.callTool('local__region', { region: 'us', query: 'q' })).text).toBe('q in us');
     expect(logs.filter((line) => line.includes('PLN_E_MCP_TOOL_HEADER_INVALID') && line.includes('"local"'))).toEqual([]);
+  });
+});
+
+describe('the x-mcp-header rules (xMcpHeaderProblem)', () => {
+  const tool = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ type: 'object', properties, ...extra });
+  it('accepts what the spec allows: string, integer and boolean properties, nested through properties alone', () => {
+    expect(xMcpHeaderProblem(tool({ a: { type: 'string', 'x-mcp-header': 'A' }, n: { type: 'integer', 'x-mcp-header': "X-1_~!#$%&'*+.^`|" }, b: { type: 'boolean', 'x-mcp-header': 'B' } }))).toBeUndefined();
+    expect(xMcpHeaderProblem(tool({ outer: { type: 'object', properties: { inner: { type: 'string', 'x-mcp-header': 'Inner' } } } }))).toBeUndefined();
+    expect(xMcpHeaderProblem(tool({ plain: { type: 'number' } }))).toBeUndefined();
+  });
+  it.each([
+    ['an empty name', tool({ a: { type: 'string', 'x-mcp-header': '' } }), 'non-empty string'],
+    ['a space', tool({ a: { type: 'string', 'x-mcp-header': 'Two Words' } }), 'not an HTTP header token'],
+    ['a line break', tool({ a: { type: 'string', 'x-mcp-header': 'A\r\nInjected: 1' } }), 'not an HTTP header token'],
+    ['a name repeated in another case', tool({ a: { type: 'string', 'x-mcp-header': 'Region' }, b: { type: 'string', 'x-mcp-header': 'REGION' } }), 'repeats "Region"'],
+    ['a number', tool({ a: { type: 'number', 'x-mcp-header': 'A' } }), 'of type "number"'],
+    ['an object', tool({ a: { type: 'object', 'x-mcp-header': 'A' } }), 'of type "object"'],
+    ['no type', tool({ a: { 'x-mcp-header': 'A' } }), 'of type null'],
+    ['under items', tool({ list: { type: 'array', items: { type: 'string', 'x-mcp-header': 'Item' } } }), 'not on a property reached through "properties" alone'],
+    ['under anyOf', tool({ a: { anyOf: [{ type: 'string', 'x-mcp-header': 'A' }] } }), 'not on a property reached'],
+    ['in $defs', tool({ a: { $ref: '#/$defs/s' } }, { $defs: { s: { type: 'string', 'x-mcp-header': 'S' } } }), 'not on a property reached'],
+    ['on the root', { type: 'object', 'x-mcp-header': 'Root', properties: {} }, 'the schema root'],
+  ])('refuses %s', (_what, schema, problem) => {
+    expect(xMcpHeaderProblem(schema)).toContain(problem);
   });
 });

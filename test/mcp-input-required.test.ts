@@ -11,6 +11,7 @@
  * over (`inputRequired: 'return'`, then `inputResponses` + `requestState`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { PassThrough } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -251,5 +252,28 @@ describe('the declines, with no host service and no terminal (modern, stdio)', (
 
   it('roots: the workspace, as for a 2025 request', async () => {
     expect(JSON.parse((await registry.callTool('bare__where', {})).text)).toEqual([pathToFileURL(ROOT).href]);
+  });
+});
+
+describe('URL mode on the terminal, no host (modern, stdio)', () => {
+  it('shows the address and asks to go on: Enter accepts, "no" declines; no content either way', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = '';
+    let all = '';
+    output.on('data', (chunk: Buffer) => {
+      shown += chunk.toString();
+      all += chunk.toString();
+      // Answer each question once it is asked.
+      if (/Opened it, go on\?/.test(shown) && /: $/.test(shown)) {
+        input.write(answers.shift() ?? '\n');
+        shown = '';
+      }
+    });
+    const answers = ['\n', 'no\n'];
+    const { registry } = await connect('tty', 'stdio', 'modern', { getService: async () => undefined, terminal: { input, output } });
+    expect((await registry.callTool('tty__signin', {})).text).toBe('signin: accept');
+    expect((await registry.callTool('tty__signin', {})).text).toBe('signin: decline');
+    expect(all).toContain('server "tty" asks: Sign in to continue\nOpen this address in your browser: https://example.invalid/signin');
   });
 });

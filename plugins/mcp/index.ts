@@ -13,6 +13,7 @@ import { type DefinitionSet, collectServers } from './definitions.js';
 import { FeatureHost } from './features-host.js';
 import { createResponseCaches } from './features/cache.js';
 import { ServerManager } from './manager.js';
+import { EraVerdicts } from './era-cache.js';
 import { FirstStarts } from './package-runner.js';
 import { type SecretRedactor, createRedactor } from './redact.js';
 import { createMcpService } from './service.js';
@@ -69,6 +70,7 @@ export default definePlugin({
       cacheFor: (definition, authProvider) => responseCaches.options(definition, authProvider),
       settings,
       protocol: settings.protocol,
+      eras: new EraVerdicts(join(ctx.paths.home, 'mcp-eras.json'), { onError: (message) => log.debug(message) }),
       firstStarts: new FirstStarts(join(ctx.paths.home, 'mcp-runners.json'), settings.firstStartTimeout, (message) => log.debug(message)),
       ...(process.stderr.isTTY && { progress: process.stderr }),
       trust: () => kernel.get('trust'),

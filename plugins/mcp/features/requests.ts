@@ -88,8 +88,10 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
       const terminal = terminalOf(deps.terminal);
       if (terminal && url !== undefined) {
         const shown = `${redactFor(deps, definition)(params.message)}\nOpen this address in your browser: ${safeText(url)}`;
-        const asked = await askElicitation({ server, message: shown, requestedSchema: { type: 'object', properties: {} } }, terminal, ctx.mcpReq.signal);
-        return { action: asked.action };
+        // One yes/no question (a form without fields would accept at once, without asking).
+        const consent = { type: 'object', properties: { opened: { type: 'boolean', title: 'Opened it, go on?', default: true } } };
+        const asked = await askElicitation({ server, message: shown, requestedSchema: consent }, terminal, ctx.mcpReq.signal);
+        return { action: asked.action === 'accept' && asked.content?.opened === false ? 'decline' : asked.action };
       }
       if (terminal) return askElicitation({ server, message: redactFor(deps, definition)(params.message), requestedSchema }, terminal, ctx.mcpReq.signal);
       deps.log.warn(
