@@ -165,6 +165,19 @@ describe('the verdict across runs (plinth mcp status --json, one home)', () => {
     expect((await log.lines()).length - before).toBe(2);
   });
 
+  it('mcp status and mcp get show the era and the revision, in text and in --json', async () => {
+    await box.settings({ mcpServers: { dual: { ...stdio(['--era', 'dual']), protocol: 'auto' }, old: { ...stdio(['--era', 'dual']), protocol: 'legacy' } }, plugins: QUIET });
+    const text = await run(box, ['mcp', 'status']);
+    expect(text.stdout, describeRun(text)).toMatch(/dual .*era-dual 1\.0\.0, MCP 2026-07-28 \(modern\)/);
+    expect(text.stdout).toMatch(/old .*era-dual 1\.0\.0, MCP 2025-11-25 \(legacy\)/);
+    const got = await run(box, ['mcp', 'get', 'dual']);
+    expect(got.stdout, describeRun(got)).toMatch(/protocol\s+auto/);
+    expect(got.stdout).toMatch(/state\s+connected \(.*MCP 2026-07-28 \(modern\)\)/);
+    const json = JSON.parse((await run(box, ['mcp', 'get', 'old', '--json'])).stdout) as { server: { protocol: string }; status: { era: string; protocolVersion: string } };
+    expect(json.server.protocol).toBe('legacy');
+    expect(json.status).toMatchObject({ era: 'legacy', protocolVersion: '2025-11-25' });
+  });
+
   it('HTTP: modern, then legacy (known legacy: no probe), then modern again: connected each run, the record follows', async () => {
     await rm(join(box.home, 'mcp-eras.json'), { force: true });
     const hits = join(scratch, 'hits.log');

@@ -300,7 +300,8 @@ async function open(
   let closing: Promise<void> | undefined;
   // Once `connect` ran, the client owns the transport; before, nobody does. Both paths close once.
   const close = (): Promise<void> =>
-    (closing ??= (connecting && client ? client.close() : connection.transport.close()).catch((error: unknown) => {
+    // During the SDK's era probe the client does not hold the transport yet (`client.transport` is unset): close it directly.
+    (closing ??= (connecting && client?.transport !== undefined ? client.close() : connection.transport.close()).catch((error: unknown) => {
       deps.log.debug(deps.redact(`MCP server "${definition.name}": closing after a failed attempt: ${describeError(error)}`));
     }));
   const onAbort = () => void close();

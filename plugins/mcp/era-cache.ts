@@ -33,13 +33,16 @@ interface EraFile {
 export const LEGACY_HORIZON_MS = 24 * 60 * 60 * 1000;
 
 /** The key of a server: what makes it the same server across runs, hashed. */
-export function eraKey(definition: Pick<McpServerDefinition, 'command' | 'args' | 'cwd' | 'env' | 'url' | 'transport'>): string {
+export function eraKey(definition: Pick<McpServerDefinition, 'name' | 'command' | 'args' | 'cwd' | 'env' | 'url' | 'transport'>): string {
   let identity: unknown[];
   if (definition.command !== undefined) {
     identity = ['stdio', definition.command, ...definition.args, '\0cwd', definition.cwd, '\0env', ...Object.keys(definition.env).sort()];
-  } else {
-    const url = new URL(definition.url ?? '');
+  } else if (definition.url !== undefined && URL.canParse(definition.url)) {
+    const url = new URL(definition.url);
     identity = ['remote', `${url.origin}${url.pathname}`];
+  } else {
+    // A third-party transport that needs neither (its own settings say where): its name and the server's.
+    identity = ['transport', definition.transport, definition.name];
   }
   return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 32);
 }
