@@ -9,7 +9,7 @@
  * answered what.
  *
  * A backend that dies is skipped: health checks (`option httpchk`, every
- * 200 ms, one failure marks it down) and, for the requests already on their
+ * 200 ms, two failures mark it down; a killed process refuses at once) and, for the requests already on their
  * way when it died, retries on a refused or empty connection redispatched to
  * another server (`retries`, `option redispatch 1`, `retry-on conn-failure
  * empty-response`). Timeouts suit long SSE streams (`subscriptions/listen`,
@@ -88,6 +88,8 @@ export function haproxyConfig(port: number, backends: readonly HaproxyBackend[],
     '  timeout tunnel 1h',
     '  timeout http-keep-alive 30s',
     '  timeout http-request 10s',
+    // A check answered slowly by a busy backend is not a dead one; a dead one refuses at once.
+    '  timeout check 3s',
     // A request that reached a dead server (refused, or its connection closed without an answer) is tried again elsewhere.
     '  retries 3',
     '  option redispatch 1',
@@ -103,7 +105,7 @@ export function haproxyConfig(port: number, backends: readonly HaproxyBackend[],
     `  http-check send meth GET uri ${options.checkPath ?? '/'} ver HTTP/1.1 hdr Host 127.0.0.1`,
     '  http-check expect rstatus ^[234]',
     '  http-response set-header X-Served-By %s',
-    ...backends.map((b) => `  server ${b.name} 127.0.0.1:${b.port} check inter 200ms fall 1 rise 2`),
+    ...backends.map((b) => `  server ${b.name} 127.0.0.1:${b.port} check inter 200ms fall 2 rise 1`),
     '',
   ].join('\n');
 }
