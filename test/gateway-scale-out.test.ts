@@ -12,9 +12,10 @@
  * two processes, including a call whose elicitation round trip
  * (`input_required`, then the retry with `requestState`) is answered by one
  * process and retried through the other; it keeps a `subscriptions/listen`
- * stream that carries a `tools/list_changed`; then the process that carries
- * that stream is killed (SIGKILL) mid-run, the stream ends, the client
- * listens again and goes on — lists, calls, elicits — through the survivor,
+ * stream; then the process that carries that stream is killed (SIGKILL)
+ * mid-run, the stream ends, the client listens again — and a change of the
+ * survivor's tools reaches it there — and goes on, lists, calls, elicits,
+ * through the survivor,
  * which HAProxy finds by its health checks and its redispatch of a request
  * refused by the dead one.
  */
@@ -28,14 +29,13 @@ import { McpServer, acceptedContent, createMcpHandler, inputRequired } from '@mo
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { type Sandbox, ensureBuilt, sandbox } from './support/cli.js';
-import { alive, baseSettings, httpGateway, stop, until } from './support/gateway.js';
+import { alive, baseSettings, fixtureStdio, httpGateway, stop, until } from './support/gateway.js';
 import { type Haproxy, haproxyBinary, startHaproxy } from './support/haproxy.js';
 
 const MODERN = '2026-07-28';
 
-/** The upstream: echo, a tool that needs a confirmation (an elicitation round trip), and a tool that appears later. */
-async function modernUpstream(): Promise<{ url: string; hits: Map<string, number>; addTool(): void; close(): Promise<void> }> {
-  let extra = false;
+/** The modern upstream: echo, and a tool that needs a confirmation (an elicitation round trip). */
+async function modernUpstream(): Promise<{ url: string; hits: Map<string, number>; close(): Promise<void> }> {
   const hits = new Map<string, number>();
   const count = (key: string) => hits.set(key, (hits.get(key) ?? 0) + 1);
   const build = () => {
@@ -58,7 +58,6 @@ async function modernUpstream(): Promise<{ url: string; hits: Map<string, number
       count('deploy:answered');
       return { content: [{ type: 'text', text: `${target}: ${answer.ok ? 'deployed' : 'not deployed'} (state ${state})` }] };
     });
-    if (extra) server.registerTool('late', { description: 'Added later', inputSchema: z.object({}) }, () => ({ content: [{ type: 'text', text: 'late' }] }));
     return server;
   };
   const handler = createMcpHandler(build);
@@ -68,10 +67,6 @@ async function modernUpstream(): Promise<{ url: string; hits: Map<string, number
   return {
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
     hits,
-    addTool: () => {
-      extra = true;
-      void handler.notify.toolsChanged();
-    },
     close: async () => {
       await handler.close();
       http.closeAllConnections();
@@ -100,7 +95,8 @@ describe('plinth serve --http: two processes behind HAProxy, a modern client', (
     upstream = await modernUpstream();
     box = await sandbox('plinth-scale-out-');
     token = randomBytes(24).toString('base64url');
-    await box.settings(baseSettings({ up: { url: upstream.url, transport: 'http', protocol: MODERN } }, { plugins: { gateway: { settings: { token } } } }));
+    // `up` is shared by both processes; `fx` (the fixture server over stdio) is a child of each, its tool list changed by a call to it.
+    await box.settings(baseSettings({ up: { url: upstream.url, transport: 'http', protocol: MODERN }, fx: fixtureStdio() }, { plugins: { gateway: { settings: { token } } } }));
     // The same home, so the same settings and token: two processes as a deployment would run them.
     gateways = [await httpGateway(box), await httpGateway(box)];
     proxy = await startHaproxy(
@@ -145,7 +141,8 @@ describe('plinth serve --http: two processes behind HAProxy, a modern client', (
       expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
 
       // Both processes serve: lists and calls, alternating.
-      for (let i = 0; i < 2; i++) expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['up__deploy', 'up__echo']);
+      const upTools = async () => (await client.listTools()).tools.map((t) => t.name).filter((name) => name.startsWith('up__')).sort();
+      for (let i = 0; i < 2; i++) expect(await upTools()).toEqual(['up__deploy', 'up__echo']);
       for (let i = 0; i < 4; i++) expect(await client.callTool({ name: 'up__echo', arguments: { message: `m${i}` } })).toMatchObject({ content: [{ type: 'text', text: `echo: m${i}` }] });
 
       // The elicitation round trip: input_required from one process, the retry (with requestState) through the other.
@@ -179,15 +176,19 @@ describe('plinth serve --http: two processes behind HAProxy, a modern client', (
 
       // The client goes on through the other process: listen again, list, call, elicit.
       const again = await client.listen({ toolsListChanged: true });
-      upstream.addTool();
+      expect(changed).toHaveLength(0);
+      // A change in the survivor's upstream reaches the client on the new stream.
+      expect(await client.callTool({ name: 'fx__add_tool', arguments: { name: 'late' } })).not.toMatchObject({ isError: true });
       await until('tools/list_changed on the new listen stream', () => changed.length > 0, 8000);
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['up__deploy', 'up__echo', 'up__late']);
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('fx__late');
+      expect(await upTools()).toEqual(['up__deploy', 'up__echo']);
       for (let i = 0; i < 4; i++) expect(await client.callTool({ name: 'up__echo', arguments: { message: `after ${i}` } })).toMatchObject({ content: [{ text: `echo: after ${i}` }] });
       expect(await client.callTool({ name: 'up__deploy', arguments: { target: 'late' } })).toMatchObject({ content: [{ text: 'late: deployed (state deploy:late)' }] });
       expect(elicited).toHaveLength(4);
 
       const after = seen.slice(killedAt).filter((s) => s.method !== undefined);
-      expect(after.length).toBeGreaterThanOrEqual(8);
+      expect(after.length).toBeGreaterThanOrEqual(9);
       expect(after.every((s) => s.by === survivor && s.status === 200), JSON.stringify(after)).toBe(true);
       await again.close();
 
