@@ -96,7 +96,7 @@ describe('plinth serve --http: two processes behind HAProxy, a modern client', (
     box = await sandbox('plinth-scale-out-');
     token = randomBytes(24).toString('base64url');
     // `up` is shared by both processes; `fx` (the fixture server over stdio) is a child of each, its tool list changed by a call to it.
-    await box.settings(baseSettings({ up: { url: upstream.url, transport: 'http', protocol: MODERN }, fx: fixtureStdio() }, { plugins: { gateway: { settings: { token } } } }));
+    await box.settings(baseSettings({ up: { url: upstream.url, transport: 'http' }, fx: fixtureStdio() }, { plugins: { gateway: { settings: { token } } } }));
     // The same home, so the same settings and token: two processes as a deployment would run them.
     gateways = [await httpGateway(box), await httpGateway(box)];
     proxy = await startHaproxy(
