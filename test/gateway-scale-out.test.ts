@@ -25,7 +25,7 @@ import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { McpSubscription } from '@modelcontextprotocol/client';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { McpServer, acceptedContent, createMcpHandler, inputRequired } from '@modelcontextprotocol/server';
+import { McpServer, acceptedContent, createMcpHandler, inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { type Sandbox, ensureBuilt, sandbox } from './support/cli.js';
@@ -45,6 +45,8 @@ async function modernUpstream(): Promise<{ url: string; hits: Map<string, number
       return { content: [{ type: 'text', text: `echo: ${message}` }] };
     });
     server.registerTool('deploy', { description: 'Deploys after a confirmation', inputSchema: z.object({ target: z.string() }) }, ({ target }, ctx) => {
+      const response = inputResponse(ctx.mcpReq.inputResponses, 'confirm');
+      if (response.kind === 'elicit' && response.action !== 'accept') return { content: [{ type: 'text', text: `${target}: ${response.action}d` }] };
       const answer = acceptedContent(ctx.mcpReq.inputResponses, 'confirm', z.object({ ok: z.boolean() }));
       if (!answer) {
         count('deploy:asked');
@@ -96,7 +98,7 @@ describe('plinth serve --http: two processes behind HAProxy, a modern client', (
     box = await sandbox('plinth-scale-out-');
     token = randomBytes(24).toString('base64url');
     // `up` is shared by both processes; `fx` (the fixture server over stdio) is a child of each, its tool list changed by a call to it.
-    await box.settings(baseSettings({ up: { url: upstream.url, transport: 'http' }, fx: fixtureStdio() }, { plugins: { gateway: { settings: { token } } } }));
+    await box.settings(baseSettings({ up: { url: upstream.url, transport: 'http', protocol: MODERN }, fx: fixtureStdio() }, { plugins: { gateway: { settings: { token } } } }));
     // The same home, so the same settings and token: two processes as a deployment would run them.
     gateways = [await httpGateway(box), await httpGateway(box)];
     proxy = await startHaproxy(
@@ -106,6 +108,7 @@ describe('plinth serve --http: two processes behind HAProxy, a modern client', (
   }, 60_000);
 
   afterAll(async () => {
+    if (process.env.SCALE_DEBUG) for (const g of gateways) console.log(g.stderr());
     await proxy?.stop();
     await Promise.all(gateways.map((g) => stop(g.child)));
     await upstream?.close();

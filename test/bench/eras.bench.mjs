@@ -301,6 +301,20 @@ function wall(args, cwd) {
   });
 }
 
+/** The era `plinth` reaches with the server `e` of these folders, as `plinth mcp get e --json` says (before the `era` field existed: legacy). */
+function eraOfCall(dirs) {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const child = spawn(process.execPath, [BIN, ...dirs, 'mcp', 'get', 'e', '--json'], { cwd: scratch, env: cleanEnv(), stdio: ['ignore', 'pipe', 'ignore'] });
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('error', reject);
+    child.on('exit', () => {
+      const status = jsonDocument(out)?.status;
+      resolve(status?.state === 'connected' ? eraOf(status) : `no (${status?.state ?? 'no answer'})`);
+    });
+  });
+}
+
 async function oneShotRows(url) {
   const rows = [];
   for (const era of ERAS) {
@@ -312,6 +326,8 @@ async function oneShotRows(url) {
         bare: () => wall([SDK_CALL, era, transport === 'stdio' ? 'stdio' : url], scratch),
       };
       try {
+        const reached = await eraOfCall(dirs);
+        if (reached !== era) throw new Error(`plinth reached the ${reached} era`);
         progress(`one-shot ${era} ${transport}: ${N.oneShotRounds} rounds…`);
         await sides.plinth();
         await sides.bare();
