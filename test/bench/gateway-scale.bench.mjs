@@ -22,7 +22,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -95,10 +95,21 @@ function printed(child, pick, what) {
   });
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
+function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 async function start(args, what, pick, env) {
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const found = await printed(child, pick, what);
+  found.pid = child.pid;
   child.stdout.resume();
   child.stderr.resume();
   return found;
@@ -124,14 +135,18 @@ async function load(call, calls, inFlight) {
 
 try {
   progress('starting the upstream, two plinth serve --http and two HAProxy…');
-  const { url } = await start([SERVER, 'http'], 'eras-server.mjs http', (b) => jsonDocument(b.split('\n')[0]));
+  const upstream = await start([SERVER, 'http'], 'eras-server.mjs http', (b) => jsonDocument(b.split('\n')[0]));
+  const { url } = upstream;
   const home = path.join(scratch, 'home');
   mkdirSync(path.join(home, 'project'), { recursive: true });
   const token = randomBytes(24).toString('base64url');
   writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ mcpServers: { e: { url, transport: 'http', protocol: MODERN } }, plugins: { 'mcp-demo': { enabled: false }, gateway: { settings: { token } } } }));
   const serve = ['--home', home, '--workspace', path.join(home, 'project'), 'serve', '--http', '--port', '0', '--json'];
   const gateways = [];
-  for (const name of ['gw1', 'gw2']) gateways.push({ name, port: Number(new URL((await start([BIN, ...serve], `plinth serve --http (${name})`, jsonDocument, cleanEnv())).url).port) });
+  for (const name of ['gw1', 'gw2']) {
+    const info = await start([BIN, ...serve], `plinth serve --http (${name})`, jsonDocument, cleanEnv());
+    gateways.push({ name, port: Number(new URL(info.url).port), pid: info.pid });
+  }
   const sides = { one: await startHaproxy(gateways.slice(0, 1), { checkPath: '/mcp' }), two: await startHaproxy(gateways, { checkPath: '/mcp' }) };
   proxies.push(...Object.values(sides));
 
@@ -150,6 +165,10 @@ try {
   progress(`warm-up: ${N.warmup} calls per side…`);
   for (const side of Object.keys(callers)) await load(callers[side], N.warmup, 16);
 
+  // Where the CPU went while measuring: each process's CPU seconds over the measured part.
+  const processes = { 'this client': process.pid, upstream: upstream.pid, gw1: gateways[0].pid, gw2: gateways[1].pid, 'haproxy (1)': sides.one.pid, 'haproxy (2)': sides.two.pid };
+  const cpuBefore = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  const wallBefore = performance.now();
   const rows = [];
   for (const inFlight of IN_FLIGHT) {
     progress(`${inFlight} in flight: ${N.rounds} interleaved rounds of ${N.calls} calls per side…`);
@@ -166,15 +185,18 @@ try {
     const two = summary(samples.two);
     rows.push({ inFlight, one, two, ratio: round(two.callsPerSecond / one.callsPerSecond) });
   }
+  const wallSeconds = (performance.now() - wallBefore) / 1000;
+  const cpu = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, round(cpuSeconds(pid) - cpuBefore[name], 1)]));
   const served = Object.fromEntries(Object.entries(sides).map(([side, proxy]) => [side, Object.fromEntries(proxy.served())]));
 
-  if (JSON_OUT) process.stdout.write(`${JSON.stringify({ quick: QUICK, node: process.version, cpus: os.cpus().length, rows, served, warnings }, null, 2)}\n`);
+  if (JSON_OUT) process.stdout.write(`${JSON.stringify({ quick: QUICK, node: process.version, cpus: os.cpus().length, rows, served, cpuSeconds: cpu, wallSeconds: round(wallSeconds, 1), warnings }, null, 2)}\n`);
   else {
     const lines = [
       `plinth serve --http behind HAProxy (round-robin), modern client pinned to ${MODERN}, e__echo; node ${process.version}, ${os.cpus().length} cpus${QUICK ? ' [--quick: not figures]' : ''}`,
       'in flight  1 process: calls/s  median ms  p99 ms   2 processes: calls/s  median ms  p99 ms   calls/s 2/1',
       ...rows.map((r) => `${String(r.inFlight).padStart(9)}  ${String(r.one.callsPerSecond).padStart(18)} ${String(r.one.median).padStart(10)} ${String(r.one.p99).padStart(7)}  ${String(r.two.callsPerSecond).padStart(22)} ${String(r.two.median).padStart(10)} ${String(r.two.p99).padStart(7)}  ${String(r.ratio).padStart(12)}`),
       `requests per process (HAProxy's log): 1 process ${JSON.stringify(served.one)}; 2 processes ${JSON.stringify(served.two)}`,
+      `CPU seconds while measuring (${round(wallSeconds, 1)} s of wall time, ${os.cpus().length} cpus): ${Object.entries(cpu).map(([name, s]) => `${name} ${s}`).join(', ')}`,
       ...(Object.keys(warnings).length > 0 ? [`process warnings: ${Object.entries(warnings).map(([name, n]) => `${n} × ${name}`).join(', ')}`] : []),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);

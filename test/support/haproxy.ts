@@ -40,6 +40,7 @@ export interface Haproxy {
   /** `http://127.0.0.1:<port>` of the frontend, plus `path`. */
   url(path?: string): string;
   readonly port: number;
+  readonly pid: number;
   /** Requests answered per server, from HAProxy's own log (complete lines only: a request still streaming is not in it yet). */
   served(): Map<string, number>;
   /** Everything HAProxy printed (its log and warnings). */
@@ -134,6 +135,7 @@ export async function startHaproxy(backends: readonly HaproxyBackend[], options:
     }
     return {
       port,
+      pid: child.pid!,
       url: (path = '') => `http://127.0.0.1:${port}${path}`,
       served: () => {
         const counts = new Map<string, number>();
