@@ -97,9 +97,15 @@ const cleanEnv = () => ({ ...Object.fromEntries(Object.entries(process.env).filt
 function home(name, mcpServers) {
   const dir = path.join(scratch, name);
   mkdirSync(path.join(dir, 'project'), { recursive: true });
-  writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ mcpServers, plugins: { 'mcp-demo': { enabled: false } } }));
+  writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ mcpServers, plugins: PLUGINS }));
   return ['--home', dir, '--workspace', path.join(dir, 'project')];
 }
+
+/**
+ * No demo server; health checks once in ten minutes: the bare sides have none, and a check is not
+ * what this measures (nor may it restart a connection mid-run).
+ */
+const PLUGINS = { 'mcp-demo': { enabled: false }, health: { settings: { interval: 600_000 } } };
 
 const stdioServer = (era) => ({ command: process.execPath, args: [SERVER, 'stdio'], protocol: protocolOf(era) });
 const httpServer = (url, era) => ({ url, transport: 'http', protocol: protocolOf(era) });
@@ -207,7 +213,7 @@ async function bootKernel(servers) {
   const { createKernel } = await import(pathToFileURL(path.join(ROOT, 'dist', 'kernel', 'index.js')).href);
   const dir = path.join(scratch, 'kernel');
   mkdirSync(path.join(dir, 'project'), { recursive: true });
-  writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ mcpServers: servers, plugins: { 'mcp-demo': { enabled: false } } }));
+  writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ mcpServers: servers, plugins: PLUGINS }));
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('PLINTH_')));
   kernel = createKernel({ home: dir, workspace: path.join(dir, 'project'), env });
   const report = await kernel.boot();

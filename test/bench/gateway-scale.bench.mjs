@@ -140,7 +140,7 @@ try {
   const home = path.join(scratch, 'home');
   mkdirSync(path.join(home, 'project'), { recursive: true });
   const token = randomBytes(24).toString('base64url');
-  writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ mcpServers: { e: { url, transport: 'http', protocol: MODERN } }, plugins: { 'mcp-demo': { enabled: false }, gateway: { settings: { token } } } }));
+  writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ mcpServers: { e: { url, transport: 'http', protocol: MODERN } }, plugins: { 'mcp-demo': { enabled: false }, gateway: { settings: { token } }, health: { settings: { interval: 600_000 } } } }));
   const serve = ['--home', home, '--workspace', path.join(home, 'project'), 'serve', '--http', '--port', '0', '--json'];
   const gateways = [];
   for (const name of ['gw1', 'gw2']) {
