@@ -143,6 +143,12 @@ describe('plinth serve --http: two processes behind HAProxy, a modern client', (
       expect(client.getProtocolEra()).toBe('modern');
       expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
 
+      // A listen stream, held open on one process while the other requests alternate between both.
+      const subscription: McpSubscription = await client.listen({ toolsListChanged: true });
+      expect(subscription.honoredFilter).toMatchObject({ toolsListChanged: true });
+      const carrier = seen.find((s) => s.method === 'subscriptions/listen')!.by!;
+      expect(['gw1', 'gw2']).toContain(carrier);
+
       // Both processes serve: lists and calls, alternating.
       const upTools = async () => (await client.listTools()).tools.map((t) => t.name).filter((name) => name.startsWith('up__')).sort();
       for (let i = 0; i < 2; i++) expect(await upTools()).toEqual(['up__deploy', 'up__echo']);
@@ -159,15 +165,11 @@ describe('plinth serve --http: two processes behind HAProxy, a modern client', (
       const crossed = [0, 2, 4].filter((i) => deployRounds[i]!.by !== deployRounds[i + 1]!.by);
       expect(crossed.length, `rounds served by ${deployRounds.map((s) => s.by).join(', ')}`).toBeGreaterThan(0);
 
-      // A listen stream; a change upstream reaches the client on it.
-      const subscription: McpSubscription = await client.listen({ toolsListChanged: true });
-      expect(subscription.honoredFilter).toMatchObject({ toolsListChanged: true });
-      const carrier = seen.find((s) => s.method === 'subscriptions/listen')!.by!;
-      expect(['gw1', 'gw2']).toContain(carrier);
-
       const before = seen.filter((s) => s.method !== undefined);
       expect(before.every((s) => s.status === 200 || s.status === 202), JSON.stringify(before)).toBe(true);
       expect(new Set(before.map((s) => s.by))).toEqual(new Set(['gw1', 'gw2']));
+
+      expect(await Promise.race([subscription.closed, Promise.resolve('still open')])).toBe('still open');
 
       // Kill the process that carries the listen stream, mid-run.
       const victim = gateways[carrier === 'gw1' ? 0 : 1]!;
