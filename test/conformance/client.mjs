@@ -22,7 +22,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError, auth, computeScopeUnion, extractWWWAuthenticateParams, isStrictScopeSuperset } from '@modelcontextprotocol/client';
 
 const [mode, serverUrl] = process.argv.slice(2);
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
@@ -124,40 +124,54 @@ function browserlessProvider() {
   };
 }
 
+/**
+ * A fetch that signs in when the server asks: Bearer on every request; a 401
+ * (discovery again: the authorization server may have moved) or a 403 asking
+ * for more scope (the union with what was granted) runs the SDK's `auth()`,
+ * plays the browser, exchanges the code (with the redirect's `iss`), and sends
+ * the request once more. Three authorizations in all at most.
+ */
+function signingFetch(provider) {
+  let attempts = 0;
+  return async (input, init) => {
+    const send = async () => {
+      const headers = new Headers(init?.headers);
+      const tokens = provider.tokens();
+      if (tokens) headers.set('Authorization', `Bearer ${tokens.access_token}`);
+      return fetch(input, { ...init, headers });
+    };
+    const response = await send();
+    if ((response.status !== 401 && response.status !== 403) || attempts >= 3) return response;
+    attempts++;
+    const { resourceMetadataUrl, scope: challenged } = extractWWWAuthenticateParams(response);
+    const granted = provider.tokens()?.scope;
+    const scope = response.status === 403 ? computeScopeUnion(granted, challenged) : challenged;
+    if (response.status === 401) provider.invalidateCredentials('discovery');
+    const options = { serverUrl: new URL(serverUrl), resourceMetadataUrl, scope, fetchFn: fetch };
+    let result = await auth(provider, { ...options, forceReauthorization: isStrictScopeSuperset(scope, granted) });
+    if (result === 'REDIRECT') {
+      const landed = provider.store.redirect;
+      provider.store.redirect = undefined;
+      result = await auth(provider, { ...options, authorizationCode: landed?.searchParams.get('code') ?? '', iss: landed?.searchParams.get('iss') ?? undefined });
+    }
+    if (result !== 'AUTHORIZED') throw new UnauthorizedError(`sign-in ended with ${result}`);
+    return send();
+  };
+}
+
 function sdkAdapter() {
   let client;
-  let transport;
   const provider = browserlessProvider();
-  const open = async (capabilities, auth) => {
-    client = new Client({ name: 'plinth-conformance-sdk', version: '1.0.0' }, { capabilities, ...(modern && { versionNegotiation: { mode: 'auto' } }) });
-    if (capabilities.elicitation) client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: scenario === 'sep-2322-client-request-state' ? { confirmed: true } : {} }));
-    if (capabilities.sampling) client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: 'Paris' }, model: 'conformance' }));
-    if (capabilities.roots) client.setRequestHandler('roots/list', async () => ({ roots: [{ uri: 'file:///conformance', name: 'conformance' }] }));
-    transport = new StreamableHTTPClientTransport(new URL(serverUrl), auth ? { authProvider: provider } : {});
-    await client.connect(transport);
-  };
-  /** Runs `action`; a sign-in the server asks for (also a step-up mid-session) is completed and `action` runs again, a few times at most. */
-  const authorized = async (action, capabilities, auth) => {
-    for (let round = 0; ; round++) {
-      try {
-        return await action();
-      } catch (error) {
-        if (!(error instanceof UnauthorizedError) || !provider.store.redirect || round >= 3) throw error;
-        await transport.finishAuth(provider.store.redirect.searchParams);
-        provider.store.redirect = undefined;
-        await client.close().catch(() => {});
-        await open(capabilities, auth);
-      }
-    }
-  };
-  let remember;
   return {
-    connect: async ({ capabilities, auth }) => {
-      remember = [capabilities, auth];
-      await authorized(() => open(capabilities, auth), capabilities, auth);
+    connect: async ({ capabilities, auth: signsIn }) => {
+      client = new Client({ name: 'plinth-conformance-sdk', version: '1.0.0' }, { capabilities, ...(modern && { versionNegotiation: { mode: 'auto' } }) });
+      if (capabilities.elicitation) client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: scenario === 'sep-2322-client-request-state' ? { confirmed: true } : {} }));
+      if (capabilities.sampling) client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: 'Paris' }, model: 'conformance' }));
+      if (capabilities.roots) client.setRequestHandler('roots/list', async () => ({ roots: [{ uri: 'file:///conformance', name: 'conformance' }] }));
+      await client.connect(new StreamableHTTPClientTransport(new URL(serverUrl), signsIn ? { fetch: signingFetch(provider) } : {}));
     },
-    tools: async () => (await authorized(() => client.listTools(), ...remember)).tools,
-    call: (name, args) => authorized(() => client.callTool({ name, arguments: args }), ...remember),
+    tools: async () => (await client.listTools()).tools,
+    call: (name, args) => client.callTool({ name, arguments: args }),
     resources: async () => (await client.listResources()).resources,
     read: (uri) => client.readResource({ uri }),
     prompts: async () => (await client.listPrompts()).prompts,

@@ -33,7 +33,8 @@ const SERVER = join(HERE, 'everything-server.mjs');
 
 /** The four targets: which leg of the suite runs, and against what. */
 export const TARGETS = [
-  { name: 'plinth-client', leg: 'client', what: "plinth's MCP client (the mcp service of a booted kernel)" },
+  { name: 'plinth-client', leg: 'client', what: "plinth's MCP client (the mcp service of a booted kernel), the server pinned to the wire's era" },
+  { name: 'plinth-client-auto', leg: 'client', what: "plinth's MCP client with the server's protocol setting \"auto\"", env: { PLINTH_CONFORMANCE_PROTOCOL: 'auto' } },
   { name: 'sdk-client', leg: 'client', what: 'the bare SDK v2 Client (baseline)' },
   { name: 'gateway', leg: 'server', what: 'plinth serve --http relaying the everything server (prefix: false)' },
   { name: 'sdk-server', leg: 'server', what: 'the everything server on the bare SDK v2 server package (baseline)' },
@@ -46,6 +47,7 @@ const { values } = parseArgs({
     target: { type: 'string', multiple: true },
     out: { type: 'string' },
     verbose: { type: 'boolean', default: false },
+    from: { type: 'string' },
   },
 });
 const wires = values.wire ?? WIRES;
@@ -61,6 +63,7 @@ function fail(message) {
 
 /** The suite's CLI under Node 22, from the npm registry through npx. */
 function suite(args, { cwd, env = {} } = {}) {
+  // The client the suite spawns inherits this environment.
   return new Promise((resolve) => {
     const child = spawn('npx', ['-y', '-p', SUITE_NODE, '-p', SUITE, '--', 'conformance', ...args], {
       cwd: cwd ?? ROOT,
@@ -231,48 +234,53 @@ function commitOf() {
 
 // ── the run ──
 
-if (!existsSync(BIN)) fail('dist/ is not built: run `npm run build` (or `npm run conformance`, which builds first)');
-const out = values.out ?? (await mkdtemp(join(tmpdir(), 'plinth-conformance-')));
-const started = Date.now();
-const report = { suite: SUITE, commit: commitOf(), date: new Date().toISOString(), out, runs: [] };
-const upstream = await listening(process.execPath, [SERVER, '--port', '0']);
-let gateway;
-try {
-  if (targets.some((target) => target.name === 'gateway')) gateway = await startGateway(upstream.info.url, await mkdtemp(join(tmpdir(), 'plinth-conformance-gw-')));
-  for (const wire of wires) {
-    const required = await requirements(wire);
-    for (const target of targets) {
-      const dir = join(out, `${target.name}-${wire}`);
-      await rm(dir, { recursive: true, force: true });
-      const args =
-        target.leg === 'client'
-          ? ['client', '--command', `${process.execPath} ${CLIENT} ${target.name === 'plinth-client' ? 'plinth' : 'sdk'}`, '--requirements', wire, '-o', dir]
-          : ['server', '--url', target.name === 'gateway' ? gateway.url : upstream.info.url, '--requirements', wire, '-o', dir];
-      say(`conformance: ${target.name} at ${wire}…`);
-      const run = await suite(args);
-      const found = await results(dir, target.leg);
-      const judge = (names) => names.map((name) => ({ name, ...verdict(found.get(name)) }));
-      const scored = judge(required.scored[target.leg]);
-      const unscored = judge(required.unscored[target.leg]);
-      report.runs.push({
-        target: target.name,
-        wire,
-        passed: scored.filter((s) => s.passed).length,
-        failed: scored.filter((s) => !s.passed).length,
-        total: scored.length,
-        failing: scored.filter((s) => !s.passed).map((s) => s.name),
-        unscored: { passed: unscored.filter((s) => s.passed).length, total: unscored.length, failing: unscored.filter((s) => !s.passed).map((s) => s.name) },
-        scenarios: [...scored, ...unscored.map((s) => ({ ...s, unscored: true }))],
-        suiteExit: run.code,
-        dir,
-      });
+let report;
+if (values.from) {
+  report = JSON.parse(await readFile(values.from, 'utf8'));
+} else {
+  if (!existsSync(BIN)) fail('dist/ is not built: run `npm run build` (or `npm run conformance`, which builds first)');
+  const out = values.out ?? (await mkdtemp(join(tmpdir(), 'plinth-conformance-')));
+  const started = Date.now();
+  report = { suite: SUITE, commit: commitOf(), date: new Date().toISOString(), out, runs: [] };
+  const upstream = await listening(process.execPath, [SERVER, '--port', '0']);
+  let gateway;
+  try {
+    if (targets.some((target) => target.name === 'gateway')) gateway = await startGateway(upstream.info.url, await mkdtemp(join(tmpdir(), 'plinth-conformance-gw-')));
+    for (const wire of wires) {
+      const required = await requirements(wire);
+      for (const target of targets) {
+        const dir = join(out, `${target.name}-${wire}`);
+        await rm(dir, { recursive: true, force: true });
+        const args =
+          target.leg === 'client'
+            ? ['client', '--command', `${process.execPath} ${CLIENT} ${target.name.startsWith('plinth') ? 'plinth' : 'sdk'}`, '--requirements', wire, '-o', dir]
+            : ['server', '--url', target.name === 'gateway' ? gateway.url : upstream.info.url, '--requirements', wire, '-o', dir];
+        say(`conformance: ${target.name} at ${wire}…`);
+        const run = await suite(args, { env: target.env ?? {} });
+        const found = await results(dir, target.leg);
+        const judge = (names) => names.map((name) => ({ name, ...verdict(found.get(name)) }));
+        const scored = judge(required.scored[target.leg]);
+        const unscored = judge(required.unscored[target.leg]);
+        report.runs.push({
+          target: target.name,
+          wire,
+          passed: scored.filter((s) => s.passed).length,
+          failed: scored.filter((s) => !s.passed).length,
+          total: scored.length,
+          failing: scored.filter((s) => !s.passed).map((s) => s.name),
+          unscored: { passed: unscored.filter((s) => s.passed).length, total: unscored.length, failing: unscored.filter((s) => !s.passed).map((s) => s.name) },
+          scenarios: [...scored, ...unscored.map((s) => ({ ...s, unscored: true }))],
+          suiteExit: run.code,
+          dir,
+        });
+      }
     }
+  } finally {
+    await gateway?.close();
+    await stop(upstream.child);
   }
-} finally {
-  await gateway?.close();
-  await stop(upstream.child);
+  report.seconds = Math.round((Date.now() - started) / 1000);
 }
-report.seconds = Math.round((Date.now() - started) / 1000);
 
 if (values.json) {
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -289,6 +297,6 @@ if (values.json) {
     if (run.failing.length > 0) lines.push(`  failing: ${run.failing.join(', ')}`);
     if (run.unscored.failing.length > 0) lines.push(`  failing, not scored: ${run.unscored.failing.join(', ')}`);
   }
-  lines.push('', `results (checks.json per scenario): ${out}`);
+  lines.push("", `results (checks.json per scenario): ${report.out}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
