@@ -85,8 +85,8 @@ export { WORKSPACE_PLACEHOLDER, entryFolder, expandWorkspace, isInside, pathOuts
 export { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markedProcesses, pipeHolders, pipeNames, signalEach, trackGroup, trackMark, treeMarkValue, untrackGroup, untrackMark } from './process-tree.js';
 // Service contracts (sdk/contracts/): each merges its service into `Services`; helpers for transports beside them.
 export type { CheckOptions, TrustRun, TrustService, TrustSource, TrustSubject, TrustVerdict, PinnedFile } from './contracts/trust.js';
-export { MCP_SERVER_NAME, MCP_TRANSPORT_NAME, mcpEntryTransport, mcpServerEntrySchema } from './contracts/mcp-server.js';
-export type { McpServerConfig, McpServerDefinition, McpServerEntry } from './contracts/mcp-server.js';
+export { MCP_MODERN_REVISIONS, MCP_SERVER_NAME, MCP_TRANSPORT_NAME, mcpEntryTransport, mcpProtocolSchema, mcpServerEntrySchema } from './contracts/mcp-server.js';
+export type { McpModernRevision, McpProtocolSetting, McpServerConfig, McpServerDefinition, McpServerEntry } from './contracts/mcp-server.js';
 export type { TransportConnection, TransportContext, TransportFactory } from './contracts/transport.js';
 export type { CallOptions, ElicitationContent, ElicitationHandler, McpService, McpTool, RootsHandler, SamplingHandler, ServerLogMessage, ServerState, ServerStatus, StartOptions, ToolCallResult } from './contracts/mcp.js';
 export type { HealthChange, HealthService, HealthState, ServerHealth } from './contracts/health.js';

@@ -14,11 +14,12 @@
  */
 import { LATEST_PROTOCOL_VERSION, type OAuthClientProvider, type Client } from '@modelcontextprotocol/client';
 import { type Logger, type PluginKernel, PlinthError, isPlinthError, describeError } from 'plinth/sdk';
+import { negotiationFailure, negotiationMode, protocolOf } from './era.js';
 import { mcpError } from './errors.js';
 import { httpAnswer, looksLikeSseServer, supportedVersions, type HttpAnswer } from './http-answer.js';
 import { outsideCalls } from './origin.js';
 import { type FirstStarts, packageRunner } from './package-runner.js';
-import type { McpServerDefinition, TransportConnection, TransportContext, TransportFactory } from 'plinth/sdk';
+import type { McpProtocolSetting, McpServerDefinition, TransportConnection, TransportContext, TransportFactory } from 'plinth/sdk';
 
 /** What an attempt needs from the plugin. */
 export interface ConnectDeps {
@@ -36,6 +37,8 @@ export interface ConnectDeps {
   readonly firstStarts?: FirstStarts;
   /** Where a first start shows its progress: a terminal, or undefined (nothing shown). */
   readonly progress?: NodeJS.WritableStream;
+  /** The era of a server whose entry has no `protocol` (the mcp plugin's `protocol` setting); undefined: legacy. */
+  readonly protocol?: McpProtocolSetting;
 }
 
 /**
@@ -62,6 +65,9 @@ export interface Connected {
   /** The transport in use (`http` or `sse` after an `auto` choice). */
   readonly transport: string;
   readonly session: FeatureSession | undefined;
+  /** The era the connection speaks, and the revision negotiated (`client.getProtocolEra()`, `getNegotiatedProtocolVersion()`). */
+  readonly era?: 'legacy' | 'modern';
+  readonly protocolVersion?: string;
 }
 
 /** Transports shipped as builtin plugins, for the message when one is missing. */
@@ -148,9 +154,12 @@ async function connectAttempt(declared: McpServerDefinition, deps: ConnectDeps, 
         });
       }
       if (isPlinthError(error)) throw error;
-      // A remote server's own JSON-RPC answer to `initialize`; not a stdio transport's own -32000 (the process exited),
+      const mismatch = negotiationFailure(definition, deps.protocol, tried, error, deps.redact);
+      if (mismatch) throw mismatch;
+      // The server's own JSON-RPC answer to `initialize`; not a stdio transport's own -32000 (the process exited),
       // whose reason (and the sandbox's hint in it) is said whole below.
-      const refused = tried === 'http' || tried === 'sse' || tried === 'auto' ? httpAnswer(error).rpc : undefined;
+      const answered = httpAnswer(error).rpc;
+      const refused = tried === 'http' || tried === 'sse' || tried === 'auto' || (answered !== undefined && answered.code !== -32000) ? answered : undefined;
       if (refused) throw await refusedInitialize(definition, tried, refused, error, deps);
       throw mcpError('PLN_E_MCP_CONNECT_FAILED', deps.redact(`MCP server "${definition.name}" could not connect (${tried}): ${describeError(error)}`), {
         details: { server: definition.name, transport: tried },
@@ -247,7 +256,8 @@ async function open(
   try {
     const { Client } = await import('@modelcontextprotocol/client');
     if (signal.aborted) throw signal.reason;
-    client = new Client({ name: 'plinth', version: deps.kernel.apiVersion }, { capabilities: CAPABILITIES });
+    const { protocol } = protocolOf(definition, deps.protocol);
+    client = new Client({ name: 'plinth', version: deps.kernel.apiVersion }, { capabilities: CAPABILITIES, versionNegotiation: { mode: negotiationMode(protocol) } });
     client.onerror = (error) => deps.log.debug(deps.redact(`MCP server "${definition.name}": ${describeError(error)}`));
     session = await deps.attach(client, definition);
     if (signal.aborted) throw signal.reason;
@@ -265,7 +275,9 @@ async function open(
       }
       if (signal.aborted) throw signal.reason;
     }
-    return { client, connection, transport: name, session };
+    const era = client.getProtocolEra();
+    const protocolVersion = client.getNegotiatedProtocolVersion();
+    return { client, connection, transport: name, session, ...(era !== undefined && { era }), ...(protocolVersion !== undefined && { protocolVersion }) };
   } catch (error) {
     session?.closed?.('the connection attempt failed');
     await close();
@@ -332,10 +344,14 @@ async function refusedInitialize(definition: McpServerDefinition, tried: string,
   const details = { server: definition.name, transport: tried, rpcCode: rpc.code, ...(status !== undefined && { httpStatus: status }) };
   if (rpc.code === -32022 || rpc.code === -32601) {
     const supported = supportedVersions(rpc.data);
-    const what = rpc.code === -32022 ? `does not serve MCP ${LATEST_PROTOCOL_VERSION}, the revision plinth speaks` : 'does not know `initialize`, which every MCP revision plinth speaks begins with';
-    return mcpError('PLN_E_MCP_PROTOCOL_UNSUPPORTED', deps.redact(`MCP server "${definition.name}" ${what}: it answered ${said} (${tried})${supported.length > 0 ? `; it serves ${supported.join(', ')}` : ''}`), {
+    const { protocol, where } = protocolOf(definition, deps.protocol);
+    const what = rpc.code === -32022 ? `does not serve MCP ${LATEST_PROTOCOL_VERSION}, the 2025 revision plinth asked for with \`initialize\`` : 'does not know `initialize`, the 2025 handshake';
+    const modern = supported.find((version) => version >= '2026-07-28');
+    const change = `${where} says "${protocol}": set "protocol": "auto"${modern !== undefined ? ` (or "${modern}")` : ''} in its mcpServers entry to reach a server of the 2026-07-28 era`;
+    return mcpError('PLN_E_MCP_PROTOCOL_UNSUPPORTED', deps.redact(`MCP server "${definition.name}" ${what}: it answered ${said} (${tried})${supported.length > 0 ? `; it serves ${supported.join(', ')}` : ''}; ${change}`), {
       cause: error,
-      details: { ...details, ...(supported.length > 0 && { supported }) },
+      hint: `set "protocol": "auto" in its mcpServers entry (or plugins.mcp.settings.protocol for every server)`,
+      details: { ...details, protocol, ...(supported.length > 0 && { supported }) },
     });
   }
   return mcpError('PLN_E_MCP_CONNECT_FAILED', deps.redact(`MCP server "${definition.name}" refused to connect (${tried}): it answered \`initialize\` with ${said}`), { cause: error, details });

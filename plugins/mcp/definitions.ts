@@ -401,6 +401,7 @@ function finish(name: string, draft: Draft, connectTimeoutMs: number, lookup: (o
     ...(entry.excludeTools !== undefined && { excludeTools: entry.excludeTools }),
     ...(entry.oauth !== undefined && { oauth: entry.oauth }),
     ...(entry.prefix !== undefined && { prefix: entry.prefix }),
+    ...(entry.protocol !== undefined && { protocol: entry.protocol }),
     source,
     origin,
     ...(draft.plugin !== undefined && { plugin: draft.plugin }),

@@ -6,6 +6,7 @@ export type LifecycleCode =
   | 'PLN_E_MCP_CONNECT_TIMEOUT'
   | 'PLN_E_MCP_CONNECT_FAILED'
   | 'PLN_E_MCP_PROTOCOL_UNSUPPORTED'
+  | 'PLN_E_MCP_PROTOCOL_MISMATCH'
   | 'PLN_E_MCP_TRANSPORT_UNKNOWN'
   | 'PLN_E_MCP_UNTRUSTED'
   | 'PLN_E_MCP_DISCONNECTED'
@@ -16,7 +17,8 @@ const HINTS: Readonly<Record<LifecycleCode, string>> = {
   PLN_E_MCP_CONNECT_TIMEOUT: 'check that the server starts and answers `initialize`; raise its `timeout` (or the mcp plugin\'s connectTimeout) if it is only slow',
   PLN_E_MCP_CONNECT_FAILED: 'check the command or URL; for a local server, the stderr tail in `plinth mcp status` usually says why',
   PLN_E_MCP_PROTOCOL_UNSUPPORTED:
-    'the server speaks only a newer MCP revision than plinth (2025-11-25 and older, over the MCP SDK v1): use a release or an endpoint of the server that also serves 2025-11-25',
+    'the server speaks only the 2026-07-28 era: set "protocol": "auto" in its mcpServers entry (or the mcp plugin\'s protocol setting)',
+  PLN_E_MCP_PROTOCOL_MISMATCH: 'set "protocol": "auto" in its mcpServers entry, or the revision the server offers',
   PLN_E_MCP_TRANSPORT_UNKNOWN: 'install or enable the transport plugin named, or change the server\'s "transport"',
   PLN_E_MCP_UNTRUSTED: 'review the server, then run the approve command given',
   PLN_E_MCP_DISCONNECTED: 'the server went away; `plinth mcp restart <name>` starts it again (the health plugin does so by itself)',

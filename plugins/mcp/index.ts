@@ -63,6 +63,7 @@ export default definePlugin({
         return oauth?.providerFor(definition, { signal });
       },
       settings,
+      protocol: settings.protocol,
       firstStarts: new FirstStarts(join(ctx.paths.home, 'mcp-runners.json'), settings.firstStartTimeout, (message) => log.debug(message)),
       ...(process.stderr.isTTY && { progress: process.stderr }),
       trust: () => kernel.get('trust'),

@@ -412,6 +412,8 @@ export class ServerManager {
       ...(slot.error !== undefined && { error: { ...slot.error } }),
       ...(tail ? { stderrTail: this.#deps.redact(tail) } : {}),
       ...(serverInfo && { serverInfo: { name: serverInfo.name, version: serverInfo.version } }),
+      ...(slot.current?.era !== undefined && { era: slot.current.era }),
+      ...(slot.current?.protocolVersion !== undefined && { protocolVersion: slot.current.protocolVersion }),
     };
   }
 }

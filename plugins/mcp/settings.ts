@@ -1,5 +1,5 @@
 /** The mcp plugin's own settings (declared in manifest.json), checked once at setup. */
-import { parseSettings } from 'plinth/sdk';
+import { mcpProtocolSchema, parseSettings } from 'plinth/sdk';
 import { z } from 'zod';
 
 // setTimeout fires at once for delays above 2^31-1 ms: a larger value would mean "no time at all".
@@ -13,6 +13,8 @@ const settingsSchema = z.object({
   retries: z.number().int().nonnegative().max(20),
   retryBaseMs: z.number().int().nonnegative().max(MAX_TIMER_MS),
   startOnServe: z.boolean(),
+  /** The era of a server whose entry does not say (`protocol`): auto, legacy or a pinned modern revision. */
+  protocol: mcpProtocolSchema,
 });
 
 /** The validated settings of the mcp plugin. */

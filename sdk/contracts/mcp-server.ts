@@ -47,7 +47,37 @@ export interface McpServerConfig {
   prefix?: boolean;
   /** What a server from settings may reach when confined (sdk/contracts/sandbox.ts); a plugin's servers have the plugin's manifest `permissions`. */
   permissions?: PermissionsInput;
+  /**
+   * The MCP protocol era to speak (see {@link McpProtocolSetting}); default: the mcp plugin's
+   * `protocol` setting.
+   */
+  protocol?: McpProtocolSetting;
 }
+
+/**
+ * How the client finds a server's protocol era: `auto` (ask with `server/discover`,
+ * fall back to `initialize`, remember the verdict), `legacy` (the 2025 `initialize`
+ * handshake, nothing else), or a pinned modern revision (`"2026-07-28"`: that
+ * revision or a coded failure, no fallback).
+ */
+export type McpProtocolSetting = 'auto' | 'legacy' | McpModernRevision;
+
+/** The modern (stateless, 2026-07-28 and later) revisions plinth's SDK speaks: the values a pin may name. */
+export const MCP_MODERN_REVISIONS = ['2026-07-28'] as const;
+export type McpModernRevision = (typeof MCP_MODERN_REVISIONS)[number];
+
+const PROTOCOL_EXPECTED = `expected "auto", "legacy" or a modern revision to pin (${MCP_MODERN_REVISIONS.map((r) => `"${r}"`).join(', ')})`;
+
+/** A `protocol` value (a server's, or the mcp plugin's default), checked. */
+export const mcpProtocolSchema = z
+  .string({ error: PROTOCOL_EXPECTED })
+  .refine((value): value is McpProtocolSetting => value === 'auto' || value === 'legacy' || (MCP_MODERN_REVISIONS as readonly string[]).includes(value), {
+    error: (issue) =>
+      typeof issue.input === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(issue.input)
+        ? `${PROTOCOL_EXPECTED}: ${issue.input} is not a modern revision plinth speaks (2025 revisions are reached with "legacy" or "auto")`
+        : PROTOCOL_EXPECTED,
+  })
+  .transform((value) => value as McpProtocolSetting);
 
 /** A server once normalised. */
 export interface McpServerDefinition {
@@ -70,6 +100,8 @@ export interface McpServerDefinition {
   readonly oauth?: Record<string, unknown> | boolean;
   /** `false`: the gateway serves this server's tools and prompts under their own names, not `<server>__<name>`. */
   readonly prefix?: boolean;
+  /** The era setting written in its entry; undefined: the mcp plugin's `protocol` setting applies. */
+  readonly protocol?: McpProtocolSetting;
   /** Where it was defined: decides whether it needs approval (workspace servers do, through the trust plugin). */
   readonly source: TrustSource;
   /** `file#json.path` or the manifest that declared it. */
@@ -130,6 +162,7 @@ export const mcpServerEntrySchema = z
     oauth: z.union([z.boolean(), z.record(z.string(), z.unknown())], { error: 'expected true, false or an object of OAuth settings' }).optional(),
     prefix: z.boolean({ error: 'expected true (tools as <server>__<tool>, the default) or false (tools under their own names, in `plinth serve`)' }).optional(),
     permissions: permissionsSchema.optional(),
+    protocol: mcpProtocolSchema.optional(),
   })
   .superRefine((entry, ctx) => {
     if (entry.command !== undefined && entry.url !== undefined) {

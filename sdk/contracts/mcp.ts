@@ -29,6 +29,10 @@ export interface ServerStatus {
   readonly stderrTail?: string;
   /** The server's name and version from `initialize`. */
   readonly serverInfo?: { readonly name: string; readonly version: string };
+  /** While connected: the protocol era spoken (`modern`: 2026-07-28 and later, stateless; `legacy`: the `initialize` handshake). */
+  readonly era?: 'legacy' | 'modern';
+  /** While connected: the protocol revision negotiated, e.g. `2025-11-25` or `2026-07-28`. */
+  readonly protocolVersion?: string;
 }
 
 /** A tool of a connected server, under its namespaced name. */
