@@ -5,7 +5,9 @@
  * the stdio and HTTP endpoints. Loaded when `plinth serve` asks for it: it
  * brings the SDK's server side.
  */
-import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { createMcpHandler } from '@modelcontextprotocol/server';
+import type { McpHttpHandler } from '@modelcontextprotocol/server';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { PlinthError } from 'plinth/sdk';
 import type { Disposer, Gateway, GatewayEndpoint, GatewayHttpEndpoint, GatewayHttpOptions, Logger, McpService } from 'plinth/sdk';
 import { type Collision, STATUS_URI, describeCollisions } from './catalog.js';
@@ -15,6 +17,7 @@ import { serveHttp } from './http.js';
 import { applyLevel, forwardLog } from './logging.js';
 import { type GatewaySession, createSession } from './session.js';
 import type { GatewaySettings } from './settings.js';
+import { listenedUris } from './listen.js';
 import { statusDocument } from './status.js';
 
 export interface GatewayDeps {
@@ -47,8 +50,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
   let starting = false;
   let closing: Promise<void> | undefined;
 
-  const newSession = () => {
+  /**
+   * A new session. Legacy sessions and a stdio connection's instance are kept (list changes and
+   * upstream requests reach them); a modern HTTP request's instance is not (`kept: false`): it
+   * serves one request and holds nothing after it.
+   */
+  const newSession = (era: 'legacy' | 'modern' = 'legacy', kept = true) => {
     const session = createSession({
+      era,
       mcp,
       catalog,
       log,
@@ -60,15 +69,69 @@ export function createGateway(deps: GatewayDeps): Gateway {
       },
       onLogLevel: () => void applyLevel(mcp, sessions, log),
     });
-    sessions.add(session);
+    if (kept) sessions.add(session);
     return session;
+  };
+
+  // Modern (2026-07-28) HTTP traffic: the SDK's per-request entry, strict (legacy traffic never
+  // reaches it: http.ts routes it to the sessions). Created with the first HTTP endpoint; its
+  // `notify` carries list changes and resource updates onto `subscriptions/listen` streams.
+  let modernHttp: McpHttpHandler | undefined;
+  const modernHandler = () =>
+    (modernHttp ??= createMcpHandler(() => newSession('modern', false).server, {
+      legacy: 'reject',
+      maxRequestBodySize: settings.maxBodyBytes,
+      onerror: (error) => log.debug(`gateway: modern request: ${error.message}`),
+    }));
+
+  // Resources modern clients listen to (`resourceSubscriptions` of their subscriptions/listen):
+  // one upstream subscription per URI however many streams want it, ended with the last one.
+  const interest = new Map<string, { count: number; off: Promise<Disposer | undefined> }>();
+  const resourceUpdated = (uri: string) => {
+    modernHttp?.notify.resourceUpdated(uri);
+    for (const session of sessions) if (session.era === 'modern' && !session.closed) void session.server.sendResourceUpdated({ uri }).catch(() => undefined);
+  };
+  const listenTo = (uris: readonly string[]): Disposer => {
+    const mine = [...new Set(uris)].filter((uri) => uri !== STATUS_URI);
+    for (const uri of mine) {
+      const entry = interest.get(uri);
+      if (entry) {
+        entry.count++;
+        continue;
+      }
+      const off = catalog
+        .route(uri)
+        .then((target) => mcp.subscribe(target.server, target.uri, () => resourceUpdated(uri)))
+        .catch((error: unknown) => {
+          log.debug(`gateway: cannot subscribe to ${uri} for a listening client: ${(error as Error).message}`);
+          return undefined;
+        });
+      interest.set(uri, { count: 1, off });
+    }
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      for (const uri of mine) {
+        const entry = interest.get(uri);
+        if (!entry || --entry.count > 0) continue;
+        interest.delete(uri);
+        void entry.off.then((off) => off?.());
+      }
+    };
   };
 
   const announce = (lists: ReadonlyArray<'tools' | 'resources' | 'prompts'>) => {
     for (const list of lists) catalog.invalidate(list);
     if (lists.includes('tools')) warnCollisions();
+    if (modernHttp) {
+      if (lists.includes('tools')) modernHttp.notify.toolsChanged();
+      if (lists.includes('resources')) modernHttp.notify.resourcesChanged();
+      if (lists.includes('prompts')) modernHttp.notify.promptsChanged();
+    }
     for (const session of sessions) {
-      if (session.closed || !session.server.getClientCapabilities()) continue; // not initialized yet
+      // A legacy session not initialized yet gets nothing; a modern stdio instance's notifications go onto its listen streams.
+      if (session.closed || (session.era === 'legacy' && !session.server.getClientCapabilities())) continue;
       const send = (run: () => Promise<void>) => void run().catch(() => undefined);
       if (lists.includes('tools')) send(() => session.server.sendToolListChanged());
       if (lists.includes('resources')) send(() => session.server.sendResourceListChanged());
@@ -77,6 +140,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   };
   const statusChanged = () => {
     for (const session of catalog.statusWatchers) void session.server.sendResourceUpdated({ uri: STATUS_URI }).catch(() => undefined);
+    resourceUpdated(STATUS_URI);
   };
   const warnCollisions = () => {
     if (starting) return;
@@ -135,33 +199,42 @@ export function createGateway(deps: GatewayDeps): Gateway {
     async serveStdio(io = {}) {
       const input = (io.input ?? process.stdin) as NodeJS.ReadStream;
       const output = (io.output ?? process.stdout) as NodeJS.WriteStream;
-      const session = newSession();
+      // The client's first message picks the era (initialize: legacy; a request with the 2026
+      // envelope: modern); one instance serves the connection from then on.
+      const mine = new Set<GatewaySession>();
+      const listening: Disposer[] = [];
       const transport = new StdioServerTransport(input, output);
       let done!: () => void;
       const closed = new Promise<void>((resolve) => (done = resolve));
-      const end = () => void session.close().finally(done);
-      const previous = session.server.onclose;
-      session.server.onclose = () => {
-        previous?.();
-        done();
-      };
-      input.once('end', end);
-      input.once('close', end);
-      await session.server.connect(transport);
+      const handle = serveStdio(
+        ({ era }) => {
+          const session = newSession(era);
+          mine.add(session);
+          return session.server;
+        },
+        { transport: peekListen(transport, (uris) => listening.push(listenTo(uris))), onerror: (error) => log.debug(`gateway: stdio: ${error.message}`) },
+      );
+      let ending: Promise<void> | undefined;
+      const end = () =>
+        (ending ??= (async () => {
+          for (const off of listening.splice(0)) off();
+          await handle.close().catch(() => undefined);
+          await Promise.all([...mine].map((s) => s.close()));
+          done();
+        })());
+      input.once('end', () => void end());
+      input.once('close', () => void end());
       const endpoint: GatewayEndpoint = {
         closed,
-        sessions: () => (session.closed ? 0 : 1),
-        close: async () => {
-          await session.close();
-          done();
-        },
+        sessions: () => [...mine].filter((s) => !s.closed).length,
+        close: end,
       };
       endpoints.add(endpoint);
       return endpoint;
     },
 
     async serveHttp(options: GatewayHttpOptions = {}): Promise<GatewayHttpEndpoint> {
-      const endpoint = await serveHttp({ settings, home: deps.home, log, newSession, options });
+      const endpoint = await serveHttp({ settings, home: deps.home, log, newSession: () => newSession('legacy'), modern: modernHandler(), listenTo, options });
       endpoints.add(endpoint);
       return endpoint;
     },
@@ -170,10 +243,33 @@ export function createGateway(deps: GatewayDeps): Gateway {
       closing ??= (async () => {
         for (const dispose of disposers) dispose();
         await Promise.all([...endpoints].map((e) => e.close().catch(() => undefined)));
+        await modernHttp?.close().catch(() => undefined);
+        for (const entry of interest.values()) void entry.off.then((off) => off?.());
+        interest.clear();
         await Promise.all([...sessions].map((s) => s.close()));
       })();
       return closing;
     },
   };
   return gateway;
+}
+
+/**
+ * The stdio transport, with a look at each `subscriptions/listen` the client sends: its
+ * `resourceSubscriptions` are subscribed upstream (for the connection's life), so that their
+ * updates reach the listen stream.
+ */
+function peekListen(transport: StdioServerTransport, onListen: (uris: readonly string[]) => void): StdioServerTransport {
+  const start = transport.start.bind(transport);
+  transport.start = async () => {
+    await start();
+    const deliver = transport.onmessage;
+    if (!deliver) return;
+    transport.onmessage = (message, ...rest) => {
+      const uris = listenedUris(message);
+      if (uris.length > 0) onListen(uris);
+      deliver.call(transport, message, ...(rest as []));
+    };
+  };
+  return transport;
 }

@@ -14,12 +14,15 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { Socket } from 'node:net';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import { isLegacyRequest } from '@modelcontextprotocol/server';
+import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { PlinthError } from 'plinth/sdk';
-import type { GatewayHttpEndpoint, GatewayHttpOptions, Logger } from 'plinth/sdk';
+import type { Disposer, GatewayHttpEndpoint, GatewayHttpOptions, Logger } from 'plinth/sdk';
 import { readBody } from './body.js';
 import { BoundedEventStore } from './event-store.js';
 import { isLoopback, originPolicy, rebindingProblem } from './guard.js';
+import { listenedUris } from './listen.js';
 import type { GatewaySession } from './session.js';
 import type { GatewaySettings } from './settings.js';
 import { authorized, gatewayToken } from './token.js';
@@ -29,6 +32,10 @@ export interface HttpDeps {
   readonly home: string;
   readonly log: Logger;
   readonly newSession: () => GatewaySession;
+  /** The SDK's strict modern (2026-07-28) entry: every request that carries the 2026 envelope goes there. */
+  readonly modern: McpHttpHandler;
+  /** A modern client listens to these resources (`subscriptions/listen`): subscribe upstream until the disposer runs. */
+  readonly listenTo: (uris: readonly string[]) => Disposer;
   readonly options: GatewayHttpOptions;
 }
 
@@ -68,6 +75,7 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
   const sessions = new Map<string, Entry>();
   let pending = 0;
   const sockets = new Set<Socket>();
+  const modern = toNodeHandler(deps.modern, { onerror: (error) => log.warn(`gateway: a modern request failed: ${error.message}`) });
 
   /**
    * A POST's body, read here (see body.ts): its parsed JSON for the SDK's transport, which also gets
@@ -114,6 +122,16 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
       return entry.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST') return refuse(res, 400, 'PLN_E_GATEWAY_SESSION_UNKNOWN', 'no mcp-session-id: start a session with an initialize request (POST)');
+    const body = await readPost(req, res);
+    if (body === false) return;
+    // The era of a request without a session: the SDK's own classification. A request that carries
+    // the 2026 envelope (or a modern MCP-Protocol-Version) is modern, stateless, and answered by the
+    // SDK's entry (its headers validated there: -32020 on a mismatch); anything else starts a session.
+    if (body !== undefined && !(await isLegacyRequest(await toWebRequest(req, body), body, { maxRequestBodySize: settings.maxBodyBytes }))) {
+      const uris = listenedUris(body);
+      if (uris.length > 0) res.once('close', deps.listenTo(uris));
+      return modern(req, res, body);
+    }
     if (sessions.size + pending >= settings.maxSessions) {
       // Full: the session idle the longest makes room; only when every one is busy is the new one refused.
       const idle = oldestIdle(sessions);
@@ -126,8 +144,6 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
       log.warn(`gateway: session ${idle.slice(0, 8)}… ended, idle for ${Date.now() - entry.session.lastActive} ms, to make room for a new one (maxSessions ${settings.maxSessions} are open); its client gets 404 and may start another`);
       void entry.transport.close();
     }
-    const body = await readPost(req, res);
-    if (body === false) return;
 
     pending++;
     const session = deps.newSession();

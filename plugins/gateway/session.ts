@@ -24,6 +24,11 @@ export interface InFlightCall {
 /** One served session. */
 export interface GatewaySession {
   readonly server: Server;
+  /**
+   * `legacy`: a 2025-era session (initialize, a session id over HTTP, kept between requests).
+   * `modern`: a 2026-07-28 instance, one per HTTP request (kept by nobody) or one per stdio connection.
+   */
+  readonly era: 'legacy' | 'modern';
   readonly calls: Set<InFlightCall>;
   /** When it was last asked anything (idle timeout). */
   lastActive: number;
@@ -34,6 +39,7 @@ export interface GatewaySession {
 }
 
 export interface SessionDeps {
+  readonly era?: 'legacy' | 'modern';
   readonly mcp: McpService;
   readonly catalog: Catalog;
   readonly log: Logger;
@@ -53,13 +59,35 @@ const CAPABILITIES = {
   logging: {},
 } as const;
 
+/**
+ * The gateway's own cache hints for modern (2026-07-28) clients. `server/discover` is the same for
+ * every caller and changes only with a new plinth (public, a minute). The lists and reads are built
+ * from upstream connections that carry the user's own credentials, so they are `private`: a shared
+ * cache must never hand them to another principal. Lists live a few seconds (a `list_changed` on
+ * `subscriptions/listen` invalidates them sooner); a read is never cached (ttl 0), since the
+ * gateway cannot vouch for an upstream resource's freshness.
+ */
+export const CACHE_HINTS = {
+  'server/discover': { ttlMs: 60_000, cacheScope: 'public' },
+  'tools/list': { ttlMs: 5_000, cacheScope: 'private' },
+  'prompts/list': { ttlMs: 5_000, cacheScope: 'private' },
+  'resources/list': { ttlMs: 5_000, cacheScope: 'private' },
+  'resources/templates/list': { ttlMs: 5_000, cacheScope: 'private' },
+  'resources/read': { ttlMs: 0, cacheScope: 'private' },
+} as const;
+
 /** A new session's server; connect it to a transport. */
 export function createSession(deps: SessionDeps): GatewaySession {
   const { mcp, catalog } = deps;
+  const era = deps.era ?? 'legacy';
+  const modern = era === 'modern';
+  // A modern client asks for a log level per request (and gets no logging/setLevel); resources/subscribe is 2025-only (modern: subscriptions/listen).
+  const { logging: _logging, ...modernCapabilities } = CAPABILITIES;
   const server = new Server(
     { name: 'plinth', version: deps.version, title: 'plinth gateway' },
     {
-      capabilities: CAPABILITIES,
+      capabilities: modern ? modernCapabilities : CAPABILITIES,
+      cacheHints: CACHE_HINTS,
       instructions: `Tools, resources and prompts of the MCP servers configured in plinth. Tools are named <server>__<tool>. Read ${STATUS_URI} to see which servers are connected and how to fix the others.`,
       // A burst of upstream changes (a restart, a plugin enabled) is one notification per list.
       debouncedNotificationMethods: ['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed'],
@@ -70,6 +98,7 @@ export function createSession(deps: SessionDeps): GatewaySession {
   let logLevel: LoggingLevel | undefined;
   const session: GatewaySession = {
     server,
+    era,
     calls: new Set(),
     lastActive: Date.now(),
     get logLevel() {
@@ -93,12 +122,14 @@ export function createSession(deps: SessionDeps): GatewaySession {
   };
 
   // Which upstream messages this session gets (see logging.ts); the upstreams are told the most verbose level any session asked for.
-  server.setRequestHandler('logging/setLevel', (request) => {
-    touch();
-    logLevel = request.params.level;
-    deps.onLogLevel();
-    return {};
-  });
+  if (!modern) {
+    server.setRequestHandler('logging/setLevel', (request) => {
+      touch();
+      logLevel = request.params.level;
+      deps.onLogLevel();
+      return {};
+    });
+  }
 
   server.setRequestHandler('tools/list', () => {
     touch();
@@ -159,6 +190,7 @@ export function createSession(deps: SessionDeps): GatewaySession {
     return { contents: read.contents.map((c) => (c.uri === target.uri ? { ...c, uri } : c)) as never };
   });
 
+  if (!modern) {
   server.setRequestHandler('resources/subscribe', async (request) => {
     touch();
     const { uri } = request.params;
@@ -188,6 +220,7 @@ export function createSession(deps: SessionDeps): GatewaySession {
     if (pending) await pending.then((off) => off(), () => undefined);
     return {};
   });
+  }
 
   server.setRequestHandler('prompts/list', async () => {
     touch();
