@@ -36,7 +36,8 @@ export const TARGETS = [
   { name: 'plinth-client', leg: 'client', what: "plinth's MCP client (the mcp service of a booted kernel), the server pinned to the wire's era" },
   { name: 'plinth-client-auto', leg: 'client', what: "plinth's MCP client with the server's protocol setting \"auto\"", env: { PLINTH_CONFORMANCE_PROTOCOL: 'auto' } },
   { name: 'sdk-client', leg: 'client', what: 'the bare SDK v2 Client (baseline)' },
-  { name: 'gateway', leg: 'server', what: 'plinth serve --http relaying the everything server (prefix: false)' },
+  { name: 'gateway', leg: 'server', what: 'plinth serve --http relaying the everything server (prefix: false), the upstream at the mcp plugin\'s default protocol', gateway: {} },
+  { name: 'gateway-modern-upstream', leg: 'server', what: 'the same with the upstream pinned to 2026-07-28 ("protocol": "2026-07-28")', gateway: { protocol: '2026-07-28' } },
   { name: 'sdk-server', leg: 'server', what: 'the everything server on the bare SDK v2 server package (baseline)' },
 ];
 
@@ -180,7 +181,7 @@ async function stop(child) {
  * sends no Authorization header) and passes everything else through as is
  * (the Host header included, for the DNS rebinding scenario).
  */
-async function startGateway(upstreamUrl, base) {
+async function startGateway(upstreamUrl, base, upstream = {}) {
   const home = join(base, 'home');
   const workspace = join(base, 'project');
   await mkdir(home, { recursive: true });
@@ -189,7 +190,7 @@ async function startGateway(upstreamUrl, base) {
   await writeFile(
     join(home, 'settings.json'),
     JSON.stringify({
-      mcpServers: { everything: { url: upstreamUrl, prefix: false } },
+      mcpServers: { everything: { url: upstreamUrl, prefix: false, ...upstream } },
       plugins: { 'mcp-demo': { enabled: false }, gateway: { settings: { token } } },
     }),
   );
@@ -243,9 +244,9 @@ if (values.from) {
   const started = Date.now();
   report = { suite: SUITE, commit: commitOf(), date: new Date().toISOString(), out, runs: [] };
   const upstream = await listening(process.execPath, [SERVER, '--port', '0']);
-  let gateway;
+  const gateways = new Map();
   try {
-    if (targets.some((target) => target.name === 'gateway')) gateway = await startGateway(upstream.info.url, await mkdtemp(join(tmpdir(), 'plinth-conformance-gw-')));
+    for (const target of targets) if (target.gateway) gateways.set(target.name, await startGateway(upstream.info.url, await mkdtemp(join(tmpdir(), 'plinth-conformance-gw-')), target.gateway));
     for (const wire of wires) {
       const required = await requirements(wire);
       for (const target of targets) {
@@ -254,7 +255,7 @@ if (values.from) {
         const args =
           target.leg === 'client'
             ? ['client', '--command', `${process.execPath} ${CLIENT} ${target.name.startsWith('plinth') ? 'plinth' : 'sdk'}`, '--requirements', wire, '-o', dir]
-            : ['server', '--url', target.name === 'gateway' ? gateway.url : upstream.info.url, '--requirements', wire, '-o', dir];
+            : ['server', '--url', target.gateway ? gateways.get(target.name).url : upstream.info.url, '--requirements', wire, '-o', dir];
         say(`conformance: ${target.name} at ${wire}…`);
         const run = await suite(args, { env: target.env ?? {} });
         const found = await results(dir, target.leg);
@@ -276,7 +277,7 @@ if (values.from) {
       }
     }
   } finally {
-    await gateway?.close();
+    for (const gateway of gateways.values()) await gateway.close();
     await stop(upstream.child);
   }
   report.seconds = Math.round((Date.now() - started) / 1000);
