@@ -28,7 +28,7 @@ async function connect(versionNegotiation: ClientOptions['versionNegotiation']):
   const client = new Client({ name: 'fixture-check', version: '1.0.0' }, { capabilities: { elicitation: {} }, versionNegotiation });
   client.setRequestHandler('elicitation/create', async (request) => ({
     action: 'accept',
-    content: 'properties' in request.params.requestedSchema && 'name' in (request.params.requestedSchema.properties ?? {}) ? { name: 'Ada' } : { response: 'yes' },
+    content: (request.params.message === 'What is your name?' ? { name: 'Ada' } : { response: 'yes' }) as Record<string, string>,
   }));
   await client.connect(new StreamableHTTPClientTransport(new URL(String(server.info.url))));
   return client;
