@@ -89,6 +89,7 @@ export { MCP_MODERN_REVISIONS, MCP_SERVER_NAME, MCP_TRANSPORT_NAME, mcpEntryTran
 export type { McpModernRevision, McpProtocolSetting, McpServerConfig, McpServerDefinition, McpServerEntry } from './contracts/mcp-server.js';
 export type { TransportConnection, TransportContext, TransportFactory } from './contracts/transport.js';
 export type { CallOptions, ElicitationContent, ElicitationHandler, McpService, McpTool, RootsHandler, SamplingHandler, ServerLogMessage, ServerState, ServerStatus, StartOptions, ToolCallResult } from './contracts/mcp.js';
+export type { InputRequiredAnswer } from './contracts/mcp.js';
 export type { HealthChange, HealthService, HealthState, ServerHealth } from './contracts/health.js';
 export type { Gateway, GatewayEndpoint, GatewayHttpEndpoint, GatewayHttpOptions, GatewayService, GatewayToken } from './contracts/gateway.js';
 export type { KeychainAvailability, SecretBackendName, SecretStore } from './contracts/secrets.js';

@@ -652,7 +652,7 @@ describe('requests from servers', () => {
       const server = await connect(definition('capable', SERVERS_FIXTURE));
       try {
         const seen = JSON.parse((await server.registry.callTool('capable__client_capabilities', {})).text) as Record<string, unknown>;
-        expect(seen.elicitation).toEqual({ form: { applyDefaults: true } });
+        expect(seen.elicitation).toEqual({ form: { applyDefaults: true }, url: {} }); // URL mode too (2026-07-28's input_required carries it)
       } finally {
         await server.client.close();
       }

@@ -18,6 +18,7 @@ import { applyLevel, forwardLog } from './logging.js';
 import { type GatewaySession, createSession } from './session.js';
 import type { GatewaySettings } from './settings.js';
 import { listenedUris } from './listen.js';
+import { RoundTrips } from './rounds.js';
 import { statusDocument } from './status.js';
 
 export interface GatewayDeps {
@@ -44,6 +45,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const { mcp, settings, log } = deps;
   const catalog = new Catalog(mcp);
   const sessions = new Set<GatewaySession>();
+  const rounds = new RoundTrips(settings.instance);
   const endpoints = new Set<GatewayEndpoint>();
   const warned = new Set<string>();
   // While ready() waits for the first start, collisions are its error's to report, all at once.
@@ -68,6 +70,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
         catalog.unwatchStatus(s);
       },
       onLogLevel: () => void applyLevel(mcp, sessions, log),
+      rounds,
+      clientTimeout: settings.clientTimeout,
     });
     if (kept) sessions.add(session);
     return session;
@@ -91,7 +95,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     modernHttp?.notify.resourceUpdated(uri);
     for (const session of sessions) if (session.era === 'modern' && !session.closed) void session.server.sendResourceUpdated({ uri }).catch(() => undefined);
   };
-  const listenTo = (uris: readonly string[]): Disposer => {
+  const listenTo = (uris: readonly string[]): { ready: Promise<void>; off: Disposer } => {
     const mine = [...new Set(uris)].filter((uri) => uri !== STATUS_URI);
     for (const uri of mine) {
       const entry = interest.get(uri);
@@ -109,7 +113,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       interest.set(uri, { count: 1, off });
     }
     let done = false;
-    return () => {
+    // The listen is acknowledged once the upstreams have subscribed: an update after the ack is never lost.
+    const ready = Promise.all(mine.map((uri) => interest.get(uri)!.off)).then(() => undefined);
+    const off = () => {
       if (done) return;
       done = true;
       for (const uri of mine) {
@@ -119,6 +125,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         void entry.off.then((off) => off?.());
       }
     };
+    return { ready, off };
   };
 
   const announce = (lists: ReadonlyArray<'tools' | 'resources' | 'prompts'>) => {
@@ -170,7 +177,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   ];
 
   const gateway: Gateway = {
-    handlers: forwardingHandlers(() => [...sessions], settings.clientTimeout),
+    handlers: forwardingHandlers(() => [...sessions, ...rounds.callers()], settings.clientTimeout),
 
     async ready() {
       let timer: NodeJS.Timeout | undefined;
@@ -212,7 +219,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
           mine.add(session);
           return session.server;
         },
-        { transport: peekListen(transport, (uris) => listening.push(listenTo(uris))), onerror: (error) => log.debug(`gateway: stdio: ${error.message}`) },
+        {
+          transport: peekListen(transport, (uris) => {
+            const { ready, off } = listenTo(uris);
+            listening.push(off);
+            return ready;
+          }),
+          onerror: (error) => log.debug(`gateway: stdio: ${error.message}`) },
       );
       let ending: Promise<void> | undefined;
       const end = () =>
@@ -243,6 +256,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       closing ??= (async () => {
         for (const dispose of disposers) dispose();
         await Promise.all([...endpoints].map((e) => e.close().catch(() => undefined)));
+        rounds.closeAll();
         await modernHttp?.close().catch(() => undefined);
         for (const entry of interest.values()) void entry.off.then((off) => off?.());
         interest.clear();
@@ -259,7 +273,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
  * `resourceSubscriptions` are subscribed upstream (for the connection's life), so that their
  * updates reach the listen stream.
  */
-function peekListen(transport: StdioServerTransport, onListen: (uris: readonly string[]) => void): StdioServerTransport {
+function peekListen(transport: StdioServerTransport, onListen: (uris: readonly string[]) => Promise<void>): StdioServerTransport {
   const start = transport.start.bind(transport);
   transport.start = async () => {
     await start();
@@ -267,8 +281,9 @@ function peekListen(transport: StdioServerTransport, onListen: (uris: readonly s
     if (!deliver) return;
     transport.onmessage = (message, ...rest) => {
       const uris = listenedUris(message);
-      if (uris.length > 0) onListen(uris);
-      deliver.call(transport, message, ...(rest as []));
+      // The listen goes on (and is acknowledged) once its resources are subscribed upstream.
+      if (uris.length > 0) void onListen(uris).then(() => deliver.call(transport, message, ...(rest as [])));
+      else deliver.call(transport, message, ...(rest as []));
     };
   };
   return transport;

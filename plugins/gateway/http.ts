@@ -35,7 +35,7 @@ export interface HttpDeps {
   /** The SDK's strict modern (2026-07-28) entry: every request that carries the 2026 envelope goes there. */
   readonly modern: McpHttpHandler;
   /** A modern client listens to these resources (`subscriptions/listen`): subscribe upstream until the disposer runs. */
-  readonly listenTo: (uris: readonly string[]) => Disposer;
+  readonly listenTo: (uris: readonly string[]) => { ready: Promise<void>; off: Disposer };
   readonly options: GatewayHttpOptions;
 }
 
@@ -129,7 +129,12 @@ export async function serveHttp(deps: HttpDeps): Promise<GatewayHttpEndpoint> {
     // SDK's entry (its headers validated there: -32020 on a mismatch); anything else starts a session.
     if (body !== undefined && !(await isLegacyRequest(await toWebRequest(req, body), body, { maxRequestBodySize: settings.maxBodyBytes }))) {
       const uris = listenedUris(body);
-      if (uris.length > 0) res.once('close', deps.listenTo(uris));
+      if (uris.length > 0) {
+        // Acknowledged once subscribed upstream (an update after the ack is never lost); unsubscribed when the stream ends.
+        const { ready, off } = deps.listenTo(uris);
+        res.once('close', off);
+        await ready;
+      }
       return modern(req, res, body);
     }
     if (sessions.size + pending >= settings.maxSessions) {

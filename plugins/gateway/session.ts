@@ -6,10 +6,12 @@
  * and progress. Each session has its own subscriptions and in-flight calls.
  */
 import { Server, ProtocolError, ProtocolErrorCode, SdkErrorCode, SdkError } from '@modelcontextprotocol/server';
-import type { CallToolResult, LoggingLevel, ServerContext } from '@modelcontextprotocol/server';
+import type { CallToolResult, ClientCapabilities, InputRequiredResult, LoggingLevel, ServerContext } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, inputRequired } from '@modelcontextprotocol/server';
 import type { Disposer, Logger, McpService, ToolCallResult } from 'plinth/sdk';
 import { STATUS_URI, servedTool, serverOfName } from './catalog.js';
 import type { Catalog } from './gateway-catalog.js';
+import { type RoundTrip, type RoundTrips, STATE_PREFIX } from './rounds.js';
 import { unavailableText } from './status.js';
 
 /** The context of one downstream request: `ctx.mcpReq.send` sends along it. */
@@ -19,6 +21,10 @@ export type DownstreamContext = ServerContext;
 export interface InFlightCall {
   readonly server: string;
   readonly ctx: DownstreamContext;
+  /** A modern client's call: upstream requests go back to it as `input_required` (rounds.ts). */
+  readonly round?: RoundTrip;
+  /** What a modern client declared in its request's envelope. */
+  readonly capabilities?: ClientCapabilities;
 }
 
 /** One served session. */
@@ -49,6 +55,10 @@ export interface SessionDeps {
   readonly onClose: (session: GatewaySession) => void;
   /** Its client set a log level: the gateway passes the levels on to the upstream servers. */
   readonly onLogLevel: () => void;
+  /** Modern calls in flight (upstream requests during them come back as `input_required`). */
+  readonly rounds: RoundTrips;
+  /** How long a modern client has to retry a call that got `input_required`. */
+  readonly clientTimeout: number;
 }
 
 const CAPABILITIES = {
@@ -140,6 +150,7 @@ export function createSession(deps: SessionDeps): GatewaySession {
   server.setRequestHandler('tools/call', async (request, ctx) => {
     touch();
     const { name } = request.params;
+    if (modern) return modernCall(request.params, ctx);
     const tool = catalog.tools().tools.get(name);
     if (!tool) return notServed(mcp, name);
     const call: InFlightCall = { server: tool.server, ctx };
@@ -163,6 +174,64 @@ export function createSession(deps: SessionDeps): GatewaySession {
       touch();
     }
   });
+
+  /**
+   * A modern client's call: made once upstream; an upstream request during it comes back as
+   * `input_required` with this process's `requestState`, and the retry carrying it goes on with
+   * the same upstream call (rounds.ts).
+   */
+  const modernCall = async (params: { name: string; arguments?: Record<string, unknown> }, ctx: DownstreamContext): Promise<CallToolResult | InputRequiredResult> => {
+    const state = ctx.mcpReq.requestState<string>();
+    let round: RoundTrip | undefined;
+    if (typeof state === 'string' && state.startsWith(STATE_PREFIX)) {
+      round = deps.rounds.get(state);
+      if (!round || round.tool !== params.name) {
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `PLN_E_GATEWAY_ROUND_TRIP_LOST: this retry's requestState names a call this gateway process does not have (another process made it, it was answered or cancelled, or nobody retried within plugins.gateway.settings.clientTimeout): call "${params.name}" again`,
+        );
+      }
+      round.ctx = ctx;
+      round.answer(ctx.mcpReq.inputResponses as Record<string, unknown> | undefined);
+    } else {
+      const tool = catalog.tools().tools.get(params.name);
+      if (!tool) return notServed(mcp, params.name);
+      const opened = deps.rounds.open(params.name, tool.server, ctx, (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined);
+      round = opened;
+      const token = ctx.mcpReq._meta?.progressToken;
+      opened.start(() =>
+        mcp.callTool(tool.name, params.arguments ?? {}, {
+          signal: opened.controller.signal,
+          origin: opened.call,
+          ...(token !== undefined && {
+            onProgress: (progress) => {
+              opened.ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => undefined);
+            },
+          }),
+        }),
+      );
+    }
+    // The client gives up on this request (cancels it): the call is cancelled upstream.
+    const current = round;
+    const cancel = () => deps.rounds.close(current, new Error('the call was cancelled'));
+    ctx.mcpReq.signal.addEventListener('abort', cancel, { once: true });
+    try {
+      const step = await current.next();
+      if ('done' in step) {
+        deps.rounds.close(current);
+        return toCallResult(step.done);
+      }
+      current.expireIn(deps.clientTimeout, () => deps.rounds.close(current));
+      return inputRequired({ inputRequests: { ...step.ask }, requestState: current.id });
+    } catch (error) {
+      deps.rounds.close(current);
+      if (ctx.mcpReq.signal.aborted) throw new SdkError(SdkErrorCode.RequestTimeout, 'the call was cancelled');
+      throw error;
+    } finally {
+      ctx.mcpReq.signal.removeEventListener('abort', cancel);
+      touch();
+    }
+  };
 
   server.setRequestHandler('resources/list', async () => {
     touch();

@@ -50,6 +50,8 @@ export default definePlugin({
       redact: (text) => redactor.text(text),
       workspace: ctx.paths.workspace,
       callTimeoutMs: settings.callTimeout,
+      inputRounds: settings.inputRounds,
+      ...(settings.serverLogLevel !== '' && { serverLogLevel: settings.serverLogLevel }),
     });
     const manager = new ServerManager({
       kernel,

@@ -10,6 +10,8 @@ const settingsSchema = z.object({
   connectTimeout: ms,
   firstStartTimeout: ms,
   callTimeout: ms,
+  inputRounds: z.number().int().positive().max(100),
+  serverLogLevel: z.enum(['', 'debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']),
   retries: z.number().int().nonnegative().max(20),
   retryBaseMs: z.number().int().nonnegative().max(MAX_TIMER_MS),
   startOnServe: z.boolean(),

@@ -61,6 +61,29 @@ export interface ToolCallResult {
   /** When `ok` is false: a stable code (PLN_E_MCP_…) and a message a person can act on. */
   readonly error?: { readonly code: string; readonly message: string };
   readonly durationMs: number;
+  /**
+   * Only with `CallOptions.inputRequired: 'return'`: the server (at 2026-07-28)
+   * answered `input_required`, and the call is not finished. `ok` is true,
+   * `content` empty, `text` says so, and `after_tool` has not run. Call again
+   * with the same name and arguments, `inputResponses` (one answer per key of
+   * `inputRequests`) and this `requestState`, to go on.
+   */
+  readonly inputRequired?: InputRequiredAnswer;
+}
+
+/**
+ * What a 2026-07-28 server asks before it can finish a call (`resultType:
+ * "input_required"`), as it sent it: a caller that takes over the round trip
+ * (a gateway passing it to its own client) answers each request and retries.
+ */
+export interface InputRequiredAnswer {
+  /**
+   * The embedded requests by the server's keys, each `{ method, params }` with
+   * `method` one of `elicitation/create`, `sampling/createMessage`, `roots/list`.
+   */
+  readonly inputRequests: Readonly<Record<string, Readonly<{ method: string; params?: Readonly<Record<string, unknown>> }>>>;
+  /** Opaque server state: echo it byte for byte (never parse or re-encode it). Absent when the server sent none. */
+  readonly requestState?: string;
 }
 
 export interface CallOptions {
@@ -77,6 +100,41 @@ export interface CallOptions {
    * a request's call cannot be known: such requests come without `origin`.
    */
   readonly origin?: unknown;
+  /**
+   * What to do when a 2026-07-28 server answers `input_required`:
+   * `'fulfil'` (default) answers its requests through the host's `mcp:elicitation`,
+   * `mcp:sampling` and `mcp:roots` (or the terminal form, or the declines) and retries,
+   * up to the mcp plugin's `inputRounds` rounds; `'return'` hands the first such
+   * answer back as `ToolCallResult.inputRequired` (a gateway passes it downstream).
+   * `before_tool` runs once per logical call, `after_tool` on its final result only.
+   * No effect on a 2025 server, whose requests arrive as requests.
+   */
+  readonly inputRequired?: 'fulfil' | 'return';
+  /**
+   * Continues a call that returned `inputRequired`: the answers by the keys of its
+   * `inputRequests` (each a bare result: `{ action, content? }`, a sampling result,
+   * `{ roots }`), sent with `requestState`. Pass the same tool name and arguments as
+   * the first call: `before_tool` is not run again for a continuation of a call this
+   * plinth process handed back (it is, as for a new call, for one it does not know),
+   * and the arguments a `before_tool` handler gave the first round are sent again.
+   */
+  readonly inputResponses?: Readonly<Record<string, unknown>>;
+  /** The `requestState` of the `inputRequired` answer being continued, byte for byte. */
+  readonly requestState?: string;
+  /**
+   * W3C trace context for the call (`traceparent`, and `tracestate` if any), sent in
+   * the request's `_meta` to a 2026-07-28 server. Default: a `traceparent` a
+   * `before_tool` handler put in the event context, else a new trace.
+   */
+  readonly traceparent?: string;
+  readonly tracestate?: string;
+  /**
+   * The server log level wanted for this call (`debug` … `emergency`): at
+   * 2026-07-28, where `logging/setLevel` is gone, it goes in the request's `_meta`
+   * and the server sends the call's log messages at that level and above (none
+   * without it). Default: the mcp plugin's `serverLogLevel` setting, if set.
+   */
+  readonly logLevel?: string;
 }
 
 /** How `start`, `restart` and `startAll` try. */
@@ -190,7 +248,15 @@ export interface SamplingHandler {
 /** The values an accepted elicitation carries, by field: what the specification allows (and the SDK checks). */
 export type ElicitationContent = Record<string, string | number | boolean | string[]>;
 export interface ElicitationHandler {
-  (request: { server: string; message: string; requestedSchema: Record<string, unknown>; origin?: unknown }): Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: ElicitationContent } | undefined>;
+  (request: {
+    server: string;
+    message: string;
+    requestedSchema: Record<string, unknown>;
+    origin?: unknown;
+    /** `url`: the server asks the user to open `url` (a sign-in, a payment…); the answer is `accept` (they did), `decline` or `cancel`, with no `content`. Absent: a form. */
+    mode?: 'url';
+    url?: string;
+  }): Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: ElicitationContent } | undefined>;
 }
 export interface RootsHandler {
   (request: { server: string; origin?: unknown }): Promise<ReadonlyArray<{ uri: string; name?: string }> | undefined>;

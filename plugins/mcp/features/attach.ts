@@ -13,6 +13,7 @@ import { callOrigin } from '../origin.js';
 import { logServerMessage } from './notifications.js';
 import { keepNotificationsBeforeResponses } from './ordering.js';
 import { complete, getPrompt, listPrompts } from './prompts.js';
+import { isModern } from './request-meta.js';
 import { prepareClient, redactFor } from './requests.js';
 import { createSubscriptions, listResourceTemplates, listResources, readResource, type CatalogContext } from './resources.js';
 import { MCP_CODES, failedResult } from './result.js';
@@ -26,6 +27,9 @@ export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 
 /** Logged (never thrown) when a server lists a tool name plinth refuses: empty, `__proto__`, `constructor`, `prototype`. */
 const TOOL_NAME_INVALID = 'PLN_E_MCP_TOOL_NAME_INVALID';
+
+/** Logged (never thrown) when a 2026-07-28 server over HTTP lists a tool whose `x-mcp-header` annotations break the rules: the tool is left out. */
+const TOOL_HEADER_INVALID = 'PLN_E_MCP_TOOL_HEADER_INVALID';
 
 /**
  * Attaches a connected client's features to the registry and returns the
@@ -42,12 +46,22 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
   const { log, registry } = deps;
   const redact = redactFor(deps, definition);
   const timeoutMs = deps.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-  const catalog: CatalogContext = { client, server, timeoutMs, redact, log };
+  const catalog: CatalogContext = {
+    client,
+    server,
+    timeoutMs,
+    redact,
+    log,
+    ...(deps.inputRounds !== undefined && { inputRounds: deps.inputRounds }),
+    ...(deps.serverLogLevel !== undefined && { serverLogLevel: deps.serverLogLevel }),
+  };
   const subscriptions = createSubscriptions(catalog);
   let detachedReason: string | undefined;
   let current = new Map<string, RegisteredTool>();
   let listed: readonly RegisteredTool[] = [];
   const warned = new Set<string>();
+  // Mcp-Param-* headers exist over HTTP only; a client elsewhere (stdio) may ignore the annotations (the spec says so).
+  const headerRules = isModern(client) && definition.url !== undefined;
 
   const callContext: CallContext = {
     client,
@@ -57,6 +71,13 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
     redact,
     defaultTimeoutMs: timeoutMs,
     detachedReason: () => detachedReason,
+    ...(deps.inputRounds !== undefined && { inputRounds: deps.inputRounds }),
+    ...(deps.serverLogLevel !== undefined && { serverLogLevel: deps.serverLogLevel }),
+    continuations: new Map(),
+    relist: async (tool) => {
+      await refreshTools();
+      return current.get(tool);
+    },
   };
 
   // One listing at a time; a change notified while one runs makes it list once more.
@@ -69,9 +90,15 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
       try {
         while (dirty && detachedReason === undefined) {
           dirty = false;
-          const { tools, skipped, refused } = await listServerTools(client, definition, timeoutMs);
+          const { tools, skipped, refused, badHeaders } = await listServerTools(client, definition, timeoutMs, headerRules);
           if (detachedReason !== undefined) break;
           for (const note of skipped) log.warn(`server "${server}": tool ${note}`);
+          for (const { tool, problem } of badHeaders) {
+            const what = `header:${tool}:${problem}`;
+            if (warned.has(what)) continue;
+            warned.add(what);
+            log.warn(redact(`${TOOL_HEADER_INVALID}: MCP server "${server}" lists tool "${tool}" with an invalid x-mcp-header annotation (${problem}); it is left out, its other tools register`));
+          }
           for (const what of refused) {
             // Once per connection: the list is read again on each list_changed.
             if (warned.has(what)) continue;

@@ -6,6 +6,7 @@
  * may be loaded twice (jiti, the test runner), and this file loads no SDK code.
  */
 import type { SdkErrorCode } from '@modelcontextprotocol/client';
+import { InputFailure } from './input-required.js';
 import { MCP_CODES, failureError, type Failure } from './result.js';
 
 /** What the request was, for the message. */
@@ -117,6 +118,7 @@ export async function orThrow<T>(situation: Omit<RequestSituation, 'callerAborte
   try {
     return await run();
   } catch (error) {
+    if (error instanceof InputFailure) throw failureError({ code: error.code, message: situation.redact(error.message) }, situation.server);
     throw failureError(classifyError(error, { ...situation, callerAborted: false }), situation.server);
   }
 }

@@ -3,8 +3,10 @@
  * (the messages, and the same as `role: text`), and argument completion for
  * prompts and resource templates.
  */
-import type { Prompt } from '@modelcontextprotocol/client';
+import type { GetPromptResult, Prompt } from '@modelcontextprotocol/client';
 import { orThrow } from './classify.js';
+import { DEFAULT_INPUT_ROUNDS, requestInRounds } from './input-required.js';
+import { requestMeta } from './request-meta.js';
 import { formatPromptMessages } from './format.js';
 import type { CatalogContext } from './resources.js';
 import { paginate } from './tools.js';
@@ -38,9 +40,14 @@ export async function listPrompts(context: CatalogContext): Promise<PromptInfo[]
 /** One prompt with its arguments: the messages, and the same rendered as text. */
 export async function getPrompt(context: CatalogContext, name: string, args?: Readonly<Record<string, string>>): Promise<PromptRendered> {
   const { client, server, timeoutMs } = context;
-  const result = await orThrow({ what: `prompts/get ${name}`, server, timeoutMs, redact: context.redact }, () =>
-    client.getPrompt({ name, ...(args && { arguments: { ...args } }) }, { timeout: timeoutMs }),
+  const meta = requestMeta(client, { logLevel: context.serverLogLevel });
+  const rounds = { client, what: `prompts/get ${name} on server "${server}"`, rounds: context.inputRounds ?? DEFAULT_INPUT_ROUNDS, timeoutMs, signal: new AbortController().signal };
+  const outcome = await orThrow({ what: `prompts/get ${name}`, server, timeoutMs, redact: context.redact }, () =>
+    requestInRounds(rounds, { name, ...(args && { arguments: { ...args } }), ...(meta && { _meta: meta }) }, (params, remaining) =>
+      client.getPrompt(params as never, { timeout: remaining, allowInputRequired: true }),
+    ),
   );
+  const result = (outcome as { result: GetPromptResult }).result;
   const messages = result.messages as ReadonlyArray<Record<string, unknown>>;
   return {
     ...(result.description !== undefined && { description: result.description }),

@@ -10,7 +10,7 @@
  * runs before `client.connect`; `attachFeatures` calls it too, for clients
  * created with `CLIENT_CAPABILITIES` already.
  */
-import { Redactor, isPlinthError, processTerminal, whyNotAsk } from 'plinth/sdk';
+import { Redactor, isPlinthError, processTerminal, safeText, whyNotAsk } from 'plinth/sdk';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
@@ -23,13 +23,13 @@ import { requestLimit } from './request-limit.js';
 import type { FeatureDeps, HostServiceName, Terminal } from './types.js';
 
 /**
- * What plinth declares in `initialize`: roots (with change notifications), form
- * elicitation, sampling. `applyDefaults` (SEP-1034): every accepted answer is
+ * What plinth declares in `initialize` (at 2026-07-28: in every request's
+ * `_meta`): roots (with change notifications), form and URL elicitation, sampling. `applyDefaults` (SEP-1034): every accepted answer is
  * completed with the requested schema's defaults for the fields it leaves out,
  * whoever answered (the host's `mcp:elicitation` or the form); the SDK's client
  * does the filling once the capability is declared.
  */
-export const CLIENT_CAPABILITIES = { roots: { listChanged: true }, elicitation: { form: { applyDefaults: true } }, sampling: {} } as const;
+export const CLIENT_CAPABILITIES = { roots: { listChanged: true }, elicitation: { form: { applyDefaults: true }, url: {} }, sampling: {} } as const;
 
 // The spec's code for "the user rejected the sampling request".
 const SAMPLING_DECLINED = -1;
@@ -73,15 +73,24 @@ export function prepareClient(client: Client, definition: McpServerDefinition, d
   install('elicitation/create', () =>
     client.setRequestHandler('elicitation/create', async (request, ctx) => {
       limit.take('elicitation/create');
-      const params = request.params as { message: string; requestedSchema?: Record<string, unknown> };
+      const params = request.params as { mode?: string; message: string; requestedSchema?: Record<string, unknown>; url?: string };
       const requestedSchema = params.requestedSchema ?? { type: 'object', properties: {} };
+      // URL mode: the user is sent to a page (a sign-in, a payment); the answer is whether they went, never content.
+      const url = params.mode === 'url' && typeof params.url === 'string' ? params.url : undefined;
       const origin = callOrigin();
       const host = await hostService(deps, 'mcp:elicitation', server);
       const answered = host
-        ? await answer(deps, server, 'elicitation/create', () => host({ server, message: params.message, requestedSchema, ...(origin !== undefined && { origin }) }))
+        ? await answer(deps, server, 'elicitation/create', () =>
+            host({ server, message: params.message, requestedSchema, ...(url !== undefined && { mode: 'url' as const, url }), ...(origin !== undefined && { origin }) }),
+          )
         : undefined;
-      if (answered) return withContent(answered);
+      if (answered) return url !== undefined ? { action: answered.action } : withContent(answered);
       const terminal = terminalOf(deps.terminal);
+      if (terminal && url !== undefined) {
+        const shown = `${redactFor(deps, definition)(params.message)}\nOpen this address in your browser: ${safeText(url)}`;
+        const asked = await askElicitation({ server, message: shown, requestedSchema: { type: 'object', properties: {} } }, terminal, ctx.mcpReq.signal);
+        return { action: asked.action };
+      }
       if (terminal) return askElicitation({ server, message: redactFor(deps, definition)(params.message), requestedSchema }, terminal, ctx.mcpReq.signal);
       deps.log.warn(
         `server "${server}" asked for input ("${oneLine(redactFor(deps, definition)(params.message))}"), but there is no terminal to ask on: declined. A host answers such requests by providing the mcp:elicitation service.`,

@@ -5,9 +5,11 @@
  * disposer `resources/unsubscribe`, and each `notifications/resources/updated`
  * reaches every listener of its URI.
  */
-import type { Client, Resource, ResourceTemplateType } from '@modelcontextprotocol/client';
+import type { Client, ReadResourceResult, Resource, ResourceTemplateType } from '@modelcontextprotocol/client';
 import type { Disposer, Logger } from 'plinth/sdk';
 import { orThrow } from './classify.js';
+import { DEFAULT_INPUT_ROUNDS, requestInRounds } from './input-required.js';
+import { requestMeta } from './request-meta.js';
 import { formatResourceContents, type ResourceContent } from './format.js';
 import { paginate } from './tools.js';
 import type { ResourceInfo, ResourceRead, ResourceTemplateInfo } from './types.js';
@@ -19,6 +21,10 @@ export interface CatalogContext {
   readonly timeoutMs: number;
   readonly redact: (text: string) => string;
   readonly log: Logger;
+  /** Rounds of `input_required` answered per `prompts/get` or `resources/read` (default DEFAULT_INPUT_ROUNDS). */
+  readonly inputRounds?: number;
+  /** The log level asked of a 2026-07-28 server per request (the plugin's `serverLogLevel`). */
+  readonly serverLogLevel?: string;
 }
 
 /** Every resource of the server (none when it offers no resources). */
@@ -65,7 +71,15 @@ export async function listResourceTemplates(context: CatalogContext): Promise<Re
 /** One resource's contents, and the same as terminal text. */
 export async function readResource(context: CatalogContext, uri: string): Promise<ResourceRead> {
   const { client, server, timeoutMs } = context;
-  const result = await orThrow({ what: `resources/read ${uri}`, server, timeoutMs, redact: context.redact }, () => client.readResource({ uri }, { timeout: timeoutMs }));
+  const meta = requestMeta(client, { logLevel: context.serverLogLevel });
+  const rounds = { client, what: `resources/read ${uri} on server "${server}"`, rounds: context.inputRounds ?? DEFAULT_INPUT_ROUNDS, timeoutMs, signal: new AbortController().signal };
+  const outcome = await orThrow({ what: `resources/read ${uri}`, server, timeoutMs, redact: context.redact }, () =>
+    requestInRounds(rounds, { uri, ...(meta && { _meta: meta }) }, (params, remaining) =>
+      // A round after the first carries answers: its result is never cached (nor served from the cache).
+      client.readResource(params as never, { timeout: remaining, allowInputRequired: true, ...(params !== undefined && ('inputResponses' in params || 'requestState' in params) && { cacheMode: 'bypass' as const }) }),
+    ),
+  );
+  const result = (outcome as { result: ReadResourceResult }).result;
   const contents = result.contents as ReadonlyArray<Record<string, unknown>>;
   return { contents, text: formatResourceContents(contents as readonly ResourceContent[]) };
 }

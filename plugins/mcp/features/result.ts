@@ -16,6 +16,8 @@ export const MCP_CODES = {
   serverError: 'PLN_E_MCP_SERVER_ERROR',
   resultInvalid: 'PLN_E_MCP_RESULT_INVALID',
   blocked: 'PLN_E_MCP_BLOCKED',
+  inputRounds: 'PLN_E_MCP_INPUT_ROUNDS',
+  inputUnanswered: 'PLN_E_MCP_INPUT_UNANSWERED',
 } as const;
 
 /** A call's own codes, and the auth provider's (`PLN_E_OAUTH_SIGNIN_REQUIRED`, …) passed through. */

@@ -7,7 +7,9 @@ import type { Client, Tool } from '@modelcontextprotocol/client';
 import picomatch from 'picomatch';
 import type { McpServerDefinition, McpTool } from 'plinth/sdk';
 import { convertSchema, schemaDialect } from './schema.js';
+import { isModern, requestMeta } from './request-meta.js';
 import type { RegisteredTool } from './types.js';
+import { xMcpHeaderProblem } from './x-mcp-header.js';
 
 /** Separates server and tool in a namespaced name; server names never contain it. */
 export const NAMESPACE_SEPARATOR = '__';
@@ -65,27 +67,43 @@ export function toolFilter(definition: Pick<McpServerDefinition, 'includeTools' 
 /**
  * The server's tools, listed page by page and filtered; `timeoutMs` applies to
  * each page. `skipped`: tools listed twice; `refused`: names plinth does not
- * take ({@link refusedToolName}); the other tools register either way.
+ * take ({@link refusedToolName}); `badHeaders`, with `headerRules` (a
+ * 2026-07-28 server over HTTP): tools whose `x-mcp-header` annotations break
+ * the rules (./x-mcp-header.ts); the other tools register either way.
  */
 export async function listServerTools(
   client: Client,
   definition: McpServerDefinition,
   timeoutMs: number,
-): Promise<{ tools: RegisteredTool[]; skipped: string[]; refused: string[] }> {
-  if (!client.getServerCapabilities()?.tools) return { tools: [], skipped: [], refused: [] };
+  headerRules = false,
+): Promise<{ tools: RegisteredTool[]; skipped: string[]; refused: string[]; badHeaders: Array<{ tool: string; problem: string }> }> {
+  if (!client.getServerCapabilities()?.tools) return { tools: [], skipped: [], refused: [], badHeaders: [] };
+  const meta = requestMeta(client);
   const listed = await paginate<Tool>(async (cursor) => {
-    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs });
+    const params = { ...(cursor !== undefined && { cursor }), ...(meta && { _meta: meta }) };
+    // At 2026-07-28 each page as sent: the SDK's listTools leaves out tools with invalid x-mcp-header annotations
+    // with a console line (over any transport but its own stdio class: plinth's stdio too); plinth names them
+    // in a coded warning instead, and only where the headers exist (`headerRules`: HTTP).
+    const page = isModern(client)
+      ? await client.request({ method: 'tools/list', params }, { timeout: timeoutMs })
+      : await client.listTools(Object.keys(params).length > 0 ? params : undefined, { timeout: timeoutMs });
     return { items: page.tools, nextCursor: page.nextCursor };
   });
   const allowed = toolFilter(definition);
   const tools: RegisteredTool[] = [];
   const skipped: string[] = [];
   const refused: string[] = [];
+  const badHeaders: Array<{ tool: string; problem: string }> = [];
   const names = new Set<string>();
   for (const tool of listed) {
     const refusal = refusedToolName(tool.name);
     if (refusal !== undefined) {
       refused.push(refusal);
+      continue;
+    }
+    const headerProblem = headerRules ? xMcpHeaderProblem(tool.inputSchema) : undefined;
+    if (headerProblem !== undefined) {
+      badHeaders.push({ tool: tool.name, problem: headerProblem });
       continue;
     }
     if (names.has(tool.name)) {
@@ -95,7 +113,7 @@ export async function listServerTools(
     names.add(tool.name);
     if (allowed(tool.name)) tools.push(registeredTool(definition.name, tool));
   }
-  return { tools, skipped, refused };
+  return { tools, skipped, refused, badHeaders };
 }
 
 /** One listed tool as a registry entry. */

@@ -33,6 +33,10 @@ export interface FeatureDeps {
   readonly workspace: string;
   /** Default per-call timeout in ms, also used for list/read/get requests (the plugin's `callTimeout`; default 60000). */
   readonly callTimeoutMs?: number;
+  /** Rounds of `input_required` (2026-07-28) answered per request before it fails with PLN_E_MCP_INPUT_ROUNDS (the plugin's `inputRounds`; default 10). */
+  readonly inputRounds?: number;
+  /** The log level asked of 2026-07-28 servers per request when a caller gives none (the plugin's `serverLogLevel`); none: no server logs there. */
+  readonly serverLogLevel?: string;
   /**
    * Where elicitation forms are asked. Default: stdin and stderr when both are
    * terminals and `CI` is not set; `null`: never ask (decline).
