@@ -4,7 +4,8 @@
  * suite (which needs a download): the SDK v2 `Client` in legacy and pinned-2026 modes
  * reaches it over HTTP, lists the fixtures the scenarios call, and gets each era's way of
  * asking the client for input — a server→client elicitation on the 2025 session, an
- * `input_required` round trip (sealed requestState, refused when tampered with) on 2026.
+ * `input_required` round trip (sealed requestState, refused when tampered with) on 2026, where
+ * the 2025 scenarios' tools ask through `input_required` too.
  */
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -53,6 +54,8 @@ describe('the conformance everything server', () => {
     try {
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
       expect(text(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe('Hello, Ada!');
+      // The 2025 scenarios' tools ask through input_required on a 2026 request (what a gateway with a modern upstream sees).
+      expect(text(await client.callTool({ name: 'test_elicitation', arguments: { message: 'ok?' } }))).toBe('User response: action=accept, content={"response":"yes"}');
       // A retry whose requestState was not minted by the server is refused before the tool runs.
       const forged = await fetch(String(server.info.url), {
         method: 'POST',

@@ -51,11 +51,28 @@ const sampling = (prompt, maxTokens) => inputRequired.createMessage({ messages: 
 /** Legacy sessions, by id: their transports (for closing a call's SSE stream). */
 const transports = new Map();
 
-/** Sends a server→client request on the call's own stream (2025 leg) and reports what came back. */
+/**
+ * Asks the client along a call and hands what came back to `report`: on a 2025
+ * session a server→client request on the call's own stream; on a 2026 request
+ * (it carries the `_meta` envelope) the same request as `input_required`, and
+ * the retry's answer. The scenarios that call these tools are 2025 ones; the
+ * 2026 form is for a client between them and the suite (the gateway with a
+ * modern upstream), which must turn it into the 2025 request.
+ */
+async function ask(ctx, request, report) {
+  if (ctx.mcpReq.envelope !== undefined) {
+    const answer = ctx.mcpReq.inputResponses?.asked;
+    if (answer !== undefined) return report(answer);
+    const asked = request.method === 'sampling/createMessage' ? inputRequired.createMessage(request.params) : inputRequired.elicit(request.params);
+    return inputRequired({ inputRequests: { asked } });
+  }
+  return report(await ctx.mcpReq.send(request));
+}
+
+/** An elicitation along a call, reported as the 2025 scenarios read it. */
 async function legacyAsk(ctx, request, label) {
   try {
-    const result = await ctx.mcpReq.send(request);
-    return text(`${label}: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`);
+    return await ask(ctx, request, (result) => text(`${label}: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`));
   } catch (error) {
     return text(`${label} not supported or error: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -139,8 +156,8 @@ function build() {
     'asks the client for a completion',
     async (args, ctx) => {
       try {
-        const result = await ctx.mcpReq.send({ method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: args.prompt } }], maxTokens: 100 } });
-        return text(`LLM response: ${result.content?.text ?? 'No response'}`);
+        const request = { method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: args.prompt } }], maxTokens: 100 } };
+        return await ask(ctx, request, (result) => text(`LLM response: ${result.content?.text ?? 'No response'}`));
       } catch (error) {
         return text(`Sampling not supported or error: ${error instanceof Error ? error.message : String(error)}`);
       }
