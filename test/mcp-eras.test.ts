@@ -8,6 +8,7 @@
  * does not know is refused where it is written.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer, request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,5 +107,79 @@ describe('protocol: pinned, legacy, and what a mismatch says', () => {
     expect(problems[0]!.message).toContain('2025-06-18 is not a modern revision');
     expect(problems[1]!.message).toContain('expected "auto", "legacy" or a modern revision to pin ("2026-07-28")');
     await expect(boot({}, { protocol: '2024-01-01' })).rejects.toMatchObject({ cause: { code: 'PLN_E_SETTING_INVALID' } });
+  });
+});
+
+/** Everything the era server serves, through the mcp service; the era it answered from. */
+async function exercise(mcp: McpService, name: string, era: string): Promise<void> {
+  expect(await mcp.callTool(`${name}__echo`, { text: 'hi' })).toMatchObject({ ok: true, text: `${era}: hi` });
+  expect((await mcp.resources(name)).map((r) => r.uri)).toEqual(['era://info']);
+  expect((await mcp.readResource(name, 'era://info')).text).toContain(era);
+  expect((await mcp.resourceTemplates(name)).map((t) => t.uriTemplate)).toEqual(['era://items/{id}']);
+  expect((await mcp.readResource(name, 'era://items/banana')).text).toContain('item banana');
+  expect((await mcp.getPrompt(name, 'greet', { name: 'Grace' })).text).toContain(`Hello Grace (${era})`);
+  expect(await mcp.complete(name, { type: 'prompt', name: 'greet' }, { name: 'name', value: 'G' })).toEqual(['Grace']);
+  expect(await mcp.complete(name, { type: 'resource', uri: 'era://items/{id}' }, { name: 'id', value: 'b' })).toEqual(['banana']);
+}
+
+/** What each server era gives in each mode: the era reached, or the code of the refusal. */
+const MATRIX: Array<[string, string, string]> = [
+  ['modern', 'auto', 'modern'],
+  ['modern', 'legacy', 'PLN_E_MCP_PROTOCOL_UNSUPPORTED'],
+  ['modern', '2026-07-28', 'modern'],
+  ['dual', 'auto', 'modern'],
+  ['dual', 'legacy', 'legacy'],
+  ['dual', '2026-07-28', 'modern'],
+  ['legacy', 'auto', 'legacy'],
+  ['legacy', 'legacy', 'legacy'],
+  ['legacy', '2026-07-28', 'PLN_E_MCP_PROTOCOL_MISMATCH'],
+];
+
+describe.each(['stdio', 'http'])('every era in every mode, over %s', (wire) => {
+  const urls = new Map<string, string>();
+  const where = async (era: string) => {
+    if (wire === 'stdio') return stdio(era);
+    if (!urls.has(era)) urls.set(era, await httpServer(era));
+    return { url: urls.get(era)! };
+  };
+  it.each(MATRIX)('a %s server in %s mode: %s', async (era, protocol, expected) => {
+    const { mcp } = await boot({ s: { ...(await where(era)), protocol } });
+    const status = await mcp.start('s', { retries: 0 });
+    if (expected.startsWith('PLN_E_')) {
+      expect(status.state).toBe('error');
+      expect(status.error?.code).toBe(expected);
+      expect(status.error?.message).toContain('"protocol"');
+      return;
+    }
+    expect(status).toMatchObject({ state: 'connected', era: expected, protocolVersion: expected === 'modern' ? '2026-07-28' : '2025-11-25' });
+    await exercise(mcp, 's', era);
+  });
+});
+
+describe('a header mismatch (-32020)', () => {
+  it('plinth cannot send one (the SDK derives Mcp-Method from the body); the server\'s -32020 to a request altered on the way is reported with its code', async () => {
+    const upstream = new URL(await httpServer('modern'));
+    // A proxy that says `Mcp-Method: tools/list` for every `tools/call`, as a broken intermediary would.
+    const proxy = createServer((req, res) => {
+      const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: upstream.host };
+      if (headers['mcp-method'] === 'tools/call') headers['mcp-method'] = 'tools/list';
+      const out = request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(out);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = proxy.address() as { port: number };
+      const { mcp } = await boot({ s: { url: `http://127.0.0.1:${port}/mcp`, protocol: '2026-07-28' } });
+      expect(await mcp.start('s', { retries: 0 })).toMatchObject({ state: 'connected', era: 'modern' });
+      const result = await mcp.callTool('s__echo', { text: 'x' });
+      expect(result.ok).toBe(false);
+      expect(result.error?.code).toMatch(/^PLN_E_MCP_/);
+      expect(result.error?.message).toContain('-32020');
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 });

@@ -10,7 +10,7 @@
 import type { CommandOutput, CommandSpec } from 'plinth/sdk';
 import { EXIT } from 'plinth/sdk';
 import { trustStates } from './cli-config.js';
-import { commandLine, definitionJson, maskUrl, oneLine } from './cli-view.js';
+import { commandLine, definitionJson, eraNote, maskUrl, oneLine } from './cli-view.js';
 import type { McpServerDefinition, McpService, ServerStatus } from 'plinth/sdk';
 
 /** What `mcp get` needs from the other commands. */
@@ -49,6 +49,7 @@ export function getCommand({ service, known, start }: GetCommandDeps): CommandSp
         ['transport', definition.transport],
         ...where(definition),
         ['timeout', `${definition.connectTimeoutMs} ms`],
+        ['protocol', definition.protocol ?? 'the mcp plugin\'s protocol setting'],
         ['enabled', definition.enabled ? 'yes' : 'no'],
         ...(definition.includeTools ? [['include tools', definition.includeTools.join(', ')] as [string, string]] : []),
         ...(definition.excludeTools ? [['exclude tools', definition.excludeTools.join(', ')] as [string, string]] : []),
@@ -82,6 +83,6 @@ function where(definition: McpServerDefinition): Array<[string, string]> {
 
 function describeState(state: string, status: ServerStatus | undefined): string {
   if (state !== 'connected' || !status) return state;
-  const parts = [`${status.tools} tools`, ...(status.pid === undefined ? [] : [`pid ${status.pid}`]), ...(status.serverInfo ? [`${status.serverInfo.name} ${status.serverInfo.version}`] : [])];
+  const parts = [`${status.tools} tools`, ...(status.pid === undefined ? [] : [`pid ${status.pid}`]), ...(status.serverInfo ? [`${status.serverInfo.name} ${status.serverInfo.version}`] : []), ...(eraNote(status) ? [eraNote(status)] : [])];
   return `connected (${parts.join(', ')})`;
 }

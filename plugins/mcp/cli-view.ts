@@ -77,6 +77,7 @@ export function definitionJson(definition: McpServerDefinition): Record<string, 
     ...(definition.includeTools && { includeTools: definition.includeTools }),
     ...(definition.excludeTools && { excludeTools: definition.excludeTools }),
     oauth: definition.oauth !== undefined && definition.oauth !== false,
+    ...(definition.protocol !== undefined && { protocol: definition.protocol }),
   };
 }
 
@@ -88,8 +89,15 @@ export function statusJson(status: ServerStatus): Record<string, unknown> {
 /** The last cell of a status row: the error's code (the message follows the table), or who answered. */
 export function statusNote(status: ServerStatus): string {
   if (status.error) return status.error.code;
-  if (status.serverInfo) return `${status.serverInfo.name} ${status.serverInfo.version}`;
-  return '';
+  const era = eraNote(status);
+  if (status.serverInfo) return `${status.serverInfo.name} ${status.serverInfo.version}${era ? `, ${era}` : ''}`;
+  return era;
+}
+
+/** `MCP 2026-07-28 (modern)`: the revision a connected server speaks and its era; empty when not known. */
+export function eraNote(status: ServerStatus): string {
+  if (status.protocolVersion === undefined) return '';
+  return `MCP ${status.protocolVersion}${status.era ? ` (${status.era})` : ''}`;
 }
 
 /** One line, at most `width` characters. */

@@ -12,9 +12,10 @@
  * protocol version, -32020, -32601, …) is reported with that error, coded;
  * when SSE fails too, the HTTP attempt's answer is reported with SSE's.
  */
-import { LATEST_PROTOCOL_VERSION, type OAuthClientProvider, type Client } from '@modelcontextprotocol/client';
+import { LATEST_PROTOCOL_VERSION, type OAuthClientProvider, type Client, type PriorDiscovery, type Transport } from '@modelcontextprotocol/client';
 import { type Logger, type PluginKernel, PlinthError, isPlinthError, describeError } from 'plinth/sdk';
-import { negotiationFailure, negotiationMode, protocolOf } from './era.js';
+import { type EraVerdicts, eraKey } from './era-cache.js';
+import { negotiationFailure, negotiationMode, protocolOf, staleVerdict } from './era.js';
 import { mcpError } from './errors.js';
 import { httpAnswer, looksLikeSseServer, supportedVersions, type HttpAnswer } from './http-answer.js';
 import { outsideCalls } from './origin.js';
@@ -39,6 +40,8 @@ export interface ConnectDeps {
   readonly progress?: NodeJS.WritableStream;
   /** The era of a server whose entry has no `protocol` (the mcp plugin's `protocol` setting); undefined: legacy. */
   readonly protocol?: McpProtocolSetting;
+  /** The era verdicts of `auto` servers across runs (./era-cache.ts); without it, `auto` asks each time. */
+  readonly eras?: EraVerdicts;
 }
 
 /**
@@ -115,19 +118,65 @@ async function connectAttempt(declared: McpServerDefinition, deps: ConnectDeps, 
     shown?.done();
   }
 
+  /**
+   * `open`, with the era verdict of an `auto` server: a known verdict is handed to
+   * the SDK (`prior`), and what a fresh negotiation finds is remembered. Asked
+   * again once, at once, when the connection failed in a way that says the
+   * verdict no longer holds (./era.ts `staleVerdict`); a local server that exited
+   * on the `server/discover` probe (before anything else was sent) is started
+   * once more, with the legacy verdict: such servers end on any request before
+   * `initialize`. Never more than two starts.
+   */
+  async function negotiate(name: string, signal: AbortSignal, known?: TransportFactory): Promise<Connected> {
+    const { protocol } = protocolOf(definition, deps.protocol);
+    const key = protocol === 'auto' && deps.eras ? eraKey(definition) : undefined;
+    const local = definition.command !== undefined;
+    // Locally, the probe is one line on the process kept anyway: a modern verdict is asked again each start
+    // (a stdio server cannot refuse a stale one loudly), a legacy one spares the probe and the exit it may cost.
+    let prior = key === undefined ? undefined : await deps.eras!.prior(key, { legacyOnly: true });
+    let fresh = prior === undefined;
+    for (let round = 0; ; round++) {
+      const trace: EraTrace = {};
+      try {
+        const connected = await open(definition, name, deps, signal, seen, known, prior, trace);
+        if (key !== undefined && fresh) {
+          const discover = connected.client.getDiscoverResult();
+          await deps.eras!.remember(key, connected.era === 'modern' && discover ? { era: 'modern', discover } : { era: 'legacy' });
+        }
+        return connected;
+      } catch (error) {
+        if (signal.aborted || round > 0 || key === undefined) throw error;
+        if (prior !== undefined && staleVerdict(error, prior)) {
+          deps.log.info(deps.redact(`MCP server "${definition.name}" no longer answers as a ${prior.kind} server (${describeError(error)}): asking for its protocol era again`));
+          await deps.eras!.forget(key);
+          prior = undefined;
+          fresh = true;
+          continue;
+        }
+        if (prior === undefined && local && trace.exitedOnProbe) {
+          deps.log.info(deps.redact(`MCP server "${definition.name}" exited on the server/discover probe: starting it once more as a 2025 (legacy) server`));
+          prior = { kind: 'legacy' };
+          fresh = true;
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
   /** One attempt within the limit, its failure as a coded error. */
   async function attempt(): Promise<Connected> {
     try {
-      if (definition.transport !== 'auto') return await open(definition, definition.transport, deps, bounded, seen);
+      if (definition.transport !== 'auto') return await negotiate(definition.transport, bounded);
       const http = await factoryIfAny('http', deps);
       if (!http) {
         tried = 'sse';
-        return await open(definition, 'sse', deps, bounded, seen);
+        return await negotiate('sse', bounded);
       }
       tried = 'http';
       let answer: HttpAnswer;
       try {
-        return await open(definition, 'http', deps, bounded, seen, http);
+        return await negotiate('http', bounded, http);
       } catch (error) {
         answer = httpAnswer(error);
         if (bounded.aborted || !looksLikeSseServer(answer)) throw error;
@@ -135,7 +184,7 @@ async function connectAttempt(declared: McpServerDefinition, deps: ConnectDeps, 
       }
       tried = 'sse';
       try {
-        return await open(definition, 'sse', deps, bounded, seen);
+        return await negotiate('sse', bounded);
       } catch (error) {
         if (bounded.aborted || isPlinthError(error)) throw error;
         // Neither: the HTTP attempt's answer comes first, it is what the URL said to the current protocol.
@@ -223,6 +272,8 @@ async function open(
   signal: AbortSignal,
   opened: ((connection: TransportConnection) => void) | undefined,
   known?: TransportFactory,
+  prior?: PriorDiscovery,
+  trace: EraTrace = {},
 ): Promise<Connected> {
   const factory = known ?? (await abortable(transportFactory(name, definition, deps), signal));
   const authProvider = await abortable(deps.authProvider?.(definition, signal) ?? Promise.resolve(undefined), signal);
@@ -247,7 +298,8 @@ async function open(
   let closing: Promise<void> | undefined;
   // Once `connect` ran, the client owns the transport; before, nobody does. Both paths close once.
   const close = (): Promise<void> =>
-    (closing ??= (connecting && client ? client.close() : connection.transport.close()).catch((error: unknown) => {
+    // During the SDK's era probe the client does not hold the transport yet (`client.transport` is unset): close it directly.
+    (closing ??= (connecting && client?.transport !== undefined ? client.close() : connection.transport.close()).catch((error: unknown) => {
       deps.log.debug(deps.redact(`MCP server "${definition.name}": closing after a failed attempt: ${describeError(error)}`));
     }));
   const onAbort = () => void close();
@@ -257,12 +309,18 @@ async function open(
     const { Client } = await import('@modelcontextprotocol/client');
     if (signal.aborted) throw signal.reason;
     const { protocol } = protocolOf(definition, deps.protocol);
-    client = new Client({ name: 'plinth', version: deps.kernel.apiVersion }, { capabilities: CAPABILITIES, versionNegotiation: { mode: negotiationMode(protocol) } });
+    const transport = connection.transport;
+    // The SDK probes a transport that has `pid` and `stderr` as stdio (a silent probe means legacy); locally, the probe gets
+    // a part of the connection timeout, so that a legacy server that never answers it still has time for `initialize`.
+    const probe = 'pid' in transport && 'stderr' in transport ? { probe: { timeoutMs: probeTimeout(definition.connectTimeoutMs) } } : {};
+    client = new Client({ name: 'plinth', version: deps.kernel.apiVersion }, { capabilities: CAPABILITIES, versionNegotiation: { mode: negotiationMode(protocol), ...probe } });
+    traceSends(transport, trace);
     client.onerror = (error) => deps.log.debug(deps.redact(`MCP server "${definition.name}": ${describeError(error)}`));
     session = await deps.attach(client, definition);
     if (signal.aborted) throw signal.reason;
     connecting = true;
-    await client.connect(connection.transport);
+    // Bounded by the signal itself: closing the transport in the middle of the SDK's era probe does not always end `connect`.
+    await abortable(client.connect(transport, prior !== undefined ? { prior } : undefined), signal);
     if (signal.aborted) throw signal.reason;
     if (session?.connected) {
       try {
@@ -271,6 +329,8 @@ async function open(
         if (signal.aborted) throw signal.reason;
         // Let through without a token, then refused (`tools/list` answered 401): it needs a sign-in, it is not connected.
         if (isPlinthError(error) && error.code.startsWith('PLN_E_OAUTH_')) throw error;
+        // Connected on a remembered modern verdict, and its first request refused: the verdict may be stale (the caller asks again).
+        if (prior?.kind === 'modern') throw error;
         deps.log.warn(deps.redact(`MCP server "${definition.name}" connected, but discovering its tools failed: ${describeError(error)}`));
       }
       if (signal.aborted) throw signal.reason;
@@ -279,12 +339,41 @@ async function open(
     const protocolVersion = client.getNegotiatedProtocolVersion();
     return { client, connection, transport: name, session, ...(era !== undefined && { era }), ...(protocolVersion !== undefined && { protocolVersion }) };
   } catch (error) {
+    // Exited with the probe as the only request sent: the server ends on anything before `initialize`.
+    trace.exitedOnProbe = trace.discover === true && trace.initialize !== true && connection.pid !== undefined && connection.pid() === undefined;
     session?.closed?.('the connection attempt failed');
     await close();
     throw error;
   } finally {
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** What was sent during one attempt, for the era decisions of `negotiate`. */
+export interface EraTrace {
+  /** `server/discover` went out. */
+  discover?: boolean;
+  /** `initialize` went out. */
+  initialize?: boolean;
+  /** The attempt failed with the server's process gone, and only the probe sent. */
+  exitedOnProbe?: boolean;
+}
+
+/** Notes in `trace` which handshake requests the transport sent (sent whole: a send that failed does not count). */
+function traceSends(transport: Transport, trace: EraTrace): void {
+  const send = transport.send.bind(transport);
+  transport.send = async (message, options) => {
+    await send(message, options);
+    if ('method' in message && 'id' in message) {
+      if (message.method === 'server/discover') trace.discover = true;
+      else if (message.method === 'initialize') trace.initialize = true;
+    }
+  };
+}
+
+/** The stdio probe's limit: a third of the connection timeout, between 0.5 and 5 s. */
+function probeTimeout(connectTimeoutMs: number): number {
+  return Math.min(5000, Math.max(500, Math.floor(connectTimeoutMs / 3)));
 }
 
 /** `transport:<name>`, or PLN_E_MCP_TRANSPORT_UNKNOWN naming the plugin to install or enable. */

@@ -9,9 +9,10 @@
  * the 4xx body is not a recognised modern error). A pinned revision
  * (`"2026-07-28"`): that revision through `server/discover`, or a coded failure.
  */
-import type { VersionNegotiationMode } from '@modelcontextprotocol/client';
+import type { PriorDiscovery, VersionNegotiationMode } from '@modelcontextprotocol/client';
 import { type McpProtocolSetting, type McpServerDefinition, type PlinthError, describeError } from 'plinth/sdk';
 import { mcpError } from './errors.js';
+import { httpAnswer } from './http-answer.js';
 
 /** The setting in force for `definition`, and where it was written (for messages). */
 export function protocolOf(definition: McpServerDefinition, fallback: McpProtocolSetting | undefined): { protocol: McpProtocolSetting; where: string } {
@@ -50,4 +51,20 @@ export function negotiationFailure(definition: McpServerDefinition, fallback: Mc
     hint: change,
     details: { server: definition.name, transport: tried, protocol },
   });
+}
+
+/**
+ * Whether a connection made with a remembered verdict failed in a way that says
+ * the server changed era: a legacy verdict whose `initialize` the server refused
+ * with a JSON-RPC error of its own (not the stdio transport's -32000: the process
+ * exited, which says nothing of its era); a modern verdict refused with -32022
+ * (unsupported version), -32601 (no such method), -32020 (header mismatch), an
+ * HTTP 400 or 404, or one the SDK could not adopt.
+ */
+export function staleVerdict(error: unknown, prior: PriorDiscovery): boolean {
+  const { rpc, status } = httpAnswer(error);
+  if (prior.kind === 'legacy') return rpc !== undefined && rpc.code !== -32000;
+  if (sdkErrorCode(error) === 'ERA_NEGOTIATION_FAILED') return true;
+  if (rpc !== undefined && [-32022, -32601, -32020].includes(rpc.code)) return true;
+  return status === 400 || status === 404;
 }

@@ -12,6 +12,7 @@ import { mcpCommands } from './commands.js';
 import { type DefinitionSet, collectServers } from './definitions.js';
 import { FeatureHost } from './features-host.js';
 import { ServerManager } from './manager.js';
+import { EraVerdicts } from './era-cache.js';
 import { FirstStarts } from './package-runner.js';
 import { type SecretRedactor, createRedactor } from './redact.js';
 import { createMcpService } from './service.js';
@@ -66,6 +67,7 @@ export default definePlugin({
       },
       settings,
       protocol: settings.protocol,
+      eras: new EraVerdicts(join(ctx.paths.home, 'mcp-eras.json'), { onError: (message) => log.debug(message) }),
       firstStarts: new FirstStarts(join(ctx.paths.home, 'mcp-runners.json'), settings.firstStartTimeout, (message) => log.debug(message)),
       ...(process.stderr.isTTY && { progress: process.stderr }),
       trust: () => kernel.get('trust'),

@@ -149,7 +149,8 @@ export class StdioProcessTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve, reject) => {
       const stdin = this.#child?.stdin;
-      if (this.#state !== 'running' || !stdin || stdin.writableEnded) {
+      // Exited: its stdin may still take a write, which nobody would ever answer (and the close was already said).
+      if (this.#state !== 'running' || this.#exited || !stdin || stdin.writableEnded) {
         reject(new Error('Not connected'));
         return;
       }
@@ -183,6 +184,16 @@ export class StdioProcessTransport implements Transport {
   /** The server's pid while its process runs. */
   get pid(): number | undefined {
     return this.#exited ? undefined : this.#child?.pid;
+  }
+
+  /**
+   * The server's stderr stream while it runs (read by this transport for its tail; never null once
+   * started). Its presence, with `pid`, is how the SDK knows a stdio-shaped transport: `auto`
+   * negotiation then takes a silent `server/discover` probe for a legacy server and falls back
+   * to `initialize` on this same process (the SDK probes a custom transport in place).
+   */
+  get stderr(): NodeJS.ReadableStream | null {
+    return this.#child?.stderr ?? null;
   }
 
   /** The redacted tail of the server's stderr. */

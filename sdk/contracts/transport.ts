@@ -29,7 +29,24 @@ export interface TransportContext {
   readonly exitGraceMs?: number;
 }
 
-/** One connection's transport, plus what only the transport can tell about the server. */
+/**
+ * One connection's transport, plus what only the transport can tell about the server.
+ *
+ * `transport` is an SDK v2 `Transport`, started by the SDK `Client`. For servers of the
+ * 2026-07-28 era (`protocol` `auto` or pinned) the client also relies on, when present
+ * (plugins/mcp/README.md, "What a third-party transport must do", says it in full):
+ * - `send(message, options)`: an HTTP-like transport derives `MCP-Protocol-Version`, `Mcp-Method`
+ *   and `Mcp-Name` from the request's `params._meta` envelope and adds `options.headers` (the
+ *   `Mcp-Param-*` of a `tools/call`) to that request only; a request-per-message transport honours
+ *   `options.requestSignal` and `options.onRequestStreamEnd`, a single-channel one ignores them;
+ * - `hasPerRequestStream`: `true` where aborting a request's `requestSignal` cancels it;
+ * - `setProtocolVersion(version)`: called once the era is known;
+ * - a modern JSON-RPC error in a 4xx body reaches the client with the body (`auto` falls back
+ *   to `initialize` only when it is not a recognised modern error);
+ * - a local process's transport has `pid` and `stderr` properties: the SDK then probes it as
+ *   stdio (a silent `server/discover` means a legacy server; probed in place, one spawn), and its
+ *   `send` rejects once the process exited.
+ */
 export interface TransportConnection {
   readonly transport: Transport;
   /** stdio: the server process id once started. */
