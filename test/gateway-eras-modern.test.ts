@@ -13,7 +13,7 @@ import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/c
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN, type Sandbox, cleanEnv, ensureBuilt, sandbox } from './support/cli.js';
-import { baseSettings, fixtureStdio, httpGateway, stop, until } from './support/gateway.js';
+import { SERVERS, baseSettings, fixtureStdio, httpGateway, stop, until } from './support/gateway.js';
 
 const TEST_TIMEOUT = 60_000;
 const PINNED = { mode: { pin: '2026-07-28' } } as const;
@@ -38,7 +38,10 @@ appendFileSync(${JSON.stringify(calls)}, JSON.stringify({ tool: context.tool, ok
 process.stdout.write(JSON.stringify({ allow: true }));
 `,
   );
-  await box.settings(baseSettings({ fx: fixtureStdio() }, { hooks: { after_tool: [{ name: 'audit', command: 'node', args: [after] }] } }));
+  // fx: a legacy server that elicits with a request; feat: a modern one (pinned) that answers input_required.
+  const feat = { command: process.execPath, args: [join(SERVERS, 'feat-modern.mjs'), 'stdio'], protocol: '2026-07-28' };
+  // Health off: on this branch it checks a modern server with ping, which 2026-07-28 has not (wave3/listen checks it with server/discover).
+  await box.settings(baseSettings({ fx: fixtureStdio(), feat }, { hooks: { after_tool: [{ name: 'audit', command: 'node', args: [after] }] }, plugins: { health: { enabled: false } } }));
   // Two processes with the same settings (and the same stored token).
   one = await httpGateway(box);
   two = await httpGateway(box);
@@ -61,9 +64,9 @@ async function modern(wire: 'http' | 'stdio', capabilities: ClientCapabilities =
 }
 
 /** A hand-built modern POST to the first gateway: the envelope in `_meta`, the standard headers (overridable). */
-async function post(method: string, params: Record<string, unknown>, headers: Record<string, string> = {}): Promise<{ status: number; body: { result?: Record<string, unknown>; error?: { code: number; message: string } } }> {
+async function post(method: string, params: Record<string, unknown>, headers: Record<string, string> = {}, url = one.url): Promise<{ status: number; body: { result?: Record<string, unknown>; error?: { code: number; message: string } } }> {
   const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} }, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' } };
-  const response = await fetch(one.url, {
+  const response = await fetch(url, {
     method: 'POST',
     headers: {
       Authorization: `Bearer ${one.token}`,
@@ -101,6 +104,22 @@ for (const wire of ['http', 'stdio'] as const) {
       expect((await auditOf()).filter((a) => a.tool === 'fx__ask')).toHaveLength(before + 1);
     }, TEST_TIMEOUT);
 
+    test("a modern upstream's input_required is passed through with its requestState untouched (two rounds, byte for byte); after_tool once", async () => {
+      const client = await modern(wire, { elicitation: {} });
+      const asked: string[] = [];
+      client.setRequestHandler('elicitation/create', async (request) => {
+        const message = (request.params as { message: string }).message;
+        asked.push(message);
+        return { action: 'accept', content: { v: message === 'First?' ? `a-${wire}` : 'b' } };
+      });
+      const before = (await auditOf()).filter((a) => a.tool === 'feat__two_steps').length;
+      const result = (await client.callTool({ name: 'feat__two_steps', arguments: {} })) as CallToolResult;
+      expect(text(result)).toBe(`steps: a-${wire} then b`);
+      expect(asked).toEqual(['First?', 'Second?']);
+      await until('after_tool of the call', async () => (await auditOf()).filter((a) => a.tool === 'feat__two_steps').length > before);
+      expect((await auditOf()).filter((a) => a.tool === 'feat__two_steps')).toHaveLength(before + 1);
+    }, TEST_TIMEOUT);
+
     test('without elicitation declared, plinth answers as it does alone: declined', async () => {
       const client = await modern(wire);
       const answer = JSON.parse(text(await client.callTool({ name: 'fx__ask', arguments: {} })));
@@ -126,6 +145,34 @@ for (const wire of ['http', 'stdio'] as const) {
   });
 }
 
+describe('a modern client of plinth serve --http: other requests of a legacy upstream', () => {
+  test('sampling and roots during its call come back as input_required too', async () => {
+    const client = await modern('http', { sampling: {}, roots: {} });
+    client.setRequestHandler('sampling/createMessage', async () => ({ model: 'test-model', role: 'assistant', content: { type: 'text', text: 'a summary' } }));
+    client.setRequestHandler('roots/list', async () => ({ roots: [{ uri: 'file:///downstream/root', name: 'mine' }] }));
+    const sampled = JSON.parse(text(await client.callTool({ name: 'fx__sample', arguments: { prompt: 'Summarize' } })));
+    expect(sampled).toMatchObject({ model: 'test-model', content: { text: 'a summary' } });
+    expect(text(await client.callTool({ name: 'fx__roots', arguments: {} }))).toContain('file:///downstream/root');
+  }, TEST_TIMEOUT);
+});
+
+describe('a legacy client of plinth serve --http', () => {
+  test("a modern upstream's input_required reaches it as an ordinary elicitation request", async () => {
+    const client = new Client({ name: 'legacy-host', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(one.url), { requestInit: { headers: { Authorization: `Bearer ${one.token}` } } }));
+    clients.push(client);
+    expect(client.getProtocolEra()).toBe('legacy');
+    const asked: string[] = [];
+    client.setRequestHandler('elicitation/create', async (request) => {
+      asked.push((request.params as { message: string }).message);
+      return { action: 'accept', content: { ok: true } };
+    });
+    // The SDK client fills the form's defaults (note: "none").
+    expect(text(await client.callTool({ name: 'feat__confirm', arguments: { what: 'deploy' } }))).toMatch(/^deploy: accept \{"ok":true/);
+    expect(asked).toEqual(['Go ahead with deploy?']);
+  }, TEST_TIMEOUT);
+});
+
 describe('a modern client of plinth serve --http', () => {
   test('server/discover and the lists carry the gateway cache hints: discover public, lists private', async () => {
     const discover = await post('server/discover', {});
@@ -148,6 +195,18 @@ describe('a modern client of plinth serve --http', () => {
     const lost = await post('tools/call', { name: 'fx__ask', arguments: {}, requestState: 'plinth-gw.elsewhere.0f0f', inputResponses: {} });
     expect(lost.body.error?.code).toBe(-32602);
     expect(lost.body.error?.message).toContain('PLN_E_GATEWAY_ROUND_TRIP_LOST');
+  }, TEST_TIMEOUT);
+
+  test("a modern upstream's input_required as sent (its keys, its requestState byte for byte), each round on another gateway process: no affinity", async () => {
+    const first = await post('tools/call', { name: 'feat__two_steps', arguments: {} });
+    expect(first.body.result).toMatchObject({ resultType: 'input_required', inputRequests: { first: { method: 'elicitation/create' } } });
+    expect(first.body.result!.requestState).toBeUndefined();
+    const second = await post('tools/call', { name: 'feat__two_steps', arguments: {}, inputResponses: { first: { action: 'accept', content: { v: 'x' } } } }, {}, two.url);
+    expect(second.body.result).toMatchObject({ resultType: 'input_required', inputRequests: { second: { method: 'elicitation/create' } } });
+    const state = second.body.result!.requestState as string;
+    expect(state).toBe('état "1" \\ ✓ +/= \nx');
+    const done = await post('tools/call', { name: 'feat__two_steps', arguments: {}, inputResponses: { second: { action: 'accept', content: { v: 'y' } } }, requestState: state });
+    expect(text(done.body.result)).toBe('steps: x then y');
   }, TEST_TIMEOUT);
 
   test('stateless: a client whose requests alternate between two gateway processes lists and calls through both', async () => {

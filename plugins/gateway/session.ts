@@ -199,10 +199,16 @@ export function createSession(deps: SessionDeps): GatewaySession {
       const opened = deps.rounds.open(params.name, tool.server, ctx, (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined);
       round = opened;
       const token = ctx.mcpReq._meta?.progressToken;
+      // A modern upstream's input_required comes back to this client as it was sent, requestState
+      // untouched; its retry (another state than ours, or none) continues the upstream call.
+      const responses = ctx.mcpReq.inputResponses as Record<string, unknown> | undefined;
       opened.start(() =>
         mcp.callTool(tool.name, params.arguments ?? {}, {
           signal: opened.controller.signal,
           origin: opened.call,
+          inputRequired: 'return',
+          ...(responses !== undefined && { inputResponses: responses }),
+          ...(typeof state === 'string' && { requestState: state }),
           ...(token !== undefined && {
             onProgress: (progress) => {
               opened.ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => undefined);
@@ -219,6 +225,13 @@ export function createSession(deps: SessionDeps): GatewaySession {
       const step = await current.next();
       if ('done' in step) {
         deps.rounds.close(current);
+        const asked = step.done.inputRequired;
+        if (asked) {
+          return inputRequired({
+            inputRequests: asked.inputRequests as InputRequiredResult['inputRequests'] & object,
+            ...(asked.requestState !== undefined && { requestState: asked.requestState }),
+          });
+        }
         return toCallResult(step.done);
       }
       current.expireIn(deps.clientTimeout, () => deps.rounds.close(current));
