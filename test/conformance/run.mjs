@@ -290,7 +290,10 @@ if (values.from) {
       }
     }
   } finally {
-    for (const gateway of gateways.values()) await gateway.close();
+    for (const [name, gateway] of gateways) {
+      await gateway.close();
+      await writeFile(join(out, `${name}.log`), gateway.stderr()).catch(() => {});
+    }
     await stop(upstream.child);
   }
   report.seconds = Math.round((Date.now() - started) / 1000);
