@@ -127,7 +127,7 @@ describe('mcp add in the shapes of the peers\' docs, then mcp get', () => {
 
     const got = await run(b, ['mcp', 'get', 'files']);
     expectExit(got, 0);
-    expect(got.stdout).toMatch(/state\s+connected \(\d+ tools, pid \d+, from-dashes 1\.0\.0\)/);
+    expect(got.stdout).toMatch(/state\s+connected \(\d+ tools, pid \d+, from-dashes 1\.0\.0, MCP 2025-11-25 \(legacy\)\)/);
     expect(got.stdout).toContain('API_KEY, MODE (values not shown)');
     expect(got.stdout + got.stderr).not.toContain('env-secret-1');
 

@@ -72,6 +72,9 @@ export class EraVerdicts {
 
   /** What a connection found: modern with its discover result, or legacy. */
   async remember(key: string, found: { era: 'modern'; discover: DiscoverResult } | { era: 'legacy' }): Promise<void> {
+    // A modern server probed again with the same answer: nothing to write (no lock, no fsync on every start).
+    const known = (await this.#read()).servers[key];
+    if (found.era === 'modern' && known?.era === 'modern' && JSON.stringify(known.discover) === JSON.stringify(found.discover)) return;
     const at = new Date(this.#now()).toISOString();
     await this.#change((servers) => {
       servers[key] = found.era === 'modern' ? { era: 'modern', discover: found.discover, at } : { era: 'legacy', at };
