@@ -179,6 +179,8 @@ describe('a header mismatch (-32020)', () => {
       expect(result.error?.code).toMatch(/^PLN_E_MCP_/);
       expect(result.error?.message).toContain('-32020');
     } finally {
+      // The server's subscriptions/listen stream is a long-lived request through the proxy: end it, or close waits for it.
+      proxy.closeAllConnections();
       await new Promise((resolve) => proxy.close(resolve));
     }
   });
