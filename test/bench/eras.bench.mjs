@@ -41,7 +41,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { benchOptions, median, quantile } from './support.mjs';
+import { benchOptions, median, quantile, jsonDocument, printed } from './support.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
@@ -109,36 +109,6 @@ const PLUGINS = { 'mcp-demo': { enabled: false }, health: { settings: { interval
 
 const stdioServer = (era) => ({ command: process.execPath, args: [SERVER, 'stdio'], protocol: protocolOf(era) });
 const httpServer = (url, era) => ({ url, transport: 'http', protocol: protocolOf(era) });
-
-function jsonDocument(buffer) {
-  try {
-    return JSON.parse(buffer);
-  } catch {
-    return undefined;
-  }
-}
-
-/** A child's stdout, once `pick` finds what it waits for in it. */
-function printed(child, pick, what) {
-  return new Promise((resolve, reject) => {
-    let buffer = '';
-    let stderr = '';
-    child.stderr?.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-    const timer = setTimeout(() => reject(new Error(`${what} did not start in 60 s: ${stderr}`)), 60_000);
-    child.stdout.on('data', (chunk) => {
-      buffer += chunk.toString('utf8');
-      const found = pick(buffer);
-      if (found !== undefined) {
-        clearTimeout(timer);
-        resolve(found);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${what} exited with ${code}: ${stderr}`));
-    });
-  });
-}
 
 /** A v2 Client of `era` over `transport`, connected, its tools listed once. Throws when it reached another era. */
 async function connect(transport, era) {

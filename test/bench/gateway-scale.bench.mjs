@@ -28,7 +28,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createJiti } from 'jiti';
-import { benchOptions, median, quantile } from './support.mjs';
+import { benchOptions, median, quantile, jsonDocument, printed } from './support.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
@@ -65,35 +65,6 @@ async function cleanup() {
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => void cleanup().finally(() => process.exit(130)));
 
 const cleanEnv = () => ({ ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('PLINTH_') && key !== 'NODE_OPTIONS')), CI: '1' });
-
-function jsonDocument(buffer) {
-  try {
-    return JSON.parse(buffer);
-  } catch {
-    return undefined;
-  }
-}
-
-function printed(child, pick, what) {
-  return new Promise((resolve, reject) => {
-    let buffer = '';
-    let stderr = '';
-    child.stderr?.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-    const timer = setTimeout(() => reject(new Error(`${what} did not start in 60 s: ${stderr}`)), 60_000);
-    child.stdout.on('data', (chunk) => {
-      buffer += chunk.toString('utf8');
-      const found = pick(buffer);
-      if (found !== undefined) {
-        clearTimeout(timer);
-        resolve(found);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${what} exited with ${code}: ${stderr}`));
-    });
-  });
-}
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
 function cpuSeconds(pid) {

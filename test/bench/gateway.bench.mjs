@@ -34,7 +34,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { benchOptions, median, quantile } from './support.mjs';
+import { benchOptions, median, quantile, jsonDocument, printed } from './support.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
@@ -74,37 +74,6 @@ function home(name, everything) {
   return ['--home', dir, '--workspace', path.join(dir, 'project')];
 }
 
-/** Waits for a child's first stdout line that `pick` accepts. */
-/** What a child printed as one JSON document on stdout, once it is whole. */
-function jsonLine(buffer) {
-  try {
-    return JSON.parse(buffer);
-  } catch {
-    return undefined;
-  }
-}
-
-function firstLine(child, pick, what) {
-  return new Promise((resolve, reject) => {
-    let buffer = '';
-    let stderr = '';
-    child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-    const timer = setTimeout(() => reject(new Error(`${what} did not start in 60 s: ${stderr}`)), 60_000);
-    child.stdout.on('data', (chunk) => {
-      buffer += chunk.toString('utf8');
-      const found = pick(buffer);
-      if (found !== undefined) {
-        clearTimeout(timer);
-        resolve(found);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${what} exited with ${code}: ${stderr}`));
-    });
-  });
-}
-
 async function connect(transport) {
   const client = new Client({ name: 'plinth-bench', version: '1.0.0' });
   await client.connect(transport);
@@ -116,7 +85,7 @@ async function connect(transport) {
 async function everythingOverHttp() {
   const child = spawn(process.execPath, ['--import', pathToFileURL(LOOPBACK).href, EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
-  const port = await firstLine(child, (buffer) => buffer.split('\n').map((l) => (l.includes('"loopback"') ? JSON.parse(l).port : undefined)).find((p) => p !== undefined), 'server-everything');
+  const port = await printed(child, (buffer) => buffer.split('\n').map((l) => (l.includes('"loopback"') ? JSON.parse(l).port : undefined)).find((p) => p !== undefined), 'server-everything');
   child.stdout.resume();
   return `http://127.0.0.1:${port}/mcp`;
 }
@@ -125,7 +94,7 @@ async function gatewayOverHttp(upstreamUrl) {
   const args = home('http', { url: upstreamUrl, transport: 'http' });
   const child = spawn(process.execPath, [BIN, ...args, 'serve', '--http', '--port', '0', '--json'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
-  const info = await firstLine(child, jsonLine, 'plinth serve --http');
+  const info = await printed(child, jsonDocument, 'plinth serve --http');
   child.stderr.resume();
   const token = info.token ?? readFileSync(info.tokenFrom, 'utf8').trim();
   return connect(new StreamableHTTPClientTransport(new URL(info.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
@@ -135,7 +104,7 @@ async function gatewayOverHttp(upstreamUrl) {
 async function relayOverHttp(upstreamUrl) {
   const child = spawn(process.execPath, [RELAY, '--http', upstreamUrl], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
-  const { url } = await firstLine(child, jsonLine, 'bare-relay.mjs --http');
+  const { url } = await printed(child, jsonDocument, 'bare-relay.mjs --http');
   child.stderr.resume();
   return url;
 }

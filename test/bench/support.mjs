@@ -34,3 +34,34 @@ export async function timed(fn, rounds) {
   }
   return median(times);
 }
+
+/** `buffer` parsed as one JSON document, or undefined while it is not whole. */
+export function jsonDocument(buffer) {
+  try {
+    return JSON.parse(buffer);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A child's stdout, once `pick` finds what it waits for in it (60 s at most; its stderr tail in the error). */
+export function printed(child, pick, what) {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+    const timer = setTimeout(() => reject(new Error(`${what} did not start in 60 s: ${stderr}`)), 60_000);
+    child.stdout.on('data', (chunk) => {
+      buffer += chunk.toString('utf8');
+      const found = pick(buffer);
+      if (found !== undefined) {
+        clearTimeout(timer);
+        resolve(found);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code}: ${stderr}`));
+    });
+  });
+}
