@@ -50,6 +50,8 @@ function entries() {
     'cli/bin.ts',
     'kernel/index.ts',
     'sdk/index.ts',
+    // Builtin plugins' shared internals: one module, given to builtin plugins only (kernel/loader.ts).
+    'internal/index.ts',
     'testing/index.ts',
     ...plugins,
     ...registry,
@@ -57,9 +59,9 @@ function entries() {
     'kernel/discovery.ts',
     'kernel/resolve/index.ts',
     'sdk/version.ts',
-    'sdk/installed-tree.ts',
-    'sdk/contracts/registry-signatures.ts',
-    'sdk/contracts/registry-trust.ts',
+    'internal/registry/installed-tree.ts',
+    'internal/registry/signatures.ts',
+    'internal/registry/trust.ts',
     'plugins/marketplace/extract.ts',
     'plugins/trust/fingerprint.ts',
     'plugins/trust/plugin-files.ts',
@@ -76,7 +78,7 @@ function entries() {
 const distName = (file) => relative(ROOT, file).split(sep).join('/').replace(/\.[mc]?ts$/, '');
 
 /** What dist/ is built from; a digest of their content decides whether `--if-stale` builds. */
-const INPUT_DIRS = ['kernel', 'cli', 'sdk', 'testing', 'registry', 'plugins'];
+const INPUT_DIRS = ['kernel', 'cli', 'sdk', 'internal', 'testing', 'registry', 'plugins'];
 const INPUT_FILES = ['build.mjs', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
 const STAMP = '.inputs';
 
@@ -127,7 +129,7 @@ await build({
   resolve: {
     // The sources import './x.js' for './x.ts' (NodeNext); inside them `plinth/sdk` is the sdk itself.
     extensionAlias: { '.js': ['.ts', '.js'] },
-    alias: { 'plinth/sdk': join(ROOT, 'sdk/index.ts') },
+    alias: { 'plinth/sdk': join(ROOT, 'sdk/index.ts'), 'plinth/internal': join(ROOT, 'internal/index.ts') },
   },
   // kernel/loader.ts and plugins/sandbox/confine.ts: their code now lives in a chunk, not beside
   // its source's place in dist/, so the build says so.

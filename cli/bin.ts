@@ -17,7 +17,7 @@ if (beforeDashes.includes('--version') || beforeDashes.includes('-V')) {
     process.stdout.write(`plinth ${pkg.version} (kernel API ${KERNEL_API_VERSION}, node ${process.version})\n`);
   }
 } else {
-  const [{ main }, { tolerateClosedStandardStreams }] = await Promise.all([import('./main.js'), import('../sdk/std-streams.js')]);
+  const [{ main }, { tolerateClosedStandardStreams }] = await Promise.all([import('./main.js'), import('../internal/terminal/std-streams.js')]);
   // A closed terminal or pipe must not crash plinth halfway through shutdown.
   tolerateClosedStandardStreams();
   const code = await main(argv);

@@ -6,9 +6,9 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { EXIT, type CommandSpec } from '../sdk/commands.js';
 import { PlinthError, isPlinthError } from '../sdk/errors.js';
-import { closestName } from '../sdk/suggest.js';
+import { closestName } from '../internal/text/suggest.js';
 import { type Kernel, createKernel } from '../kernel/kernel.js';
-import { parseLogLevel } from '../sdk/log.js';
+import { parseLogLevel } from '../internal/terminal/log.js';
 import { packageVersion } from '../kernel/paths.js';
 import { groupCommands, groupHelpText } from './group-help.js';
 import { createOutput, formatError, printError, processStreams, reserveStdout, type Streams } from './output.js';

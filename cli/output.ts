@@ -9,8 +9,8 @@ import { Writable } from 'node:stream';
 import type { CommandOutput } from '../sdk/commands.js';
 import { formatError, safeJson, safeText } from '../sdk/format.js';
 import { type PlinthError, describeCause, isPlinthError } from '../sdk/errors.js';
-import type { Redactor } from '../sdk/redact.js';
-import { writeStandard } from '../sdk/std-streams.js';
+import type { Redactor } from '../internal/text/redact.js';
+import { writeStandard } from '../internal/terminal/std-streams.js';
 
 export interface Streams {
   stdout(text: string): void;

@@ -14,7 +14,7 @@ import type { Launcher } from '../sdk/contracts/launcher.js';
 import type { McpService } from '../sdk/contracts/mcp.js';
 import { type PlinthError, isPlinthError } from '../sdk/errors.js';
 import { writeFileAtomic } from '../sdk/files.js';
-import { capabilityDenied as denied, capabilityTarget as targetOf, permits, realTarget } from '../sdk/permission-match.js';
+import { capabilityDenied as denied, capabilityTarget as targetOf, permits, realTarget } from '../internal/permissions/match.js';
 import type { PluginContext, PluginInfo } from '../sdk/plugin.js';
 
 export interface CapabilityDeps {

@@ -7,9 +7,9 @@ import { readFile } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import { readdir, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parseJsonText } from '../sdk/json.js';
+import { parseJsonText } from '../internal/text/json.js';
 import { manifestError, parseManifest } from '../sdk/manifest.js';
-import { folderFiles, type PeerContext, readPeerFolder } from '../sdk/peer-manifest.js';
+import { folderFiles, type PeerContext, readPeerFolder } from '../internal/peer/manifest.js';
 import { describeCause, PlinthError } from '../sdk/errors.js';
 import { safeLine } from '../sdk/format.js';
 import type { Candidate, PluginSource } from './types.js';
@@ -51,7 +51,7 @@ const READERS = 1024;
  * Finds every plugin in `sources`. A folder holding a manifest.json is one
  * plugin and is not searched further; so is a folder without one that holds a
  * Claude Code plugin (`.claude-plugin/plugin.json`) or a Gemini CLI extension
- * (`gemini-extension.json`): its manifest is made from those (sdk/peer-manifest.ts,
+ * (`gemini-extension.json`): its manifest is made from those (internal/peer/manifest.ts,
  * with `context.workspace` for the peers' workspace variables); any other folder is searched down to
  * {@link MAX_DEPTH} levels below its source. Dot-folders (an install stages its
  * download in one) and `node_modules` are not entered. A symlinked folder is

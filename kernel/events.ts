@@ -14,7 +14,7 @@ import { AsyncSeriesWaterfallHook } from 'tapable';
 import { type BlockedBy, EVENTS, EVENT_ALIASES, canonicalEvent, type Decision, type EventHandler, type EventName, type EventResult } from '../sdk/events.js';
 import type { Disposer, TapOptions } from '../sdk/plugin.js';
 import { PlinthError, describeCause, wrapPluginError } from '../sdk/errors.js';
-import { closestName } from '../sdk/suggest.js';
+import { closestName } from '../internal/text/suggest.js';
 import { addTap } from './taps.js';
 import { type Inflight, InflightList } from './inflight.js';
 import { isThenable } from './timeout.js';

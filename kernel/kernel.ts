@@ -7,7 +7,7 @@ import { resolve as resolvePath } from 'node:path';
 import type { CommandRegistry, CommandSpec } from '../sdk/commands.js';
 import { PlinthError, describeCause, isPlinthError, wrapPluginError } from '../sdk/errors.js';
 import { canonicalEvent, type Decision, type EventHandler } from '../sdk/events.js';
-import { type LogLevel, type LogSink, createLogger, parseLogLevel } from '../sdk/log.js';
+import { type LogLevel, type LogSink, createLogger, parseLogLevel } from '../internal/terminal/log.js';
 import type {
   ConfigLayerView,
   Disposer,
@@ -24,8 +24,8 @@ import type {
   TapOptions,
   Teardown,
 } from '../sdk/plugin.js';
-import { Redactor, redactError } from '../sdk/redact.js';
-import { isStoredSettingRef } from '../sdk/stored-setting.js';
+import { Redactor, redactError } from '../internal/text/redact.js';
+import { isStoredSettingRef } from '../internal/settings/stored.js';
 import type { ServiceName, ServiceType } from '../sdk/services.js';
 import { KERNEL_API_VERSION } from '../sdk/version.js';
 import { type Config, disabledPlugins, loadConfig, pluginDirScopes, settingsFiles, timeouts } from './config/load.js';

@@ -4,7 +4,7 @@
  * helpers and errors are the host's whatever folder the plugin lives in.
  */
 import { existsSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { PluginDefinition } from '../sdk/plugin.js';
 import { PlinthError, describeCause } from '../sdk/errors.js';
@@ -13,19 +13,25 @@ import type { Candidate } from './types.js';
 
 type Jiti = { import(id: string, options?: { default?: boolean }): Promise<unknown> };
 
-const jitis = new Map<boolean, Promise<Jiti>>();
+const jitis = new Map<string, Promise<Jiti>>();
 
 // Created on first use: a command that loads no plugin code never pays for jiti.
 // The fresh one keeps no module cache: a replacement (hot reload, update) re-reads
 // the plugin's main and every module it imports, not what the old version saw.
-function getJiti(fresh: boolean): Promise<Jiti> {
-  let jiti = jitis.get(fresh);
+// A builtin plugin (one of plinth's own plugins/ folder) also gets `plinth/internal`, what builtin plugins share and
+// third parties must not rely on; any other plugin asking for it gets Node's
+// answer (not exported by the package).
+function getJiti(fresh: boolean, builtin: boolean): Promise<Jiti> {
+  const key = `${fresh}:${builtin}`;
+  let jiti = jitis.get(key);
   if (!jiti) {
     jiti = (async () => {
-      const [{ createJiti }, sdk] = await Promise.all([import('jiti'), import('../sdk/index.js')]);
-      return createJiti(import.meta.url, { virtualModules: { 'plinth/sdk': sdk }, interopDefault: true, moduleCache: !fresh }) as Jiti;
+      const [{ createJiti }, sdk, internal] = await Promise.all([import('jiti'), import('../sdk/index.js'), builtin ? import('../internal/index.js') : undefined]);
+      const virtualModules: Record<string, unknown> = { 'plinth/sdk': sdk };
+      if (internal) virtualModules['plinth/internal'] = internal;
+      return createJiti(import.meta.url, { virtualModules, interopDefault: true, moduleCache: !fresh }) as Jiti;
     })();
-    jitis.set(fresh, jiti);
+    jitis.set(key, jiti);
   }
   return jiti;
 }
@@ -43,7 +49,7 @@ export async function loadPluginCode(candidate: Candidate, fresh = false): Promi
     const compiled = compiledBuiltin(candidate, file);
     // Node's ESM cache has no eviction; a query makes a new module (its own imports stay cached, fine for builtins).
     const compiledUrl = compiled && pathToFileURL(compiled).href + (fresh ? `?v=${++generation}` : '');
-    exported = compiledUrl ? ((await import(compiledUrl)) as { default: unknown }).default : await (await getJiti(fresh)).import(file, { default: true });
+    exported = compiledUrl ? ((await import(compiledUrl)) as { default: unknown }).default : await (await getJiti(fresh, isPlinthsOwn(file))).import(file, { default: true });
   } catch (cause) {
     throw new PlinthError('PLN_E_PLUGIN_IMPORT', `plugin "${name}" could not be imported from ${file}: ${describeCause(cause)}`, {
       plugin: name,
@@ -83,6 +89,16 @@ function compiledBuiltin(candidate: Candidate, file: string): string | undefined
   if (inPlugins.startsWith('..')) return undefined;
   const compiled = join(root, 'dist', 'plugins', inPlugins.replace(/\.[mc]?tsx?$/, '.js'));
   return existsSync(compiled) ? compiled : undefined;
+}
+
+/**
+ * Whether a plugin's main lies in plinth's own `plugins/` folder: a builtin
+ * plugin, whatever source it was found as (a test or a host may name one by
+ * path). Only those get `plinth/internal`.
+ */
+function isPlinthsOwn(file: string): boolean {
+  const inPlugins = relative(join(packageRoot(), 'plugins'), file);
+  return inPlugins !== '' && !inPlugins.startsWith('..') && !isAbsolute(inPlugins);
 }
 
 function isDefinition(value: unknown): value is PluginDefinition {

@@ -6,7 +6,7 @@
 import type { Disposer } from '../sdk/plugin.js';
 import type { Config } from './config/load.js';
 import { PlinthError } from '../sdk/errors.js';
-import { closestName } from '../sdk/suggest.js';
+import { closestName } from '../internal/text/suggest.js';
 import { PROJECT_SOURCES, type PluginSource } from './types.js';
 
 /** The provider name the host application uses when it provides a service itself. */

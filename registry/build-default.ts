@@ -4,7 +4,7 @@
  * `defaultRegistryFolder()`.
  */
 import { resolve } from 'node:path';
-import { defaultRegistryFolder, plinthPackageFolder } from '../sdk/default-registry.js';
+import { defaultRegistryFolder, plinthPackageFolder } from '../internal/registry/default.js';
 import { describeError } from '../sdk/errors.js';
 import { buildDefaultRegistry } from './default-registry.js';
 

@@ -15,7 +15,7 @@
  *   out), and the packages they depend on that npm hoisted to the top
  *   `node_modules/`, as `npm pack` bundles them;
  *   except, at the top of the folder, a Claude Code plugin's own `.claude-plugin/`
- *   and `.mcp.json`, which are its manifest (sdk/peer-manifest.ts);
+ *   and `.mcp.json`, which are its manifest (internal/peer/manifest.ts);
  * - a symbolic link whose target is inside the folder is packed as the file
  *   (or folder) it points to: a tarball never holds a link, since installs
  *   refuse them; a link pointing outside, or one that loops, is refused;

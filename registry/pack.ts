@@ -11,7 +11,7 @@ import type { Stats } from 'node:fs';
 import { create } from 'tar';
 import { PlinthError, isPlinthError } from '../sdk/errors.js';
 import { type Manifest, manifestError, parseManifest } from '../sdk/manifest.js';
-import { readPeerFolder } from '../sdk/peer-manifest.js';
+import { readPeerFolder } from '../internal/peer/manifest.js';
 import { type TarballDigests, tarballDigests } from './digests.js';
 import { checkRelativeImports } from './pack-imports.js';
 import { listPackFiles } from './pack-files.js';

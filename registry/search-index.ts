@@ -19,7 +19,7 @@ import {
   prepareSearchDoc,
   searchResponseSchema,
   searchScore,
-} from '../sdk/contracts/registry.js';
+} from '../internal/registry/packument.js';
 
 /** The index entry of a package: its `dist-tags.latest` version's searchable fields. */
 export function searchEntry(packument: Packument): SearchObject {

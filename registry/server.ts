@@ -36,11 +36,11 @@ import {
   packumentFile,
   packumentSchema,
   searchResponseSchema,
-} from '../sdk/contracts/registry.js';
+} from '../internal/registry/packument.js';
 import { clampInt, decodePackagePath, decodeTarballPath, etagOf, notFound, notModified, parseJson, sendDocument, sendJson } from './http.js';
 import { SearchIndex } from './search-index.js';
-import { REGISTRY_KEYS_PATH } from '../sdk/contracts/registry-signatures.js';
-import { REGISTRY_INDEX_PATH, REGISTRY_REVOCATIONS_PATH, REGISTRY_ROTATIONS_PATH } from '../sdk/contracts/registry-trust.js';
+import { REGISTRY_KEYS_PATH } from '../internal/registry/signatures.js';
+import { REGISTRY_INDEX_PATH, REGISTRY_REVOCATIONS_PATH, REGISTRY_ROTATIONS_PATH } from '../internal/registry/trust.js';
 
 const TRUST_DOCUMENTS = new Set([REGISTRY_INDEX_PATH, REGISTRY_REVOCATIONS_PATH, REGISTRY_ROTATIONS_PATH]);
 
@@ -228,7 +228,7 @@ class RegistryHandler {
     sendDocument(req, res, body, etagOf(body), info.mtime, 'application/json; charset=utf-8');
   }
 
-  /** The signed index, revocations and rotations (sdk/contracts/registry-trust.ts); 404 when the folder has none. */
+  /** The signed index, revocations and rotations (internal/registry/trust.ts); 404 when the folder has none. */
   private async trustDocument(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const file = await this.inside(path);
     const info = file === undefined ? undefined : await stat(file).catch(() => undefined);

@@ -6,15 +6,15 @@
  * (npm's message), and the public keys are listed at `/-/npm/v1/keys`
  * (`keyid` is `SHA256:<base64 of the SHA-256 of the key's SPKI DER>`). The
  * same key signs the registry's index, revocations and rotations
- * (sdk/contracts/registry-trust.ts).
+ * (internal/registry/trust.ts).
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { PlinthError } from '../sdk/errors.js';
 import { writeFileAtomic } from '../sdk/files.js';
-import type { DistSignature } from '../sdk/contracts/registry.js';
-import { keyidOf, versionMessage } from '../sdk/contracts/registry-signatures.js';
-import { canonicalJson } from '../sdk/contracts/registry-trust.js';
+import type { DistSignature } from '../internal/registry/packument.js';
+import { keyidOf, versionMessage } from '../internal/registry/signatures.js';
+import { canonicalJson } from '../internal/registry/trust.js';
 
 /** A key a publisher signs with. */
 export interface SigningKey {

@@ -8,7 +8,7 @@
 import { Parser, type ReadEntry } from 'tar';
 import { PlinthError } from '../sdk/errors.js';
 import { type Manifest, manifestError, parseManifest } from '../sdk/manifest.js';
-import { type PeerFiles, readPeerFolder } from '../sdk/peer-manifest.js';
+import { type PeerFiles, readPeerFolder } from '../internal/peer/manifest.js';
 
 /** Limits of what a publisher reads: generous for a plugin, small enough for memory. */
 const MAX_ENTRIES = 20_000;

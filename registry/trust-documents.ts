@@ -1,6 +1,6 @@
 /**
  * The signed documents of a static registry folder (see
- * sdk/contracts/registry-trust.ts): the index, updated at each signed
+ * internal/registry/trust.ts): the index, updated at each signed
  * publish and rebuilt (with a new expiry) by `plinth registry index`; the
  * revocations (`plinth registry revoke`), signed again with every index,
  * which names them and gives them its expiry; and key rotations (`plinth
@@ -12,8 +12,8 @@ import { dirname, join } from 'node:path';
 import semver from 'semver';
 import { PlinthError } from '../sdk/errors.js';
 import { writeFileAtomic } from '../sdk/files.js';
-import { type Packument, packumentFile } from '../sdk/contracts/registry.js';
-import { REGISTRY_KEYS_PATH, registryKeysSchema } from '../sdk/contracts/registry-signatures.js';
+import { type Packument, packumentFile } from '../internal/registry/packument.js';
+import { REGISTRY_KEYS_PATH, registryKeysSchema } from '../internal/registry/signatures.js';
 import {
   type IndexSigned,
   REGISTRY_INDEX_PATH,
@@ -27,7 +27,7 @@ import {
   revocationsDigest,
   revocationsSchema,
   rotationsSchema,
-} from '../sdk/contracts/registry-trust.js';
+} from '../internal/registry/trust.js';
 import { readSearchIndex } from './search-index.js';
 import { type RegistryKey, type SigningKey, signDocument, signVersion, withKey } from './signing.js';
 

@@ -91,7 +91,7 @@ export const peerServerSchema = z.object({
 });
 
 /**
- * Set by plinth (sdk/peer-manifest.ts) on the manifest it makes from a Claude Code
+ * Set by plinth (internal/peer/manifest.ts) on the manifest it makes from a Claude Code
  * plugin folder (`.claude-plugin/plugin.json`) or a Gemini CLI extension folder
  * (`gemini-extension.json`): which dialect its `hooks` speak, the file it came
  * from, and what of the peer's folder plinth leaves out (`ignored`) or reads

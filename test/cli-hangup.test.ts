@@ -10,7 +10,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { isAlive } from '../sdk/process-tree.js';
+import { isAlive } from '../internal/process/tree.js';
 import { BIN, ROOT, type Sandbox, cleanEnv, ensureBuilt, sandbox } from './support/cli.js';
 
 const SERVER = join(ROOT, 'test', 'fixtures', 'mcp', 'servers', 'stdio-server.mjs');

@@ -23,8 +23,9 @@ import { Kernel } from '../kernel/kernel.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
 import { collectServers } from '../plugins/mcp/definitions.js';
 import { serverTrustSubject } from '../plugins/mcp/trust-subject.js';
-import { EVENTS, type ExtensionsService, type McpService, type PluginInfo, type ServerState, type ServerStatus, extensionDetailsSchema, extensionSchema, parseManifest } from '../sdk/index.js';
-import { isAlive } from '../sdk/process-tree.js';
+import { EVENTS, type ExtensionsService, type McpService, type PluginInfo, type ServerState, type ServerStatus, parseManifest } from '../sdk/index.js';
+import { extensionDetailsSchema, extensionSchema } from '../sdk/contracts/extensions.js';
+import { isAlive } from '../internal/process/tree.js';
 import { runCommand } from './support/commands.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -24,7 +24,7 @@ import { createHealthService } from '../plugins/health/service.js';
 import { backoffDelay, healthSettings, type HealthSettings } from '../plugins/health/settings.js';
 import type { HealthChange, HealthService, HealthState } from 'plinth/sdk';
 import { MiniMcp } from './fixtures/mcp/faulty/mini-mcp.js';
-import { isAlive } from '../sdk/process-tree.js';
+import { isAlive } from '../internal/process/tree.js';
 
 const faulty = (file: string): string => fileURLToPath(new URL(`./fixtures/mcp/faulty/${file}`, import.meta.url));
 

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { tagPeerHooks } from 'plinth/sdk';
+import { tagPeerHooks } from 'plinth/internal';
 import type { InlinePlugin } from '../kernel/kernel.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
 import { readCommandLine } from '../plugins/hooks/dialects/command-line.js';

@@ -16,7 +16,7 @@ import { createLauncher } from '../plugins/launcher/index.js';
 import { DEFAULT_ALLOWED_COMMANDS, createRunner, type RunnerOptions } from '../plugins/hooks/runner/index.js';
 import type { HookDefinition, HookRunner, RunResult } from '../plugins/hooks/types.js';
 import { hookDefinition } from './support/hook-definition.js';
-import { isAlive } from '../sdk/process-tree.js';
+import { isAlive } from '../internal/process/tree.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/hooks/', import.meta.url));
 const RED = join(FIXTURES, 'red-team');
@@ -203,7 +203,7 @@ describe('environment', () => {
     });
     const allowed = new Set(['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TERM', 'TMPDIR', 'TEMP', 'TMP']);
     // What node itself may add (it sets nothing on Linux) aside, every variable is one we chose to pass.
-    // PLINTH_TREE: the launcher's mark of the child's tree (sdk/process-tree.ts), no value of the host's.
+    // PLINTH_TREE: the launcher's mark of the child's tree (internal/process/tree.ts), no value of the host's.
     expect(Object.keys(env).filter((name) => !allowed.has(name) && !name.startsWith('PLINTH_HOOK_') && name !== 'PLINTH_WORKSPACE' && name !== 'PLINTH_TREE')).toEqual([]);
     expect(env.PLINTH_TREE).toMatch(/^[\w-]{16}$/);
   });

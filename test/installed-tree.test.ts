@@ -1,5 +1,5 @@
 /**
- * The installed-files record (sdk/installed-tree.ts) on real files: what an
+ * The installed-files record (internal/registry/installed-tree.ts) on real files: what an
  * install records, the fast path that trusts an unchanged stat, and what
  * makes it hash again; and the packument digest the signed index pins, the
  * same for both forms the real registry server sends.
@@ -9,7 +9,8 @@ import { mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkTree, hashTree, packumentDigest, treeDigest } from '../sdk/index.js';
+import { checkTree, hashTree, treeDigest } from '../internal/registry/installed-tree.js';
+import { packumentDigest } from '../internal/registry/trust.js';
 import { signingKey } from '../registry/signing.js';
 import { servedRegistry } from './support/market.js';
 

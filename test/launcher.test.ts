@@ -12,7 +12,7 @@ import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { createLauncher, type LauncherImpl } from '../plugins/launcher/index.js';
 import { isPlinthError, type Launcher, type LaunchRunResult } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
-import { descendantsOf, isAlive, killGroup, signalEach } from '../sdk/process-tree.js';
+import { descendantsOf, isAlive, killGroup, signalEach } from '../internal/process/tree.js';
 
 const LAUNCHER_DIR = fileURLToPath(new URL('../plugins/launcher/', import.meta.url));
 const NODE = process.execPath;

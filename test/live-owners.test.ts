@@ -28,7 +28,7 @@ import { trustSubject } from '../plugins/hooks/engine.js';
 import { collectServers } from '../plugins/mcp/definitions.js';
 import { serverTrustSubject } from '../plugins/mcp/trust-subject.js';
 import { EVENTS, type McpService, type PluginInfo, type PluginSource, type ServerState, type ServerStatus, parseManifest } from '../sdk/index.js';
-import { isAlive } from '../sdk/process-tree.js';
+import { isAlive } from '../internal/process/tree.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
 import { runCommand } from './support/commands.js';
 

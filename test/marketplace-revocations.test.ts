@@ -12,7 +12,8 @@ import { copyFile, mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type LockFile, type MarketplaceService, type RevocationsSigned, revocationsDigest } from '../sdk/index.js';
+import { type LockFile, type MarketplaceService } from '../sdk/index.js';
+import { type RevocationsSigned, revocationsDigest } from '../internal/registry/trust.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
 import { type SigningKey, signDocument, signingKey } from '../registry/signing.js';
 import { revokeVersion } from '../registry/trust-documents.js';

@@ -30,7 +30,7 @@ import {
   type ToolRegistry,
 } from '../plugins/mcp/features/index.js';
 import type { McpServerDefinition, ToolCallResult } from 'plinth/sdk';
-import { isAlive } from '../sdk/process-tree.js';
+import { isAlive } from '../internal/process/tree.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVERYTHING = ['node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'];

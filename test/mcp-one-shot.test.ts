@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { isAlive } from '../sdk/process-tree.js';
+import { isAlive } from '../internal/process/tree.js';
 import { ROOT, type Sandbox, ensureBuilt, expectExit, run, sandbox } from './support/cli.js';
 
 const LIFECYCLE = join(ROOT, 'test', 'fixtures', 'mcp', 'servers', 'lifecycle-server.mjs');

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { safeJson, safeLine, safeText } from '../sdk/format.js';
-import { askYesNo } from '../sdk/prompt.js';
+import { askYesNo } from '../internal/terminal/prompt.js';
 import { ROOT, type Result, type Sandbox, describeRun, ensureBuilt, expectExit, json, run, sandbox } from './support/cli.js';
 
 const HOSTILE = join(ROOT, 'test', 'fixtures', 'mcp', 'servers', 'hostile-server.mjs');

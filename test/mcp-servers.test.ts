@@ -30,7 +30,7 @@ import type { McpService, ServerState, ServerStatus } from 'plinth/sdk';
 import type { PluginInfo } from '../sdk/index.js';
 import { parseManifest } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
-import { isAlive } from '../sdk/process-tree.js';
+import { isAlive } from '../internal/process/tree.js';
 import { ensureBuilt } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

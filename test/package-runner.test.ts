@@ -1,11 +1,12 @@
 /**
- * What a package runner implies (sdk/package-runner.ts): the registry it will
+ * What a package runner implies (internal/permissions/package-runner.ts): the registry it will
  * fetch from inside the sandbox, and its own variables; nothing for a program
  * that is no package runner. A workspace hook that runs `npx` asks for them too.
  */
 import { describe, expect, test } from 'vitest';
 import { hookPrincipal } from '../plugins/hooks/principal.js';
-import { NO_PERMISSIONS, packageRunnerPermissions, withPackageRunner } from '../sdk/index.js';
+import { NO_PERMISSIONS } from '../sdk/index.js';
+import { packageRunnerPermissions, withPackageRunner } from '../internal/permissions/package-runner.js';
 import { hookDefinition } from './support/hook-definition.js';
 
 const allow = (command: string, args: string[], env: Record<string, string> = {}) => packageRunnerPermissions(command, args, env)?.permissions.network?.allow;

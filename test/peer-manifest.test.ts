@@ -1,5 +1,5 @@
 /**
- * The manifest plinth makes of a peer's folder (sdk/peer-manifest.ts), read
+ * The manifest plinth makes of a peer's folder (internal/peer/manifest.ts), read
  * from real folders in a temporary directory, and discovery finding such
  * folders: each peer field mapped or listed as ignored, the peers' variables
  * and references translated, bad input refused with the file and the field.
@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discoverPlugins } from '../kernel/discovery.js';
-import { parseManifest, readPeerFolder } from '../sdk/index.js';
+import { parseManifest } from '../sdk/index.js';
+import { readPeerFolder } from '../internal/peer/manifest.js';
 import { write } from './support/peer-folders.js';
 
 let base: string;

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kernel } from '../kernel/kernel.js';
 import { planReload } from '../plugins/extensions/reload.js';
-import { type FileChange, type PluginStatus, parseManifest, readPeerFolder } from '../sdk/index.js';
+import { type FileChange, type PluginStatus, parseManifest } from '../sdk/index.js';
+import { readPeerFolder } from '../internal/peer/manifest.js';
 import { claudePlugin, geminiExtension, write } from './support/peer-folders.js';
 
 const WAIT_MS = 20_000;

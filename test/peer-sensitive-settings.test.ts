@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { REDACTED } from '../sdk/redact.js';
+import { REDACTED } from '../internal/text/redact.js';
 import { ROOT, type Sandbox, describeRun, ensureBuilt, expectExit, run, sandbox } from './support/cli.js';
 import { write } from './support/peer-folders.js';
 

@@ -1,5 +1,5 @@
 /**
- * sdk/process-tree with real processes: a process group with a child that
+ * internal/process/tree with real processes: a process group with a child that
  * left it, a zombie, pipes held by a process outside the group, and the
  * exit-time sweep of tracked groups. Every pid started here is killed after
  * each test.
@@ -9,9 +9,9 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
-import { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markedProcesses, pipeHolders, pipeNames, signalEach, treeMarkValue } from '../sdk/index.js';
+import { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markedProcesses, pipeHolders, pipeNames, signalEach, treeMarkValue } from '../internal/process/tree.js';
 
-const SDK_URL = pathToFileURL(fileURLToPath(new URL('../dist/sdk/index.js', import.meta.url))).href;
+const SDK_URL = pathToFileURL(fileURLToPath(new URL('../dist/internal/index.js', import.meta.url))).href;
 const IDLE = 'setInterval(() => {}, 1000)';
 const linux = process.platform === 'linux';
 

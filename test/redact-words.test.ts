@@ -4,7 +4,7 @@
  * plinth's own output into "[redacted]s". Real CLI runs.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { REDACTED } from '../sdk/redact.js';
+import { REDACTED } from '../internal/text/redact.js';
 import { type Sandbox, describeRun, ensureBuilt, expectExit, run, sandbox } from './support/cli.js';
 
 const boxes: Sandbox[] = [];

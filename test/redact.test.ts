@@ -4,7 +4,7 @@ import { PlinthError } from '../sdk/errors.js';
 import type { Settings } from '../kernel/config/schema.js';
 import { redactSettings } from '../kernel/config/plugin-settings.js';
 import { maskCredentialKeys } from '../plugins/inspect/mask.js';
-import { REDACTED, Redactor } from '../sdk/redact.js';
+import { REDACTED, Redactor } from '../internal/text/redact.js';
 
 function redactorWith(...secrets: string[]): Redactor {
   const redactor = new Redactor();

@@ -1,28 +1,10 @@
 /**
- * The registry documents of `plinth/sdk` (sdk/contracts/registry.ts): lenient
+ * The registry documents of `plinth/sdk` (internal/registry/packument.ts): lenient
  * with what real npm registries add, strict on what install relies on, and
  * the search scoring the server and the client share.
  */
 import { describe, expect, test } from 'vitest';
-import {
-  SEARCH_TIER,
-  abbreviatedPackumentSchema,
-  compareSearchResults,
-  encodePackageName,
-  integritySchema,
-  latestVersion,
-  packumentFile,
-  packumentSchema,
-  packumentUrl,
-  prepareQuery,
-  prepareSearchDoc,
-  registryRoot,
-  resolveTarballUrl,
-  searchResponseSchema,
-  searchScore,
-  tarballFile,
-  tarballUrlSchema,
-} from '../sdk/index.js';
+import { SEARCH_TIER, abbreviatedPackumentSchema, compareSearchResults, encodePackageName, integritySchema, latestVersion, packumentFile, packumentSchema, packumentUrl, prepareQuery, prepareSearchDoc, registryRoot, resolveTarballUrl, searchResponseSchema, searchScore, tarballFile, tarballUrlSchema } from '../internal/registry/packument.js';
 
 const INTEGRITY = 'sha512-8rU4vHc9BSWqKyyCXV8rWVETYZ8Rr9rmyyElNlwQhSpXAwC6cUjCrzO5xYdvgV8Wc5kFRmKd8GM1oknLcP1h9w==';
 

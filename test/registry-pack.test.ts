@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import ssri from 'ssri';
 import { Parser, type ReadEntry } from 'tar';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { REGISTRY_SEARCH_INDEX, packumentSchema, resolveTarballUrl, searchResponseSchema } from '../sdk/index.js';
+import { REGISTRY_SEARCH_INDEX, packumentSchema, resolveTarballUrl, searchResponseSchema } from '../internal/registry/packument.js';
 import { PACK_MTIME, packPlugin } from '../registry/pack.js';
 import { publishPlugin, publishTarball } from '../registry/publish.js';
 import { readTarball } from '../registry/tarball-read.js';

@@ -14,22 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ssri from 'ssri';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  ABBREVIATED_PACKUMENT_TYPE,
-  abbreviatedPackumentSchema,
-  checkDistSignatures,
-  compareSearchResults,
-  defaultRegistryFolder,
-  packumentSchema,
-  packumentUrl,
-  prepareQuery,
-  prepareSearchDoc,
-  rankSearchObjects,
-  registryKeysSchema,
-  resolveTarballUrl,
-  searchResponseSchema,
-  searchScore,
-} from '../sdk/index.js';
+import { ABBREVIATED_PACKUMENT_TYPE, abbreviatedPackumentSchema, compareSearchResults, packumentSchema, packumentUrl, prepareQuery, prepareSearchDoc, rankSearchObjects, resolveTarballUrl, searchResponseSchema, searchScore } from '../internal/registry/packument.js';
+import { checkDistSignatures, registryKeysSchema } from '../internal/registry/signatures.js';
+import { defaultRegistryFolder } from '../internal/registry/default.js';
 import { buildDefaultRegistry } from '../registry/default-registry.js';
 import { publishPlugin } from '../registry/publish.js';
 import { type RegistryServer, serveRegistry } from '../registry/server.js';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN, ROOT, type Result, describeRun, ensureBuilt } from './support/cli.js';
-import { scaffoldPlugin } from '../sdk/scaffold.js';
+import { scaffoldPlugin } from '../plugins/scaffold/scaffold.js';
 import { installGlobally, offlineNpmEnv, shell } from './support/npm.js';
 
 const TEST_TIMEOUT = 300_000;

@@ -1,6 +1,7 @@
 /** The sdk's "did you mean": `closestName`. */
 import { describe, expect, it } from 'vitest';
-import { EVENTS, closestName } from '../sdk/index.js';
+import { EVENTS } from '../sdk/index.js';
+import { closestName } from '../internal/text/suggest.js';
 
 describe('closestName', () => {
   it('suggests the known name at most 2 edits away, ignoring case', () => {

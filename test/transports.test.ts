@@ -22,7 +22,7 @@ import { createSseTransportFactory } from '../plugins/transport-sse/index.js';
 import { createLauncher } from '../plugins/launcher/index.js';
 import { createStdioTransportFactory, STDIO_DEFAULTS } from '../plugins/transport-stdio/index.js';
 import { createTestKernel } from '../testing/index.js';
-import { isAlive } from '../sdk/process-tree.js';
+import { isAlive } from '../internal/process/tree.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVERS = join(ROOT, 'test/fixtures/mcp/servers');

@@ -18,12 +18,13 @@ import { promisify } from 'node:util';
 import { createJiti } from 'jiti';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Kernel } from '../kernel/kernel.js';
+import * as internal from '../internal/index.js';
 import * as sdk from '../sdk/index.js';
 import type { LockFile, PluginStatus, TrustService, TrustSubject } from '../sdk/index.js';
 import { type TestKernel, createTestKernel } from '../testing/index.js';
 import { servedRegistry } from './support/market.js';
 
-const jiti = createJiti(import.meta.url, { virtualModules: { 'plinth/sdk': sdk }, interopDefault: true });
+const jiti = createJiti(import.meta.url, { virtualModules: { 'plinth/sdk': sdk, 'plinth/internal': internal }, interopDefault: true });
 const { snapshot } = await jiti.import<typeof import('../plugins/trust/snapshot.js')>(new URL('../plugins/trust/snapshot.ts', import.meta.url).pathname);
 const { installedLock, recordedHashes } = await jiti.import<typeof import('../plugins/trust/recorded-hashes.js')>(new URL('../plugins/trust/recorded-hashes.ts', import.meta.url).pathname);
 type RecordedHashes = import('../plugins/trust/fingerprint.js').RecordedHashes;
@@ -157,7 +158,7 @@ describe('an installed plugin fingerprinted from its recorded tree', () => {
       const { kernel } = await installed();
       await rewriteLock(kernel.home, (tree) => {
         tree.files['lib/util.ts']!.sha256 = sha256('something else');
-        tree.digest = sdk.treeDigest(tree.files);
+        tree.digest = internal.treeDigest(tree.files);
       });
       // The files are as installed: only the record is wrong, and the approval gate of the booting kernel used it.
       const status = await greeterAtBoot(kernel.home);
@@ -174,7 +175,7 @@ describe('an installed plugin fingerprinted from its recorded tree', () => {
       const info = await stat(await realpath(file));
       await rewriteLock(kernel.home, (tree) => {
         tree.files['lib/util.ts'] = { sha256: sha256(edit), size: info.size, mtimeMs: info.mtimeMs, ctimeMs: info.ctimeMs };
-        tree.digest = sdk.treeDigest(tree.files);
+        tree.digest = internal.treeDigest(tree.files);
       });
       const recorded = counting(recordedHashes(installedLock(kernel.home)));
       const now = await snapshot(subject, false, undefined, recorded);

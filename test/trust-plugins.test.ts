@@ -361,7 +361,8 @@ export default definePlugin({
 describe('asking', () => {
   it('a question withdrawn by the caller (no answer in time) refuses, records the request, and is not a "no"', async () => {
     const sdk = await import('../sdk/index.js');
-    const jiti = createJiti(import.meta.url, { virtualModules: { 'plinth/sdk': sdk }, interopDefault: true });
+    const internal = await import('../internal/index.js');
+    const jiti = createJiti(import.meta.url, { virtualModules: { 'plinth/sdk': sdk, 'plinth/internal': internal }, interopDefault: true });
     const { createTrustService } = await jiti.import<typeof import('../plugins/trust/service.js')>(join(root, 'plugins', 'trust', 'service.ts'));
     const { TrustStore } = await jiti.import<typeof import('../plugins/trust/store.js')>(join(root, 'plugins', 'trust', 'store.ts'));
     const home = await temp();

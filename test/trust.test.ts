@@ -91,7 +91,8 @@ const command = (kernel: TestKernel, name: string, args: string[] = [], json = f
 /** The store module, imported the way the kernel imports plugin code (plinth/sdk is the host sdk). */
 async function storeModule(): Promise<{ TrustStore: typeof TrustStoreClass }> {
   const sdk = await import('../sdk/index.js');
-  const jiti = createJiti(import.meta.url, { virtualModules: { 'plinth/sdk': sdk }, interopDefault: true });
+  const internal = await import('../internal/index.js');
+  const jiti = createJiti(import.meta.url, { virtualModules: { 'plinth/sdk': sdk, 'plinth/internal': internal }, interopDefault: true });
   return jiti.import(join(TRUST, 'store.ts'));
 }
 

@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BootReport, type InlinePlugin, Kernel, type ShutdownReport } from '../kernel/kernel.js';
-import type { LogLevel } from '../sdk/log.js';
+import type { LogLevel } from '../internal/terminal/log.js';
 
 export interface TestKernelOptions {
   /** Plugins given in memory. */

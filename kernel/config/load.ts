@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseJsonText } from '../../sdk/json.js';
+import { parseJsonText } from '../../internal/text/json.js';
 import { jsonPath } from '../../sdk/manifest.js';
 import { PlinthError } from '../../sdk/errors.js';
 import { DEFAULT_TIMEOUTS, settingsSchema, type Settings, type Timeouts } from './schema.js';

@@ -6,8 +6,8 @@
  */
 import { PlinthError } from '../../sdk/errors.js';
 import { jsonPath, type SettingDecl } from '../../sdk/manifest.js';
-import { REDACTED } from '../../sdk/redact.js';
-import { isStoredSettingRef, storedSettingKey } from '../../sdk/stored-setting.js';
+import { REDACTED } from '../../internal/text/redact.js';
+import { isStoredSettingRef, storedSettingKey } from '../../internal/settings/stored.js';
 import type { Settings } from './schema.js';
 
 type SettingType = SettingDecl['type'];

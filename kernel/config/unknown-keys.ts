@@ -5,7 +5,7 @@
  * once per command, with the file, the JSON path and the key probably meant.
  */
 import { jsonPath, type Manifest } from '../../sdk/manifest.js';
-import { closestName } from '../../sdk/suggest.js';
+import { closestName } from '../../internal/text/suggest.js';
 import { PlinthError } from '../../sdk/errors.js';
 import type { SettingsFile } from './load.js';
 import type { ProfileSettings, Settings } from './schema.js';

@@ -1,5 +1,6 @@
 /** `plinth ext list | info | enable | disable | config | link | unlink`, on the `extensions` service. */
-import { type CommandInput, type CommandSpec, EXIT, type ExtensionScope, GRANT_OPTION, type ExtensionsService, type GrantsService, PlinthError, type SettingDecl, grantReviewLines, safeLine } from 'plinth/sdk';
+import { type CommandInput, type CommandSpec, EXIT, type ExtensionScope, type ExtensionsService, PlinthError, type SettingDecl, safeLine } from 'plinth/sdk';
+import { GRANT_OPTION, type GrantsService, grantReviewLines } from 'plinth/internal';
 import { detailsText, extensionTable, liveLines, settingLine, settingsTable } from './format.js';
 import { settingValue } from './setting-values.js';
 

@@ -7,7 +7,8 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { type Manifest, PEER_MANIFEST_FILES, PlinthError, parseJsonText, parseManifest, readPeerFolder } from 'plinth/sdk';
+import { type Manifest, PlinthError, parseManifest } from 'plinth/sdk';
+import { PEER_MANIFEST_FILES, parseJsonText, readPeerFolder } from 'plinth/internal';
 
 /** A plugin folder whose manifest is valid. */
 export interface PluginFolder {

@@ -11,7 +11,8 @@
  */
 import { stat } from 'node:fs/promises';
 import { basename, relative, resolve, sep } from 'node:path';
-import { type FileChange, type FileWatcher, type LiveReport, type Logger, PEER_MANIFEST_FILES, type PluginKernel, type PluginStatus, isPlinthError, watchFiles } from 'plinth/sdk';
+import { type FileChange, type FileWatcher, type LiveReport, type Logger, type PluginKernel, type PluginStatus, isPlinthError, watchFiles } from 'plinth/sdk';
+import { PEER_MANIFEST_FILES } from 'plinth/internal';
 
 export interface HotReloadOptions {
   readonly kernel: PluginKernel;

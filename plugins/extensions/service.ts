@@ -5,29 +5,8 @@
  * through `kernel.plugins`, and its report comes back as `live`.
  */
 import { resolve } from 'node:path';
-import {
-  type Candidate,
-  type ConfigResult,
-  type Extension,
-  type ExtensionDetails,
-  type ExtensionScope,
-  type ExtensionsService,
-  type LinkResult,
-  type LiveOutcome,
-  type LiveReport,
-  PlinthError,
-  type PluginKernel,
-  type PluginRef,
-  type PluginStatus,
-  type SettingDecl,
-  type ToggleResult,
-  type UnlinkResult,
-  closestName,
-  isPlinthError,
-  isStoredSettingRef,
-  storedSettingKey,
-  storedSettingRef,
-} from 'plinth/sdk';
+import { type Candidate, type ConfigResult, type Extension, type ExtensionDetails, type ExtensionScope, type ExtensionsService, type LinkResult, type LiveOutcome, type LiveReport, PlinthError, type PluginKernel, type PluginRef, type PluginStatus, type SettingDecl, type ToggleResult, type UnlinkResult, isPlinthError } from 'plinth/sdk';
+import { closestName, isStoredSettingRef, storedSettingKey, storedSettingRef } from 'plinth/internal';
 import { enabledState, type SettingsLayers, userDisables } from './enabled.js';
 import { dependenciesOf, dependentsOf } from './graph.js';
 import { readPluginFolder } from './plugin-folder.js';

@@ -7,7 +7,8 @@
  * declaration. A sensitive value is never in a view: `"[redacted]"` is.
  */
 import { z } from 'zod';
-import { PlinthError, REDACTED, isPlinthError, type SettingDecl, type SettingView, isStoredSettingRef, parseSettings } from 'plinth/sdk';
+import { PlinthError, isPlinthError, type SettingDecl, type SettingView, parseSettings } from 'plinth/sdk';
+import { REDACTED, isStoredSettingRef } from 'plinth/internal';
 import { entryOf, profileOf, type SettingsLayers } from './enabled.js';
 
 /** Where the settings files are. */

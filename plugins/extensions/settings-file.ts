@@ -4,7 +4,8 @@
  * plugin's error code, and the entries it changes (`plugins.<name>`,
  * `plugins.<name>.settings`).
  */
-import { type ExtensionScope, type SettingsData, type SettingsEdit, type SettingsFileOwner, type SettingsFileRef as FileRef, editSettingsFile, readSettingsFile, settingsFileError } from 'plinth/sdk';
+import { type ExtensionScope } from 'plinth/sdk';
+import { type SettingsData, type SettingsEdit, type SettingsFileOwner, type SettingsFileRef as FileRef, editSettingsFile, readSettingsFile, settingsFileError } from 'plinth/internal';
 
 /** A settings file, as `kernel.inspect().config.files` names it. */
 export interface SettingsFileRef extends FileRef {

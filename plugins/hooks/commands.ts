@@ -4,7 +4,8 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { askYesNo, canonicalEvent, closestName, describeFileError, type CommandOutput, type CommandSpec, EXIT, editSettingsFile, formatTable as table, PlinthError, type PluginKernel, processTerminal, readSettingsFile, safeLine, type SettingsFileOwner, type SettingsFileRef, whyNotAsk } from 'plinth/sdk';
+import { canonicalEvent, type CommandOutput, type CommandSpec, EXIT, formatTable as table, PlinthError, type PluginKernel, safeLine } from 'plinth/sdk';
+import { askYesNo, closestName, describeFileError, editSettingsFile, processTerminal, readSettingsFile, type SettingsFileOwner, type SettingsFileRef, whyNotAsk } from 'plinth/internal';
 import type { HookDefaults } from './definition.js';
 import { type ImportPlan, applyImport, checkImport, peerSettingsFiles, planImport, readPeerSettings, scopeOfFile } from './dialects/import.js';
 import { trustSubject } from './engine.js';

@@ -12,7 +12,8 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import picomatch from 'picomatch';
-import { canonicalEvent, closestName, EVENT_ALIASES, EVENTS, isPeerHookEvent, PlinthError, permissionsSchema, type EventName, type HookSource as Source, type PeerProtocol } from 'plinth/sdk';
+import { canonicalEvent, EVENT_ALIASES, EVENTS, PlinthError, permissionsSchema, type EventName, type HookSource as Source } from 'plinth/sdk';
+import { closestName, isPeerHookEvent, type PeerProtocol } from 'plinth/internal';
 import { z } from 'zod';
 import { peerNameOf, peerLabel } from './dialects/events.js';
 import { sectionPeer, translatePeerEvent } from './dialects/section.js';

@@ -19,7 +19,8 @@
  * lint-staged does.
  */
 import { isAbsolute, relative, sep } from 'node:path';
-import { globTest, type EventName, type GlobOptions, type GlobTest } from 'plinth/sdk';
+import { type EventName } from 'plinth/sdk';
+import { globTest, type GlobOptions, type GlobTest } from 'plinth/internal';
 import { compilePeerMatcher, peerMatchSubject, peerToolName } from './dialects/matcher.js';
 import type { HookDefinition } from './types.js';
 

@@ -5,7 +5,8 @@
  * `permissions`; its folder is the workspace for workspace hooks, plinth's
  * user folder for the user's).
  */
-import { NO_PERMISSIONS, type PluginInfo, type Principal, withPackageRunner } from 'plinth/sdk';
+import { NO_PERMISSIONS, type PluginInfo, type Principal } from 'plinth/sdk';
+import { withPackageRunner } from 'plinth/internal';
 import type { HookDefinition } from './types.js';
 
 export function hookPrincipal(hook: HookDefinition, plugin: PluginInfo | undefined, paths: { readonly home: string; readonly workspace: string }): Principal {

@@ -18,7 +18,8 @@
  * workspace profile can replace only workspace hooks, never a user hook.
  */
 import { join, resolve } from 'node:path';
-import { type ConfigLayerView, type PlinthError, type PluginInfo, entryFolder } from 'plinth/sdk';
+import { type ConfigLayerView, type PlinthError, type PluginInfo } from 'plinth/sdk';
+import { entryFolder } from 'plinth/internal';
 import { z } from 'zod';
 import { normalizeSection, problem, type HookCollection, type HookDefaults } from './definition.js';
 import { loadLegacyFolder } from './legacy.js';

@@ -3,7 +3,8 @@
  * the protocol input and the strategies. The definition, the outcome of an
  * event and the `hooks` service are the sdk's contract, re-exported below.
  */
-import type { EventName, HookDefinition, HookFailure, PeerProtocol, PinnedFile } from 'plinth/sdk';
+import type { EventName, HookDefinition, HookFailure, PinnedFile } from 'plinth/sdk';
+import type { PeerProtocol } from 'plinth/internal';
 
 /** The contract's types (declared in the sdk, beside the `hooks` service), re-exported for this plugin's own modules. */
 export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookRateCounts, HookSource, HooksService, PlanResult } from 'plinth/sdk';

@@ -2,7 +2,7 @@
  * What `config show` masks beyond the sensitive settings the kernel already
  * redacts: every string under a key that names a credential.
  */
-import { REDACTED } from 'plinth/sdk';
+import { REDACTED } from 'plinth/internal';
 
 const CREDENTIAL_KEY = /secret|password|passwd|token|authorization|api[-_]?key|cookie|credential|private[-_]?key/i;
 const REFERENCE_ONLY = /^(\$\{[^}]*\}\s*)+$/;

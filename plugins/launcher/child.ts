@@ -19,7 +19,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { ChildEnd, ChildStopOptions, LaunchedChild } from 'plinth/sdk';
-import { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markedProcesses, pipeHolders, pipeNames, signalEach, trackGroup, trackMark, treeMarkValue, untrackGroup, untrackMark } from 'plinth/sdk';
+import { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markedProcesses, pipeHolders, pipeNames, signalEach, trackGroup, trackMark, treeMarkValue, untrackGroup, untrackMark } from 'plinth/internal';
 
 /** After the child exits and its group is killed: how long its pipes may stay open before holders are looked for. */
 const DRAIN_GRACE_MS = 100;

@@ -1,5 +1,6 @@
 /** `plinth ext search | install | verify | outdated | update | rollback | uninstall`. */
-import { type ApprovalRequest, type CommandOutput, type CommandSpec, EXIT, GRANT_OPTION, type GrantsService, type InstallResult, type KeyTrustRequest, type MarketNote, type MarketplaceService, PlinthError, type RevokedEntry, askYesNo, formatTable, grantReviewLines, processTerminal, safeLine, whyNotAsk } from 'plinth/sdk';
+import { type ApprovalRequest, type CommandOutput, type CommandSpec, EXIT, type InstallResult, type KeyTrustRequest, type MarketNote, type MarketplaceService, PlinthError, type RevokedEntry, formatTable, safeLine } from 'plinth/sdk';
+import { GRANT_OPTION, type GrantsService, askYesNo, grantReviewLines, processTerminal, whyNotAsk } from 'plinth/internal';
 import { describeDeclarations } from './declared.js';
 import { progressBar } from './progress.js';
 

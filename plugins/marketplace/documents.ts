@@ -1,19 +1,6 @@
 /** Reading a registry's documents: a plugin's packument and search results, checked against the sdk's schemas. */
-import {
-  ABBREVIATED_PACKUMENT_TYPE,
-  type AbbreviatedPackument,
-  type MarketNote,
-  PlinthError,
-  REGISTRY_KEYS_PATH,
-  type RegistryKeys,
-  type SearchResponse,
-  abbreviatedPackumentSchema,
-  isPlinthError,
-  packumentUrl,
-  registryKeysSchema,
-  registryRoot,
-  searchResponseSchema,
-} from 'plinth/sdk';
+import { type MarketNote, PlinthError, isPlinthError } from 'plinth/sdk';
+import { ABBREVIATED_PACKUMENT_TYPE, type AbbreviatedPackument, REGISTRY_KEYS_PATH, type RegistryKeys, type SearchResponse, abbreviatedPackumentSchema, packumentUrl, registryKeysSchema, registryRoot, searchResponseSchema } from 'plinth/internal';
 import type { z } from 'zod';
 import type { DocumentCache } from './cache.js';
 import type { RequestOptions } from './fetcher.js';

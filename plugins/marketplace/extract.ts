@@ -39,7 +39,8 @@ import { constants, type FileHandle, lstat, open, readFile, rm } from 'node:fs/p
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { type InstalledTree, PlinthError, type Manifest, parseManifest, readPeerFolder, safeLine } from 'plinth/sdk';
+import { PlinthError, type Manifest, parseManifest, safeLine } from 'plinth/sdk';
+import { type InstalledTree, readPeerFolder } from 'plinth/internal';
 import { Parser, type ReadEntry } from 'tar';
 import { ForeignWrite, TreeWriter, type WrittenTree } from './tree-writer.js';
 

@@ -9,7 +9,8 @@ import { open, stat } from 'node:fs/promises';
 import { type IncomingMessage, get as httpGet } from 'node:http';
 import { resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PlinthError, describeError, registryRoot } from 'plinth/sdk';
+import { PlinthError, describeError } from 'plinth/sdk';
+import { registryRoot } from 'plinth/internal';
 import type { Registry } from './registries.js';
 
 /** Limits and hooks of one request. */
@@ -190,7 +191,7 @@ async function readBody(registry: Registry, url: URL, response: IncomingMessage,
   if (Number.isFinite(declared) && received !== declared) throw unreachable(registry, url, Object.assign(new Error(`the body ended after ${received} of ${declared} bytes`), { code: 'ECONNRESET' }), options, signal);
 }
 
-/** A static registry folder (sdk/contracts/registry.ts `packumentFile`, `tarballFile`, `REGISTRY_SEARCH_INDEX`). */
+/** A static registry folder (internal/registry/packument.ts `packumentFile`, `tarballFile`, `REGISTRY_SEARCH_INDEX`). */
 async function readLocal(registry: Registry, url: URL, options: RequestOptions): Promise<Buffer> {
   // `@scope%2fname` is the file `name` in the folder `@scope` (sdk's packumentFile).
   const path = fileURLToPath(new URL(url.href.replace(/%2f/gi, '/')));

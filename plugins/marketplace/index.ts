@@ -5,7 +5,8 @@
  * `plinth ext search|install|outdated|update|rollback|uninstall` commands.
  */
 import { existsSync } from 'node:fs';
-import { defaultRegistryFolder, definePlugin, optionalService } from 'plinth/sdk';
+import { definePlugin, optionalService } from 'plinth/sdk';
+import { defaultRegistryFolder } from 'plinth/internal';
 import { marketplaceCommands } from './commands.js';
 import { createMarketplace } from './service.js';
 import { marketplaceSettings } from './settings.js';

@@ -10,7 +10,8 @@ import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, type InstalledTree, KERNEL_API_VERSION, type Launcher, checkTree, describeError, describeTreeCheck, hashTree, isPlinthError, parseManifest, readPeerFolder } from 'plinth/sdk';
+import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, KERNEL_API_VERSION, type Launcher, describeError, isPlinthError, parseManifest } from 'plinth/sdk';
+import { type InstalledTree, checkTree, describeTreeCheck, hashTree, readPeerFolder } from 'plinth/internal';
 import semver from 'semver';
 import ssri from 'ssri';
 import { declarationChanges, declarationsOf } from './declared.js';
@@ -219,7 +220,7 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
     });
   }
   await pauseForTests(context.env, 'move');
-  // What every load is checked against (sdk/installed-tree.ts).
+  // What every load is checked against (internal/registry/installed-tree.ts).
   const tree = await recordedTree(staged, target);
   const entry: LockEntry = {
     name: staged.name,

@@ -20,7 +20,8 @@
  */
 import { lstat, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type InstalledTree, type Launcher, PlinthError, hashTree, safeLine, treeDigest } from 'plinth/sdk';
+import { type Launcher, PlinthError, safeLine } from 'plinth/sdk';
+import { type InstalledTree, hashTree, treeDigest } from 'plinth/internal';
 import semver from 'semver';
 
 /** What a plugin's package.json asks of npm. */

@@ -6,7 +6,8 @@
  */
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type ConfigLayerView, PlinthError, type RegistrySetting, registrySettingSchema } from 'plinth/sdk';
+import { type ConfigLayerView, PlinthError, type RegistrySetting } from 'plinth/sdk';
+import { registrySettingSchema } from 'plinth/internal';
 
 /** A registry ready to be asked: its URL normalised, its token (if any) resolved. */
 export interface Registry {

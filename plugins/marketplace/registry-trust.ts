@@ -1,7 +1,7 @@
 /**
  * Which keys a registry is trusted to sign with, and whether the documents
  * it serves are current and belong together (TUF's rollback, freeze and
- * mix-and-match attacks; see sdk/contracts/registry-trust.ts).
+ * mix-and-match attacks; see internal/registry/trust.ts).
  *
  * Per registry, once per operation: the keys are those pinned in settings
  * (`keys`), else those recorded at first use, else, when the registry lists
@@ -22,29 +22,8 @@
  * them (recorded per registry in registry-trust.json).
  */
 import type { KeyObject } from 'node:crypto';
-import {
-  type AbbreviatedPackument,
-  type AbbreviatedVersion,
-  type IndexSigned,
-  type KeyTrustRequest,
-  type MarketNote,
-  PlinthError,
-  REGISTRY_INDEX_PATH,
-  REGISTRY_REVOCATIONS_PATH,
-  REGISTRY_ROTATIONS_PATH,
-  type RegistryKeys,
-  type RevocationsSigned,
-  type RevokedVersion,
-  type Rotations,
-  checkVersionSignatures,
-  documentSigner,
-  packumentDigest,
-  publicKeyOf,
-  registryIndexSchema,
-  revocationsDigest,
-  revocationsSchema,
-  rotationsSchema,
-} from 'plinth/sdk';
+import { type KeyTrustRequest, type MarketNote, PlinthError } from 'plinth/sdk';
+import { type AbbreviatedPackument, type AbbreviatedVersion, type IndexSigned, REGISTRY_INDEX_PATH, REGISTRY_REVOCATIONS_PATH, REGISTRY_ROTATIONS_PATH, type RegistryKeys, type RevocationsSigned, type RevokedVersion, type Rotations, checkVersionSignatures, documentSigner, packumentDigest, publicKeyOf, registryIndexSchema, revocationsDigest, revocationsSchema, rotationsSchema } from 'plinth/internal';
 import { type DocumentContext, fetchKeys, fetchSignedDocument } from './documents.js';
 import type { Registry } from './registries.js';
 import type { RegistryState, TrustState, TrustedKey } from './trust-state.js';

@@ -11,7 +11,8 @@
  * have it and another registry does, it is refused, naming both.
  */
 import semver from 'semver';
-import { type AbbreviatedPackument, type AbbreviatedVersion, KERNEL_API_VERSION, PlinthError, closestName, isPlinthError, resolveTarballUrl } from 'plinth/sdk';
+import { KERNEL_API_VERSION, PlinthError, isPlinthError } from 'plinth/sdk';
+import { type AbbreviatedPackument, type AbbreviatedVersion, closestName, resolveTarballUrl } from 'plinth/internal';
 import { type DocumentContext, fetchPackument, fetchSearch } from './documents.js';
 import { type Registry, registryFor } from './registries.js';
 import { type RegistryTrust, type RegistryTrustKeeper, checkVersion } from './registry-trust.js';

@@ -7,7 +7,8 @@
  * install, update or rollback refuses them (resolve.ts, service.ts).
  */
 import semver from 'semver';
-import { type LockEntry, PlinthError, type RevokedEntry, type RevokedVersion } from 'plinth/sdk';
+import { type LockEntry, PlinthError, type RevokedEntry } from 'plinth/sdk';
+import { type RevokedVersion } from 'plinth/internal';
 import { type DocumentContext, fetchPackument } from './documents.js';
 import type { Registry } from './registries.js';
 import { type RegistryTrust, type RegistryTrustKeeper, checkVersion } from './registry-trust.js';

@@ -2,29 +2,8 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { isAbsolute, join, resolve as resolvePath } from 'node:path';
 import semver from 'semver';
-import {
-  type InstallOptions,
-  type InstallResult,
-  type Launcher,
-  type LockEntry,
-  type LockFile,
-  type Logger,
-  type MarketChange,
-  type MarketNote,
-  type MarketplaceService,
-  type OutdatedEntry,
-  type OutdatedResult,
-  PlinthError,
-  type RevokedEntry,
-  type PluginKernel,
-  type SearchHit,
-  compareSearchResults,
-  isPlinthError,
-  prepareQuery,
-  prepareSearchDoc,
-  searchPackageVersion,
-  searchScore,
-} from 'plinth/sdk';
+import { type InstallOptions, type InstallResult, type Launcher, type LockEntry, type LockFile, type Logger, type MarketChange, type MarketNote, type MarketplaceService, type OutdatedEntry, type OutdatedResult, PlinthError, type RevokedEntry, type PluginKernel, type SearchHit, isPlinthError } from 'plinth/sdk';
+import { compareSearchResults, prepareQuery, prepareSearchDoc, searchPackageVersion, searchScore } from 'plinth/internal';
 import { DocumentCache } from './cache.js';
 import { type DocumentContext, fetchPackument, fetchSearchObjects } from './documents.js';
 import { type InstallContext, type NpmContext, type Staged, approvalFor, approve, commit, fetchLocal, fetchPlanned, readManifest, withNpmDependencies } from './install.js';

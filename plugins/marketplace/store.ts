@@ -19,7 +19,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rename, rm, symlink, unlink } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { type LockEntry, type LockFile, PlinthError, isAlive, isPlinthError, installedVersionFolder, lockFileSchema, withFileLock, writeFileAtomic } from 'plinth/sdk';
+import { type LockEntry, type LockFile, PlinthError, isPlinthError, withFileLock, writeFileAtomic } from 'plinth/sdk';
+import { isAlive, installedVersionFolder, lockFileSchema } from 'plinth/internal';
 
 export class PluginStore {
   readonly pluginsDir: string;

@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { type FileHandle, chmod, lstat, mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type InstalledTree, type TreeFile, treeDigest } from 'plinth/sdk';
+import { type InstalledTree, type TreeFile, treeDigest } from 'plinth/internal';
 import type { ReadEntry } from 'tar';
 
 /** How much the writer takes on at once. */

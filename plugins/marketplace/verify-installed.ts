@@ -1,6 +1,7 @@
 /** `plinth ext verify`: one installed plugin's files against what its lock entry recorded at install, every file hashed. */
 import { stat } from 'node:fs/promises';
-import { type LockEntry, type RevokedEntry, type VerifyEntry, checkTree } from 'plinth/sdk';
+import { type LockEntry, type RevokedEntry, type VerifyEntry } from 'plinth/sdk';
+import { checkTree } from 'plinth/internal';
 import type { PluginStore } from './store.js';
 
 export async function verifyInstalled(store: PluginStore, entry: LockEntry, options: { linked: boolean; revoked?: RevokedEntry | undefined }): Promise<VerifyEntry> {

@@ -215,7 +215,7 @@ function shownEntry(entry: ReturnType<typeof serverEntry>): Record<string, unkno
 
 /**
  * What a user entry's relative words will mean, when that is not what the command line suggested:
- * a user server runs in the user folder and reads relative paths there (sdk/workspace-content.ts),
+ * a user server runs in the user folder and reads relative paths there (internal/permissions/workspace-content.ts),
  * so `.` is not the project, and a path that exists here but not there will not be found.
  */
 function userPathNotes(command: string, args: readonly string[], home: string): string[] {

@@ -4,8 +4,10 @@
  * a usage error (`PLN_E_CLI_USAGE`, exit 2), raised before anything starts.
  */
 import { readFile } from 'node:fs/promises';
-import { PlinthError, describeFileError } from 'plinth/sdk';
-import { MCP_SERVER_NAME, MCP_TRANSPORT_NAME, mcpServerEntrySchema } from 'plinth/sdk';
+import { PlinthError } from 'plinth/sdk';
+import { describeFileError } from 'plinth/internal';
+import { mcpServerEntrySchema } from 'plinth/sdk';
+import { MCP_SERVER_NAME, MCP_TRANSPORT_NAME } from 'plinth/internal';
 import type { McpServerConfig } from 'plinth/sdk';
 
 /** Throws a usage error unless `name` can name a server: the settings' own rule, and no `__` (it separates server and tool). */

@@ -6,7 +6,7 @@
  * noticed and its version edited instead. The rest of the file is kept as it
  * was parsed, in its key order and indentation.
  */
-import { type SettingsFileOwner, type SettingsFileRef, editSettingsFile, readSettingsFile, settingsFileError } from 'plinth/sdk';
+import { type SettingsFileOwner, type SettingsFileRef, editSettingsFile, readSettingsFile, settingsFileError } from 'plinth/internal';
 
 export type { SettingsFileRef };
 

@@ -5,7 +5,8 @@
  * afterwards. Never with `--json`, in CI, without a terminal or inside a hook:
  * there the server's error names `plinth auth login <server>`.
  */
-import { type CommandInput, type PluginKernel, type PromptIO, askYesNo, processTerminal, whyNotAsk } from 'plinth/sdk';
+import { type CommandInput, type PluginKernel } from 'plinth/sdk';
+import { type PromptIO, askYesNo, processTerminal, whyNotAsk } from 'plinth/internal';
 import type { ServerStatus } from 'plinth/sdk';
 
 export type SignInIo = Pick<CommandInput, 'json' | 'out' | 'signal'>;

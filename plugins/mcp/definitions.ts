@@ -12,7 +12,7 @@
  * 3. the selected profile's part of the user file, then of the workspace file.
  *
  * A user entry never runs what the workspace holds (the sdk's rule,
- * sdk/workspace-content.ts): its relative paths, and its default cwd, are the
+ * internal/permissions/workspace-content.ts): its relative paths, and its default cwd, are the
  * user folder's; `${workspace}` in `args` or `cwd` names the project as data.
  * A user entry that still names something inside the workspace (an explicit
  * cwd there, an absolute program, argument or env path below its root) is
@@ -40,10 +40,12 @@
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
-import { type ConfigLayerView, NO_PERMISSIONS, type PlinthError, type PluginInfo, type Principal, SECRET_NAME, type TrustSource, entryFolder, envSourceOf, expandWorkspace, isInside, pathOutside, withPackageRunner, workspaceWords } from 'plinth/sdk';
+import { type ConfigLayerView, NO_PERMISSIONS, type PlinthError, type PluginInfo, type Principal, type TrustSource } from 'plinth/sdk';
+import { SECRET_NAME, entryFolder, envSourceOf, expandWorkspace, isInside, pathOutside, withPackageRunner, workspaceWords } from 'plinth/internal';
 import { urlSecrets } from './redact.js';
 import { type ReferenceLookup, resolveReferences } from './references.js';
-import { MCP_SERVER_NAME, type McpServerEntry, mcpEntryTransport, mcpServerEntrySchema } from 'plinth/sdk';
+import { type McpServerEntry, mcpServerEntrySchema } from 'plinth/sdk';
+import { MCP_SERVER_NAME, mcpEntryTransport } from 'plinth/internal';
 import { type ProblemPlace, definesServer, definitionProblem, entryProblems, pathKey } from './schema.js';
 import type { McpServerDefinition } from 'plinth/sdk';
 

@@ -15,7 +15,8 @@
  * and resolves only when they are closed (a stdio process has exited). The
  * manager does not reconnect by itself: the health plugin decides that.
  */
-import { type Disposer, type GrantsService, type PinnedFile, PlinthError, type TrustService, type TrustVerdict, describeError, isPlinthError } from 'plinth/sdk';
+import { type Disposer, type PinnedFile, PlinthError, type TrustService, type TrustVerdict, describeError, isPlinthError } from 'plinth/sdk';
+import { type GrantsService } from 'plinth/internal';
 import { type ConnectDeps, type Connected, connectOnce } from './connect.js';
 import type { ServerRecord } from './definitions.js';
 import { mcpError } from './errors.js';

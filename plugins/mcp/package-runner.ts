@@ -11,7 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { packageRunnerOf, writeFileAtomic } from 'plinth/sdk';
+import { writeFileAtomic } from 'plinth/sdk';
+import { packageRunnerOf } from 'plinth/internal';
 import type { McpServerDefinition } from 'plinth/sdk';
 
 /**

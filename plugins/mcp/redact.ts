@@ -5,9 +5,9 @@
  * `secrets`, then the kernel's own masking on top. Everything the plugin
  * prints, stores or logs goes through it.
  */
-import { Redactor } from 'plinth/sdk';
+import { Redactor } from 'plinth/internal';
 
-export { REDACTED } from 'plinth/sdk';
+export { REDACTED } from 'plinth/internal';
 
 /** A redactor of server secrets layered over the kernel's. */
 export interface SecretRedactor {

@@ -4,7 +4,8 @@
  * path. The entry's schema itself is the sdk's (`mcpServerEntrySchema`), since
  * transports and the oauth plugin read the same shape.
  */
-import { closestName, mcpServerEntrySchema, PlinthError } from 'plinth/sdk';
+import { mcpServerEntrySchema, PlinthError } from 'plinth/sdk';
+import { closestName } from 'plinth/internal';
 import type { McpServerEntry } from 'plinth/sdk';
 import type { z } from 'zod';
 

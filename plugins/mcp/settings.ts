@@ -1,5 +1,6 @@
 /** The mcp plugin's own settings (declared in manifest.json), checked once at setup. */
-import { mcpProtocolSchema, parseSettings } from 'plinth/sdk';
+import { parseSettings } from 'plinth/sdk';
+import { mcpProtocolSchema } from 'plinth/internal';
 import { z } from 'zod';
 
 // setTimeout fires at once for delays above 2^31-1 ms: a larger value would mean "no time at all".

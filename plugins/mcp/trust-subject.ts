@@ -6,7 +6,8 @@
  * named, by its one rule for hooks and servers. Knobs that change nothing
  * about what runs (`enabled`, the timeout, where it was written) stay out.
  */
-import { type GrantsService, type PinnedFile, type PlinthError, type Principal, type TrustService, type TrustSubject, describeError, isPlinthError } from 'plinth/sdk';
+import { type PinnedFile, type PlinthError, type Principal, type TrustService, type TrustSubject, describeError, isPlinthError } from 'plinth/sdk';
+import { type GrantsService } from 'plinth/internal';
 import type { ServerRecord } from './definitions.js';
 import { mcpError } from './errors.js';
 

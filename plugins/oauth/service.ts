@@ -4,7 +4,8 @@
  * whose server was removed from the settings can still be signed out of.
  */
 import type { FetchLike } from '@modelcontextprotocol/client';
-import { type Logger, type PluginKernel, PlinthError, closestName, isPlinthError, safeText } from 'plinth/sdk';
+import { type Logger, type PluginKernel, PlinthError, isPlinthError, safeText } from 'plinth/sdk';
+import { closestName } from 'plinth/internal';
 import type { Launcher } from 'plinth/sdk';
 import { AsyncSeriesBailHook } from 'tapable';
 import type { McpServerDefinition } from 'plinth/sdk';

@@ -3,20 +3,8 @@
  * was granted, the grants themselves, whether an OS sandbox is available here
  * and how each plugin runs, and the denials the sandbox saw.
  */
-import {
-  type CommandSpec,
-  type ConfigLayerView,
-  EXIT,
-  type GrantDecision,
-  NO_PERMISSIONS,
-  PlinthError,
-  type PluginInfo,
-  type Principal,
-  type SandboxAvailability,
-  closestName,
-  formatTable,
-  safeLine,
-} from 'plinth/sdk';
+import { type CommandSpec, type ConfigLayerView, EXIT, type GrantDecision, NO_PERMISSIONS, PlinthError, type PluginInfo, type Principal, type SandboxAvailability, formatTable, safeLine } from 'plinth/sdk';
+import { closestName } from 'plinth/internal';
 import { readAudit } from './audit.js';
 import { readDefaultMode } from './grants/default-mode.js';
 import { type PermissionItem, formatItem, itemsOf, parseItem, sameItem, widening, withItems, withoutItems } from './grants/items.js';

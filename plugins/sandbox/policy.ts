@@ -48,5 +48,5 @@ export function expandFilesystem(filesystem: Permissions['filesystem'], values: 
   return { read, write };
 }
 
-// The one host matcher, shared with `ctx.fetch` (which must work without this plugin): sdk/permission-match.ts.
-export { hostRefusal, isIpLiteral, normalizeHost, parseHostPattern } from 'plinth/sdk';
+// The one host matcher, shared with `ctx.fetch` (which must work without this plugin): internal/permissions/match.ts.
+export { hostRefusal, isIpLiteral, normalizeHost, parseHostPattern } from 'plinth/internal';

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
-import { type PluginKernel, definePlugin, parseManifest, scaffoldPlugin } from 'plinth/sdk';
+import { type PluginKernel, definePlugin, parseManifest } from 'plinth/sdk';
+import { scaffoldPlugin } from './scaffold.js';
 
 export default definePlugin({
   setup(kernel, ctx) {

@@ -1,5 +1,6 @@
 /** `plinth trust list | approve | revoke`. */
-import { type CommandSpec, PlinthError, type PluginInfo, closestName } from 'plinth/sdk';
+import { type CommandSpec, PlinthError, type PluginInfo } from 'plinth/sdk';
+import { closestName } from 'plinth/internal';
 import { TRUST_KINDS } from './fingerprint.js';
 import { trustSourceOf } from './gate.js';
 import { changes } from './snapshot.js';

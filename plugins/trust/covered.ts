@@ -16,7 +16,8 @@
  * 4. the plugin's folder, manifest included, is now exactly as approved: its
  *    fingerprint is taken again, so an edited hook script is not covered.
  */
-import { type PluginInfo, type TrustSubject, realInstalledFolder } from 'plinth/sdk';
+import { type PluginInfo, type TrustSubject } from 'plinth/sdk';
+import { realInstalledFolder } from 'plinth/internal';
 import { trustSourceOf } from './gate.js';
 import { pluginSubject } from './plugin-files.js';
 import { type InstalledLock, recordedHashes } from './recorded-hashes.js';

@@ -7,7 +7,8 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { PlinthError, hashFileHandle } from 'plinth/sdk';
+import { PlinthError } from 'plinth/sdk';
+import { hashFileHandle } from 'plinth/internal';
 import type { TrustSubject } from 'plinth/sdk';
 
 /** Kinds of subject, as the contract names them. */

@@ -2,14 +2,15 @@
  * The other half of the `load` gate, for plugins installed with `plinth ext
  * install` (a folder under `plugins/.versions/`): before the plugin's code
  * is imported, its files must be those its lock entry recorded at install
- * (sdk/installed-tree.ts: one stat per file while nothing changed, a rehash
+ * (internal/registry/installed-tree.ts: one stat per file while nothing changed, a rehash
  * of what did), and its registry must not have revoked it. The lock file and
  * the tree check are the sdk's contract, so this needs nothing of the
  * marketplace plugin (which is lazy: it is not loaded for this). A linked
  * development folder lives elsewhere and is not checked.
  */
 import { join } from 'node:path';
-import { type LockEntry, type PluginInfo, checkTree, describeTreeCheck, realInstalledFolder } from 'plinth/sdk';
+import { type LockEntry, type PluginInfo } from 'plinth/sdk';
+import { checkTree, describeTreeCheck, realInstalledFolder } from 'plinth/internal';
 import { type InstalledLock, installedLock, lockEntryFor } from './recorded-hashes.js';
 
 /** `lock`: the home's lock file, shared with the trust service's recorded hashes so that a load reads it once. */

@@ -19,7 +19,8 @@
  */
 import { lstat, open, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, normalize, sep } from 'node:path';
-import { INSTALLED_LOCK_FILE, INSTALLED_VERSIONS_DIR, type InstalledTree, type LockEntry, type LockFile, installedVersionFolder, lockFileSchema } from 'plinth/sdk';
+import { type LockEntry, type LockFile } from 'plinth/sdk';
+import { INSTALLED_LOCK_FILE, INSTALLED_VERSIONS_DIR, type InstalledTree, installedVersionFolder, lockFileSchema } from 'plinth/internal';
 import type { RecordedHashes } from './fingerprint.js';
 
 /** The lock file as read: parsed, `invalid` when it is not a plinth lock file, undefined when there is none. */

@@ -3,7 +3,7 @@
  * never stored (only their hash, inside the fingerprint).
  * Env names whose values are secrets are the sdk's SECRET_NAME; header values are always masked.
  */
-import { SECRET_NAME } from 'plinth/sdk';
+import { SECRET_NAME } from 'plinth/internal';
 
 /** What is shown instead of a secret. */
 export const HIDDEN = '(hidden)';

@@ -3,7 +3,8 @@
  * pins user subjects on first use, and asks on the terminal when approval is
  * needed and asking is allowed.
  */
-import { type Logger, PlinthError, type PromptIO, askYesNo, processTerminal, whyNotAsk } from 'plinth/sdk';
+import { type Logger, PlinthError } from 'plinth/sdk';
+import { type PromptIO, askYesNo, processTerminal, whyNotAsk } from 'plinth/internal';
 import type { Coverage } from './covered.js';
 import { TRUST_KINDS, validateSubject } from './fingerprint.js';
 import { pluginSubject } from './plugin-files.js';

@@ -9,7 +9,8 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { type KnownHashes, canonicalJson, fileState } from './fingerprint.js';
 import { type NamedState, SHOWN_ONLY, lookupFolder, namedStates } from './run-files.js';
 import { HIDDEN, isSecretValue, shownValue } from './secrets.js';
-import { SECRET_NAME, type TrustRun, type TrustSubject } from 'plinth/sdk';
+import { type TrustRun, type TrustSubject } from 'plinth/sdk';
+import { SECRET_NAME } from 'plinth/internal';
 import { printable, shellQuote, shortFingerprint } from './verdict.js';
 
 /** Bumped if the hashed document ever changes shape: every approval is then asked for again. 2: `runs` and the files its words name. */

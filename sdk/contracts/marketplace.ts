@@ -6,7 +6,14 @@
  * receives them over a wire can check them.
  */
 import { z } from 'zod';
-import { installedTreeSchema } from '../installed-tree.js';
+
+/** One installed file as the lock file records it. */
+export const treeFileSchema = z.object({ sha256: z.string(), size: z.number(), mtimeMs: z.number(), ctimeMs: z.number() });
+export type TreeFile = z.infer<typeof treeFileSchema>;
+
+/** `digest`: `sha256-<base64>` over the sorted lines `<path> <sha256>\n`; `files`: by path relative to the plugin folder, `/`-separated. */
+export const installedTreeSchema = z.object({ digest: z.string(), files: z.record(z.string(), treeFileSchema) });
+export type InstalledTree = z.infer<typeof installedTreeSchema>;
 
 /** A keyid as the keys document lists it: `SHA256:<base64>`. */
 const keyidSchema = z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}=?$/, 'expected a keyid such as "SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA" (`plinth registry keygen` prints it)');

@@ -23,7 +23,7 @@ import { type PermissionsInput, type Principal, permissionsSchema } from './sand
 export interface McpServerConfig {
   /**
    * Local server: the program and its arguments (stdio). `${workspace}` in an argument is the
-   * workspace root; a user entry's relative paths are the user folder's (sdk/workspace-content.ts).
+   * workspace root; a user entry's relative paths are the user folder's (internal/permissions/workspace-content.ts).
    */
   command?: string;
   args?: string[];

@@ -3,7 +3,8 @@
  * own (plinth's names come from the same hook architecture); Claude Code's are fewer and named
  * after what the user sees.
  */
-import type { EventName, PeerProtocol } from 'plinth/sdk';
+import type { EventName } from 'plinth/sdk';
+import type { PeerProtocol } from 'plinth/internal';
 
 export const PEER_EVENTS: Readonly<Record<PeerProtocol, Readonly<Record<string, EventName>>>> = {
   claude: {

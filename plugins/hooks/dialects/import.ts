@@ -10,7 +10,8 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, relative, resolve, isAbsolute } from 'node:path';
-import { type PeerProtocol, PlinthError, describeFileError, isPeerHookEvent, parseJsonText } from 'plinth/sdk';
+import { PlinthError } from 'plinth/sdk';
+import { type PeerProtocol, describeFileError, isPeerHookEvent, parseJsonText } from 'plinth/internal';
 import type { HookDefaults } from '../definition.js';
 import type { HookDefinition } from '../types.js';
 import { sameValue } from '../context-merge.js';

@@ -7,7 +7,8 @@
  * the peer's own field name in the context (a host that already speaks the peer's names), then the
  * peer's default (`source: "startup"`, `trigger: "auto"`).
  */
-import type { EventName, PeerProtocol } from 'plinth/sdk';
+import type { EventName } from 'plinth/sdk';
+import type { PeerProtocol } from 'plinth/internal';
 import type { HookDefinition, PeerHookInput } from '../types.js';
 import { peerNameOf } from './events.js';
 import { mcpToolOf, peerToolName } from './matcher.js';

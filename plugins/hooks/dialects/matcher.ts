@@ -11,7 +11,8 @@
  * CLI `mcp_<server>_<tool>` (its `MCP_QUALIFIED_NAME_SEPARATOR` is `_`): a peer matcher is tested
  * against its own peer's name (see {@link peerToolName}).
  */
-import type { EventName, PeerProtocol } from 'plinth/sdk';
+import type { EventName } from 'plinth/sdk';
+import type { PeerProtocol } from 'plinth/internal';
 
 export type PeerMatcher = { readonly ok: true; readonly test: (subject: string) => boolean } | { readonly ok: false; readonly why: string };
 

@@ -15,7 +15,8 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, isAbsolute, resolve } from 'node:path';
-import { peerEventsOf, peerHookGaps, type PeerProtocol, type PlinthError } from 'plinth/sdk';
+import { type PlinthError } from 'plinth/sdk';
+import { peerEventsOf, peerHookGaps, type PeerProtocol } from 'plinth/internal';
 import { z } from 'zod';
 import { type HookDefaults, type Mutable, type SectionOrigin, hookId, problem } from '../definition.js';
 import type { HookDefinition } from '../types.js';

@@ -10,7 +10,8 @@
  * runs before `client.connect`; `attachFeatures` calls it too, for clients
  * created with `CLIENT_CAPABILITIES` already.
  */
-import { Redactor, isPlinthError, processTerminal, safeText, whyNotAsk } from 'plinth/sdk';
+import { isPlinthError, safeText } from 'plinth/sdk';
+import { Redactor, processTerminal, whyNotAsk } from 'plinth/internal';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';

@@ -3,7 +3,8 @@
  * granted: what it is, each item it adds, and four answers — once (this
  * launch), for the session (this host process), always (stored), or no.
  */
-import { type PromptIO, askChoice, safeLine } from 'plinth/sdk';
+import { safeLine } from 'plinth/sdk';
+import { type PromptIO, askChoice } from 'plinth/internal';
 import { type PermissionItem, describeWidening } from './items.js';
 
 export type GrantAnswer = 'once' | 'session' | 'always' | 'no';

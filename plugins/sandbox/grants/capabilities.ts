@@ -4,7 +4,8 @@
  * grant policy decides what the plugin may use (asking the user when it wants
  * more than was granted); a use outside it is refused and written to the audit log.
  */
-import { type CapabilityCheck, type GrantPolicy, type PlinthError, capabilityDenied, capabilityTarget, permits } from 'plinth/sdk';
+import { type CapabilityCheck, type GrantPolicy, type PlinthError } from 'plinth/sdk';
+import { capabilityDenied, capabilityTarget, permits } from 'plinth/internal';
 import { appendAudit } from '../audit.js';
 import { principalOf } from './principal.js';
 

@@ -4,7 +4,8 @@
  * update adds beyond what was granted is shown to the user one line each, and
  * `plinth perms grant|revoke <plugin> <permission>` names one item.
  */
-import { ENV_SOURCE, NO_PERMISSIONS, type Permissions, PlinthError, type Principal, hostPattern, permissionsSchema } from 'plinth/sdk';
+import { NO_PERMISSIONS, type Permissions, PlinthError, type Principal, permissionsSchema } from 'plinth/sdk';
+import { ENV_SOURCE, hostPattern } from 'plinth/internal';
 import { z } from 'zod';
 
 /** What a value written out in a definition's `env` is keyed as: it reads no host variable. */

@@ -7,18 +7,8 @@
  */
 import { readFile, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
-import {
-  type ConfigLayerView,
-  NO_PERMISSIONS,
-  type GrantDecision,
-  type GrantPolicy,
-  type Permissions,
-  PlinthError,
-  type Principal,
-  type PromptIO,
-  processTerminal,
-  whyNotAsk,
-} from 'plinth/sdk';
+import { type ConfigLayerView, NO_PERMISSIONS, type GrantDecision, type GrantPolicy, type Permissions, PlinthError, type Principal } from 'plinth/sdk';
+import { type PromptIO, processTerminal, whyNotAsk } from 'plinth/internal';
 import { type GrantAnswer, askGrant } from './ask.js';
 import { readDefaultMode } from './default-mode.js';
 import { type PermissionItem, formatItem, itemsOf, keyedDeclared, plainEnv, widening, withItems, withoutItems } from './items.js';

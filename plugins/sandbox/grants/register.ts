@@ -6,7 +6,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type PluginContext, type PluginInfo, type PluginKernel, type SandboxAvailability, parseJsonText, parseManifest, readPeerFolder } from 'plinth/sdk';
+import { type PluginContext, type PluginInfo, type PluginKernel, type SandboxAvailability, parseManifest } from 'plinth/sdk';
+import { parseJsonText, readPeerFolder } from 'plinth/internal';
 import semver from 'semver';
 import { availabilityLine, permsCommands } from '../commands.js';
 import { createCapabilityCheck } from './capabilities.js';

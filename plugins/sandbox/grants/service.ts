@@ -1,9 +1,10 @@
 /**
- * The `grants` service (sdk/contracts/grants.ts): a plugin reviewed right
+ * The `grants` service (internal/contracts/grants.ts): a plugin reviewed right
  * after it was enabled, installed or updated — asked about on the terminal
  * then, rather than at its first launch.
  */
-import type { GrantReview, GrantsService, PluginInfo } from 'plinth/sdk';
+import type { PluginInfo } from 'plinth/sdk';
+import type { GrantReview, GrantsService } from 'plinth/internal';
 import { type ExtendedGrantPolicy, grantCommand } from './policy.js';
 import { principalOf } from './principal.js';
 import { grantDeclared } from './store.js';

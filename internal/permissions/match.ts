@@ -6,9 +6,9 @@
  */
 import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import type { CapabilityPlaces, CapabilityRequest } from './contracts/capabilities.js';
-import type { Permissions } from './contracts/sandbox.js';
-import { PlinthError } from './errors.js';
+import type { CapabilityPlaces, CapabilityRequest } from '../../sdk/contracts/capabilities.js';
+import type { Permissions } from '../../sdk/contracts/sandbox.js';
+import { PlinthError } from '../../sdk/errors.js';
 
 /** The values of a path's placeholders for one principal. */
 export interface PathPlaceholders {

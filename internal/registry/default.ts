@@ -14,7 +14,7 @@ export const DEFAULT_REGISTRY_PATH = 'dist/registry/default';
 
 /**
  * The embedded registry's folder (absolute), found from this module's place
- * (`sdk/` in the sources, `dist/sdk/` once built). It exists once plinth is
+ * (`internal/registry/` in the sources, a chunk of `dist/` once built). It exists once plinth is
  * built; check before use (`npm run build` makes it).
  */
 export function defaultRegistryFolder(): string {

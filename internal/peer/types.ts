@@ -1,5 +1,5 @@
 /** What the peer-folder modules share: the files that mark each format, and the shapes passed between them. */
-import type { PeerOrigin } from '../manifest.js';
+import type { PeerOrigin } from '../../sdk/manifest.js';
 
 /** The file that marks each peer format, relative to the folder (`/`-separated). */
 export const PEER_MANIFEST_FILES = { claude: '.claude-plugin/plugin.json', gemini: 'gemini-extension.json' } as const;

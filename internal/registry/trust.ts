@@ -27,8 +27,8 @@
  */
 import { createHash, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import { distSignatureSchema } from './registry.js';
-import { verifySignature } from './registry-signatures.js';
+import { distSignatureSchema } from './packument.js';
+import { verifySignature } from './signatures.js';
 
 export const REGISTRY_INDEX_PATH = '-/plinth/index.json';
 export const REGISTRY_REVOCATIONS_PATH = '-/plinth/revocations.json';

@@ -3,8 +3,8 @@
  * sensitive setting's value cannot reach a log however a plugin formats it,
  * and through `safeText`, so an escape sequence a server sent cannot reach the terminal.
  */
-import { safeText } from './format.js';
-import type { Logger } from './plugin.js';
+import { safeText } from '../../sdk/format.js';
+import type { Logger } from '../../sdk/plugin.js';
 import { writeStandard } from './std-streams.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;

@@ -29,15 +29,15 @@
 import { readFile } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { describeCause, PlinthError } from './errors.js';
-import { safeLine } from './format.js';
-import { claudePlugin } from './peer/claude.js';
-import { geminiExtension } from './peer/gemini.js';
-import { isMissing } from './peer/shared.js';
-import { PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifest } from './peer/types.js';
+import { describeCause, PlinthError } from '../../sdk/errors.js';
+import { safeLine } from '../../sdk/format.js';
+import { claudePlugin } from './claude.js';
+import { geminiExtension } from './gemini.js';
+import { isMissing } from './shared.js';
+import { PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifest } from './types.js';
 
-export { PEER_MANIFEST_FILES, UNVERSIONED } from './peer/types.js';
-export type { PeerContext, PeerFiles, PeerManifest } from './peer/types.js';
+export { PEER_MANIFEST_FILES, UNVERSIONED } from './types.js';
+export type { PeerContext, PeerFiles, PeerManifest } from './types.js';
 
 /**
  * {@link PeerFiles} of a folder on disk (`names`: its listing, when the caller has it). The folder is listed once, and a path whose first name

@@ -1,11 +1,11 @@
 /** What reading either peer's folder needs: translating server entries and hooks files, names, versions, JSON, and the report of what is ignored. */
 import path from 'node:path';
 import semver from 'semver';
-import { PlinthError } from '../errors.js';
-import { safeLine } from '../format.js';
-import { parseJsonText } from '../json.js';
-import type { PeerOrigin } from '../manifest.js';
-import { type PeerProtocol, peerHookGaps } from '../peer-hooks.js';
+import { PlinthError } from '../../sdk/errors.js';
+import { safeLine } from '../../sdk/format.js';
+import { parseJsonText } from '../text/json.js';
+import type { PeerOrigin } from '../../sdk/manifest.js';
+import { type PeerProtocol, peerHookGaps } from './hooks.js';
 import type { Field, Json, PeerFiles } from './types.js';
 
 type PeerServer = NonNullable<PeerOrigin['servers']>[string];

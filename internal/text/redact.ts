@@ -3,7 +3,7 @@
  * `--json` output: a Redactor learns the secrets, then masks them wherever
  * they appear in text or in structured values.
  */
-import { PlinthError, describeCause, isPlinthError } from './errors.js';
+import { PlinthError, describeCause, isPlinthError } from '../../sdk/errors.js';
 
 /** What a secret is replaced with. */
 export const REDACTED = '[redacted]';

@@ -11,9 +11,9 @@
  */
 import { mkdir, readFile, realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { type ErrorCode, PlinthError, isPlinthError } from './errors.js';
-import { type FileLockOptions, withFileLock, writeFileAtomic } from './files.js';
-import { parseJsonText } from './json.js';
+import { type ErrorCode, PlinthError, isPlinthError } from '../../sdk/errors.js';
+import { type FileLockOptions, withFileLock, writeFileAtomic } from '../../sdk/files.js';
+import { parseJsonText } from '../text/json.js';
 
 /** A settings file, as `kernel.inspect().config.files` names it. */
 export interface SettingsFileRef {

@@ -9,7 +9,7 @@
  */
 import { createHash, createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { z } from 'zod';
-import type { Dist } from './registry.js';
+import type { Dist } from './packument.js';
 
 /** npm's path of a registry's keys document. */
 export const REGISTRY_KEYS_PATH = '-/npm/v1/keys';

@@ -12,7 +12,7 @@
  */
 import semver from 'semver';
 import { z } from 'zod';
-import { pluginName } from '../manifest.js';
+import { pluginName } from '../../sdk/manifest.js';
 
 /** The media type an npm client asks for to get the abbreviated packument. */
 export const ABBREVIATED_PACKUMENT_TYPE = 'application/vnd.npm.install-v1+json';
@@ -240,4 +240,4 @@ export function latestVersion(versions: Iterable<string>): string | undefined {
 }
 
 // The search scoring is part of this contract; it has a file of its own.
-export * from './registry-search.js';
+export * from './search.js';

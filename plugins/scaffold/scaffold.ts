@@ -10,9 +10,8 @@ import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import semver from 'semver';
-import { PlinthError, describeCause } from './errors.js';
-import { pluginName } from './manifest.js';
-import { KERNEL_API_VERSION } from './version.js';
+import { KERNEL_API_VERSION, PlinthError } from 'plinth/sdk';
+import { describeCause, pluginName } from 'plinth/internal';
 
 export interface ScaffoldOptions {
   /** The plugin's npm-style name. */

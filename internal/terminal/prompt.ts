@@ -1,6 +1,6 @@
 /** Asking a person on the terminal: one yes/no question, "no" unless they type yes. */
 import { createInterface } from 'node:readline';
-import { safeText } from './format.js';
+import { safeText } from '../../sdk/format.js';
 
 /** Where to ask: the question goes to `output`, the answer comes from `input`. */
 export interface PromptIO {

@@ -1,4 +1,4 @@
-/** A Gemini CLI extension folder (`gemini-extension.json`, `hooks/hooks.json`) as a plinth manifest: see sdk/peer-manifest.ts. */
+/** A Gemini CLI extension folder (`gemini-extension.json`, `hooks/hooks.json`) as a plinth manifest: see internal/peer/manifest.ts. */
 import path from 'node:path';
 import { addHooks, addServers, isObject, manifest, objectOf, parse, peerName, peerPermissions, peerVersion, readJsonFile, Report } from './shared.js';
 import { type Json, PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifest } from './types.js';

@@ -12,7 +12,7 @@
  * shared with the user's own cache.
  */
 import path from 'node:path';
-import { type Permissions, type PermissionsInput, permissionsSchema } from './contracts/sandbox.js';
+import { type Permissions, type PermissionsInput, permissionsSchema } from '../../sdk/contracts/sandbox.js';
 
 const NPM_DEFAULT = 'https://registry.npmjs.org/';
 const PYPI_HOSTS = ['pypi.org:443', 'files.pythonhosted.org:443'];

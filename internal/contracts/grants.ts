@@ -4,7 +4,7 @@
  * ask it to review a plugin right after it is enabled, installed or updated,
  * so that the question comes when the user acted, not at its first launch.
  */
-import type { Principal } from './sandbox.js';
+import type { Principal } from '../../sdk/contracts/sandbox.js';
 
 /** What a review found, and did. */
 export interface GrantReview {
@@ -60,9 +60,9 @@ export function grantReviewLines(review: GrantReview | undefined): string[] {
     : [`plinth: ${review.plugin} asks for permissions you have not granted${what}: grant them with \`${review.command}\`, or answer when it first runs on a terminal`];
 }
 
-declare module '../index.js' {
+declare module '../../sdk/index.js' {
   interface Services {
-    /** The user's grants of declared permissions: see sdk/contracts/grants.ts. */
+    /** The user's grants of declared permissions: see internal/contracts/grants.ts. */
     grants: GrantsService;
   }
 }

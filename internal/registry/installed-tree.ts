@@ -14,14 +14,10 @@ import { constants } from 'node:fs';
 import { type FileHandle, lstat, open, readFile, readdir, realpath } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { z } from 'zod';
-import { PlinthError } from './errors.js';
+import { PlinthError } from '../../sdk/errors.js';
 
-export const treeFileSchema = z.object({ sha256: z.string(), size: z.number(), mtimeMs: z.number(), ctimeMs: z.number() });
-export type TreeFile = z.infer<typeof treeFileSchema>;
-
-/** `digest`: `sha256-<base64>` over the sorted lines `<path> <sha256>\n`; `files`: by path relative to the plugin folder, `/`-separated. */
-export const installedTreeSchema = z.object({ digest: z.string(), files: z.record(z.string(), treeFileSchema) });
-export type InstalledTree = z.infer<typeof installedTreeSchema>;
+export { installedTreeSchema, treeFileSchema, type InstalledTree, type TreeFile } from '../../sdk/contracts/marketplace.js';
+import type { InstalledTree, TreeFile } from '../../sdk/contracts/marketplace.js';
 
 /** The lock file of installed plugins, under the plinth home. */
 export const INSTALLED_LOCK_FILE = 'plugins.lock.json';
