@@ -7,6 +7,8 @@ import type { AsyncSeriesHook } from 'tapable';
 import type { Teardown } from '../sdk/plugin.js';
 import type { Timeouts } from './config/schema.js';
 import { PlinthError, isPlinthError, wrapPluginError } from '../sdk/errors.js';
+import { redactError } from '../internal/text/redact.js';
+import type { KernelState } from './state.js';
 import { withTimeout } from './timeout.js';
 
 /** One loaded plugin, as shutdown sees it. */
@@ -23,6 +25,26 @@ export interface ShutdownReport {
   readonly durationMs: number;
   readonly stopped: readonly string[];
   readonly errors: readonly PlinthError[];
+}
+
+/** The kernel's shutdown: services closed, then `runShutdown` over the active plugins in reverse load order, then events closed; errors redacted. */
+export async function shutdownKernel(state: KernelState): Promise<ShutdownReport> {
+  state.services?.close();
+  const report = await runShutdown(state.hooks.shutdown, [...state.loadOrder].reverse().map((record) => ({
+    name: record.info.name,
+    teardown: record.teardown,
+    stop: () => {
+      record.abort.abort(new PlinthError('PLN_E_KERNEL_CLOSED', 'the kernel is shutting down'));
+    },
+    release: () => {
+      record.api?.dispose();
+      record.state = 'stopped';
+    },
+  })), state.timeouts);
+  state.events.close();
+  state.closed = true;
+  // Not logged: the caller gets them in the report and decides how to show them.
+  return { ...report, errors: report.errors.map((error) => redactError(error, state.redactor)) };
 }
 
 /** Stops `plugins` in the order given (the caller passes reverse load order). */
