@@ -102,6 +102,6 @@ export type { PromptIO } from './terminal/prompt.js';
 // text: JSON with positions, names, globs, redaction.
 export { parseJsonText } from './text/json.js';
 export { closestName } from './text/suggest.js';
-export { globTest } from './text/globs.js';
-export type { GlobOptions, GlobTest } from './text/globs.js';
+export { globTest } from '../sdk/globs.js';
+export type { GlobOptions, GlobTest } from '../sdk/globs.js';
 export { REDACTED, Redactor, SECRET_NAME } from './text/redact.js';

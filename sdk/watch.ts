@@ -32,7 +32,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { safeText } from './format.js';
-import { globTest } from '../internal/text/globs.js';
+import { globTest } from './globs.js';
 import type { Logger } from './plugin.js';
 
 /** What happened to one file. */

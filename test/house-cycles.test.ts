@@ -1,7 +1,8 @@
 /**
  * The house's folders import each other one way: plugins and the test kernel
- * import the sdk and the kernel, the kernel imports the sdk, and the sdk
- * imports neither the kernel nor anything that leads back to it. So a plugin
+ * import the sdk and the kernel, the kernel imports the sdk and internal/ (what
+ * the builtins share), internal/ imports the sdk, and the sdk imports neither
+ * the kernel nor internal/ nor anything that leads back to them. So a plugin
  * author's `plinth/sdk` never pulls in the kernel, and no two folders (the
  * kernel, the sdk, `testing/`, `registry/`, each plugin's folder) depend on
  * each other round. The graph counts static imports, `import type`,
@@ -15,7 +16,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { describeCycle, fileEdges, folderCycles, houseNode } from './support/house-graph.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const HOUSE = ['kernel', 'cli', 'sdk', 'testing', 'registry', 'plugins'];
+const HOUSE = ['kernel', 'cli', 'sdk', 'internal', 'testing', 'registry', 'plugins'];
 
 const edges = fileEdges(root, HOUSE);
 
@@ -30,6 +31,19 @@ describe('the import graph of the house', () => {
   test('no file under sdk/ imports a file under kernel/ (or testing/, which boots the kernel)', () => {
     const offenders = edges.filter((e) => e.from.startsWith('sdk/') && /^(kernel|testing)\//.test(e.to)).map((e) => `${e.from} imports ${e.to} ("${e.specifier}")`);
     expect(offenders, 'sdk files that import the kernel').toEqual([]);
+  });
+
+  test('no file under sdk/ imports internal/: the public sdk stands on its own, and its declarations name nothing internal', () => {
+    const offenders = edges.filter((e) => e.from.startsWith('sdk/') && e.to.startsWith('internal/')).map((e) => `${e.from} imports ${e.to} ("${e.specifier}")`);
+    expect(offenders, 'sdk files that import internal/').toEqual([]);
+  });
+
+  test('internal/ builds on the sdk alone: no file under it imports the kernel, the CLI, the test kernel, the registry or a plugin', () => {
+    expect(edges.some((e) => e.from.startsWith('internal/') && e.to.startsWith('sdk/')), 'the graph has internal → sdk edges').toBe(true);
+    const offenders = edges
+      .filter((e) => e.from.startsWith('internal/') && !/^(internal|sdk)\//.test(e.to))
+      .map((e) => `${e.from} imports ${e.to} ("${e.specifier}")`);
+    expect(offenders, 'internal files that import beyond internal/ and sdk/').toEqual([]);
   });
 
   test('no import cycle joins two top-level folders (each plugin folder counts as one)', () => {

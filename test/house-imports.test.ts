@@ -83,6 +83,21 @@ test('no plugin imports a file of another plugin\'s folder (types included), nor
   expect(offenders, `imports into another plugin's folder (declare the contract in sdk/ and import it from plinth/sdk):\n  ${offenders.join('\n  ')}`).toEqual([]);
 });
 
+test('a builtin plugin reaches plinth only as plinth/sdk and plinth/internal, never the kernel, the test kernel or a deep path', () => {
+  const pluginsDir = join(root, 'plugins');
+  const offenders: string[] = [];
+  const seen = new Set<string>();
+  for (const file of sourceFiles(pluginsDir)) {
+    for (const { specifier, line } of specifiers(file).found) {
+      if (specifier !== 'plinth' && !specifier.startsWith('plinth/')) continue;
+      seen.add(specifier);
+      if (specifier !== 'plinth/sdk' && specifier !== 'plinth/internal') offenders.push(`${relative(root, file)}:${line} imports "${specifier}"`);
+    }
+  }
+  expect([...seen].sort(), 'the check saw both entry points in use').toEqual(expect.arrayContaining(['plinth/internal', 'plinth/sdk']));
+  expect(offenders, 'a plugin that reaches plinth another way would break once packed or installed').toEqual([]);
+});
+
 const scratch = mkdtempSync(join(tmpdir(), 'plinth-house-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 

@@ -12,7 +12,12 @@ import { parseSync } from 'vite';
 const SOURCE = /\.(?:[mc]?ts|[mc]?js)$/;
 
 /** What the package's own name resolves to inside it (package.json `exports`, tsconfig `paths`). */
-const SELF: Readonly<Record<string, string>> = { plinth: 'kernel/index.ts', 'plinth/sdk': 'sdk/index.ts', 'plinth/testing': 'testing/index.ts' };
+const SELF: Readonly<Record<string, string>> = {
+  plinth: 'kernel/index.ts',
+  'plinth/sdk': 'sdk/index.ts',
+  'plinth/testing': 'testing/index.ts',
+  'plinth/internal': 'internal/index.ts',
+};
 
 /** One import of one file of another. */
 export interface FileEdge {
