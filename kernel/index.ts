@@ -7,3 +7,6 @@ export { KERNEL_API_VERSION } from '../sdk/version.js';
 export type { Candidate, Exclusion, PluginSource, Request, Resolution } from './types.js';
 export type { Decision, EventName, EventResult } from '../sdk/events.js';
 export type { PluginStatus } from '../sdk/plugin.js';
+export type { LifecycleHooks } from './lifecycle.js';
+export type { ConfigFile, ConfigScope } from './config/load.js';
+export type { LogLevel, LogSink } from '../internal/terminal/log.js';

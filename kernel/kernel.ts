@@ -30,7 +30,7 @@ import { KERNEL_API_VERSION } from '../sdk/version.js';
 import { activate, activateEager, emitWaking } from './activation.js';
 import type { InlinePlugin } from './candidates.js';
 import { type DeclaredCommand, type RegisteredCommand, commands, declaredCommands } from './commands.js';
-import type { Config } from './config/load.js';
+import type { Config, ConfigFile } from './config/load.js';
 import { DEFAULT_TIMEOUTS } from './config/schema.js';
 import { EventBus } from './events.js';
 import { inspect, status } from './inspection.js';
@@ -77,7 +77,7 @@ export interface BootOptions {
 export interface BootReport extends ReadyInfo {
   /** Manifests that could not be read or validated. */
   readonly invalid: readonly PlinthError[];
-  readonly config: Pick<Config, 'files' | 'profile'>;
+  readonly config: { readonly files: readonly ConfigFile[]; readonly profile: string | undefined };
 }
 
 export type { DeclaredCommand, InlinePlugin, RegisteredCommand, ShutdownReport };
@@ -86,7 +86,10 @@ export class Kernel {
   readonly apiVersion = KERNEL_API_VERSION;
   /** Lifecycle hooks (tapable), for the host to tap directly. */
   readonly hooks: LifecycleHooks = createLifecycleHooks();
-  /** Redacts sensitive setting values from any text or value. */
+  /**
+   * Redacts sensitive setting values from any text or value: the CLI's, hosts have `redact()`.
+   * @internal
+   */
   readonly redactor = new Redactor();
   readonly log: Logger & { child(scope: string): Logger };
   /** Adds, removes and replaces plugins while the kernel runs (see live.ts). */
@@ -158,7 +161,10 @@ export class Kernel {
     });
   }
 
-  /** The merged settings; available after `prepare`. */
+  /**
+   * The merged settings; available after `prepare`. Hosts read them redacted through `inspect()`.
+   * @internal
+   */
   get config(): Config {
     return configOf(this.state);
   }
@@ -168,7 +174,10 @@ export class Kernel {
     return resolutionOf(this.state);
   }
 
-  /** Event hooks (tapable AsyncSeriesWaterfallHooks), for interceptors. */
+  /**
+   * Event hooks (tapable AsyncSeriesWaterfallHooks), for the tests' interceptors; hosts use `on` and `emit`.
+   * @internal
+   */
   get eventHooks(): EventBus['hooks'] {
     return this.state.events.hooks;
   }

@@ -7,11 +7,13 @@ import { safeText } from '../../sdk/format.js';
 import type { Logger } from '../../sdk/plugin.js';
 import { writeStandard } from './std-streams.js';
 
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+/** How much the kernel logs (`PLINTH_LOG`, `KernelOptions.logLevel`): from everything (`debug`) to nothing (`silent`). */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
+/** Where finished log lines go instead of stderr (`KernelOptions.logSink`): a host's own log, a test's array. Lines arrive redacted. */
 export interface LogSink {
   (line: string): void;
 }
