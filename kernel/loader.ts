@@ -55,7 +55,9 @@ export async function loadPluginCode(candidate: Candidate, fresh = false): Promi
       plugin: name,
       hook: 'import',
       cause,
-      hint: 'check that "main" in its manifest.json names a module that exists and compiles',
+      hint: reachesInside(cause)
+        ? 'a plugin imports plinth as "plinth/sdk" only: "plinth/internal" and paths inside the package are plinth\'s own'
+        : 'check that "main" in its manifest.json names a module that exists and compiles',
     });
   }
   if (!isDefinition(exported)) {
@@ -99,6 +101,12 @@ function compiledBuiltin(candidate: Candidate, file: string): string | undefined
 function isPlinthsOwn(file: string): boolean {
   const inPlugins = relative(join(packageRoot(), 'plugins'), file);
   return inPlugins !== '' && !inPlugins.startsWith('..') && !isAbsolute(inPlugins);
+}
+
+/** Whether an import failed because it named a part of plinth that the package does not export (`plinth/internal`, a deep path). */
+function reachesInside(cause: unknown): boolean {
+  const { code, message } = (cause ?? {}) as { code?: unknown; message?: unknown };
+  return code === 'ERR_PACKAGE_PATH_NOT_EXPORTED' && typeof message === 'string' && message.includes(join(packageRoot(), 'package.json'));
 }
 
 function isDefinition(value: unknown): value is PluginDefinition {

@@ -130,16 +130,32 @@ test('the check names the file, the line and the target of every kind of crossin
   ]);
 });
 
-test('the fixture third-party transport imports only plinth/sdk, the MCP SDK and its own files, as an outside author would', () => {
-  const dir = join(root, 'test', 'fixtures', 'plugins', 'transport-loopback');
-  const files = sourceFiles(dir);
-  expect(files.length).toBeGreaterThan(1);
+/** Imports of the files under `dir` that are neither its own files, `plinth/sdk`, Node's modules nor the MCP SDK. */
+function outsideAuthorOffenders(dir: string): string[] {
   const offenders: string[] = [];
-  for (const file of files) {
+  for (const file of sourceFiles(dir)) {
     for (const { specifier, line } of specifiers(file).found) {
       const own = specifier.startsWith('.') && !relative(dir, resolve(dirname(file), specifier)).startsWith('..');
-      if (!own && specifier !== 'plinth/sdk' && !/^@modelcontextprotocol\/(client|server)(\/|$)/.test(specifier)) offenders.push(`${relative(root, file)}:${line} imports "${specifier}"`);
+      if (!own && specifier !== 'plinth/sdk' && !specifier.startsWith('node:') && !/^@modelcontextprotocol\/(client|server)(\/|$)/.test(specifier)) offenders.push(`${relative(root, file)}:${line} imports "${specifier}"`);
     }
   }
-  expect(offenders).toEqual([]);
+  return offenders;
+}
+
+test('the fixture third-party transport imports only plinth/sdk, the MCP SDK and its own files, as an outside author would', () => {
+  const dir = join(root, 'test', 'fixtures', 'plugins', 'transport-loopback');
+  expect(sourceFiles(dir).length).toBeGreaterThan(1);
+  expect(outsideAuthorOffenders(dir)).toEqual([]);
+});
+
+test('the third-party packages built against the packed plinth (test/third-party.test.ts) import only plinth/sdk, Node and the MCP SDK', () => {
+  const base = join(root, 'test', 'fixtures', 'third-party');
+  for (const name of ['guard-plugin', 'tcp-transport', 'file-secrets']) {
+    const dir = join(base, name);
+    expect(sourceFiles(dir).length, name).toBeGreaterThan(0);
+    expect(specifiers(join(dir, 'index.ts')).found.map((f) => f.specifier)).toContain('plinth/sdk');
+    expect(outsideAuthorOffenders(dir)).toEqual([]);
+  }
+  // The check is real: the plugin that reaches for plinth/internal (to show that it cannot load) is caught.
+  expect(outsideAuthorOffenders(join(base, 'internal-plugin'))).toEqual(['test/fixtures/third-party/internal-plugin/index.ts:9 imports "plinth/internal"']);
 });
