@@ -107,6 +107,7 @@ export const peerOriginSchema = z.object({
   servers: z.record(z.string(), peerServerSchema).optional(),
 });
 
+/** Where a manifest plinth made from a peer's folder came from, and what of that folder plinth leaves out or reads differently. */
 export type PeerOrigin = z.infer<typeof peerOriginSchema>;
 
 /** A section another plugin reads (`hooks` by the hooks plugin, `mcpServers` by the mcp plugin), checked by it. */
