@@ -1,4 +1,9 @@
-/** plinth: the kernel API for host applications. Plugin authors import `plinth/sdk`. */
+/**
+ * plinth: the kernel API for host applications. Plugin authors import `plinth/sdk`.
+ *
+ * @packageDocumentation
+ * @module plinth
+ */
 export { Kernel, createKernel } from './kernel.js';
 export type { BootOptions, BootReport, DeclaredCommand, InlinePlugin, KernelOptions, RegisteredCommand, ShutdownReport } from './kernel.js';
 export { PlinthError, isPlinthError } from '../sdk/errors.js';

@@ -46,6 +46,7 @@ import { type KernelState, configOf, notReady, reportError, resolutionOf } from 
 import type { Resolution } from './types.js';
 import { validateSettings } from './validate.js';
 
+/** Where a kernel finds its settings and plugins, and where it logs: everything has a default. */
 export interface KernelOptions {
   /** The user folder; default `PLINTH_HOME`, else `~/.plinth`. */
   home?: string;
@@ -82,6 +83,19 @@ export interface BootReport extends ReadyInfo {
 
 export type { DeclaredCommand, InlinePlugin, RegisteredCommand, ShutdownReport };
 
+/**
+ * The host's kernel: finds, resolves and loads plugins, runs their hooks and
+ * events, and shuts them down. Create it with {@link createKernel}.
+ *
+ * @example
+ * import { createKernel } from 'plinth';
+ *
+ * const kernel = createKernel({ workspace: process.cwd() });
+ * const report = await kernel.boot();
+ * const decision = await kernel.emit('before_tool', { tool: 'rm', args: { path: 'notes.txt' } });
+ * if (!decision.allow) console.error(decision.messages.join('\n'));
+ * await kernel.shutdown();
+ */
 export class Kernel {
   readonly apiVersion = KERNEL_API_VERSION;
   /** Lifecycle hooks (tapable), for the host to tap directly. */
@@ -91,7 +105,11 @@ export class Kernel {
    * @internal
    */
   readonly redactor = new Redactor();
-  readonly log: Logger & { child(scope: string): Logger };
+  /** The kernel's own log; `child(scope)` gives a logger whose lines name `scope`. */
+  readonly log: Logger & {
+    /** A logger whose lines are prefixed with `scope`, same level and sink. */
+    child(scope: string): Logger;
+  };
   /** Adds, removes and replaces plugins while the kernel runs (see live.ts). */
   readonly plugins: LivePlugins;
 

@@ -21,9 +21,13 @@ export interface Stoppable {
   release(): void;
 }
 
+/** What `shutdown()` did: plugins torn down and what failed (redacted), never thrown. */
 export interface ShutdownReport {
+  /** How long shutdown took. */
   readonly durationMs: number;
+  /** The plugins torn down, in the order they stopped (reverse load order). */
   readonly stopped: readonly string[];
+  /** Failures of teardowns and shutdown taps; shutdown goes on past each. */
   readonly errors: readonly PlinthError[];
 }
 

@@ -50,6 +50,7 @@ export interface CommandSpec {
 
 /** Passed to taps of the `commands` hook. */
 export interface CommandRegistry {
+  /** Adds a command; its name must be declared in the plugin's manifest `commands`. */
   add(command: CommandSpec): void;
 }
 

@@ -7,6 +7,7 @@
 /** A stable error code. Plugins define their own under the same prefix. */
 export type ErrorCode = `PLN_E_${string}`;
 
+/** What a {@link PlinthError} says besides its code and message: who, where, what to do. */
 export interface PlinthErrorOptions {
   /** The plugin whose manifest or code caused the error. */
   plugin?: string;
@@ -19,12 +20,24 @@ export interface PlinthErrorOptions {
   details?: Record<string, unknown>;
 }
 
+/**
+ * plinth's one error class: a stable {@link ErrorCode} to branch on, the plugin
+ * and hook involved, and a hint for the user (docs/errors.md lists the codes).
+ *
+ * @example
+ * throw new PlinthError('PLN_E_WEATHER_NO_KEY', 'no API key', { hint: 'set plugins.weather.settings.apiKey' });
+ */
 export class PlinthError extends Error {
   override readonly name = 'PlinthError';
+  /** What went wrong, stable across versions: test this, not the message. */
   readonly code: ErrorCode;
+  /** The plugin whose manifest or code caused the error. */
   readonly plugin: string | undefined;
+  /** The hook, phase or call the plugin was in. */
   readonly hook: string | undefined;
+  /** What the user can do about it. */
   readonly hint: string | undefined;
+  /** Structured data for `--json` output. */
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: ErrorCode, message: string, options: PlinthErrorOptions = {}) {

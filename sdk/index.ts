@@ -19,6 +19,7 @@
  * });
  *
  * @packageDocumentation
+ * @module plinth/sdk
  */
 
 // The plugin and its view of the kernel.
@@ -32,10 +33,13 @@ export type {
   Logger,
   PluginContext,
   PluginDefinition,
+  PluginEnv,
+  PluginFs,
   PluginHook,
   PluginHooks,
   PluginInfo,
   PluginKernel,
+  PluginMcp,
   PluginSource,
   PluginState,
   PluginStatus,

@@ -103,10 +103,11 @@ export const peerOriginSchema = z.object({
   file: z.string(),
   ignored: z.array(peerFieldSchema).default([]),
   notes: z.array(peerFieldSchema).default([]),
-  /** Where each server of the manifest's `mcpServers` was written: see {@link peerServerSchema}. */
+  /** Where each server of the manifest's `mcpServers` was written: one `{ file, at, references }` per server name. */
   servers: z.record(z.string(), peerServerSchema).optional(),
 });
 
+/** Where a manifest plinth made from a peer's folder came from, and what of that folder plinth leaves out or reads differently. */
 export type PeerOrigin = z.infer<typeof peerOriginSchema>;
 
 /** A section another plugin reads (`hooks` by the hooks plugin, `mcpServers` by the mcp plugin), checked by it. */
@@ -124,7 +125,7 @@ const manifestFields = z.looseObject({
   name: pluginName,
   version,
   description: z.string().default(''),
-  /** Semver range over the kernel API version; {@link IMPLIED_KERNEL_RANGE} when omitted by a plugin without `main`. */
+  /** Semver range over the kernel API version; when a plugin without `main` omits it, the current major (`^<major>.0.0`). */
   kernel: range.optional(),
   /** Entry module, relative to the manifest; omitted for declaration-only plugins. */
   main: z.string(says('the entry module, relative to manifest.json, e.g. "./index.ts"')).min(1, 'expected the entry module, relative to manifest.json, e.g. "./index.ts"').optional(),
@@ -184,7 +185,7 @@ const manifestFields = z.looseObject({
       }
       return z.NEVER;
     }),
-  /** Present only on a manifest plinth made from a peer's folder: see {@link peerOriginSchema}. */
+  /** Present only on a manifest plinth made from a peer's folder (a Claude Code plugin or Gemini CLI extension): see {@link PeerOrigin}. */
   peer: peerOriginSchema.optional(),
 }, { error: 'expected a JSON object such as { "name": "my-plugin", "version": "1.0.0" }' });
 

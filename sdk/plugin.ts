@@ -52,6 +52,7 @@ export interface TapOptions {
 
 /** One kernel hook as a plugin sees it: every tap is named after the plugin that made it. */
 export interface PluginHook<Args extends unknown[], Result = void> {
+  /** Adds a handler, named after the plugin; the returned disposer removes it. */
   tap(handler: (...args: Args) => Result | Promise<Result>, options?: TapOptions): Disposer;
 }
 
@@ -93,6 +94,7 @@ export interface StatusSection {
 
 /** Passed to taps of the `status` hook. */
 export interface StatusBoard {
+  /** Adds a section to the status `plinth up` prints. */
   add(section: StatusSection): void;
 }
 
@@ -117,6 +119,7 @@ export interface SettingsProblem {
 export interface SettingsCheck {
   /** The settings files the kernel read, in merge order: report problems of these only (not of plugin manifests). */
   readonly files: readonly string[];
+  /** Reports a problem; `plinth config validate` prints it and fails. */
   add(problem: SettingsProblem): void;
 }
 
@@ -277,9 +280,13 @@ export interface ConfigLayerView {
 
 /** A structured logger; messages are redacted of sensitive values before they are written. */
 export interface Logger {
+  /** Detail for `PLINTH_LOG=debug`; hidden by default. */
   debug(message: string, data?: Record<string, unknown>): void;
+  /** What happened, for `PLINTH_LOG=info`. */
   info(message: string, data?: Record<string, unknown>): void;
+  /** Something the user should know about; shown by default. */
   warn(message: string, data?: Record<string, unknown>): void;
+  /** A failure; shown by default. `data` is redacted like the message. */
   error(message: string, data?: Record<string, unknown>): void;
 }
 
@@ -320,11 +327,15 @@ export interface PluginContext extends PluginInfo {
  * can import `node:fs` itself; see sdk/contracts/capabilities.ts.
  */
 export interface PluginFs {
+  /** Reads a file the plugin's `filesystem.read` grants cover; `PLN_E_PERM_DENIED` otherwise. */
   readFile(path: string): Promise<Uint8Array>;
+  /** Reads a granted file as UTF-8 text. */
   readFile(path: string, encoding: 'utf8'): Promise<string>;
   /** Replaces the file atomically. */
   writeFile(path: string, data: string | Uint8Array): Promise<void>;
+  /** The names in a granted folder. */
   readdir(path: string): Promise<string[]>;
+  /** Creates a folder (and its parents) where `filesystem.write` is granted. */
   mkdir(path: string): Promise<void>;
   /** The plugin's private temporary folder (`${tmp}`), created on first use. */
   readonly tmp: string;
@@ -338,7 +349,9 @@ export interface PluginEnv {
 
 /** A plugin's checked MCP access. */
 export interface PluginMcp {
+  /** Calls a tool of an MCP server the plugin's `mcp` permissions name. */
   callTool(server: string, tool: string, args?: Readonly<Record<string, unknown>>): Promise<ToolCallResult>;
+  /** Reads a resource of a granted MCP server; `text` joins its text contents. */
   readResource(server: string, uri: string): Promise<{ contents: ReadonlyArray<Record<string, unknown>>; text: string }>;
 }
 

@@ -7,7 +7,11 @@ export type ServiceName = keyof Services | (string & {});
 /** The type of a service: from `Services` when declared there, otherwise `unknown`. */
 export type ServiceType<K> = K extends keyof Services ? Services[K] : unknown;
 
-/** What {@link optionalService} needs of a kernel. */
+/**
+ * What {@link optionalService} needs of a kernel: the `kernel` a plugin's `setup` receives, or a host's `Kernel`.
+ *
+ * @inline
+ */
 interface ServiceSource {
   get<K extends ServiceName>(name: K): Promise<ServiceType<K>>;
 }

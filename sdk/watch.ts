@@ -51,7 +51,7 @@ export interface WatchFilesOptions {
   /** The folder watched, with everything below it. */
   readonly root: string;
   /**
-   * Files reported, as root-relative globs with the rules of {@link globTest}
+   * Files reported, as root-relative globs with plinth's glob rules
    * in file mode (a pattern without a slash matches the base name anywhere,
    * `!negations`, `dot: true`): exactly how the hooks read `matcher.files`.
    * Default: every file. An empty list matches nothing and starts no watcher.

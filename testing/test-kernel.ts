@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { type BootReport, type InlinePlugin, Kernel, type ShutdownReport } from '../kernel/kernel.js';
 import type { LogLevel } from '../internal/terminal/log.js';
 
+/** What {@link createTestKernel} boots: every folder defaults to a fresh temporary one. */
 export interface TestKernelOptions {
   /** Plugins given in memory. */
   plugins?: readonly InlinePlugin[];
@@ -24,6 +25,7 @@ export interface TestKernelOptions {
   builtin?: boolean;
   /** Workspace folder; default a fresh one inside the temporary home. */
   workspace?: string;
+  /** A named profile from the settings. */
   profile?: string;
   /** The environment plugins see; default empty, so tests do not depend on the machine. */
   env?: Record<string, string | undefined>;

@@ -32,6 +32,7 @@ export interface CapabilityPlaces {
   readonly tmp: string;
 }
 
+/** The `capabilities` service: one check per use of `ctx.fs`, `ctx.fetch`, `ctx.env`, `ctx.exec` or `ctx.mcp`. */
 export interface CapabilityCheck {
   /**
    * Undefined when `plugin` may do `request`; otherwise the refusal

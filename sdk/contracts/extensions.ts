@@ -11,6 +11,7 @@ import { z } from 'zod';
 
 /** Which settings file a change goes to: `$PLINTH_HOME/settings.json` or `<workspace>/.plinth/settings.json`. */
 export const extensionScopeSchema = z.enum(['user', 'workspace']);
+/** Which settings file a change goes to: `user` or `workspace`. */
 export type ExtensionScope = z.infer<typeof extensionScopeSchema>;
 
 /** Where a plugin was found (`PluginSource`). */
@@ -23,6 +24,7 @@ export const extensionErrorSchema = z.object({
   hint: z.string().optional(),
   plugin: z.string().optional(),
 });
+/** A coded error as data (redacted): why a plugin is not running, or why a live change failed. */
 export type ExtensionError = z.infer<typeof extensionErrorSchema>;
 
 /** One plugin, as `plinth ext list --json` prints it. */
@@ -43,10 +45,12 @@ export const extensionSchema = z.object({
   /** Why it is failed, skipped or excluded, and the fix. */
   error: extensionErrorSchema.optional(),
 });
+/** One plugin, as `plinth ext list --json` prints it. */
 export type Extension = z.infer<typeof extensionSchema>;
 
 /** Where a setting's value comes from, in the kernel's order: settings file (or the secret store it points to), environment, default. */
 export const settingOriginSchema = z.enum(['user', 'workspace', 'secrets', 'env', 'default', 'unset']);
+/** Where a setting's value comes from: a settings file, the secret store, the environment, the default, or nowhere. */
 export type SettingOrigin = z.infer<typeof settingOriginSchema>;
 
 /** One declared setting and its value as plinth resolves it; a sensitive value is never here, only `"[redacted]"`. */
@@ -65,6 +69,7 @@ export const settingViewSchema = z.object({
   /** The value (`"[redacted]"` for a sensitive setting that has one); absent when unset. */
   value: z.unknown().optional(),
 });
+/** One declared setting and its resolved value (`"[redacted]"` for a sensitive one). */
 export type SettingView = z.infer<typeof settingViewSchema>;
 
 /** What a running kernel did with a change (`kernel.plugins`' report, errors as data). */
@@ -74,6 +79,7 @@ export const liveOutcomeSchema = z.object({
   replaced: z.array(z.string()),
   failed: z.array(extensionErrorSchema),
 });
+/** What a running kernel did with a change: plugins added, replaced, removed, and failures as data. */
 export type LiveOutcome = z.infer<typeof liveOutcomeSchema>;
 
 /** One plugin in detail, as `plinth ext info --json` prints it. */
@@ -104,6 +110,7 @@ export const extensionDetailsSchema = extensionSchema.extend({
   /** Every version found of this name, the chosen one included, highest first. */
   candidates: z.array(z.object({ version: z.string(), source: pluginSourceSchema, dir: z.string(), linked: z.boolean() })),
 });
+/** One plugin in detail, as `plinth ext info --json` prints it. */
 export type ExtensionDetails = z.infer<typeof extensionDetailsSchema>;
 
 /** What `enable` and `disable` did. */
@@ -122,6 +129,7 @@ export const toggleResultSchema = z.object({
   /** Set when the kernel applied it live. */
   live: liveOutcomeSchema.optional(),
 });
+/** What {@link ExtensionsService.enable} and {@link ExtensionsService.disable} did. */
 export type ToggleResult = z.infer<typeof toggleResultSchema>;
 
 /** What `configure` and `unset` did. */
@@ -134,10 +142,12 @@ export const configResultSchema = z.object({
   stored: z.enum(['settings', 'secrets']),
   unset: z.boolean(),
 });
+/** What {@link ExtensionsService.configure} and {@link ExtensionsService.unset} did. */
 export type ConfigResult = z.infer<typeof configResultSchema>;
 
 /** A plugin version another one takes precedence over, or falls back to. */
 export const pluginRefSchema = z.object({ name: z.string(), version: z.string(), source: pluginSourceSchema, dir: z.string() });
+/** A plugin version another one takes precedence over, or falls back to. */
 export type PluginRef = z.infer<typeof pluginRefSchema>;
 
 /** What `link` did. */
@@ -152,6 +162,7 @@ export const linkResultSchema = z.object({
   shadows: pluginRefSchema.optional(),
   live: liveOutcomeSchema.optional(),
 });
+/** What {@link ExtensionsService.link} did. */
 export type LinkResult = z.infer<typeof linkResultSchema>;
 
 /** What `unlink` did. */
@@ -163,6 +174,7 @@ export const unlinkResultSchema = z.object({
   fallback: pluginRefSchema.optional(),
   live: liveOutcomeSchema.optional(),
 });
+/** What {@link ExtensionsService.unlink} did. */
 export type UnlinkResult = z.infer<typeof unlinkResultSchema>;
 
 /** The `extensions` service. Every method rejects with a coded `PlinthError` (see docs/errors.md, `PLN_E_EXT_*`). */

@@ -36,6 +36,7 @@ export interface GatewayEndpoint {
   readonly closed: Promise<void>;
   /** Downstream sessions open now. */
   sessions(): number;
+  /** Ends the endpoint and its sessions; `closed` then resolves. */
   close(): Promise<void>;
 }
 
@@ -82,6 +83,7 @@ export interface Gateway {
 
 /** The `gateway` service. */
 export interface GatewayService {
+  /** A new gateway over the `mcp` service's servers, serving none yet: call `serveStdio` or `serveHttp`. */
   create(): Promise<Gateway>;
 }
 

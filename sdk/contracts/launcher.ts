@@ -108,7 +108,9 @@ export const launchRunRequestSchema = launchRequestSchema.extend({
   /** Limit of captured stdout and of stderr, each; beyond it the tree is killed. Default 1 MiB. */
   maxOutputBytes: z.number().int().positive().default(1024 * 1024),
 });
+/** A {@link LaunchRunRequest} as written by a caller (defaults not yet applied). */
 export type LaunchRunRequestInput = z.input<typeof launchRunRequestSchema>;
+/** A launch that runs to completion, its output captured ({@link Launcher.run}), after the launcher's checks. */
 export type LaunchRunRequest = z.output<typeof launchRunRequestSchema>;
 
 /** What is not data: where the launcher reports back. */

@@ -42,6 +42,7 @@ export const registrySettingSchema = z.object({
    */
   signatures: z.enum(['required', 'if-present', 'off']).optional(),
 });
+/** One registry as the user's settings name it (`registries: [...]`), token unresolved. */
 export type RegistrySetting = z.infer<typeof registrySettingSchema>;
 
 /** The `registries` settings key. */
@@ -56,6 +57,7 @@ export const marketNoteSchema = z.object({
   /** Age of the cached document, in ms, when `stale`. */
   ageMs: z.number().optional(),
 });
+/** A note about where data came from, e.g. a registry served from its cache because it was unreachable. */
 export type MarketNote = z.infer<typeof marketNoteSchema>;
 
 /** One search hit. */
@@ -69,6 +71,7 @@ export const searchHitSchema = z.object({
   /** Relevance: higher first (exact name, then prefix, then full text). */
   score: z.number(),
 });
+/** One search hit. */
 export type SearchHit = z.infer<typeof searchHitSchema>;
 
 export const searchResultSchema = z.object({
@@ -90,6 +93,7 @@ export interface SearchOptions {
   /** Search this registry's URL (or folder) instead of the configured ones, as `ext install --registry` installs from it. */
   readonly registry?: string;
 }
+/** What {@link MarketplaceService.search} found, with notes about the registries asked. */
 export type SearchResult = z.infer<typeof searchResultSchema>;
 
 /** What a plugin declares, as shown before approval. */
@@ -105,6 +109,7 @@ export const declarationsSchema = z.object({
   /** The npm packages its package.json asks for (`name@spec`, `(bundled)` when the tarball brings them); npm installs the others. */
   npm: z.array(z.string()),
 });
+/** What a plugin declares (code, hooks, MCP servers, commands, permissions, services, npm packages), as shown before approval. */
 export type Declarations = z.infer<typeof declarationsSchema>;
 
 const installedVersionSchema = z.object({
@@ -136,12 +141,14 @@ export const lockEntrySchema = installedVersionSchema.extend({
   /** What was installed before this version (one level): what `rollback` goes back to. */
   previous: installedVersionSchema.optional(),
 });
+/** One installed plugin as `$PLINTH_HOME/plugins.lock.json` records it. */
 export type LockEntry = z.infer<typeof lockEntrySchema>;
 
 export const lockFileSchema = z.object({
   lockfileVersion: z.literal(1),
   plugins: z.record(z.string(), lockEntrySchema),
 });
+/** `$PLINTH_HOME/plugins.lock.json`: every plugin the marketplace installed. */
 export type LockFile = z.infer<typeof lockFileSchema>;
 
 /** What one install, update or rollback changed, plugin by plugin. */
@@ -154,12 +161,14 @@ export const changeSchema = z.object({
   /** Loaded into the running kernel (false when the kernel was not booted: the next start loads it). */
   loaded: z.boolean(),
 });
+/** What one install, update or rollback changed, plugin by plugin. */
 export type MarketChange = z.infer<typeof changeSchema>;
 
 export const installResultSchema = z.object({
   changes: z.array(changeSchema),
   notes: z.array(marketNoteSchema),
 });
+/** What {@link MarketplaceService.install}, `update` or `rollback` changed. */
 export type InstallResult = z.infer<typeof installResultSchema>;
 
 export const outdatedEntrySchema = z.object({
@@ -172,20 +181,25 @@ export const outdatedEntrySchema = z.object({
   range: z.string(),
   registry: z.string(),
 });
+/** An installed plugin with a newer version in its registry. */
 export type OutdatedEntry = z.infer<typeof outdatedEntrySchema>;
 
 /** An installed version its registry revoked. `use`: the version to move to (the registry's, else the newest not revoked). */
 export const revokedEntrySchema = z.object({ name: z.string(), version: z.string(), reason: z.string(), use: z.string().optional(), registry: z.string() });
+/** An installed version its registry revoked, and the version to move to. */
 export type RevokedEntry = z.infer<typeof revokedEntrySchema>;
 
 /** An installed plugin `outdated` could not check (its registry unreachable, gone from the settings, or its answer unusable): never counted as up to date. */
 export const uncheckedEntrySchema = z.object({ name: z.string(), version: z.string(), registry: z.string(), reason: z.string() });
+/** An installed plugin `outdated` could not check: never counted as up to date. */
 export type UncheckedEntry = z.infer<typeof uncheckedEntrySchema>;
 
 export const outdatedResultSchema = z.object({ plugins: z.array(outdatedEntrySchema), revoked: z.array(revokedEntrySchema), unchecked: z.array(uncheckedEntrySchema), notes: z.array(marketNoteSchema) });
+/** What {@link MarketplaceService.outdated} found: newer versions, revoked ones, and plugins it could not check. */
 export type OutdatedResult = z.infer<typeof outdatedResultSchema>;
 
 export const uninstallResultSchema = z.object({ name: z.string(), version: z.string(), removed: z.array(z.string()) });
+/** What {@link MarketplaceService.uninstall} removed. */
 export type UninstallResult = z.infer<typeof uninstallResultSchema>;
 
 /** One installed plugin checked against its lock entry (`plinth ext verify`). */
@@ -203,8 +217,10 @@ export const verifyEntrySchema = z.object({
   /** The command that restores it. */
   restore: z.string().optional(),
 });
+/** One installed plugin checked against its lock entry (`plinth ext verify`). */
 export type VerifyEntry = z.infer<typeof verifyEntrySchema>;
 export const verifyResultSchema = z.object({ plugins: z.array(verifyEntrySchema), revoked: z.array(revokedEntrySchema), notes: z.array(marketNoteSchema) });
+/** What {@link MarketplaceService.verify} found. */
 export type VerifyResult = z.infer<typeof verifyResultSchema>;
 
 /** A registry's keys offered for trust on first use. */
@@ -256,10 +272,13 @@ export interface MarketplaceService {
   search(text: string, options?: SearchOptions): Promise<SearchResult>;
   /** `spec`: `name`, `name@range`, `name@tag`, or the path of a local tarball. */
   install(spec: string, options?: InstallOptions): Promise<InstallResult>;
+  /** Asks each installed plugin's registry for newer and revoked versions; installs nothing. */
   outdated(options?: { signal?: AbortSignal }): Promise<OutdatedResult>;
   /** `names` empty: every installed plugin. `latest`: cross the recorded range. */
   update(names: readonly string[], options?: InstallOptions & { latest?: boolean }): Promise<InstallResult>;
+  /** Goes back to the version installed before the last update of `name`. */
   rollback(name: string, options?: Pick<InstallOptions, 'signal'>): Promise<InstallResult>;
+  /** Removes an installed plugin, its folder and its lock entry. */
   uninstall(name: string): Promise<UninstallResult>;
   /** The lock file as it is now. */
   installed(): Promise<LockFile>;

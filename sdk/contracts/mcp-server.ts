@@ -64,6 +64,7 @@ export type McpProtocolSetting = 'auto' | 'legacy' | McpModernRevision;
 
 /** The modern (stateless, 2026-07-28 and later) revisions plinth's SDK speaks: the values a pin may name. */
 export const MCP_MODERN_REVISIONS = ['2026-07-28'] as const;
+/** One of {@link MCP_MODERN_REVISIONS}: a revision a server's `protocol` setting may pin. */
 export type McpModernRevision = (typeof MCP_MODERN_REVISIONS)[number];
 
 const PROTOCOL_EXPECTED = `expected "auto", "legacy" or a modern revision to pin (${MCP_MODERN_REVISIONS.map((r) => `"${r}"`).join(', ')})`;

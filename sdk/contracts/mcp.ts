@@ -13,6 +13,7 @@ import type { TrustSource, TrustVerdict } from './trust.js';
 /** A server's connection state. */
 export type ServerState = 'stopped' | 'starting' | 'connected' | 'disconnected' | 'error';
 
+/** One configured MCP server as the `mcp` service sees it now: what `plinth mcp list` shows. */
 export interface ServerStatus {
   readonly name: string;
   readonly state: ServerState;
@@ -86,6 +87,7 @@ export interface InputRequiredAnswer {
   readonly requestState?: string;
 }
 
+/** Options of one {@link McpService.callTool} call. */
 export interface CallOptions {
   readonly signal?: AbortSignal;
   /** Per-call timeout in ms (default: the plugin's `callTimeout` setting). */
@@ -167,14 +169,24 @@ export interface ServerLogMessage {
   readonly origin?: unknown;
 }
 
+/**
+ * The `mcp` service: the MCP servers of the settings and of plugins, their
+ * connections, and their tools, resources and prompts under one namespace.
+ *
+ * @example
+ * const mcp = await kernel.get('mcp');
+ * const result = await mcp.callTool('github__search_issues', { query: 'is:open label:bug' });
+ */
 export interface McpService {
   /** Every configured server (enabled or not), in definition order. */
   servers(): readonly ServerStatus[];
+  /** A server's definition as the settings (or its plugin) gave it; undefined for an unknown name. */
   definition(name: string): McpServerDefinition | undefined;
   /** Connects (with the connection timeout and retries with backoff); resolves with the status reached. Never throws for server trouble. */
   start(name: string, options?: StartOptions): Promise<ServerStatus>;
   /** Starts every enabled (and, for workspace servers, trusted) server. */
   startAll(options?: StartOptions): Promise<readonly ServerStatus[]>;
+  /** Disconnects the server (and stops its process); it stays configured. */
   stop(name: string): Promise<void>;
   /** Stops, then starts (with `options`). */
   restart(name: string, options?: StartOptions): Promise<ServerStatus>;
@@ -190,7 +202,9 @@ export interface McpService {
   trust?(name: string): Promise<TrustVerdict | undefined>;
   /** The SDK client of a connected server (for `ping` and direct requests). */
   client(name: string): Client | undefined;
+  /** The transport of a connected server, with its process id and stderr tail for stdio. */
   connection(name: string): TransportConnection | undefined;
+  /** Calls `listener` on each change of a server's state, with the state it left. */
   onStateChange(listener: (status: ServerStatus, previous: ServerState) => void): Disposer;
   /**
    * Problems found in the `mcpServers` sections (an invalid entry, a duplicate
@@ -199,15 +213,21 @@ export interface McpService {
    */
   problems?(): ReadonlyArray<{ readonly code: string; readonly message: string }>;
 
+  /** The tools of every connected server, under their namespaced names (`<server>__<tool>`). */
   tools(): readonly McpTool[];
   /** Runs one call through `before_tool`/`after_tool`, argument validation and the per-call timeout. */
   callTool(name: string, args: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<ToolCallResult>;
+  /** The resources of connected servers (of `server` only, when given). */
   resources(server?: string): Promise<ReadonlyArray<{ server: string; uri: string; name: string; mimeType?: string; description?: string }>>;
+  /** The resource templates of connected servers (of `server` only, when given). */
   resourceTemplates(server?: string): Promise<ReadonlyArray<{ server: string; uriTemplate: string; name: string; description?: string }>>;
+  /** Reads a resource: its contents as the server sent them, and their text. */
   readResource(server: string, uri: string): Promise<{ contents: ReadonlyArray<Record<string, unknown>>; text: string }>;
   /** Calls `listener` on each `resources/updated` for `uri`; resolves once subscribed. */
   subscribe(server: string, uri: string, listener: () => void): Promise<Disposer>;
+  /** The prompts of connected servers (of `server` only, when given), with their arguments. */
   prompts(server?: string): Promise<ReadonlyArray<{ server: string; name: string; description?: string; arguments?: ReadonlyArray<{ name: string; description?: string; required?: boolean }> }>>;
+  /** Renders a prompt with `args`: its messages, and their text. */
   getPrompt(server: string, name: string, args?: Readonly<Record<string, string>>): Promise<{ description?: string; messages: ReadonlyArray<Record<string, unknown>>; text: string }>;
   /**
    * The tool exactly as its server listed it (`inputSchema`, `outputSchema`,
@@ -247,6 +267,7 @@ export interface SamplingHandler {
 }
 /** The values an accepted elicitation carries, by field: what the specification allows (and the SDK checks). */
 export type ElicitationContent = Record<string, string | number | boolean | string[]>;
+/** The `mcp:elicitation` service: answers a server's request for input from the user (see {@link SamplingHandler}). */
 export interface ElicitationHandler {
   (request: {
     server: string;
@@ -258,6 +279,7 @@ export interface ElicitationHandler {
     url?: string;
   }): Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: ElicitationContent } | undefined>;
 }
+/** The `mcp:roots` service: the folders a server may work in (see {@link SamplingHandler}). */
 export interface RootsHandler {
   (request: { server: string; origin?: unknown }): Promise<ReadonlyArray<{ uri: string; name?: string }> | undefined>;
 }

@@ -56,7 +56,9 @@ export const permissionsSchema = z
     mcp: z.array(z.string().min(1)).default([]),
   })
   .strict();
+/** What a plugin, hook or MCP server declares it needs (files, network, environment, programs, MCP servers), defaults applied. */
 export type Permissions = z.output<typeof permissionsSchema>;
+/** {@link Permissions} as written in a manifest or settings file, every list optional. */
 export type PermissionsInput = z.input<typeof permissionsSchema>;
 
 /** Nothing declared: the plugin's own folder (read), a private temporary folder, no network. */
@@ -116,7 +118,9 @@ export type GrantDecision =
   /** Do not start; the error says the fix. */
   | { readonly mode: 'refused'; readonly error: PlinthError };
 
+/** The grants side of the sandbox: decides, per launch, what a principal may do (the user's grants over what it declared). */
 export interface GrantPolicy {
+  /** Decides for one launch; `need.osSandbox` says whether an OS sandbox is available to confine it. */
   decide(principal: Principal, need: { readonly osSandbox: boolean }): Promise<GrantDecision>;
 }
 
@@ -177,7 +181,9 @@ export interface ConfinedSpawn {
  * after writing the refusal to the audit log.
  */
 export interface Sandbox {
+  /** Whether an OS sandbox works on this machine (found once, then cached). */
   availability(): Promise<SandboxAvailability>;
+  /** Decides and prepares one launch: the program, arguments and environment to spawn, confined or not. */
   confine(plan: SpawnPlan, principal: Principal): Promise<ConfinedSpawn>;
 }
 

@@ -14,6 +14,7 @@ export interface TransportFactory {
   create(server: McpServerDefinition, context: TransportContext): TransportConnection | Promise<TransportConnection>;
 }
 
+/** What the mcp plugin hands a transport for one server: its log, OAuth, redaction. */
 export interface TransportContext {
   readonly log: Logger;
   /** For remote transports, when the server uses OAuth (the oauth plugin provides it). */
