@@ -70,7 +70,7 @@ export type { SettingIssue } from './settings.js';
 
 // Services: names, types, and the one helper for an optional one.
 export { optionalService } from './services.js';
-export type { ServiceName, ServiceType } from './services.js';
+export type { ServiceName, ServiceSource, ServiceType } from './services.js';
 
 /**
  * Typed services. A plugin that provides a service describes its type by

@@ -9,10 +9,9 @@ export type ServiceType<K> = K extends keyof Services ? Services[K] : unknown;
 
 /**
  * What {@link optionalService} needs of a kernel: the `kernel` a plugin's `setup` receives, or a host's `Kernel`.
- *
- * @inline
  */
-interface ServiceSource {
+export interface ServiceSource {
+  /** The service `name`, as `PluginKernel.get` gives it. */
   get<K extends ServiceName>(name: K): Promise<ServiceType<K>>;
 }
 
