@@ -167,7 +167,7 @@ describe('built outside the repository against the packed plinth, with plinth/sd
 
     // The store: `ext config` of the sensitive setting went to it, oauth uses it, the next run reads the value back.
     expect(secrets).toMatchObject({ stored: 'secrets', shown: '[redacted]', keys: ['plugin-setting:tp-guard/apiKey'] });
-    expect(secrets!.oauthStorage).toEqual({ preferred: 'file', keychain: { available: false, reason: 'tp-file-secrets keeps every secret in its own file' } });
+    expect(secrets!.oauthStorage).toEqual({ preferred: 'tp-file', label: "tp-file-secrets' own file", keychain: { available: false, reason: 'tp-file-secrets keeps every secret in its own file' } });
     expect(secrets!.fingerprint).toBe(createHash('sha256').update(SECRET).digest('hex').slice(0, 12));
     const stored = JSON.parse(readFileSync(join(homeOf('run'), 'tp-file-secrets', 'store.json'), 'utf8')) as Record<string, string>;
     expect(stored).toEqual({ 'plugin-setting:tp-guard/apiKey': JSON.stringify(SECRET) });
@@ -182,6 +182,26 @@ describe('built outside the repository against the packed plinth, with plinth/sd
     expect(stderr).not.toContain(SECRET);
     expect(settings).not.toContain(SECRET);
     expect(shutdownErrors).toEqual([]);
+  });
+  test("plinth's own command, from the tarball, names the third-party store where a person reads it (auth status)", async () => {
+    const home = join(base, 'home-cli');
+    mkdirSync(home, { recursive: true });
+    const settings = {
+      pluginDirs: [join(outside, 'plugins', 'file-secrets')],
+      services: { secrets: 'tp-file-secrets' },
+      plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } },
+    };
+    writeFileSync(join(home, 'settings.json'), JSON.stringify(settings));
+    const bin = join(outside, 'node_modules', 'plinth', 'dist', 'cli', 'bin.js');
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, PLINTH_HOME: home };
+    const status = await run(process.execPath, [bin, 'auth', 'status'], { cwd: workspace, env, timeout: 60_000 });
+    expect(status.stderr).toBe('');
+    expect(status.code).toBe(0);
+    // Its label, and no word of an OS keychain it never uses.
+    expect(status.stdout).toContain("New sign-ins are stored in tp-file-secrets' own file.");
+    expect(status.stdout).not.toContain('keychain');
+    const asJson = await run(process.execPath, [bin, 'auth', 'status', '--json'], { cwd: workspace, env, timeout: 60_000 });
+    expect(JSON.parse(asJson.stdout)).toMatchObject({ storage: { preferred: 'tp-file', label: "tp-file-secrets' own file" } });
   });
 });
 

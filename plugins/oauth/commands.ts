@@ -4,7 +4,12 @@ import type { AuthStatus, LoginResult, LogoutResult, OAuthService, SecretBackend
 
 const SERVER_ARG = { name: 'server', required: true, description: 'The MCP server, as named in mcpServers' };
 
-const BACKENDS: Readonly<Record<SecretBackendName, string>> = { keychain: 'the OS keychain', file: 'the encrypted file' };
+const BUILTIN: Readonly<Record<string, string>> = { keychain: 'the OS keychain', file: 'the encrypted file' };
+
+/** A backend as a person reads it: the builtin store's two by name, another store's by its label or name. */
+function backendText(backend: SecretBackendName, label?: string): string {
+  return BUILTIN[backend] ?? label ?? `"${backend}"`;
+}
 
 export function authCommands(service: OAuthService): CommandSpec[] {
   return [
@@ -38,7 +43,9 @@ export function authCommands(service: OAuthService): CommandSpec[] {
           const rows = statuses.map((s) => [s.server, stateText(s), s.backend ?? '-', s.scope ?? '-', s.expiresAt ?? '-']);
           out.print(formatTable(['SERVER', 'STATE', 'STORED IN', 'SCOPES', 'EXPIRES'], rows));
         }
-        out.print(`New sign-ins are stored in ${BACKENDS[storage.preferred]}${storage.keychain.available ? '.' : `; the OS keychain is not used: ${storage.keychain.reason ?? 'unavailable'}.`}`);
+        const builtin = storage.preferred in BUILTIN;
+        const keychain = !builtin || storage.keychain.available ? '' : `; the OS keychain is not used: ${storage.keychain.reason ?? 'unavailable'}`;
+        out.print(`New sign-ins are stored in ${backendText(storage.preferred, storage.label)}${keychain}.`);
         for (const s of statuses) if (s.error) out.note(`${s.server}: ${s.error.code}: ${s.error.message}`);
         return statuses.some((s) => s.state === 'unreadable') ? EXIT.FAILURE : EXIT.OK;
       },
@@ -47,7 +54,7 @@ export function authCommands(service: OAuthService): CommandSpec[] {
 }
 
 function loginLine(result: LoginResult): string {
-  const parts = [`Signed in to ${result.server}; tokens stored in ${BACKENDS[result.backend]}`];
+  const parts = [`Signed in to ${result.server}; tokens stored in ${backendText(result.backend)}`];
   if (result.scope) parts.push(`scopes: ${result.scope}`);
   if (result.expiresAt) parts.push(`access token expires ${result.expiresAt}${result.refreshable ? ', refreshed automatically' : ''}`);
   return `${parts.join('; ')}.`;

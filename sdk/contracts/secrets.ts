@@ -4,8 +4,12 @@
  * deployment may provide its own store (`services.secrets`).
  */
 
-/** Where one secret is kept. */
-export type SecretBackendName = 'keychain' | 'file';
+/**
+ * Where one secret is kept: the builtin store's `keychain` (the OS keychain) or `file` (its
+ * encrypted file); a store of another kind names its own (`vault`), and describes it in
+ * {@link SecretStore.describe}'s `label`.
+ */
+export type SecretBackendName = 'keychain' | 'file' | (string & {});
 
 /** What the keychain probe found: whether the OS keychain can be used, and if not, why (for status and logs). */
 export interface KeychainAvailability {
@@ -37,8 +41,13 @@ export interface SecretStore {
   where(key: string): Promise<SecretBackendName | undefined>;
   /** The recorded keys starting with `prefix`, sorted. */
   keys(prefix?: string): Promise<string[]>;
-  /** The backend new secrets go to, and the keychain probe's verdict (runs the probe when not yet run). */
-  describe(): Promise<{ readonly preferred: SecretBackendName; readonly keychain: KeychainAvailability }>;
+  /**
+   * The backend new secrets go to, and the keychain probe's verdict (runs the probe when not yet
+   * run; a store that never uses the OS keychain answers `available: false` with its reason).
+   * `label` says where that is for a person (`auth status`): needed when `preferred` is neither
+   * `keychain` nor `file`.
+   */
+  describe(): Promise<{ readonly preferred: SecretBackendName; readonly keychain: KeychainAvailability; readonly label?: string }>;
 }
 
 declare module '../index.js' {
