@@ -25,7 +25,7 @@ export interface PlinthErrorOptions {
  * and hook involved, and a hint for the user (docs/errors.md lists the codes).
  *
  * @example
- * throw new PlinthError('PLN_E_WEATHER_NO_KEY', 'no API key', { hint: 'set plugins.weather.settings.apiKey' });
+ * throw new PlinthError('PLN_E_SETTING_REQUIRED', 'weather: no API key', { plugin: 'weather', hint: 'plinth ext config weather apiKey <key>' });
  */
 export class PlinthError extends Error {
   override readonly name = 'PlinthError';
