@@ -209,6 +209,7 @@ export default definePlugin({
       await watching.catch(() => undefined);
       await watcher?.close();
       await runner.close();
+      trace.close();
     };
   },
 });

@@ -11,6 +11,7 @@ import { pluginSubject } from './plugin-files.js';
 import type { FileHashCache } from './hash-cache.js';
 import { type InstalledLock, recordedHashes } from './recorded-hashes.js';
 import { type Shown, type Snapshot, changedLabels, changes, snapshot } from './snapshot.js';
+import { SnapshotMemo, nowNs } from './snapshot-memo.js';
 import { type EntryKey, type TrustData, type TrustStore, findEntry, putEntry, recordOf, removeEntry } from './store.js';
 import type { CheckOptions, TrustService, TrustSubject, TrustVerdict } from 'plinth/sdk';
 import { type Assessment, type CommandContext, approveCommand, assess, describeSubject, needText, question, refusal, shortFingerprint } from './verdict.js';
@@ -37,6 +38,8 @@ export interface TrustServiceOptions {
   readonly hashCache?: FileHashCache;
   /** The installed plugin whose approval covers a subject its own record does not (covered.ts); none by default. */
   readonly coveredBy?: (subject: TrustSubject, data: TrustData) => Promise<Coverage | undefined>;
+  /** Snapshots of hooks and servers kept by the identity of what they looked at (snapshot-memo.ts); a new one by default. */
+  readonly memo?: SnapshotMemo;
 }
 
 type Pending = Extract<Assessment, { trusted: false }>;
@@ -67,16 +70,50 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   const forgetDeclined = (kind: string, id: string) => {
     for (const key of declined) if (key.startsWith(`${kind}\0${id}\0`)) declined.delete(key);
   };
-  /** The subject's fingerprint and what is shown of it, as it is now. */
-  const take = async (subject: TrustSubject): Promise<Snapshot> => {
+  const memo = options.memo ?? new SnapshotMemo();
+  /**
+   * Where a subject's snapshot is kept (snapshot-memo.ts): hooks and servers, which are checked
+   * at every run; not plugins (checked once per load). Undefined for a subject not kept, or one
+   * whose definition is not JSON (taking its snapshot says so).
+   */
+  const memoKey = (subject: TrustSubject): string | undefined => {
+    if (subject.runs === undefined) return undefined;
+    try {
+      // What a snapshot depends on besides the files: the subject, where it is looked up, the host's PATH (runs-files.ts).
+      return JSON.stringify([subject.source, subject.definition ?? null, subject.files, subject.runs, options.where().workspace, process.env.PATH ?? null]);
+    } catch {
+      return undefined;
+    }
+  };
+  /** The subject's fingerprint and what is shown of it, as it is now; kept under `key` when given. */
+  const take = async (subject: TrustSubject, key?: string): Promise<Snapshot> => {
     const recorded = options.installed && recordedHashes(options.installed);
     const cache = options.hashCache;
     const known = cache ? { ...(recorded && { sha256Of: (path: string) => recorded.sha256Of(path) }), byIdentity: cache.byIdentity.bind(cache), remember: cache.remember.bind(cache) } : recorded;
+    const startedAt = nowNs();
+    const touched = key === undefined ? undefined : new Set<string>();
     try {
-      return await snapshot(subject, subject.source === 'workspace', options.redact, known, options.where().workspace);
+      const taken = await snapshot(subject, subject.source === 'workspace', options.redact, known, options.where().workspace, touched);
+      if (key !== undefined) memo.put(key, taken, touched!, startedAt);
+      return taken;
     } finally {
       await cache?.flush();
     }
+  };
+  /**
+   * The verdict from a kept snapshot when it is trusted with nothing to record (no pin, no
+   * request to drop); undefined otherwise: then the snapshot is taken again and the full path
+   * decides (and says what is shown, with what the redactor knows now).
+   */
+  const keptVerdict = async (subject: TrustSubject, key: string | undefined): Promise<TrustVerdict | undefined> => {
+    const kept = key === undefined ? undefined : memo.get(key);
+    if (kept === undefined) return undefined;
+    const fp = kept.fingerprint;
+    if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
+    const data = await store.read();
+    const assessment = assess(subject, fp, findEntry(data.approvals, keyOf(subject)));
+    if (!assessment.trusted || assessment.pin || findEntry(data.requests, keyOf(subject))) return undefined;
+    return withPins({ trusted: true, level: assessment.level, fingerprint: fp }, kept);
   };
   /** Why it needs approval, naming what changed since `record` when that is known. */
   const needOf = (subject: TrustSubject, assessment: Pending, shown: Shown) =>
@@ -189,7 +226,10 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   return {
     async check(subject, checkOptions) {
       validateSubject(subject);
-      const now = await take(subject);
+      const key = memoKey(subject);
+      const kept = await keptVerdict(subject, key);
+      if (kept !== undefined) return kept;
+      const now = await take(subject, key);
       const fp = now.fingerprint;
       if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
       const data = await store.read();
@@ -237,7 +277,10 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
 
     async inspect(subject) {
       validateSubject(subject);
-      const now = await take(subject);
+      const key = memoKey(subject);
+      const kept = await keptVerdict(subject, key);
+      if (kept !== undefined) return { trusted: kept.trusted, level: kept.level, fingerprint: kept.fingerprint };
+      const now = await take(subject, key);
       const fp = now.fingerprint;
       if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
       const data = await store.read();
