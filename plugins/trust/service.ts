@@ -11,7 +11,7 @@ import { pluginSubject } from './plugin-files.js';
 import type { FileHashCache } from './hash-cache.js';
 import { type InstalledLock, recordedHashes } from './recorded-hashes.js';
 import { type Shown, type Snapshot, changedLabels, changes, snapshot } from './snapshot.js';
-import { SnapshotMemo, nowNs } from './snapshot-memo.js';
+import { SnapshotMemo } from './snapshot-memo.js';
 import { type EntryKey, type TrustData, type TrustStore, findEntry, putEntry, recordOf, removeEntry } from './store.js';
 import type { CheckOptions, TrustService, TrustSubject, TrustVerdict } from 'plinth/sdk';
 import { type Assessment, type CommandContext, approveCommand, assess, describeSubject, needText, question, refusal, shortFingerprint } from './verdict.js';
@@ -43,6 +43,37 @@ export interface TrustServiceOptions {
 }
 
 type Pending = Extract<Assessment, { trusted: false }>;
+
+/**
+ * Subjects seen deeply frozen (plain data, every object frozen: the hooks plugin hands the same
+ * one for a definition at every event), valid, with their part of a memo key (null: not JSON). A
+ * frozen object cannot change, so neither its validity nor its key: neither is worked out again.
+ */
+const frozenSubjects = new WeakMap<TrustSubject, string | null>();
+
+/** The subject's own part of a memo key: what it says, as JSON (null when it is not JSON). */
+function ownKey(subject: TrustSubject): string | null {
+  const known = frozenSubjects.get(subject);
+  if (known !== undefined) return known;
+  let key: string | null;
+  try {
+    key = JSON.stringify([subject.kind, subject.id, subject.source, subject.definition ?? null, subject.files, subject.runs ?? null]);
+  } catch {
+    key = null;
+  }
+  if (isFrozenData(subject)) frozenSubjects.set(subject, key);
+  return key;
+}
+
+/** Whether `value` is plain data (no functions: no `toJSON`) whose every object and array is frozen. */
+function isFrozenData(value: unknown): boolean {
+  if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') return false;
+  if (typeof value !== 'object' || value === null) return true;
+  if (!Object.isFrozen(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== Array.prototype && prototype !== null) return false;
+  return Object.values(value).every(isFrozenData);
+}
 
 /** A trusted verdict with the files its snapshot pinned (workspace subjects): what the launch must run exactly. */
 const withPins = (verdict: TrustVerdict, now: Snapshot): TrustVerdict => (verdict.trusted && now.pinned !== undefined && verdict.fingerprint === now.fingerprint ? { ...verdict, pinned: now.pinned } : verdict);
@@ -78,19 +109,16 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
    */
   const memoKey = (subject: TrustSubject): string | undefined => {
     if (subject.runs === undefined) return undefined;
-    try {
-      // What a snapshot depends on besides the files: the subject, where it is looked up, the host's PATH (runs-files.ts).
-      return JSON.stringify([subject.source, subject.definition ?? null, subject.files, subject.runs, options.where().workspace, process.env.PATH ?? null]);
-    } catch {
-      return undefined;
-    }
+    const own = ownKey(subject);
+    // What a snapshot depends on besides the subject and the files: where it is looked up, the host's PATH (runs-files.ts).
+    return own === null ? undefined : `${own}\0${options.where().workspace}\0${process.env.PATH ?? ''}`;
   };
   /** The subject's fingerprint and what is shown of it, as it is now; kept under `key` when given. */
   const take = async (subject: TrustSubject, key?: string): Promise<Snapshot> => {
     const recorded = options.installed && recordedHashes(options.installed);
     const cache = options.hashCache;
     const known = cache ? { ...(recorded && { sha256Of: (path: string) => recorded.sha256Of(path) }), byIdentity: cache.byIdentity.bind(cache), remember: cache.remember.bind(cache) } : recorded;
-    const startedAt = nowNs();
+    const startedAt = Date.now();
     const touched = key === undefined ? undefined : new Set<string>();
     try {
       const taken = await snapshot(subject, subject.source === 'workspace', options.redact, known, options.where().workspace, touched);
@@ -223,9 +251,15 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     return refusal(subject, fp, 'denied', need, undefined, command);
   }
 
+  const validate = (subject: TrustSubject): void => {
+    if (frozenSubjects.has(subject)) return;
+    validateSubject(subject);
+    ownKey(subject);
+  };
+
   return {
     async check(subject, checkOptions) {
-      validateSubject(subject);
+      validate(subject);
       const key = memoKey(subject);
       const kept = await keptVerdict(subject, key);
       if (kept !== undefined) return kept;
@@ -276,7 +310,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     },
 
     async inspect(subject) {
-      validateSubject(subject);
+      validate(subject);
       const key = memoKey(subject);
       const kept = await keptVerdict(subject, key);
       if (kept !== undefined) return { trusted: kept.trusted, level: kept.level, fingerprint: kept.fingerprint };

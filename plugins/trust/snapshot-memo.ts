@@ -5,8 +5,9 @@
  *
  * A snapshot is kept with each path it touched (a word that named a file, a
  * folder or nothing, a file it read, a folder it listed, the folder a glob
- * searched) and that path's identity: device, inode, size, mtime and ctime
- * to the nanosecond, or the error `stat` gave (a path that named nothing:
+ * searched) and that path's identity: device, inode, mode, size, mtime and
+ * ctime (in ms, to the µs: a change after a path settled, below, moves its
+ * ctime by more than that), or the error `stat` gave (a path that named nothing:
  * creating it changes the fingerprint). It stands for taking the snapshot
  * again while every one of them is the same: any write to a file sets its
  * ctime to now, and no one but the owner of the system clock can set it back
@@ -29,26 +30,23 @@
  * synchronous: each is a metadata call of a microsecond or two, a tenth of a
  * round trip through libuv's thread pool.
  */
-import { type BigIntStats, statSync } from 'node:fs';
+import { type Stats, statSync } from 'node:fs';
 import type { Snapshot } from './snapshot.js';
 
 /** How long before a snapshot began its paths must have last changed for it to be kept. */
 export const SETTLED_MS = 2_000;
 export const KEPT_SNAPSHOTS = 256;
 
-const SETTLED_NS = BigInt(SETTLED_MS) * 1_000_000n;
-
-/** One path's identity as `stat` (following links) gives it, or the error code. */
-export function identityOf(path: string): { identity: string; changedNs?: bigint } {
-  let info: BigIntStats | undefined;
+/** One path's identity as `stat` (following links) gives it, or the error code; `changedMs`: its last change (mtime or ctime, the later). */
+export function identityOf(path: string): { identity: string; changedMs?: number } {
+  let info: Stats | undefined;
   try {
-    info = statSync(path, { bigint: true, throwIfNoEntry: false });
+    info = statSync(path, { throwIfNoEntry: false });
   } catch (error) {
     return { identity: `error:${(error as NodeJS.ErrnoException).code ?? 'EUNKNOWN'}` };
   }
   if (info === undefined) return { identity: 'error:ENOENT' };
-  const changedNs = info.ctimeNs > info.mtimeNs ? info.ctimeNs : info.mtimeNs;
-  return { identity: `${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`, changedNs };
+  return { identity: `${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`, changedMs: Math.max(info.ctimeMs, info.mtimeMs) };
 }
 
 interface Kept {
@@ -84,15 +82,15 @@ export class SnapshotMemo {
   }
 
   /**
-   * Keeps `snapshot`, taken from `startedAtNs` (wall clock, ns) on, which
-   * touched `touched`: unless one of them changed too recently to be told
-   * apart from a change during the snapshot (see the module's comment).
+   * Keeps `snapshot`, taken from `startedAtMs` (wall clock, `Date.now()`) on,
+   * which touched `touched`: unless one of them changed too recently to be
+   * told apart from a change during the snapshot (see the module's comment).
    */
-  put(key: string, snapshot: Snapshot, touched: Iterable<string>, startedAtNs: bigint): boolean {
+  put(key: string, snapshot: Snapshot, touched: Iterable<string>, startedAtMs: number): boolean {
     const paths = new Map<string, string>();
     for (const path of touched) {
-      const { identity, changedNs } = identityOf(path);
-      if (changedNs !== undefined && changedNs > startedAtNs - SETTLED_NS) {
+      const { identity, changedMs } = identityOf(path);
+      if (changedMs !== undefined && changedMs > startedAtMs - SETTLED_MS) {
         this.#kept.delete(key);
         this.counts.unsettled++;
         return false;
@@ -109,9 +107,4 @@ export class SnapshotMemo {
   clear(): void {
     this.#kept.clear();
   }
-}
-
-/** Now, wall clock, in ns (what file times are compared with). */
-export function nowNs(): bigint {
-  return BigInt(Date.now()) * 1_000_000n;
 }

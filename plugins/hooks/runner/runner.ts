@@ -54,6 +54,9 @@ export interface RunnerOptions {
   readonly principalOf?: (hook: HookDefinition) => Principal | undefined;
 }
 
+/** How long a successful `check` stands for the checks of the `run` after it (see `prechecked`). */
+const PRECHECK_FRESH_MS = 100;
+
 /** setTimeout's ceiling: a longer delay would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -69,9 +72,14 @@ const refused = (failure: 'not_allowed' | 'script_missing' | 'spawn_failed', det
 // The checks before each run are a `stat` or two, made synchronously: a metadata call costs a
 // tenth of a round trip through the thread pool, and a persistent hook makes them at every event.
 
+/** Each definition's script (see scriptOf): worked out once, definitions do not change. */
+const scripts = new WeakMap<HookDefinition, { readonly path: string | undefined }>();
+
 /** Whether the script a hook runs is missing (a path that exists, or none at all, is not). */
 function missingScript(hook: HookDefinition): string | undefined {
-  const script = scriptOf(hook);
+  let known = scripts.get(hook);
+  if (known === undefined) scripts.set(hook, (known = { path: scriptOf(hook) }));
+  const script = known.path;
   if (script === undefined) return undefined;
   try {
     statSync(script);
@@ -103,7 +111,13 @@ export function createRunner(options: RunnerOptions): HookRunner {
   const resolver = createCommandResolver({ allowed: options.allowedCommands, pathEnv: process.env.PATH, ...(log ? { log } : {}) });
   /** Spawn-mode processes now running, killed on close. */
   const active = new Set<HookProcess>();
-  const persistent = new Map<string, { signature: string; hook: PersistentHook }>();
+  const persistent = new Map<string, { idleMs: number; hook: PersistentHook }>();
+  /**
+   * What `check` found for a hook that could start, for the `run` that follows it (the engine checks,
+   * asks trust, then runs): taken once, and only while fresh, so a run right after its check does not
+   * make the same `stat`s again; any other run checks for itself.
+   */
+  const prechecked = new WeakMap<HookDefinition, { readonly file: string; readonly at: number }>();
   /** Per persistent hook: the last request's turn to be queued. */
   const lanes = new Map<string, Promise<void>>();
   let closed = false;
@@ -126,7 +140,10 @@ export function createRunner(options: RunnerOptions): HookRunner {
 
   /** The checks before a run, then what to launch. */
   async function prepare(hook: HookDefinition, action: { command: string; args: readonly string[] }, event: string, pinned: readonly PinnedFile[] | undefined, sessionId?: string): Promise<Launch | Reply> {
-    const [checked] = await Promise.all([preflight(hook), owner ?? ownerReady()]);
+    const before = prechecked.get(hook);
+    prechecked.delete(hook);
+    const fresh = before !== undefined && performance.now() - before.at < PRECHECK_FRESH_MS ? { ok: true as const, file: before.file } : undefined;
+    const [checked] = await Promise.all([fresh ?? preflight(hook), owner ?? ownerReady()]);
     if (!checked.ok) return refused(checked.failure, checked.detail);
     const command = checked;
     const { passEnv, env, ownEnv } = hookEnvironment(hook, {
@@ -142,12 +159,11 @@ export function createRunner(options: RunnerOptions): HookRunner {
 
   /** The persistent process for `hook`, replaced when its launch or idle time changed. */
   function persistentFor(hook: HookDefinition, launch: Launch, idleMs: number): PersistentHook {
-    const signature = JSON.stringify([launch, idleMs]);
     let entry = persistent.get(hook.id);
-    if (entry === undefined || entry.signature !== signature) {
+    if (entry === undefined || entry.idleMs !== idleMs || !sameLaunch(entry.hook.launch, launch)) {
       void entry?.hook.close();
       entry = {
-        signature,
+        idleMs,
         hook: new PersistentHook(launch, { owner: owner!, maxOutputBytes: options.maxOutputBytes, idleMs, label: hookLabel(hook), ...(log ? { log } : {}) }),
       };
       persistent.set(hook.id, entry);
@@ -194,6 +210,8 @@ export function createRunner(options: RunnerOptions): HookRunner {
   return {
     async check(hook) {
       const checked = await preflight(hook);
+      if (checked.ok) prechecked.set(hook, { file: checked.file, at: performance.now() });
+      else prechecked.delete(hook);
       return checked.ok ? undefined : { failure: checked.failure, detail: checked.detail };
     },
 
@@ -236,6 +254,21 @@ export function createRunner(options: RunnerOptions): HookRunner {
       await Promise.all([...ending, ...closing]);
     },
   };
+}
+
+/** Whether two launches start the same process: every field the same, as JSON would compare them (undefined fields left out). */
+export function sameLaunch(a: Launch, b: Launch): boolean {
+  return sameData(a, b);
+}
+
+function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((item, i) => sameData(item, (b as unknown[])[i]));
+  const defined = (o: object) => Object.entries(o).filter(([, v]) => v !== undefined);
+  const left = defined(a);
+  const right = new Map(defined(b));
+  return left.length === right.size && left.every(([key, value]) => right.has(key) && sameData(value, right.get(key)));
 }
 
 /** The session of one run's input: a peer document's `session_id`, plinth's `metadata.sessionId`. */
