@@ -1,7 +1,8 @@
 /**
  * The recent hook runs, kept in a file in the user folder so that `plinth hooks
  * trace` and `hooks list` (a separate process) can show what `plinth up` or a
- * host did. One JSON line per run; trimmed to the newest `size` lines.
+ * host did. One JSON line per run; trimmed to the newest `size` lines once
+ * it holds more than `size` + max(`size`, 1,000) (`recent` reads the newest).
  *
  * The file stays open between events (opened on the first, with its folder if
  * need be), and each event's lines are appended with one synchronous `write`
@@ -55,6 +56,8 @@ interface Open {
 export function createTrace(file: string, size: number, redact: (text: string) => string): Trace {
   let open: Open | undefined;
   let lines = 0;
+  // Lines past `size` before a trim (which reads and rewrites the file): at least 1,000, so that its cost is spread thin.
+  const slack = Math.max(size, 1000);
 
   const close = (): void => {
     if (open === undefined) return;
@@ -66,6 +69,9 @@ export function createTrace(file: string, size: number, redact: (text: string) =
       // Already gone: nothing to release.
     }
   };
+
+  /** How many lines the file holds, when known without reading it (after a trim of ours). */
+  let known: number | undefined;
 
   /** The file open for appending, opened again when the path names another file now. */
   const ready = (): Open => {
@@ -84,7 +90,8 @@ export function createTrace(file: string, size: number, redact: (text: string) =
     }
     const info = fstatSync(fd);
     open = { fd, dev: info.dev, ino: info.ino };
-    lines = info.size === 0 ? 0 : countLines(readFileSync(file, 'utf8'));
+    lines = info.size === 0 ? 0 : (known ?? countLines(readFileSync(file, 'utf8')));
+    known = undefined;
     return open;
   };
 
@@ -95,7 +102,7 @@ export function createTrace(file: string, size: number, redact: (text: string) =
     writeFileSync(temporary, kept.map((line) => `${line}\n`).join(''), { mode: 0o600 });
     renameSync(temporary, file);
     close();
-    lines = kept.length;
+    known = kept.length;
   };
 
   return {
@@ -125,7 +132,7 @@ export function createTrace(file: string, size: number, redact: (text: string) =
         const bytes = Buffer.from(text, 'utf8');
         for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written, bytes.length - written);
         lines += outcomes.length;
-        if (lines > size * 2) trim();
+        if (lines > size + slack) trim();
       } catch {
         // A trace that cannot be written must not fail the event.
         close();

@@ -263,12 +263,23 @@ export function sameLaunch(a: Launch, b: Launch): boolean {
 
 function sameData(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((item, i) => sameData(item, (b as unknown[])[i]));
-  const defined = (o: object) => Object.entries(o).filter(([, v]) => v !== undefined);
-  const left = defined(a);
-  const right = new Map(defined(b));
-  return left.length === right.size && left.every(([key, value]) => right.has(key) && sameData(value, right.get(key)));
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  let count = 0;
+  for (const key in left) {
+    if (!Object.hasOwn(left, key) || left[key] === undefined) continue;
+    count++;
+    if (!Object.hasOwn(right, key) || !sameData(left[key], right[key])) return false;
+  }
+  for (const key in right) if (Object.hasOwn(right, key) && right[key] !== undefined) count--;
+  return count === 0;
 }
 
 /** The session of one run's input: a peer document's `session_id`, plinth's `metadata.sessionId`. */
