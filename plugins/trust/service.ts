@@ -172,8 +172,30 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     return { trusted: true, level: 'approved', fingerprint: fp };
   }
 
-  /** Trust on first use: records the pin, unless another writer recorded something first. */
+  /**
+   * Trust on first use: records the pin, unless another writer recorded something first. While the
+   * store batches (a boot), the pin is written with the boot's others: the verdict stands from now,
+   * and if another process pinned the subject otherwise in between, its record is kept (the first
+   * writer's, as without a batch) and this one is said to be dropped.
+   */
   async function pin(subject: TrustSubject, { fingerprint: fp, shown }: Snapshot): Promise<Assessment> {
+    if (store.batching) {
+      const key = keyOf(subject);
+      const record = recordOf(subject, fp, 'pinned', key.workspace, shown);
+      const assessment = assess(subject, fp, findEntry((await store.read()).approvals, key));
+      if (!(assessment.trusted && assessment.pin)) return assessment;
+      await store.defer((data) => {
+        const now = assess(subject, fp, findEntry(data.approvals, key));
+        if (now.trusted && now.pin) {
+          putEntry(data.approvals, record);
+          return true;
+        }
+        if (!now.trusted) log.warn(`${describeSubject(subject)} was pinned on first use (fingerprint ${shortFingerprint(fp)}), but another plinth process pinned it first as it was then; that record is kept, and the next check compares with it`);
+        return false;
+      });
+      log.info(`pinned ${describeSubject(subject)} on first use (fingerprint ${shortFingerprint(fp)})`);
+      return assessment;
+    }
     const assessment = await store.update((data) => {
       const now = assess(subject, fp, findEntry(data.approvals, keyOf(subject)));
       if (now.trusted && now.pin) putEntry(data.approvals, recordOf(subject, fp, 'pinned', keyOf(subject).workspace, shown));
@@ -188,12 +210,14 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     const same = (r: TrustData['requests'][number] | undefined) => r?.fingerprint === fp && r.state === state && r.source === subject.source;
     const key = keyOf(subject);
     if (same(findEntry(data.requests, key))) return;
+    const { kind, id, source, summary } = subject;
+    const request = { kind, id, source, fingerprint: fp, state, at: new Date().toISOString(), summary, ...(key.workspace !== undefined && { workspace: key.workspace }), shown: { ...shown } };
     try {
-      await store.update((fresh) => {
-        if (same(findEntry(fresh.requests, key))) return { changed: false, result: undefined };
-        const { kind, id, source, summary } = subject;
-        putEntry(fresh.requests, { kind, id, source, fingerprint: fp, state, at: new Date().toISOString(), summary, ...(key.workspace !== undefined && { workspace: key.workspace }), shown: { ...shown } });
-        return { changed: true, result: undefined };
+      // With a boot's others when the store batches.
+      await store.defer((fresh) => {
+        if (same(findEntry(fresh.requests, key))) return false;
+        putEntry(fresh.requests, { ...request, shown: { ...request.shown } });
+        return true;
       });
     } catch (error) {
       log.warn(`could not record that ${describeSubject(subject)} waits for approval: ${(error as Error).message}`);
@@ -205,7 +229,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     const key = keyOf(subject);
     if (!findEntry(data.requests, key)) return;
     await store
-      .update((fresh) => ({ changed: removeEntry(fresh.requests, key), result: undefined }))
+      .defer((fresh) => removeEntry(fresh.requests, key))
       .catch((error: unknown) => log.debug(`could not drop the approval request of ${describeSubject(subject)}: ${(error as Error).message}`));
   }
 
