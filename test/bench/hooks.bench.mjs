@@ -247,7 +247,7 @@ async function benchEmit() {
   mkdirSync(project, { recursive: true });
   // A user hook: trusted on first use, then its pin checked at every event; every run traced. Nothing else runs.
   const hooks = { before_tool: [{ name: 'bench-emit', command: 'node', args: [SCRIPT], cwd: FIXTURES, persistent: { idleMs: 600_000 } }] };
-  writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false }, ...(process.env.BENCH_NO_SANDBOX ? { sandbox: { enabled: false } } : {}) }, hooks }));
+  writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } }, hooks }));
   const kernel = new Kernel({ home, workspace: project, builtin: true, env: {} });
   await kernel.boot();
   toStop.push(() => kernel.shutdown());
