@@ -49,6 +49,10 @@ export class HookEngine {
   private readonly last = new Map<EventName, PlanResult>();
   private hooks: readonly HookDefinition[] = [];
   private unreadable: readonly UnreadableGuard[] = [];
+  /** Each definition's trust subject, made once and frozen: the trust plugin recognises it from one check to the next. */
+  private readonly subjects = new WeakMap<HookDefinition, TrustSubject>();
+  /** The last plan of each event, and the hooks it was made of: the same hooks, in the same order, plan the same. */
+  private readonly plans = new Map<EventName, { readonly selected: readonly HookDefinition[]; readonly planned: ReturnType<typeof plan> }>();
 
   constructor(private readonly deps: EngineDeps) {}
 
@@ -58,6 +62,7 @@ export class HookEngine {
    */
   setHooks(hooks: readonly HookDefinition[], unreadable: readonly UnreadableGuard[] = []): void {
     this.hooks = hooks;
+    this.plans.clear();
     this.unreadable = unreadable.filter((u) => isGateEvent(u.event));
   }
 
@@ -81,7 +86,7 @@ export class HookEngine {
     }
     const selected = this.hooks.filter((hook) => hook.enabled && matches(hook, event, context, { workspace: this.deps.workspace }));
     if (selected.length === 0) return undefined;
-    const planned = plan(selected, this.deps.strategy);
+    const planned = this.planOf(event, selected);
     for (const note of planned.notes) this.deps.log.warn(note);
     const sessionId = sessionOf(context);
     const askAgentPrompts: string[] = [];
@@ -99,6 +104,26 @@ export class HookEngine {
       }
     }
     return combined;
+  }
+
+  /** `plan(selected)`, made again only when the selection differs from the last one of `event` (plans are pure). */
+  private planOf(event: EventName, selected: readonly HookDefinition[]): ReturnType<typeof plan> {
+    const last = this.plans.get(event);
+    if (last !== undefined && last.selected.length === selected.length && last.selected.every((hook, i) => hook === selected[i])) return last.planned;
+    const planned = plan(selected, this.deps.strategy);
+    this.plans.set(event, { selected, planned });
+    return planned;
+  }
+
+  /** The trust subject of `hook` (see {@link trustSubject}), deeply frozen, the same object for the same definition. */
+  private subjectOf(hook: HookDefinition): TrustSubject {
+    let subject = this.subjects.get(hook);
+    if (subject === undefined) {
+      // A copy: trustSubject shares the definition's parts, which stay the definition's to change.
+      subject = deepFreeze(structuredClone(trustSubject(hook)));
+      this.subjects.set(hook, subject);
+    }
+    return subject;
   }
 
   private async runOne(hook: HookDefinition, event: EventName, context: Context, sessionId: string | undefined, prompts: string[]): Promise<RunResult | HookSkip | HookRefusal> {
@@ -122,7 +147,7 @@ export class HookEngine {
   private async decide(hook: HookDefinition, event: EventName, context: Context, sessionId: string | undefined, prompts: string[]): Promise<RunResult | HookSkip | HookRefusal> {
     const gate = isGateEvent(event);
     const trust = await this.deps.trust();
-    const subject = trustSubject(hook);
+    const subject = this.subjectOf(hook);
     if (hook.unsupported !== undefined) {
       // A hook plinth cannot run yet (a peer's prompt or agent hook): never run, never a silent allow on a gate event.
       const verdict = await trust.inspect(subject);
@@ -283,6 +308,15 @@ function redactTexts(result: PlanResult, redact: (text: string) => string): Plan
       ...(o.stderrTail !== undefined && { stderrTail: some(o.stderrTail) }),
     })),
   };
+}
+
+/** `value`, with every object and array in it frozen. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
 }
 
 function sessionOf(context: Context): string | undefined {

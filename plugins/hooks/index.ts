@@ -4,7 +4,7 @@
  * the trust plugin, planned, rate limited and recorded.
  */
 import { join } from 'node:path';
-import { EVENTS, definePlugin, type Disposer, type EventName, type EventResult, type PlinthError, type PluginInfo, type PluginStatus } from 'plinth/sdk';
+import { EVENTS, definePlugin, type Disposer, type EventName, type EventResult, type PlinthError, type PluginInfo, type PluginStatus, type Principal } from 'plinth/sdk';
 import { hooksCommands } from './commands.js';
 import { HookEngine, type UnreadableGuard } from './engine.js';
 import { createRateLimiter } from './rate-limit.js';
@@ -21,6 +21,7 @@ import type { HookDefinition, PlanResult } from './types.js';
 export default definePlugin({
   setup(kernel, ctx) {
     const settings = hookSettings(ctx.settings);
+    const principals = new WeakMap<HookDefinition, { readonly plugin: PluginInfo | undefined; readonly principal: Principal }>();
     const defaults = { timeoutMs: settings.timeout, idleMs: settings.persistentIdleMs, shellSources: settings.shellCommands };
     const runner = createRunner({
       allowedCommands: settings.allowedCommands,
@@ -33,7 +34,15 @@ export default definePlugin({
       owner: ctx.name,
       signal: ctx.signal,
       settingsEnv: (plugin) => kernel.settingsEnv(plugin),
-      principalOf: (hook) => hookPrincipal(hook, hook.plugin === undefined ? undefined : plugins.get(hook.plugin), ctx.paths),
+      principalOf: (hook) => {
+        // Asked at every run: made again only when the definition or its plugin is another one.
+        const plugin = hook.plugin === undefined ? undefined : plugins.get(hook.plugin);
+        const known = principals.get(hook);
+        if (known !== undefined && known.plugin === plugin) return known.principal;
+        const principal = hookPrincipal(hook, plugin, ctx.paths);
+        principals.set(hook, { plugin, principal });
+        return principal;
+      },
     });
     const limiter = createRateLimiter(settings.perMinute === undefined ? {} : { globalPerMinute: settings.perMinute });
     const trace = createTrace(join(ctx.paths.home, 'hooks-trace.jsonl'), settings.traceSize, (text) => kernel.redact(text));
@@ -209,6 +218,7 @@ export default definePlugin({
       await watching.catch(() => undefined);
       await watcher?.close();
       await runner.close();
+      trace.close();
     };
   },
 });

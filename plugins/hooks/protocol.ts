@@ -86,12 +86,16 @@ export function dropPrototypeKeys(key: string, value: unknown): unknown {
  * is a valid response. Messages say what is wrong, not which hook (the runner
  * adds that).
  */
+/** Text in which {@link dropPrototypeKeys} might find a key to drop: the names, or a `\u` escape that could spell them. */
+const MAY_HOLD_PROTOTYPE_KEYS = /__proto__|constructor|\\u/;
+
 export function parseResponse(stdout: string): ParsedResponse {
   const text = stdout.trim();
   if (text === '') return { ok: false, failure: 'invalid_json', message: 'empty output' };
   let value: unknown;
   try {
-    value = JSON.parse(text, dropPrototypeKeys);
+    // The reviver costs more than the parse: without a key it could drop (nor an escape that could spell one), the result is the same.
+    value = MAY_HOLD_PROTOTYPE_KEYS.test(text) ? JSON.parse(text, dropPrototypeKeys) : JSON.parse(text);
   } catch (error) {
     return { ok: false, failure: 'invalid_json', message: `invalid JSON: ${(error as Error).message} (output starts with ${preview(text)})` };
   }

@@ -21,6 +21,14 @@ import type { CommandContext } from './verdict.js';
 export default definePlugin({
   setup(kernel, ctx) {
     const store = new TrustStore(join(ctx.paths.home, 'trust.json'));
+    // A boot's pins (user plugins trusted on first use, one after another) and requests are written
+    // together once every plugin is set up, and at shutdown; each later one at once.
+    store.startBatch();
+    const endBatch = () =>
+      store.endBatch().catch((error: unknown) => {
+        ctx.log.warn(`${(error as { code?: string }).code ?? 'PLN_E_TRUST_STORE_WRITE'}: the approvals pinned on first use while plinth started could not be recorded (${(error as Error).message}); they are pinned again at the next start`);
+      });
+    kernel.hooks.ready.tap(endBatch);
     let profile: { value: string | undefined } | undefined;
     const where = (): CommandContext => {
       profile ??= { value: kernel.inspect().config.profile };
@@ -49,5 +57,6 @@ export default definePlugin({
     kernel.hooks.commands.tap((registry) => {
       for (const command of trustCommands({ store, service, where, plugins: () => plugins })) registry.add(command);
     });
+    return endBatch;
   },
 });

@@ -47,13 +47,14 @@ export async function pluginFiles(name: string, dir: string, limits: FileLimits 
 /**
  * The files under `dir` by {@link pluginFiles}' rule, sorted; `tooLarge` and
  * `unlisted` make the error thrown past `limits` or for a folder that cannot
- * be listed.
+ * be listed; `listing` is told each folder before it is listed.
  */
 export async function folderFiles(
   dir: string,
   limits: FileLimits,
   tooLarge: (what: string) => Error,
   unlisted: (folder: string, error: unknown) => Error,
+  listing?: (folder: string) => void,
 ): Promise<string[]> {
   const files: string[] = [];
   let bytes = 0;
@@ -65,6 +66,7 @@ export async function folderFiles(
     seen.add(real);
     if (seen.size > limits.files) throw tooLarge(`more than ${limits.files.toLocaleString('en-US')} folders`);
     let entries;
+    listing?.(folder);
     try {
       entries = await readdir(folder, { withFileTypes: true });
     } catch (error) {

@@ -54,6 +54,12 @@ export interface NamedOptions {
   readonly entryFoldersWithin?: string;
   /** Filled with the absolute path and SHA-256 of every file read (named, or in a walked folder): what was approved, for running exactly that. */
   readonly pins?: Map<string, string>;
+  /**
+   * Filled with every path looked at: each word's path (named something or not), each file
+   * read, each folder listed, each folder a glob searched. While none of them changed, the
+   * states are the same (snapshot-memo.ts).
+   */
+  readonly touched?: Set<string>;
 }
 
 /** Globs are expanded to at most this many matches each. */
@@ -200,6 +206,7 @@ export async function namedStates(run: TrustRun, cwd: string | undefined, codeOn
   const states: NamedState[] = [];
   const budget = { files: limits.files, bytes: limits.bytes };
   const pins = options.pins;
+  const touched = options.touched;
   /** Absolute paths of the files named, and of the folders walked, for the entry folders below. */
   const namedFiles: Array<{ word: string; path: string }> = [];
   const walked: string[] = [];
@@ -215,6 +222,7 @@ export async function namedStates(run: TrustRun, cwd: string | undefined, codeOn
     }
     if (!isAbsolute(word) && cwd === undefined) continue;
     const path = isAbsolute(word) ? word : resolve(cwd!, word);
+    touched?.add(path);
     let info;
     try {
       info = await stat(path);
@@ -223,7 +231,7 @@ export async function namedStates(run: TrustRun, cwd: string | undefined, codeOn
       if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENAMETOOLONG' || code === 'ELOOP') {
         // `cfg.tx?`: what the shell would find counts (each match as if named), so an edited match needs approval again.
         if (item.glob && /[*?[]/.test(word)) {
-          for (const match of await globMatches(path)) {
+          for (const match of await globMatches(path, touched)) {
             const named = isAbsolute(word) ? match : relative(cwd!, match);
             if (!queued.has(named)) {
               queued.add(named);
@@ -241,7 +249,7 @@ export async function namedStates(run: TrustRun, cwd: string | undefined, codeOn
       // would need approval after every edit anywhere in it: flagged instead, for the person approving.
       if (cwd !== undefined && isWithin(resolve(cwd), path)) states.push({ word, state: 'working-folder' });
       else {
-        states.push(await folderState(word, path, budget, codeOnly, recorded, pins));
+        states.push(await folderState(word, path, budget, codeOnly, recorded, pins, touched));
         walked.push(path);
       }
       continue;
@@ -262,7 +270,7 @@ export async function namedStates(run: TrustRun, cwd: string | undefined, codeOn
     const constructs = shellIndirection(text);
     if (constructs.length > 0) states.push({ word: text, state: 'indirect', constructs });
   }
-  if (options.entryFoldersWithin !== undefined) states.push(...(await entryFolders(namedFiles, walked, options.entryFoldersWithin, cwd, budget, codeOnly, recorded, pins)));
+  if (options.entryFoldersWithin !== undefined) states.push(...(await entryFolders(namedFiles, walked, options.entryFoldersWithin, cwd, budget, codeOnly, recorded, pins, touched)));
   return states;
 }
 
@@ -282,6 +290,7 @@ async function entryFolders(
   codeOnly: boolean,
   recorded: KnownHashes | undefined,
   pins: Map<string, string> | undefined,
+  touched: Set<string> | undefined,
 ): Promise<NamedState[]> {
   const states: NamedState[] = [];
   const root = resolve(workspace);
@@ -297,7 +306,7 @@ async function entryFolders(
       continue;
     }
     walked.push(dir);
-    const state = await folderState(word, dir, budget, codeOnly, recorded, pins);
+    const state = await folderState(word, dir, budget, codeOnly, recorded, pins, touched);
     states.push(state);
   }
   const words = inside.map((file) => file.word).join(', ');
@@ -307,7 +316,7 @@ async function entryFolders(
 }
 
 /** The existing paths a glob names (`*`, `?`, `[…]` in any segment), sorted, at most {@link MAX_GLOB_MATCHES}. */
-async function globMatches(pattern: string): Promise<string[]> {
+async function globMatches(pattern: string, touched: Set<string> | undefined): Promise<string[]> {
   const segments = pattern.split(sep).filter((segment, i) => segment !== '' || i === 0);
   let bases = [segments[0] === '' ? sep : segments[0]!];
   for (const segment of segments.slice(1)) {
@@ -318,13 +327,17 @@ async function globMatches(pattern: string): Promise<string[]> {
         continue;
       }
       const matcher = globRegExp(segment);
+      touched?.add(base);
       const names = await readdir(base).catch(() => [] as string[]);
       for (const name of names.sort()) if (matcher.test(name) && (name[0] !== '.' || segment[0] === '.')) next.push(join(base, name));
     }
     bases = next.slice(0, MAX_GLOB_MATCHES);
   }
   const found: string[] = [];
-  for (const path of bases) if (await stat(path).then(() => true, () => false)) found.push(path);
+  for (const path of bases) {
+    touched?.add(path);
+    if (await stat(path).then(() => true, () => false)) found.push(path);
+  }
   return found;
 }
 
@@ -357,7 +370,7 @@ function isWithin(inner: string, outer: string): boolean {
 class TooLarge extends Error {}
 
 /** A folder's content as one digest over its files' relative paths and contents; `too-large` past what is left of the budget. */
-async function folderState(word: string, dir: string, budget: { files: number; bytes: number }, codeOnly: boolean, recorded: KnownHashes | undefined, pins?: Map<string, string>): Promise<NamedState> {
+async function folderState(word: string, dir: string, budget: { files: number; bytes: number }, codeOnly: boolean, recorded: KnownHashes | undefined, pins?: Map<string, string>, touched?: Set<string>): Promise<NamedState> {
   const limit = `more than ${RUN_FOLDER_LIMITS.files.toLocaleString('en-US')} files or ${Math.round(RUN_FOLDER_LIMITS.bytes / 1024 / 1024)} MB in the folders it names`;
   let files: string[];
   try {
@@ -366,6 +379,7 @@ async function folderState(word: string, dir: string, budget: { files: number; b
       budget,
       (what) => new TooLarge(what),
       (_folder, error) => Object.assign(new Error('unlisted'), { code: (error as NodeJS.ErrnoException).code ?? 'EUNKNOWN' }),
+      touched && ((folder) => touched.add(folder)),
     );
   } catch (error) {
     if (error instanceof TooLarge) return { word, state: 'too-large', limit };
@@ -375,6 +389,7 @@ async function folderState(word: string, dir: string, budget: { files: number; b
   const read = new Map<string, string>();
   let bytes = 0;
   for (const file of files) {
+    touched?.add(file);
     const info = await stat(file).catch(() => undefined);
     bytes += info?.size ?? 0;
     if (codeOnly && info !== undefined && !(await isCodeFile(file, info.mode))) continue;

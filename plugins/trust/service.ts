@@ -11,6 +11,7 @@ import { pluginSubject } from './plugin-files.js';
 import type { FileHashCache } from './hash-cache.js';
 import { type InstalledLock, recordedHashes } from './recorded-hashes.js';
 import { type Shown, type Snapshot, changedLabels, changes, snapshot } from './snapshot.js';
+import { SnapshotMemo } from './snapshot-memo.js';
 import { type EntryKey, type TrustData, type TrustStore, findEntry, putEntry, recordOf, removeEntry } from './store.js';
 import type { CheckOptions, TrustService, TrustSubject, TrustVerdict } from 'plinth/sdk';
 import { type Assessment, type CommandContext, approveCommand, assess, describeSubject, needText, question, refusal, shortFingerprint } from './verdict.js';
@@ -37,9 +38,42 @@ export interface TrustServiceOptions {
   readonly hashCache?: FileHashCache;
   /** The installed plugin whose approval covers a subject its own record does not (covered.ts); none by default. */
   readonly coveredBy?: (subject: TrustSubject, data: TrustData) => Promise<Coverage | undefined>;
+  /** Snapshots of hooks and servers kept by the identity of what they looked at (snapshot-memo.ts); a new one by default. */
+  readonly memo?: SnapshotMemo;
 }
 
 type Pending = Extract<Assessment, { trusted: false }>;
+
+/**
+ * Subjects seen deeply frozen (plain data, every object frozen: the hooks plugin hands the same
+ * one for a definition at every event), valid, with their part of a memo key (null: not JSON). A
+ * frozen object cannot change, so neither its validity nor its key: neither is worked out again.
+ */
+const frozenSubjects = new WeakMap<TrustSubject, string | null>();
+
+/** The subject's own part of a memo key: what it says, as JSON (null when it is not JSON). */
+function ownKey(subject: TrustSubject): string | null {
+  const known = frozenSubjects.get(subject);
+  if (known !== undefined) return known;
+  let key: string | null;
+  try {
+    key = JSON.stringify([subject.kind, subject.id, subject.source, subject.definition ?? null, subject.files, subject.runs ?? null]);
+  } catch {
+    key = null;
+  }
+  if (isFrozenData(subject)) frozenSubjects.set(subject, key);
+  return key;
+}
+
+/** Whether `value` is plain data (no functions: no `toJSON`) whose every object and array is frozen. */
+function isFrozenData(value: unknown): boolean {
+  if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') return false;
+  if (typeof value !== 'object' || value === null) return true;
+  if (!Object.isFrozen(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== Array.prototype && prototype !== null) return false;
+  return Object.values(value).every(isFrozenData);
+}
 
 /** A trusted verdict with the files its snapshot pinned (workspace subjects): what the launch must run exactly. */
 const withPins = (verdict: TrustVerdict, now: Snapshot): TrustVerdict => (verdict.trusted && now.pinned !== undefined && verdict.fingerprint === now.fingerprint ? { ...verdict, pinned: now.pinned } : verdict);
@@ -67,16 +101,47 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
   const forgetDeclined = (kind: string, id: string) => {
     for (const key of declined) if (key.startsWith(`${kind}\0${id}\0`)) declined.delete(key);
   };
-  /** The subject's fingerprint and what is shown of it, as it is now. */
-  const take = async (subject: TrustSubject): Promise<Snapshot> => {
+  const memo = options.memo ?? new SnapshotMemo();
+  /**
+   * Where a subject's snapshot is kept (snapshot-memo.ts): hooks and servers, which are checked
+   * at every run; not plugins (checked once per load). Undefined for a subject not kept, or one
+   * whose definition is not JSON (taking its snapshot says so).
+   */
+  const memoKey = (subject: TrustSubject): string | undefined => {
+    if (subject.runs === undefined) return undefined;
+    const own = ownKey(subject);
+    // What a snapshot depends on besides the subject and the files: where it is looked up, the host's PATH (runs-files.ts).
+    return own === null ? undefined : `${own}\0${options.where().workspace}\0${process.env.PATH ?? ''}`;
+  };
+  /** The subject's fingerprint and what is shown of it, as it is now; kept under `key` when given. */
+  const take = async (subject: TrustSubject, key?: string): Promise<Snapshot> => {
     const recorded = options.installed && recordedHashes(options.installed);
     const cache = options.hashCache;
     const known = cache ? { ...(recorded && { sha256Of: (path: string) => recorded.sha256Of(path) }), byIdentity: cache.byIdentity.bind(cache), remember: cache.remember.bind(cache) } : recorded;
+    const startedAt = Date.now();
+    const touched = key === undefined ? undefined : new Set<string>();
     try {
-      return await snapshot(subject, subject.source === 'workspace', options.redact, known, options.where().workspace);
+      const taken = await snapshot(subject, subject.source === 'workspace', options.redact, known, options.where().workspace, touched);
+      if (key !== undefined) memo.put(key, taken, touched!, startedAt);
+      return taken;
     } finally {
       await cache?.flush();
     }
+  };
+  /**
+   * The verdict from a kept snapshot when it is trusted with nothing to record (no pin, no
+   * request to drop); undefined otherwise: then the snapshot is taken again and the full path
+   * decides (and says what is shown, with what the redactor knows now).
+   */
+  const keptVerdict = async (subject: TrustSubject, key: string | undefined): Promise<TrustVerdict | undefined> => {
+    const kept = key === undefined ? undefined : memo.get(key);
+    if (kept === undefined) return undefined;
+    const fp = kept.fingerprint;
+    if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
+    const data = await store.read();
+    const assessment = assess(subject, fp, findEntry(data.approvals, keyOf(subject)));
+    if (!assessment.trusted || assessment.pin || findEntry(data.requests, keyOf(subject))) return undefined;
+    return withPins({ trusted: true, level: assessment.level, fingerprint: fp }, kept);
   };
   /** Why it needs approval, naming what changed since `record` when that is known. */
   const needOf = (subject: TrustSubject, assessment: Pending, shown: Shown) =>
@@ -107,8 +172,30 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     return { trusted: true, level: 'approved', fingerprint: fp };
   }
 
-  /** Trust on first use: records the pin, unless another writer recorded something first. */
+  /**
+   * Trust on first use: records the pin, unless another writer recorded something first. While the
+   * store batches (a boot), the pin is written with the boot's others: the verdict stands from now,
+   * and if another process pinned the subject otherwise in between, its record is kept (the first
+   * writer's, as without a batch) and this one is said to be dropped.
+   */
   async function pin(subject: TrustSubject, { fingerprint: fp, shown }: Snapshot): Promise<Assessment> {
+    if (store.batching) {
+      const key = keyOf(subject);
+      const record = recordOf(subject, fp, 'pinned', key.workspace, shown);
+      const assessment = assess(subject, fp, findEntry((await store.read()).approvals, key));
+      if (!(assessment.trusted && assessment.pin)) return assessment;
+      await store.defer((data) => {
+        const now = assess(subject, fp, findEntry(data.approvals, key));
+        if (now.trusted && now.pin) {
+          putEntry(data.approvals, record);
+          return true;
+        }
+        if (!now.trusted) log.warn(`${describeSubject(subject)} was pinned on first use (fingerprint ${shortFingerprint(fp)}), but another plinth process pinned it first as it was then; that record is kept, and the next check compares with it`);
+        return false;
+      });
+      log.info(`pinned ${describeSubject(subject)} on first use (fingerprint ${shortFingerprint(fp)})`);
+      return assessment;
+    }
     const assessment = await store.update((data) => {
       const now = assess(subject, fp, findEntry(data.approvals, keyOf(subject)));
       if (now.trusted && now.pin) putEntry(data.approvals, recordOf(subject, fp, 'pinned', keyOf(subject).workspace, shown));
@@ -123,12 +210,14 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     const same = (r: TrustData['requests'][number] | undefined) => r?.fingerprint === fp && r.state === state && r.source === subject.source;
     const key = keyOf(subject);
     if (same(findEntry(data.requests, key))) return;
+    const { kind, id, source, summary } = subject;
+    const request = { kind, id, source, fingerprint: fp, state, at: new Date().toISOString(), summary, ...(key.workspace !== undefined && { workspace: key.workspace }), shown: { ...shown } };
     try {
-      await store.update((fresh) => {
-        if (same(findEntry(fresh.requests, key))) return { changed: false, result: undefined };
-        const { kind, id, source, summary } = subject;
-        putEntry(fresh.requests, { kind, id, source, fingerprint: fp, state, at: new Date().toISOString(), summary, ...(key.workspace !== undefined && { workspace: key.workspace }), shown: { ...shown } });
-        return { changed: true, result: undefined };
+      // With a boot's others when the store batches.
+      await store.defer((fresh) => {
+        if (same(findEntry(fresh.requests, key))) return false;
+        putEntry(fresh.requests, { ...request, shown: { ...request.shown } });
+        return true;
       });
     } catch (error) {
       log.warn(`could not record that ${describeSubject(subject)} waits for approval: ${(error as Error).message}`);
@@ -140,7 +229,7 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     const key = keyOf(subject);
     if (!findEntry(data.requests, key)) return;
     await store
-      .update((fresh) => ({ changed: removeEntry(fresh.requests, key), result: undefined }))
+      .defer((fresh) => removeEntry(fresh.requests, key))
       .catch((error: unknown) => log.debug(`could not drop the approval request of ${describeSubject(subject)}: ${(error as Error).message}`));
   }
 
@@ -186,10 +275,19 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     return refusal(subject, fp, 'denied', need, undefined, command);
   }
 
+  const validate = (subject: TrustSubject): void => {
+    if (frozenSubjects.has(subject)) return;
+    validateSubject(subject);
+    ownKey(subject);
+  };
+
   return {
     async check(subject, checkOptions) {
-      validateSubject(subject);
-      const now = await take(subject);
+      validate(subject);
+      const key = memoKey(subject);
+      const kept = await keptVerdict(subject, key);
+      if (kept !== undefined) return kept;
+      const now = await take(subject, key);
       const fp = now.fingerprint;
       if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
       const data = await store.read();
@@ -236,8 +334,11 @@ export function createTrustService(options: TrustServiceOptions): TrustService {
     },
 
     async inspect(subject) {
-      validateSubject(subject);
-      const now = await take(subject);
+      validate(subject);
+      const key = memoKey(subject);
+      const kept = await keptVerdict(subject, key);
+      if (kept !== undefined) return { trusted: kept.trusted, level: kept.level, fingerprint: kept.fingerprint };
+      const now = await take(subject, key);
       const fp = now.fingerprint;
       if (subject.source === 'builtin') return { trusted: true, level: 'builtin', fingerprint: fp };
       const data = await store.read();

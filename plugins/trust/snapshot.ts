@@ -41,7 +41,8 @@ const LISTED_FILES = 20;
  * `user` subject only named files that are code count (see `isCodeFile`).
  * `recorded`: hashes known without reading (an installed plugin's files, see
  * recorded-hashes.ts; large files kept by hash-cache.ts); the fingerprint is
- * the same without them.
+ * the same without them. `touched`: filled with every path looked at (see
+ * snapshot-memo.ts).
  */
 export async function snapshot(
   subject: Pick<TrustSubject, 'definition' | 'files' | 'runs' | 'source'>,
@@ -49,17 +50,19 @@ export async function snapshot(
   redact: (text: string) => string = (t) => t,
   recorded?: KnownHashes,
   workspace?: string,
+  touched?: Set<string>,
 ): Promise<Snapshot> {
   const trustedOnFirstUse = subject.source === 'user';
   // A workspace subject's script folders count too (item: `require('./util.js')`), and what it was approved as is pinned for the run.
   const perWorkspace = subject.source === 'workspace' && workspace !== undefined;
   const pins = perWorkspace ? new Map<string, string>() : undefined;
   const paths = [...new Set(subject.files)].sort();
+  for (const path of paths) touched?.add(path);
   const files = await Promise.all(paths.map((path) => fileState(path, recorded)));
   const run = subject.runs;
   const cwd = run ? lookupFolder(run, approvedPerWorkspace) : undefined;
   // Subjects trusted on first use (`user`) are the user's own: only code they name counts, not the data it writes.
-  const named = run ? await namedStates(run, cwd, trustedOnFirstUse, undefined, recorded, { ...(perWorkspace && { entryFoldersWithin: workspace }), ...(pins && { pins }) }) : [];
+  const named = run ? await namedStates(run, cwd, trustedOnFirstUse, undefined, recorded, { ...(perWorkspace && { entryFoldersWithin: workspace }), ...(pins && { pins }), ...(touched && { touched }) }) : [];
   const runs = run === undefined ? null : runDocument(run, named.filter((state) => !SHOWN_ONLY.has(state.state)));
   const document = canonicalJson({ format: FORMAT, definition: subject.definition ?? null, files, runs });
   const fingerprint = createHash('sha256').update(document, 'utf8').digest('hex');

@@ -108,7 +108,6 @@ export class PersistentHook {
       this.armIdle();
       return;
     }
-    clearTimeout(this.idleTimer);
     // Died since its last answer (its end may not be handled yet): start afresh, its exit is logged when handled.
     if (this.worker?.process.exited === true) this.worker = undefined;
     const worker = this.worker ?? this.spawn();
@@ -122,12 +121,19 @@ export class PersistentHook {
     worker.process.stdin?.write(next.line);
   }
 
+  /**
+   * (Re)starts the idle countdown: one timer per hook, refreshed after each answer rather than made
+   * anew (a request in flight when it fires keeps the process; the next answer starts it again).
+   */
   private armIdle(): void {
-    clearTimeout(this.idleTimer);
     if (this.worker === undefined) return;
-    const worker = this.worker;
+    if (this.idleTimer !== undefined) {
+      this.idleTimer.refresh();
+      return;
+    }
     this.idleTimer = setTimeout(() => {
-      if (this.worker === worker && this.current === undefined && this.queue.length === 0) this.retire(worker, true);
+      const worker = this.worker;
+      if (worker !== undefined && this.current === undefined && this.queue.length === 0) this.retire(worker, true);
     }, this.options.idleMs);
     this.idleTimer.unref();
   }

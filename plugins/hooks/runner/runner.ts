@@ -4,7 +4,7 @@
  * process per hook, a line per request), and turns however that ended into a
  * `RunResult`. Never throws.
  */
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { encodeInput } from '../protocol.js';
 import { scriptOf } from '../script.js';
 import { type HookDefinition, type HookRunner, type PreflightFailure, type RunInput, type RunResult, isPeerInput } from '../types.js';
@@ -54,6 +54,9 @@ export interface RunnerOptions {
   readonly principalOf?: (hook: HookDefinition) => Principal | undefined;
 }
 
+/** How long a successful `check` stands for the checks of the `run` after it (see `prechecked`). */
+const PRECHECK_FRESH_MS = 100;
+
 /** setTimeout's ceiling: a longer delay would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -66,12 +69,20 @@ const refused = (failure: 'not_allowed' | 'script_missing' | 'spawn_failed', det
   stderrTail: '',
 });
 
+// The checks before each run are a `stat` or two, made synchronously: a metadata call costs a
+// tenth of a round trip through the thread pool, and a persistent hook makes them at every event.
+
+/** Each definition's script (see scriptOf): worked out once, definitions do not change. */
+const scripts = new WeakMap<HookDefinition, { readonly path: string | undefined }>();
+
 /** Whether the script a hook runs is missing (a path that exists, or none at all, is not). */
-async function missingScript(hook: HookDefinition): Promise<string | undefined> {
-  const script = scriptOf(hook);
+function missingScript(hook: HookDefinition): string | undefined {
+  let known = scripts.get(hook);
+  if (known === undefined) scripts.set(hook, (known = { path: scriptOf(hook) }));
+  const script = known.path;
   if (script === undefined) return undefined;
   try {
-    await stat(script);
+    statSync(script);
     return undefined;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -80,9 +91,9 @@ async function missingScript(hook: HookDefinition): Promise<string | undefined> 
 }
 
 /** Whether `dir` is missing (or not a folder): a hook cannot start there. */
-async function missingFolder(dir: string): Promise<boolean> {
+function missingFolder(dir: string): boolean {
   try {
-    return !(await stat(dir)).isDirectory();
+    return !statSync(dir).isDirectory();
   } catch {
     return true;
   }
@@ -100,7 +111,13 @@ export function createRunner(options: RunnerOptions): HookRunner {
   const resolver = createCommandResolver({ allowed: options.allowedCommands, pathEnv: process.env.PATH, ...(log ? { log } : {}) });
   /** Spawn-mode processes now running, killed on close. */
   const active = new Set<HookProcess>();
-  const persistent = new Map<string, { signature: string; hook: PersistentHook }>();
+  const persistent = new Map<string, { idleMs: number; hook: PersistentHook }>();
+  /**
+   * What `check` found for a hook that could start, for the `run` that follows it (the engine checks,
+   * asks trust, then runs): taken once, and only while fresh, so a run right after its check does not
+   * make the same `stat`s again; any other run checks for itself.
+   */
+  const prechecked = new WeakMap<HookDefinition, { readonly file: string; readonly at: number }>();
   /** Per persistent hook: the last request's turn to be queued. */
   const lanes = new Map<string, Promise<void>>();
   let closed = false;
@@ -112,7 +129,9 @@ export function createRunner(options: RunnerOptions): HookRunner {
   async function preflight(hook: HookDefinition): Promise<{ ok: true; file: string } | { ok: false; failure: PreflightFailure; detail: string }> {
     const action = hook.action;
     if (action.type !== 'command') return { ok: false, failure: 'spawn_failed', detail: 'it is an askAgent hook: there is no process to run' };
-    const [command, script, cwd] = await Promise.all([resolver.resolve(action.command, hook.cwd), missingScript(hook), missingFolder(hook.cwd)]);
+    const command = await resolver.resolve(action.command, hook.cwd);
+    const script = missingScript(hook);
+    const cwd = missingFolder(hook.cwd);
     if (!command.ok) return command;
     if (script !== undefined) return { ok: false, failure: 'script_missing', detail: `its script ${script} does not exist` };
     if (cwd) return { ok: false, failure: 'spawn_failed', detail: `its working directory ${hook.cwd} does not exist` };
@@ -121,7 +140,10 @@ export function createRunner(options: RunnerOptions): HookRunner {
 
   /** The checks before a run, then what to launch. */
   async function prepare(hook: HookDefinition, action: { command: string; args: readonly string[] }, event: string, pinned: readonly PinnedFile[] | undefined, sessionId?: string): Promise<Launch | Reply> {
-    const [checked] = await Promise.all([preflight(hook), owner ?? ownerReady()]);
+    const before = prechecked.get(hook);
+    prechecked.delete(hook);
+    const fresh = before !== undefined && performance.now() - before.at < PRECHECK_FRESH_MS ? { ok: true as const, file: before.file } : undefined;
+    const [checked] = await Promise.all([fresh ?? preflight(hook), owner ?? ownerReady()]);
     if (!checked.ok) return refused(checked.failure, checked.detail);
     const command = checked;
     const { passEnv, env, ownEnv } = hookEnvironment(hook, {
@@ -137,12 +159,11 @@ export function createRunner(options: RunnerOptions): HookRunner {
 
   /** The persistent process for `hook`, replaced when its launch or idle time changed. */
   function persistentFor(hook: HookDefinition, launch: Launch, idleMs: number): PersistentHook {
-    const signature = JSON.stringify([launch, idleMs]);
     let entry = persistent.get(hook.id);
-    if (entry === undefined || entry.signature !== signature) {
+    if (entry === undefined || entry.idleMs !== idleMs || !sameLaunch(entry.hook.launch, launch)) {
       void entry?.hook.close();
       entry = {
-        signature,
+        idleMs,
         hook: new PersistentHook(launch, { owner: owner!, maxOutputBytes: options.maxOutputBytes, idleMs, label: hookLabel(hook), ...(log ? { log } : {}) }),
       };
       persistent.set(hook.id, entry);
@@ -189,6 +210,8 @@ export function createRunner(options: RunnerOptions): HookRunner {
   return {
     async check(hook) {
       const checked = await preflight(hook);
+      if (checked.ok) prechecked.set(hook, { file: checked.file, at: performance.now() });
+      else prechecked.delete(hook);
       return checked.ok ? undefined : { failure: checked.failure, detail: checked.detail };
     },
 
@@ -231,6 +254,32 @@ export function createRunner(options: RunnerOptions): HookRunner {
       await Promise.all([...ending, ...closing]);
     },
   };
+}
+
+/** Whether two launches start the same process: every field the same, as JSON would compare them (undefined fields left out). */
+export function sameLaunch(a: Launch, b: Launch): boolean {
+  return sameData(a, b);
+}
+
+function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  let count = 0;
+  for (const key in left) {
+    if (!Object.hasOwn(left, key) || left[key] === undefined) continue;
+    count++;
+    if (!Object.hasOwn(right, key) || !sameData(left[key], right[key])) return false;
+  }
+  for (const key in right) if (Object.hasOwn(right, key) && right[key] !== undefined) count--;
+  return count === 0;
 }
 
 /** The session of one run's input: a peer document's `session_id`, plinth's `metadata.sessionId`. */
