@@ -25,8 +25,10 @@
  *    list tools, print, close) at 1, 5 and 20 identical stdio servers
  *    (test/bench/tools-server.mjs: 16 tools, built with @modelcontextprotocol/server).
  *    Process against process, in turn (plinth, sdk, sdk, plinth, …); both sides
- *    negotiate the era the same way (plinth's default `auto`, the script's
- *    `--era auto`). Per pair: the ratio of wall times (spawn to exit), of the
+ *    speak 2026-07-28 without probing (plinth's default `auto` remembers each
+ *    server's era after the uncounted first run; the script pins it with
+ *    `--era 2026-07-28`: the SDK's `auto` would probe every time, and its
+ *    default is the 2025 handshake). Per pair: the ratio of wall times (spawn to exit), of the
  *    command's CPU (its own process plus the servers it started, each counted
  *    by the operating system through test/bench/rusage.mjs) and of the
  *    client process's own CPU and peak RSS; medians of the pairs. Target:
@@ -321,7 +323,7 @@ async function compareStatus(count) {
   const options = { cwd: workspace, env, log, expect: count };
   const sides = {
     plinth: () => runMeasured([BIN, '--home', home, '--workspace', workspace, 'mcp', 'status'], options),
-    sdk: () => runMeasured([SDK_STATUS, '--era', 'auto', String(count), process.execPath, ...serverArgs], options),
+    sdk: () => runMeasured([SDK_STATUS, '--era', '2026-07-28', String(count), process.execPath, ...serverArgs], options),
   };
   // One of each first, not counted: a fresh home's first approvals and era verdicts, the file cache.
   await sides.plinth();
@@ -379,7 +381,7 @@ try {
     benchmark: 'mcp: tool calls through plinth (mcp.callTool) against the SDK Client.callTool, over HTTP and stdio; `plinth mcp status` against a plain SDK script',
     servers: {
       calls: 'server-everything: over streamable HTTP on 127.0.0.1 (one process, one session per client); over stdio (one process per client)',
-      status: 'test/bench/tools-server.mjs over stdio (16 tools), N identical copies; both sides negotiate the era (auto)',
+      status: 'test/bench/tools-server.mjs over stdio (16 tools), N identical copies; both sides speak 2026-07-28 without probing',
     },
     tool: 'echo',
     quick: QUICK,

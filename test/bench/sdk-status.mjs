@@ -6,21 +6,23 @@
  * tools, pid), close every client, exit. The baseline of the `mcp status`
  * comparison in mcp.bench.mjs:
  *
- *   node test/bench/sdk-status.mjs [--era auto|legacy] <count> <program> [args…]
+ *   node test/bench/sdk-status.mjs [--era legacy|auto|<revision>] <count> <program> [args…]
  *
  * starts `<count>` copies of `<program> [args…]`, named s1…s<count>.
- * `--era auto` (the default here) asks the SDK to negotiate as plinth does by
- * default (server/discover, then initialize), so that both sides speak the
- * same era to the same servers; `--era legacy` is the SDK's own default (the
- * 2025 initialize handshake).
+ * `--era legacy` (the default) is the SDK's own default, the 2025 initialize
+ * handshake; `--era auto` probes with server/discover first, then falls back;
+ * `--era 2026-07-28` pins that revision (no probe). plinth's default is `auto`,
+ * but it remembers each server's era (mcp-eras.json) and does not probe a
+ * server it knows: against a modern server, pinning is what it does from the
+ * second run on.
  */
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 const argv = process.argv.slice(2);
-let mode = 'auto';
+let mode = 'legacy';
 if (argv[0] === '--era') {
-  mode = argv[1];
+  mode = argv[1] === 'auto' || argv[1] === 'legacy' ? argv[1] : { pin: argv[1] };
   argv.splice(0, 2);
 }
 const [count, command, ...args] = argv;
