@@ -28,7 +28,9 @@
  *    speak 2026-07-28 without probing (plinth's default `auto` remembers each
  *    server's era after the uncounted first run; the script pins it with
  *    `--era 2026-07-28`: the SDK's `auto` would probe every time, and its
- *    default is the 2025 handshake). Per pair: the ratio of wall times (spawn to exit), of the
+ *    default is the 2025 handshake). Per pair: the ratio of wall times (spawn to exit; and spawn to the status
+ *    printed, since closing differs: the SDK's stdio transport waits longer for
+ *    a 2026-07-28 server to exit than plinth's launcher), of the
  *    command's CPU (its own process plus the servers it started, each counted
  *    by the operating system through test/bench/rusage.mjs) and of the
  *    client process's own CPU and peak RSS; medians of the pairs. Target:
@@ -295,7 +297,11 @@ function runMeasured(args, { cwd, env, log, expect }) {
     const child = spawn(process.execPath, ['--import', `${RUSAGE}?out=${encodeURIComponent(log)}&role=client`, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
+    let printedMs;
+    child.stdout.on('data', (chunk) => {
+      printedMs ??= performance.now() - started;
+      out += chunk;
+    });
     child.stderr.on('data', (chunk) => (err = (err + chunk).slice(-4000)));
     child.on('error', reject);
     child.on('exit', async (code) => {
@@ -311,7 +317,7 @@ function runMeasured(args, { cwd, env, log, expect }) {
       }
       const client = lines.find((l) => l.role === 'client');
       const servers = lines.filter((l) => l.role === 'server');
-      resolve({ wallMs, clientCpuMs: client.cpuMs, clientRssKiB: client.maxRssKiB, totalCpuMs: client.cpuMs + servers.reduce((sum, s) => sum + s.cpuMs, 0), servers: servers.length });
+      resolve({ wallMs, printedMs: printedMs ?? wallMs, clientCpuMs: client.cpuMs, clientRssKiB: client.maxRssKiB, totalCpuMs: client.cpuMs + servers.reduce((sum, s) => sum + s.cpuMs, 0), servers: servers.length });
     });
   });
 }
@@ -338,12 +344,12 @@ async function compareStatus(count) {
   }
   const med = (side, key) => round(median(pairs.map((p) => p[side][key])), 1);
   const ratio = (key) => round(median(pairs.map((p) => p.plinth[key] / p.sdk[key])));
-  const ratios = { wall: ratio('wallMs'), cpu: ratio('totalCpuMs'), clientCpu: ratio('clientCpuMs'), clientRss: ratio('clientRssKiB') };
+  const ratios = { wall: ratio('wallMs'), printed: ratio('printedMs'), cpu: ratio('totalCpuMs'), clientCpu: ratio('clientCpuMs'), clientRss: ratio('clientRssKiB') };
   return {
     servers: count,
     rounds: pairs.length,
-    plinth: { wallMs: med('plinth', 'wallMs'), cpuMs: med('plinth', 'totalCpuMs'), clientCpuMs: med('plinth', 'clientCpuMs'), clientRssMiB: round(med('plinth', 'clientRssKiB') / 1024, 1) },
-    sdk: { wallMs: med('sdk', 'wallMs'), cpuMs: med('sdk', 'totalCpuMs'), clientCpuMs: med('sdk', 'clientCpuMs'), clientRssMiB: round(med('sdk', 'clientRssKiB') / 1024, 1) },
+    plinth: { wallMs: med('plinth', 'wallMs'), printedMs: med('plinth', 'printedMs'), cpuMs: med('plinth', 'totalCpuMs'), clientCpuMs: med('plinth', 'clientCpuMs'), clientRssMiB: round(med('plinth', 'clientRssKiB') / 1024, 1) },
+    sdk: { wallMs: med('sdk', 'wallMs'), printedMs: med('sdk', 'printedMs'), cpuMs: med('sdk', 'totalCpuMs'), clientCpuMs: med('sdk', 'clientCpuMs'), clientRssMiB: round(med('sdk', 'clientRssKiB') / 1024, 1) },
     ratio: ratios,
     ...(count === 20 && { target: `≤ ${STATUS_TARGET} (CPU and wall)`, pass: ratios.wall <= STATUS_TARGET && ratios.cpu <= STATUS_TARGET }),
   };
@@ -405,10 +411,11 @@ try {
       );
     }
     lines.push('', `\`plinth mcp status\` against test/bench/sdk-status.mjs, N stdio servers of 16 tools (median of the pairs; CPU = client + its servers):`);
-    lines.push('  servers  wall ms plinth/sdk   CPU ms plinth/sdk   client CPU ms   client RSS MiB   ratios: wall  CPU  client CPU  client RSS');
+    lines.push('  (wall: spawn to exit, closing the servers included; printed: spawn to the status on stdout)');
+    lines.push('  servers  wall ms plinth/sdk   CPU ms plinth/sdk   client CPU ms   client RSS MiB   ratios: wall  printed  CPU  client CPU  client RSS');
     for (const s of status) {
       lines.push(
-        `  ${String(s.servers).padStart(7)}  ${`${s.plinth.wallMs}/${s.sdk.wallMs}`.padEnd(19)}  ${`${s.plinth.cpuMs}/${s.sdk.cpuMs}`.padEnd(18)}  ${`${s.plinth.clientCpuMs}/${s.sdk.clientCpuMs}`.padEnd(14)}  ${`${s.plinth.clientRssMiB}/${s.sdk.clientRssMiB}`.padEnd(15)}          ${s.ratio.wall}  ${s.ratio.cpu}  ${s.ratio.clientCpu}  ${s.ratio.clientRss}${s.target ? `   (target ${s.target}: ${s.pass ? 'met' : 'NOT met'})` : ''}`,
+        `  ${String(s.servers).padStart(7)}  ${`${s.plinth.wallMs}/${s.sdk.wallMs}`.padEnd(19)}  ${`${s.plinth.cpuMs}/${s.sdk.cpuMs}`.padEnd(18)}  ${`${s.plinth.clientCpuMs}/${s.sdk.clientCpuMs}`.padEnd(14)}  ${`${s.plinth.clientRssMiB}/${s.sdk.clientRssMiB}`.padEnd(15)}          ${s.ratio.wall}  ${s.ratio.printed}  ${s.ratio.cpu}  ${s.ratio.clientCpu}  ${s.ratio.clientRss}${s.target ? `   (target ${s.target}: ${s.pass ? 'met' : 'NOT met'})` : ''}`,
       );
     }
     if (Object.keys(warnings).length > 0) lines.push('', `process warnings: ${Object.entries(warnings).map(([name, n]) => `${n} × ${name}`).join(', ')}`);
