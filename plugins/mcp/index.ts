@@ -136,12 +136,14 @@ export default definePlugin({
       if (plugins.delete(info.name) && ready) return follow(info.name);
     });
 
-    // `plinth up` shows every server once its start has settled (the connection
-    // timeout and retries bound the wait), with its health when the health plugin runs.
+    // `plinth up` shows every server once its first connection attempt has settled (the
+    // connection timeout bounds it), with its health when the health plugin runs. A server
+    // whose first attempt failed is shown `starting`, with that attempt's error: the status
+    // does not wait through retries and their backoff (`up --once` would only stop them).
     kernel.hooks.status.tap(async (board) => {
-      // The servers' first starts, but not past the kernel's limit on a status tap (10 s by default): a
-      // server that never answers would take the whole section with it. Those still starting say so.
-      if (settings.startOnServe) await settledWithin(starting, STATUS_WAIT_MS);
+      // Not past the kernel's limit on a status tap (10 s by default) either: a server that never
+      // answers would take the whole section with it. Those still starting say so.
+      if (settings.startOnServe && starting !== undefined) await settledWithin(Promise.race([starting, manager.firstAttempts()]), STATUS_WAIT_MS);
       const health = await optionalHealth(kernel);
       board.add(serverSection(service.servers(), health));
     });

@@ -72,6 +72,8 @@ interface Slot {
   /** Why the process went away, as the transport reported it. */
   downReason?: string;
   starting?: Promise<ServerStatus>;
+  /** Settles once the current start's first connection attempt has (connected, failed, or gone on to retry with backoff). */
+  firstAttempt?: Promise<void>;
   abort?: AbortController;
   /** Bumped by every start and stop: late callbacks of an older connection are ignored. */
   generation: number;
@@ -123,10 +125,25 @@ export class ServerManager {
       return Promise.reject(error as Error);
     }
     if (slot.state === 'connected') return Promise.resolve(this.#status(slot));
-    slot.starting ??= this.#run(slot, this.#retries(options), exitGrace(options) ?? this.#exitGraceMs).finally(() => {
-      slot.starting = undefined;
-    });
+    if (slot.starting === undefined) {
+      let attempted: () => void = () => undefined;
+      slot.firstAttempt = new Promise<void>((resolve) => (attempted = resolve));
+      slot.starting = this.#run(slot, this.#retries(options), exitGrace(options) ?? this.#exitGraceMs, attempted).finally(() => {
+        attempted();
+        slot.starting = undefined;
+      });
+    }
     return slot.starting;
+  }
+
+  /**
+   * Resolves once every server starting now has had its first connection
+   * attempt: connected, failed, or failed once and waiting to retry (then its
+   * status is `starting` with the attempt's error). What a status shows
+   * without waiting through retries and their backoff.
+   */
+  async firstAttempts(): Promise<void> {
+    await Promise.all([...this.#all().values()].map((slot) => slot.firstAttempt));
   }
 
   /** Starts every enabled server, all at once. */
@@ -264,7 +281,8 @@ export class ServerManager {
     return asked !== undefined && Number.isFinite(asked) ? Math.max(0, Math.floor(asked)) : this.#deps.settings.retries;
   }
 
-  async #run(slot: Slot, retries: number, exitGraceMs: number | undefined): Promise<ServerStatus> {
+  /** `attempted` is called when the first attempt failed and a retry waits (its other outcomes end the run). */
+  async #run(slot: Slot, retries: number, exitGraceMs: number | undefined, attempted: () => void = () => undefined): Promise<ServerStatus> {
     const { definition } = slot.record;
     const generation = ++slot.generation;
     const abort = new AbortController();
@@ -309,6 +327,7 @@ export class ServerManager {
         const delay = retryBaseMs * 2 ** n;
         this.#deps.log.info(this.#deps.redact(`${failure.message}; attempt ${slot.attempts} of ${retries + 1}, retrying in ${delay} ms`));
         slot.error = { code: failure.code, message: this.#deps.redact(failure.message) };
+        attempted();
         if (!(await sleep(delay, abort.signal)) || !current()) return this.#calledOff(slot);
       }
     }

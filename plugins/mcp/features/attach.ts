@@ -18,10 +18,8 @@ import { isModern } from './request-meta.js';
 import { prepareClient, redactFor } from './requests.js';
 import { createSubscriptions, listResourceTemplates, listResources, readResource, type CatalogContext } from './resources.js';
 import { MCP_CODES, failedResult } from './result.js';
-import type { JsonSchema } from './schema.js';
 import { listServerTools } from './tools.js';
 import type { FeatureDeps, RegisteredTool, ServerFeatures } from './types.js';
-import { compileSchema } from './validate.js';
 
 /** The default per-call (and per-request) timeout, when the core gives none. */
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
@@ -128,7 +126,6 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
             warned.add(what);
             log.warn(`${TOOL_NAME_INVALID}: MCP server "${server}" lists ${what}; it is left out, its other tools register`);
           }
-          await precompile(tools);
           // By the server's own name too; a namespaced name wins where the two spellings collide.
           current = new Map([...tools.map((entry) => [entry.tool.tool, entry] as const), ...tools.map((entry) => [entry.tool.name, entry] as const)]);
           listed = tools;
@@ -140,14 +137,6 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
       }
     })();
     return running;
-  };
-
-  /** Compiles each input schema now: a schema ajv cannot compile is reported once, and the first call pays nothing. */
-  const precompile = async (tools: readonly RegisteredTool[]) => {
-    for (const entry of tools) {
-      const compiled = await compileSchema(entry.tool.inputSchema as JsonSchema, entry.dialect);
-      if ('error' in compiled) log.warn(`server "${server}": tool "${entry.tool.tool}" has an input schema plinth cannot check (${compiled.error}); its arguments go to the server unchecked`);
-    }
   };
 
   const features: ServerFeatures = {

@@ -97,7 +97,7 @@ async function runCall(entry: RegisteredTool, args: unknown, options: CallOption
   const fail = (failure: Failure, partial?: Pick<ToolCallResult, 'content' | 'structuredContent'>) =>
     failedResult({ code: failure.code, message: context.redact(failure.message) }, startedAt, partial);
 
-  const invalid = await argumentProblems(entry, args, `invalid arguments for tool "${tool.name}"`);
+  const invalid = await argumentProblems(entry, args, `invalid arguments for tool "${tool.name}"`, context);
   if (invalid) return fail(invalid);
 
   // A continuation of a call this process handed back: its before_tool has run, its arguments are decided.
@@ -115,7 +115,7 @@ async function runCall(entry: RegisteredTool, args: unknown, options: CallOption
   let callArgs = args as Record<string, unknown>;
   const rewritten = decision.context.args;
   if (rewritten !== undefined && rewritten !== args) {
-    const problem = await argumentProblems(entry, rewritten, `the arguments a before_tool handler gave tool "${tool.name}" are invalid`);
+    const problem = await argumentProblems(entry, rewritten, `the arguments a before_tool handler gave tool "${tool.name}" are invalid`, context);
     if (problem) return fail(problem);
     callArgs = rewritten as Record<string, unknown>;
   }
@@ -175,13 +175,26 @@ async function finishCall(
   return afterTool(entry, callArgs, result, context, startedAt);
 }
 
-/** The argument problems as a failure, or undefined when the arguments are valid (or the schema cannot be compiled). */
-async function argumentProblems(entry: RegisteredTool, args: unknown, lead: string): Promise<Failure | undefined> {
+/** Listed tools whose input schema could not be compiled and were said so (once per listing of the tool). */
+const uncheckable = new WeakSet<RegisteredTool>();
+
+/**
+ * The argument problems as a failure, or undefined when the arguments are valid (or the schema cannot
+ * be compiled: then the server judges, and the log says why once). The schema is compiled here, on the
+ * tool's first call, not when its server connects (see ./validate.ts).
+ */
+async function argumentProblems(entry: RegisteredTool, args: unknown, lead: string, context: CallContext): Promise<Failure | undefined> {
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return { code: MCP_CODES.argsInvalid, message: `${lead}: the arguments must be a JSON object` };
   }
   const compiled = await compileSchema(entry.tool.inputSchema as JsonSchema, entry.dialect);
-  if (!('check' in compiled)) return undefined; // the server will judge; attachFeatures logged why
+  if (!('check' in compiled)) {
+    if (!uncheckable.has(entry)) {
+      uncheckable.add(entry);
+      context.log.warn(`server "${context.server}": tool "${entry.tool.tool}" has an input schema plinth cannot check (${compiled.error}); its arguments go to the server unchecked`);
+    }
+    return undefined;
+  }
   const problems = compiled.check(args);
   return problems.length === 0 ? undefined : { code: MCP_CODES.argsInvalid, message: `${lead}:\n  - ${problems.join('\n  - ')}` };
 }

@@ -25,5 +25,5 @@ export type { Failure, McpCallCode } from './result.js';
 export { convertSchema, schemaDialect } from './schema.js';
 export type { JsonSchema } from './schema.js';
 export { listServerTools, namespacedName, paginate, serverOf, toolFilter } from './tools.js';
-export { compileSchema, validateAgainst } from './validate.js';
+export { compileSchema, validateAgainst, validatorCacheStats } from './validate.js';
 export type * from './types.js';

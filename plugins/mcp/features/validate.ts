@@ -3,8 +3,14 @@
  * ajv, the validator the SDK itself uses, and says what is wrong in words a
  * person can act on: `a: must be number (got string)`, `message: is required`.
  *
- * ajv is imported on first use: loading it costs more than a boot should pay
- * for a command that never calls a tool.
+ * ajv is imported on first use, and a schema is compiled on the first call
+ * that needs it, not when its server connects: loading ajv and compiling every
+ * tool's schema costs more than `plinth mcp status` or a boot should pay for
+ * tools nobody calls. Compiled validators are shared between identical
+ * schemas (N copies of one server compile each schema once), keyed by the
+ * schema's exact JSON text and its dialect, in a bounded cache: same text,
+ * same validator, same errors in the same order; a schema that differs in
+ * anything, key order included, gets its own.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { JsonSchema } from './schema.js';
@@ -21,21 +27,52 @@ interface AjvLike {
 }
 
 const MAX_PROBLEMS = 20;
-const instances = new Map<string, Promise<AjvLike>>();
-const compiled = new WeakMap<object, Promise<CompiledCheck>>();
+/** How many compiled validators are kept by schema text (least recently used dropped first). */
+export const SHARED_VALIDATORS_MAX = 512;
+type DialectKind = '2020' | '2019' | '07';
+const instances = new Map<DialectKind, Promise<AjvLike>>();
+/** By schema object: a tool's listed schema finds its validator without serialising it again. */
+const byObject = new WeakMap<object, { readonly dialect: DialectKind; readonly check: Promise<CompiledCheck> }>();
+/** By dialect and exact JSON text: identical schemas of other servers (or of a re-listing) share one validator. */
+const byText = new Map<string, Promise<CompiledCheck>>();
+let compilations = 0;
 
 /**
- * Compiles `schema` once (cached by object identity). `dialect` is the
- * server's `$schema`: draft 2020-12 and 2019-09 get ajv's matching class,
- * anything else draft-07 (which reads draft-04/06 schemas as well).
+ * Compiles `schema` once and shares the result between identical schemas.
+ * `dialect` is the server's `$schema`: draft 2020-12 and 2019-09 get ajv's
+ * matching class, anything else draft-07 (which reads draft-04/06 schemas as
+ * well). Concurrent first calls share one compilation.
  */
 export function compileSchema(schema: JsonSchema, dialect?: string): Promise<CompiledCheck> {
-  let entry = compiled.get(schema);
-  if (!entry) {
-    entry = compileUncached(schema, dialect);
-    compiled.set(schema, entry);
+  const kind = dialectKind(dialect);
+  const known = byObject.get(schema);
+  if (known?.dialect === kind) return known.check;
+  // `$id` would register the schema globally in ajv: two tools with one `$id` would collide.
+  const { $id: _id, $schema: _dialect, ...body } = schema;
+  let key: string | undefined;
+  try {
+    key = `${kind}\u0000${JSON.stringify(body)}`;
+  } catch {
+    key = undefined; // not JSON (a cycle, a BigInt): compiled for this object alone
   }
-  return entry;
+  let check = key === undefined ? undefined : byText.get(key);
+  if (check !== undefined) {
+    // Most recently used last: the first key is the one to drop.
+    byText.delete(key!);
+  } else {
+    check = compileUncached(body, kind);
+  }
+  if (key !== undefined) {
+    byText.set(key, check);
+    if (byText.size > SHARED_VALIDATORS_MAX) byText.delete(byText.keys().next().value!);
+  }
+  byObject.set(schema, { dialect: kind, check });
+  return check;
+}
+
+/** How many schemas were compiled, and how many validators are shared by text now (for tests and benchmarks). */
+export function validatorCacheStats(): { readonly compilations: number; readonly shared: number } {
+  return { compilations, shared: byText.size };
 }
 
 /** The problems of `value` against `schema` (convenience for one-off checks). */
@@ -44,11 +81,10 @@ export async function validateAgainst(schema: JsonSchema, value: unknown, dialec
   return 'check' in result ? result.check(value) : [];
 }
 
-async function compileUncached(schema: JsonSchema, dialect?: string): Promise<CompiledCheck> {
+async function compileUncached(body: Record<string, unknown>, kind: DialectKind): Promise<CompiledCheck> {
+  compilations += 1;
   try {
-    const ajv = await ajvFor(dialect);
-    // `$id` would register the schema globally in ajv: two tools with one `$id` would collide.
-    const { $id: _id, $schema: _dialect, ...body } = schema;
+    const ajv = await ajvFor(kind);
     const validate = ajv.compile(body);
     // ajv keeps every compiled schema in a map keyed by the object; each re-listing brings new objects.
     ajv.removeSchema(body);
@@ -63,8 +99,11 @@ async function compileUncached(schema: JsonSchema, dialect?: string): Promise<Co
   }
 }
 
-function ajvFor(dialect: string | undefined): Promise<AjvLike> {
-  const kind = dialect?.includes('2020-12') ? '2020' : dialect?.includes('2019-09') ? '2019' : '07';
+function dialectKind(dialect: string | undefined): DialectKind {
+  return dialect?.includes('2020-12') ? '2020' : dialect?.includes('2019-09') ? '2019' : '07';
+}
+
+function ajvFor(kind: DialectKind): Promise<AjvLike> {
   let instance = instances.get(kind);
   if (!instance) {
     instance = createAjv(kind);
@@ -74,7 +113,7 @@ function ajvFor(dialect: string | undefined): Promise<AjvLike> {
   return instance;
 }
 
-async function createAjv(kind: '2020' | '2019' | '07'): Promise<AjvLike> {
+async function createAjv(kind: DialectKind): Promise<AjvLike> {
   const options = { strict: false, allErrors: true, validateSchema: false, logger: false as const };
   const [formats, Ajv] = await Promise.all([import('ajv-formats'), ajvClass(kind)]);
   const ajv = new Ajv(options);
@@ -86,7 +125,7 @@ async function createAjv(kind: '2020' | '2019' | '07'): Promise<AjvLike> {
 
 type AjvConstructor = new (options: object) => AjvLike;
 
-async function ajvClass(kind: '2020' | '2019' | '07'): Promise<AjvConstructor> {
+async function ajvClass(kind: DialectKind): Promise<AjvConstructor> {
   const mod = kind === '2020' ? await import('ajv/dist/2020.js') : kind === '2019' ? await import('ajv/dist/2019.js') : await import('ajv');
   const value = mod.default as unknown as { default?: unknown };
   return (value.default ?? value) as AjvConstructor;
