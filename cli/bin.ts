@@ -17,6 +17,8 @@ if (beforeDashes.includes('--version') || beforeDashes.includes('-V')) {
     process.stdout.write(`plinth ${pkg.version} (kernel API ${KERNEL_API_VERSION}, node ${process.version})\n`);
   }
 } else {
+  // Before the kernel's modules load: on Node ≥ 22.1 they compile from V8's cached code (cli/compile-cache.ts).
+  (await import('./compile-cache.js')).enableCompileCache();
   const [{ main }, { tolerateClosedStandardStreams }] = await Promise.all([import('./main.js'), import('../internal/terminal/std-streams.js')]);
   // A closed terminal or pipe must not crash plinth halfway through shutdown.
   tolerateClosedStandardStreams();

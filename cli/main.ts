@@ -141,7 +141,7 @@ async function dispatch(
 
   const out = createOutput(streams, kernel.redactor);
   try {
-    const spec = command.plugin === undefined ? await hostCommand(kernel, command, problems) : await pluginCommand(kernel, command);
+    const spec = command.plugin === undefined ? await hostCommand(kernel, command, problems) : await pluginCommand(kernel, command, globals.help === true);
     if (globals.help === true) {
       streams.stdout(`${commandHelp(command, spec)}\n`);
       return EXIT.OK;
@@ -183,8 +183,12 @@ function findCommand(commands: readonly Resolved[], words: readonly string[]): R
   return undefined;
 }
 
-async function pluginCommand(kernel: Kernel, command: Resolved): Promise<CommandSpec> {
-  if (command.standalone !== true) await kernel.boot(command.boot === 'own' && command.plugin ? { only: [command.plugin] } : {});
+/**
+ * The command's spec, registered by its plugin, after the boot the command needs. For `--help` only (nothing runs),
+ * the boot of its own plugin: its arguments and options are what its plugin registers; the guards are set up still.
+ */
+async function pluginCommand(kernel: Kernel, command: Resolved, helpOnly: boolean): Promise<CommandSpec> {
+  if (command.standalone !== true) await kernel.boot((command.boot === 'own' || helpOnly) && command.plugin ? { only: [command.plugin] } : {});
   let registered;
   try {
     registered = await kernel.commands(command.plugin);

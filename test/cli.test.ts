@@ -141,6 +141,30 @@ describe('plinth --version', () => {
   }, TEST_TIMEOUT);
 });
 
+describe('what a command start loads', () => {
+  test('a listing command loads no MCP SDK (nor zod\'s own modules): the mcp plugin imports the SDK when a server connects', async () => {
+    const { dirs } = await sandbox();
+    const { result, urls } = await runTracingImports(['plugins', 'list', ...dirs]);
+    expectExit(result, 0);
+    const rootUrl = pathToFileURL(root).href.replace(/\/?$/, '/');
+    expect(urls, 'the mcp plugin was set up').toContain(`${rootUrl}dist/plugins/mcp/index.js`);
+    const packages = urls.filter((u) => u.includes('/node_modules/@modelcontextprotocol/') || u.includes('/node_modules/zod/'));
+    expect(packages, 'MCP SDK modules loaded by plugins list').toEqual([]);
+  }, TEST_TIMEOUT);
+
+  test('<command> --help sets up the command\'s plugin and the guards, not every plugin', async () => {
+    const { dirs } = await sandbox();
+    const { result, urls } = await runTracingImports(['ext', 'list', '--help', ...dirs]);
+    expectExit(result, 0);
+    expect(result.stdout).toContain('Usage: plinth ext list');
+    const rootUrl = pathToFileURL(root).href.replace(/\/?$/, '/');
+    const loaded = urls.filter((u) => u.startsWith(`${rootUrl}dist/plugins/`)).map((u) => u.slice(`${rootUrl}dist/plugins/`.length).split('/')[0]);
+    expect(loaded).toContain('extensions');
+    for (const guard of ['trust', 'hooks', 'sandbox']) expect(loaded, `guard ${guard}`).toContain(guard);
+    for (const other of ['mcp', 'health', 'inspect']) expect(loaded, `${other} set up for ext list --help`).not.toContain(other);
+  }, TEST_TIMEOUT);
+});
+
 /** Runs the CLI with a module.register resolve hook that records every URL Node resolves. */
 async function runTracingImports(args: string[]): Promise<{ result: Awaited<ReturnType<typeof run>>; urls: string[] }> {
   const dir = await temp('plinth-resolve-hook-');

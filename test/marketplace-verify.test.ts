@@ -187,3 +187,41 @@ describe('integrityChecker, fed the chunks of a download as they are written', (
     expect(() => integrityChecker('sha512-not base64!')).toThrow(expect.objectContaining({ code: 'PLN_E_INTEGRITY_INVALID' }));
   });
 });
+
+describe('parseIntegrity reads each token as ssri strict parsing does (without loading ssri)', () => {
+  const sha512 = createHash('sha512').update('x').digest('base64');
+  const sha256 = createHash('sha256').update('x').digest('base64');
+  const sha384 = createHash('sha384').update('x').digest('base64');
+  const tokens = [
+    `sha512-${sha512}`,
+    `sha256-${sha256}`,
+    `sha384-${sha384}`,
+    `sha512-${sha512}?opt`,
+    `sha512-${sha512}?a?b`,
+    `sha512-${sha512}?`,
+    `sha512-${sha512}?bad option`,
+    `SHA512-${sha512}`,
+    `sha512-${sha512.slice(0, 40)}`,
+    `sha512-${sha512.replace(/=+$/, '')}`,
+    `sha512-${sha256}`,
+    `sha256-${sha512}`,
+    `sha512-${sha512.replace('+', '-')}`,
+    `sha512_${sha512}`,
+    `sha3-${sha512}`,
+    `sha512-${'='.repeat(88)}`,
+    `sha512-${sha512}${sha512}`,
+  ];
+  test.each(tokens)('%s', async (token) => {
+    const { default: ssri } = await import('ssri');
+    const parsed = ssri.parse(token, { strict: true, single: true });
+    const lengths: Record<string, number> = { sha256: 32, sha384: 48, sha512: 64 };
+    const expected = parsed && parsed.algorithm in lengths && Buffer.from(parsed.digest, 'base64').length === lengths[parsed.algorithm] ? `${parsed.algorithm}-${parsed.digest}` : undefined;
+    let ours: string | undefined;
+    try {
+      ours = parseIntegrity(token).integrity;
+    } catch (error) {
+      expect((error as { code?: string }).code).toBe('PLN_E_INTEGRITY_INVALID');
+    }
+    expect(ours).toBe(expected);
+  });
+});

@@ -12,7 +12,7 @@
  * protocol version, -32020, -32601, …) is reported with that error, coded;
  * when SSE fails too, the HTTP attempt's answer is reported with SSE's.
  */
-import { LATEST_PROTOCOL_VERSION, type OAuthClientProvider, type Client, type PriorDiscovery, type ResponseCacheStore, type Transport } from '@modelcontextprotocol/client';
+import type { OAuthClientProvider, Client, PriorDiscovery, ResponseCacheStore, Transport } from '@modelcontextprotocol/client';
 import { type Logger, type PluginKernel, PlinthError, isPlinthError, describeError } from 'plinth/sdk';
 import { type EraVerdicts, eraKey } from './era-cache.js';
 import { negotiationFailure, negotiationMode, protocolOf, staleVerdict } from './era.js';
@@ -438,6 +438,8 @@ async function refusedInitialize(definition: McpServerDefinition, tried: string,
   if (rpc.code === -32022 || rpc.code === -32601) {
     const supported = supportedVersions(rpc.data);
     const { protocol, where } = protocolOf(definition, deps.protocol);
+    // A value of the SDK, imported here: a static import would load the whole SDK with this plugin, on every command.
+    const { LATEST_PROTOCOL_VERSION } = await import('@modelcontextprotocol/client');
     const what = rpc.code === -32022 ? `does not serve MCP ${LATEST_PROTOCOL_VERSION}, the 2025 revision plinth asked for with \`initialize\`` : 'does not know `initialize`, the 2025 handshake';
     const modern = supported.find((version) => version >= '2026-07-28');
     const change = `${where} says "${protocol}": set "protocol": "auto"${modern !== undefined ? ` (or "${modern}")` : ''} in its mcpServers entry to reach a server of the 2026-07-28 era`;

@@ -49,6 +49,7 @@ const QUERIES = QUICK ? 20 : 200;
 const PLUGINS = 10_000;
 const base = mkdtempSync(path.join(os.tmpdir(), 'plinth-bench-market-'));
 const round1 = (x) => Math.round(x * 10) / 10;
+const round2 = (x) => Math.round(x * 100) / 100;
 const quiet = { health: { enabled: false }, 'mcp-demo': { enabled: false } };
 const moduleUrl = (name) => import.meta.resolve(name);
 /** The yardstick: download, verify and extract, nothing else (argv: url, integrity, folder). */
@@ -152,6 +153,8 @@ async function installBench(label, files, bytes) {
     nodeStartMs: round1(m.node),
     ratioNpmOverBareScript: round1(m.npm / m.bare),
     ratioNpmOverNodeStart: round1(m.npm / m.node),
+    // Command against command: plinth ext install / the bare script, both whole processes (target <= 1.15).
+    ratioCommandOverBareScript: round2(median(times.command.map((c, i) => c / times.bare[i]))),
     extractSafelyMs: round1(m.extract),
     tarXMs: round1(m.tarX),
     ratioTarXOverExtract: round1(m.tarX / m.extract),
@@ -210,6 +213,7 @@ try {
           `  plinth ext install (command)   ${install.plinthCommandMs} ms`,
           `  npm install <tarball>          ${install.npmInstallMs} ms`,
           `  npm / plinth: ${install.ratioNpmOverService}x (service), ${install.ratioNpmOverCommand}x (command); target >= 5x`,
+          `  plinth ext install / a bare download+verify+extract script (both commands): ${install.ratioCommandOverBareScript}x (median of per-round ratios); target <= 1.15x`,
           `  for scale: a bare download+verify+extract script ${install.bareScriptMs} ms (npm / it: ${install.ratioNpmOverBareScript}x), node -e 0 ${install.nodeStartMs} ms (npm / it: ${install.ratioNpmOverNodeStart}x)`,
           `  extraction alone, in process: extractSafely ${install.extractSafelyMs} ms, tar.x ${install.tarXMs} ms (tar.x / extractSafely: ${install.ratioTarXOverExtract}x)`,
         ]),
