@@ -368,16 +368,22 @@ export class EventBus {
 /** Waits for the answer of `steps[index]`, then walks on from the next handler. */
 function follow(state: Emit, steps: ReadonlyArray<Step>, index: number, answer: PromiseLike<EventResult | void>, report: (error: PlinthError) => void): void {
   const { plugin } = steps[index]!;
-  answer.then(
-    (value) => {
-      settle(state, plugin, value, report);
-      walk(state, steps, index + 1, report);
-    },
-    (error: unknown) => {
-      fail(state, plugin, error, report);
-      state.done();
-    },
-  );
+  try {
+    answer.then(
+      (value) => {
+        if (value !== undefined) settle(state, plugin, value, report);
+        walk(state, steps, index + 1, report);
+      },
+      (error: unknown) => {
+        fail(state, plugin, error, report);
+        state.done();
+      },
+    );
+  } catch (error) {
+    // A thenable whose `then` throws: its handler failed.
+    fail(state, plugin, error, report);
+    state.done();
+  }
 }
 
 /** Runs handlers from `index` on, synchronously while they answer synchronously; answers once the chain ends. */
