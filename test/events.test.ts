@@ -328,6 +328,16 @@ describe('the walk, handlers answering at once and later', () => {
     }
   });
 
+  it('blocks on a thenable whose then throws, naming the handler', async () => {
+    const thenable = { then: () => { throw new Error('no then'); } };
+    const kernel = await boot({ plugins: [handles('odd', 'after_tool', (() => thenable) as unknown as EventHandler)] });
+
+    const decision = await kernel.emit('after_tool', {});
+
+    expect(decision.allow).toBe(false);
+    expect(decision.blockedBy).toMatchObject({ plugin: 'odd', code: 'PLN_E_EVENT_HANDLER' });
+  });
+
   it('gives each emit its own decision, with arrays of its own, while others are in flight', async () => {
     let release: () => void = () => {};
     const gate = new Promise<void>((resolve) => (release = resolve));
