@@ -168,7 +168,8 @@ export async function setUp(state: KernelState, record: PluginRecord, staged: bo
     const teardown = await runSetup(definition, api.kernel, context, state.timeouts.setup);
     if (teardown) record.teardown = teardown;
   }
-  await withTimeout(api.settled(), state.timeouts.setup, () => new PlinthError('PLN_E_HOOK_TIMEOUT', `plugin "${name}" did not finish reading manifests in time`, { plugin: name, hook: 'manifest' }));
+  const replay = api.settled();
+  if (replay) await withTimeout(replay, state.timeouts.setup, () => new PlinthError('PLN_E_HOOK_TIMEOUT', `plugin "${name}" did not finish reading manifests in time`, { plugin: name, hook: 'manifest' }));
 }
 
 /** A plugin that starts after `ready` gets its own `ready` and `serve` taps called, as if it had been there. */

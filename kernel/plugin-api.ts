@@ -27,8 +27,8 @@ export interface PluginApiDeps {
 /** A plugin's view of the kernel, plus what the kernel needs to unload it. */
 export interface PluginApi {
   readonly kernel: PluginKernel;
-  /** Work the plugin's taps started during setup (the manifest replay). */
-  settled(): Promise<void>;
+  /** Work the plugin's taps started during setup (the manifest replay); undefined when there is none. */
+  settled(): Promise<void> | undefined;
   /** Applies what a staged view (a replacement's setup) registered; a no-op for a live one. */
   commit(): void;
   /** Undoes every registration, newest first; later registrations are refused. */
@@ -115,9 +115,8 @@ export function createPluginApi(deps: PluginApiDeps, options: { staged?: boolean
 
   return {
     kernel,
-    settled: async () => {
-      await Promise.all(pending.splice(0));
-    },
+    // Most plugins start none: no promise, and no time limit armed for nothing.
+    settled: () => (pending.length === 0 ? undefined : Promise.all(pending.splice(0)).then(() => undefined)),
     commit() {
       for (const apply of staged?.splice(0) ?? []) apply();
     },

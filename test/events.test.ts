@@ -287,3 +287,98 @@ describe('the host', () => {
     expect(order).toEqual(['host', 'plugin']);
   });
 });
+
+describe('the walk, handlers answering at once and later', () => {
+  // emit walks synchronously while handlers answer at once, and goes on through promises once one answers later:
+  // every mix must come to the same decision.
+  const rewrite = (key: string) => (context: Record<string, unknown>) => ({ context: { ...context, [key]: true }, message: key });
+  const later = (fn: EventHandler): EventHandler => async (context, event) => fn(context, event);
+  const atOnce = (fn: EventHandler): EventHandler => fn;
+
+  for (const [label, first, second] of [
+    ['at once, then later', atOnce, later],
+    ['later, then at once', later, atOnce],
+    ['later, then later', later, later],
+  ] as const) {
+    it(`rewrites the context and blocks alike: ${label}`, async () => {
+      const seen: unknown[] = [];
+      const kernel = await boot({
+        plugins: [
+          handles('a-rewriter', 'before_tool', first(rewrite('a') as EventHandler)),
+          handles('b-blocker', 'before_tool', second(((context) => (seen.push(context), { allow: false, message: 'no', code: 'B_NO' })) as EventHandler)),
+          handles('c-never-reached', 'before_tool', () => void seen.push('c')),
+        ],
+      });
+
+      const decision = await kernel.emit('before_tool', { tool: 'ls' });
+
+      expect(seen).toEqual([{ tool: 'ls', a: true }]);
+      expect(decision).toEqual({ allow: false, messages: ['a', 'no'], systemMessages: [], context: { tool: 'ls', a: true }, blockedBy: { plugin: 'b-blocker', reason: 'no', code: 'B_NO' } });
+    });
+  }
+
+  it('blocks (fail closed) on an answer it cannot read, at once or later, naming the handler', async () => {
+    for (const answer of [() => ({ message: 5 }), async () => ({ message: 5 })]) {
+      const kernel = await boot({ plugins: [handles('garbled', 'after_tool', answer as unknown as EventHandler)] });
+
+      const decision = await kernel.emit('after_tool', {});
+
+      expect(decision.allow).toBe(false);
+      expect(decision.blockedBy).toMatchObject({ plugin: 'garbled', code: 'PLN_E_EVENT_HANDLER' });
+    }
+  });
+
+  it('blocks on a thenable whose then throws, naming the handler', async () => {
+    const thenable = { then: () => { throw new Error('no then'); } };
+    const kernel = await boot({ plugins: [handles('odd', 'after_tool', (() => thenable) as unknown as EventHandler)] });
+
+    const decision = await kernel.emit('after_tool', {});
+
+    expect(decision.allow).toBe(false);
+    expect(decision.blockedBy).toMatchObject({ plugin: 'odd', code: 'PLN_E_EVENT_HANDLER' });
+  });
+
+  it('gives each emit its own decision, with arrays of its own, while others are in flight', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const kernel = await boot({
+      plugins: [handles('slow', 'after_tool', async (context) => (context.wait ? (await gate, { message: 'slow' }) : { message: 'quick' }))],
+    });
+
+    const slow = kernel.emit('after_tool', { wait: true });
+    const quick = await kernel.emit('after_tool', {});
+    release();
+    const late = await slow;
+
+    expect(quick.messages).toEqual(['quick']);
+    expect(late.messages).toEqual(['slow']);
+    expect(late.messages).not.toBe(quick.messages);
+  });
+
+  it('answers an emit in flight as blocked when the kernel shuts down, and one that answered at once as it was', async () => {
+    const kernel = await createTestKernel({
+      plugins: [handles('stuck', 'before_tool', () => never()), handles('quick', 'after_tool', () => ({ message: 'done' }))],
+    });
+
+    const quick = kernel.emit('after_tool', {});
+    const pending = kernel.emit('before_tool', {});
+    await kernel.dispose();
+
+    expect((await quick).messages).toEqual(['done']);
+    expect((await pending).blockedBy).toMatchObject({ plugin: 'kernel', code: 'PLN_E_KERNEL_CLOSED' });
+  });
+});
+
+describe('the watchdog', () => {
+  const refTimers = () => process.getActiveResourcesInfo().filter((type) => type === 'Timeout').length;
+
+  it('keeps no idle process alive: after emits in flight are answered, no timer of the kernel holds the loop', async () => {
+    const kernel = await boot({ plugins: [handles('later', 'after_tool', async () => ({ message: 'ok' }))] });
+    const before = refTimers();
+
+    const decisions = await Promise.all(Array.from({ length: 50 }, () => kernel.emit('after_tool', {})));
+
+    expect(decisions.every((d) => d.messages[0] === 'ok')).toBe(true);
+    expect(refTimers()).toBe(before);
+  });
+});

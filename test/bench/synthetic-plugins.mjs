@@ -148,3 +148,52 @@ export function writeSyntheticPlugins(root, { total = 1000, seed = 0x5eed } = {}
     edges,
   };
 }
+
+/**
+ * Writes `total` loadable plugins under `root` for the boot benchmark: each a
+ * folder with a manifest.json and an index.ts (TypeScript, through jiti, as a
+ * user's plugin is) that imports `plinth/sdk` and handles one event. About a
+ * tenth declare settings, a tenth depend on an earlier plugin, a tenth are lazy
+ * (woken by an event): the kernel does for them what it does for real ones.
+ * Returns the plugin names and each entry file, and those of the eager ones
+ * (what a boot imports), for a baseline importing the same files.
+ */
+export function writeBootPlugins(root, { total = 300, seed = 0xb007 } = {}) {
+  const random = prng(seed);
+  const names = [];
+  const files = [];
+  const eagerFiles = [];
+  for (let i = 0; i < total; i++) {
+    const name = `boot-${WORDS[i % WORDS.length]}-${i.toString().padStart(4, '0')}`;
+    const manifest = { name, version: `1.${i % 7}.0`, description: `Synthetic plugin ${i} for the boot benchmark`, kernel: '^1.0.0', main: './index.ts' };
+    const r = random();
+    if (r < 0.1) manifest.settings = [{ name: 'endpoint', type: 'string', default: 'http://localhost' }, { name: 'level', type: 'number', default: 1 }];
+    else if (r < 0.2 && i > 0) manifest.dependencies = { [names[Math.floor(random() * i)]]: '^1.0.0' };
+    else if (r < 0.3) Object.assign(manifest, { activation: 'lazy', events: [EVENTS[i % EVENTS.length]] });
+    const event = EVENTS[i % EVENTS.length];
+    const dir = path.join(root, name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    const code = [
+      "import { definePlugin } from 'plinth/sdk';",
+      '',
+      `const seen: string[] = [];`,
+      '',
+      'export default definePlugin({',
+      '  setup(kernel, ctx) {',
+      `    kernel.on('${event}', (context) => {`,
+      `      seen.push(String(context.tool ?? '${i}'));`,
+      '      return undefined;',
+      '    });',
+      "    ctx.log.debug(`${ctx.name} ready`);",
+      '  },',
+      '});',
+      '',
+    ].join('\n');
+    writeFileSync(path.join(dir, 'index.ts'), code);
+    names.push(name);
+    files.push(path.join(dir, 'index.ts'));
+    if (manifest.activation !== 'lazy') eagerFiles.push(path.join(dir, 'index.ts'));
+  }
+  return { names, files, eagerFiles };
+}
