@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
-import { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markedProcesses, pipeHolders, pipeNames, signalEach, treeMarkValue } from '../internal/process/tree.js';
+import { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markedProcesses, pipeHolders, pipeNames, processTableReads, signalEach, treeMarkValue } from '../internal/process/tree.js';
 
 const SDK_URL = pathToFileURL(fileURLToPath(new URL('../dist/internal/index.js', import.meta.url))).href;
 const IDLE = 'setInterval(() => {}, 1000)';
@@ -121,6 +121,26 @@ describe.skipIf(process.platform === 'win32')('process tree', () => {
     expect(markedProcesses(['outer'])).toEqual([marked.pid]);
     expect(markedProcesses(['inner'])).toEqual([marked.pid]);
     expect(markedProcesses(['other', 'decoy'])).toEqual([]);
+  });
+
+  test('callers at the same time share reads of the process table, and none gets a read older than its call', async () => {
+    const before = processTableReads();
+    // A read begins; then a process is started (spawn has forked when it returns); then more callers ask.
+    const first = groupMembers(process.pid);
+    const child = spawn(process.execPath, ['-e', IDLE], { detached: true, stdio: 'ignore' });
+    started.add(child.pid!);
+    const later = [groupMembers(child.pid!), descendantsOf(process.pid), ...Array.from({ length: 8 }, () => groupMembers(child.pid!))];
+    await first;
+    const [members, descendants, ...rest] = await Promise.all(later);
+    // The read begun before the spawn could miss the child: those asked after it see it.
+    expect(members).toEqual([child.pid]);
+    expect(descendants).toContain(child.pid);
+    for (const other of rest) expect(other).toEqual([child.pid]);
+    // Eleven callers, two reads: the one under way, and one after it for everyone who came later.
+    expect(processTableReads() - before).toBe(2);
+    // A caller alone reads afresh.
+    expect(await groupMembers(child.pid!)).toEqual([child.pid]);
+    expect(processTableReads() - before).toBe(3);
   });
 
   test('tracked groups are killed when the host exits; untracked ones are not', async () => {

@@ -53,7 +53,8 @@ async function procPids(): Promise<string[]> {
 }
 
 /** Every process: /proc on Linux, `ps` elsewhere, empty on Windows. */
-async function processTable(): Promise<ProcEntry[]> {
+async function readProcessTable(): Promise<ProcEntry[]> {
+  scans++;
   if (process.platform === 'win32') return [];
   if (process.platform === 'linux') {
     const entries = await Promise.all((await procPids()).map((pid) => readFile(`/proc/${pid}/stat`, 'utf8').then(parseStat, () => undefined)));
@@ -67,6 +68,40 @@ async function processTable(): Promise<ProcEntry[]> {
     .map((line) => line.trim().split(/\s+/))
     .filter((fields) => fields.length >= 4)
     .map(([pid, ppid, pgid, stat]) => ({ pid: Number(pid), ppid: Number(ppid), pgid: Number(pgid), state: (stat ?? '').slice(0, 1) }));
+}
+
+let scans = 0;
+let running: Promise<ProcEntry[]> | undefined;
+let waiting: Promise<ProcEntry[]> | undefined;
+
+/**
+ * The process table, read at least once after this call began. Callers at the
+ * same time share reads: while one is under way (begun before them, so too old
+ * for them) they wait for the next, one read for all of them. Twenty servers
+ * stopped together thus read /proc a few times, not sixty.
+ */
+function processTable(): Promise<ProcEntry[]> {
+  if (running === undefined) return startRead();
+  waiting ??= running.then(next, next);
+  return waiting;
+}
+
+function next(): Promise<ProcEntry[]> {
+  waiting = undefined;
+  return startRead();
+}
+
+function startRead(): Promise<ProcEntry[]> {
+  const read = readProcessTable().finally(() => {
+    if (running === read) running = undefined;
+  });
+  running = read;
+  return read;
+}
+
+/** How many times this process has read the whole process table: for tests of the sharing above. */
+export function processTableReads(): number {
+  return scans;
 }
 
 /**
