@@ -6,7 +6,6 @@
  * that fails to load is switched back. Every error names its step
  * (`details.step`) and has a `PLN_E_…` code.
  */
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -14,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, KERNEL_API_VERSION, type Launcher, describeError, isPlinthError, parseManifest } from 'plinth/sdk';
 import { type InstalledTree, checkTree, describeTreeCheck, hashTree, readPeerFolder } from 'plinth/internal';
 import semver from 'semver';
+import ssri from 'ssri';
 import { declarationChanges, declarationsOf } from './declared.js';
 import { extractSafely } from './extract.js';
 import { download } from './fetcher.js';
@@ -100,9 +100,7 @@ export async function fetchLocal(context: InstallContext, file: string, staging:
       : 'give the path of a .tgz made by `plinth registry pack` or `npm pack`';
     throw new PlinthError('PLN_E_MARKET_TARBALL', info?.isDirectory() ? `${file}: a folder, not a tarball` : `${file}: no such tarball`, { hint, details: { step: 'resolve', file } });
   }
-  const hash = createHash('sha512');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  const integrity = `sha512-${hash.digest('base64')}`;
+  const integrity = (await ssri.fromStream(createReadStream(file), { algorithms: ['sha512'] })).toString();
   const staged = await extractAndCheck(context, file, staging, undefined, undefined, options);
   return { ...staged, integrity, range: file, registry: 'file', resolved: file, dependency: false };
 }

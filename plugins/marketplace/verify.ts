@@ -20,6 +20,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import ssri from 'ssri';
 import { PlinthError, safeLine } from 'plinth/sdk';
 
 /** The algorithms a download may be verified with, weakest first. */
@@ -115,20 +116,13 @@ export function parseIntegrity(metadata: unknown): ExpectedIntegrity {
   return { digests, strongest, integrity };
 }
 
-/**
- * ssri's strict form of one SRI hash (its STRICT_SRI_REGEX: an algorithm, 44 to 88 base64 characters, options of
- * visible characters), matched here rather than by loading ssri at every install (about 6 ms of a command's start).
- */
-const STRICT_SRI = /^([a-z0-9]+)-([A-Za-z0-9+/=]{44,88})(\?[\x21-\x7E]*)?$/;
-
-/** One token as a strong hash, or undefined: strict SRI parsing (as ssri's `parse(token, { strict: true })`), then the digest's length. */
+/** One token as a strong hash, or undefined: ssri strict parsing, then the digest's length. */
 function strongHash(token: string): { algorithm: StrongAlgorithm; digest: string } | undefined {
-  const match = STRICT_SRI.exec(token.trim());
-  if (!match) return undefined;
-  const algorithm = STRONG_ALGORITHMS.find((a) => a === match[1]);
-  const digest = match[2]!;
-  if (!algorithm || Buffer.from(digest, 'base64').length !== DIGEST_BYTES[algorithm]) return undefined;
-  return { algorithm, digest };
+  const parsed = ssri.parse(token, { strict: true, single: true });
+  if (!parsed) return undefined;
+  const algorithm = STRONG_ALGORITHMS.find((a) => a === parsed.algorithm);
+  if (!algorithm || Buffer.from(parsed.digest, 'base64').length !== DIGEST_BYTES[algorithm]) return undefined;
+  return { algorithm, digest: parsed.digest };
 }
 
 /** Hashes bytes in every strong algorithm the metadata names, counting them. */
