@@ -4,7 +4,7 @@
  * readable file, so that creating the file later changes the fingerprint).
  * The fingerprint itself is `snapshot.ts`'s.
  */
-import { constants } from 'node:fs';
+import { type BigIntStats, constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { PlinthError } from 'plinth/sdk';
@@ -138,6 +138,15 @@ export interface KnownHashes extends Partial<RecordedHashes> {
 }
 
 /**
+ * A path's identity: device, inode, mode, size, and mtime and ctime to the nanosecond. Any change
+ * to a file sets its ctime to now, and no one but the system clock's owner can set it back, so
+ * while the identity is the same the content is (hash-cache.ts, snapshot-memo.ts).
+ */
+export function fileIdentity(info: BigIntStats): string {
+  return `${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+}
+
+/**
  * The state of one file: its content's SHA-256, or why there is none.
  * Symbolic links are followed (the target is what runs); FIFOs and devices
  * are marked, not read. With `recorded`, a hash it knows stands for reading
@@ -160,7 +169,7 @@ export async function fileState(path: string, recorded?: KnownHashes): Promise<F
     const info = await handle.stat({ bigint: true });
     if (info.isDirectory()) return { path, state: 'directory' };
     if (!info.isFile()) return { path, state: 'special' }; // a FIFO or a device: not read
-    const identity = `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+    const identity = fileIdentity(info);
     const kept = await recorded?.byIdentity?.(path, identity, info.size);
     if (kept !== undefined) return { path, state: 'file', sha256: kept };
     const sha256 = await hashFileHandle(handle);

@@ -5,9 +5,8 @@
  *
  * A snapshot is kept with each path it touched (a word that named a file, a
  * folder or nothing, a file it read, a folder it listed, the folder a glob
- * searched) and that path's identity: device, inode, mode, size, mtime and
- * ctime (in ms, to the µs: a change after a path settled, below, moves its
- * ctime by more than that), or the error `stat` gave (a path that named nothing:
+ * searched) and that path's identity (fingerprint.ts's `fileIdentity`: device,
+ * inode, mode, size, mtime and ctime to the nanosecond), or the error `stat` gave (a path that named nothing:
  * creating it changes the fingerprint). It stands for taking the snapshot
  * again while every one of them is the same: any write to a file sets its
  * ctime to now, and no one but the owner of the system clock can set it back
@@ -30,23 +29,25 @@
  * synchronous: each is a metadata call of a microsecond or two, a tenth of a
  * round trip through libuv's thread pool.
  */
-import { type Stats, statSync } from 'node:fs';
+import { type BigIntStats, statSync } from 'node:fs';
+import { fileIdentity } from './fingerprint.js';
 import type { Snapshot } from './snapshot.js';
 
 /** How long before a snapshot began its paths must have last changed for it to be kept. */
 export const SETTLED_MS = 2_000;
 export const KEPT_SNAPSHOTS = 256;
 
-/** One path's identity as `stat` (following links) gives it, or the error code; `changedMs`: its last change (mtime or ctime, the later). */
+/** One path's identity as `stat` (following links) gives it (fingerprint.ts), or the error code; `changedMs`: its last change (mtime or ctime, the later). */
 export function identityOf(path: string): { identity: string; changedMs?: number } {
-  let info: Stats | undefined;
+  let info: BigIntStats | undefined;
   try {
-    info = statSync(path, { throwIfNoEntry: false });
+    info = statSync(path, { bigint: true, throwIfNoEntry: false });
   } catch (error) {
     return { identity: `error:${(error as NodeJS.ErrnoException).code ?? 'EUNKNOWN'}` };
   }
   if (info === undefined) return { identity: 'error:ENOENT' };
-  return { identity: `${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`, changedMs: Math.max(info.ctimeMs, info.mtimeMs) };
+  const changedMs = info.ctimeMs > info.mtimeMs ? info.ctimeMs : info.mtimeMs;
+  return { identity: fileIdentity(info), changedMs: Number(changedMs) };
 }
 
 interface Kept {

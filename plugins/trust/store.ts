@@ -10,7 +10,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { type FileLockOptions, PlinthError, isPlinthError, withFileLock, writeFileAtomic } from 'plinth/sdk';
 import { z } from 'zod';
-import { TRUST_KINDS, TRUST_SOURCES } from './fingerprint.js';
+import { TRUST_KINDS, TRUST_SOURCES, fileIdentity } from './fingerprint.js';
 import type { TrustSubject } from 'plinth/sdk';
 
 /** The format this code reads and writes. */
@@ -149,7 +149,7 @@ export class TrustStore {
       this.cache = undefined;
       return this.withBatch(EMPTY);
     }
-    const key = `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+    const key = fileIdentity(info);
     if (this.cache?.key !== key) this.cache = { key, data: deepFreeze(await this.readFresh()) };
     return this.withBatch(this.cache.data);
   }
