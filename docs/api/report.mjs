@@ -50,7 +50,7 @@ function moduleOf(file) {
   const source = readFileSync(file, 'utf8');
   const { program, comments, errors } = parseSync(file, source, { lang: 'dts' });
   if (errors.length > 0) throw new Error(`${relative(root, file)}: ${errors[0].message}`);
-  const module = { file, source, comments, locals: new Map(), imports: new Map(), exports: new Map(), stars: [], augmentations: [] };
+  const module = { file, source, program, comments, locals: new Map(), imports: new Map(), exports: new Map(), stars: [], augmentations: [] };
   const declare = (name, statement, node) => {
     const list = module.locals.get(name) ?? [];
     list.push({ statement, node });
@@ -149,6 +149,14 @@ function textOf(module, statement) {
     .join('\n');
 }
 
+/** Calls `visit` on every AST node under `node`, `node` included. */
+function walk(node, visit) {
+  if (Array.isArray(node)) return node.forEach((child) => walk(child, visit));
+  if (!node || typeof node !== 'object') return;
+  if (typeof node.type === 'string') visit(node);
+  for (const [key, child] of Object.entries(node)) if (key !== 'type') walk(child, visit);
+}
+
 /**
  * The names a declaration refers to, its own type parameters left out: `types` as types
  * (references, `extends`, `implements`), `values` through `typeof` (a zod schema whose
@@ -158,21 +166,17 @@ function referencedNames(node) {
   const types = new Set();
   const values = new Set();
   const params = new Set();
-  const visit = (value) => {
-    if (Array.isArray(value)) return value.forEach(visit);
-    if (!value || typeof value !== 'object') return;
+  const add = (set, node) => {
+    const name = leftmost(node);
+    if (name) set.add(name);
+  };
+  walk(node, (value) => {
     if (value.type === 'TSTypeParameter') params.add(value.name.name);
     if (value.type === 'TSTypeReference') add(types, value.typeName);
     if (value.type === 'TSTypeQuery') add(values, value.exprName);
     if (value.type === 'TSInterfaceHeritage' || value.type === 'TSClassImplements') add(types, value.expression);
     if (value.type === 'ClassDeclaration' && value.superClass) add(types, value.superClass);
-    for (const [key, child] of Object.entries(value)) if (key !== 'type') visit(child);
-  };
-  const add = (set, node) => {
-    const name = leftmost(node);
-    if (name) set.add(name);
-  };
-  visit(node);
+  });
   const own = (set) => [...set].filter((name) => !params.has(name));
   return { types: own(types), values: own(values) };
 }
@@ -187,18 +191,13 @@ function leftmost(node) {
 /** `import("./x.js").Name` types: the files and names they point at. */
 function importTypes(node, file) {
   const found = [];
-  const visit = (value) => {
-    if (Array.isArray(value)) return value.forEach(visit);
-    if (!value || typeof value !== 'object') return;
-    if (value.type === 'TSImportType') {
-      const specifier = value.argument?.literal?.value ?? value.source?.value ?? value.argument?.value;
-      const from = typeof specifier === 'string' ? target(file, specifier) : undefined;
-      const name = value.qualifier ? leftmost(value.qualifier) : undefined;
-      if (from && name) found.push({ from, name });
-    }
-    for (const [key, child] of Object.entries(value)) if (key !== 'type') visit(child);
-  };
-  visit(node);
+  walk(node, (value) => {
+    if (value.type !== 'TSImportType') return;
+    const specifier = value.argument?.literal?.value ?? value.source?.value ?? value.argument?.value;
+    const from = typeof specifier === 'string' ? target(file, specifier) : undefined;
+    const name = value.qualifier ? leftmost(value.qualifier) : undefined;
+    if (from && name) found.push({ from, name });
+  });
   return found;
 }
 
@@ -317,7 +316,7 @@ function reachableAugmentations(file) {
     for (const { from } of module.imports.values()) if (from) queue.push(from);
     for (const e of module.exports.values()) if (e.from) queue.push(e.from);
     queue.push(...module.stars);
-    for (const { from } of importTypes(parseSync(next, module.source, { lang: 'dts' }).program, next)) queue.push(from);
+    for (const { from } of importTypes(module.program, next)) queue.push(from);
   }
   return found.sort();
 }
