@@ -16,7 +16,7 @@
  * before each write the path is `stat`ed, and when it names another file than
  * the one open (trimmed, moved or removed by someone else) it is opened again.
  */
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { HookFailure, HookOutcome } from './types.js';
@@ -99,8 +99,14 @@ export function createTrace(file: string, size: number, redact: (text: string) =
   const trim = (): void => {
     const kept = readFileSync(file, 'utf8').split('\n').filter(Boolean).slice(-size);
     const temporary = `${file}.${process.pid}.${Date.now().toString(36)}.tmp`;
-    writeFileSync(temporary, kept.map((line) => `${line}\n`).join(''), { mode: 0o600 });
-    renameSync(temporary, file);
+    // Synchronous, unlike the sdk's writeFileAtomic: no append of this process may land in between.
+    try {
+      writeFileSync(temporary, kept.map((line) => `${line}\n`).join(''), { mode: 0o600 });
+      renameSync(temporary, file);
+    } catch (error) {
+      rmSync(temporary, { force: true });
+      throw error;
+    }
     close();
     known = kept.length;
   };
