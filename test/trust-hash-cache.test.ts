@@ -66,7 +66,7 @@ describe('the hashes of large files, kept by identity', () => {
     expect(first).toMatchObject({ trusted: true, level: 'user' });
     const cache = await readCache(home);
     expect(Object.keys(cache.files)).toEqual([interpreter]);
-    expect(cache.files[interpreter]?.identity).toMatch(/^\d+:\d+:2097152:\d+:\d+$/);
+    expect(cache.files[interpreter]?.identity).toMatch(/^\d+:\d+:\d+:2097152:\d+:\d+$/);
     expect(cache.files).not.toHaveProperty(script);
     expect((await stat(cacheFile(home))).mode & 0o777).toBe(0o600);
 
