@@ -45,3 +45,24 @@ test('a pinned file that no longer holds what was approved: nothing starts, PLN_
   const run = launcher.run({ owner: 'test', purpose: 'MCP server "ws"', program: process.execPath, args: ['tools/server.js'], cwd: ws, pinned });
   await expect(run).rejects.toMatchObject({ code: 'PLN_E_TRUST_CHANGED_AT_RUN', message: expect.stringContaining(join(ws, 'tools', 'util.js')) });
 });
+
+test("a pinned child's streams stand in until it starts: what is written before is delivered, and a large exchange keeps every byte in order", async () => {
+  // An echo: each chunk of stdin back on stdout, then a line on stderr when stdin ends.
+  const echo = "process.stdin.pipe(process.stdout); process.stdin.on('end', () => process.stderr.write('stdin ended\\n'));\n";
+  writeFileSync(join(ws, 'tools', 'echo.js'), echo);
+  const child = launcher.start({ owner: 'test', program: process.execPath, args: ['tools/echo.js'], cwd: ws, pinned: [{ path: join(ws, 'tools', 'echo.js'), sha256: sha(echo) }] });
+  // Written at once, before the copy is made and the process exists: 8 MiB, far past every pipe's buffer (backpressure both ways).
+  const block = Buffer.alloc(64 * 1024);
+  const sent: Buffer[] = [];
+  for (let i = 0; i < 128; i++) sent.push(Buffer.from(block.fill(i % 251)));
+  const received: Buffer[] = [];
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => received.push(chunk));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk));
+  for (const chunk of sent) child.stdin!.write(chunk);
+  child.stdin!.end();
+  const end = await child.ended;
+  expect(end.exitCode).toBe(0);
+  expect(Buffer.concat(received).equals(Buffer.concat(sent))).toBe(true);
+  expect(stderr).toBe('stdin ended\n');
+});
