@@ -7,6 +7,7 @@
  *   for one edited right after its first event (too recent to be kept).
  * - The kept snapshot: a hit while nothing changed, a miss for a same-size edit with mtime put
  *   back, a created file, a new entry in a listed folder; nothing kept while a path is too recent.
+ * - A script removed while its process serves is refused too (the runner then leaves the stats to trust).
  * - The trace holds every event once it was decided: after a close, and after a kill -9.
  */
 import { spawn } from 'node:child_process';
@@ -109,6 +110,18 @@ describe('an edited persistent hook script is refused at the next event', () => 
     expect(refused.blockedBy).toMatchObject({ by: 'user:guard', code: 'PLN_E_HOOK_UNRUNNABLE' });
   }, 30_000);
 });
+
+it('a script removed while its persistent process still serves is refused at the next event, and the process is not asked', async () => {
+  // The runner skips its own stats while a process serves the same definition (runner.ts `check`): the trust check must see it.
+  const { script, kernel } = await setUp();
+  await kernel.boot();
+  expect((await kernel.emit('before_tool', { tool: 'read' })).messages).toEqual(['v1']);
+  await rm(script);
+  const refused = await kernel.emit('before_tool', { tool: 'read' });
+  expect(refused.allow).toBe(false);
+  expect(refused.blockedBy).toMatchObject({ by: 'user:guard' });
+  expect(refused.messages.join('\n')).not.toContain('v1');
+}, 30_000);
 
 describe('the kept snapshots (snapshot-memo.ts)', () => {
   const snap = { fingerprint: 'f'.repeat(64), shown: {} };

@@ -66,6 +66,12 @@ export class PersistentHook {
     private readonly options: PersistentOptions,
   ) {}
 
+  /** Whether a process is up and serving requests (not closed, not exited, not being retired). */
+  get serving(): boolean {
+    const worker = this.worker;
+    return !this.closed && worker !== undefined && !worker.retiring && !worker.process.exited;
+  }
+
   /** The pid serving requests now, if a process is up. */
   get pid(): number | undefined {
     return this.worker?.process.pid;

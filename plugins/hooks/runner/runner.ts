@@ -111,7 +111,8 @@ export function createRunner(options: RunnerOptions): HookRunner {
   const resolver = createCommandResolver({ allowed: options.allowedCommands, pathEnv: process.env.PATH, ...(log ? { log } : {}) });
   /** Spawn-mode processes now running, killed on close. */
   const active = new Set<HookProcess>();
-  const persistent = new Map<string, { idleMs: number; hook: PersistentHook }>();
+  /** Per persistent hook: its process, and the definition it last served (see `check`). */
+  const persistent = new Map<string, { idleMs: number; hook: PersistentHook; definition: HookDefinition }>();
   /**
    * What `check` found for a hook that could start, for the `run` that follows it (the engine checks,
    * asks trust, then runs): taken once, and only while fresh, so a run right after its check does not
@@ -165,9 +166,11 @@ export function createRunner(options: RunnerOptions): HookRunner {
       entry = {
         idleMs,
         hook: new PersistentHook(launch, { owner: owner!, maxOutputBytes: options.maxOutputBytes, idleMs, label: hookLabel(hook), ...(log ? { log } : {}) }),
+        definition: hook,
       };
       persistent.set(hook.id, entry);
     }
+    entry.definition = hook;
     return entry.hook;
   }
 
@@ -209,6 +212,14 @@ export function createRunner(options: RunnerOptions): HookRunner {
 
   return {
     async check(hook) {
+      // A persistent process that serves this very definition started from its script in its folder, and
+      // both exist for it whatever happens to the paths since: there is nothing for the stats to find. (An
+      // edit or removal of the script is the trust check's to see: the pin it checks next covers the file.)
+      const live = hook.persistent === false ? undefined : persistent.get(hook.id);
+      if (live !== undefined && live.definition === hook && live.hook.serving) {
+        prechecked.set(hook, { file: live.hook.launch.file, at: performance.now() });
+        return undefined;
+      }
       const checked = await preflight(hook);
       if (checked.ok) prechecked.set(hook, { file: checked.file, at: performance.now() });
       else prechecked.delete(hook);
