@@ -4,6 +4,7 @@
  * events that wake it while it waits) and for each plugin resolution left out
  * (blocking the events it guards, unless the user disabled it).
  */
+import { setMaxListeners } from 'node:events';
 import { PlinthError, isPlinthError, wrapPluginError } from '../sdk/errors.js';
 import { canonicalEvent } from '../sdk/events.js';
 import type { PluginInfo } from '../sdk/plugin.js';
@@ -24,13 +25,24 @@ import type { Candidate, Resolution } from './types.js';
 export function adopt(state: KernelState, candidate: Candidate, keep = true): PluginRecord {
   const { manifest } = candidate;
   const info: PluginInfo = { name: manifest.name, version: manifest.version, source: candidate.source, dir: candidate.dir, manifest, ...(candidate.linked && { linked: true as const }) };
-  const record: PluginRecord = { info, candidate, state: manifest.activation === 'lazy' ? 'lazy' : 'loading', abort: new AbortController() };
+  const record: PluginRecord = { info, candidate, state: manifest.activation === 'lazy' ? 'lazy' : 'loading', abort: lifetime() };
   resolveSettings(state, record);
   if (keep) {
     state.records.set(info.name, record);
     indexEvents(state, record);
   }
   return record;
+}
+
+/**
+ * The controller of a plugin's lifetime (`ctx.signal`). Its signal has a listener per thing the plugin
+ * keeps open until teardown (a connection per server, a watcher per file), each removed when that thing
+ * closes: twenty servers are not a leak, so Node's warning past ten listeners is turned off for it.
+ */
+function lifetime(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
 
 /** A record for a plugin resolution left out; it guards its events unless the user disabled it. */
@@ -40,7 +52,7 @@ export function exclude(state: KernelState, excluded: Resolution['excluded'][num
   // A linked folder stays linked while it is excluded (disabled): what `ext list` and `plugins list` show.
   const info: PluginInfo = { name, version: candidate ? manifest.version : '', source: candidate?.source ?? 'path', dir: candidate?.dir ?? '', manifest, ...(candidate?.linked && { linked: true as const }) };
   const previous = state.records.get(name);
-  const record: PluginRecord = { info, candidate, state: 'excluded', error, abort: new AbortController(), guardOff: previous?.guardOff };
+  const record: PluginRecord = { info, candidate, state: 'excluded', error, abort: lifetime(), guardOff: previous?.guardOff };
   state.records.set(name, record);
   if (error.code !== 'PLN_E_PLUGIN_DISABLED') guardWhileDown(state, record, redactError(error, state.redactor));
   else {

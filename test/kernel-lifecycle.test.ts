@@ -158,6 +158,34 @@ describe('setup failures', () => {
   });
 });
 
+describe("a plugin's lifetime signal (ctx.signal)", () => {
+  it('takes a listener per resource the plugin keeps open (twenty servers) without a MaxListenersExceededWarning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    let fired = 0;
+    try {
+      const kernel = await boot({
+        plugins: [
+          {
+            manifest: { name: 'pool' },
+            setup(_kernel, ctx) {
+              for (let i = 0; i < 20; i++) ctx.signal.addEventListener('abort', () => void fired++, { once: true });
+            },
+          },
+        ],
+      });
+      await kernel.shutdown();
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(fired).toBe(20);
+    expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
+  });
+});
+
 describe('teardown', () => {
   it('moves on from a teardown that hangs and reports it by name; the other teardowns still run', async () => {
     const tornDown: string[] = [];
