@@ -37,6 +37,7 @@ export {
   isAlive,
   killGroup,
   markedProcesses,
+  markedProcessesShared,
   pipeHolders,
   pipeNames,
   signalEach,

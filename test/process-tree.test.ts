@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
-import { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markedProcesses, pipeHolders, pipeNames, processTableReads, signalEach, treeMarkValue } from '../internal/process/tree.js';
+import { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markTableReads, markedProcesses, markedProcessesShared, pipeHolders, pipeNames, processTableReads, signalEach, treeMarkValue } from '../internal/process/tree.js';
 
 const SDK_URL = pathToFileURL(fileURLToPath(new URL('../dist/internal/index.js', import.meta.url))).href;
 const IDLE = 'setInterval(() => {}, 1000)';
@@ -141,6 +141,25 @@ describe.skipIf(process.platform === 'win32')('process tree', () => {
     // A caller alone reads afresh.
     expect(await groupMembers(child.pid!)).toEqual([child.pid]);
     expect(processTableReads() - before).toBe(3);
+  });
+
+  test.runIf(linux)('callers in the same turn share one read of every environment, made after they asked: a process marked before it is found by all', async () => {
+    const mark = `share-${process.pid}-${Date.now()}`;
+    const before = markTableReads();
+    const asked = Array.from({ length: 20 }, (_, i) => markedProcessesShared([i % 2 === 0 ? mark : 'no-such-mark']));
+    // Started after the calls, before the read (the next turn): every caller of the mark sees it.
+    const child = spawn(process.execPath, ['-e', IDLE], { detached: true, stdio: 'ignore', env: { ...process.env, [TREE_MARK]: treeMarkValue(mark, undefined) } });
+    started.add(child.pid!);
+    const found = await Promise.all(asked);
+    expect(found.filter((_, i) => i % 2 === 0)).toEqual(Array.from({ length: 10 }, () => [child.pid]));
+    expect(found.filter((_, i) => i % 2 === 1)).toEqual(Array.from({ length: 10 }, () => []));
+    expect(markTableReads() - before).toBe(1);
+    // The synchronous form agrees; a later caller reads afresh.
+    expect(markedProcesses([mark])).toEqual([child.pid]);
+    signalEach([child.pid!], 'SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    expect(await markedProcessesShared([mark])).toEqual([]);
+    expect(markTableReads() - before).toBe(2);
   });
 
   test('tracked groups are killed when the host exits; untracked ones are not', async () => {

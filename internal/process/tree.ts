@@ -24,7 +24,7 @@
  * init does not reap, an orphan killed here stays a zombie forever.
  */
 import { execFile, spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 
 /** One process as the tree walk needs it. */
@@ -269,24 +269,88 @@ function marksIn(environ: Buffer): string[] {
 export function markedProcesses(marks: Iterable<string>): number[] {
   const wanted = new Set(marks);
   if (process.platform !== 'linux' || wanted.size === 0) return [];
+  return carrying(readMarks(), wanted);
+}
+
+/**
+ * {@link markedProcesses}, read at least once after this call began, and shared: every call made in
+ * the same turn of the event loop waits for one read, made in the next. Twenty servers stopped
+ * together read every environment a few times, not twenty.
+ */
+export async function markedProcessesShared(marks: Iterable<string>): Promise<number[]> {
+  const wanted = new Set(marks);
+  if (process.platform !== 'linux' || wanted.size === 0) return [];
+  markScan ??= new Promise((resolve) =>
+    setImmediate(() => {
+      markScan = undefined;
+      markScans++;
+      resolve(readMarks());
+    }),
+  );
+  return carrying(await markScan, wanted);
+}
+
+let markScan: Promise<ReadonlyMap<number, readonly string[]>> | undefined;
+let markScans = 0;
+
+/** How many shared reads of every environment this process has made: for tests of the sharing above. */
+export function markTableReads(): number {
+  return markScans;
+}
+
+function carrying(table: ReadonlyMap<number, readonly string[]>, wanted: ReadonlySet<string>): number[] {
   const found: number[] = [];
+  for (const [pid, marks] of table) if (marks.some((mark) => wanted.has(mark))) found.push(pid);
+  return found;
+}
+
+/** One buffer for every environ read: most are a few KiB; a longer one is read on into a larger copy. */
+let environBuffer = Buffer.allocUnsafe(64 * 1024);
+
+/** The marks of every process (other than this one) that carries any. */
+function readMarks(): Map<number, string[]> {
+  const table = new Map<number, string[]>();
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return [];
+    return table;
   }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    let environ: Buffer;
-    try {
-      environ = readFileSync(`/proc/${entry}/environ`);
-    } catch {
-      continue; // gone, or not ours to read
-    }
-    if (marksIn(environ).some((mark) => wanted.has(mark))) found.push(Number(entry));
+    const environ = readEnviron(`/proc/${entry}/environ`);
+    if (environ === undefined) continue; // gone, or not ours to read
+    const marks = marksIn(environ);
+    if (marks.length > 0) table.set(Number(entry), marks);
   }
-  return found;
+  return table;
+}
+
+/** The bytes of `file` (valid until the next call), or `undefined` when it cannot be read. */
+function readEnviron(file: string): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    let length = 0;
+    for (;;) {
+      if (length === environBuffer.length) {
+        const larger = Buffer.allocUnsafe(environBuffer.length * 2);
+        environBuffer.copy(larger, 0, 0, length);
+        environBuffer = larger;
+      }
+      const read = readSync(fd, environBuffer, length, environBuffer.length - length, null);
+      if (read === 0) return environBuffer.subarray(0, length);
+      length += read;
+    }
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 const tracked = new Set<number>();

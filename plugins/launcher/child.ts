@@ -19,7 +19,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { ChildEnd, ChildStopOptions, LaunchedChild } from 'plinth/sdk';
-import { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markedProcesses, pipeHolders, pipeNames, signalEach, trackGroup, trackMark, treeMarkValue, untrackGroup, untrackMark } from 'plinth/internal';
+import { TREE_MARK, descendantsOf, groupMembers, isAlive, killGroup, markedProcessesShared, pipeHolders, pipeNames, signalEach, trackGroup, trackMark, treeMarkValue, untrackGroup, untrackMark } from 'plinth/internal';
 
 /** After the child exits and its group is killed: how long its pipes may stay open before holders are looked for. */
 const DRAIN_GRACE_MS = 100;
@@ -124,10 +124,19 @@ export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild
     killGroup(pid, 'SIGKILL');
     untrackGroup(pid);
   };
-  /** What still carries the tree's mark once the child is gone (a daemon that left the group and its parent): killed. */
-  const endMarked = (): void => {
+  /**
+   * Set once a read made after the child was gone found nothing carrying its mark: nothing ever
+   * will (a mark is only inherited), so the sweep when it settles has nothing to look for.
+   */
+  let markSwept = false;
+  /**
+   * What still carries the tree's mark once the child is gone (a daemon that left the group and its
+   * parent): killed. The read is shared with every child that settles in the same turn (twenty servers
+   * closed together), at the cost of `ended` resolving a turn later.
+   */
+  const endMarked = async (): Promise<void> => {
     if (mark === undefined || pid === undefined) return;
-    signalEach(markedProcesses([mark]), 'SIGKILL');
+    if (!markSwept) signalEach(await markedProcessesShared([mark]), 'SIGKILL');
     untrackMark(mark);
   };
 
@@ -140,10 +149,11 @@ export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild
       clearTimeout(killTimer);
       // Gave up waiting for the exit (see kill): one more try at the tree.
       if (exitInfo === undefined) endGroup();
-      endMarked();
-      markExit(end);
-      events.onEnded?.(end, killedBy);
-      resolve(end);
+      void endMarked().then(() => {
+        markExit(end);
+        events.onEnded?.(end, killedBy);
+        resolve(end);
+      });
     };
   });
 
@@ -215,9 +225,7 @@ export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild
     const members = grouped ? await groupMembers(pid) : [];
     // The group is signalled only while it has members: its id is a pid, and a free pid can be reused.
     const group = members.length > 0 ? pid : undefined;
-    // Marked ones are asked to stop politely too, not only swept with SIGKILL at the end.
-    const marked = mark === undefined ? [] : markedProcesses([mark]);
-    let left = [...new Set([pid, ...members, ...tree, ...marked])].filter(isAlive);
+    let left = [...new Set([pid, ...members, ...tree])].filter(isAlive);
     if (left.length > 0) {
       killedBy ??= 'stopped';
       if (group !== undefined) killGroup(group, 'SIGTERM');
@@ -231,9 +239,28 @@ export function startChild(plan: Spawn, events: ChildEvents = {}): InternalChild
         await waitGone(left, KILL_LIMIT_MS);
       }
     }
+    // Then what carries the mark elsewhere (a daemon that left the group and its parent), asked politely too,
+    // not only swept with SIGKILL when the child settles. One read for every child stopped at once.
+    if (mark !== undefined) await stopMarked(mark, pid, graces);
     if (grouped) untrackGroup(pid);
     drain();
     return ended;
+  };
+
+  const stopMarked = async (mark: string, pid: number, graces: ChildStopOptions): Promise<void> => {
+    const marked = await markedProcessesShared([mark]);
+    if (marked.length === 0) {
+      // Read after the child was gone: conclusive (see markSwept).
+      if (!isAlive(pid)) markSwept = true;
+      return;
+    }
+    killedBy ??= 'stopped';
+    signalEach(marked, 'SIGTERM');
+    const left = await waitGone(marked, graces.killGraceMs);
+    if (left.length > 0) {
+      signalEach(left, 'SIGKILL');
+      await waitGone(left, KILL_LIMIT_MS);
+    }
   };
 
   return {
