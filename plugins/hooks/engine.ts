@@ -99,9 +99,14 @@ export class HookEngine {
     this.unreadable = unreadable.filter((u) => isGateEvent(u.event));
   }
 
-  /** Canonical events at least one enabled hook runs on, or an unreadable guard blocks. */
+  /**
+   * Canonical events at least one enabled hook runs on, or an unreadable guard blocks; and
+   * `session_end` when a Claude Code hook may write a session's env file (its end forgets it).
+   */
   events(): Set<EventName> {
-    return new Set([...this.hooks.filter((h) => h.enabled).flatMap((h) => h.events), ...this.unreadable.map((u) => u.event)]);
+    const events = new Set([...this.hooks.filter((h) => h.enabled).flatMap((h) => h.events), ...this.unreadable.map((u) => u.event)]);
+    if (this.sessionEnv !== undefined && this.hooks.some((h) => h.enabled && h.protocol === 'claude' && h.events.some((e) => ENV_FILE_EVENTS.has(peerNameOf('claude', e) ?? '')))) events.add('session_end');
+    return events;
   }
 
   /** The last run of `event`; with `deps.redact`, secrets are masked in the hooks' messages and stderr (the context stays the caller's). */
@@ -121,7 +126,10 @@ export class HookEngine {
     const selected = this.hooks.filter(
       (hook) => hook.enabled && !(hook.once === true && this.ranOnce.has(onceKey(hook, sessionId))) && matches(hook, event, context, { workspace: this.deps.workspace }),
     );
-    if (selected.length === 0) return this.deliverOnly(event, context);
+    if (selected.length === 0) {
+      if (event === 'session_end' && sessionId !== undefined) this.sessionEnv?.drop(sessionId);
+      return this.deliverOnly(event, context);
+    }
     const planned = this.planOf(event, selected);
     for (const note of planned.notes) this.deps.log.warn(note);
     const askAgentPrompts: string[] = [];
@@ -252,15 +260,15 @@ export class HookEngine {
     progress('started');
     const running = this.deps.runner.run(hook, input, undefined, verdict.pinned, env.run).then((result) => {
       env.after();
-      progress('ended');
       return result;
     });
     if (hook.async !== undefined) {
       // Claude Code's `async`: the event does not wait, the decision does not count; what the hook says reaches the next event.
-      this.inBackground(hook, event, running, sessionId);
+      this.inBackground(hook, event, running, sessionId, () => progress('ended'));
       return { ok: true, response: { allow: true, metadata: { background: true } }, durationMs: 0, stderrTail: '' };
     }
     const result = await running;
+    progress('ended');
     // A guard that never got to decide (not found, killed, stopped by its sandbox) fails closed, whatever its onError.
     if (!result.ok && result.cannotRun !== undefined && gate) return refusal(hook, event, result.failure, result.message.replace(/\.$/, ''), result.cannotRun);
     return result.ok && result.response.approval ? this.askHost(hook, event, context, result) : result;
@@ -304,7 +312,7 @@ export class HookEngine {
    * `systemMessage`) waits for the next event; an `asyncRewake` hook that exited with code 2 wakes
    * the host (`rewake`), or, untaken, its message waits too. Its outcome goes to the trace.
    */
-  private inBackground(hook: HookDefinition, event: EventName, running: Promise<RunResult>, sessionId: string | undefined): void {
+  private inBackground(hook: HookDefinition, event: EventName, running: Promise<RunResult>, sessionId: string | undefined, ended: () => void): void {
     const ref = { id: hook.id, name: hook.name, source: hook.source };
     const done = running
       .then(async (result) => {
@@ -334,7 +342,9 @@ export class HookEngine {
         this.pending.push(...said);
         await this.deps.trace.record(event, [outcome]);
       })
-      .catch((error: unknown) => this.deps.log.warn(`${hookLabel(hook)} in the background: ${(error as Error)?.message ?? String(error)}`));
+      .catch((error: unknown) => this.deps.log.warn(`${hookLabel(hook)} in the background: ${(error as Error)?.message ?? String(error)}`))
+      // Once what it said is waiting for the next event (and traced): a host that watches `progress` can fire it.
+      .finally(ended);
     this.background.add(done);
     void done.finally(() => this.background.delete(done));
   }

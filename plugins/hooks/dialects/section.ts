@@ -325,7 +325,8 @@ export function commandAction(command: string, protocol: PeerProtocol, where: Se
  * program runs through its `#!` interpreter, as in the shell form.
  */
 export function execAction(command: string, args: readonly string[], protocol: PeerProtocol, where: SectionOrigin, defaults: Pick<HookDefaults, 'shellSources' | 'userHome' | 'dataHome'>): Action {
-  const values = peerExpansions(protocol, where, defaults);
+  // Only the path placeholders: `$HOME`, `$` and backticks pass through verbatim, as Claude Code's exec form passes them.
+  const { HOME: _home, ...values } = peerExpansions(protocol, where, defaults);
   const expand = (word: string) => expandPlaceholders(word, values);
   const program = expand(command);
   const argv = args.map(expand);
