@@ -13,7 +13,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { HookProgress, RewakeRequest } from 'plinth/sdk';
+import type { HookProgress, HooksService, RewakeRequest } from 'plinth/sdk';
 import { trustSubject } from '../plugins/hooks/engine.js';
 import { matchesPermissionRule, parsePermissionRule } from '../plugins/hooks/dialects/permission-rule.js';
 import { parseEnvFile } from '../plugins/hooks/session-env.js';
@@ -108,7 +108,7 @@ async function ranLog(workspace: string): Promise<string[]> {
 }
 
 /** Resolves when `hookId` has ended `count` runs (the service's `progress`). */
-function endings(kernel: TestKernel, hookId: string): { seen: HookProgress[]; ended(count: number): Promise<void> } {
+function endings(kernel: { get(name: 'hooks'): Promise<HooksService> }, hookId: string): { seen: HookProgress[]; ended(count: number): Promise<void> } {
   const seen: HookProgress[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   void kernel.get('hooks').then((hooks) =>
@@ -434,5 +434,121 @@ exit 0`;
     );
     await kernel.emit('session_start', { source: 'startup', sessionId: 'sess-9', model: 'claude-sonnet-4-6' });
     expect((await readFile(log, 'utf8')).split('\n').filter(Boolean).sort()).toEqual(['claude claude-sonnet-4-6', 'gemini sess-9']);
+  });
+});
+
+describe('a Claude Code plugin using "if" and "async", loaded unchanged', () => {
+  /** A formatter-and-guard plugin laid out as Claude Code's plugins reference shows: `.claude-plugin/plugin.json`, `hooks/hooks.json`, scripts. */
+  async function fmtGuard(dir: string): Promise<void> {
+    await write(join(dir, '.claude-plugin', 'plugin.json'), JSON.stringify({ name: 'fmt-guard', version: '1.2.0', description: 'formats edits, guards pushes and lockfiles' }), 0o644);
+    await write(
+      join(dir, 'hooks', 'setup.sh'),
+      `#!/bin/bash
+MODEL=$(jq -r '.model')
+echo "session on $MODEL" >> "$CLAUDE_PLUGIN_DATA/sessions.log"
+if [ -n "$CLAUDE_ENV_FILE" ]; then
+  echo 'export FMT_STYLE=strict' >> "$CLAUDE_ENV_FILE"
+fi
+exit 0
+`,
+    );
+    await write(
+      join(dir, 'hooks', 'no-force.sh'),
+      `#!/bin/bash
+COMMAND=$(jq -r '.tool_input.command')
+echo "$COMMAND" >> "$CLAUDE_PLUGIN_DATA/checked.log"
+if [[ "$COMMAND" == *--force* ]]; then
+  echo "fmt-guard ($FMT_STYLE): no force pushes" >&2
+  exit 2
+fi
+exit 0
+`,
+    );
+    await write(
+      join(dir, 'hooks', 'lockfile.js'),
+      `const input = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+process.stdout.write(JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: input.tool_input.file_path + ' is generated: run the package manager' } }));
+`,
+      0o644,
+    );
+    await write(
+      join(dir, 'hooks', 'format.sh'),
+      `#!/bin/bash
+FILE=$(jq -r '.tool_input.file_path')
+echo "$FILE" >> "$CLAUDE_PLUGIN_DATA/formatted.log"
+jq -nc --arg f "$FILE" '{hookSpecificOutput: {hookEventName: "PostToolUse", additionalContext: ("fmt-guard formatted " + $f)}}'
+`,
+    );
+    await write(
+      join(dir, 'hooks', 'hooks.json'),
+      JSON.stringify({
+        description: 'fmt-guard hooks',
+        hooks: {
+          SessionStart: [{ matcher: 'startup', hooks: [{ type: 'command', command: 'bash "${CLAUDE_PLUGIN_ROOT}/hooks/setup.sh"', statusMessage: 'Preparing fmt-guard' }] }],
+          PreToolUse: [
+            { matcher: 'Bash', hooks: [{ type: 'command', if: 'Bash(git push *)', command: '${CLAUDE_PLUGIN_ROOT}/hooks/no-force.sh' }] },
+            { matcher: 'Edit|Write', hooks: [{ type: 'command', if: 'Edit(*.lock)', command: 'node', args: ['${CLAUDE_PLUGIN_ROOT}/hooks/lockfile.js'] }] },
+          ],
+          PostToolUse: [{ matcher: 'Edit|Write', hooks: [{ type: 'command', async: true, command: '${CLAUDE_PLUGIN_ROOT}/hooks/format.sh', timeout: 120 }] }],
+        },
+      }),
+      0o644,
+    );
+  }
+
+  it('all its hooks load, fire and decide as in Claude Code; CLAUDE_PLUGIN_DATA persists under plinth home; its env file reaches its own later hooks', async () => {
+    const { Kernel } = await import('../kernel/kernel.js');
+    const base = await mkdtemp(join(tmpdir(), 'plinth-fmt-'));
+    folders.push(base);
+    const home = join(base, 'home');
+    const workspace = join(base, 'project');
+    await mkdir(workspace, { recursive: true });
+    await fmtGuard(join(home, 'plugins', 'fmt-guard'));
+    const kernel = new Kernel({ home, workspace, builtin: true, env: { ...process.env }, logLevel: 'warn', logSink: () => undefined });
+    await kernel.boot();
+    try {
+      const service = await kernel.get('hooks');
+      const { hooks, problems } = await service.definitions();
+      expect(problems).toEqual([]);
+      const ours = hooks.filter((h) => h.plugin === 'fmt-guard');
+      expect(ours.map((h) => `${h.id} ${h.events.join(',')}${h.if ? ` if ${h.if}` : ''}${h.async ? ' async' : ''}`)).toEqual([
+        'fmt-guard/SessionStart.0.0 session_start',
+        'fmt-guard/PreToolUse.0.0 before_tool if Bash(git push *)',
+        'fmt-guard/PreToolUse.1.0 before_tool if Edit(*.lock)',
+        'fmt-guard/PostToolUse.0.0 after_tool async',
+      ]);
+      expect(ours.filter((h) => h.notYet !== undefined || h.unsupported !== undefined)).toEqual([]);
+      const trust = await kernel.get('trust');
+      for (const h of ours) await trust.approve(trustSubject(h));
+      const data = join(home, 'plugin-data', 'fmt-guard');
+      const formatted = endings(kernel, 'fmt-guard/PostToolUse.0.0');
+      const session = { sessionId: 'fmt-1' };
+
+      const started = await kernel.emit('session_start', { source: 'startup', model: 'claude-opus-4-7', ...session });
+      expect(started.allow).toBe(true);
+      expect(await readFile(join(data, 'sessions.log'), 'utf8')).toBe('session on claude-opus-4-7\n');
+
+      const force = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'git push --force origin main' }, ...session });
+      expect(force.allow).toBe(false);
+      expect(force.messages[0]).toBe('fmt-guard (strict): no force pushes');
+      expect((await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'git push origin main' }, ...session })).allow).toBe(true);
+      expect((await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls -la' }, ...session })).allow).toBe(true);
+      expect(await readFile(join(data, 'checked.log'), 'utf8')).toBe('git push --force origin main\ngit push origin main\n');
+
+      const lock = await kernel.emit('before_tool', { tool: 'Write', args: { file_path: 'yarn.lock' }, ...session });
+      expect(lock.allow).toBe(false);
+      expect(lock.messages[0]).toBe('yarn.lock is generated: run the package manager');
+      expect((await kernel.emit('before_tool', { tool: 'Edit', args: { file_path: 'src/a.ts' }, ...session })).allow).toBe(true);
+
+      const edited = await kernel.emit('after_tool', { tool: 'Edit', args: { file_path: 'src/a.ts' }, result: {}, ...session });
+      expect(edited.allow).toBe(true);
+      expect(edited.systemMessages).toEqual([]);
+      await formatted.ended(1);
+      const next = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' }, ...session });
+      expect(next.systemMessages).toEqual(['fmt-guard formatted src/a.ts']);
+      expect(await readFile(join(data, 'formatted.log'), 'utf8')).toBe('src/a.ts\n');
+    } finally {
+      await kernel.shutdown();
+    }
   });
 });
