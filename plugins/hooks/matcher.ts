@@ -152,7 +152,7 @@ function matchesPeer(protocol: 'claude' | 'gemini', pattern: string, event: Even
 }
 
 /** Claude Code's events whose tool call an `if` is tested against; on any other event a hook with `if` never runs. */
-const IF_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionRequest', 'PermissionDenied']);
+export const IF_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionRequest', 'PermissionDenied']);
 
 const rules = new Map<string, PermissionRule | undefined>();
 
