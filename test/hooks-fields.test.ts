@@ -200,6 +200,34 @@ describe('"if": a permission rule decides whether the hook runs', () => {
     expect(blocked.blockedBy?.code).toBe('PLN_E_HOOK_INVALID');
   });
 
+  it("plinth's own definitions take the same fields: if, once and statusMessage on a plinth-protocol hook; asyncRewake only with protocol claude", async () => {
+    const workspace = await project();
+    await write(
+      join(workspace, 'guard.js'),
+      `const input = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+process.stdout.write(JSON.stringify({ allow: false, message: 'plinth guard: ' + input.context.args.command }));
+`,
+      0o644,
+    );
+    const kernel = await boot(workspace, {
+      before_tool: [
+        { name: 'no-rm', command: 'node', args: [join(workspace, 'guard.js')], if: 'Bash(rm *)', statusMessage: 'Guarding' },
+        { name: 'rewake', command: 'node', args: [join(workspace, 'guard.js')], asyncRewake: true },
+      ],
+    });
+    const { hooks, problems } = await (await kernel.get('hooks')).definitions();
+    expect(hooks.map((h) => `${h.id} ${h.if} ${h.statusMessage}`)).toEqual(['user:no-rm Bash(rm *) Guarding']);
+    expect(problems).toEqual([expect.objectContaining({ code: 'PLN_E_HOOK_INVALID', message: expect.stringContaining('before_tool[1].asyncRewake: a rewake is an exit code 2 of a Claude Code hook') })]);
+    // The unreadable user hook on a gate event blocks it, whatever the other does: correct it, and the "if" decides.
+    expect((await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } })).blockedBy?.code).toBe('PLN_E_HOOK_INVALID');
+    const fixed = await boot(workspace, { before_tool: [{ name: 'no-rm', command: 'node', args: [join(workspace, 'guard.js')], if: 'Bash(rm *)', once: true }] });
+    expect((await fixed.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } })).allow).toBe(true);
+    const rm = await fixed.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf x' } });
+    expect(rm.allow).toBe(false);
+    expect(rm.messages[0]).toBe('plinth guard: rm -rf x');
+    expect((await fixed.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf x' } })).allow).toBe(true); // once
+  });
+
   it('the rule grammar, read as the permissions reference describes it', () => {
     const test = (rule: string, tool: string, input: Record<string, unknown>) => {
       const parsed = parsePermissionRule(rule);
