@@ -290,14 +290,17 @@ describe('"async" and "asyncRewake": in the background', () => {
     expect(report.seen.find((p) => p.hook.id === 'user:PostToolUse.0.0')).toMatchObject({ phase: 'started', background: true });
   });
 
-  it('asyncRewake: exit 2 wakes the host (rewake) with stderr, or rewakeMessage, and rewakeSummary; exit 0 wakes nobody; untaken, the message reaches the next event', async () => {
+  it('asyncRewake: exit 2 wakes the host (rewake) with stderr (else stdout), or rewakeMessage, and rewakeSummary; exit 0 wakes nobody; untaken, the message reaches the next event', async () => {
     const workspace = await project();
+    await write(join(workspace, '.claude', 'hooks', 'backlog.sh'), '#!/bin/bash\ncat > /dev/null\necho "backlog forming: run gc"\nexit 2\n');
     const kernel = await boot(workspace, {
       PostToolUse: [
         { matcher: 'Bash', hooks: [hook(SCRIPT('watch-build.sh'), { asyncRewake: true, rewakeSummary: 'Build watcher' })] },
         { matcher: 'Edit', hooks: [hook(SCRIPT('watch-build.sh'), { asyncRewake: true, rewakeMessage: 'The build is broken: run the tests.' })] },
+        { matcher: 'Write', hooks: [hook(SCRIPT('backlog.sh'), { asyncRewake: true })] },
       ],
     });
+
     const hooks = await kernel.get('hooks');
     const woken: RewakeRequest[] = [];
     let take = true;
@@ -327,6 +330,13 @@ describe('"async" and "asyncRewake": in the background', () => {
     expect(woken.at(-1)?.message).toBe('The build is broken: run the tests.');
     const next = await kernel.emit('after_tool', { tool: 'Read', args: {}, result: {}, sessionId: 's2' });
     expect(next.systemMessages).toEqual(['The build is broken: run the tests.']);
+
+    // Nothing on stderr: the message is what it printed, as Claude Code reads it.
+    take = true;
+    const backlog = endings(kernel, 'user:PostToolUse.2.0');
+    await kernel.emit('after_tool', { tool: 'Write', args: { file_path: 'a.c' }, result: {}, sessionId: 's2' });
+    await backlog.ended(1);
+    expect(woken.at(-1)).toMatchObject({ hook: { id: 'user:PostToolUse.2.0' }, message: 'backlog forming: run gc' });
   });
 });
 

@@ -322,7 +322,9 @@ export class HookEngine {
         if (result.ok) {
           const rewoken = hook.async?.rewake === true && result.exitCode === 2;
           if (rewoken) {
-            const message = hook.async?.rewakeMessage ?? (result.stderrTail.trim() || result.response.message || `${hookLabel(hook)} exited with code 2`);
+            const stdout = typeof result.response.metadata?.stdout === 'string' ? result.response.metadata.stdout : undefined;
+            // Claude Code: stderr, or stdout when stderr is empty.
+            const message = hook.async?.rewakeMessage ?? (result.stderrTail.trim() || stdout || result.response.message || `${hookLabel(hook)} exited with code 2`);
             const request: RewakeRequest = { hook: ref, event, message, ...(hook.async?.rewakeSummary !== undefined && { summary: hook.async.rewakeSummary }), ...(sessionId !== undefined && { sessionId }) };
             const taken = await this.rewake.promise(request).catch((error: unknown) => {
               this.deps.log.warn(`a hooks rewake tap failed: ${(error as Error)?.message ?? String(error)}`);
