@@ -79,7 +79,7 @@ export class HookEngine {
     this.sessionEnv = deps.home === undefined ? undefined : new SessionEnvironment(deps.home, (message) => deps.log.warn(message));
   }
 
-  /** Waits for the hooks running in the background (their results are then delivered or recorded). */
+  /** Waits for the hooks running in the background to be done with (their results delivered or recorded). */
   async settled(): Promise<void> {
     while (this.background.size > 0) await Promise.allSettled([...this.background]);
   }

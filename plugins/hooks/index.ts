@@ -222,6 +222,7 @@ export default definePlugin({
       await watcher?.close();
       engine.close();
       await runner.close();
+      await engine.settled(); // the background runs the runner just ended, before the trace closes
       trace.close();
     };
   },
