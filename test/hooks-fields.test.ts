@@ -483,7 +483,7 @@ describe('a Claude Code plugin using "if" and "async", loaded unchanged', () => 
       join(dir, 'hooks', 'setup.sh'),
       `#!/bin/bash
 MODEL=$(jq -r '.model')
-echo "session on $MODEL" >> "$CLAUDE_PLUGIN_DATA/sessions.log"
+echo "session on $MODEL" >> "$1/sessions.log"
 if [ -n "$CLAUDE_ENV_FILE" ]; then
   echo 'export FMT_STYLE=strict' >> "$CLAUDE_ENV_FILE"
 fi
@@ -522,7 +522,7 @@ jq -nc --arg f "$FILE" '{hookSpecificOutput: {hookEventName: "PostToolUse", addi
       JSON.stringify({
         description: 'fmt-guard hooks',
         hooks: {
-          SessionStart: [{ matcher: 'startup', hooks: [{ type: 'command', command: 'bash "${CLAUDE_PLUGIN_ROOT}/hooks/setup.sh"', statusMessage: 'Preparing fmt-guard' }] }],
+          SessionStart: [{ matcher: 'startup', hooks: [{ type: 'command', command: 'bash "${CLAUDE_PLUGIN_ROOT}/hooks/setup.sh" "${CLAUDE_PLUGIN_DATA}"', statusMessage: 'Preparing fmt-guard' }] }],
           PreToolUse: [
             { matcher: 'Bash', hooks: [{ type: 'command', if: 'Bash(git push *)', command: '${CLAUDE_PLUGIN_ROOT}/hooks/no-force.sh' }] },
             { matcher: 'Edit|Write', hooks: [{ type: 'command', if: 'Edit(*.lock)', command: 'node', args: ['${CLAUDE_PLUGIN_ROOT}/hooks/lockfile.js'] }] },
