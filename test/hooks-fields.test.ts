@@ -18,7 +18,7 @@ import { trustSubject } from '../plugins/hooks/engine.js';
 import { matchesPermissionRule, parsePermissionRule } from '../plugins/hooks/dialects/permission-rule.js';
 import { parseEnvFile } from '../plugins/hooks/session-env.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
-import { ensureBuilt } from './support/cli.js';
+import { ensureBuilt, expectExit, json, run, sandbox } from './support/cli.js';
 
 const folders: string[] = [];
 const kernels: TestKernel[] = [];
@@ -226,6 +226,30 @@ process.stdout.write(JSON.stringify({ allow: false, message: 'plinth guard: ' + 
     expect(rm.allow).toBe(false);
     expect(rm.messages[0]).toBe('plinth guard: rm -rf x');
     expect((await fixed.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf x' } })).allow).toBe(true); // once
+  });
+
+  it('hooks validate warns about an "if" that can never hold and an "async" guard, and reports a bad rule as a problem', async () => {
+    const b = await sandbox('plinth-fields-validate-');
+    folders.push(b.base);
+    await write(join(b.workspace, 'check.sh'), BLOCK_RM);
+    const check = join(b.workspace, 'check.sh');
+    await b.settings({
+      plugins: { 'mcp-demo': { enabled: false }, health: { enabled: false } },
+      hooks: {
+        UserPromptSubmit: [{ hooks: [hook(check, { if: 'Bash(git *)' })] }],
+        PreToolUse: [{ matcher: 'Bash', hooks: [hook(check, { async: true }), hook(check, { if: 'Read(' })] }],
+      },
+    });
+    const result = await run(b, ['hooks', 'validate', '--json']);
+    expectExit(result, 1);
+    const report = json<{ problems: Array<{ code: string; message: string }>; warnings: Array<{ message: string; hint?: string }> }>(result);
+    expect(report.problems).toEqual([expect.objectContaining({ code: 'PLN_E_HOOK_INVALID', message: expect.stringContaining('"if": "Read(" is not a permission rule: its "(" is never closed') })]);
+    expect(report.warnings.map((w) => w.message)).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('hook "user:UserPromptSubmit.0.0" never runs: its "if" is tested only on tool events'),
+        expect.stringContaining('hook "user:PreToolUse.0.0" runs in the background ("async"): it never blocks before_tool'),
+      ]),
+    );
   });
 
   it('the rule grammar, read as the permissions reference describes it', () => {
