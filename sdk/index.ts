@@ -127,7 +127,7 @@ export type {
   ToolCallResult,
 } from './contracts/mcp.js';
 export type { HealthChange, HealthService, HealthState, ServerHealth } from './contracts/health.js';
-export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookProtocol, HookRateCounts, HookSource, HooksService, PlanResult } from './contracts/hooks.js';
+export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookProgress, HookProtocol, HookRateCounts, HookSource, HooksService, PlanResult, RewakeRequest } from './contracts/hooks.js';
 export type { AuthStatus, LoginOptions, LoginResult, LogoutResult, OAuthService, ProviderOptions, SignInChannel, SignInRequest } from './contracts/oauth.js';
 export type { Gateway, GatewayEndpoint, GatewayHttpEndpoint, GatewayHttpOptions, GatewayService, GatewayToken } from './contracts/gateway.js';
 export type { ConfigResult, Extension, ExtensionDetails, ExtensionError, ExtensionScope, ExtensionsService, LinkResult, LiveOutcome, PluginRef, SettingOrigin, SettingView, ToggleResult, UnlinkResult } from './contracts/extensions.js';

@@ -78,8 +78,8 @@ describe('plinth hooks import --from claude', () => {
     expect(plan.items[5]?.reason).toContain('Claude Code hook type "prompt" not supported yet');
     // Nothing of the file is left out without a word.
     const notes = (plan as unknown as { notes: string[] }).notes;
-    expect(notes.map((n) => n.slice(0, n.indexOf(':')))).toEqual(['"permissions"', '"enabledPlugins"', '"extraKnownMarketplaces"', '"statusLine"', 'hooks.PreToolUse[0].hooks[0].if']);
-    expect(notes[4]).toContain('Claude Code field not supported yet');
+    // The hook's "if" is honoured: no note for it.
+    expect(notes.map((n) => n.slice(0, n.indexOf(':')))).toEqual(['"permissions"', '"enabledPlugins"', '"extraKnownMarketplaces"', '"statusLine"']);
     expect(notes[1]).toContain('plinth ext install');
     await expect(readFile(join(b.workspace, '.plinth', 'settings.json'), 'utf8')).rejects.toThrow();
 

@@ -4,7 +4,7 @@
  * - a hook collection whose every hook runs through `uv run`, and scripts whose `#!` line is
  *   `#!/usr/bin/env -S uv run --script` (PEP 723); `node --import <module> <script>`;
  * - a Claude Code plugin whose hooks use Claude Code's current fields (`if`, `async`,
- *   `asyncRewake`, `once`, `shell`, `statusMessage`, exec-form `args`) and a `prompt` hook;
+ *   `asyncRewake`, `once`, `shell`, `statusMessage`, exec-form `args`), all honoured, and a `prompt` hook;
  * - peer groups that hold only `SessionStart`, `SessionEnd` or `Notification`.
  *
  * uv is not installed on the machines that run these tests: a stand-in `uv` (a POSIX shell script
@@ -229,7 +229,7 @@ async function lifecycleOnly(home: string): Promise<void> {
 }
 
 describe("Claude Code's current hook fields in a plugin", () => {
-  it('every hook is there: args and shell "bash" are honoured, if/async/asyncRewake/once run without the field and say so, the prompt hook blocks what it guards', async () => {
+  it('every hook is there: args, shell "bash", if, async/asyncRewake, once and statusMessage are honoured, the prompt hook blocks what it guards', async () => {
     const base = await mkdtemp(join(tmpdir(), 'plinth-sec-'));
     folders.push(base);
     const home = join(base, 'home');
@@ -254,11 +254,13 @@ describe("Claude Code's current hook fields in a plugin", () => {
       ]);
       const by = Object.fromEntries(ours.map((h) => [h.id, h]));
       expect(by['sec-demo/PreToolUse.0.0']?.action).toEqual({ type: 'command', command: 'python3', args: [join(home, 'plugins', 'sec-demo', 'hooks', 'guard.py')] });
-      expect(by['sec-demo/PreToolUse.1.0']?.notYet).toEqual([expect.stringMatching(/^if: Claude Code field not supported yet/)]);
+      expect(ours.filter((h) => h.notYet !== undefined)).toEqual([]);
+      expect(by['sec-demo/PreToolUse.0.0']?.statusMessage).toBe('Checking the command');
+      expect(by['sec-demo/PreToolUse.1.0']?.if).toBe('Bash(git commit *)');
       expect(by['sec-demo/PreToolUse.2.0']?.unsupported).toContain('Claude Code hook type "prompt" not supported yet');
-      expect(by['sec-demo/PostToolUse.0.0']?.notYet).toEqual([expect.stringMatching(/^async: Claude Code field not supported yet/)]);
-      expect(by['sec-demo/PostToolUse.1.0']?.notYet?.map((n) => n.slice(0, n.indexOf(':')))).toEqual(['if', 'asyncRewake']);
-      expect(by['sec-demo/SessionStart.0.0']?.notYet).toEqual([expect.stringMatching(/^once: Claude Code field not supported yet/)]);
+      expect(by['sec-demo/PostToolUse.0.0']?.async).toEqual({});
+      expect(by['sec-demo/PostToolUse.1.0']).toMatchObject({ if: 'Bash(git commit:*)', async: { rewake: true } });
+      expect(by['sec-demo/SessionStart.0.0']?.once).toBe(true);
       // Groups holding only events both peers have speak their folder's peer.
       expect(hooks.filter((h) => h.plugin === 'claude-start' || h.plugin === 'gemini-end').map((h) => `${h.id}:${h.protocol}`)).toEqual([
         'claude-start/SessionStart.0.0:claude',
@@ -266,17 +268,10 @@ describe("Claude Code's current hook fields in a plugin", () => {
         'gemini-end/Notification.0.0:gemini',
       ]);
 
-      // ext info names each field, never as an unknown key.
+      // ext info names only what plinth cannot run, never a field as an unknown key.
       const info = await (await kernel.get('extensions')).info('sec-demo');
       const said = [...(info.peer?.notes ?? []), ...(info.peer?.ignored ?? [])].map((f) => `${f.field} | ${f.reason}`);
-      expect(said.filter((s) => s.includes('not supported yet')).map((s) => s.slice(0, s.indexOf(' |')))).toEqual([
-        'hooks/hooks.json: PreToolUse[1].hooks[0].if',
-        'hooks/hooks.json: PostToolUse[0].hooks[0].async',
-        'hooks/hooks.json: PostToolUse[1].hooks[0].if',
-        'hooks/hooks.json: PostToolUse[1].hooks[0].asyncRewake',
-        'hooks/hooks.json: SessionStart[0].hooks[0].once',
-        'hooks/hooks.json: PreToolUse[2].hooks[0].type',
-      ]);
+      expect(said.filter((s) => s.includes('not supported yet')).map((s) => s.slice(0, s.indexOf(' |')))).toEqual(['hooks/hooks.json: PreToolUse[2].hooks[0].type']);
       expect(said.join('\n')).not.toMatch(/unknown key/i);
 
       const trust = await kernel.get('trust');
@@ -294,12 +289,14 @@ describe("Claude Code's current hook fields in a plugin", () => {
       expect(fetch.blockedBy?.fix).toContain('plinth ext disable sec-demo');
       const start = await kernel.emit('session_start', { source: 'startup' });
       expect(start.systemMessages).toContain('sec-demo is watching');
+      // once: the session's second start runs it no more.
+      expect((await kernel.emit('session_start', { source: 'resume' })).systemMessages).not.toContain('sec-demo is watching');
     } finally {
       await kernel.shutdown();
     }
   });
 
-  it('hooks validate and ext info name each field "Claude Code field not supported yet"; hooks run says why a lifecycle group of unknown peer did not run', async () => {
+  it('hooks validate and ext info name no honoured field, only the hook type plinth cannot run; hooks run says why a lifecycle group of unknown peer did not run', async () => {
     const b = await sandbox('plinth-peer-fields-');
     boxes.push(b);
     await b.settings({ plugins: { 'mcp-demo': { enabled: false }, health: { enabled: false } } });
@@ -311,13 +308,13 @@ describe("Claude Code's current hook fields in a plugin", () => {
 
     const validate = await run(b, ['hooks', 'validate']);
     expectExit(validate, 1);
-    for (const field of ['if', 'async', 'asyncRewake', 'once']) expect(validate.stdout).toContain(`: ${field}: Claude Code field not supported yet`);
+    expect(validate.stdout).not.toContain('Claude Code field not supported yet');
     expect(validate.stdout).toContain('hook "sec-demo/PreToolUse.2.0" cannot run: Claude Code hook type "prompt" not supported yet');
     expect(validate.stdout).not.toContain('unknown key');
 
     const info = await run(b, ['ext', 'info', 'sec-demo']);
     expectExit(info, 0);
-    expect(info.stdout).toContain('hooks/hooks.json: PreToolUse[1].hooks[0].if: Claude Code field not supported yet');
+    expect(info.stdout).not.toContain('Claude Code field not supported yet');
     expect(info.stdout).toContain('hooks/hooks.json: PreToolUse[2].hooks[0].type: Claude Code hook type "prompt" not supported yet');
 
     const session = await run(b, ['hooks', 'run', 'session_start', '--json']);

@@ -38,13 +38,13 @@ export const CLAUDE_UNSUPPORTED_EVENTS = ['SubagentStop', 'PermissionRequest', '
 
 /** What plinth does not do yet with one field of a peer hook, as `ext info`, `hooks validate` and the hooks plugin say it. */
 export interface PeerHookGap {
-  /** The field as written: `type`, `if`, `async`, `asyncRewake`, `once`, `shell`. */
+  /** The field as written: `type`, `shell`. */
   readonly field: string;
   /** Starts with "Claude Code field not supported yet" (or "… hook type …"), then what plinth does instead. */
   readonly reason: string;
   /**
-   * True when the hook cannot run at all (a `prompt`, `agent`, `http` or `mcp_tool` hook, a PowerShell
-   * command): it never runs, and on a gate event it blocks the event until it is removed or supported.
+   * True when the hook cannot run at all (a `prompt`, `agent`, `http` or `mcp_tool` hook, a `shell`
+   * plinth does not know): it never runs, and on a gate event it blocks the event until it is removed or supported.
    * False when it runs without the field (its guard is never weaker for it: it runs at least as often).
    */
   readonly unrunnable: boolean;
@@ -68,24 +68,13 @@ export function peerHookGaps(protocol: PeerProtocol, hook: unknown): PeerHookGap
     return gaps;
   }
   if (protocol !== 'claude') return gaps;
-  if (hook.shell !== undefined && hook.shell !== 'bash') {
+  // `if`, `async`, `asyncRewake`, `once`, `statusMessage` and `shell` "bash", "sh" or "powershell" are honoured (the hooks plugin's README).
+  if (hook.shell !== undefined && hook.shell !== 'bash' && hook.shell !== 'sh' && hook.shell !== 'powershell') {
     gaps.push({
       field: 'shell',
-      reason: `Claude Code field not supported yet: "shell": ${JSON.stringify(hook.shell)} (plinth runs a command without a shell, or through bash with "shell": "bash"), so this hook never runs; on a gate event it blocks the event until it is removed or plinth supports it`,
+      reason: `Claude Code field not supported yet: "shell": ${JSON.stringify(hook.shell)} (plinth runs a command through "bash", "sh" or "powershell"), so this hook never runs; on a gate event it blocks the event until it is removed or corrected`,
       unrunnable: true,
     });
-  }
-  if (hook.if !== undefined) {
-    gaps.push({ field: 'if', reason: 'Claude Code field not supported yet: "if" is not evaluated, so the hook runs on every call its matcher matches (as Claude Code does when it cannot read the condition)', unrunnable: false });
-  }
-  if (hook.async === true) {
-    gaps.push({ field: 'async', reason: 'Claude Code field not supported yet: "async": true is not honoured, so the hook runs in the foreground, the event waits for it and its answer counts', unrunnable: false });
-  }
-  if (hook.asyncRewake === true) {
-    gaps.push({ field: 'asyncRewake', reason: 'Claude Code field not supported yet: "asyncRewake": true is not honoured, so the hook runs in the foreground, the event waits for it and its answer counts (an exit 2 reason still reaches the model)', unrunnable: false });
-  }
-  if (hook.once === true) {
-    gaps.push({ field: 'once', reason: 'Claude Code field not supported yet: "once": true is not honoured, so the hook runs every time its event fires, not once per session', unrunnable: false });
   }
   return gaps;
 }

@@ -338,6 +338,10 @@ function summary(hook: HookDefinition) {
     protocol: hook.protocol ?? 'plinth',
     ...(hook.unsupported !== undefined && { unsupported: hook.unsupported }),
     ...(hook.notYet !== undefined && { notYet: hook.notYet }),
+    ...(hook.if !== undefined && { if: hook.if }),
+    ...(hook.async !== undefined && { async: hook.async }),
+    ...(hook.once === true && { once: true }),
+    ...(hook.statusMessage !== undefined && { statusMessage: hook.statusMessage }),
   };
 }
 

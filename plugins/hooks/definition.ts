@@ -16,6 +16,7 @@ import { canonicalEvent, EVENT_ALIASES, EVENTS, PlinthError, permissionsSchema, 
 import { closestName, isPeerHookEvent, type PeerProtocol } from 'plinth/internal';
 import { z } from 'zod';
 import { peerNameOf, peerLabel } from './dialects/events.js';
+import { parsePermissionRule } from './dialects/permission-rule.js';
 import { sectionPeer, translatePeerEvent } from './dialects/section.js';
 import type { HookDefinition, HookSource } from './types.js';
 
@@ -29,6 +30,8 @@ export interface HookDefaults {
   readonly shellSources?: readonly Source[];
   /** `~` in a peer hook's command; the user's home folder by default. */
   readonly userHome?: string;
+  /** plinth's home: a Claude Code plugin's `${CLAUDE_PLUGIN_DATA}` is `<dataHome>/plugin-data/<plugin>` (left as written without it). */
+  readonly dataHome?: string;
 }
 
 /** Where a section was read: decides the source, ids, default cwd and what problems name. */
@@ -107,6 +110,14 @@ export const hookEntrySchema = z
       .union([z.boolean(), z.strictObject({ idleMs: ms('idleMs') })], { error: 'expected true, false or { "idleMs": <milliseconds> }' })
       .optional(),
     protocol: z.enum(['plinth', 'claude', 'gemini'], { error: 'expected "plinth" (the default), "claude" or "gemini"' }).optional(),
+    // Claude Code's handler fields, honoured on any definition (see handlerFields): `if` is checked by parsePermissionRule.
+    if: z.string({ error: 'expected "if" as one permission rule, e.g. "Bash(git *)"' }).optional(),
+    async: z.boolean({ error: 'expected true or false' }).optional(),
+    asyncRewake: z.boolean({ error: 'expected true or false' }).optional(),
+    rewakeMessage: z.string({ error: 'expected a message as a string' }).optional(),
+    rewakeSummary: z.string({ error: 'expected a summary as a string' }).optional(),
+    once: z.boolean({ error: 'expected true or false' }).optional(),
+    statusMessage: z.string({ error: 'expected a message as a string' }).optional(),
     /** What a hook from settings may reach when confined (sdk/contracts/sandbox.ts); a plugin's hooks have the plugin's manifest `permissions`. */
     permissions: permissionsSchema.optional(),
   })
@@ -130,6 +141,16 @@ export const hookEntrySchema = z
     }
     if (entry.protocol !== undefined && entry.protocol !== 'plinth' && entry.persistent !== undefined && entry.persistent !== false) {
       ctx.addIssue({ code: 'custom', path: ['persistent'], message: `a "${entry.protocol}" hook runs one process per event, as its peer does: "persistent" applies only to plinth's protocol` });
+    }
+    if (entry.if !== undefined) {
+      const rule = parsePermissionRule(entry.if);
+      if (!rule.ok) ctx.addIssue({ code: 'custom', path: ['if'], message: `${rule.why}; fix: ${rule.fix}` });
+    }
+    if (entry.prompt !== undefined && (entry.async !== undefined || entry.asyncRewake !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: [entry.async !== undefined ? 'async' : 'asyncRewake'], message: 'a background run applies only to a "command" hook' });
+    }
+    if ((entry.asyncRewake !== undefined || entry.rewakeMessage !== undefined || entry.rewakeSummary !== undefined) && entry.protocol !== 'claude') {
+      ctx.addIssue({ code: 'custom', path: [entry.asyncRewake !== undefined ? 'asyncRewake' : entry.rewakeMessage !== undefined ? 'rewakeMessage' : 'rewakeSummary'], message: 'a rewake is an exit code 2 of a Claude Code hook: it applies only with "protocol": "claude" (use "async" for a background run)' });
     }
     if (entry.dependsOn?.includes(entry.name)) {
       ctx.addIssue({ code: 'custom', path: ['dependsOn'], message: 'a hook cannot depend on itself' });
@@ -257,6 +278,33 @@ export function toHookDefinition(
     ...(entry.protocol !== undefined && entry.protocol !== 'plinth' && { protocol: entry.protocol }),
     ...(entry.protocol !== undefined && entry.protocol !== 'plinth' && where.plugin !== undefined && { pluginRoot: resolve(where.baseDir) }),
     ...(entry.permissions !== undefined && { permissions: entry.permissions }),
+    ...handlerFields(entry),
+  };
+}
+
+/** Claude Code's handler fields as written (`if`, `async`, `asyncRewake`, …), read into a definition's; absent ones stay absent, so that existing approvals stand. */
+export function handlerFields(entry: {
+  readonly if?: string | undefined;
+  readonly async?: boolean | undefined;
+  readonly asyncRewake?: boolean | undefined;
+  readonly rewakeMessage?: string | undefined;
+  readonly rewakeSummary?: string | undefined;
+  readonly once?: boolean | undefined;
+  readonly statusMessage?: string | undefined;
+}): Pick<HookDefinition, 'if' | 'async' | 'once' | 'statusMessage'> {
+  // `asyncRewake` implies `async`, as in Claude Code.
+  const background = entry.async === true || entry.asyncRewake === true;
+  return {
+    ...(entry.if !== undefined && { if: entry.if }),
+    ...(background && {
+      async: {
+        ...(entry.asyncRewake === true && { rewake: true }),
+        ...(entry.asyncRewake === true && entry.rewakeMessage !== undefined && { rewakeMessage: entry.rewakeMessage }),
+        ...(entry.asyncRewake === true && entry.rewakeSummary !== undefined && { rewakeSummary: entry.rewakeSummary }),
+      },
+    }),
+    ...(entry.once === true && { once: true }),
+    ...(entry.statusMessage !== undefined && entry.statusMessage !== '' && { statusMessage: entry.statusMessage }),
   };
 }
 

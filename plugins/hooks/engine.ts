@@ -4,7 +4,11 @@
  * record the runs in the trace.
  */
 import { type EventName, isGateEvent, type Logger, type TrustService, type TrustSubject, type TrustVerdict } from 'plinth/sdk';
-import { AsyncSeriesBailHook } from 'tapable';
+import { AsyncSeriesBailHook, SyncHook } from 'tapable';
+import { mkdirSync } from 'node:fs';
+import type { HookProgress, RewakeRequest } from 'plinth/sdk';
+import { peerNameOf } from './dialects/events.js';
+import { ENV_FILE_EVENTS, SessionEnvironment, envPrincipal, pluginDataDir } from './session-env.js';
 import { type HookRefusal, type HookSkip, execute } from './execute.js';
 import { matches } from './matcher.js';
 import { plan } from './plan.js';
@@ -15,7 +19,7 @@ import type { AskAgentRequest } from 'plinth/sdk';
 import { renderTemplate, templateValues } from './template.js';
 import type { Trace } from './trace.js';
 import { hookLabel, preflightHint } from './runner/outcome.js';
-import type { HookDefinition, HookFailure, HookRunner, PlanResult, PreflightFailure, RunResult, Strategy } from './types.js';
+import type { HookDefinition, HookFailure, HookOutcome, HookRunner, PlanResult, PreflightFailure, RunEnvironment, RunInput, RunResult, Strategy } from './types.js';
 
 type Context = Readonly<Record<string, unknown>>;
 
@@ -34,6 +38,11 @@ export interface EngineDeps {
    * plugin fires `approval_request`). Without it, or without an answer, the ask blocks.
    */
   readonly approve?: (request: ApprovalAsk) => Promise<{ readonly approved: boolean; readonly message?: string }>;
+  /**
+   * plinth's home: where a Claude Code hook's `CLAUDE_ENV_FILE` (`hook-env/`) and a plugin's
+   * `CLAUDE_PLUGIN_DATA` (`plugin-data/`) live. Without it, neither is given.
+   */
+  readonly home?: string;
 }
 
 /** What a hook asks the host to approve. */
@@ -46,6 +55,18 @@ export interface ApprovalAsk {
 
 export class HookEngine {
   readonly askAgent = new AsyncSeriesBailHook<[AskAgentRequest], true | undefined>(['request']);
+  /** Each command hook starting and ending (its `statusMessage`), for a host that shows them. */
+  readonly progress = new SyncHook<[HookProgress]>(['progress']);
+  /** `asyncRewake` hooks that exited with code 2; untaken, their message reaches the next event. */
+  readonly rewake = new AsyncSeriesBailHook<[RewakeRequest], true | undefined>(['request']);
+  /** What background hooks said for the model, delivered with the next event's decision. */
+  private pending: string[] = [];
+  /** Background runs not finished yet. */
+  private readonly background = new Set<Promise<void>>();
+  /** `once` hooks that ran, per session: `<id>\0<session>`. */
+  private readonly ranOnce = new Set<string>();
+  private readonly sessionEnv: SessionEnvironment | undefined;
+  private closed = false;
   private readonly last = new Map<EventName, PlanResult>();
   private hooks: readonly HookDefinition[] = [];
   private unreadable: readonly UnreadableGuard[] = [];
@@ -54,7 +75,19 @@ export class HookEngine {
   /** The last plan of each event, and the hooks it was made of: the same hooks, in the same order, plan the same. */
   private readonly plans = new Map<EventName, { readonly selected: readonly HookDefinition[]; readonly planned: ReturnType<typeof plan> }>();
 
-  constructor(private readonly deps: EngineDeps) {}
+  constructor(private readonly deps: EngineDeps) {
+    this.sessionEnv = deps.home === undefined ? undefined : new SessionEnvironment(deps.home, (message) => deps.log.warn(message));
+  }
+
+  /** Waits for the hooks running in the background to be done with (their results delivered or recorded). */
+  async settled(): Promise<void> {
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
+  }
+
+  /** No more background results are recorded (the plugin is torn down; the runner kills what still runs). */
+  close(): void {
+    this.closed = true;
+  }
 
   /**
    * Replaces the definitions (after reading settings, manifests and legacy files), and the
@@ -66,9 +99,14 @@ export class HookEngine {
     this.unreadable = unreadable.filter((u) => isGateEvent(u.event));
   }
 
-  /** Canonical events at least one enabled hook runs on, or an unreadable guard blocks. */
+  /**
+   * Canonical events at least one enabled hook runs on, or an unreadable guard blocks; and
+   * `session_end` when a Claude Code hook may write a session's env file (its end forgets it).
+   */
   events(): Set<EventName> {
-    return new Set([...this.hooks.filter((h) => h.enabled).flatMap((h) => h.events), ...this.unreadable.map((u) => u.event)]);
+    const events = new Set([...this.hooks.filter((h) => h.enabled).flatMap((h) => h.events), ...this.unreadable.map((u) => u.event)]);
+    if (this.sessionEnv !== undefined && this.hooks.some((h) => h.enabled && h.protocol === 'claude' && h.events.some((e) => ENV_FILE_EVENTS.has(peerNameOf('claude', e) ?? '')))) events.add('session_end');
+    return events;
   }
 
   /** The last run of `event`; with `deps.redact`, secrets are masked in the hooks' messages and stderr (the context stays the caller's). */
@@ -84,18 +122,26 @@ export class HookEngine {
       this.last.set(event, result);
       return result;
     }
-    const selected = this.hooks.filter((hook) => hook.enabled && matches(hook, event, context, { workspace: this.deps.workspace }));
-    if (selected.length === 0) return undefined;
+    const sessionId = sessionOf(context);
+    const selected = this.hooks.filter(
+      (hook) => hook.enabled && !(hook.once === true && this.ranOnce.has(onceKey(hook, sessionId))) && matches(hook, event, context, { workspace: this.deps.workspace }),
+    );
+    if (selected.length === 0) {
+      if (event === 'session_end' && sessionId !== undefined) this.sessionEnv?.drop(sessionId);
+      return this.deliverOnly(event, context);
+    }
     const planned = this.planOf(event, selected);
     for (const note of planned.notes) this.deps.log.warn(note);
-    const sessionId = sessionOf(context);
     const askAgentPrompts: string[] = [];
     const result = await execute(planned, context, (hook, current) => this.runOne(hook, event, current, sessionId, askAgentPrompts), {
       limiter: this.deps.limiter,
     });
-    const combined = askAgentPrompts.length > 0 ? { ...result, systemMessages: [...result.systemMessages, ...askAgentPrompts] } : result;
+    const delivered = this.takePending();
+    const combined =
+      askAgentPrompts.length > 0 || delivered.length > 0 ? { ...result, systemMessages: [...delivered, ...result.systemMessages, ...askAgentPrompts] } : result;
     this.last.set(event, this.deps.redact ? redactTexts(combined, this.deps.redact) : combined);
     await this.deps.trace.record(event, combined.outcomes);
+    if (event === 'session_end' && sessionId !== undefined) this.sessionEnv?.drop(sessionId);
     for (const outcome of combined.outcomes) {
       // Coded, with the message as the decision carries it, so that a command that prints the decision (`plinth call`'s
       // error) shows the failure once: the CLI drops a held warning whose code and message it prints itself.
@@ -104,6 +150,21 @@ export class HookEngine {
       }
     }
     return combined;
+  }
+
+  /** No hook of `event` runs: the decision carries only what background hooks said since the last event, if anything. */
+  private deliverOnly(event: EventName, context: Context): PlanResult | undefined {
+    const delivered = this.takePending();
+    if (delivered.length === 0) return undefined;
+    const result: PlanResult = { allow: true, messages: [], systemMessages: delivered, context, outcomes: [] };
+    this.last.set(event, this.deps.redact ? redactTexts(result, this.deps.redact) : result);
+    return result;
+  }
+
+  private takePending(): string[] {
+    const taken = this.pending;
+    this.pending = [];
+    return taken;
   }
 
   /** `plan(selected)`, made again only when the selection differs from the last one of `event` (plans are pure). */
@@ -181,13 +242,113 @@ export class HookEngine {
       if (taken !== true) prompts.push(prompt);
       return { ok: true, response: { allow: true }, durationMs: performance.now() - started, stderrTail: '' };
     }
-    const result =
+    const input: RunInput =
       hook.protocol === 'claude' || hook.protocol === 'gemini'
-        ? await this.deps.runner.run(hook, buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace }), undefined, verdict.pinned)
-        : await this.deps.runner.run(hook, buildInput(hook, subscribedSpelling(hook, event), context, sessionId), undefined, verdict.pinned);
+        ? buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace })
+        : buildInput(hook, subscribedSpelling(hook, event), context, sessionId);
+    if (hook.once === true) this.ranOnce.add(onceKey(hook, sessionId));
+    const env = this.runEnvironment(hook, event, sessionId);
+    const ref = { id: hook.id, name: hook.name, source: hook.source };
+    const progress = (phase: HookProgress['phase']): void => {
+      if (!this.progress.isUsed()) return;
+      try {
+        this.progress.call({ hook: ref, event, phase, ...(hook.statusMessage !== undefined && { statusMessage: hook.statusMessage }), ...(hook.async !== undefined && { background: true }) });
+      } catch (error) {
+        this.deps.log.warn(`a hooks progress tap failed: ${(error as Error)?.message ?? String(error)}`);
+      }
+    };
+    progress('started');
+    const running = this.deps.runner.run(hook, input, undefined, verdict.pinned, env.run).then((result) => {
+      env.after();
+      return result;
+    });
+    if (hook.async !== undefined) {
+      // Claude Code's `async`: the event does not wait, the decision does not count; what the hook says reaches the next event.
+      this.inBackground(hook, event, running, sessionId, () => progress('ended'));
+      return { ok: true, response: { allow: true, metadata: { background: true } }, durationMs: 0, stderrTail: '' };
+    }
+    const result = await running;
+    progress('ended');
     // A guard that never got to decide (not found, killed, stopped by its sandbox) fails closed, whatever its onError.
     if (!result.ok && result.cannotRun !== undefined && gate) return refusal(hook, event, result.failure, result.message.replace(/\.$/, ''), result.cannotRun);
     return result.ok && result.response.approval ? this.askHost(hook, event, context, result) : result;
+  }
+
+  /**
+   * The variables of one run of `hook`: for a Claude Code hook on `SessionStart` (`Setup`,
+   * `CwdChanged`, `FileChanged`), `CLAUDE_ENV_FILE`, read back once it ran (`after`); for a Claude
+   * Code plugin's hook, its `CLAUDE_PLUGIN_DATA` folder (created); for every hook, what its
+   * principal's env file set in this session.
+   */
+  private runEnvironment(hook: HookDefinition, event: EventName, sessionId: string | undefined): { readonly run: RunEnvironment; after(): void } {
+    const store = this.sessionEnv;
+    const home = this.deps.home;
+    if (store === undefined || home === undefined) return { run: {}, after: () => undefined };
+    const principal = envPrincipal(hook);
+    const session = sessionId ?? '';
+    const own: Record<string, string> = {};
+    if (hook.protocol === 'claude' && hook.plugin !== undefined) {
+      const data = pluginDataDir(home, hook.plugin);
+      mkdirSync(data, { recursive: true });
+      own.CLAUDE_PLUGIN_DATA = data;
+    }
+    const vars = store.varsFor(session, principal);
+    const writes = hook.protocol === 'claude' && ENV_FILE_EVENTS.has(peerNameOf('claude', event) ?? '');
+    const file = writes ? store.fileFor(session, principal) : undefined;
+    if (file !== undefined) own.CLAUDE_ENV_FILE = file;
+    const run: RunEnvironment = { ...(Object.keys(own).length > 0 && { own }), ...(Object.keys(vars).length > 0 && { vars }) };
+    const after = (): void => {
+      if (file === undefined) return;
+      const base: Record<string, string> = {};
+      for (const name of ['PATH', 'HOME', 'USER', 'LANG', 'TMPDIR']) if (process.env[name] !== undefined) base[name] = process.env[name]!;
+      Object.assign(base, { CLAUDE_PROJECT_DIR: this.deps.workspace }, hook.pluginRoot !== undefined && { CLAUDE_PLUGIN_ROOT: hook.pluginRoot }, own, vars);
+      store.absorb(session, principal, file, base, hookLabel(hook));
+    };
+    return { run, after };
+  }
+
+  /**
+   * A background run (`async`): when it ends, what it said for the model (`additionalContext`, its
+   * `systemMessage`) waits for the next event; an `asyncRewake` hook that exited with code 2 wakes
+   * the host (`rewake`), or, untaken, its message waits too. Its outcome goes to the trace.
+   */
+  private inBackground(hook: HookDefinition, event: EventName, running: Promise<RunResult>, sessionId: string | undefined, ended: () => void): void {
+    const ref = { id: hook.id, name: hook.name, source: hook.source };
+    const done = running
+      .then(async (result) => {
+        if (this.closed) return;
+        const said: string[] = [];
+        let outcome: HookOutcome;
+        if (result.ok) {
+          const rewoken = hook.async?.rewake === true && result.exitCode === 2;
+          if (rewoken) {
+            const stdout = typeof result.response.metadata?.stdout === 'string' ? result.response.metadata.stdout : undefined;
+            // Claude Code: stderr, or stdout when stderr is empty.
+            const message = hook.async?.rewakeMessage ?? (result.stderrTail.trim() || stdout || result.response.message || `${hookLabel(hook)} exited with code 2`);
+            const request: RewakeRequest = { hook: ref, event, message, ...(hook.async?.rewakeSummary !== undefined && { summary: hook.async.rewakeSummary }), ...(sessionId !== undefined && { sessionId }) };
+            const taken = await this.rewake.promise(request).catch((error: unknown) => {
+              this.deps.log.warn(`a hooks rewake tap failed: ${(error as Error)?.message ?? String(error)}`);
+              return undefined;
+            });
+            if (taken !== true) said.push(message);
+          } else if (result.exitCode !== 2) {
+            // Decisions of a background hook count for nothing: only what it says for the model is kept.
+            if (result.response.systemMessage) said.push(result.response.systemMessage);
+            if (result.response.message && result.response.allow) said.push(result.response.message);
+          }
+          outcome = { hook: ref, status: 'ran', allow: true, ...(said.length > 0 && { systemMessage: said.join('\n') }), durationMs: result.durationMs, ...(result.exitCode !== undefined && { exitCode: result.exitCode }), ...(result.stderrTail && { stderrTail: result.stderrTail }) };
+        } else {
+          this.deps.log.warn(`${hookLabel(hook)} failed in the background on ${event} (${result.failure}): ${result.message}`);
+          outcome = { hook: ref, status: 'failed', allow: true, failure: result.failure, message: result.message, durationMs: result.durationMs, ...(result.exitCode !== undefined && { exitCode: result.exitCode }), ...(result.stderrTail && { stderrTail: result.stderrTail }) };
+        }
+        this.pending.push(...said);
+        await this.deps.trace.record(event, [outcome]);
+      })
+      .catch((error: unknown) => this.deps.log.warn(`${hookLabel(hook)} in the background: ${(error as Error)?.message ?? String(error)}`))
+      // Once what it said is waiting for the next event (and traced): a host that watches `progress` can fire it.
+      .finally(ended);
+    this.background.add(done);
+    void done.finally(() => this.background.delete(done));
   }
 
   /** A peer hook's `ask`: the host's answer to `approval_request` is the hook's decision; no answer blocks. */
@@ -317,6 +478,10 @@ function deepFreeze<T>(value: T): T {
     for (const member of Object.values(value)) deepFreeze(member);
   }
   return value;
+}
+
+function onceKey(hook: HookDefinition, sessionId: string | undefined): string {
+  return `${hook.id}\0${sessionId ?? ''}`;
 }
 
 function sessionOf(context: Context): string | undefined {

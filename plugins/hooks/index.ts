@@ -22,7 +22,7 @@ export default definePlugin({
   setup(kernel, ctx) {
     const settings = hookSettings(ctx.settings);
     const principals = new WeakMap<HookDefinition, { readonly plugin: PluginInfo | undefined; readonly principal: Principal }>();
-    const defaults = { timeoutMs: settings.timeout, idleMs: settings.persistentIdleMs, shellSources: settings.shellCommands };
+    const defaults = { timeoutMs: settings.timeout, idleMs: settings.persistentIdleMs, shellSources: settings.shellCommands, dataHome: ctx.paths.home };
     const runner = createRunner({
       allowedCommands: settings.allowedCommands,
       maxOutputBytes: settings.maxOutputBytes,
@@ -55,6 +55,7 @@ export default definePlugin({
       workspace: ctx.paths.workspace,
       log: ctx.log,
       redact: (text) => kernel.redact(text),
+      home: ctx.paths.home,
       // A peer hook's `ask`: the host approves through approval_request, answering `context.approved: true`.
       approve: async (ask) => {
         const decision = await kernel.emit('approval_request', {
@@ -187,6 +188,8 @@ export default definePlugin({
       lastRun: (event: EventName) => engine.lastRun(event),
       counts: () => ({ hooks: limiter.counts(), global: limiter.globalCounts() }),
       askAgent: engine.askAgent,
+      progress: engine.progress,
+      rewake: engine.rewake,
     };
     kernel.provide('hooks', service);
     kernel.hooks.commands.tap((registry) => {
@@ -217,7 +220,9 @@ export default definePlugin({
       serving = false;
       await watching.catch(() => undefined);
       await watcher?.close();
+      engine.close();
       await runner.close();
+      await engine.settled(); // the background runs the runner just ended, before the trace closes
       trace.close();
     };
   },

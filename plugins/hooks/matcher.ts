@@ -22,6 +22,8 @@ import { isAbsolute, relative, sep } from 'node:path';
 import { type EventName } from 'plinth/sdk';
 import { globTest, type GlobOptions, type GlobTest } from 'plinth/internal';
 import { compilePeerMatcher, peerMatchSubject, peerToolName } from './dialects/matcher.js';
+import { peerNameOf } from './dialects/events.js';
+import { type PermissionRule, matchesPermissionRule, parsePermissionRule } from './dialects/permission-rule.js';
 import type { HookDefinition } from './types.js';
 
 /** Events whose context names a tool. */
@@ -118,12 +120,13 @@ function workspaceRelative(path: string, workspace: string | undefined): string 
  * not match.
  */
 export function matches(
-  hook: Pick<HookDefinition, 'events' | 'matcher' | 'protocol'>,
+  hook: Pick<HookDefinition, 'events' | 'matcher' | 'protocol' | 'if'>,
   event: EventName,
   context: Readonly<Record<string, unknown>>,
   options: MatchOptions = {},
 ): boolean {
   if (!hook.events.includes(event)) return false;
+  if (hook.if !== undefined && !conditionHolds(hook.if, event, context, options)) return false;
   if (hook.matcher.peer !== undefined) return matchesPeer(hook.protocol === 'gemini' ? 'gemini' : 'claude', hook.matcher.peer, event, context);
   const { tools, files } = compiled(hook);
   if (!tools && !files) return true;
@@ -146,4 +149,33 @@ function matchesPeer(protocol: 'claude' | 'gemini', pattern: string, event: Even
   const subject = peerMatchSubject(event, context);
   // Gemini CLI compares a lifecycle matcher (the source, the trigger) exactly.
   return subject === undefined || (protocol === 'gemini' ? subject === pattern : matcher.test(subject));
+}
+
+/** Claude Code's events whose tool call an `if` is tested against; on any other event a hook with `if` never runs. */
+export const IF_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionRequest', 'PermissionDenied']);
+
+const rules = new Map<string, PermissionRule | undefined>();
+
+/**
+ * A hook's `if` (Claude Code's permission-rule syntax, see dialects/permission-rule.ts) against the
+ * tool call of this event: the tool as Claude Code names it and its input (`args`). A rule that
+ * cannot be read never matches (it was reported where the hook is defined).
+ */
+function conditionHolds(text: string, event: EventName, context: Readonly<Record<string, unknown>>, options: MatchOptions): boolean {
+  if (!IF_EVENTS.has(peerNameOf('claude', event) ?? '')) return false;
+  let rule = rules.get(text);
+  if (!rules.has(text)) {
+    const parsed = parsePermissionRule(text);
+    rule = parsed.ok ? parsed.rule : undefined;
+    if (rules.size > 1000) rules.clear();
+    rules.set(text, rule);
+  }
+  if (rule === undefined) return false;
+  const tool = toolNamesOf(context)[0];
+  if (tool === undefined) return false;
+  const raw = context.args ?? context.input ?? context.tool_input;
+  const input = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  const workspace = options.workspace ?? process.cwd();
+  const cwd = typeof context.cwd === 'string' && isAbsolute(context.cwd) ? context.cwd : workspace;
+  return matchesPermissionRule(rule, { tool: peerToolName(tool, context, 'claude'), input, cwd, projectDir: workspace });
 }

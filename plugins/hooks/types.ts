@@ -61,7 +61,7 @@ export interface HookRunner {
   check(hook: HookDefinition): Promise<{ readonly failure: PreflightFailure; readonly detail: string } | undefined>;
   /** Never throws: every failure is a `RunResult` with `ok: false`. */
   /** `pinned`: the files the hook's trust check approved (its verdict's `pinned`), run exactly as approved. */
-  run(hook: HookDefinition, input: RunInput, signal?: AbortSignal, pinned?: readonly PinnedFile[]): Promise<RunResult>;
+  run(hook: HookDefinition, input: RunInput, signal?: AbortSignal, pinned?: readonly PinnedFile[], env?: RunEnvironment): Promise<RunResult>;
   /** Stops the persistent processes of these hooks (their plugin left or was replaced); a later run starts afresh. */
   release(hookIds: Iterable<string>): Promise<void>;
   /** Stops every persistent process (and its process tree). */
@@ -92,6 +92,14 @@ export interface PeerHookInput {
   readonly document: Readonly<Record<string, unknown>>;
   /** plinth's context at this hook: rewrites of the tool input are merged into it. */
   readonly context: Readonly<Record<string, unknown>>;
+}
+
+/** Variables of one run beyond a hook's own environment (see session-env.ts). */
+export interface RunEnvironment {
+  /** plinth's values for this run (`CLAUDE_ENV_FILE`, `CLAUDE_PLUGIN_DATA`): kept like `PLINTH_HOOK_*`. */
+  readonly own?: Readonly<Record<string, string>>;
+  /** What the session's env file set for the hook's principal: passed like a plugin's settings. */
+  readonly vars?: Readonly<Record<string, string>>;
 }
 
 /** What one run writes to a hook: plinth's protocol input, or a peer's. */

@@ -9,6 +9,8 @@
 import { type EventName, isGateEvent } from 'plinth/sdk';
 import { trustSubject, unsupportedFix } from './engine.js';
 import { plan } from './plan.js';
+import { IF_EVENTS } from './matcher.js';
+import { peerNameOf } from './dialects/events.js';
 import { preflightHint } from './runner/outcome.js';
 import type { TrustService } from 'plinth/sdk';
 import type { HookDefinition, HookRunner, Strategy } from './types.js';
@@ -55,6 +57,13 @@ export async function validateHooks(inputs: ValidateInputs): Promise<ValidationR
   // What a peer hook asks that plinth does not do yet: named, field by field.
   for (const hook of enabled) {
     for (const note of hook.notYet ?? []) warnings.push({ message: `${hook.origin}: hook "${hook.id}": ${note}`, hook: hook.id });
+    // Honoured fields that make a hook do less than it seems to: said, never a problem.
+    if (hook.if !== undefined && !hook.events.some((e) => IF_EVENTS.has(peerNameOf('claude', e) ?? ''))) {
+      warnings.push({ message: `${hook.origin}: hook "${hook.id}" never runs: its "if" is tested only on tool events (PreToolUse, PostToolUse, …), as in Claude Code`, hook: hook.id, hint: 'remove "if", or move the hook to a tool event' });
+    }
+    if (hook.async !== undefined && hook.events.some(isGateEvent)) {
+      warnings.push({ message: `${hook.origin}: hook "${hook.id}" runs in the background ("async"): it never blocks ${hook.events.filter(isGateEvent).join(', ')}; its answer only informs the next event`, hook: hook.id, hint: 'remove "async" for a hook that must guard the event' });
+    }
   }
 
   for (const event of new Set(enabled.flatMap((hook) => hook.events))) {

@@ -3,7 +3,7 @@
  * the hooks plugin — the hook definitions it read, the outcome of an event's
  * hooks, rate-limit counts, and `askAgent` prompts to hand to an agent.
  */
-import type { AsyncSeriesBailHook } from 'tapable';
+import type { AsyncSeriesBailHook, SyncHook } from 'tapable';
 import type { EventName } from '../events.js';
 import type { TrustSource } from './trust.js';
 import type { Permissions } from './sandbox.js';
@@ -78,8 +78,49 @@ export interface HookDefinition {
    * elsewhere it is skipped with this message.
    */
   readonly unsupported?: string;
-  /** What the definition asks that plinth does not honour yet, though the hook runs (a Claude Code `if`, `async`, `once`): each a sentence. */
+  /** What the definition asks that plinth does not honour yet, though the hook runs: each a sentence. */
   readonly notYet?: readonly string[];
+  /**
+   * Claude Code's `if`: one permission rule (`Bash(git *)`, `Edit(src/**)`, `mcp__github__*`). The hook
+   * runs only for a tool call the rule matches, on the events that carry a tool call; on other events it never runs.
+   */
+  readonly if?: string;
+  /**
+   * Runs in the background (Claude Code's `async`): the event does not wait for it and its decision does
+   * not count; what it says for the model reaches the next event's `systemMessages`. `rewake`
+   * (`asyncRewake`): an exit 2 also wakes the host (the `hooks` service's `rewake`) with its stderr (or
+   * stdout), `rewakeMessage` and `rewakeSummary` when given.
+   */
+  readonly async?: { readonly rewake?: boolean; readonly rewakeMessage?: string; readonly rewakeSummary?: string };
+  /** Runs once per session (per `sessionId`; once per process without one), then is left out. */
+  readonly once?: boolean;
+  /** Shown while the hook runs: handed to the host through the `hooks` service's `progress`. */
+  readonly statusMessage?: string;
+}
+
+/** A hook starting or ending, for a host that shows what runs (a spinner with the hook's `statusMessage`). */
+export interface HookProgress {
+  readonly hook: Pick<HookDefinition, 'id' | 'name' | 'source'>;
+  readonly event: EventName;
+  readonly phase: 'started' | 'ended';
+  /** The definition's `statusMessage`, when it has one. */
+  readonly statusMessage?: string;
+  /** True for a hook running in the background (`async`). */
+  readonly background?: boolean;
+}
+
+/**
+ * A background hook (`asyncRewake`) that exited with code 2: the host should wake the agent with
+ * `message` (the hook's `rewakeMessage`, else its stderr, else its stdout) even when it is idle.
+ */
+export interface RewakeRequest {
+  readonly hook: Pick<HookDefinition, 'id' | 'name' | 'source'>;
+  /** The event the hook ran for. */
+  readonly event: EventName;
+  readonly message: string;
+  /** The hook's `rewakeSummary`: a short line for the user. */
+  readonly summary?: string;
+  readonly sessionId?: string;
 }
 
 /** The hook protocols plinth speaks: its own (v1.0.0) and its peers'. */
@@ -183,6 +224,13 @@ export interface HooksService {
    * system messages, so it reaches the model anyway.
    */
   readonly askAgent: AsyncSeriesBailHook<[AskAgentRequest], true | undefined>;
+  /** Each hook run starting and ending, with its `statusMessage`: what a host shows while hooks run. */
+  readonly progress: SyncHook<[HookProgress]>;
+  /**
+   * `asyncRewake` hooks that exited with code 2. A tap that wakes its agent returns true; when no tap
+   * does, the message reaches the next event's `systemMessages`, as a background hook's context does.
+   */
+  readonly rewake: AsyncSeriesBailHook<[RewakeRequest], true | undefined>;
 }
 
 declare module '../index.js' {

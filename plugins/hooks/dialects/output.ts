@@ -66,6 +66,12 @@ export function peerRunResult(
   const advisory = ADVISORY[input.protocol].has(input.canonical);
   if (outcome.kind === 'exit' && outcome.code === 2) {
     const reason = facts.stderrTail.trim() || `${hookLabel(hook)} exited with code 2`;
+    // Kept for an asyncRewake hook, whose message is its stdout when stderr is empty (Claude Code's rule).
+    const stdout = outcome.stdoutTail?.trim();
+    if (stdout) {
+      const ran = peerRunResult(hook, input, { kind: 'exit', code: 2 }, facts);
+      return ran.ok ? { ...ran, response: { ...ran.response, metadata: { ...ran.response.metadata, stdout } } } : ran;
+    }
     if (advisory) return ok({ allow: true, message: reason }, 2);
     if (feedsBack(input)) return ok({ allow: true, systemMessage: reason }, 2);
     return ok({ allow: false, message: reason }, 2);

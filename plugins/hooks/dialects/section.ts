@@ -18,7 +18,9 @@ import { basename, isAbsolute, resolve } from 'node:path';
 import { type PlinthError } from 'plinth/sdk';
 import { peerEventsOf, peerHookGaps, type PeerProtocol } from 'plinth/internal';
 import { z } from 'zod';
-import { type HookDefaults, type Mutable, type SectionOrigin, hookId, problem } from '../definition.js';
+import { type HookDefaults, type Mutable, type SectionOrigin, handlerFields, hookId, problem } from '../definition.js';
+import { parsePermissionRule } from './permission-rule.js';
+import { pluginDataDir } from '../session-env.js';
 import type { HookDefinition } from '../types.js';
 import { type Expansions, readCommandLine } from './command-line.js';
 import { CLAUDE_WITHOUT_COUNTERPART, peerEvent, peerLabel } from './events.js';
@@ -40,12 +42,16 @@ const peerCommandSchema = z.strictObject({
   statusMessage: z.string().optional(),
   // Claude Code's exec form: `command` is the program, `args` its arguments, no shell.
   args: z.array(z.string({ error: 'expected each argument as a string' }), { error: 'expected "args" as a list of strings' }).optional(),
-  // Claude Code's fields plinth does not honour yet (see peerHookGaps in plinth/sdk): read so that each is named, never an unknown key.
+  // Claude Code's handler fields (handlerFields in ../definition.ts); `if` is read by parsePermissionRule.
   if: z.string({ error: 'expected "if" as a permission rule, e.g. "Bash(git commit *)"' }).optional(),
   async: z.boolean({ error: 'expected true or false' }).optional(),
   asyncRewake: z.boolean({ error: 'expected true or false' }).optional(),
+  // Not in Claude Code's reference, but in its settings schema and in published hooks: what an asyncRewake says.
+  rewakeMessage: z.string({ error: 'expected a message as a string' }).optional(),
+  rewakeSummary: z.string({ error: 'expected a summary as a string' }).optional(),
   once: z.boolean({ error: 'expected true or false' }).optional(),
-  shell: z.string({ error: 'expected "bash" or "powershell"' }).optional(),
+  // "bash", "sh" (the default) or "powershell"; another value is a hook that never runs (peerHookGaps).
+  shell: z.string({ error: 'expected "bash", "sh" or "powershell"' }).optional(),
   // plinth's own, accepted on a peer hook.
   onError: z.enum(['block', 'allow'], { error: 'expected "block" or "allow"' }).optional(),
   enabled: z.boolean({ error: 'expected true or false' }).optional(),
@@ -60,7 +66,7 @@ const peerGroupSchema = z.strictObject({
 });
 
 /** Claude Code's own fields: a Gemini CLI hook that has one is told so, not silently accepted. */
-const CLAUDE_ONLY = ['args', 'if', 'async', 'asyncRewake', 'once', 'shell'] as const;
+const CLAUDE_ONLY = ['args', 'if', 'async', 'asyncRewake', 'rewakeMessage', 'rewakeSummary', 'once', 'shell'] as const;
 
 /** What translating one section's peer events found. */
 export interface PeerTranslation {
@@ -158,6 +164,13 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
           return;
         }
       }
+      if (entry.data.if !== undefined) {
+        const rule = parsePermissionRule(entry.data.if);
+        if (!rule.ok) {
+          problems.push(problem('PLN_E_HOOK_INVALID', where, `${hookAt}.if`, `${rule.why}; fix: ${rule.fix}`, name, event));
+          return;
+        }
+      }
       if (entry.data.command === undefined || entry.data.command.trim() === '') {
         problems.push(problem('PLN_E_HOOK_INVALID', where, `${hookAt}.command`, 'expected the command to run', undefined, event));
         return;
@@ -169,7 +182,7 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
       const action =
         entry.data.args !== undefined
           ? execAction(entry.data.command, entry.data.args, protocol, where, defaults)
-          : commandAction(entry.data.command, protocol, where, defaults, entry.data.shell === 'bash' ? 'bash' : 'sh');
+          : commandAction(entry.data.command, protocol, where, defaults, entry.data.shell === 'bash' || entry.data.shell === 'powershell' ? entry.data.shell : 'sh');
       if (!action.ok) {
         problems.push(problem(action.code, where, `${hookAt}.command`, action.why, name, event));
         return;
@@ -200,6 +213,7 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
         protocol,
         ...(where.plugin !== undefined && { pluginRoot: resolve(where.baseDir) }),
         ...(gaps.length > 0 && { notYet: gaps.map((gap) => `${gap.field}: ${gap.reason}`) }),
+        ...handlerFields(entry.data),
       });
     });
   });
@@ -253,7 +267,7 @@ type Action =
   | { readonly ok: false; readonly code: 'PLN_E_HOOK_INVALID' | 'PLN_E_HOOK_SHELL_REFUSED'; readonly why: string };
 
 /** The values plinth expands in a peer command itself. */
-export function peerExpansions(protocol: PeerProtocol, where: SectionOrigin, defaults: Pick<HookDefaults, 'shellSources' | 'userHome'>): Expansions {
+export function peerExpansions(protocol: PeerProtocol, where: SectionOrigin, defaults: Pick<HookDefaults, 'shellSources' | 'userHome' | 'dataHome'>): Expansions {
   const project = resolve(where.projectDir ?? where.baseDir);
   const values: Record<string, string> = { CLAUDE_PROJECT_DIR: project, HOME: defaults.userHome ?? homedir() };
   if (protocol === 'gemini') {
@@ -263,6 +277,7 @@ export function peerExpansions(protocol: PeerProtocol, where: SectionOrigin, def
   }
   if (where.plugin !== undefined) {
     if (protocol === 'claude') values.CLAUDE_PLUGIN_ROOT = resolve(where.baseDir);
+    if (protocol === 'claude' && defaults.dataHome !== undefined) values.CLAUDE_PLUGIN_DATA = pluginDataDir(defaults.dataHome, where.plugin);
     else values.extensionPath = resolve(where.baseDir);
   }
   return values;
@@ -273,7 +288,18 @@ export function peerExpansions(protocol: PeerProtocol, where: SectionOrigin, def
  * runs through the interpreter its `#!` line names, so that the whitelist (`allowedCommands`)
  * decides as for any hook; shell syntax runs through `sh -c` where the settings allow it.
  */
-export function commandAction(command: string, protocol: PeerProtocol, where: SectionOrigin, defaults: Pick<HookDefaults, 'shellSources' | 'userHome'>, shell: 'sh' | 'bash' = 'sh'): Action {
+export function commandAction(command: string, protocol: PeerProtocol, where: SectionOrigin, defaults: Pick<HookDefaults, 'shellSources' | 'userHome' | 'dataHome'>, shell: 'sh' | 'bash' | 'powershell' = 'sh'): Action {
+  if (shell === 'powershell') {
+    // PowerShell's syntax is not a POSIX shell's: the string is PowerShell's to read, plinth's placeholders put in as text.
+    if (!(defaults.shellSources ?? []).includes(where.source)) {
+      return {
+        ok: false,
+        code: 'PLN_E_HOOK_SHELL_REFUSED',
+        why: `a "shell": "powershell" command runs through PowerShell and ${where.source} hooks may not run shell commands; to allow it, add "${where.source}" to plugins.hooks.settings.shellCommands in your user settings (and "pwsh" to allowedCommands), or use the exec form ("command" the program, "args" its arguments)`,
+      };
+    }
+    return { ok: true, command: POWERSHELL, args: ['-NoProfile', '-NonInteractive', '-Command', expandPlaceholders(command, peerExpansions(protocol, where, defaults))] };
+  }
   const line = readCommandLine(command, peerExpansions(protocol, where, defaults), defaults.userHome ?? homedir());
   if (line.kind === 'invalid') return { ok: false, code: 'PLN_E_HOOK_INVALID', why: `the command cannot be read: ${line.why}` };
   if (line.kind === 'shell') {
@@ -298,17 +324,26 @@ export function commandAction(command: string, protocol: PeerProtocol, where: Se
  * `$CLAUDE_PROJECT_DIR`, …) are put in, any other text stays as it is. A script named as the
  * program runs through its `#!` interpreter, as in the shell form.
  */
-export function execAction(command: string, args: readonly string[], protocol: PeerProtocol, where: SectionOrigin, defaults: Pick<HookDefaults, 'shellSources' | 'userHome'>): Action {
-  const values = peerExpansions(protocol, where, defaults);
-  const expand = (word: string) => word.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (all, braced: string | undefined, bare: string | undefined) => {
-    const name = (braced ?? bare)!;
-    return Object.hasOwn(values, name) ? values[name]! : all;
-  });
+export function execAction(command: string, args: readonly string[], protocol: PeerProtocol, where: SectionOrigin, defaults: Pick<HookDefaults, 'shellSources' | 'userHome' | 'dataHome'>): Action {
+  // Only the path placeholders: `$HOME`, `$` and backticks pass through verbatim, as Claude Code's exec form passes them.
+  const { HOME: _home, ...values } = peerExpansions(protocol, where, defaults);
+  const expand = (word: string) => expandPlaceholders(word, values);
   const program = expand(command);
   const argv = args.map(expand);
   const interpreter = program.includes('/') ? shebangOf(isAbsolute(program) ? program : resolve(where.projectDir ?? where.baseDir, program)) : undefined;
   if (interpreter) return { ok: true, command: interpreter.program, args: [...interpreter.args, program, ...argv] };
   return { ok: true, command: program, args: argv };
+}
+
+/** The program a `"shell": "powershell"` command runs through: PowerShell 7 (`pwsh`), Windows PowerShell on Windows. */
+export const POWERSHELL = process.platform === 'win32' ? 'powershell' : 'pwsh';
+
+/** `text` with plinth's own variables (`${CLAUDE_PLUGIN_ROOT}`, `$CLAUDE_PROJECT_DIR`, …) put in as plain text; any other `$…` stays as written. */
+function expandPlaceholders(text: string, values: Expansions): string {
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (all, braced: string | undefined, bare: string | undefined) => {
+    const name = (braced ?? bare)!;
+    return Object.hasOwn(values, name) ? values[name]! : all;
+  });
 }
 
 /** The interpreter a script's `#!` line names (`/usr/bin/env python3` → python3, `/bin/bash` → bash), sh for a text file without one; undefined when unreadable or a binary. */

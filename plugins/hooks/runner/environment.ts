@@ -18,6 +18,8 @@ export interface EnvironmentOptions {
   readonly settings?: Readonly<Record<string, string>>;
   /** The session this run belongs to, when the event has one (a peer hook's `GEMINI_SESSION_ID`). */
   readonly sessionId?: string;
+  /** This run's extra variables: `own` kept as plinth's values, `vars` (a session's env file) like a plugin's settings. */
+  readonly run?: { readonly own?: Readonly<Record<string, string>>; readonly vars?: Readonly<Record<string, string>> };
 }
 
 /** What one process of `hook` declares: host names to pass on (`passEnv`) and plinth's values (`env`). */
@@ -29,9 +31,9 @@ export function hookEnvironment(
   if (options.event !== undefined) own.PLINTH_HOOK_EVENT = options.event;
   if (options.persistent === true) own.PLINTH_HOOK_PERSISTENT = '1';
   own.PLINTH_WORKSPACE = options.workspace;
-  Object.assign(own, peerVariables(hook, options.workspace, options.sessionId));
+  Object.assign(own, peerVariables(hook, options.workspace, options.sessionId), options.run?.own);
   // plinth's own values (not a plugin's settings): a confined hook keeps them without a grant.
-  return { passEnv: options.extra, env: { ...options.settings, ...own }, ownEnv: Object.keys(own) };
+  return { passEnv: options.extra, env: { ...options.settings, ...options.run?.vars, ...own }, ownEnv: Object.keys(own) };
 }
 
 /**

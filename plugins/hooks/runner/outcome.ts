@@ -10,7 +10,7 @@ export type Outcome =
   /** Spawn mode: stdout of a clean exit. Persistent mode: one answer line. */
   | { readonly kind: 'output'; readonly bytes: Uint8Array; /** Spawn mode: the process exited (with 0). */ readonly exitCode?: number }
   /** Spawn mode: a non-zero exit. Persistent mode: any exit before answering. */
-  | { readonly kind: 'exit'; readonly code: number; readonly beforeAnswer?: boolean }
+  | { readonly kind: 'exit'; readonly code: number; readonly beforeAnswer?: boolean; /** Spawn mode: the end of what it wrote to stdout (an asyncRewake's message when stderr is empty). */ readonly stdoutTail?: string }
   /** Killed by a signal plinth did not send. */
   | { readonly kind: 'signal'; readonly signal: string; readonly beforeAnswer?: boolean }
   | { readonly kind: 'timeout'; readonly afterMs: number }

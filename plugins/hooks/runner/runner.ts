@@ -7,7 +7,7 @@
 import { statSync } from 'node:fs';
 import { encodeInput } from '../protocol.js';
 import { scriptOf } from '../script.js';
-import { type HookDefinition, type HookRunner, type PreflightFailure, type RunInput, type RunResult, isPeerInput } from '../types.js';
+import { type HookDefinition, type HookRunner, type PreflightFailure, type RunEnvironment, type RunInput, type RunResult, isPeerInput } from '../types.js';
 import { peerRunResult } from '../dialects/output.js';
 import { createCommandResolver } from './command.js';
 import { hookEnvironment } from './environment.js';
@@ -140,7 +140,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
   }
 
   /** The checks before a run, then what to launch. */
-  async function prepare(hook: HookDefinition, action: { command: string; args: readonly string[] }, event: string, pinned: readonly PinnedFile[] | undefined, sessionId?: string): Promise<Launch | Reply> {
+  async function prepare(hook: HookDefinition, action: { command: string; args: readonly string[] }, event: string, pinned: readonly PinnedFile[] | undefined, sessionId?: string, runEnv?: RunEnvironment): Promise<Launch | Reply> {
     const before = prechecked.get(hook);
     prechecked.delete(hook);
     const fresh = before !== undefined && performance.now() - before.at < PRECHECK_FRESH_MS ? { ok: true as const, file: before.file } : undefined;
@@ -153,6 +153,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
       ...(hook.persistent === false ? { event } : { persistent: true }),
       ...(sessionId !== undefined && { sessionId }),
       ...(hook.plugin !== undefined && options.settingsEnv && { settings: options.settingsEnv(hook.plugin) }),
+      ...(runEnv !== undefined && { run: runEnv }),
     });
     const actingFor = options.principalOf?.(hook);
     return { file: command.file, args: action.args, argv0: action.command, cwd: hook.cwd, passEnv, env, ownEnv, purpose: hookLabel(hook), ...(actingFor !== undefined && { actingFor }), ...(pinned !== undefined && pinned.length > 0 && { pinned }) };
@@ -174,7 +175,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
     return entry.hook;
   }
 
-  async function execute(hook: HookDefinition, input: RunInput, signal: AbortSignal | undefined, pinned?: readonly PinnedFile[]): Promise<Reply> {
+  async function execute(hook: HookDefinition, input: RunInput, signal: AbortSignal | undefined, pinned?: readonly PinnedFile[], runEnv?: RunEnvironment): Promise<Reply> {
     if (closed) return CLOSED;
     const action = hook.action;
     if (action.type !== 'command') return refused('spawn_failed', 'it is an askAgent hook: there is no process to run');
@@ -187,7 +188,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
     const timeoutMs = Math.min(Math.max(hook.timeoutMs, 1), MAX_TIMER_MS);
 
     if (hook.persistent === false) {
-      const launch = await prepare(hook, action, input.event, pinned, sessionOfInput(input));
+      const launch = await prepare(hook, action, input.event, pinned, sessionOfInput(input), runEnv);
       if ('outcome' in launch) return launch;
       if (closed) return CLOSED;
       return runOnce(owner!, launch, line, { timeoutMs, maxOutputBytes: options.maxOutputBytes }, signal, {
@@ -201,7 +202,7 @@ export function createRunner(options: RunnerOptions): HookRunner {
     // are asynchronous. A turn ends once its request is queued (an object, so that the answer is not awaited).
     const idleMs = Math.min(Math.max(hook.persistent.idleMs, 1), MAX_TIMER_MS);
     const turn = (lanes.get(hook.id) ?? Promise.resolve()).then(async () => {
-      const launch = await prepare(hook, action, input.event, pinned);
+      const launch = await prepare(hook, action, input.event, pinned, undefined, runEnv);
       if ('outcome' in launch) return { answer: Promise.resolve(launch) };
       if (closed) return { answer: Promise.resolve(CLOSED) };
       return { answer: persistentFor(hook, launch, idleMs).request(line, timeoutMs, signal) };
@@ -226,11 +227,11 @@ export function createRunner(options: RunnerOptions): HookRunner {
       return checked.ok ? undefined : { failure: checked.failure, detail: checked.detail };
     },
 
-    async run(hook, input, signal, pinned) {
+    async run(hook, input, signal, pinned, runEnv) {
       const started = performance.now();
       let reply: Reply;
       try {
-        reply = await execute(hook, input, signal, pinned);
+        reply = await execute(hook, input, signal, pinned, runEnv);
       } catch (error) {
         const outcome: Outcome = { kind: 'spawn_error', detail: `internal error: ${(error as Error)?.message ?? String(error)}` };
         reply = { outcome, stderrTail: '' };

@@ -70,7 +70,7 @@ export async function runOnce(
       : end.signal !== null
         ? { kind: 'signal', signal: end.signal }
         : end.exitCode !== 0
-          ? { kind: 'exit', code: end.exitCode ?? -1 }
+          ? { kind: 'exit', code: end.exitCode ?? -1, ...(stdoutBytes > 0 && { stdoutTail: Buffer.concat(stdout).toString('utf8').slice(-4096) }) }
           : { kind: 'output', bytes: Buffer.concat(stdout), exitCode: 0 });
   const stderrTail = stderr.text();
   const sandboxHint = outcome.kind === 'exit' ? child.explainExit?.(stderrTail) : undefined;
