@@ -16,7 +16,41 @@
 export type PeerProtocol = 'claude' | 'gemini';
 
 /** Claude Code's hook events plinth runs (the others are reported as unsupported where they are written). */
-export const CLAUDE_HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SessionStart', 'SessionEnd', 'PreCompact', 'Notification'] as const;
+export const CLAUDE_HOOK_EVENTS = [
+  'PreToolUse',
+  'PostToolUse',
+  'UserPromptSubmit',
+  'Stop',
+  'SessionStart',
+  'SessionEnd',
+  'PreCompact',
+  'PostCompact',
+  'Notification',
+  'Setup',
+  'InstructionsLoaded',
+  'UserPromptExpansion',
+  'PermissionRequest',
+  'PermissionDenied',
+  'PostToolUseFailure',
+  'PostToolBatch',
+  'SubagentStart',
+  'SubagentStop',
+  'TaskCreated',
+  'TaskCompleted',
+  'TeammateIdle',
+  'StopFailure',
+  'Elicitation',
+  'ElicitationResult',
+  'ConfigChange',
+  'CwdChanged',
+  'DirectoryAdded',
+  'FileChanged',
+  'WorktreeCreate',
+  'WorktreeRemove',
+  'MessageDisplay',
+  'PreModelSwitch',
+  'PostModelSwitch',
+] as const;
 
 /** Gemini CLI's hook events. */
 export const GEMINI_HOOK_EVENTS = [
@@ -34,7 +68,7 @@ export const GEMINI_HOOK_EVENTS = [
 ] as const;
 
 /** Claude Code events that exist there but have no plinth counterpart: reported, never run. */
-export const CLAUDE_UNSUPPORTED_EVENTS = ['SubagentStop', 'PermissionRequest', 'PostToolUseFailure', 'SubagentStart', 'PermissionDenied'] as const;
+export const CLAUDE_UNSUPPORTED_EVENTS = [] as const;
 
 /** What plinth does not do yet with one field of a peer hook, as `ext info`, `hooks validate` and the hooks plugin say it. */
 export interface PeerHookGap {

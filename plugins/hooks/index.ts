@@ -236,6 +236,7 @@ function toEventResult(result: PlanResult): EventResult {
     ...(result.blockedBy && { by: result.blockedBy }),
     ...(result.code && { code: result.code }),
     ...(result.fix && { fix: result.fix }),
+    ...(result.host && { host: result.host }),
   };
 }
 
