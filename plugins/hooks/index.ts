@@ -190,7 +190,7 @@ export default definePlugin({
     };
     kernel.provide('hooks', service);
     kernel.hooks.commands.tap((registry) => {
-      for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS, runner, strategy: settings.strategy, defaults })) registry.add(command);
+      for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS, runner, strategy: settings.strategy, defaults, ...(settings.hostEvents !== undefined && { hostEvents: settings.hostEvents }) })) registry.add(command);
     });
 
     // `plinth config validate`: the hooks of the settings files, checked as `hooks validate` checks them (short of running).
