@@ -161,8 +161,9 @@ function interpret(input: PeerHookInput, out: PeerOutput, advisory: boolean): Ho
   // The hook-specific permission decision wins over the older top-level `decision`; PermissionRequest's is an object.
   const permission = claude && event === 'approval_request' ? specific.decision : undefined;
   const [decision, why] =
-    permission !== undefined
-      ? [permission.behavior, permission.message ?? out.reason]
+    claude && event === 'approval_request'
+      ? // PermissionRequest: only the decision object grants or denies (a top-level "block" is no answer).
+        [permission?.behavior, permission?.message ?? out.reason]
       : specific.permissionDecision !== undefined
         ? [specific.permissionDecision, specific.permissionDecisionReason ?? out.reason]
         : [out.decision, out.reason];
