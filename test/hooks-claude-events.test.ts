@@ -343,6 +343,19 @@ describe('blocking and allowing, as Claude Code reads exit 2 and JSON on each ev
     ]);
   }, 180_000);
 
+  it('PreModelSwitch: a hook that reaches its time limit blocks the switch; TaskCreated ignores continue: false (Claude Code discards it there)', async () => {
+    const workspace = await project();
+    const kernel = await boot(workspace, { PreModelSwitch: [group('slow.sh', { timeout: 1 })], TaskCreated: [group('stop-build.sh')], TaskCompleted: [group('stop-build.sh')] });
+    const slow = await emit(kernel, 'before_model_switch', { from: 'claude-sonnet-5', to: 'claude-opus-5' });
+    expect(slow.allow).toBe(false);
+    expect(slow.messages[0]).toContain('the model switch is blocked');
+    const created = await emit(kernel, 'task_created', { taskId: 't', subject: 's' });
+    expect(created.allow).toBe(true);
+    expect(created.host).toBeUndefined();
+    // TaskCompleted reads it: the teammate stops.
+    expect(await emit(kernel, 'task_completed', { taskId: 't', subject: 's' })).toMatchObject({ allow: false, host: { stop: { reason: 'Build failed, fix errors before continuing' } } });
+  }, 120_000);
+
   it('WorktreeCreate: the path the hook printed reaches the host; any non-zero exit or no path fails the creation (a gate event)', async () => {
     const workspace = await project();
     const kernel = await boot(workspace, { WorktreeCreate: [group('worktree-create.sh')], WorktreeRemove: [group('worktree-remove.sh')] });
