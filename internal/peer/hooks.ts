@@ -15,7 +15,7 @@
 /** The peer protocols. */
 export type PeerProtocol = 'claude' | 'gemini';
 
-/** Claude Code's hook events plinth runs (the others are reported as unsupported where they are written). */
+/** Claude Code's hook events (its hooks reference, late 2026, with PreModelSwitch and PostModelSwitch of v2.1.251). */
 export const CLAUDE_HOOK_EVENTS = [
   'PreToolUse',
   'PostToolUse',
@@ -67,8 +67,11 @@ export const GEMINI_HOOK_EVENTS = [
   'Notification',
 ] as const;
 
-/** Claude Code events that exist there but have no plinth counterpart: reported, never run. */
-export const CLAUDE_UNSUPPORTED_EVENTS = [] as const;
+/**
+ * Claude Code events that exist there but have no plinth counterpart: reported, never run. None
+ * today (every event of its hooks reference, late 2026, has one); kept for the next one it adds.
+ */
+export const CLAUDE_UNSUPPORTED_EVENTS: readonly string[] = [];
 
 /** What plinth does not do yet with one field of a peer hook, as `ext info`, `hooks validate` and the hooks plugin say it. */
 export interface PeerHookGap {

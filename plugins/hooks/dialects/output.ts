@@ -1,26 +1,35 @@
 /**
  * What a Claude Code or Gemini CLI hook's run means, read as its peer reads it, as plinth's
- * hook result:
+ * hook result (each event's rules in events.ts: ADVISORY, EXIT_2, CONTINUE_IGNORED, PLAIN_TEXT_CONTEXT):
  *
  * - exit 0: stdout is one JSON object (pretty-printed over several lines is fine) with the peer's
  *   fields; empty stdout is no decision; other text is added context where the peer adds it
- *   (Claude Code: `UserPromptSubmit`, `SessionStart`), a message to the user in Gemini CLI, and
- *   nothing elsewhere.
- * - exit 2: a block, stderr the reason; on the events the peer never blocks (session start and
- *   end, compression, notifications) a message; on Claude Code's PostToolUse (the tool already
- *   ran) context for the model.
+ *   (Claude Code: `UserPromptSubmit`, `UserPromptExpansion`, `SessionStart`, `PostModelSwitch`), a
+ *   message to the user in Gemini CLI, and nothing elsewhere. Claude Code's `WorktreeCreate`: the
+ *   last line that is not empty is the path of the working copy the hook made.
+ * - exit 2: a block, stderr the reason; on the events the peer never blocks a message, or nothing
+ *   where the peer drops it (`Notification`, `PermissionRequest`, `PermissionDenied`, …); on
+ *   Claude Code's PostToolUse and PostToolUseFailure (the tool already ran) context for the model;
+ *   on `Elicitation`/`ElicitationResult` a decline.
  * - any other exit, a timeout, a crash: a failure of the hook, which its `onError` decides
- *   (`allow` unless the definition says `block`: the peers go on).
+ *   (`allow` unless the definition says `block`: the peers go on). Except Claude Code's
+ *   `WorktreeCreate` (any non-zero exit fails the creation) and `PreModelSwitch` (a time-out
+ *   blocks the switch).
  *
  * JSON fields → plinth: `decision` `block`/`deny` blocks with `reason`; `approve`/`allow` allows;
  * `hookSpecificOutput.permissionDecision` (which wins over `decision`) `deny` blocks with
- * `permissionDecisionReason`, `allow` allows, `ask` asks the host (`approval_request`);
- * `continue: false` blocks and stops the hooks after it, `stopReason` the message; `systemMessage`
- * is a message to the user; `additionalContext` goes to the model (plinth's `systemMessage`);
- * `updatedInput` (Claude Code: replaces the tool input) and `tool_input` (Gemini CLI: merged over
- * it) rewrite the context's `args`; Gemini CLI's `llm_request` (merged), `llm_response` and
- * `toolConfig` rewrite `request`, `response` and `toolConfig`. `suppressOutput` changes nothing:
- * plinth never shows a hook's stdout.
+ * `permissionDecisionReason`, `allow` allows, `ask` asks the host (`approval_request`), `defer`
+ * allows and asks the host to pause (`host.defer`); on `PermissionRequest` only
+ * `hookSpecificOutput.decision.behavior` decides (`allow`: context `approved: true`);
+ * `continue: false` blocks, stops the hooks after it and asks the host to end the agent loop
+ * (`host.stop`), `stopReason` the message; `systemMessage` is a message to the user;
+ * `additionalContext` goes to the model (plinth's `systemMessage`); `updatedInput` (Claude Code:
+ * replaces the tool input) and `tool_input` (Gemini CLI: merged over it) rewrite the context's
+ * `args`; Gemini CLI's `llm_request` (merged), `llm_response` and `toolConfig` rewrite `request`,
+ * `response` and `toolConfig`; the outputs only a host can act on (`updatedPermissions`, `retry`,
+ * `updatedToolOutput`, `sessionTitle`, `worktreePath`, `tailToolCallRequest`, `clearContext`, …)
+ * go to the result's `host` (see `directives`). `suppressOutput` changes nothing: plinth never
+ * shows a hook's stdout.
  */
 import { z } from 'zod';
 import { dropPrototypeKeys, isPlainObject } from '../protocol.js';
