@@ -249,6 +249,8 @@ describe('blocking and allowing, as Claude Code reads exit 2 and JSON on each ev
       PreModelSwitch: [group('model-switch.sh')],
       PreCompact: [group('decide.sh exit2', { matcher: 'manual' })],
       SubagentStop: [group('decide.sh json')],
+      Elicitation: [group('decide.sh exit2', { matcher: 'untrusted-server' })],
+      ElicitationResult: [group('decide.sh exit2', { matcher: 'untrusted-server' })],
     });
 
     // TaskCreated: exit 2 cancels the task, stderr the message.
@@ -287,6 +289,11 @@ describe('blocking and allowing, as Claude Code reads exit 2 and JSON on each ev
     expect(await emit(kernel, 'pre_compress', { trigger: 'manual' })).toMatchObject({ allow: false, messages: ['no PreCompact (exit 2)'] });
     expect((await emit(kernel, 'pre_compress', { trigger: 'auto' })).allow).toBe(true);
     expect(await emit(kernel, 'subagent_stop', { agentId: 'a', agentType: 'Explore' })).toMatchObject({ allow: false, messages: ['no SubagentStop (JSON)'] });
+
+    // Elicitation: exit 2 declines the server's request; ElicitationResult: the user's answer becomes "decline".
+    expect(await emit(kernel, 'elicitation', { server: 'untrusted-server', message: 'Your password?' })).toMatchObject({ allow: false, host: { elicitation: { action: 'decline' } } });
+    expect(await emit(kernel, 'elicitation_result', { server: 'untrusted-server', action: 'accept', content: { password: 'x' } })).toMatchObject({ allow: false, host: { elicitation: { action: 'decline' } } });
+    expect((await emit(kernel, 'elicitation', { server: 'docs-server', message: 'Which page?' })).allow).toBe(true);
   }, 180_000);
 
   it('the events that never block: exit 2 and a JSON block are said, fed to the model or ignored, as Claude Code does on each', async () => {
