@@ -491,4 +491,15 @@ describe('plinth hooks validate: hooks the host never fires', () => {
     expect(never.find((w) => w.hook === 'user:TeammateIdle.0.0')?.message).toContain('is on teammate_idle (TeammateIdle), which the host never emits');
     expect(told.warnings.map((w) => w.message)).toContain('plugins.hooks.settings.hostEvents: "no_such_event" is no event; it is ignored');
   }, 120_000);
+
+  it('plinth hooks run prints what the hooks asked the host', async () => {
+    const box = await sandbox('plinth-host-run-');
+    folders.push(box.base);
+    await cp(FIXTURES, join(box.workspace, '.claude', 'hooks'), { recursive: true });
+    await box.settings({ hooks: { Stop: [group('stop-build.sh')] } });
+    const ran = await run(box, ['hooks', 'run', 'after_agent']);
+    expect(ran.code).toBe(5);
+    expect(ran.stdout).toContain('after_agent: BLOCKED by user:Stop.0.0');
+    expect(ran.stdout).toContain('for the host: stop: {"reason":"Build failed, fix errors before continuing"}');
+  }, 120_000);
 });

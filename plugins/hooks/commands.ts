@@ -114,6 +114,8 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
           const shown = new Set(outcomes.map((o) => o.message));
           for (const message of decision.messages) if (!shown.has(message)) out.print(`message: ${message}`);
           for (const message of decision.systemMessages) out.print(`system message: ${message}`);
+          // What the hooks asked the host beyond allow or block (Decision.host): a stop, a defer, a title, …
+          for (const [field, value] of Object.entries(decision.host ?? {})) out.print(`for the host: ${field}: ${JSON.stringify(value)}`);
           if (decision.blockedBy?.fix) out.print(`fix: ${decision.blockedBy.fix}`);
         }
         return decision.allow ? EXIT.OK : EXIT.BLOCKED;
