@@ -8,6 +8,7 @@
  * retry, a replaced MCP result, a session title, a working copy's path, a stop of the agent loop,
  * Gemini CLI's tail tool call and cleared context).
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EVENTS, GATE_EVENTS, type Decision, type EventName } from 'plinth/sdk';
 import { PEER_EVENTS } from '../plugins/hooks/dialects/events.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
-import { ensureBuilt, run, sandbox } from './support/cli.js';
+import { BIN, cleanEnv, ensureBuilt, run, sandbox } from './support/cli.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/hooks-claude-events/', import.meta.url));
 
@@ -31,9 +32,22 @@ beforeAll(async () => {
   await warm.dispose();
 }, 300_000);
 
+const children: ChildProcess[] = [];
+
 afterEach(async () => {
   await Promise.all(kernels.splice(0).map((kernel) => kernel.dispose()));
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
 });
+
+async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 afterAll(async () => {
   if (savedCI === undefined) delete process.env.CI;
@@ -502,4 +516,32 @@ describe('plinth hooks validate: hooks the host never fires', () => {
     expect(ran.stdout).toContain('after_agent: BLOCKED by user:Stop.0.0');
     expect(ran.stdout).toContain('for the host: stop: {"reason":"Build failed, fix errors before continuing"}');
   }, 120_000);
+});
+
+describe('FileChanged while plinth up runs', () => {
+  it("the matcher is the watch list (literal names in the project) and the filter: .envrc is seen, other files are not", async () => {
+    const box = await sandbox('plinth-file-changed-');
+    folders.push(box.base);
+    await cp(FIXTURES, join(box.workspace, '.claude', 'hooks'), { recursive: true });
+    const log = join(box.base, 'changed.jsonl'); // outside the project: writing it is no change there
+    await box.settings({
+      hooks: { FileChanged: [{ matcher: '.envrc|.env', hooks: [{ type: 'command', command: `node "$CLAUDE_PROJECT_DIR/.claude/hooks/record.js" ${log}` }] }] },
+      plugins: { hooks: { settings: { watchDebounceMs: 50 } } },
+    });
+    const child = spawn(process.execPath, [BIN, ...box.dirs, 'up'], { cwd: tmpdir(), env: cleanEnv({}, { ci: false }), stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await waitFor('"plinth is up" on stderr', () => (stderr.includes('plinth is up') ? true : undefined));
+
+    await writeFile(join(box.workspace, 'notes.md'), '# notes\n');
+    await writeFile(join(box.workspace, '.envrc'), 'export A=1\n');
+    const seen = await waitFor('.envrc in the hook log', async () => {
+      const got = await records(log);
+      return got.length > 0 ? got : undefined;
+    });
+    expect(seen[0]!.input).toMatchObject({ hook_event_name: 'FileChanged', file_path: join(box.workspace, '.envrc'), event: 'add' });
+    expect(seen.map((r) => r.input.file_path)).not.toContain(join(box.workspace, 'notes.md'));
+    child.kill('SIGINT');
+  }, 90_000);
 });

@@ -257,7 +257,20 @@ function contributes(status: readonly PluginStatus[], plugin: string): boolean {
 
 /** The union of every `file_change` hook's file patterns: what the watcher watches. */
 function fileChangePatterns(hooks: readonly HookDefinition[]): string[] {
-  return hooks.filter((h) => h.enabled && h.events.includes('file_change')).flatMap((h) => h.matcher.files ?? ['**']);
+  return hooks.filter((h) => h.enabled && h.events.includes('file_change')).flatMap((h) => (h.matcher.peer !== undefined ? peerWatchList(h.matcher.peer) : (h.matcher.files ?? ['**'])));
+}
+
+/**
+ * What a Claude Code `FileChanged` group with a matcher watches: the matcher split on `|`, each part a literal file
+ * name in the project (a regular expression there would name a file literally, as in Claude Code). A group
+ * without a matcher watches the whole project (Claude Code watches only what others name, or `watchPaths`).
+ */
+function peerWatchList(matcher: string): string[] {
+  return matcher
+    .split('|')
+    .map((name) => name.trim())
+    .filter(Boolean)
+    .map((name) => name.replace(/[*?[\]{}()!+@\\]/g, (c) => `\\${c}`));
 }
 
 function problemKey(problem: PlinthError): string {

@@ -7,6 +7,7 @@
  * the peer's own field name in the context (a host that already speaks the peer's names), then the
  * peer's default (`source: "startup"`, `trigger: "auto"`).
  */
+import { resolve } from 'node:path';
 import type { EventName } from 'plinth/sdk';
 import type { PeerProtocol } from 'plinth/internal';
 import type { HookDefinition, PeerHookInput } from '../types.js';
@@ -159,7 +160,9 @@ export function buildPeerInput(
       break;
     case 'file_change': {
       // plinth's watcher says { file, changes: { type: "modified" | "added" | "removed" } }; Claude Code change/add/unlink.
-      document.file_path = filePathsOf(context)[0] ?? pick('file_path') ?? '';
+      // Absolute, as Claude Code gives it (plinth's watcher names the file relative to the workspace).
+      const path = filePathsOf(context)[0] ?? pick('file_path');
+      document.file_path = typeof path === 'string' && path !== '' ? resolve(facts.workspace, path) : '';
       const changes = context.changes as { type?: unknown } | undefined;
       const kind = pick('event') ?? changes?.type;
       document.event = kind === 'added' || kind === 'created' || kind === 'add' ? 'add' : kind === 'removed' || kind === 'deleted' || kind === 'unlink' ? 'unlink' : 'change';
