@@ -15,7 +15,7 @@
  * that answers with a promise puts the emit in flight, under the watchdog.
  */
 import { AsyncSeriesWaterfallHook } from 'tapable';
-import { type BlockedBy, EVENTS, EVENT_ALIASES, canonicalEvent, type Decision, type EventHandler, type EventName, type EventResult } from '../sdk/events.js';
+import { type BlockedBy, EVENTS, EVENT_ALIASES, canonicalEvent, type Decision, type EventHandler, type EventName, type EventResult, mergeHostDirectives } from '../sdk/events.js';
 import type { Disposer, TapOptions } from '../sdk/plugin.js';
 import { PlinthError, describeCause, wrapPluginError } from '../sdk/errors.js';
 import { closestName } from '../internal/text/suggest.js';
@@ -83,6 +83,7 @@ class Emit implements EmitState, Inflight {
   declare readonly systemMessages: string[];
   declare context: Record<string, unknown>;
   declare blockedBy?: BlockedBy;
+  declare host?: Decision['host'];
   declare current: string | undefined;
   declare settled: boolean;
   declare started: number;
@@ -98,6 +99,7 @@ class Emit implements EmitState, Inflight {
     this.messages = [];
     this.systemMessages = [];
     this.context = context;
+    this.host = undefined;
     this.current = undefined;
     this.settled = false;
     this.started = 0;
@@ -429,6 +431,7 @@ function apply(state: EmitState, plugin: string, result: EventResult | void): Em
   const systemMessages = texts(state, result.systemMessage);
   if (systemMessages) state.systemMessages.push(...systemMessages);
   if (result.context !== undefined) state.context = result.context;
+  if (result.host !== undefined) state.host = mergeHostDirectives(state.host, result.host);
   if (result.allow === false) {
     state.allow = false;
     const blockedBy: BlockedBy = { plugin };
@@ -472,5 +475,6 @@ function toDecision(state: EmitState): Decision {
     context: state.context,
   };
   if (state.blockedBy) decision.blockedBy = state.blockedBy;
+  if (state.host) decision.host = state.host;
   return decision;
 }

@@ -55,8 +55,8 @@ export type { Candidate, Exclusion, Request, Resolution } from './resolution.js'
 export { KERNEL_API_VERSION } from './version.js';
 
 // Agent events and the decisions their handlers return.
-export { EVENTS, EVENT_ALIASES, GATE_EVENTS, canonicalEvent, isGateEvent } from './events.js';
-export type { BlockedBy, Decision, EventHandler, EventName, EventResult } from './events.js';
+export { EVENTS, EVENT_ALIASES, GATE_EVENTS, canonicalEvent, isGateEvent, mergeHostDirectives } from './events.js';
+export type { BlockedBy, Decision, EventHandler, EventName, EventResult, HostDirectives } from './events.js';
 
 // Errors: one class, stable codes.
 export { PlinthError, describeError, isPlinthError } from './errors.js';

@@ -382,3 +382,20 @@ describe('the watchdog', () => {
     expect(refTimers()).toBe(before);
   });
 });
+
+describe("what handlers ask the host (Decision.host)", () => {
+  it('is absent when no handler asks anything; merged in handler order: the first stop and defer, the last of the others, every watched path', async () => {
+    const kernel = await boot({
+      plugins: [
+        handles('first', 'after_tool', () => ({ host: { stop: { reason: 'build failed' }, sessionTitle: 'one', watchPaths: ['/a'] } })),
+        handles('second', 'after_tool', () => ({ host: { stop: { reason: 'later' }, sessionTitle: 'two', watchPaths: ['/a', '/b'], retry: true } })),
+        handles('silent', 'after_tool', () => ({ systemMessage: 'noted' })),
+      ],
+    });
+    const decision = await kernel.emit('after_tool', { tool: 'Bash', result: {} });
+    expect(decision.host).toEqual({ stop: { reason: 'build failed' }, sessionTitle: 'two', watchPaths: ['/a', '/b'], retry: true });
+    expect(decision.allow).toBe(true);
+    expect((await kernel.emit('before_tool', { tool: 'Bash' })).host).toBeUndefined();
+    expect(Object.keys(await kernel.emit('before_tool', { tool: 'Bash' }))).not.toContain('host');
+  });
+});

@@ -68,13 +68,14 @@ describe('plinth hooks import --from claude', () => {
       'add hooks.PreToolUse[1].hooks[0]',
       'refused hooks.PreToolUse[2].hooks[0] PLN_E_HOOK_UNRUNNABLE',
       'refused hooks.PostToolUse[0].hooks[0] PLN_E_HOOK_SHELL_REFUSED',
-      'refused hooks.SubagentStop[0].hooks[0] PLN_E_HOOK_DIALECT_UNSUPPORTED',
+      // SubagentStop is subagent_stop now; `echo` is no allowed program.
+      'refused hooks.SubagentStop[0].hooks[0] PLN_E_HOOK_UNRUNNABLE',
       'refused hooks.UserPromptSubmit[0].hooks[0] PLN_E_HOOK_DIALECT_UNSUPPORTED',
     ]);
     expect(plan.items[0]?.plinthEvent).toBe('before_tool');
     expect(plan.items[2]?.reason).toContain(`it cannot run (script_missing): its script ${join(b.workspace, '.claude', 'hooks', 'not-copied.py')} does not exist`);
     expect(plan.items[3]?.reason).toContain('the command needs a shell (the shell operator "|") and workspace hooks may not run shell commands; to allow it, add "workspace" to plugins.hooks.settings.shellCommands');
-    expect(plan.items[4]?.reason).toContain("Claude Code's SubagentStop event has no plinth counterpart");
+    expect(plan.items[4]?.reason).toContain('not_allowed');
     expect(plan.items[5]?.reason).toContain('Claude Code hook type "prompt" not supported yet');
     // Nothing of the file is left out without a word.
     const notes = (plan as unknown as { notes: string[] }).notes;

@@ -15,8 +15,42 @@
 /** The peer protocols. */
 export type PeerProtocol = 'claude' | 'gemini';
 
-/** Claude Code's hook events plinth runs (the others are reported as unsupported where they are written). */
-export const CLAUDE_HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SessionStart', 'SessionEnd', 'PreCompact', 'Notification'] as const;
+/** Claude Code's hook events (its hooks reference, late 2026, with PreModelSwitch and PostModelSwitch of v2.1.251). */
+export const CLAUDE_HOOK_EVENTS = [
+  'PreToolUse',
+  'PostToolUse',
+  'UserPromptSubmit',
+  'Stop',
+  'SessionStart',
+  'SessionEnd',
+  'PreCompact',
+  'PostCompact',
+  'Notification',
+  'Setup',
+  'InstructionsLoaded',
+  'UserPromptExpansion',
+  'PermissionRequest',
+  'PermissionDenied',
+  'PostToolUseFailure',
+  'PostToolBatch',
+  'SubagentStart',
+  'SubagentStop',
+  'TaskCreated',
+  'TaskCompleted',
+  'TeammateIdle',
+  'StopFailure',
+  'Elicitation',
+  'ElicitationResult',
+  'ConfigChange',
+  'CwdChanged',
+  'DirectoryAdded',
+  'FileChanged',
+  'WorktreeCreate',
+  'WorktreeRemove',
+  'MessageDisplay',
+  'PreModelSwitch',
+  'PostModelSwitch',
+] as const;
 
 /** Gemini CLI's hook events. */
 export const GEMINI_HOOK_EVENTS = [
@@ -33,8 +67,11 @@ export const GEMINI_HOOK_EVENTS = [
   'Notification',
 ] as const;
 
-/** Claude Code events that exist there but have no plinth counterpart: reported, never run. */
-export const CLAUDE_UNSUPPORTED_EVENTS = ['SubagentStop', 'PermissionRequest', 'PostToolUseFailure', 'SubagentStart', 'PermissionDenied'] as const;
+/**
+ * Claude Code events that exist there but have no plinth counterpart: reported, never run. None
+ * today (every event of its hooks reference, late 2026, has one); kept for the next one it adds.
+ */
+export const CLAUDE_UNSUPPORTED_EVENTS: readonly string[] = [];
 
 /** What plinth does not do yet with one field of a peer hook, as `ext info`, `hooks validate` and the hooks plugin say it. */
 export interface PeerHookGap {

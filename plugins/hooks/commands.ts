@@ -25,13 +25,15 @@ export interface CommandDeps {
   /** The runner's checks before a spawn, for `hooks validate`. */
   readonly runner: Pick<HookRunner, 'check'>;
   readonly strategy: Strategy;
+  /** The events the host emits (setting `hostEvents`), when it said. */
+  readonly hostEvents?: readonly string[];
   /** How definitions are read (the `shellCommands` setting among them): what `hooks import` would refuse. */
   readonly defaults: HookDefaults;
 }
 
 const SETTINGS_OWNER: SettingsFileOwner = { code: 'PLN_E_HOOK_SETTINGS_WRITE', plugin: 'hooks' };
 
-export function hooksCommands({ kernel, service, trace, workspace, home, events, runner, strategy, defaults }: CommandDeps): CommandSpec[] {
+export function hooksCommands({ kernel, service, trace, workspace, home, events, runner, strategy, defaults, hostEvents }: CommandDeps): CommandSpec[] {
   const find = async (id: string): Promise<HookDefinition> => {
     const { hooks } = await service.definitions();
     const hook = hooks.find((h) => h.id === id);
@@ -112,6 +114,8 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
           const shown = new Set(outcomes.map((o) => o.message));
           for (const message of decision.messages) if (!shown.has(message)) out.print(`message: ${message}`);
           for (const message of decision.systemMessages) out.print(`system message: ${message}`);
+          // What the hooks asked the host beyond allow or block (Decision.host): a stop, a defer, a title, …
+          for (const [field, value] of Object.entries(decision.host ?? {})) out.print(`for the host: ${field}: ${JSON.stringify(value)}`);
           if (decision.blockedBy?.fix) out.print(`fix: ${decision.blockedBy.fix}`);
         }
         return decision.allow ? EXIT.OK : EXIT.BLOCKED;
@@ -140,7 +144,7 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
       name: 'hooks validate',
       async run({ json, out }) {
         const { hooks, problems } = await service.definitions();
-        const report = await validateHooks({ hooks, problems, runner, trust: await kernel.get('trust'), strategy });
+        const report = await validateHooks({ hooks, problems, runner, trust: await kernel.get('trust'), strategy, ...(hostEvents !== undefined && { hostEvents }) });
         const valid = report.problems.length === 0;
         if (json) out.json({ valid, ...report });
         else {

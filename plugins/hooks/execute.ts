@@ -3,6 +3,7 @@
  * result is the same: each stage's answers are combined in plan order once all
  * of them are in.
  */
+import { type HostDirectives, mergeHostDirectives } from 'plinth/sdk';
 import { type Changes, applyChanges, changesOf, sameValue } from './context-merge.js';
 import type { Plan } from './plan.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -136,6 +137,7 @@ export async function execute(plan: Plan, context: Context, run: RunHook, option
   let current = context;
   let blockedBy: string | undefined;
   let stoppedBy: string | undefined;
+  let host: HostDirectives | undefined;
 
   /** Adds an outcome; `message` is what goes into the decision's messages (not always the outcome's). */
   const record = (outcome: HookOutcome, message: string | undefined): void => {
@@ -216,6 +218,7 @@ export async function execute(plan: Plan, context: Context, run: RunHook, option
         return;
       }
       const { response, durationMs, stderrTail, exitCode } = answer.result;
+      if (!clashOf(conflicted, i)) host = mergeHostDirectives(host, response.host);
       const applied = [...changes[i]!.keys()].filter((key) => merged.has(key));
       const clash = conflicted.get(i);
       const own = response.message;
@@ -252,5 +255,11 @@ export async function execute(plan: Plan, context: Context, run: RunHook, option
     systemMessages,
     context: current,
     outcomes,
+    ...(host !== undefined && { host }),
   };
+}
+
+/** Whether hook `i` of a stage lost a conflict (its answer then counts for nothing but the block). */
+function clashOf(conflicted: ReadonlyMap<number, readonly string[]>, i: number): boolean {
+  return conflicted.has(i);
 }

@@ -193,7 +193,7 @@ export default definePlugin({
     };
     kernel.provide('hooks', service);
     kernel.hooks.commands.tap((registry) => {
-      for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS, runner, strategy: settings.strategy, defaults })) registry.add(command);
+      for (const command of hooksCommands({ kernel, service, trace, workspace: ctx.paths.workspace, home: ctx.paths.home, events: EVENTS, runner, strategy: settings.strategy, defaults, ...(settings.hostEvents !== undefined && { hostEvents: settings.hostEvents }) })) registry.add(command);
     });
 
     // `plinth config validate`: the hooks of the settings files, checked as `hooks validate` checks them (short of running).
@@ -241,6 +241,7 @@ function toEventResult(result: PlanResult): EventResult {
     ...(result.blockedBy && { by: result.blockedBy }),
     ...(result.code && { code: result.code }),
     ...(result.fix && { fix: result.fix }),
+    ...(result.host && { host: result.host }),
   };
 }
 
@@ -261,7 +262,20 @@ function contributes(status: readonly PluginStatus[], plugin: string): boolean {
 
 /** The union of every `file_change` hook's file patterns: what the watcher watches. */
 function fileChangePatterns(hooks: readonly HookDefinition[]): string[] {
-  return hooks.filter((h) => h.enabled && h.events.includes('file_change')).flatMap((h) => h.matcher.files ?? ['**']);
+  return hooks.filter((h) => h.enabled && h.events.includes('file_change')).flatMap((h) => (h.matcher.peer !== undefined ? peerWatchList(h.matcher.peer) : (h.matcher.files ?? ['**'])));
+}
+
+/**
+ * What a Claude Code `FileChanged` group with a matcher watches: the matcher split on `|`, each part a literal file
+ * name in the project (a regular expression there would name a file literally, as in Claude Code). A group
+ * without a matcher watches the whole project (Claude Code watches only what others name, or `watchPaths`).
+ */
+function peerWatchList(matcher: string): string[] {
+  return matcher
+    .split('|')
+    .map((name) => name.trim())
+    .filter(Boolean)
+    .map((name) => name.replace(/[*?[\]{}()!+@\\]/g, (c) => `\\${c}`));
 }
 
 function problemKey(problem: PlinthError): string {

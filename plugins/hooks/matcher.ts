@@ -21,7 +21,8 @@
 import { isAbsolute, relative, sep } from 'node:path';
 import { type EventName } from 'plinth/sdk';
 import { globTest, type GlobOptions, type GlobTest } from 'plinth/internal';
-import { compilePeerMatcher, peerMatchSubject, peerToolName } from './dialects/matcher.js';
+import { PEER_TOOL_EVENTS, compilePeerMatcher, peerMatchSubject, peerToolName } from './dialects/matcher.js';
+import { toolContext } from './dialects/input.js';
 import { peerNameOf } from './dialects/events.js';
 import { type PermissionRule, matchesPermissionRule, parsePermissionRule } from './dialects/permission-rule.js';
 import type { HookDefinition } from './types.js';
@@ -143,9 +144,12 @@ export function matches(
  * the other events the peers ignore matchers, and so does plinth.
  */
 function matchesPeer(protocol: 'claude' | 'gemini', pattern: string, event: EventName, context: Readonly<Record<string, unknown>>): boolean {
-  const matcher = compilePeerMatcher(protocol, pattern);
+  const matcher = compilePeerMatcher(protocol, pattern, protocol === 'claude' && (event === 'file_change' || event === 'after_agent_failure'));
   if (!matcher.ok) return false;
-  if (TOOL_EVENTS.has(event)) return toolNamesOf(context).some((tool) => matcher.test(peerToolName(tool, context, protocol)));
+  if (PEER_TOOL_EVENTS.has(event)) {
+    const call = toolContext(event, context);
+    return toolNamesOf(call).some((tool) => matcher.test(peerToolName(tool, call, protocol)));
+  }
   const subject = peerMatchSubject(event, context);
   // Gemini CLI compares a lifecycle matcher (the source, the trigger) exactly.
   return subject === undefined || (protocol === 'gemini' ? subject === pattern : matcher.test(subject));

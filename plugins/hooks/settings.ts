@@ -15,6 +15,8 @@ const settingsSchema = z.object({
   persistentIdleMs: positiveInt(' of milliseconds'),
   traceSize: positiveInt(''),
   shellCommands: z.array(z.enum(['user', 'workspace', 'extension', 'downloaded', 'builtin'], { error: 'expected hook sources: "user", "workspace", "extension", "downloaded" or "builtin"' })),
+  // Read leniently: a name that is no event is a warning of `hooks validate`, never a reason for the guard not to start.
+  hostEvents: z.array(z.string({ error: 'expected event names' })).optional(),
   watchDebounceMs: z.int({ error: 'expected a whole number of milliseconds' }).nonnegative({ error: 'expected 0 or more milliseconds' }),
 });
 

@@ -3,7 +3,7 @@
  * the protocol input and the strategies. The definition, the outcome of an
  * event and the `hooks` service are the sdk's contract, re-exported below.
  */
-import type { EventName, HookDefinition, HookFailure, PinnedFile } from 'plinth/sdk';
+import type { EventName, HookDefinition, HookFailure, HostDirectives, PinnedFile } from 'plinth/sdk';
 import type { PeerProtocol } from 'plinth/internal';
 
 /** The contract's types (declared in the sdk, beside the `hooks` service), re-exported for this plugin's own modules. */
@@ -24,6 +24,8 @@ export interface HookResponse {
    * and the answer decides `allow`.
    */
   readonly approval?: { readonly reason?: string };
+  /** What the hook asks the host to do beyond allow or block (a peer's `continue: false`, `defer`, `sessionTitle`, …): the decision's `host`. */
+  readonly host?: HostDirectives;
 }
 
 /** What running one hook process produced. */

@@ -6,11 +6,11 @@
  * the script and the working directory on disk; and per event, what the
  * planner refuses (dependency cycles) or ignores (a `dependsOn` naming no hook).
  */
-import { type EventName, isGateEvent } from 'plinth/sdk';
+import { type EventName, canonicalEvent, isGateEvent } from 'plinth/sdk';
+import { peerEvent, peerNameOf } from './dialects/events.js';
 import { trustSubject, unsupportedFix } from './engine.js';
 import { plan } from './plan.js';
 import { IF_EVENTS } from './matcher.js';
-import { peerNameOf } from './dialects/events.js';
 import { preflightHint } from './runner/outcome.js';
 import type { TrustService } from 'plinth/sdk';
 import type { HookDefinition, HookRunner, Strategy } from './types.js';
@@ -41,6 +41,54 @@ export interface ValidateInputs {
   readonly runner: Pick<HookRunner, 'check'>;
   readonly trust: Pick<TrustService, 'inspect'>;
   readonly strategy: Strategy;
+  /**
+   * The events the host emits (setting `hostEvents`; `"plinth"` stands for {@link PLINTH_CLI_EVENTS}): each
+   * enabled hook on none of them is a warning, since the host never fires it. Undefined: the host did not
+   * say, and nothing is said.
+   */
+  readonly hostEvents?: readonly string[];
+}
+
+/**
+ * The events plinth's own commands emit when plinth is the host: `plinth call` and the gateway
+ * (`serve`) a tool call's `before_tool` and `after_tool` (and `approval_request` when a hook asks),
+ * `plinth up` `file_change`, the git hook `git_commit`, the health plugin `notification`.
+ * (`plinth hooks run <event>` fires any event by hand.)
+ */
+export const PLINTH_CLI_EVENTS: readonly EventName[] = ['before_tool', 'after_tool', 'approval_request', 'file_change', 'git_commit', 'notification'];
+
+/** Warnings for the hooks a host that emits only `declared` never fires (and for names in `declared` that are no event). */
+export function unfiredHooks(hooks: readonly HookDefinition[], declared: readonly string[]): ValidationIssue[] {
+  const warnings: ValidationIssue[] = [];
+  const emitted = new Set<EventName>();
+  for (const name of declared) {
+    if (name === 'plinth') for (const event of PLINTH_CLI_EVENTS) emitted.add(event);
+    else {
+      const event = canonicalEvent(name) ?? peerAlias(name);
+      if (event === undefined) warnings.push({ message: `plugins.hooks.settings.hostEvents: "${name}" is no event; it is ignored`, hint: 'use plinth\'s event names (before_tool, subagent_stop, …), a peer\'s (PreToolUse, …) or "plinth"' });
+      else emitted.add(event);
+    }
+  }
+  for (const hook of hooks) {
+    const never = hook.events.filter((event) => !emitted.has(event));
+    if (never.length === 0) continue;
+    const names = never.map((event) => {
+      const peer = hook.protocol === 'claude' || hook.protocol === 'gemini' ? peerNameOf(hook.protocol, event) : undefined;
+      return peer === undefined ? event : `${event} (${peer})`;
+    });
+    warnings.push({
+      message: `${hook.origin}: hook "${hook.id}" is on ${names.join(', ')}, which the host never emits (plugins.hooks.settings.hostEvents): it will never fire${never.length < hook.events.length ? ' there' : ''}`,
+      hook: hook.id,
+      event: never[0]!,
+      hint: 'move it to an event the host emits, or remove it',
+    });
+  }
+  return warnings;
+}
+
+/** plinth's event a peer's event name stands for (Claude Code's first: it names the most). */
+function peerAlias(name: string): EventName | undefined {
+  return peerEvent('claude', name) ?? peerEvent('gemini', name);
 }
 
 /** Checks every hook as a run would, without running any (and without asking or pinning anything). */
@@ -54,6 +102,7 @@ export async function validateHooks(inputs: ValidateInputs): Promise<ValidationR
     if (problem) problems.push(problem);
     if (warning) warnings.push(warning);
   }
+  if (inputs.hostEvents !== undefined) warnings.push(...unfiredHooks(enabled, inputs.hostEvents));
   // What a peer hook asks that plinth does not do yet: named, field by field.
   for (const hook of enabled) {
     for (const note of hook.notYet ?? []) warnings.push({ message: `${hook.origin}: hook "${hook.id}": ${note}`, hook: hook.id });

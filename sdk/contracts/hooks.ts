@@ -4,7 +4,7 @@
  * hooks, rate-limit counts, and `askAgent` prompts to hand to an agent.
  */
 import type { AsyncSeriesBailHook, SyncHook } from 'tapable';
-import type { EventName } from '../events.js';
+import type { EventName, HostDirectives } from '../events.js';
 import type { TrustSource } from './trust.js';
 import type { Permissions } from './sandbox.js';
 
@@ -179,6 +179,8 @@ export interface PlanResult {
   readonly context: Readonly<Record<string, unknown>>;
   /** In the order the hooks were planned. */
   readonly outcomes: readonly HookOutcome[];
+  /** What the hooks asked the host to do beyond allow or block (a peer hook's `continue: false`, `sessionTitle`, …), merged in plan order; the decision's `host`. */
+  readonly host?: HostDirectives;
 }
 
 /** One hook's counts. */

@@ -15,7 +15,34 @@ export const PEER_EVENTS: Readonly<Record<PeerProtocol, Readonly<Record<string, 
     SessionStart: 'session_start',
     SessionEnd: 'session_end',
     PreCompact: 'pre_compress',
+    PostCompact: 'post_compress',
     Notification: 'notification',
+    Setup: 'setup',
+    InstructionsLoaded: 'instructions_loaded',
+    UserPromptExpansion: 'prompt_expansion',
+    // Claude Code runs these when it is about to show a permission prompt: plinth's approval_request, which a host
+    // emits before asking the user (and the hooks plugin emits when a hook answers "ask").
+    PermissionRequest: 'approval_request',
+    PermissionDenied: 'permission_denied',
+    PostToolUseFailure: 'after_tool_failure',
+    PostToolBatch: 'after_tool_batch',
+    SubagentStart: 'subagent_start',
+    SubagentStop: 'subagent_stop',
+    TaskCreated: 'task_created',
+    TaskCompleted: 'task_completed',
+    TeammateIdle: 'teammate_idle',
+    StopFailure: 'after_agent_failure',
+    Elicitation: 'elicitation',
+    ElicitationResult: 'elicitation_result',
+    ConfigChange: 'config_change',
+    CwdChanged: 'cwd_change',
+    DirectoryAdded: 'directory_added',
+    FileChanged: 'file_change',
+    WorktreeCreate: 'worktree_create',
+    WorktreeRemove: 'worktree_remove',
+    MessageDisplay: 'message_display',
+    PreModelSwitch: 'before_model_switch',
+    PostModelSwitch: 'after_model_switch',
   },
   gemini: {
     BeforeTool: 'before_tool',
@@ -32,20 +59,86 @@ export const PEER_EVENTS: Readonly<Record<PeerProtocol, Readonly<Record<string, 
   },
 };
 
-/** Claude Code events plinth has no event for, and why each is left out. */
-export const CLAUDE_WITHOUT_COUNTERPART: Readonly<Record<string, string>> = {
-  SubagentStop: 'plinth has no sub-agent events',
-  SubagentStart: 'plinth has no sub-agent events',
-  PermissionRequest: "plinth's approval_request is answered by the host; a PreToolUse hook's \"ask\" reaches it",
-  PermissionDenied: 'plinth has no event for a denied permission',
-  PostToolUseFailure: 'plinth fires after_tool for a failed call too: use PostToolUse',
-};
+/** Claude Code events plinth has no event for, and why each is left out (none today: every event of its hooks reference has one). */
+export const CLAUDE_WITHOUT_COUNTERPART: Readonly<Record<string, string>> = {};
 
-/** Events on which the peer never blocks: a block (exit 2, `decision`, `continue: false`) becomes a message. */
+/**
+ * Events on which the peer never blocks: a block (`decision`, `continue: false`) becomes a message,
+ * and exit 2 is read as {@link EXIT_2} says.
+ */
 export const ADVISORY: Readonly<Record<PeerProtocol, ReadonlySet<EventName>>> = {
-  claude: new Set<EventName>(['session_start', 'session_end', 'pre_compress', 'notification']),
+  claude: new Set<EventName>([
+    'session_start',
+    'session_end',
+    'notification',
+    'setup',
+    'instructions_loaded',
+    'permission_denied',
+    'subagent_start',
+    'after_agent_failure',
+    'post_compress',
+    'cwd_change',
+    'directory_added',
+    'file_change',
+    'worktree_remove',
+    'message_display',
+    'after_model_switch',
+  ]),
   gemini: new Set<EventName>(['session_start', 'session_end', 'pre_compress', 'notification']),
 };
+
+/**
+ * What exit 2 means where it does not simply block (Claude Code's "exit code 2 behavior per event"):
+ * `feedback`, the event is allowed and stderr goes to the model (the tool already ran); `ignored`,
+ * nothing (the peer drops the exit code and stderr, and reads only the JSON a hook prints);
+ * `message`, stderr is said to the user. Any event not named here and not advisory: a block.
+ * On advisory events not named here: a message.
+ */
+export const EXIT_2: Readonly<Record<PeerProtocol, Readonly<Partial<Record<EventName, 'feedback' | 'ignored' | 'message'>>>>> = {
+  claude: {
+    after_tool: 'feedback',
+    after_tool_failure: 'feedback',
+    approval_request: 'ignored',
+    permission_denied: 'ignored',
+    notification: 'ignored',
+    after_agent_failure: 'ignored',
+    instructions_loaded: 'ignored',
+    worktree_remove: 'ignored',
+    message_display: 'ignored',
+    directory_added: 'ignored',
+  },
+  gemini: {},
+};
+
+/**
+ * Events on which Claude Code discards `continue: false` (and `stopReason`): no stop of the agent
+ * there, whatever the hook says. Gemini CLI ignores flow control on its advisory events.
+ */
+export const CONTINUE_IGNORED: Readonly<Record<PeerProtocol, ReadonlySet<EventName>>> = {
+  claude: new Set<EventName>([
+    'notification',
+    'session_end',
+    'instructions_loaded',
+    'after_agent_failure',
+    'pre_compress',
+    'post_compress',
+    'config_change',
+    'cwd_change',
+    'directory_added',
+    'file_change',
+    'worktree_create',
+    'worktree_remove',
+    'elicitation',
+    'elicitation_result',
+    'task_created',
+    'message_display',
+    'setup',
+  ]),
+  gemini: new Set<EventName>(['session_start', 'session_end', 'pre_compress', 'notification']),
+};
+
+/** Events on which Claude Code adds a hook's plain-text stdout to the model's context. */
+export const PLAIN_TEXT_CONTEXT: ReadonlySet<EventName> = new Set<EventName>(['before_agent', 'session_start', 'prompt_expansion', 'after_model_switch']);
 
 /** The plinth event `name` stands for in `protocol`'s dialect. */
 export function peerEvent(protocol: PeerProtocol, name: string): EventName | undefined {

@@ -18,20 +18,22 @@ export type PeerMatcher = { readonly ok: true; readonly test: (subject: string) 
 
 const cache = new Map<string, PeerMatcher>();
 
-export function compilePeerMatcher(protocol: PeerProtocol, matcher: string): PeerMatcher {
-  const key = `${protocol}\0${matcher}`;
+export function compilePeerMatcher(protocol: PeerProtocol, matcher: string, narrow = false): PeerMatcher {
+  const key = `${protocol}\0${narrow ? 'n' : ''}\0${matcher}`;
   let compiled = cache.get(key);
   if (compiled === undefined) {
-    compiled = compile(protocol, matcher);
+    compiled = compile(protocol, matcher, narrow);
     if (cache.size > 1000) cache.clear();
     cache.set(key, compiled);
   }
   return compiled;
 }
 
-function compile(protocol: PeerProtocol, matcher: string): PeerMatcher {
-  if (protocol === 'claude' && /^[A-Za-z0-9_|-]+$/.test(matcher)) {
-    const names = new Set(matcher.split('|').filter(Boolean));
+function compile(protocol: PeerProtocol, matcher: string, narrow: boolean): PeerMatcher {
+  // Claude Code: only letters, digits, `_`, `-`, spaces, `,` and `|` is an exact name or a list (split on `|` or `,`);
+  // FileChanged's and StopFailure's narrower set is letters, digits, `_` and `|`.
+  if (protocol === 'claude' && (narrow ? /^[A-Za-z0-9_|]+$/ : /^[A-Za-z0-9_|, -]+$/).test(matcher)) {
+    const names = new Set(matcher.split(narrow ? '|' : /[|,]/).map((n) => n.trim()).filter(Boolean));
     return { ok: true, test: (subject) => names.has(subject) };
   }
   let regex: RegExp;
@@ -61,10 +63,45 @@ export function mcpToolOf(tool: string, context: Readonly<Record<string, unknown
   return { server, tool: tool.slice(server.length + 2) };
 }
 
-/** What a peer matcher is tested against on a non-tool event (Claude Code's and Gemini CLI's matchers on lifecycle events). */
+/** The context fields (plinth's name, then the peer's) a peer matcher is tested against on each non-tool event that has matchers. */
+const SUBJECTS: Readonly<Partial<Record<EventName, readonly string[]>>> = {
+  session_start: ['source'],
+  session_end: ['reason'],
+  pre_compress: ['trigger'],
+  post_compress: ['trigger'],
+  notification: ['type', 'notification_type'],
+  setup: ['trigger'],
+  instructions_loaded: ['loadReason', 'load_reason'],
+  prompt_expansion: ['command', 'command_name'],
+  subagent_start: ['agentType', 'agent_type'],
+  subagent_stop: ['agentType', 'agent_type'],
+  config_change: ['source'],
+  directory_added: ['source'],
+  after_agent_failure: ['error'],
+  elicitation: ['server', 'mcp_server_name'],
+  elicitation_result: ['server', 'mcp_server_name'],
+  before_model_switch: ['to', 'to_model'],
+  after_model_switch: ['to', 'to_model'],
+};
+
+/**
+ * What a peer matcher is tested against on a non-tool event (the peers' matchers on lifecycle
+ * events: a session's source, a compaction's trigger, a sub-agent's type, a changed file's name, …);
+ * undefined on events the peers give no matcher (it is then ignored, as the peers ignore it).
+ */
 export function peerMatchSubject(event: EventName, context: Readonly<Record<string, unknown>>): string | undefined {
-  const field = event === 'session_start' ? 'source' : event === 'session_end' ? 'reason' : event === 'pre_compress' ? 'trigger' : event === 'notification' ? 'type' : undefined;
-  if (field === undefined) return undefined;
-  const value = context[field] ?? (field === 'type' ? context.notification_type : undefined);
-  return typeof value === 'string' ? value : undefined;
+  if (event === 'file_change') {
+    // Claude Code's FileChanged: the changed file's name.
+    const file = context.file ?? context.file_path ?? context.path;
+    const path = typeof file === 'string' ? file : typeof file === 'object' && file !== null ? (file as { path?: unknown }).path : undefined;
+    return typeof path === 'string' ? path.split(/[\\/]/).pop() : undefined;
+  }
+  for (const field of SUBJECTS[event] ?? []) {
+    const value = context[field];
+    if (typeof value === 'string') return value;
+  }
+  return undefined;
 }
+
+/** Claude Code's events whose matcher is the tool's name, besides plinth's tool events. */
+export const PEER_TOOL_EVENTS: ReadonlySet<EventName> = new Set<EventName>(['before_tool', 'after_tool', 'before_tool_selection', 'after_tool_failure', 'approval_request', 'permission_denied']);

@@ -1,33 +1,43 @@
 /**
  * What a Claude Code or Gemini CLI hook's run means, read as its peer reads it, as plinth's
- * hook result:
+ * hook result (each event's rules in events.ts: ADVISORY, EXIT_2, CONTINUE_IGNORED, PLAIN_TEXT_CONTEXT):
  *
  * - exit 0: stdout is one JSON object (pretty-printed over several lines is fine) with the peer's
  *   fields; empty stdout is no decision; other text is added context where the peer adds it
- *   (Claude Code: `UserPromptSubmit`, `SessionStart`), a message to the user in Gemini CLI, and
- *   nothing elsewhere.
- * - exit 2: a block, stderr the reason; on the events the peer never blocks (session start and
- *   end, compression, notifications) a message; on Claude Code's PostToolUse (the tool already
- *   ran) context for the model.
+ *   (Claude Code: `UserPromptSubmit`, `UserPromptExpansion`, `SessionStart`, `PostModelSwitch`), a
+ *   message to the user in Gemini CLI, and nothing elsewhere. Claude Code's `WorktreeCreate`: the
+ *   last line that is not empty is the path of the working copy the hook made.
+ * - exit 2: a block, stderr the reason; on the events the peer never blocks a message, or nothing
+ *   where the peer drops it (`Notification`, `PermissionRequest`, `PermissionDenied`, …); on
+ *   Claude Code's PostToolUse and PostToolUseFailure (the tool already ran) context for the model;
+ *   on `Elicitation`/`ElicitationResult` a decline.
  * - any other exit, a timeout, a crash: a failure of the hook, which its `onError` decides
- *   (`allow` unless the definition says `block`: the peers go on).
+ *   (`allow` unless the definition says `block`: the peers go on). Except Claude Code's
+ *   `WorktreeCreate` (any non-zero exit fails the creation) and `PreModelSwitch` (a time-out
+ *   blocks the switch).
  *
  * JSON fields → plinth: `decision` `block`/`deny` blocks with `reason`; `approve`/`allow` allows;
  * `hookSpecificOutput.permissionDecision` (which wins over `decision`) `deny` blocks with
- * `permissionDecisionReason`, `allow` allows, `ask` asks the host (`approval_request`);
- * `continue: false` blocks and stops the hooks after it, `stopReason` the message; `systemMessage`
- * is a message to the user; `additionalContext` goes to the model (plinth's `systemMessage`);
- * `updatedInput` (Claude Code: replaces the tool input) and `tool_input` (Gemini CLI: merged over
- * it) rewrite the context's `args`; Gemini CLI's `llm_request` (merged), `llm_response` and
- * `toolConfig` rewrite `request`, `response` and `toolConfig`. `suppressOutput` changes nothing:
- * plinth never shows a hook's stdout.
+ * `permissionDecisionReason`, `allow` allows, `ask` asks the host (`approval_request`), `defer`
+ * allows and asks the host to pause (`host.defer`); on `PermissionRequest` only
+ * `hookSpecificOutput.decision.behavior` decides (`allow`: context `approved: true`);
+ * `continue: false` blocks, stops the hooks after it and asks the host to end the agent loop
+ * (`host.stop`), `stopReason` the message; `systemMessage` is a message to the user;
+ * `additionalContext` goes to the model (plinth's `systemMessage`); `updatedInput` (Claude Code:
+ * replaces the tool input) and `tool_input` (Gemini CLI: merged over it) rewrite the context's
+ * `args`; Gemini CLI's `llm_request` (merged), `llm_response` and `toolConfig` rewrite `request`,
+ * `response` and `toolConfig`; the outputs only a host can act on (`updatedPermissions`, `retry`,
+ * `updatedToolOutput`, `sessionTitle`, `worktreePath`, `tailToolCallRequest`, `clearContext`, …)
+ * go to the result's `host` (see `directives`). `suppressOutput` changes nothing: plinth never
+ * shows a hook's stdout.
  */
 import { z } from 'zod';
 import { dropPrototypeKeys, isPlainObject } from '../protocol.js';
 import { type Outcome, hookLabel, toRunResult } from '../runner/outcome.js';
 import { decodeUtf8 } from '../runner/output.js';
 import type { HookDefinition, HookResponse, PeerHookInput, RunResult } from '../types.js';
-import { ADVISORY } from './events.js';
+import type { HostDirectives } from 'plinth/sdk';
+import { ADVISORY, CONTINUE_IGNORED, EXIT_2, PLAIN_TEXT_CONTEXT } from './events.js';
 
 const plainObject = z.custom<Record<string, unknown>>(isPlainObject, { error: 'expected an object' });
 
@@ -41,7 +51,7 @@ const peerOutputSchema = z.looseObject({
   hookSpecificOutput: z
     .looseObject({
       hookEventName: z.string().optional(),
-      permissionDecision: z.enum(['allow', 'deny', 'ask'], { error: 'expected "allow", "deny" or "ask"' }).optional(),
+      permissionDecision: z.enum(['allow', 'deny', 'ask', 'defer'], { error: 'expected "allow", "deny", "ask" or "defer"' }).optional(),
       permissionDecisionReason: z.string({ error: 'expected a string' }).optional(),
       updatedInput: plainObject.optional(),
       tool_input: plainObject.optional(),
@@ -49,6 +59,27 @@ const peerOutputSchema = z.looseObject({
       llm_request: plainObject.optional(),
       llm_response: plainObject.optional(),
       toolConfig: plainObject.optional(),
+      // Claude Code's PermissionRequest answers with an object here (its top-level `decision` is a word).
+      decision: z
+        .looseObject({
+          behavior: z.enum(['allow', 'deny'], { error: 'expected "allow" or "deny"' }),
+          updatedInput: plainObject.optional(),
+          updatedPermissions: z.array(plainObject, { error: 'expected a list of permission update entries' }).optional(),
+          message: z.string({ error: 'expected a string' }).optional(),
+          interrupt: z.boolean({ error: 'expected true or false' }).optional(),
+        })
+        .optional(),
+      retry: z.boolean({ error: 'expected true or false' }).optional(),
+      updatedToolOutput: z.unknown().optional(),
+      updatedMCPToolOutput: z.unknown().optional(),
+      sessionTitle: z.string({ error: 'expected a string' }).optional(),
+      worktreePath: z.string({ error: 'expected a string' }).optional(),
+      tailToolCallRequest: z.looseObject({ name: z.string({ error: 'expected a string' }), args: plainObject.optional() }).optional(),
+      clearContext: z.boolean({ error: 'expected true or false' }).optional(),
+      action: z.enum(['accept', 'decline', 'cancel'], { error: 'expected "accept", "decline" or "cancel"' }).optional(),
+      content: plainObject.optional(),
+      displayContent: z.string({ error: 'expected a string' }).optional(),
+      watchPaths: z.array(z.string(), { error: 'expected a list of paths' }).optional(),
     })
     .optional(),
 });
@@ -64,6 +95,16 @@ export function peerRunResult(
 ): RunResult {
   const ok = (response: HookResponse, exitCode: number): RunResult => ({ ok: true, response, durationMs: facts.durationMs, stderrTail: facts.stderrTail, exitCode });
   const advisory = ADVISORY[input.protocol].has(input.canonical);
+  const event = input.canonical;
+  const claude = input.protocol === 'claude';
+  if (claude && event === 'worktree_create' && outcome.kind === 'exit') {
+    // WorktreeCreate: any non-zero exit fails the creation (the hook replaces the host's own way of making one).
+    return ok({ allow: false, message: facts.stderrTail.trim() || `${hookLabel(hook)} exited with code ${outcome.code}: no working copy was made` }, outcome.code);
+  }
+  if (claude && event === 'before_model_switch' && outcome.kind === 'timeout') {
+    // PreModelSwitch: a hook that reaches its time limit blocks the switch (Claude Code's reference).
+    return { ok: true, response: { allow: false, message: `${hookLabel(hook)} did not answer within ${outcome.afterMs} ms: the model switch is blocked` }, durationMs: facts.durationMs, stderrTail: facts.stderrTail };
+  }
   if (outcome.kind === 'exit' && outcome.code === 2) {
     const reason = facts.stderrTail.trim() || `${hookLabel(hook)} exited with code 2`;
     // Kept for an asyncRewake hook, whose message is its stdout when stderr is empty (Claude Code's rule).
@@ -72,14 +113,19 @@ export function peerRunResult(
       const ran = peerRunResult(hook, input, { kind: 'exit', code: 2 }, facts);
       return ran.ok ? { ...ran, response: { ...ran.response, metadata: { ...ran.response.metadata, stdout } } } : ran;
     }
-    if (advisory) return ok({ allow: true, message: reason }, 2);
-    if (feedsBack(input)) return ok({ allow: true, systemMessage: reason }, 2);
+    const rule = EXIT_2[input.protocol][event] ?? (advisory ? 'message' : 'block');
+    if (rule === 'ignored') return ok({ allow: true }, 2);
+    if (rule === 'message') return ok({ allow: true, message: reason }, 2);
+    if (rule === 'feedback') return ok({ allow: true, systemMessage: reason }, 2);
+    // Elicitation: exit 2 declines the request; ElicitationResult: the answer becomes "decline".
+    if (claude && (event === 'elicitation' || event === 'elicitation_result')) return ok({ allow: false, message: reason, host: { elicitation: { action: 'decline' } } }, 2);
     return ok({ allow: false, message: reason }, 2);
   }
   if (outcome.kind !== 'output') return toRunResult(hook, outcome, facts);
   const text = decodeUtf8(outcome.bytes);
   if (text === undefined) return toRunResult(hook, outcome, facts); // reports binary output as such
   const trimmed = text.trim();
+  if (claude && event === 'worktree_create' && !trimmed.startsWith('{')) return ok(worktreePathOf(hook, trimmed), 0);
   if (trimmed === '') return ok({ allow: true }, 0);
   const parsed = parseObject(trimmed);
   if (parsed === undefined) return ok(plainText(input, trimmed), 0);
@@ -91,9 +137,18 @@ export function peerRunResult(
   return ok(interpret(input, output.data, advisory), 0);
 }
 
-/** Claude Code's PostToolUse: a block cannot undo the call; it is feedback for the model (Gemini CLI's AfterTool "deny" does withhold the result). */
+/** Claude Code's PostToolUse and PostToolUseFailure: a block cannot undo the call; it is feedback for the model (Gemini CLI's AfterTool "deny" does withhold the result). */
 function feedsBack(input: PeerHookInput): boolean {
-  return input.protocol === 'claude' && input.canonical === 'after_tool';
+  return EXIT_2[input.protocol][input.canonical] === 'feedback';
+}
+
+/** A command hook's answer to WorktreeCreate: the last line of stdout that is not empty (escape codes removed) is where it made the working copy. */
+function worktreePathOf(hook: Pick<HookDefinition, 'id' | 'name'>, text: string): HookResponse {
+  // eslint-disable-next-line no-control-regex
+  const lines = text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '').split(/\r?\n/).map((line) => line.trim()).filter(Boolean);
+  const path = lines.at(-1);
+  if (path === undefined) return { allow: false, message: `${hookLabel(hook)} printed no path: no working copy was made (a WorktreeCreate hook prints the path it made as its last line)` };
+  return { allow: true, host: { worktreePath: path } };
 }
 
 /** The JSON object `text` is, or undefined when it is not one (then it is plain text, as the peers read it). */
@@ -109,20 +164,31 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 
 function plainText(input: PeerHookInput, text: string): HookResponse {
   if (input.protocol === 'gemini') return { allow: true, message: text };
-  // Claude Code adds a hook's plain stdout to the context on these two events only.
-  if (input.canonical === 'before_agent' || input.canonical === 'session_start') return { allow: true, systemMessage: text };
+  // Claude Code adds a hook's plain stdout to the context on a few events only (UserPromptSubmit, UserPromptExpansion, SessionStart, PostModelSwitch).
+  if (PLAIN_TEXT_CONTEXT.has(input.canonical)) return { allow: true, systemMessage: text };
   return { allow: true };
 }
 
 function interpret(input: PeerHookInput, out: PeerOutput, advisory: boolean): HookResponse {
   const specific = out.hookSpecificOutput ?? {};
-  // The hook-specific permission decision wins over the older top-level `decision`.
-  const [decision, why] = specific.permissionDecision !== undefined ? [specific.permissionDecision, specific.permissionDecisionReason ?? out.reason] : [out.decision, out.reason];
+  const event = input.canonical;
+  const claude = input.protocol === 'claude';
+  // The hook-specific permission decision wins over the older top-level `decision`; PermissionRequest's is an object.
+  const permission = claude && event === 'approval_request' ? specific.decision : undefined;
+  const [decision, why] =
+    claude && event === 'approval_request'
+      ? // PermissionRequest: only the decision object grants or denies (a top-level "block" is no answer).
+        [permission?.behavior, permission?.message ?? out.reason]
+      : specific.permissionDecision !== undefined
+        ? [specific.permissionDecision, specific.permissionDecisionReason ?? out.reason]
+        : [out.decision, out.reason];
+  const defer = decision === 'defer' && event === 'before_tool';
+  // Elicitation: "decline" or "cancel" answers the server for the user; it is no block of the event.
   const blocks = decision === 'block' || decision === 'deny';
   let allow = !blocks;
   let reason = blocks ? (why ?? `the hook decided "${decision}"`) : undefined;
   let approval: { reason?: string } | undefined = decision === 'ask' ? (why === undefined ? {} : { reason: why }) : undefined;
-  const stop = out.continue === false;
+  const stop = out.continue === false && !CONTINUE_IGNORED[input.protocol].has(event);
   if (stop) {
     allow = false;
     reason = out.stopReason ?? reason ?? 'the hook stopped the agent (continue: false)';
@@ -140,7 +206,8 @@ function interpret(input: PeerHookInput, out: PeerOutput, advisory: boolean): Ho
     reason = undefined;
   }
   const messages = [...(reason !== undefined ? [reason] : []), ...(out.systemMessage !== undefined ? [out.systemMessage] : [])];
-  const context = rewrites(input, specific);
+  const context = rewrites(input, specific, permission);
+  const host = directives(input, out, { stop, defer, permission });
   return {
     allow,
     ...(messages.length > 0 && { message: messages.join('\n') }),
@@ -148,18 +215,59 @@ function interpret(input: PeerHookInput, out: PeerOutput, advisory: boolean): Ho
     ...(context && { context }),
     ...(stop && !advisory && { continue: false }),
     ...(approval && allow && { approval }),
+    ...(host && { host }),
     metadata: { protocol: input.protocol, ...(out.suppressOutput !== undefined && { suppressOutput: out.suppressOutput }) },
   };
 }
 
+/** What the answer asks the host to do beyond allow or block (the decision's `host`), read on the events where the peer reads each field; undefined when nothing. */
+function directives(input: PeerHookInput, out: PeerOutput, read: { stop: boolean; defer: boolean; permission: NonNullable<PeerOutput['hookSpecificOutput']>['decision'] }): HostDirectives | undefined {
+  const specific = out.hookSpecificOutput ?? {};
+  const event = input.canonical;
+  const host: HostDirectives = {};
+  if (read.stop) host.stop = out.stopReason === undefined ? {} : { reason: out.stopReason };
+  if (read.defer) host.defer = specific.permissionDecisionReason === undefined ? {} : { reason: specific.permissionDecisionReason };
+  if (input.protocol === 'claude') {
+    const p = read.permission;
+    if (p !== undefined) {
+      host.permission = { behavior: p.behavior };
+      // updatedPermissions is read with "allow" only, message and interrupt with "deny" (Claude Code's reference).
+      if (p.behavior === 'allow' && p.updatedPermissions !== undefined) host.permission.updatedPermissions = p.updatedPermissions;
+      if (p.behavior === 'deny' && p.message !== undefined) host.permission.message = p.message;
+      if (p.behavior === 'deny' && p.interrupt !== undefined) host.permission.interrupt = p.interrupt;
+    }
+    if (event === 'permission_denied' && specific.retry === true) host.retry = true;
+    if (event === 'after_tool') {
+      const replaced = specific.updatedToolOutput ?? specific.updatedMCPToolOutput;
+      if (replaced !== undefined) host.toolOutput = replaced;
+    }
+    if ((event === 'session_start' || event === 'before_agent') && specific.sessionTitle !== undefined) host.sessionTitle = specific.sessionTitle;
+    if (event === 'worktree_create' && specific.worktreePath !== undefined) host.worktreePath = specific.worktreePath;
+    if ((event === 'elicitation' || event === 'elicitation_result') && specific.action !== undefined) {
+      host.elicitation = { action: specific.action, ...(specific.content !== undefined && { content: specific.content }) };
+    }
+    if (event === 'message_display' && specific.displayContent !== undefined) host.displayContent = specific.displayContent;
+    if ((event === 'session_start' || event === 'cwd_change' || event === 'file_change') && specific.watchPaths !== undefined) host.watchPaths = specific.watchPaths;
+  } else {
+    if (event === 'after_tool' && specific.tailToolCallRequest !== undefined) host.tailToolCall = { name: specific.tailToolCallRequest.name, args: specific.tailToolCallRequest.args ?? {} };
+    if (event === 'after_agent' && specific.clearContext === true) host.clearContext = true;
+  }
+  return Object.keys(host).length > 0 ? host : undefined;
+}
+
 /** The context fields a peer's answer rewrites, or undefined when it rewrites none. */
-function rewrites(input: PeerHookInput, specific: NonNullable<PeerOutput['hookSpecificOutput']>): Record<string, unknown> | undefined {
+function rewrites(input: PeerHookInput, specific: NonNullable<PeerOutput['hookSpecificOutput']>, permission: NonNullable<PeerOutput['hookSpecificOutput']>['decision']): Record<string, unknown> | undefined {
   const changes: Record<string, unknown> = {};
   const argsKey = input.context.args === undefined && input.context.input !== undefined ? 'input' : 'args';
   const current = isPlainObject(input.context[argsKey]) ? (input.context[argsKey] as Record<string, unknown>) : {};
   if (input.canonical === 'before_tool') {
     if (specific.updatedInput !== undefined) changes[argsKey] = specific.updatedInput;
     if (specific.tool_input !== undefined) changes[argsKey] = { ...current, ...specific.tool_input };
+  }
+  if (permission?.behavior === 'allow') {
+    // PermissionRequest "allow" answers the prompt: `approved`, as a host answers approval_request; its updatedInput replaces the call's input.
+    changes.approved = true;
+    if (permission.updatedInput !== undefined) changes[argsKey] = permission.updatedInput;
   }
   if (input.protocol === 'gemini') {
     if (specific.llm_request !== undefined) {
