@@ -13,7 +13,7 @@
  */
 
 /** The peer protocols. */
-export type PeerProtocol = 'claude' | 'gemini';
+export type PeerProtocol = 'claude' | 'gemini' | 'codex';
 
 /** Claude Code's hook events plinth runs (the others are reported as unsupported where they are written). */
 export const CLAUDE_HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SessionStart', 'SessionEnd', 'PreCompact', 'Notification'] as const;
@@ -32,6 +32,14 @@ export const GEMINI_HOOK_EVENTS = [
   'PreCompress',
   'Notification',
 ] as const;
+
+/**
+ * Codex CLI's hook events (its `hooks.json`, `[hooks]` in `config.toml`, a Codex plugin's hooks).
+ * They are spelled as Claude Code's, so an event name never says a section is Codex's: only a
+ * group's `"protocol": "codex"` (what `hooks import --from codex` writes) or a Codex plugin's
+ * manifest does ({@link peerEventsOf} leaves Codex out for that reason).
+ */
+export const CODEX_HOOK_EVENTS = ['PreToolUse', 'PermissionRequest', 'PostToolUse', 'PreCompact', 'PostCompact', 'SessionStart', 'UserPromptSubmit', 'SubagentStart', 'SubagentStop', 'Stop'] as const;
 
 /** Claude Code events that exist there but have no plinth counterpart: reported, never run. */
 export const CLAUDE_UNSUPPORTED_EVENTS = ['SubagentStop', 'PermissionRequest', 'PostToolUseFailure', 'SubagentStart', 'PermissionDenied'] as const;
@@ -57,7 +65,7 @@ export interface PeerHookGap {
  */
 export function peerHookGaps(protocol: PeerProtocol, hook: unknown): PeerHookGap[] {
   if (!isRecord(hook)) return [];
-  const peer = protocol === 'claude' ? 'Claude Code' : 'Gemini CLI';
+  const peer = protocol === 'claude' ? 'Claude Code' : protocol === 'codex' ? 'Codex CLI' : 'Gemini CLI';
   const gaps: PeerHookGap[] = [];
   if (typeof hook.type === 'string' && hook.type !== 'command') {
     gaps.push({
@@ -65,6 +73,11 @@ export function peerHookGaps(protocol: PeerProtocol, hook: unknown): PeerHookGap
       reason: `${peer} hook type "${hook.type}" not supported yet: plinth runs only "command" hooks, so this hook never runs; on a gate event (PreToolUse, BeforeTool, …) it blocks the event until it is removed or plinth supports it`,
       unrunnable: true,
     });
+    return gaps;
+  }
+  if (protocol === 'codex') {
+    // Codex CLI's command hooks have `async` too; `if`, `once`, `shell` are Claude Code's (the hooks plugin refuses them on a Codex hook).
+    if (hook.async === true) gaps.push({ field: 'async', reason: 'Codex CLI field not supported yet: "async": true is not honoured, so the hook runs in the foreground, the event waits for it and its answer counts', unrunnable: false });
     return gaps;
   }
   if (protocol !== 'claude') return gaps;
@@ -90,7 +103,11 @@ export function peerHookGaps(protocol: PeerProtocol, hook: unknown): PeerHookGap
   return gaps;
 }
 
-/** The peers that name an event `name` (both for `SessionStart`, `SessionEnd`, `Notification`). */
+/**
+ * The peers whose event names say which peer a section speaks: Claude Code and Gemini CLI (both
+ * for `SessionStart`, `SessionEnd`, `Notification`). Codex CLI spells its events as Claude Code
+ * does, so it is never inferred from a name: see {@link isPeerEventOf}.
+ */
 export function peerEventsOf(name: string): PeerProtocol[] {
   const peers: PeerProtocol[] = [];
   if ((CLAUDE_HOOK_EVENTS as readonly string[]).includes(name) || (CLAUDE_UNSUPPORTED_EVENTS as readonly string[]).includes(name)) peers.push('claude');
@@ -98,9 +115,14 @@ export function peerEventsOf(name: string): PeerProtocol[] {
   return peers;
 }
 
-/** Whether `name` is an event of Claude Code or Gemini CLI (a key of the peers' settings shape). */
+/** Whether `name` is an event of `protocol` (a Claude Code event plinth does not run counts: it is reported). */
+export function isPeerEventOf(protocol: PeerProtocol, name: string): boolean {
+  return protocol === 'codex' ? (CODEX_HOOK_EVENTS as readonly string[]).includes(name) : peerEventsOf(name).includes(protocol);
+}
+
+/** Whether `name` is an event of Claude Code, Gemini CLI or Codex CLI (a key of the peers' settings shape). */
 export function isPeerHookEvent(name: string): boolean {
-  return peerEventsOf(name).length > 0;
+  return peerEventsOf(name).length > 0 || (CODEX_HOOK_EVENTS as readonly string[]).includes(name);
 }
 
 /**
