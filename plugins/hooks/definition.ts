@@ -106,7 +106,7 @@ export const hookEntrySchema = z
     persistent: z
       .union([z.boolean(), z.strictObject({ idleMs: ms('idleMs') })], { error: 'expected true, false or { "idleMs": <milliseconds> }' })
       .optional(),
-    protocol: z.enum(['plinth', 'claude', 'gemini'], { error: 'expected "plinth" (the default), "claude" or "gemini"' }).optional(),
+    protocol: z.enum(['plinth', 'claude', 'gemini', 'codex'], { error: 'expected "plinth" (the default), "claude", "gemini" or "codex"' }).optional(),
     /** What a hook from settings may reach when confined (sdk/contracts/sandbox.ts); a plugin's hooks have the plugin's manifest `permissions`. */
     permissions: permissionsSchema.optional(),
   })

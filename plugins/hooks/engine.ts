@@ -182,7 +182,7 @@ export class HookEngine {
       return { ok: true, response: { allow: true }, durationMs: performance.now() - started, stderrTail: '' };
     }
     const result =
-      hook.protocol === 'claude' || hook.protocol === 'gemini'
+      hook.protocol === 'claude' || hook.protocol === 'gemini' || hook.protocol === 'codex'
         ? await this.deps.runner.run(hook, buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace }), undefined, verdict.pinned)
         : await this.deps.runner.run(hook, buildInput(hook, subscribedSpelling(hook, event), context, sessionId), undefined, verdict.pinned);
     // A guard that never got to decide (not found, killed, stopped by its sandbox) fails closed, whatever its onError.

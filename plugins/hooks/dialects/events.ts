@@ -1,7 +1,7 @@
 /**
  * The peers' event names and plinth's events they stand for. Gemini CLI's events are plinth's
  * own (plinth's names come from the same hook architecture); Claude Code's are fewer and named
- * after what the user sees.
+ * after what the user sees; Codex CLI uses Claude Code's names for the events it has.
  */
 import type { EventName } from 'plinth/sdk';
 import type { PeerProtocol } from 'plinth/internal';
@@ -30,6 +30,23 @@ export const PEER_EVENTS: Readonly<Record<PeerProtocol, Readonly<Record<string, 
     PreCompress: 'pre_compress',
     Notification: 'notification',
   },
+  // Codex CLI: Claude Code's names, plus PostCompact; its PermissionRequest and subagent events have no plinth event yet.
+  codex: {
+    PreToolUse: 'before_tool',
+    PostToolUse: 'after_tool',
+    UserPromptSubmit: 'before_agent',
+    Stop: 'after_agent',
+    SessionStart: 'session_start',
+    PreCompact: 'pre_compress',
+    PostCompact: 'post_compress',
+  },
+};
+
+/** Codex CLI events plinth has no event for, and why each is left out. */
+export const CODEX_WITHOUT_COUNTERPART: Readonly<Record<string, string>> = {
+  PermissionRequest: "plinth's approval_request is answered by the host; a PreToolUse hook's deny reaches it",
+  SubagentStart: 'plinth has no sub-agent events',
+  SubagentStop: 'plinth has no sub-agent events',
 };
 
 /** Claude Code events plinth has no event for, and why each is left out. */
@@ -45,6 +62,7 @@ export const CLAUDE_WITHOUT_COUNTERPART: Readonly<Record<string, string>> = {
 export const ADVISORY: Readonly<Record<PeerProtocol, ReadonlySet<EventName>>> = {
   claude: new Set<EventName>(['session_start', 'session_end', 'pre_compress', 'notification']),
   gemini: new Set<EventName>(['session_start', 'session_end', 'pre_compress', 'notification']),
+  codex: new Set<EventName>(['session_start', 'pre_compress', 'post_compress']),
 };
 
 /** The plinth event `name` stands for in `protocol`'s dialect. */
@@ -59,5 +77,5 @@ export function peerNameOf(protocol: PeerProtocol, event: EventName): string | u
 
 /** The peer's own name, for messages. */
 export function peerLabel(protocol: PeerProtocol): string {
-  return protocol === 'claude' ? 'Claude Code' : 'Gemini CLI';
+  return protocol === 'claude' ? 'Claude Code' : protocol === 'codex' ? 'Codex CLI' : 'Gemini CLI';
 }

@@ -23,7 +23,7 @@ export function buildPeerInput(
   context: Context,
   facts: { readonly sessionId?: string; readonly workspace: string },
 ): PeerHookInput {
-  const protocol: PeerProtocol = hook.protocol === 'gemini' ? 'gemini' : 'claude';
+  const protocol: PeerProtocol = hook.protocol === 'gemini' || hook.protocol === 'codex' ? hook.protocol : 'claude';
   const name = peerNameOf(protocol, event) ?? event;
   const pick = (...keys: string[]): unknown => {
     for (const key of keys) if (context[key] !== undefined) return context[key];
@@ -37,6 +37,13 @@ export function buildPeerInput(
   };
   if (protocol === 'gemini') document.timestamp = new Date().toISOString();
   else document.permission_mode = pick('permissionMode', 'permission_mode') ?? 'default';
+  if (protocol === 'codex') {
+    // Codex CLI: a transcript path is null when there is none; every event says the model; turn-scoped events their turn.
+    document.transcript_path = pick('transcriptPath', 'transcript_path') ?? null;
+    document.model = pick('model') ?? '';
+    const turn = pick('turnId', 'turn_id');
+    if (turn !== undefined && event !== 'session_start') document.turn_id = turn;
+  }
 
   switch (event) {
     case 'before_tool':
@@ -44,8 +51,10 @@ export function buildPeerInput(
       const tool = toolNamesOf(context)[0] ?? pick('tool_name');
       document.tool_name = typeof tool === 'string' ? peerToolName(tool, context, protocol) : '';
       document.tool_input = pick('args', 'input', 'tool_input') ?? {};
+      // Codex CLI hands apply_patch's patch as `tool_input.command` (a host may give it as `input` or `patch`).
+      if (protocol === 'codex' && document.tool_name === 'apply_patch') document.tool_input = codexPatchInput(document.tool_input);
       const id = pick('toolUseId', 'tool_use_id');
-      if (protocol === 'claude' && id !== undefined) document.tool_use_id = id;
+      if (protocol !== 'gemini' && id !== undefined) document.tool_use_id = id;
       // Gemini CLI: the server and the tool's own name (not the qualified one).
       const mcp = typeof tool === 'string' ? mcpToolOf(tool, context) : undefined;
       if (protocol === 'gemini' && mcp !== undefined) document.mcp_context = { server_name: mcp.server, tool_name: mcp.tool };
@@ -61,6 +70,7 @@ export function buildPeerInput(
         document.prompt_response = pick('response', 'prompt_response') ?? '';
       }
       document.stop_hook_active = pick('stopHookActive', 'stop_hook_active') ?? false;
+      if (protocol === 'codex') document.last_assistant_message = pick('response', 'last_assistant_message') ?? null;
       break;
     case 'before_model':
     case 'before_tool_selection':
@@ -73,10 +83,13 @@ export function buildPeerInput(
     case 'session_start':
       document.source = pick('source') ?? 'startup';
       // Claude Code says which model the session uses; "" when the host did not say.
-      if (protocol === 'claude') document.model = pick('model') ?? '';
+      if (protocol !== 'gemini') document.model = pick('model') ?? '';
       break;
     case 'session_end':
       document.reason = pick('reason') ?? 'other';
+      break;
+    case 'post_compress':
+      if (protocol === 'codex') document.trigger = pick('trigger') ?? 'auto';
       break;
     case 'pre_compress':
       document.trigger = pick('trigger') ?? 'auto';
@@ -96,4 +109,14 @@ export function buildPeerInput(
       break;
   }
   return { protocol, event: name, canonical: event, document, context };
+}
+
+/** apply_patch's input as Codex CLI hands it to hooks: `{ command: <patch> }`. */
+function codexPatchInput(input: unknown): unknown {
+  if (typeof input === 'string') return { command: input };
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  const fields = input as Record<string, unknown>;
+  if (typeof fields.command === 'string') return input;
+  const patch = [fields.input, fields.patch].find((v) => typeof v === 'string');
+  return patch === undefined ? input : { command: patch };
 }
