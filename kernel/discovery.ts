@@ -52,9 +52,10 @@ const READERS = 1024;
  * plugin and is not searched further; so is a folder without one that holds a
  * Claude Code plugin (`.claude-plugin/plugin.json`), a Codex plugin (`.codex-plugin/plugin.json`)
  * or a Gemini CLI extension (`gemini-extension.json`), and a folder in Claude Code's standard
- * layout alone (`hooks/hooks.json`, `.mcp.json`, `commands/`, …) where a plugin is meant to be:
- * directly in a source folder, or a linked folder itself (never deeper, where a project with its
- * own `.mcp.json` would be taken for one): its manifest is made from those (internal/peer/manifest.ts,
+ * layout alone (`hooks/hooks.json`, `.mcp.json`, `commands/`, …) where plugins are dropped:
+ * directly in a plugin folder plinth scans (never deeper, where a project with its own `.mcp.json`
+ * would be taken for one, nor a linked folder, whose removed manifest means it is no plugin any
+ * more): its manifest is made from those (internal/peer/manifest.ts,
  * with `context.workspace` for the peers' workspace variables); any other folder is searched down to
  * {@link MAX_DEPTH} levels below its source. Dot-folders (an install stages its
  * download in one) and `node_modules` are not entered. A symlinked folder is
@@ -87,8 +88,9 @@ async function scanSource({ dir, source, linked }: DiscoverySource, context: Pee
     // A folder without manifest.json is listed once: to see whether it is a peer's, then to search it.
     let listing: Promise<Dirent[]> | undefined;
     const list = () => (listing ??= readdir(folder.dir, { withFileTypes: true }));
-    // Claude Code's standard layout alone makes a plugin only where a plugin is meant to be: a linked folder itself, or a folder directly in a plugin folder.
-    const layout = linked ? folder.depth === 0 : folder.depth === 1;
+    // Claude Code's standard layout alone makes a plugin only where plugins are dropped: directly in a plugin folder plinth scans.
+    // Not a linked folder (one whose manifest was removed is no plugin any more), not deeper (a project's own .mcp.json).
+    const layout = !linked && folder.depth === 1;
     const self = await loadPlugin(folder.dir, source, linked, context, list, layout);
     if (self !== undefined) return [[self, folder.real]];
     if (folder.depth === MAX_DEPTH) return [];

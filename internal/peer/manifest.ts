@@ -84,8 +84,10 @@ export interface PeerFolderOptions {
    * Also read a folder in Claude Code's standard layout alone (`hooks/hooks.json`, `.mcp.json`,
    * `commands/`, `agents/`, `skills/`, `output-styles/`, without `.claude-plugin/plugin.json`) as
    * a Claude Code plugin named after the folder. Only where the caller knows the folder is meant
-   * as a plugin: a folder directly in a plugin folder plinth scans, a folder linked or installed
-   * as a plugin. Never while searching deeper (a project with its own `.mcp.json` is no plugin).
+   * as a plugin: a folder directly in a plugin folder plinth scans (discovery), a plugin's folder
+   * already found. Never while searching deeper (a project with its own `.mcp.json` is no plugin),
+   * nor for a folder to link (a linked folder needs a manifest: one whose manifest is removed is no
+   * plugin any more).
    */
   readonly layout?: boolean;
 }
