@@ -127,6 +127,7 @@ describe('a Codex plugin folder', () => {
     const info = await (await kernel.get('extensions')).info('codex-guard');
     expect(info.peer).toMatchObject({ format: 'codex', file: join(home, 'plugins', 'codex-guard', '.codex-plugin', 'plugin.json') });
     expect(info.mcpServers).toEqual(['guard-notes']);
+    expect((await kernel.get('mcp')).definition('guard-notes')).toMatchObject({ command: 'node', args: [join(home, 'plugins', 'codex-guard', 'server.mjs')], plugin: 'codex-guard' });
     expect(info.peer?.ignored.map((f) => f.field)).toEqual(expect.arrayContaining(['author', 'interface', 'skills']));
 
     const { hooks, problems } = await (await kernel.get('hooks')).definitions();
