@@ -219,6 +219,11 @@ describe('plinth hooks import --from codex', () => {
         '[mcp_servers.docs]',
         'command = "npx"',
         'args = ["-y", "docs-mcp"]',
+        'env = { DOCS_TOKEN = "tok-secret-123" }',
+        '',
+        '[mcp_servers.remote]',
+        'url = "https://example.com/mcp"',
+        'bearer_token_env_var = "REMOTE_TOKEN"',
         '',
         '[[hooks.PreToolUse]]',
         'matcher = "^Bash$"',
@@ -255,8 +260,11 @@ describe('plinth hooks import --from codex', () => {
     expect(plan).toMatchObject({ scope: 'user', written: true, added: ['user:PreToolUse.0.0'] });
     expect(plan.items.map((i) => `${i.action} ${i.event}${i.code ? ` ${i.code}` : ''}`)).toEqual(['add PreToolUse', 'refused PermissionRequest PLN_E_HOOK_DIALECT_UNSUPPORTED']);
     expect(plan.items[1]?.reason).toContain("Codex CLI's PermissionRequest event has no plinth counterpart");
-    expect(plan.notes.map((n) => n.slice(0, n.indexOf(':')))).toEqual(['"model"', '"features"', '"mcp_servers"', '"hooks.state"']);
+    expect(plan.notes.map((n) => n.slice(0, n.indexOf(':')))).toEqual(['"model"', '"features"', '"mcp_servers"', '"mcp_servers"', '"hooks.state"']);
     expect(plan.notes[2]).toContain('plinth mcp add');
+    // Each server as a ready `plinth mcp add` line; a variable's value (maybe a secret) is never copied, only referenced.
+    expect(plan.notes[3]).toBe(`"mcp_servers": to add them to plinth: plinth mcp add -e 'DOCS_TOKEN=\${env:DOCS_TOKEN}' docs -- npx -y docs-mcp; plinth mcp add -t http -H 'Authorization: Bearer \${env:REMOTE_TOKEN}' remote https://example.com/mcp`);
+    expect(toml.stdout + toml.stderr).not.toContain('tok-secret-123');
 
     // Without a file: the first of the project's .codex/hooks.json, its config.toml, then the user's: here ~/.codex/hooks.json.
     const fromJson = await run(b, ['hooks', 'import', '--from', 'codex', '--yes', '--json'], env);

@@ -290,8 +290,37 @@ async function readCodexToml(file: string, text: string): Promise<{ hooks: Recor
   const skipped = Object.keys(data)
     .filter((key) => key !== 'hooks')
     .map((key) => `"${key}": ${Object.hasOwn(SKIPPED.codex, key) ? SKIPPED.codex[key] : `not a hook setting; Codex CLI's "${key}" is not imported`}`);
+  const servers = isRecord(data.mcp_servers) ? codexServerCommands(data.mcp_servers) : [];
+  if (servers.length > 0) skipped.push(`"mcp_servers": to add them to plinth: ${servers.join('; ')}`);
   if (state !== undefined) skipped.push('"hooks.state": Codex CLI\'s record of the hooks you enabled and trusted there; plinth asks for its own approval (user hooks on first use, workspace hooks with `plinth hooks trust`)');
   return { hooks, skipped };
+}
+
+/**
+ * `plinth mcp add` lines for a Codex config.toml's `[mcp_servers.<name>]` tables: a program and its
+ * arguments, or a URL (`bearer_token_env_var` as an Authorization header that references the
+ * variable). An `env` value is never copied (it may be a secret): each variable is passed as a
+ * reference to the environment (`-e KEY='${env:KEY}'`).
+ */
+export function codexServerCommands(servers: Readonly<Record<string, unknown>>): string[] {
+  const lines: string[] = [];
+  for (const [name, entry] of Object.entries(servers)) {
+    if (!isRecord(entry) || entry.enabled === false) continue;
+    const env = isRecord(entry.env) ? Object.keys(entry.env).map((key) => `-e ${shellWord(`${key}=\${env:${key}}`)}`) : [];
+    if (typeof entry.command === 'string') {
+      const args = Array.isArray(entry.args) ? entry.args.filter((a): a is string => typeof a === 'string') : [];
+      lines.push(['plinth mcp add', ...env, shellWord(name), '--', ...[entry.command, ...args].map(shellWord)].join(' '));
+    } else if (typeof entry.url === 'string') {
+      const bearer = typeof entry.bearer_token_env_var === 'string' ? [`-H ${shellWord(`Authorization: Bearer \${env:${entry.bearer_token_env_var}}`)}`] : [];
+      lines.push(['plinth mcp add -t http', ...bearer, shellWord(name), shellWord(entry.url)].join(' '));
+    }
+  }
+  return lines;
+}
+
+/** A word as a POSIX shell reads it back: plain when it is safe, else in single quotes. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
