@@ -61,7 +61,7 @@ async function codexPlugin(dir: string): Promise<void> {
   await write(join(dir, 'hooks', 'compact.py'), py('print(json.dumps({"systemMessage": "compacted (" + data["trigger"] + ")"}))'));
   await write(join(dir, 'hooks', 'hooks.json'), {
     hooks: {
-      PreToolUse: [{ matcher: '^Bash$|^apply_patch$', hooks: [{ type: 'command', command: 'python3 "${PLUGIN_ROOT}/hooks/guard.py"', statusMessage: 'Checking', timeout: 30 }] }],
+      PreToolUse: [{ matcher: '^Bash$|^apply_patch$', hooks: [{ type: 'command', command: 'python3 "${PLUGIN_ROOT}/hooks/guard.py"', statusMessage: 'Checking', timeout: 30, if: 'Bash(rm *)' }] }],
       Stop: [{ matcher: 'ignored [', hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/stop.py' }] }],
       PostCompact: [{ hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/compact.py' }] }],
       PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/stop.py' }] }],
@@ -139,6 +139,8 @@ describe('a Codex plugin folder', () => {
     ]);
     // Codex's PermissionRequest has no plinth event yet: said, not dropped.
     expect(problems.map((p) => `${p.code} ${p.message}`)).toEqual([expect.stringMatching(/PLN_E_HOOK_DIALECT_UNSUPPORTED .*Codex CLI's PermissionRequest event has no plinth counterpart/)]);
+    // Claude Code's `if` in a Codex hooks file: Codex ignores it, so does plinth (the curl call below still reaches the hook).
+    expect(ours[0]?.notYet).toEqual([expect.stringContaining('Claude Code\'s "if" is not a Codex CLI hook field: Codex ignores it, and so does plinth')]);
     expect(ours[0]?.action).toEqual({ type: 'command', command: 'python3', args: [join(home, 'plugins', 'codex-guard', 'hooks', 'guard.py')] });
   });
 

@@ -44,6 +44,15 @@ export const CODEX_HOOK_EVENTS = ['PreToolUse', 'PermissionRequest', 'PostToolUs
 /** Claude Code events that exist there but have no plinth counterpart: reported, never run. */
 export const CLAUDE_UNSUPPORTED_EVENTS = ['SubagentStop', 'PermissionRequest', 'PostToolUseFailure', 'SubagentStart', 'PermissionDenied'] as const;
 
+/** What ignoring each Claude Code field on a Codex CLI hook means, as Codex runs it. */
+const CODEX_IGNORES = {
+  args: 'the command runs as written, without these arguments',
+  if: 'the hook runs on every call its matcher matches',
+  once: 'the hook runs every time its event fires',
+  shell: 'the command runs as any Codex command',
+  asyncRewake: 'the hook runs in the foreground',
+} as const;
+
 /** What plinth does not do yet with one field of a peer hook, as `ext info`, `hooks validate` and the hooks plugin say it. */
 export interface PeerHookGap {
   /** The field as written: `type`, `if`, `async`, `asyncRewake`, `once`, `shell`. */
@@ -76,8 +85,11 @@ export function peerHookGaps(protocol: PeerProtocol, hook: unknown): PeerHookGap
     return gaps;
   }
   if (protocol === 'codex') {
-    // Codex CLI's command hooks have `async` too; `if`, `once`, `shell` are Claude Code's (the hooks plugin refuses them on a Codex hook).
     if (hook.async === true) gaps.push({ field: 'async', reason: 'Codex CLI field not supported yet: "async": true is not honoured, so the hook runs in the foreground, the event waits for it and its answer counts', unrunnable: false });
+    // Claude Code's own fields in a Codex hooks file (a plugin written for both): Codex ignores them, and so does plinth.
+    for (const field of ['args', 'if', 'once', 'shell', 'asyncRewake'] as const) {
+      if (hook[field] !== undefined) gaps.push({ field, reason: `Claude Code's "${field}" is not a Codex CLI hook field: Codex ignores it, and so does plinth (${CODEX_IGNORES[field]})`, unrunnable: false });
+    }
     return gaps;
   }
   if (protocol !== 'claude') return gaps;

@@ -63,7 +63,7 @@ const peerGroupSchema = z.strictObject({
   sequential: z.boolean({ error: 'expected true or false' }).optional(),
 });
 
-/** Claude Code's own fields: a Gemini CLI or Codex CLI hook that has one is told so, not silently accepted (Codex has `async` too). */
+/** Claude Code's own fields: a Gemini CLI hook that has one is told so, not silently accepted (on a Codex CLI hook they are ignored, as Codex ignores them, with a note). */
 const CLAUDE_ONLY = ['args', 'if', 'async', 'asyncRewake', 'once', 'shell'] as const;
 /** Codex CLI's own fields: a Claude Code or Gemini CLI hook that has one is told so. */
 const CODEX_ONLY = ['commandWindows', 'command_windows', 'visibilityHint'] as const;
@@ -165,8 +165,9 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
         for (const issue of entry.error.issues) problems.push(problem('PLN_E_HOOK_INVALID', where, issuePath(hookAt, issue), issueMessage(issue), undefined, event));
         return;
       }
-      if (protocol !== 'claude') {
-        const claudeOnly = CLAUDE_ONLY.filter((field) => entry.data[field] !== undefined && !(protocol === 'codex' && field === 'async'));
+      // Codex ignores Claude Code's fields (its handler schema drops unknown keys): so does plinth, with a note (peerHookGaps).
+      if (protocol === 'gemini') {
+        const claudeOnly = CLAUDE_ONLY.filter((field) => entry.data[field] !== undefined);
         if (claudeOnly.length > 0) {
           problems.push(problem('PLN_E_HOOK_INVALID', where, `${hookAt}.${claudeOnly[0]}`, `${claudeOnly.map((f) => `"${f}"`).join(', ')} ${claudeOnly.length > 1 ? 'are' : 'is'} Claude Code's, not a ${peerLabel(protocol)} hook field: remove ${claudeOnly.length > 1 ? 'them' : 'it'}`, undefined, event));
           return;
@@ -187,10 +188,11 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
         hooks.push(unsupportedHook(name, key, event, hookAt, rawHook as Record<string, unknown>, unrunnable.reason, { sequential: group.data.sequential, matcher }, protocol, where));
         return;
       }
+      const claude = protocol === 'claude';
       const action =
-        entry.data.args !== undefined
+        claude && entry.data.args !== undefined
           ? execAction(entry.data.command, entry.data.args, protocol, where, defaults)
-          : commandAction(entry.data.command, protocol, where, defaults, entry.data.shell === 'bash' ? 'bash' : 'sh');
+          : commandAction(entry.data.command, protocol, where, defaults, claude && entry.data.shell === 'bash' ? 'bash' : 'sh');
       if (!action.ok) {
         problems.push(problem(action.code, where, `${hookAt}.command`, action.why, name, event));
         return;
