@@ -58,10 +58,14 @@ async function codexPlugin(dir: string): Promise<void> {
     ].join('\n'),
   ));
   await write(join(dir, 'hooks', 'stop.py'), py('if not data.get("stop_hook_active") and "TODO" in (data.get("last_assistant_message") or ""):\n    print(json.dumps({"decision": "block", "reason": "finish the TODOs first"}))'));
+  await write(join(dir, 'hooks', 'prompt.py'), py('if "sk-" in data["prompt"]:\n    print(json.dumps({"decision": "block", "reason": "codex-guard: that looks like an API key"}))\nelse:\n    print("Prompt checked for turn " + str(data.get("turn_id")))'));
+  await write(join(dir, 'hooks', 'start.py'), py('print("fresh session after /clear (" + data["source"] + ")")'));
   await write(join(dir, 'hooks', 'compact.py'), py('print(json.dumps({"systemMessage": "compacted (" + data["trigger"] + ")"}))'));
   await write(join(dir, 'hooks', 'hooks.json'), {
     hooks: {
       PreToolUse: [{ matcher: '^Bash$|^apply_patch$', hooks: [{ type: 'command', command: 'python3 "${PLUGIN_ROOT}/hooks/guard.py"', statusMessage: 'Checking', timeout: 30, if: 'Bash(rm *)' }] }],
+      UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/prompt.py' }] }],
+      SessionStart: [{ matcher: 'clear', hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/start.py' }] }],
       Stop: [{ matcher: 'ignored [', hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/stop.py' }] }],
       PostCompact: [{ hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/compact.py' }] }],
       PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/stop.py' }] }],
@@ -134,6 +138,8 @@ describe('a Codex plugin folder', () => {
     const ours = hooks.filter((h) => h.plugin === 'codex-guard');
     expect(ours.map((h) => `${h.id} ${h.protocol} ${h.events.join(',')} ${h.timeoutMs}`)).toEqual([
       'codex-guard/PreToolUse.0.0 codex before_tool 30000',
+      'codex-guard/UserPromptSubmit.0.0 codex before_agent 600000',
+      'codex-guard/SessionStart.0.0 codex session_start 600000',
       'codex-guard/Stop.0.0 codex after_agent 600000',
       'codex-guard/PostCompact.0.0 codex post_compress 600000',
     ]);
@@ -181,6 +187,17 @@ describe('a Codex plugin folder', () => {
     expect((await kernel.emit('after_agent', { response: 'All done' })).allow).toBe(true);
     const compact = await kernel.emit('post_compress', { trigger: 'manual' });
     expect(compact.messages).toContain('compacted (manual)');
+  });
+
+  it('UserPromptSubmit: a block refuses the prompt, plain stdout is context; SessionStart matches its source', async () => {
+    const key = await kernel.emit('before_agent', { prompt: 'use sk-abc123', turnId: 't-9' });
+    expect(key.allow).toBe(false);
+    expect(key.messages[0]).toBe('codex-guard: that looks like an API key');
+    const fine = await kernel.emit('before_agent', { prompt: 'hello', turnId: 't-9' });
+    expect(fine.allow).toBe(true);
+    expect(fine.systemMessages).toContain('Prompt checked for turn t-9');
+    expect((await kernel.emit('session_start', { source: 'clear' })).systemMessages).toContain('fresh session after /clear (clear)');
+    expect((await kernel.emit('session_start', { source: 'startup' })).systemMessages).not.toContain('fresh session after /clear (startup)');
   });
 });
 
