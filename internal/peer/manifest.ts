@@ -39,7 +39,6 @@ import { PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifes
 
 export { PEER_MANIFEST_FILES, UNVERSIONED } from './types.js';
 export type { PeerContext, PeerFiles, PeerManifest } from './types.js';
-export { CONTEXT_FILES, frontMatter } from './contributions.js';
 
 /**
  * {@link PeerFiles} of a folder on disk (`names`: its listing, when the caller has it). The folder is listed once, and a path whose first name
