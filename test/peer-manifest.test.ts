@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discoverPlugins } from '../kernel/discovery.js';
 import { parseManifest } from '../sdk/index.js';
 import { readPeerFolder } from '../internal/peer/manifest.js';
+import { packPlugin } from '../registry/pack.js';
+import { readTarball } from '../registry/tarball-read.js';
 import { write } from './support/peer-folders.js';
 
 let base: string;
@@ -228,6 +230,12 @@ describe('a Codex plugin', () => {
 
     const written = await readPeerFolder(dir, { asWritten: true });
     expect(written?.data).toMatchObject({ mcpServers: { notes: { args: ['${PLUGIN_ROOT}/s.mjs'] } }, peer: { file: '.codex-plugin/plugin.json' } });
+
+    // Packed for a registry: its .codex-plugin/ and .mcp.json travel (dot-names otherwise stay out), and the tarball reads back as the same plugin.
+    const packed = await packPlugin(dir);
+    expect(packed.files).toEqual(expect.arrayContaining(['.codex-plugin/plugin.json', 'config/mcp.json', 'hooks/a.json', 'hooks/b.json']));
+    const back = await readTarball(packed.bytes);
+    expect(back.manifest).toMatchObject({ name: 'codex-tools', version: '0.0.0', peer: { format: 'codex', file: '.codex-plugin/plugin.json' }, mcpServers: { notes: { args: ['${PLUGIN_ROOT}/s.mjs'] } } });
 
     const nameless = folder();
     await write(join(nameless, '.codex-plugin', 'plugin.json'), { version: '1.0.0' });
