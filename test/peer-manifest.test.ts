@@ -268,3 +268,16 @@ describe("Claude Code's standard layout alone", () => {
     expect(found.candidates.map((c) => c.manifest.name)).toEqual(['direct']);
   });
 });
+
+describe('contributions of a Claude Code plugin.json', () => {
+  it('reads the folders and files plugin.json names besides the standard ones', async () => {
+    const dir = folder();
+    await write(join(dir, '.claude-plugin', 'plugin.json'), { name: 'named-parts', commands: ['./extra/ship.md', './more'], agents: './team' });
+    await write(join(dir, 'extra', 'ship.md'), '---\ndescription: Ship it\n---\n');
+    await write(join(dir, 'more', 'git', 'tag.md'), 'Tag.');
+    await write(join(dir, 'team', 'tester.md'), '---\ndescription: "Writes \\"tests\\""\n---\n');
+    const peer = await readPeerFolder(dir);
+    const listed = (peer?.data.peer as { contributions: Array<{ kind: string; name: string; path: string; description?: string }> }).contributions;
+    expect(listed.map((c) => `${c.kind} ${c.name} ${c.path} ${c.description ?? ''}`)).toEqual(['command ship extra/ship.md Ship it', 'command git:tag more/git/tag.md ', 'agent tester team/tester.md Writes "tests"']);
+  });
+});

@@ -38,6 +38,8 @@ export async function readContributions(files: PeerFiles, places: ContributionPl
     found.push({ kind, name, path, ...(description !== undefined && { description }) });
   };
   const markdownIn = async (folder: string, depth: number, prefix = ''): Promise<Array<[name: string, path: string]>> => {
+    // plugin.json may name a file rather than a folder (`"commands": ["./commands/deploy.md"]`).
+    if (/\.(md|toml)$/.test(folder)) return (await files.has(folder)) ? [[folder.split('/').pop()!.replace(/\.(md|toml)$/, ''), folder]] : [];
     const entries = (await list(folder)) ?? [];
     const out: Array<[string, string]> = [];
     for (const entry of entries) {
