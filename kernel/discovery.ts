@@ -50,8 +50,12 @@ const READERS = 1024;
 /**
  * Finds every plugin in `sources`. A folder holding a manifest.json is one
  * plugin and is not searched further; so is a folder without one that holds a
- * Claude Code plugin (`.claude-plugin/plugin.json`) or a Gemini CLI extension
- * (`gemini-extension.json`): its manifest is made from those (internal/peer/manifest.ts,
+ * Claude Code plugin (`.claude-plugin/plugin.json`), a Codex plugin (`.codex-plugin/plugin.json`)
+ * or a Gemini CLI extension (`gemini-extension.json`), and a folder in Claude Code's standard
+ * layout alone (`hooks/hooks.json`, `.mcp.json`, `commands/`, …) where plugins are dropped:
+ * directly in a plugin folder plinth scans (never deeper, where a project with its own `.mcp.json`
+ * would be taken for one, nor a linked folder, whose removed manifest means it is no plugin any
+ * more): its manifest is made from those (internal/peer/manifest.ts,
  * with `context.workspace` for the peers' workspace variables); any other folder is searched down to
  * {@link MAX_DEPTH} levels below its source. Dot-folders (an install stages its
  * download in one) and `node_modules` are not entered. A symlinked folder is
@@ -84,7 +88,10 @@ async function scanSource({ dir, source, linked }: DiscoverySource, context: Pee
     // A folder without manifest.json is listed once: to see whether it is a peer's, then to search it.
     let listing: Promise<Dirent[]> | undefined;
     const list = () => (listing ??= readdir(folder.dir, { withFileTypes: true }));
-    const self = await loadPlugin(folder.dir, source, linked, context, list);
+    // Claude Code's standard layout alone makes a plugin only where plugins are dropped: directly in a plugin folder plinth scans.
+    // Not a linked folder (one whose manifest was removed is no plugin any more), not deeper (a project's own .mcp.json).
+    const layout = !linked && folder.depth === 1;
+    const self = await loadPlugin(folder.dir, source, linked, context, list, layout);
     if (self !== undefined) return [[self, folder.real]];
     if (folder.depth === MAX_DEPTH) return [];
     const children = await listFolders(folder, root, list());
@@ -141,13 +148,13 @@ async function brokenLink(link: string): Promise<PlinthError> {
 }
 
 /** Reads and validates `<dir>/manifest.json`, or the manifest made from a peer's folder; `undefined` when there is neither. */
-async function loadPlugin(dir: string, source: PluginSource, linked: true | undefined, context: PeerContext, list: () => Promise<Dirent[]>): Promise<Found | undefined> {
+async function loadPlugin(dir: string, source: PluginSource, linked: true | undefined, context: PeerContext, list: () => Promise<Dirent[]>, layout: boolean): Promise<Found | undefined> {
   const file = path.join(dir, 'manifest.json');
   let text: string;
   try {
     text = await readText(file);
   } catch (error) {
-    if (isNotFound(error)) return loadPeerPlugin(dir, source, linked, context, list);
+    if (isNotFound(error)) return loadPeerPlugin(dir, source, linked, context, list, layout);
     return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${safeLine(file)}: cannot read: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { file } });
   }
   const json = parseJsonText(text);
@@ -164,10 +171,10 @@ async function loadPlugin(dir: string, source: PluginSource, linked: true | unde
 }
 
 /** A peer's folder as a candidate (its `file` is the peer's manifest); `undefined` when the folder is none. */
-async function loadPeerPlugin(dir: string, source: PluginSource, linked: true | undefined, context: PeerContext, list: () => Promise<Dirent[]>): Promise<Found | undefined> {
+async function loadPeerPlugin(dir: string, source: PluginSource, linked: true | undefined, context: PeerContext, list: () => Promise<Dirent[]>, layout: boolean): Promise<Found | undefined> {
   let peer;
   try {
-    peer = await readPeerFolder(dir, context, folderFiles(dir, list().then((entries) => entries.map((e) => e.name))));
+    peer = await readPeerFolder(dir, context, folderFiles(dir, list().then((entries) => entries.map((e) => e.name))), { layout });
   } catch (error) {
     if (error instanceof PlinthError) return error;
     throw error;

@@ -14,8 +14,8 @@
  *   own nested `node_modules/` included, dot-names and caches still left
  *   out), and the packages they depend on that npm hoisted to the top
  *   `node_modules/`, as `npm pack` bundles them;
- *   except, at the top of the folder, a Claude Code plugin's own `.claude-plugin/`
- *   and `.mcp.json`, which are its manifest (internal/peer/manifest.ts);
+ *   except, at the top of the folder, a Claude Code plugin's own `.claude-plugin/`,
+ *   a Codex plugin's `.codex-plugin/`, and `.mcp.json`, which are their manifest (internal/peer/manifest.ts);
  * - a symbolic link whose target is inside the folder is packed as the file
  *   (or folder) it points to: a tarball never holds a link, since installs
  *   refuse them; a link pointing outside, or one that loops, is refused;
@@ -43,8 +43,8 @@ function isLeftOut(name: string): boolean {
   return name.startsWith('.') || name.endsWith('.tgz') || name === '__pycache__' || /\.(pyc|pyo|tsbuildinfo)$/.test(name);
 }
 
-/** The dot-names packed at the top of a plugin folder: a Claude Code plugin's manifest files. */
-const PEER_DOT_NAMES: ReadonlySet<string> = new Set(['.claude-plugin', '.mcp.json']);
+/** The dot-names packed at the top of a plugin folder: a Claude Code or Codex plugin's manifest files. */
+const PEER_DOT_NAMES: ReadonlySet<string> = new Set(['.claude-plugin', '.codex-plugin', '.mcp.json']);
 
 /** Every file to pack, sorted by path (code-unit order, the same on every machine). */
 export async function listPackFiles(dir: string): Promise<PackFile[]> {

@@ -8,7 +8,7 @@
 import { Parser, type ReadEntry } from 'tar';
 import { PlinthError } from '../sdk/errors.js';
 import { type Manifest, manifestError, parseManifest } from '../sdk/manifest.js';
-import { type PeerFiles, readPeerFolder } from '../internal/peer/manifest.js';
+import { PEER_MANIFEST_FILES, type PeerFiles, readPeerFolder } from '../internal/peer/manifest.js';
 
 /** Limits of what a publisher reads: generous for a plugin, small enough for memory. */
 const MAX_ENTRIES = 20_000;
@@ -78,9 +78,9 @@ export async function readTarball(bytes: Uint8Array, label = 'the tarball'): Pro
   if (problems.length > 0) throw layoutError(label, problems);
   if (manifestText === undefined) {
     const peer = await readPeerFolder('package', { asWritten: true }, tarballFiles(files, jsonTexts));
-    if (peer === undefined) throw layoutError(label, ['no package/manifest.json (a plinth plugin has one at the root of its folder; a Claude Code plugin has .claude-plugin/plugin.json, a Gemini CLI extension gemini-extension.json)']);
+    if (peer === undefined) throw layoutError(label, ['no package/manifest.json (a plinth plugin has one at the root of its folder; a Claude Code plugin has .claude-plugin/plugin.json, a Codex plugin .codex-plugin/plugin.json, a Gemini CLI extension gemini-extension.json)']);
     const parsed = parseManifest(peer.data);
-    if (!parsed.ok) throw manifestError(peer.data, parsed.issues, `${label}: package/${peer.format === 'claude' ? '.claude-plugin/plugin.json' : 'gemini-extension.json'}`);
+    if (!parsed.ok) throw manifestError(peer.data, parsed.issues, `${label}: package/${PEER_MANIFEST_FILES[peer.format]}`);
     return { manifest: parsed.manifest, files: files.sort(), unpackedSize };
   }
   let data: unknown;

@@ -64,7 +64,7 @@ export type { ErrorCode, PlinthErrorOptions } from './errors.js';
 
 // The manifest and a plugin's settings.
 export { manifestSchema, parseManifest, settingSchema } from './manifest.js';
-export type { Manifest, ManifestInput, ManifestIssue, PeerOrigin, SettingDecl } from './manifest.js';
+export type { Manifest, ManifestInput, ManifestIssue, PeerContribution, PeerOrigin, SettingDecl } from './manifest.js';
 export { describeIssue, parseSettings, settingIssues } from './settings.js';
 export type { SettingIssue } from './settings.js';
 
@@ -130,7 +130,7 @@ export type { HealthChange, HealthService, HealthState, ServerHealth } from './c
 export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookProgress, HookProtocol, HookRateCounts, HookSource, HooksService, PlanResult, RewakeRequest } from './contracts/hooks.js';
 export type { AuthStatus, LoginOptions, LoginResult, LogoutResult, OAuthService, ProviderOptions, SignInChannel, SignInRequest } from './contracts/oauth.js';
 export type { Gateway, GatewayEndpoint, GatewayHttpEndpoint, GatewayHttpOptions, GatewayService, GatewayToken } from './contracts/gateway.js';
-export type { ConfigResult, Extension, ExtensionDetails, ExtensionError, ExtensionScope, ExtensionsService, LinkResult, LiveOutcome, PluginRef, SettingOrigin, SettingView, ToggleResult, UnlinkResult } from './contracts/extensions.js';
+export type { ConfigResult, Contribution, Extension, ExtensionDetails, ExtensionError, ExtensionScope, ExtensionsService, LinkResult, LiveOutcome, PluginRef, SettingOrigin, SettingView, ToggleResult, UnlinkResult } from './contracts/extensions.js';
 export type {
   ApprovalRequest,
   Declarations,

@@ -91,20 +91,44 @@ export const peerServerSchema = z.object({
 });
 
 /**
+ * One thing a peer's folder offers its host beside hooks and servers: a slash command
+ * (`commands/*.md`, a Gemini `commands/*.toml`), a subagent (`agents/*.md`), a skill
+ * (`skills/<name>/SKILL.md`), an output style (`output-styles/*.md`) or a context file
+ * (`CLAUDE.md`, `GEMINI.md`, `AGENTS.md`). plinth runs none of them; it lists them so that a
+ * host which has these concepts can offer them (the `extensions` service's `contributions`).
+ */
+export const peerContributionSchema = z.object({
+  kind: z.enum(['command', 'agent', 'skill', 'output-style', 'context']),
+  /** The name the peer gives it: the file's name without `.md` (a command in a subfolder `ns/name` is `ns:name`), a skill's folder or front-matter `name`, a context file's name. */
+  name: z.string(),
+  /** The file, relative to the plugin folder and `/`-separated: `commands/review.md`, `skills/pdf/SKILL.md`, `CLAUDE.md`. */
+  path: z.string(),
+  /** The `description` of its front matter (a Gemini command's TOML), when it has one. */
+  description: z.string().optional(),
+});
+
+/** One command, agent, skill, output style or context file of a peer's folder: see {@link peerContributionSchema}. */
+export type PeerContribution = z.infer<typeof peerContributionSchema>;
+
+/**
  * Set by plinth (internal/peer/manifest.ts) on the manifest it makes from a Claude Code
- * plugin folder (`.claude-plugin/plugin.json`) or a Gemini CLI extension folder
+ * plugin folder (`.claude-plugin/plugin.json`, or the standard layout alone), a Codex plugin
+ * folder (`.codex-plugin/plugin.json`) or a Gemini CLI extension folder
  * (`gemini-extension.json`): which dialect its `hooks` speak, the file it came
- * from, and what of the peer's folder plinth leaves out (`ignored`) or reads
- * differently (`notes`), so that nothing is dropped silently.
+ * from, what of the peer's folder plinth leaves out (`ignored`) or reads
+ * differently (`notes`), so that nothing is dropped silently, and what it offers a host
+ * (`contributions`).
  */
 export const peerOriginSchema = z.object({
-  format: z.enum(['claude', 'gemini']),
+  format: z.enum(['claude', 'gemini', 'codex']),
   /** The peer's manifest file (absolute). */
   file: z.string(),
   ignored: z.array(peerFieldSchema).default([]),
   notes: z.array(peerFieldSchema).default([]),
   /** Where each server of the manifest's `mcpServers` was written: one `{ file, at, references }` per server name. */
   servers: z.record(z.string(), peerServerSchema).optional(),
+  /** Its commands, agents, skills, output styles and context files, each with its file. */
+  contributions: z.array(peerContributionSchema).default([]),
 });
 
 /** Where a manifest plinth made from a peer's folder came from, and what of that folder plinth leaves out or reads differently. */

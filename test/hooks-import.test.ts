@@ -1,6 +1,7 @@
 /**
- * `plinth hooks import --from claude|gemini [file]`, through the real `plinth` executable: a Claude
- * Code project settings file and a Gemini CLI user settings file in their documented shapes, what
+ * `plinth hooks import --from claude|gemini|codex [file]`, through the real `plinth` executable: a Claude
+ * Code project settings file, a Gemini CLI user settings file and Codex CLI's `~/.codex/hooks.json`
+ * and `~/.codex/config.toml` in their documented shapes, what
  * the import shows before writing (and what it refuses, and why), what it writes (through the
  * sdk's settings-file editor), that it is idempotent, and that trust applies to what it wrote
  * exactly as to plinth's own hooks: workspace hooks wait for approval, user hooks run.
@@ -138,7 +139,7 @@ describe('plinth hooks import --from claude', () => {
 
     const wrong = await run(b, ['hooks', 'import', '--from', 'cursor'], env);
     expectExit(wrong, 2);
-    expect(wrong.stderr).toContain('--from must be claude or gemini, got "cursor"');
+    expect(wrong.stderr).toContain('--from must be claude, gemini or codex, got "cursor"');
   });
 });
 
@@ -187,5 +188,113 @@ describe('plinth hooks import --from gemini', () => {
     const second = json<{ added: string[]; items: Array<{ action: string }> }>(await run(b, ['hooks', 'import', '--from', 'gemini', '--yes', '--json'], env));
     expect(second.items.map((i) => i.action)).toEqual(['present', 'add']);
     expect(second.added).toEqual(['user:AfterAgent.0.0']);
+  });
+});
+
+/** A PreToolUse guard as Codex's hooks docs write one: JSON on stdin, a deny as hookSpecificOutput, exit 2 with a reason on stderr. */
+const CODEX_GUARD = `#!/usr/bin/env python3
+import json, sys
+data = json.load(sys.stdin)
+command = data.get("tool_input", {}).get("command", "")
+if data.get("tool_name") == "Bash" and "rm -rf" in command:
+    print("codex: recursive delete blocked", file=sys.stderr)
+    sys.exit(2)
+if data.get("tool_name") == "apply_patch" and "secrets/" in command:
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "codex: patches stay out of secrets/"}}))
+`;
+
+describe('plinth hooks import --from codex', () => {
+  it("reads ~/.codex/config.toml's [hooks] tables and ~/.codex/hooks.json into the user settings; what Codex has and plinth has not is refused or noted; the hooks run and decide as in Codex", async () => {
+    const b = await box();
+    const codex = join(b.peerHome, '.codex');
+    await mkdir(join(codex, 'hooks'), { recursive: true });
+    await writeFile(join(codex, 'hooks', 'guard.py'), CODEX_GUARD, { mode: 0o755 });
+    await writeFile(
+      join(codex, 'config.toml'),
+      [
+        'model = "gpt-5-codex"',
+        '',
+        '[features]',
+        'hooks = true',
+        '',
+        '[mcp_servers.docs]',
+        'command = "npx"',
+        'args = ["-y", "docs-mcp"]',
+        'env = { DOCS_TOKEN = "tok-secret-123" }',
+        '',
+        '[mcp_servers.remote]',
+        'url = "https://example.com/mcp"',
+        'bearer_token_env_var = "REMOTE_TOKEN"',
+        '',
+        '[[hooks.PreToolUse]]',
+        'matcher = "^Bash$"',
+        '',
+        '[[hooks.PreToolUse.hooks]]',
+        'type = "command"',
+        'command = "python3 ~/.codex/hooks/guard.py"',
+        'timeout = 30',
+        'statusMessage = "Checking the command"',
+        '',
+        '[[hooks.PermissionRequest]]',
+        'matcher = "Bash"',
+        '',
+        '[[hooks.PermissionRequest.hooks]]',
+        'type = "command"',
+        'command = "python3 ~/.codex/hooks/guard.py"',
+        '',
+        '[hooks.state."/home/me/.codex/config.toml:pre_tool_use:0:0"]',
+        'trusted_hash = "abc"',
+        '',
+      ].join('\n'),
+    );
+    await writeJson(join(codex, 'hooks.json'), {
+      hooks: {
+        PreToolUse: [{ matcher: 'apply_patch', hooks: [{ type: 'command', command: 'python3 ~/.codex/hooks/guard.py' }] }],
+        Stop: [{ hooks: [{ type: 'prompt' }] }],
+      },
+    });
+    const env = { HOME: b.peerHome };
+
+    const toml = await run(b, ['hooks', 'import', '--from', 'codex', join(codex, 'config.toml'), '--yes', '--json'], env);
+    expectExit(toml, 0);
+    const plan = json<{ scope: string; written: boolean; added: string[]; notes: string[]; items: Array<{ action: string; event: string; code?: string; reason?: string; plinthEvent?: string }> }>(toml);
+    expect(plan).toMatchObject({ scope: 'user', written: true, added: ['user:PreToolUse.0.0'] });
+    expect(plan.items.map((i) => `${i.action} ${i.event}${i.code ? ` ${i.code}` : ''}`)).toEqual(['add PreToolUse', 'refused PermissionRequest PLN_E_HOOK_DIALECT_UNSUPPORTED']);
+    expect(plan.items[1]?.reason).toContain("Codex CLI's PermissionRequest event has no plinth counterpart");
+    expect(plan.notes.map((n) => n.slice(0, n.indexOf(':')))).toEqual(['"model"', '"features"', '"mcp_servers"', '"mcp_servers"', '"hooks.state"']);
+    expect(plan.notes[2]).toContain('plinth mcp add');
+    // Each server as a ready `plinth mcp add` line; a variable's value (maybe a secret) is never copied, only referenced.
+    expect(plan.notes[3]).toBe(`"mcp_servers": to add them to plinth: plinth mcp add -e 'DOCS_TOKEN=\${env:DOCS_TOKEN}' docs -- npx -y docs-mcp; plinth mcp add -t http -H 'Authorization: Bearer \${env:REMOTE_TOKEN}' remote https://example.com/mcp`);
+    expect(toml.stdout + toml.stderr).not.toContain('tok-secret-123');
+
+    // Without a file: the first of the project's .codex/hooks.json, its config.toml, then the user's: here ~/.codex/hooks.json.
+    const fromJson = await run(b, ['hooks', 'import', '--from', 'codex', '--yes', '--json'], env);
+    expectExit(fromJson, 0);
+    const second = json<{ file: string; added: string[]; items: Array<{ action: string; code?: string; reason?: string }> }>(fromJson);
+    expect(second.file).toBe(join(codex, 'hooks.json'));
+    expect(second.added).toEqual(['user:PreToolUse.1.0']);
+    expect(second.items.map((i) => `${i.action}${i.code ? ` ${i.code}` : ''}`)).toEqual(['add', 'refused PLN_E_HOOK_DIALECT_UNSUPPORTED']);
+    expect(second.items[1]?.reason).toContain('Codex CLI hook type "prompt" not supported yet');
+
+    const settings = JSON.parse(await readFile(join(b.home, 'settings.json'), 'utf8')) as { hooks: Record<string, Array<Record<string, unknown>>> };
+    expect(settings.hooks.PreToolUse).toEqual([
+      { matcher: '^Bash$', hooks: [{ type: 'command', command: 'python3 ~/.codex/hooks/guard.py', timeout: 30, statusMessage: 'Checking the command' }], protocol: 'codex' },
+      { matcher: 'apply_patch', hooks: [{ type: 'command', command: 'python3 ~/.codex/hooks/guard.py' }], protocol: 'codex' },
+    ]);
+
+    // User hooks run on first use, in Codex's dialect: Codex's shell tool is Bash, its patch is tool_input.command.
+    const rm = await run(b, ['hooks', 'run', 'before_tool', '--context', JSON.stringify({ tool: 'shell', args: { command: 'rm -rf /' } }), '--json'], env);
+    expectExit(rm, 5);
+    expect(json<{ decision: { messages: string[] } }>(rm).decision.messages[0]).toBe('codex: recursive delete blocked');
+    const patch = await run(b, ['hooks', 'run', 'before_tool', '--context', JSON.stringify({ tool: 'apply_patch', args: { input: '*** Begin Patch\n*** Add File: secrets/key\n+x\n*** End Patch' } }), '--json'], env);
+    expectExit(patch, 5);
+    expect(json<{ decision: { messages: string[] } }>(patch).decision.messages[0]).toBe('codex: patches stay out of secrets/');
+    const ls = await run(b, ['hooks', 'run', 'before_tool', '--context', JSON.stringify({ tool: 'shell', args: { command: 'ls' } }), '--json'], env);
+    expectExit(ls, 0);
+
+    const broken = join(b.workspace, 'broken.toml');
+    await writeFile(broken, '[[hooks.PreToolUse]\nmatcher = 1\n');
+    const bad = await run(b, ['hooks', 'import', '--from', 'codex', broken], env);
+    expect(bad.stderr).toMatch(/PLN_E_HOOK_IMPORT: .*broken\.toml is not valid TOML at line 1, column \d+/);
   });
 });

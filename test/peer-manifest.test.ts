@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discoverPlugins } from '../kernel/discovery.js';
 import { parseManifest } from '../sdk/index.js';
 import { readPeerFolder } from '../internal/peer/manifest.js';
+import { packPlugin } from '../registry/pack.js';
+import { readTarball } from '../registry/tarball-read.js';
 import { write } from './support/peer-folders.js';
 
 let base: string;
@@ -206,5 +208,76 @@ describe('discovery', () => {
       ['PLN_E_MANIFEST_UNREADABLE', join(root, 'bad', '.claude-plugin', 'plugin.json'), 1],
       ['PLN_E_MANIFEST_UNREADABLE', join(root, 'badhooks', 'hooks', 'hooks.json'), 1],
     ]);
+  });
+});
+
+describe('a Codex plugin', () => {
+  it('maps plugin.json, its .mcp.json and hooks paths, with ${PLUGIN_ROOT} left as written for a registry document; a nameless one is refused', async () => {
+    const dir = folder();
+    await write(join(dir, '.codex-plugin', 'plugin.json'), { name: 'Codex Tools', hooks: ['./hooks/a.json', './hooks/b.json'], mcpServers: './config/mcp.json', apps: './.app.json', compatibility: {} });
+    await write(join(dir, 'config', 'mcp.json'), { mcpServers: { notes: { command: 'node', args: ['${PLUGIN_ROOT}/s.mjs'], env: { KEY: '${NOTES_KEY}' } } } });
+    await write(join(dir, 'hooks', 'a.json'), { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'a' }] }] } });
+    await write(join(dir, 'hooks', 'b.json'), { hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: 'b', async: true }] }], SessionStart: [{ matcher: 'clear', hooks: [{ type: 'agent' }] }] } });
+    const manifest = await made(dir);
+    expect(manifest).toMatchObject({ name: 'codex-tools', version: '0.0.0', peer: { format: 'codex' } });
+    expect(manifest.mcpServers.notes).toEqual({ command: 'node', args: [`${dir}/s.mjs`], env: { KEY: '${env:NOTES_KEY}' } });
+    expect(manifest.hooks).toEqual({
+      PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'a' }] }, { hooks: [{ type: 'command', command: 'b', async: true }] }],
+      SessionStart: [{ matcher: 'clear', hooks: [{ type: 'agent' }] }],
+    });
+    expect(fields(manifest.peer!.ignored)).toEqual(['hooks/b.json: SessionStart[0].hooks[0].type', 'apps', 'compatibility']);
+    expect(manifest.peer!.notes.find((n) => n.field === 'hooks/b.json: PreToolUse[0].hooks[0].async')?.reason).toMatch(/^Codex CLI field not supported yet/);
+
+    const written = await readPeerFolder(dir, { asWritten: true });
+    expect(written?.data).toMatchObject({ mcpServers: { notes: { args: ['${PLUGIN_ROOT}/s.mjs'] } }, peer: { file: '.codex-plugin/plugin.json' } });
+
+    // Packed for a registry: its .codex-plugin/ and .mcp.json travel (dot-names otherwise stay out), and the tarball reads back as the same plugin.
+    const packed = await packPlugin(dir);
+    expect(packed.files).toEqual(expect.arrayContaining(['.codex-plugin/plugin.json', 'config/mcp.json', 'hooks/a.json', 'hooks/b.json']));
+    const back = await readTarball(packed.bytes);
+    expect(back.manifest).toMatchObject({ name: 'codex-tools', version: '0.0.0', peer: { format: 'codex', file: '.codex-plugin/plugin.json' }, mcpServers: { notes: { args: ['${PLUGIN_ROOT}/s.mjs'] } } });
+
+    const nameless = folder();
+    await write(join(nameless, '.codex-plugin', 'plugin.json'), { version: '1.0.0' });
+    await expect(readPeerFolder(nameless)).rejects.toMatchObject({ code: 'PLN_E_MANIFEST_INVALID' });
+  });
+});
+
+describe("Claude Code's standard layout alone", () => {
+  it('is a plugin only when the caller says a plugin is meant there, and never a marketplace root', async () => {
+    const dir = join(base, 'layout-demo');
+    await write(join(dir, '.mcp.json'), { mcpServers: { s: { command: 'node', args: ['${CLAUDE_PLUGIN_ROOT}/s.js'] } } });
+    await write(join(dir, 'skills', 'pdf', 'SKILL.md'), '---\nname: pdf\ndescription: >\n  folded text\n---\n');
+    expect(await readPeerFolder(dir)).toBeUndefined();
+    const peer = await readPeerFolder(dir, {}, undefined, { layout: true });
+    expect(peer?.data).toMatchObject({ name: 'layout-demo', version: '0.0.0', mcpServers: { s: { args: [`${dir}/s.js`] } } });
+    expect(peer?.file).toBe(join(dir, '.mcp.json'));
+    // A folded description is left out rather than guessed.
+    expect((peer?.data.peer as { contributions: unknown[] }).contributions).toEqual([{ kind: 'skill', name: 'pdf', path: 'skills/pdf/SKILL.md' }]);
+
+    const market = folder();
+    await write(join(market, '.claude-plugin', 'marketplace.json'), { name: 'm', plugins: [] });
+    await write(join(market, 'commands', 'x.md'), 'x');
+    expect(await readPeerFolder(market, {}, undefined, { layout: true })).toBeUndefined();
+
+    // Discovery: directly in a plugin folder, yes; one level deeper, no.
+    const source = folder();
+    await write(join(source, 'direct', 'hooks', 'hooks.json'), { hooks: {} });
+    await write(join(source, 'group', 'deeper', 'hooks', 'hooks.json'), { hooks: {} });
+    const found = await discoverPlugins([{ dir: source, source: 'user' }]);
+    expect(found.candidates.map((c) => c.manifest.name)).toEqual(['direct']);
+  });
+});
+
+describe('contributions of a Claude Code plugin.json', () => {
+  it('reads the folders and files plugin.json names besides the standard ones', async () => {
+    const dir = folder();
+    await write(join(dir, '.claude-plugin', 'plugin.json'), { name: 'named-parts', commands: ['./extra/ship.md', './more'], agents: './team' });
+    await write(join(dir, 'extra', 'ship.md'), '---\ndescription: Ship it\n---\n');
+    await write(join(dir, 'more', 'git', 'tag.md'), 'Tag.');
+    await write(join(dir, 'team', 'tester.md'), '---\ndescription: "Writes \\"tests\\""\n---\n');
+    const peer = await readPeerFolder(dir);
+    const listed = (peer?.data.peer as { contributions: Array<{ kind: string; name: string; path: string; description?: string }> }).contributions;
+    expect(listed.map((c) => `${c.kind} ${c.name} ${c.path} ${c.description ?? ''}`)).toEqual(['command ship extra/ship.md Ship it', 'command git:tag more/git/tag.md ', 'agent tester team/tester.md Writes "tests"']);
   });
 });

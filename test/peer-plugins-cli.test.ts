@@ -102,8 +102,16 @@ describe('plinth ext install of a packed Claude Code plugin', () => {
     expect(row(json<Row[]>(await run(at, ['ext', 'list', '--json'])), 'claude-demo')).toMatchObject({ version: '0.0.0', source: 'user', state: 'active', dir: installedDir });
 
     // Where it now lives: the server's path is the installed folder's.
-    const info = json<{ mcpServers: string[]; peer: { file: string; ignored: Array<{ field: string }> } }>(await run(at, ['ext', 'info', 'claude-demo', '--json']));
+    const info = json<{ mcpServers: string[]; peer: { file: string; ignored: Array<{ field: string }> }; contributions: Array<{ kind: string; name: string; file: string; description?: string }> }>(await run(at, ['ext', 'info', 'claude-demo', '--json']));
     expect(info.mcpServers).toEqual(['claude-everything']);
+    // Its commands, agents and skills, with their files in the installed folder, for a host to offer.
+    expect(info.contributions.map((c) => `${c.kind} ${c.name} ${c.file} ${c.description ?? ''}`)).toEqual([
+      `command deploy ${join(installedDir, 'commands', 'deploy.md')} Deploy`,
+      `agent reviewer ${join(installedDir, 'agents', 'reviewer.md')} reviews`,
+      `skill review ${join(installedDir, 'skills', 'review', 'SKILL.md')} `,
+    ]);
+    const text = await run(at, ['ext', 'info', 'claude-demo']);
+    expect(text.stdout).toContain('For the host to offer (plinth runs none of these):\n  command deploy: commands/deploy.md (Deploy)');
     expect(info.peer.file).toBe(join(installedDir, '.claude-plugin', 'plugin.json'));
     expect(info.peer.ignored.map((f) => f.field)).toEqual(expect.arrayContaining(['author', 'commands/', 'skills/', 'agents/']));
     const server = json<{ args: string[] }>(await run(at, ['mcp', 'get', 'claude-everything', '--json']));

@@ -1,16 +1,19 @@
 /** A Claude Code plugin folder (`.claude-plugin/plugin.json`, `.mcp.json`, `hooks/hooks.json`) as a plinth manifest: see internal/peer/manifest.ts. */
 import path from 'node:path';
+import { readContributions } from './contributions.js';
 import { addHooks, peerPermissions, addServers, isObject, manifest, objectOf, parse, pathList, peerName, peerVersion, readJsonFile, Report } from './shared.js';
 import { type Json, PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifest, UNVERSIONED } from './types.js';
 
+/** What the report says of the parts a host may offer. */
+const LISTED = 'they are listed as contributions (plinth ext info, the extensions service) for a host to offer';
 /** plugin.json fields that are metadata only. */
 const CLAUDE_METADATA = ['$schema', 'author', 'homepage', 'repository', 'license', 'keywords', 'displayName'];
 /** Components plinth has no equivalent of, by plugin.json field and default folder. */
 const CLAUDE_UNSUPPORTED: ReadonlyArray<[field: string, folder: string | undefined, reason: string]> = [
-  ['commands', 'commands', 'slash commands (markdown) belong to the host\'s prompt; plinth has no slash commands'],
-  ['agents', 'agents', 'subagents (markdown) are not a plinth concept'],
-  ['skills', 'skills', 'agent skills (SKILL.md) are not a plinth concept'],
-  ['outputStyles', 'output-styles', 'output styles change the host\'s prompt, which plinth does not build'],
+  ['commands', 'commands', `slash commands (markdown) belong to the host's prompt; plinth has no slash commands: ${LISTED}`],
+  ['agents', 'agents', `subagents (markdown) are not a plinth concept: ${LISTED}`],
+  ['skills', 'skills', `agent skills (SKILL.md) are not a plinth concept: ${LISTED}`],
+  ['outputStyles', 'output-styles', `output styles change the host's prompt, which plinth does not build: ${LISTED}`],
   ['lspServers', '.lsp.json', 'plinth runs MCP servers, not language servers'],
   ['monitors', undefined, 'not a plinth concept'],
   ['channels', undefined, 'not a plinth concept'],
@@ -18,10 +21,24 @@ const CLAUDE_UNSUPPORTED: ReadonlyArray<[field: string, folder: string | undefin
   ['settings', 'settings.json', 'a Claude plugin\'s default Claude settings have no plinth meaning'],
 ];
 
-export async function claudePlugin(root: string, text: string, files: PeerFiles, context: PeerContext): Promise<PeerManifest> {
-  const file = path.join(root, ...PEER_MANIFEST_FILES.claude.split('/'));
-  const raw = objectOf(parse(file, text), file);
+/**
+ * The folders and files of Claude Code's standard plugin layout, any of which makes a folder a
+ * Claude Code plugin without `.claude-plugin/plugin.json` where plinth is told to look for one
+ * (see `readPeerFolder`'s `layout`): Claude Code reads such a folder by these defaults alone.
+ */
+export const CLAUDE_LAYOUT = ['hooks/hooks.json', '.mcp.json', 'commands', 'agents', 'skills', 'output-styles'] as const;
+
+/**
+ * `text`: the plugin.json, or undefined for a folder in the standard layout alone (then the
+ * folder's name is the plugin's, and its first standard file is the manifest's file).
+ */
+export async function claudePlugin(root: string, text: string | undefined, files: PeerFiles, context: PeerContext): Promise<PeerManifest> {
+  const marker = text === undefined ? await firstPresent(files) : undefined;
+  const own_ = text === undefined ? (marker ?? '.') : PEER_MANIFEST_FILES.claude;
+  const file = path.join(root, ...own_.split('/'));
+  const raw = text === undefined ? {} : objectOf(parse(file, text), file);
   const peer = new Report();
+  if (text === undefined) peer.note('plugin.json', `no ${PEER_MANIFEST_FILES.claude}: read by Claude Code's standard layout (${CLAUDE_LAYOUT.join(', ')}), as Claude Code reads it`);
   const name = peerName(raw.name, file, peer, path.basename(root));
   const version = peerVersion(raw.version, file, peer, UNVERSIONED);
   const own = context.asWritten ? '${CLAUDE_PLUGIN_ROOT}' : root;
@@ -72,10 +89,24 @@ export async function claudePlugin(root: string, text: string, files: PeerFiles,
   const known = new Set(['name', 'version', 'description', 'mcpServers', 'hooks', 'userConfig', ...CLAUDE_METADATA, ...CLAUDE_UNSUPPORTED.map(([f]) => f)]);
   for (const key of Object.keys(raw)) if (!known.has(key)) peer.ignore(key, 'a plugin.json field plinth does not know');
   if (await files.has(PEER_MANIFEST_FILES.gemini)) peer.ignore(PEER_MANIFEST_FILES.gemini, 'the folder is also a Gemini CLI extension; plinth reads its Claude Code plugin.json');
+  if (await files.has(PEER_MANIFEST_FILES.codex)) peer.ignore(PEER_MANIFEST_FILES.codex, 'the folder is also a Codex plugin; plinth reads its Claude Code plugin.json');
 
+  const paths = (field: string) => (typeof raw[field] === 'string' || Array.isArray(raw[field]) ? (pathList(raw[field], field, new Report())) : []);
+  const contributions = await readContributions(files, { commands: paths('commands'), agents: paths('agents'), skills: paths('skills'), outputStyles: paths('outputStyles') });
   const permissions = peerPermissions(servers, hooks, settings, peer, 'Claude Code');
-  const shown = context.asWritten ? PEER_MANIFEST_FILES.claude : file;
-  return { file, format: 'claude', data: manifest(name, version, raw.description, servers, hooks, settings, peer.origin('claude', shown), permissions) };
+  const shown = context.asWritten ? own_ : file;
+  return { file, format: 'claude', data: manifest(name, version, raw.description, servers, hooks, settings, { ...peer.origin('claude', shown), contributions }, permissions) };
+}
+
+/** Whether a folder without plugin.json is in Claude Code's standard layout: one of {@link CLAUDE_LAYOUT}, and not a marketplace's root. */
+export async function isClaudeLayout(files: PeerFiles): Promise<boolean> {
+  if (await files.has('.claude-plugin/marketplace.json')) return false;
+  return (await firstPresent(files)) !== undefined;
+}
+
+async function firstPresent(files: PeerFiles): Promise<string | undefined> {
+  for (const entry of CLAUDE_LAYOUT) if (await files.has(entry)) return entry;
+  return undefined;
 }
 
 /** `userConfig` → declared settings; each reaches the plugin's servers and hooks as `CLAUDE_PLUGIN_OPTION_<KEY>`. */

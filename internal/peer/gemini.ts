@@ -1,5 +1,6 @@
 /** A Gemini CLI extension folder (`gemini-extension.json`, `hooks/hooks.json`) as a plinth manifest: see internal/peer/manifest.ts. */
 import path from 'node:path';
+import { readContributions } from './contributions.js';
 import { addHooks, addServers, isObject, manifest, objectOf, parse, peerName, peerPermissions, peerVersion, readJsonFile, Report } from './shared.js';
 import { type Json, PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifest } from './types.js';
 
@@ -7,9 +8,9 @@ const GEMINI_UNSUPPORTED: ReadonlyArray<[field: string, folder: string | undefin
   ['themes', undefined, 'themes style the host\'s interface'],
   ['plan', undefined, 'planning is the host\'s'],
   ['migratedTo', undefined, 'plinth updates installed plugins from their registry (plinth ext update)'],
-  ['commands', 'commands', 'custom commands (TOML) belong to the host\'s prompt; plinth has no slash commands'],
-  ['skills', 'skills', 'agent skills (SKILL.md) are not a plinth concept'],
-  ['agents', 'agents', 'sub-agents are not a plinth concept'],
+  ['commands', 'commands', 'custom commands (TOML) belong to the host\'s prompt; plinth has no slash commands: they are listed as contributions (plinth ext info) for a host to offer'],
+  ['skills', 'skills', 'agent skills (SKILL.md) are not a plinth concept: they are listed as contributions (plinth ext info) for a host to offer'],
+  ['agents', 'agents', 'sub-agents are not a plinth concept: they are listed as contributions (plinth ext info) for a host to offer'],
   ['policies', 'policies', 'policy-engine rules (TOML) are not read: use plinth\'s hooks and trust'],
 ];
 
@@ -42,7 +43,7 @@ export async function geminiExtension(root: string, text: string, files: PeerFil
   if (raw.hooks !== undefined) peer.ignore('hooks', 'Gemini CLI reads hooks from hooks/hooks.json only, and so does plinth');
 
   const context_ = raw.contextFileName ?? ((await files.has('GEMINI.md')) ? 'GEMINI.md' : undefined);
-  if (context_ !== undefined) peer.ignore('contextFileName', `context files (${[context_].flat().join(', ')}) feed the host's prompt, which plinth does not build; they are not loaded`);
+  if (context_ !== undefined) peer.ignore('contextFileName', `context files (${[context_].flat().join(', ')}) feed the host's prompt, which plinth does not build; they are not loaded: they are listed as contributions (plinth ext info) for a host to offer`);
   for (const [field, folder, reason] of GEMINI_UNSUPPORTED) {
     if (raw[field] !== undefined) peer.ignore(field, reason);
     else if (folder !== undefined && (await files.has(folder))) peer.ignore(`${folder}/`, reason);
@@ -50,9 +51,11 @@ export async function geminiExtension(root: string, text: string, files: PeerFil
   const known = new Set(['name', 'version', 'description', 'mcpServers', 'settings', 'excludeTools', 'contextFileName', 'hooks', ...GEMINI_UNSUPPORTED.map(([f]) => f)]);
   for (const key of Object.keys(raw)) if (!known.has(key)) peer.ignore(key, 'a gemini-extension.json field plinth does not know');
 
+  const contextFiles = [raw.contextFileName].flat().filter((f): f is string => typeof f === 'string');
+  const contributions = await readContributions(files, { context: contextFiles });
   const permissions = peerPermissions(servers, hooks, settings, peer, 'Gemini CLI');
   const shown = context.asWritten ? PEER_MANIFEST_FILES.gemini : file;
-  return { file, format: 'gemini', data: manifest(name, version, raw.description, servers, hooks, settings, peer.origin('gemini', shown), permissions) };
+  return { file, format: 'gemini', data: manifest(name, version, raw.description, servers, hooks, settings, { ...peer.origin('gemini', shown), contributions }, permissions) };
 }
 
 /** `settings` → declared settings named by their `envVar`; plinth gives each to the extension's servers and hooks as that variable, as Gemini does. */

@@ -13,7 +13,7 @@
  */
 
 /** The peer protocols. */
-export type PeerProtocol = 'claude' | 'gemini';
+export type PeerProtocol = 'claude' | 'gemini' | 'codex';
 
 /** Claude Code's hook events (its hooks reference, late 2026, with PreModelSwitch and PostModelSwitch of v2.1.251). */
 export const CLAUDE_HOOK_EVENTS = [
@@ -68,10 +68,27 @@ export const GEMINI_HOOK_EVENTS = [
 ] as const;
 
 /**
+ * Codex CLI's hook events (its `hooks.json`, `[hooks]` in `config.toml`, a Codex plugin's hooks).
+ * They are spelled as Claude Code's, so an event name never says a section is Codex's: only a
+ * group's `"protocol": "codex"` (what `hooks import --from codex` writes) or a Codex plugin's
+ * manifest does ({@link peerEventsOf} leaves Codex out for that reason).
+ */
+export const CODEX_HOOK_EVENTS = ['PreToolUse', 'PermissionRequest', 'PostToolUse', 'PreCompact', 'PostCompact', 'SessionStart', 'UserPromptSubmit', 'SubagentStart', 'SubagentStop', 'Stop'] as const;
+
+/**
  * Claude Code events that exist there but have no plinth counterpart: reported, never run. None
  * today (every event of its hooks reference, late 2026, has one); kept for the next one it adds.
  */
 export const CLAUDE_UNSUPPORTED_EVENTS: readonly string[] = [];
+
+/** What ignoring each Claude Code field on a Codex CLI hook means, as Codex runs it. */
+const CODEX_IGNORES = {
+  args: 'the command runs as written, without these arguments',
+  if: 'the hook runs on every call its matcher matches',
+  once: 'the hook runs every time its event fires',
+  shell: 'the command runs as any Codex command',
+  asyncRewake: 'the hook runs in the foreground',
+} as const;
 
 /** What plinth does not do yet with one field of a peer hook, as `ext info`, `hooks validate` and the hooks plugin say it. */
 export interface PeerHookGap {
@@ -94,7 +111,7 @@ export interface PeerHookGap {
  */
 export function peerHookGaps(protocol: PeerProtocol, hook: unknown): PeerHookGap[] {
   if (!isRecord(hook)) return [];
-  const peer = protocol === 'claude' ? 'Claude Code' : 'Gemini CLI';
+  const peer = protocol === 'claude' ? 'Claude Code' : protocol === 'codex' ? 'Codex CLI' : 'Gemini CLI';
   const gaps: PeerHookGap[] = [];
   if (typeof hook.type === 'string' && hook.type !== 'command') {
     gaps.push({
@@ -102,6 +119,14 @@ export function peerHookGaps(protocol: PeerProtocol, hook: unknown): PeerHookGap
       reason: `${peer} hook type "${hook.type}" not supported yet: plinth runs only "command" hooks, so this hook never runs; on a gate event (PreToolUse, BeforeTool, …) it blocks the event until it is removed or plinth supports it`,
       unrunnable: true,
     });
+    return gaps;
+  }
+  if (protocol === 'codex') {
+    if (hook.async === true) gaps.push({ field: 'async', reason: 'Codex CLI field not supported yet: "async": true is not honoured, so the hook runs in the foreground, the event waits for it and its answer counts', unrunnable: false });
+    // Claude Code's own fields in a Codex hooks file (a plugin written for both): Codex ignores them, and so does plinth.
+    for (const field of ['args', 'if', 'once', 'shell', 'asyncRewake'] as const) {
+      if (hook[field] !== undefined) gaps.push({ field, reason: `Claude Code's "${field}" is not a Codex CLI hook field: Codex ignores it, and so does plinth (${CODEX_IGNORES[field]})`, unrunnable: false });
+    }
     return gaps;
   }
   if (protocol !== 'claude') return gaps;
@@ -116,7 +141,11 @@ export function peerHookGaps(protocol: PeerProtocol, hook: unknown): PeerHookGap
   return gaps;
 }
 
-/** The peers that name an event `name` (both for `SessionStart`, `SessionEnd`, `Notification`). */
+/**
+ * The peers whose event names say which peer a section speaks: Claude Code and Gemini CLI (both
+ * for `SessionStart`, `SessionEnd`, `Notification`). Codex CLI spells its events as Claude Code
+ * does, so it is never inferred from a name: see {@link isPeerEventOf}.
+ */
 export function peerEventsOf(name: string): PeerProtocol[] {
   const peers: PeerProtocol[] = [];
   if ((CLAUDE_HOOK_EVENTS as readonly string[]).includes(name) || (CLAUDE_UNSUPPORTED_EVENTS as readonly string[]).includes(name)) peers.push('claude');
@@ -124,9 +153,14 @@ export function peerEventsOf(name: string): PeerProtocol[] {
   return peers;
 }
 
-/** Whether `name` is an event of Claude Code or Gemini CLI (a key of the peers' settings shape). */
+/** Whether `name` is an event of `protocol` (a Claude Code event plinth does not run counts: it is reported). */
+export function isPeerEventOf(protocol: PeerProtocol, name: string): boolean {
+  return protocol === 'codex' ? (CODEX_HOOK_EVENTS as readonly string[]).includes(name) : peerEventsOf(name).includes(protocol);
+}
+
+/** Whether `name` is an event of Claude Code, Gemini CLI or Codex CLI (a key of the peers' settings shape). */
 export function isPeerHookEvent(name: string): boolean {
-  return peerEventsOf(name).length > 0;
+  return peerEventsOf(name).length > 0 || (CODEX_HOOK_EVENTS as readonly string[]).includes(name);
 }
 
 /**

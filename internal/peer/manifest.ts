@@ -31,7 +31,8 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describeCause, PlinthError } from '../../sdk/errors.js';
 import { safeLine } from '../../sdk/format.js';
-import { claudePlugin } from './claude.js';
+import { claudePlugin, isClaudeLayout } from './claude.js';
+import { codexPlugin } from './codex.js';
 import { geminiExtension } from './gemini.js';
 import { isMissing } from './shared.js';
 import { PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifest } from './types.js';
@@ -68,20 +69,43 @@ export function folderFiles(dir: string, names?: Promise<readonly string[]>): Pe
       }
     },
     has: async (relative) => (await present(relative)) && (!relative.includes('/') || (await stat(at(relative)).then(() => true, () => false))),
+    async list(relative) {
+      if (relative !== '' && !(await present(relative))) return undefined;
+      const entries = await readdir(relative === '' ? dir : at(relative), { withFileTypes: true }).catch(() => undefined);
+      return entries?.filter((e) => !e.name.startsWith('.')).map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
+    },
   };
 }
 
+/** How {@link readPeerFolder} may recognise a folder. */
+export interface PeerFolderOptions {
+  /**
+   * Also read a folder in Claude Code's standard layout alone (`hooks/hooks.json`, `.mcp.json`,
+   * `commands/`, `agents/`, `skills/`, `output-styles/`, without `.claude-plugin/plugin.json`) as
+   * a Claude Code plugin named after the folder. Only where the caller knows the folder is meant
+   * as a plugin: a folder directly in a plugin folder plinth scans (discovery), a plugin's folder
+   * already found. Never while searching deeper (a project with its own `.mcp.json` is no plugin),
+   * nor for a folder to link (a linked folder needs a manifest: one whose manifest is removed is no
+   * plugin any more).
+   */
+  readonly layout?: boolean;
+}
+
 /**
- * The manifest of the peer folder `dir`, or undefined when it holds neither
- * peer manifest. A folder with both is read as a Claude Code plugin, and its
- * gemini-extension.json is listed as ignored.
+ * The manifest of the peer folder `dir`, or undefined when it holds no peer
+ * manifest (and, with `options.layout`, is not in Claude Code's standard layout). A folder with
+ * several is read as a Claude Code plugin first, then a Codex plugin, then a Gemini CLI
+ * extension, and the others are listed as ignored.
  * @throws PlinthError `PLN_E_MANIFEST_UNREADABLE` (a file cannot be read or is not JSON), `PLN_E_MANIFEST_INVALID` (no usable name or version).
  */
-export async function readPeerFolder(dir: string, context: PeerContext = {}, files: PeerFiles = folderFiles(dir)): Promise<PeerManifest | undefined> {
+export async function readPeerFolder(dir: string, context: PeerContext = {}, files: PeerFiles = folderFiles(dir), options: PeerFolderOptions = {}): Promise<PeerManifest | undefined> {
   const root = path.resolve(dir);
   const claude = await files.read(PEER_MANIFEST_FILES.claude);
   if (claude !== undefined) return claudePlugin(root, claude, files, context);
+  const codex = await files.read(PEER_MANIFEST_FILES.codex);
+  if (codex !== undefined) return codexPlugin(root, codex, files, context);
   const gemini = await files.read(PEER_MANIFEST_FILES.gemini);
   if (gemini !== undefined) return geminiExtension(root, gemini, files, context);
+  if (options.layout && (await isClaudeLayout(files))) return claudePlugin(root, undefined, files, context);
   return undefined;
 }

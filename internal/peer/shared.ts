@@ -15,6 +15,7 @@ export interface ServerOptions {
   /** A `${…}` body in env or headers as a plinth reference, or undefined to leave it. */
   readonly toRef: (variable: string) => string | undefined;
   readonly peer: Report;
+  /** Whose server entries: Claude Code's shape (Codex plugins' `.mcp.json` too) or Gemini CLI's. */
   readonly kind: 'claude' | 'gemini';
   readonly excluded?: readonly string[];
   /** Gemini setting names (env vars): `"KEY": "${KEY}"` is left to plinth, which passes the setting as KEY anyway. */
@@ -159,7 +160,7 @@ export class Report {
     this.#servers.set(name, where);
   }
   origin(format: PeerOrigin['format'], file: string): PeerOrigin {
-    return { format, file, ignored: this.ignored, notes: this.notes, ...(this.#servers.size > 0 && { servers: Object.fromEntries(this.#servers) }) };
+    return { format, file, ignored: this.ignored, notes: this.notes, ...(this.#servers.size > 0 && { servers: Object.fromEntries(this.#servers) }), contributions: [] };
   }
 }
 

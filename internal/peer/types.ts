@@ -2,7 +2,7 @@
 import type { PeerOrigin } from '../../sdk/manifest.js';
 
 /** The file that marks each peer format, relative to the folder (`/`-separated). */
-export const PEER_MANIFEST_FILES = { claude: '.claude-plugin/plugin.json', gemini: 'gemini-extension.json' } as const;
+export const PEER_MANIFEST_FILES = { claude: '.claude-plugin/plugin.json', codex: '.codex-plugin/plugin.json', gemini: 'gemini-extension.json' } as const;
 
 /** The version given to a Claude Code plugin whose plugin.json has none: below every released version. */
 export const UNVERSIONED = '0.0.0';
@@ -37,4 +37,10 @@ export interface PeerFiles {
   read(relative: string): Promise<string | undefined>;
   /** Whether a file or folder is at that path. */
   has(relative: string): Promise<boolean>;
+  /**
+   * The names in the folder at a relative path (`''`: the folder itself), a folder's name ending
+   * in `/`; undefined when there is no such folder. Absent where a listing is not at hand (a
+   * registry's tarball document): then no contributions are listed.
+   */
+  list?(relative: string): Promise<string[] | undefined>;
 }

@@ -24,12 +24,15 @@ export function detailsText(d: ExtensionDetails): string {
   if (d.commands.length > 0) lines.push(`  commands:    ${d.commands.join(', ')}`);
   if (d.hooks.length > 0) lines.push(`  hooks on:    ${d.hooks.join(', ')}`);
   if (d.mcpServers.length > 0) lines.push(`  MCP servers: ${d.mcpServers.join(', ')}`);
-  if (d.peer) lines.push(`  made from:   ${safeLine(d.peer.file)} (${d.peer.format === 'claude' ? 'a Claude Code plugin' : 'a Gemini CLI extension'})`);
+  if (d.peer) lines.push(`  made from:   ${safeLine(d.peer.file)} (${d.peer.format === 'claude' ? 'a Claude Code plugin' : d.peer.format === 'codex' ? 'a Codex CLI plugin' : 'a Gemini CLI extension'})`);
   const others = d.candidates.filter((c) => c.dir !== d.dir || c.version !== d.version);
   if (others.length > 0) lines.push(`  also found:  ${others.map((c) => `${c.version} (${c.source}${c.linked ? ', linked' : ''}, ${c.dir ? safeLine(c.dir) : 'in memory'})`).join('; ')}`);
   lines.push('', d.settings.length === 0 ? 'Settings: none declared.' : `Settings:\n${settingsTable(d.settings)}`);
   if (d.peer && d.peer.ignored.length > 0) lines.push('', 'Ignored (plinth does not honour these):', ...d.peer.ignored.map((f) => `  ${f.field}: ${f.reason}`));
   if (d.peer && d.peer.notes.length > 0) lines.push('', 'Read differently:', ...d.peer.notes.map((f) => `  ${f.field}: ${f.reason}`));
+  if (d.contributions.length > 0) {
+    lines.push('', 'For the host to offer (plinth runs none of these):', ...d.contributions.map((c) => `  ${c.kind} ${safeLine(c.name)}: ${safeLine(c.path)}${c.description ? ` (${safeLine(shorten(c.description, 60))})` : ''}`));
+  }
   return lines.join('\n');
 }
 

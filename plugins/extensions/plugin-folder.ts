@@ -35,9 +35,9 @@ export async function readPluginFolder(folder: string, workspace?: string): Prom
         throw e instanceof PlinthError ? new PlinthError(e.code, e.message, { plugin: 'extensions', ...(e.hint && { hint: e.hint }), details: e.details ?? {} }) : e;
       });
       if (peer !== undefined) return peerFolder(dir, peer.file, peer.data);
-      throw new PlinthError('PLN_E_EXT_LINK_NOT_PLUGIN', `${dir} holds no manifest.json (nor ${PEER_MANIFEST_FILES.claude} or ${PEER_MANIFEST_FILES.gemini}), so it is not a plugin folder`, {
+      throw new PlinthError('PLN_E_EXT_LINK_NOT_PLUGIN', `${dir} holds no manifest.json (nor ${PEER_MANIFEST_FILES.claude}, ${PEER_MANIFEST_FILES.codex} or ${PEER_MANIFEST_FILES.gemini}), so it is not a plugin folder`, {
         plugin: 'extensions',
-        hint: 'give the folder that holds manifest.json (or a Claude Code plugin or Gemini CLI extension folder), or create a plugin with `plinth plugin new <name> --dir <parent>`',
+        hint: 'give the folder that holds manifest.json (or a Claude Code or Codex plugin or Gemini CLI extension folder; a Claude Code plugin without plugin.json loads when put directly in the plugins folder of plinth), or create a plugin with `plinth plugin new <name> --dir <parent>`',
         details: { dir, file },
       });
     }

@@ -4,8 +4,8 @@
  * settings file first; then, in a running kernel, the change is applied live
  * through `kernel.plugins`, and its report comes back as `live`.
  */
-import { resolve } from 'node:path';
-import { type Candidate, type ConfigResult, type Extension, type ExtensionDetails, type ExtensionScope, type ExtensionsService, type LinkResult, type LiveOutcome, type LiveReport, PlinthError, type PluginKernel, type PluginRef, type PluginStatus, type SettingDecl, type ToggleResult, type UnlinkResult, isPlinthError } from 'plinth/sdk';
+import { join, resolve } from 'node:path';
+import { type Candidate, type ConfigResult, type Contribution, type Extension, type ExtensionDetails, type ExtensionScope, type ExtensionsService, type LinkResult, type LiveOutcome, type LiveReport, PlinthError, type PluginKernel, type PluginRef, type PluginStatus, type SettingDecl, type ToggleResult, type UnlinkResult, isPlinthError } from 'plinth/sdk';
 import { closestName, isStoredSettingRef, storedSettingKey, storedSettingRef } from 'plinth/internal';
 import { enabledState, type SettingsLayers, userDisables } from './enabled.js';
 import { dependenciesOf, dependentsOf } from './graph.js';
@@ -40,6 +40,12 @@ export function createExtensionsService({ kernel, env = process.env }: ServiceOp
   const known = (name: string): PluginStatus => knownPlugin(kernel, name);
   const declsOf = (status: PluginStatus): readonly SettingDecl[] => candidateOf(kernel, status)?.manifest.settings ?? [];
   const declOf = (status: PluginStatus, setting: string): SettingDecl => declaredSetting(kernel, status.name, setting);
+  /** A peer plugin's contributions, each with its absolute file (its manifest lists them relative to its folder). */
+  const contributionsOf = (status: PluginStatus): Contribution[] => {
+    const candidate = candidateOf(kernel, status);
+    const listed = candidate?.manifest.peer?.contributions ?? [];
+    return listed.map((c) => ({ plugin: status.name, kind: c.kind, name: c.name, file: join(candidate!.dir, ...c.path.split('/')), path: c.path, ...(c.description !== undefined && { description: c.description }) }));
+  };
   const row = (status: PluginStatus, state: SettingsLayers): Extension => {
     const enabled = enabledState(status.name, state, isGuard(status.name));
     return {
@@ -161,8 +167,19 @@ export function createExtensionsService({ kernel, env = process.env }: ServiceOp
         settings: settingViews(name, declsOf(status), state, { user: user.file, workspace: workspace.file }, env),
         candidates: candidatesOf(name).map((c) => ({ version: c.manifest.version, source: c.source, dir: c.dir, linked: c.linked === true })),
         ...(manifest?.peer && { peer: { format: manifest.peer.format, file: manifest.peer.file, ignored: [...manifest.peer.ignored], notes: [...manifest.peer.notes] } }),
+        contributions: contributionsOf(status),
       };
       return details;
+    },
+
+    async contributions(name) {
+      if (name !== undefined) return contributionsOf(known(name));
+      const state = await layers();
+      // What is in force: a chosen plugin (found, not a lower version) that is enabled.
+      return kernel
+        .status()
+        .filter((status) => row(status, state).enabled && status.dir !== '')
+        .flatMap((status) => contributionsOf(status));
     },
 
     enable: (name, options) => toggle(name, true, options?.scope ?? 'user'),

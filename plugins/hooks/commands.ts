@@ -160,20 +160,20 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
     },
     {
       name: 'hooks import',
-      args: [{ name: 'file', description: "The peer's settings file (default: the project's .claude/settings.json or .gemini/settings.json, else the user's)" }],
+      args: [{ name: 'file', description: "The peer's settings file (default: the project's .claude/settings.json, .gemini/settings.json or .codex/hooks.json, else the user's)" }],
       options: {
-        from: { type: 'string', description: 'Whose settings: claude (Claude Code) or gemini (Gemini CLI)', value: '<claude|gemini>' },
+        from: { type: 'string', description: 'Whose settings: claude (Claude Code), gemini (Gemini CLI) or codex (Codex CLI: hooks.json or config.toml)', value: '<claude|gemini|codex>' },
         scope: { type: 'string', description: "plinth settings to write: user or workspace (default: the file's own scope)", value: '<user|workspace>' },
         yes: { type: 'boolean', short: 'y', description: 'Write without asking' },
       },
       async run({ args, options, json, out, signal }) {
         const from = options.from;
-        if (from !== 'claude' && from !== 'gemini') {
-          throw new PlinthError('PLN_E_CLI_USAGE', `--from must be claude or gemini, got ${from === undefined ? 'nothing' : `"${String(from)}"`}`, { hint: 'plinth hooks import --from claude [.claude/settings.json]' });
+        if (from !== 'claude' && from !== 'gemini' && from !== 'codex') {
+          throw new PlinthError('PLN_E_CLI_USAGE', `--from must be claude, gemini or codex, got ${from === undefined ? 'nothing' : `"${String(from)}"`}`, { hint: 'plinth hooks import --from claude [.claude/settings.json]' });
         }
         const file = args[0] !== undefined ? resolve(args[0]) : await firstExisting(peerSettingsFiles(from, workspace));
         if (file === undefined) {
-          throw new PlinthError('PLN_E_HOOK_IMPORT', `no ${from === 'claude' ? 'Claude Code' : 'Gemini CLI'} settings file found (${peerSettingsFiles(from, workspace).map((f) => f.file).join(', ')})`, {
+          throw new PlinthError('PLN_E_HOOK_IMPORT', `no ${peerLabel(from)} settings file found (${peerSettingsFiles(from, workspace).map((f) => f.file).join(', ')})`, {
             plugin: 'hooks',
             hint: `name the file: plinth hooks import --from ${from} <file>`,
           });
@@ -266,7 +266,7 @@ function addedIds(before: Readonly<Record<string, unknown>>, plan: ImportPlan): 
 }
 
 function showPlan(plan: ImportPlan, ref: SettingsFileRef, out: CommandOutput): void {
-  const label = plan.from === 'claude' ? 'Claude Code' : 'Gemini CLI';
+  const label = peerLabel(plan.from);
   out.print(`${label} hooks in ${plan.file} → plinth ${plan.scope} settings ${ref.file}:`);
   if (plan.items.length > 0) {
     out.print(
@@ -370,7 +370,7 @@ function oneLine(text: string): string {
 
 /** `hooks run` with a name that is no plinth event: a peer's name (what a Claude Code or Gemini CLI user types) says which event it is, a typo the nearest. */
 function unknownRunEvent(name: string, events: readonly string[]): PlinthError {
-  for (const protocol of ['claude', 'gemini'] as const) {
+  for (const protocol of ['claude', 'gemini', 'codex'] as const) {
     const event = peerEvent(protocol, name);
     if (event !== undefined) {
       return new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${name}": that is ${peerLabel(protocol)}'s name for plinth's ${event}`, {

@@ -109,7 +109,7 @@ export const hookEntrySchema = z
     persistent: z
       .union([z.boolean(), z.strictObject({ idleMs: ms('idleMs') })], { error: 'expected true, false or { "idleMs": <milliseconds> }' })
       .optional(),
-    protocol: z.enum(['plinth', 'claude', 'gemini'], { error: 'expected "plinth" (the default), "claude" or "gemini"' }).optional(),
+    protocol: z.enum(['plinth', 'claude', 'gemini', 'codex'], { error: 'expected "plinth" (the default), "claude", "gemini" or "codex"' }).optional(),
     // Claude Code's handler fields, honoured on any definition (see handlerFields): `if` is checked by parsePermissionRule.
     if: z.string({ error: 'expected "if" as one permission rule, e.g. "Bash(git *)"' }).optional(),
     async: z.boolean({ error: 'expected true or false' }).optional(),

@@ -243,7 +243,7 @@ export class HookEngine {
       return { ok: true, response: { allow: true }, durationMs: performance.now() - started, stderrTail: '' };
     }
     const input: RunInput =
-      hook.protocol === 'claude' || hook.protocol === 'gemini'
+      hook.protocol === 'claude' || hook.protocol === 'gemini' || hook.protocol === 'codex'
         ? buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace })
         : buildInput(hook, subscribedSpelling(hook, event), context, sessionId);
     if (hook.once === true) this.ranOnce.add(onceKey(hook, sessionId));

@@ -20,8 +20,8 @@
  */
 import { isAbsolute, relative, sep } from 'node:path';
 import { type EventName } from 'plinth/sdk';
-import { globTest, type GlobOptions, type GlobTest } from 'plinth/internal';
-import { PEER_TOOL_EVENTS, compilePeerMatcher, peerMatchSubject, peerToolName } from './dialects/matcher.js';
+import { globTest, type GlobOptions, type GlobTest, type PeerProtocol } from 'plinth/internal';
+import { CODEX_MATCHED_EVENTS, PEER_TOOL_EVENTS, compilePeerMatcher, peerMatchSubject, peerToolName } from './dialects/matcher.js';
 import { toolContext } from './dialects/input.js';
 import { peerNameOf } from './dialects/events.js';
 import { type PermissionRule, matchesPermissionRule, parsePermissionRule } from './dialects/permission-rule.js';
@@ -128,7 +128,7 @@ export function matches(
 ): boolean {
   if (!hook.events.includes(event)) return false;
   if (hook.if !== undefined && !conditionHolds(hook.if, event, context, options)) return false;
-  if (hook.matcher.peer !== undefined) return matchesPeer(hook.protocol === 'gemini' ? 'gemini' : 'claude', hook.matcher.peer, event, context);
+  if (hook.matcher.peer !== undefined) return matchesPeer(hook.protocol === 'gemini' || hook.protocol === 'codex' ? hook.protocol : 'claude', hook.matcher.peer, event, context);
   const { tools, files } = compiled(hook);
   if (!tools && !files) return true;
   if (TOOL_EVENTS.has(event) && tools) return toolNamesOf(context).some(tools);
@@ -143,7 +143,9 @@ export function matches(
  * selection), on lifecycle events against the source, trigger or type when the context has it; on
  * the other events the peers ignore matchers, and so does plinth.
  */
-function matchesPeer(protocol: 'claude' | 'gemini', pattern: string, event: EventName, context: Readonly<Record<string, unknown>>): boolean {
+function matchesPeer(protocol: PeerProtocol, pattern: string, event: EventName, context: Readonly<Record<string, unknown>>): boolean {
+  // Codex CLI ignores a matcher on events other than tool events and SessionStart.
+  if (protocol === 'codex' && !CODEX_MATCHED_EVENTS.has(event)) return true;
   const matcher = compilePeerMatcher(protocol, pattern, protocol === 'claude' && (event === 'file_change' || event === 'after_agent_failure'));
   if (!matcher.ok) return false;
   if (PEER_TOOL_EVENTS.has(event)) {

@@ -63,7 +63,7 @@ export function manifestHooks(plugin: PluginInfo, defaults: HookDefaults, worksp
   );
 }
 
-const peerFolderSchema = z.object({ format: z.enum(['claude', 'gemini']), file: z.string().optional() });
+const peerFolderSchema = z.object({ format: z.enum(['claude', 'gemini', 'codex']), file: z.string().optional() });
 
 /**
  * A Claude Code plugin's or Gemini CLI extension's manifest, as the extensions plugin synthesises

@@ -411,7 +411,7 @@ async function npmPackage(dir: string): Promise<{ name: string; version: string 
 
 /** A well-formed npm package that is not a plugin: no manifest of plinth's or of a peer's. Not damaged, so no retry is suggested. */
 function notAPlugin(tarball: string, npm: { name: string; version: string }): PlinthError {
-  return new PlinthError('PLN_E_TARBALL_NOT_PLUGIN', `${STEP}: ${tarball} is the npm package ${npm.name}@${npm.version}, not a plinth plugin: it has no ${ROOT}/manifest.json, nor a Claude Code plugin's (.claude-plugin/plugin.json) or Gemini CLI extension's (gemini-extension.json) manifest`, {
+  return new PlinthError('PLN_E_TARBALL_NOT_PLUGIN', `${STEP}: ${tarball} is the npm package ${npm.name}@${npm.version}, not a plinth plugin: it has no ${ROOT}/manifest.json, nor a Claude Code plugin's (.claude-plugin/plugin.json), Codex plugin's (.codex-plugin/plugin.json) or Gemini CLI extension's (gemini-extension.json) manifest`, {
     hint: 'nothing was installed; a plinth plugin ships manifest.json beside package.json (`plinth registry pack <folder>` packs one, `plinth plugin new <name>` makes one); an npm library is not installed with plinth ext install',
     details: { step: STEP, package: `${npm.name}@${npm.version}` },
   });

@@ -82,6 +82,29 @@ export const liveOutcomeSchema = z.object({
 /** What a running kernel did with a change: plugins added, replaced, removed, and failures as data. */
 export type LiveOutcome = z.infer<typeof liveOutcomeSchema>;
 
+/**
+ * One command, agent, skill, output style or context file a peer plugin (a Claude Code or Codex
+ * plugin, a Gemini CLI extension) offers its host. plinth runs none of them: it lists them, with
+ * their files, so that a host which has slash commands, subagents, skills or context files can
+ * offer them as the peer would.
+ */
+export const contributionSchema = z.object({
+  /** The plugin that offers it. */
+  plugin: z.string(),
+  /** `command` (`commands/*.md`, Gemini's `commands/*.toml`), `agent` (`agents/*.md`), `skill` (`skills/<name>/SKILL.md`), `output-style` (`output-styles/*.md`), `context` (`CLAUDE.md`, `GEMINI.md`, `AGENTS.md`). */
+  kind: z.enum(['command', 'agent', 'skill', 'output-style', 'context']),
+  /** The peer's name for it: `review`, `ns:deploy` for `commands/ns/deploy.md`, a skill's name, `CLAUDE.md`. */
+  name: z.string(),
+  /** The file, absolute. */
+  file: z.string(),
+  /** The file relative to the plugin folder, `/`-separated. */
+  path: z.string(),
+  /** The `description` of its front matter (or of a Gemini command's TOML), when it has one. */
+  description: z.string().optional(),
+});
+/** One command, agent, skill, output style or context file a peer plugin offers its host: see {@link ExtensionsService.contributions}. */
+export type Contribution = z.infer<typeof contributionSchema>;
+
 /** One plugin in detail, as `plinth ext info --json` prints it. */
 export const extensionDetailsSchema = extensionSchema.extend({
   provides: z.array(z.string()),
@@ -95,18 +118,20 @@ export const extensionDetailsSchema = extensionSchema.extend({
   mcpServers: z.array(z.string()),
   settings: z.array(settingViewSchema),
   /**
-   * For a Claude Code plugin or Gemini CLI extension folder: its format and manifest file, what of
+   * For a Claude Code or Codex plugin or Gemini CLI extension folder: its format and manifest file, what of
    * it plinth does not honour (`ignored`: skills, agents, commands, themes, context files, …) and
    * what it reads differently (`notes`: a name made npm-style, settings named by their variable, …).
    */
   peer: z
     .object({
-      format: z.enum(['claude', 'gemini']),
+      format: z.enum(['claude', 'gemini', 'codex']),
       file: z.string(),
       ignored: z.array(z.object({ field: z.string(), reason: z.string() })),
       notes: z.array(z.object({ field: z.string(), reason: z.string() })),
     })
     .optional(),
+  /** What a peer plugin offers its host beside hooks and servers (commands, agents, skills, output styles, context files); empty for a plinth plugin. */
+  contributions: z.array(contributionSchema),
   /** Every version found of this name, the chosen one included, highest first. */
   candidates: z.array(z.object({ version: z.string(), source: pluginSourceSchema, dir: z.string(), linked: z.boolean() })),
 });
@@ -196,6 +221,13 @@ export interface ExtensionsService {
   configure(name: string, setting: string, value: unknown, options?: { scope?: ExtensionScope }): Promise<ConfigResult>;
   /** Removes a setting's value from the scope's file (and a sensitive one from the secret store). */
   unset(name: string, setting: string, options?: { scope?: ExtensionScope }): Promise<ConfigResult>;
+  /**
+   * The commands, agents, skills, output styles and context files of the peer plugins found
+   * (Claude Code and Codex plugins, Gemini CLI extensions), each with its file, in plugin order;
+   * of one plugin when `name` is given (rejects with `PLN_E_PLUGIN_UNKNOWN` when there is none).
+   * Only chosen, enabled plugins are listed: a host offers what is in force.
+   */
+  contributions(name?: string): Promise<Contribution[]>;
   /** The linked folders, as the user's settings list them (absolute). */
   links(): Promise<string[]>;
   /** Links a plugin folder under development (its manifest is checked first) and adds it to a running kernel. */

@@ -124,7 +124,7 @@ export interface RewakeRequest {
 }
 
 /** The hook protocols plinth speaks: its own (v1.0.0) and its peers'. */
-export type HookProtocol = 'plinth' | 'claude' | 'gemini';
+export type HookProtocol = 'plinth' | 'claude' | 'gemini' | 'codex';
 
 /** Why a hook did not produce a usable answer. Stable: shown in traces and `--json`. */
 export type HookFailure =

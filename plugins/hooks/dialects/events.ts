@@ -1,7 +1,7 @@
 /**
  * The peers' event names and plinth's events they stand for. Gemini CLI's events are plinth's
  * own (plinth's names come from the same hook architecture); Claude Code's are fewer and named
- * after what the user sees.
+ * after what the user sees; Codex CLI uses Claude Code's names for the events it has.
  */
 import type { EventName } from 'plinth/sdk';
 import type { PeerProtocol } from 'plinth/internal';
@@ -57,6 +57,23 @@ export const PEER_EVENTS: Readonly<Record<PeerProtocol, Readonly<Record<string, 
     PreCompress: 'pre_compress',
     Notification: 'notification',
   },
+  // Codex CLI: Claude Code's names, plus PostCompact; its PermissionRequest and subagent events have no plinth event yet.
+  codex: {
+    PreToolUse: 'before_tool',
+    PostToolUse: 'after_tool',
+    UserPromptSubmit: 'before_agent',
+    Stop: 'after_agent',
+    SessionStart: 'session_start',
+    PreCompact: 'pre_compress',
+    PostCompact: 'post_compress',
+  },
+};
+
+/** Codex CLI events plinth has no event for, and why each is left out. */
+export const CODEX_WITHOUT_COUNTERPART: Readonly<Record<string, string>> = {
+  PermissionRequest: "plinth's approval_request is answered by the host; a PreToolUse hook's deny reaches it",
+  SubagentStart: 'plinth has no sub-agent events',
+  SubagentStop: 'plinth has no sub-agent events',
 };
 
 /** Claude Code events plinth has no event for, and why each is left out (none today: every event of its hooks reference has one). */
@@ -85,6 +102,7 @@ export const ADVISORY: Readonly<Record<PeerProtocol, ReadonlySet<EventName>>> = 
     'after_model_switch',
   ]),
   gemini: new Set<EventName>(['session_start', 'session_end', 'pre_compress', 'notification']),
+  codex: new Set<EventName>(['session_start', 'pre_compress', 'post_compress']),
 };
 
 /**
@@ -108,6 +126,8 @@ export const EXIT_2: Readonly<Record<PeerProtocol, Readonly<Partial<Record<Event
     directory_added: 'ignored',
   },
   gemini: {},
+  // Codex CLI: exit 2 blocks, except on PostToolUse, where the call already ran and stderr goes to the model.
+  codex: { after_tool: 'feedback' },
 };
 
 /**
@@ -135,6 +155,8 @@ export const CONTINUE_IGNORED: Readonly<Record<PeerProtocol, ReadonlySet<EventNa
     'setup',
   ]),
   gemini: new Set<EventName>(['session_start', 'session_end', 'pre_compress', 'notification']),
+  // Codex CLI: as Claude Code on the events it shares (its PreToolUse refuses `continue: false` outright: output.ts `codexRefusal`).
+  codex: new Set<EventName>(['pre_compress', 'post_compress']),
 };
 
 /** Events on which Claude Code adds a hook's plain-text stdout to the model's context. */
@@ -152,5 +174,5 @@ export function peerNameOf(protocol: PeerProtocol, event: EventName): string | u
 
 /** The peer's own name, for messages. */
 export function peerLabel(protocol: PeerProtocol): string {
-  return protocol === 'claude' ? 'Claude Code' : 'Gemini CLI';
+  return protocol === 'claude' ? 'Claude Code' : protocol === 'codex' ? 'Codex CLI' : 'Gemini CLI';
 }

@@ -1,6 +1,6 @@
 /**
- * `plinth hooks import`: the hooks of a Claude Code or Gemini CLI settings file, as plinth would
- * run them, decided before anything is written. Each peer command is read exactly as the hooks
+ * `plinth hooks import`: the hooks of a Claude Code or Gemini CLI settings file, or of a Codex CLI
+ * `hooks.json` or `config.toml`, as plinth would run them, decided before anything is written. Each peer command is read exactly as the hooks
  * plugin reads it at run time ({@link translatePeerEvent}); what it would refuse there (a shell
  * command where the settings allow none, an event without a plinth counterpart, a prompt hook, a
  * bad matcher) is refused here, with the reason. What is added keeps the peer's shape and command
@@ -49,6 +49,15 @@ export interface ImportPlan {
 
 /** The peer's settings files, in the order `hooks import` looks for them when no file is given. */
 export function peerSettingsFiles(from: PeerProtocol, workspace: string, userHome: string = homedir()): Array<{ scope: 'user' | 'workspace'; file: string }> {
+  if (from === 'codex') {
+    // Codex CLI reads a layer's hooks.json and the [hooks] tables of its config.toml.
+    return [
+      { scope: 'workspace', file: join(workspace, '.codex', 'hooks.json') },
+      { scope: 'workspace', file: join(workspace, '.codex', 'config.toml') },
+      { scope: 'user', file: join(userHome, '.codex', 'hooks.json') },
+      { scope: 'user', file: join(userHome, '.codex', 'config.toml') },
+    ];
+  }
   const folder = from === 'claude' ? '.claude' : '.gemini';
   return [
     { scope: 'workspace', file: join(workspace, folder, 'settings.json') },
@@ -77,6 +86,11 @@ const SKIPPED: Readonly<Record<PeerProtocol, Readonly<Record<string, string>>>> 
     hooksConfig: "Gemini CLI's own switch for hooks: plinth runs every hook it reads (disable one with \"enabled\": false)",
     mcpServers: 'MCP servers are not imported by `hooks import`: add each with `plinth mcp add`',
   },
+  codex: {
+    description: "the hooks file's description: plinth's settings have no place for it",
+    mcp_servers: 'MCP servers are not imported by `hooks import`: add each with `plinth mcp add`',
+    features: "Codex CLI's feature switches (features.hooks): plinth runs every hook it reads (disable one with \"enabled\": false)",
+  },
 };
 
 /** The notes for the keys of a peer's settings file beside `hooks`: nothing is left out without one. */
@@ -86,7 +100,12 @@ export function skippedKeys(settings: Readonly<Record<string, unknown>>, from: P
     .map((key) => `"${key}": ${Object.hasOwn(SKIPPED[from], key) ? SKIPPED[from][key] : `not a hook setting; ${peerLabel(from)}'s "${key}" is not imported`}`);
 }
 
-/** Reads the peer's file; its `hooks` object, and the notes on what else it holds. @throws PlinthError `PLN_E_HOOK_IMPORT` when it cannot be read or holds no hooks. */
+/**
+ * Reads the peer's file; its `hooks` object, and the notes on what else it holds. A Codex CLI
+ * `config.toml` (any `.toml` file) is read as TOML: its `[hooks]` tables are the hooks, less
+ * `[hooks.state]` (Codex's own record of which hooks the user enabled and trusted).
+ * @throws PlinthError `PLN_E_HOOK_IMPORT` when it cannot be read or holds no hooks.
+ */
 export async function readPeerSettings(file: string, from: PeerProtocol): Promise<{ hooks: Record<string, unknown>; skipped: string[] }> {
   const text = await readFile(file, 'utf8').catch((cause: unknown) => {
     throw new PlinthError('PLN_E_HOOK_IMPORT', `cannot read ${file}: ${describeFileError(cause)}`, {
@@ -95,6 +114,7 @@ export async function readPeerSettings(file: string, from: PeerProtocol): Promis
       hint: `give the ${peerLabel(from)} settings file to import: plinth hooks import --from ${from} <file>`,
     });
   });
+  if (from === 'codex' && file.endsWith('.toml')) return readCodexToml(file, text);
   const parsed = parseJsonText(text);
   if (!parsed.ok) {
     throw new PlinthError('PLN_E_HOOK_IMPORT', `${file} is not valid JSON: ${parsed.error.problem} at line ${parsed.error.line}, column ${parsed.error.column}`, { plugin: 'hooks', hint: 'correct the file, then import again' });
@@ -247,6 +267,60 @@ function pathOf(problem: PlinthError): string {
 function stripWhere(message: string, file: string): string {
   const rest = message.startsWith(`${file}: `) ? message.slice(file.length + 2) : message;
   return rest.replace(/^hooks[^\s:]*: /, '');
+}
+
+/** A Codex CLI config.toml's `[hooks]`: the events' groups, as its hooks.json would hold them. */
+async function readCodexToml(file: string, text: string): Promise<{ hooks: Record<string, unknown>; skipped: string[] }> {
+  const { parse, TomlError } = await import('smol-toml');
+  let data: Record<string, unknown>;
+  try {
+    data = parse(text) as Record<string, unknown>;
+  } catch (error) {
+    const at = error instanceof TomlError ? ` at line ${error.line}, column ${error.column}` : '';
+    throw new PlinthError('PLN_E_HOOK_IMPORT', `${file} is not valid TOML${at}`, { plugin: 'hooks', cause: error, hint: 'correct the file, then import again' });
+  }
+  const table = isRecord(data.hooks) ? data.hooks : undefined;
+  const { state, ...hooks } = table ?? {};
+  if (table === undefined || Object.keys(hooks).length === 0) {
+    throw new PlinthError('PLN_E_HOOK_IMPORT', `${file} has no [hooks] tables`, {
+      plugin: 'hooks',
+      hint: 'a Codex CLI config.toml keeps its hooks as [[hooks.<Event>]] tables, each with [[hooks.<Event>.hooks]] handlers; or import its hooks.json',
+    });
+  }
+  const skipped = Object.keys(data)
+    .filter((key) => key !== 'hooks')
+    .map((key) => `"${key}": ${Object.hasOwn(SKIPPED.codex, key) ? SKIPPED.codex[key] : `not a hook setting; Codex CLI's "${key}" is not imported`}`);
+  const servers = isRecord(data.mcp_servers) ? codexServerCommands(data.mcp_servers) : [];
+  if (servers.length > 0) skipped.push(`"mcp_servers": to add them to plinth: ${servers.join('; ')}`);
+  if (state !== undefined) skipped.push('"hooks.state": Codex CLI\'s record of the hooks you enabled and trusted there; plinth asks for its own approval (user hooks on first use, workspace hooks with `plinth hooks trust`)');
+  return { hooks, skipped };
+}
+
+/**
+ * `plinth mcp add` lines for a Codex config.toml's `[mcp_servers.<name>]` tables: a program and its
+ * arguments, or a URL (`bearer_token_env_var` as an Authorization header that references the
+ * variable). An `env` value is never copied (it may be a secret): each variable is passed as a
+ * reference to the environment (`-e KEY='${env:KEY}'`).
+ */
+export function codexServerCommands(servers: Readonly<Record<string, unknown>>): string[] {
+  const lines: string[] = [];
+  for (const [name, entry] of Object.entries(servers)) {
+    if (!isRecord(entry) || entry.enabled === false) continue;
+    const env = isRecord(entry.env) ? Object.keys(entry.env).map((key) => `-e ${shellWord(`${key}=\${env:${key}}`)}`) : [];
+    if (typeof entry.command === 'string') {
+      const args = Array.isArray(entry.args) ? entry.args.filter((a): a is string => typeof a === 'string') : [];
+      lines.push(['plinth mcp add', ...env, shellWord(name), '--', ...[entry.command, ...args].map(shellWord)].join(' '));
+    } else if (typeof entry.url === 'string') {
+      const bearer = typeof entry.bearer_token_env_var === 'string' ? [`-H ${shellWord(`Authorization: Bearer \${env:${entry.bearer_token_env_var}}`)}`] : [];
+      lines.push(['plinth mcp add -t http', ...bearer, shellWord(name), shellWord(entry.url)].join(' '));
+    }
+  }
+  return lines;
+}
+
+/** A word as a POSIX shell reads it back: plain when it is safe, else in single quotes. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

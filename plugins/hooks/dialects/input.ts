@@ -24,7 +24,7 @@ export function buildPeerInput(
   context: Context,
   facts: { readonly sessionId?: string; readonly workspace: string },
 ): PeerHookInput {
-  const protocol: PeerProtocol = hook.protocol === 'gemini' ? 'gemini' : 'claude';
+  const protocol: PeerProtocol = hook.protocol === 'gemini' || hook.protocol === 'codex' ? hook.protocol : 'claude';
   const name = peerNameOf(protocol, event) ?? event;
   const pick = (...keys: string[]): unknown => {
     for (const key of keys) if (context[key] !== undefined) return context[key];
@@ -38,6 +38,13 @@ export function buildPeerInput(
   };
   if (protocol === 'gemini') document.timestamp = new Date().toISOString();
   else document.permission_mode = pick('permissionMode', 'permission_mode') ?? 'default';
+  if (protocol === 'codex') {
+    // Codex CLI: a transcript path is null when there is none; every event says the model; turn-scoped events their turn.
+    document.transcript_path = pick('transcriptPath', 'transcript_path') ?? null;
+    document.model = pick('model') ?? '';
+    const turn = pick('turnId', 'turn_id');
+    if (turn !== undefined && event !== 'session_start') document.turn_id = turn;
+  }
 
   const set = (field: string, ...keys: string[]): void => {
     const value = pick(...keys);
@@ -55,9 +62,11 @@ export function buildPeerInput(
       const tool = toolNamesOf(call)[0] ?? pick('tool_name');
       document.tool_name = typeof tool === 'string' ? peerToolName(tool, call, protocol) : '';
       document.tool_input = call.args ?? call.input ?? call.tool_input ?? {};
+      // Codex CLI hands apply_patch's patch as `tool_input.command` (a host may give it as `input` or `patch`).
+      if (protocol === 'codex' && document.tool_name === 'apply_patch') document.tool_input = codexPatchInput(document.tool_input);
       const id = call.toolUseId ?? call.tool_use_id;
       // PermissionRequest has no tool_use_id (Claude Code's reference).
-      if (protocol === 'claude' && id !== undefined && event !== 'approval_request') document.tool_use_id = id;
+      if (protocol !== 'gemini' && id !== undefined && event !== 'approval_request') document.tool_use_id = id;
       // Gemini CLI: the server and the tool's own name (not the qualified one).
       const mcp = typeof tool === 'string' ? mcpToolOf(tool, call) : undefined;
       if (protocol === 'gemini' && mcp !== undefined) document.mcp_context = { server_name: mcp.server, tool_name: mcp.tool };
@@ -201,6 +210,7 @@ export function buildPeerInput(
         document.prompt_response = pick('response', 'prompt_response') ?? '';
       }
       document.stop_hook_active = pick('stopHookActive', 'stop_hook_active') ?? false;
+      if (protocol === 'codex') document.last_assistant_message = pick('response', 'last_assistant_message') ?? null;
       break;
     case 'before_model':
     case 'before_tool_selection':
@@ -213,13 +223,14 @@ export function buildPeerInput(
     case 'session_start':
       document.source = pick('source') ?? 'startup';
       // Claude Code says which model the session uses; "" when the host did not say.
-      if (protocol === 'claude') {
-        document.model = pick('model') ?? '';
-        set('session_title', 'sessionTitle', 'session_title');
-      }
+      if (protocol !== 'gemini') document.model = pick('model') ?? '';
+      if (protocol === 'claude') set('session_title', 'sessionTitle', 'session_title');
       break;
     case 'session_end':
       document.reason = pick('reason') ?? 'other';
+      break;
+    case 'post_compress':
+      if (protocol === 'codex') document.trigger = pick('trigger') ?? 'auto';
       break;
     case 'pre_compress':
       document.trigger = pick('trigger') ?? 'auto';
@@ -249,4 +260,14 @@ export function toolContext(event: EventName, context: Context): Context {
   if (event !== 'approval_request' || toolNamesOf(context).length > 0) return context;
   const details = context.details;
   return typeof details === 'object' && details !== null && !Array.isArray(details) ? (details as Context) : context;
+}
+
+/** apply_patch's input as Codex CLI hands it to hooks: `{ command: <patch> }`. */
+function codexPatchInput(input: unknown): unknown {
+  if (typeof input === 'string') return { command: input };
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  const fields = input as Record<string, unknown>;
+  if (typeof fields.command === 'string') return input;
+  const patch = [fields.input, fields.patch].find((v) => typeof v === 'string');
+  return patch === undefined ? input : { command: patch };
 }

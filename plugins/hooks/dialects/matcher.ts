@@ -5,6 +5,10 @@
  *   `NotebookWrite`); anything else is a regular expression (`Notebook.*`, `mcp__memory__.*`).
  * - Gemini CLI: a regular expression; one that is not valid falls back to an exact comparison.
  *   On lifecycle events (a session's source, a compression's trigger) it compares exactly.
+ * - Codex CLI: as Claude Code, but only letters, digits, `_` and `|` make exact names; it reads a
+ *   matcher on tool events and `SessionStart` only (on `PreCompact`, `PostCompact`,
+ *   `UserPromptSubmit` and `Stop` it is ignored, even one that is not a valid expression). Codex
+ *   calls every shell tool `Bash` and its file edits `apply_patch` (see {@link peerToolName}).
  *
  * `""`, `"*"` and no matcher match everything (decided where the section is read).
  * plinth names an MCP tool `<server>__<tool>`; Claude Code names it `mcp__<server>__<tool>`, Gemini
@@ -32,8 +36,11 @@ export function compilePeerMatcher(protocol: PeerProtocol, matcher: string, narr
 function compile(protocol: PeerProtocol, matcher: string, narrow: boolean): PeerMatcher {
   // Claude Code: only letters, digits, `_`, `-`, spaces, `,` and `|` is an exact name or a list (split on `|` or `,`);
   // FileChanged's and StopFailure's narrower set is letters, digits, `_` and `|`.
-  if (protocol === 'claude' && (narrow ? /^[A-Za-z0-9_|]+$/ : /^[A-Za-z0-9_|, -]+$/).test(matcher)) {
-    const names = new Set(matcher.split(narrow ? '|' : /[|,]/).map((n) => n.trim()).filter(Boolean));
+  // Codex CLI: letters, digits, "_" and "|" alone are exact names (no "-", unlike Claude Code).
+  const list = protocol === 'claude' && !narrow;
+  const exact = protocol === 'claude' ? (narrow ? /^[A-Za-z0-9_|]+$/ : /^[A-Za-z0-9_|, -]+$/) : protocol === 'codex' ? /^[A-Za-z0-9_|]+$/ : undefined;
+  if (exact?.test(matcher)) {
+    const names = new Set(matcher.split(list ? /[|,]/ : '|').map((n) => n.trim()).filter(Boolean));
     return { ok: true, test: (subject) => names.has(subject) };
   }
   let regex: RegExp;
@@ -48,11 +55,12 @@ function compile(protocol: PeerProtocol, matcher: string, narrow: boolean): Peer
 
 /**
  * The peer's name of the tool an event's context names: for an MCP tool (context `server` set and
- * the tool `<server>__<tool>`), Claude Code's `mcp__<server>__<tool>`, Gemini CLI's `mcp_<server>_<tool>`.
+ * the tool `<server>__<tool>`), Claude Code's and Codex CLI's `mcp__<server>__<tool>`, Gemini CLI's
+ * `mcp_<server>_<tool>`; for Codex CLI, its name of a shell tool (`Bash`).
  */
 export function peerToolName(tool: string, context: Readonly<Record<string, unknown>>, protocol: PeerProtocol = 'claude'): string {
   const own = mcpToolOf(tool, context);
-  if (own === undefined) return tool;
+  if (own === undefined) return protocol === 'codex' ? codexToolName(tool) : tool;
   return protocol === 'gemini' ? `mcp_${own.server}_${own.tool}` : `mcp__${own.server}__${own.tool}`;
 }
 
@@ -105,3 +113,18 @@ export function peerMatchSubject(event: EventName, context: Readonly<Record<stri
 
 /** Claude Code's events whose matcher is the tool's name, besides plinth's tool events. */
 export const PEER_TOOL_EVENTS: ReadonlySet<EventName> = new Set<EventName>(['before_tool', 'after_tool', 'before_tool_selection', 'after_tool_failure', 'approval_request', 'permission_denied']);
+
+/**
+ * Codex CLI's shell tools, by the names a host may give them (Codex's own `shell`, `local_shell`,
+ * `exec_command`, `unified_exec`, `container.exec`; a Claude-style host's `Bash`): Codex hands each
+ * to its hooks as `Bash`, so that one matcher covers them. `apply_patch` and MCP tools keep their names.
+ */
+const CODEX_SHELL_TOOLS = new Set(['shell', 'local_shell', 'exec_command', 'unified_exec', 'container.exec', 'bash', 'Bash']);
+
+/** Codex CLI's name for a tool plinth knows as `tool`. */
+export function codexToolName(tool: string): string {
+  return CODEX_SHELL_TOOLS.has(tool) ? 'Bash' : tool;
+}
+
+/** Codex CLI's events that read a matcher; on the others it is ignored. */
+export const CODEX_MATCHED_EVENTS: ReadonlySet<EventName> = new Set<EventName>(['before_tool', 'after_tool', 'session_start']);

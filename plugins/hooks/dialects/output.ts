@@ -1,6 +1,7 @@
 /**
- * What a Claude Code or Gemini CLI hook's run means, read as its peer reads it, as plinth's
- * hook result (each event's rules in events.ts: ADVISORY, EXIT_2, CONTINUE_IGNORED, PLAIN_TEXT_CONTEXT):
+ * What a Claude Code, Codex CLI or Gemini CLI hook's run means, read as its peer reads it, as
+ * plinth's hook result (each event's rules in events.ts: ADVISORY, EXIT_2, CONTINUE_IGNORED,
+ * PLAIN_TEXT_CONTEXT; Codex CLI reads Claude Code's answers, and refuses some: see `codexRefusal`):
  *
  * - exit 0: stdout is one JSON object (pretty-printed over several lines is fine) with the peer's
  *   fields; empty stdout is no decision; other text is added context where the peer adds it
@@ -37,7 +38,7 @@ import { type Outcome, hookLabel, toRunResult } from '../runner/outcome.js';
 import { decodeUtf8 } from '../runner/output.js';
 import type { HookDefinition, HookResponse, PeerHookInput, RunResult } from '../types.js';
 import type { HostDirectives } from 'plinth/sdk';
-import { ADVISORY, CONTINUE_IGNORED, EXIT_2, PLAIN_TEXT_CONTEXT } from './events.js';
+import { ADVISORY, CONTINUE_IGNORED, EXIT_2, PLAIN_TEXT_CONTEXT, peerLabel } from './events.js';
 
 const plainObject = z.custom<Record<string, unknown>>(isPlainObject, { error: 'expected an object' });
 
@@ -130,9 +131,9 @@ export function peerRunResult(
   const parsed = parseObject(trimmed);
   if (parsed === undefined) return ok(plainText(input, trimmed), 0);
   const output = peerOutputSchema.safeParse(parsed);
-  if (!output.success) {
-    const problems = output.error.issues.map((i) => `"${i.path.join('.')}": ${i.message}`).join('; ');
-    return { ok: false, failure: 'invalid_output', message: `${hookLabel(hook)} answered with an invalid ${input.protocol === 'claude' ? 'Claude Code' : 'Gemini CLI'} hook output: ${problems}`, durationMs: facts.durationMs, stderrTail: facts.stderrTail, exitCode: 0 };
+  const problems = output.success ? (input.protocol === 'codex' ? codexRefusal(input, output.data) : undefined) : output.error.issues.map((i) => `"${i.path.join('.')}": ${i.message}`).join('; ');
+  if (!output.success || problems !== undefined) {
+    return { ok: false, failure: 'invalid_output', message: `${hookLabel(hook)} answered with an invalid ${peerLabel(input.protocol)} hook output: ${problems}`, durationMs: facts.durationMs, stderrTail: facts.stderrTail, exitCode: 0 };
   }
   return ok(interpret(input, output.data, advisory), 0);
 }
@@ -149,6 +150,40 @@ function worktreePathOf(hook: Pick<HookDefinition, 'id' | 'name'>, text: string)
   const path = lines.at(-1);
   if (path === undefined) return { allow: false, message: `${hookLabel(hook)} printed no path: no working copy was made (a WorktreeCreate hook prints the path it made as its last line)` };
   return { allow: true, host: { worktreePath: path } };
+}
+
+/**
+ * What Codex CLI refuses in an answer it otherwise reads as Claude Code's: it counts the hook as
+ * failed (the peers go on: the hook's `onError`, `allow` by default), so plinth does too. On
+ * PreToolUse: `continue: false`, `stopReason`, `suppressOutput`, `decision: "approve"`,
+ * `permissionDecision: "ask"`, an `allow` without `updatedInput` (Codex lets its own approval
+ * decide), `updatedInput` without `allow`, a deny or block without a reason, a reason without a
+ * decision; on PostToolUse `suppressOutput`; on any event a `"block"` without a reason.
+ */
+function codexRefusal(input: PeerHookInput, out: PeerOutput): string | undefined {
+  const specific = out.hookSpecificOutput;
+  const blank = (text: string | undefined) => text === undefined || text.trim() === '';
+  const event = input.event;
+  if (input.canonical === 'before_tool') {
+    if (out.continue === false) return `${event} hook returned unsupported continue:false`;
+    if (out.stopReason !== undefined) return `${event} hook returned unsupported stopReason`;
+    if (out.suppressOutput === true) return `${event} hook returned unsupported suppressOutput`;
+    const modern = specific !== undefined && (specific.permissionDecision !== undefined || specific.permissionDecisionReason !== undefined || specific.updatedInput !== undefined);
+    if (modern) {
+      const decision = specific.permissionDecision;
+      if (specific.updatedInput !== undefined && decision !== 'allow') return `${event} hook returned updatedInput without permissionDecision:allow`;
+      if (decision === 'allow' && specific.updatedInput === undefined) return `${event} hook returned unsupported permissionDecision:allow`;
+      if (decision === 'ask') return `${event} hook returned unsupported permissionDecision:ask`;
+      if (decision === 'deny' && blank(specific.permissionDecisionReason)) return `${event} hook returned permissionDecision:deny without a non-empty permissionDecisionReason`;
+      if (decision === undefined) return `${event} hook returned permissionDecisionReason without permissionDecision`;
+      return undefined;
+    }
+    if (out.decision === 'approve' || out.decision === 'allow') return `${event} hook returned unsupported decision:${out.decision}`;
+    if (out.decision === undefined && out.reason !== undefined) return `${event} hook returned reason without decision`;
+  }
+  if (input.canonical === 'after_tool' && out.suppressOutput === true) return `${event} hook returned unsupported suppressOutput`;
+  if ((out.decision === 'block' || out.decision === 'deny') && blank(out.reason)) return `${event} hook returned decision:block without a non-empty reason`;
+  return undefined;
 }
 
 /** The JSON object `text` is, or undefined when it is not one (then it is plain text, as the peers read it). */

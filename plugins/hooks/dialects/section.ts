@@ -16,15 +16,15 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, isAbsolute, resolve } from 'node:path';
 import { type PlinthError } from 'plinth/sdk';
-import { peerEventsOf, peerHookGaps, type PeerProtocol } from 'plinth/internal';
+import { isPeerEventOf, peerEventsOf, peerHookGaps, type PeerProtocol } from 'plinth/internal';
 import { z } from 'zod';
 import { type HookDefaults, type Mutable, type SectionOrigin, handlerFields, hookId, problem } from '../definition.js';
 import { parsePermissionRule } from './permission-rule.js';
 import { pluginDataDir } from '../session-env.js';
 import type { HookDefinition } from '../types.js';
 import { type Expansions, readCommandLine } from './command-line.js';
-import { CLAUDE_WITHOUT_COUNTERPART, peerEvent, peerLabel } from './events.js';
-import { compilePeerMatcher } from './matcher.js';
+import { CLAUDE_WITHOUT_COUNTERPART, CODEX_WITHOUT_COUNTERPART, peerEvent, peerLabel } from './events.js';
+import { CODEX_MATCHED_EVENTS, compilePeerMatcher } from './matcher.js';
 
 /** The peers' default time limit of one command: 60 seconds, in both. */
 export const PEER_DEFAULT_TIMEOUT_MS = 60_000;
@@ -52,6 +52,10 @@ const peerCommandSchema = z.strictObject({
   once: z.boolean({ error: 'expected true or false' }).optional(),
   // "bash", "sh" (the default) or "powershell"; another value is a hook that never runs (peerHookGaps).
   shell: z.string({ error: 'expected "bash", "sh" or "powershell"' }).optional(),
+  // Codex CLI's own: the command on Windows (plinth runs `command`), and how its interface shows the hook.
+  commandWindows: z.string({ error: 'expected the Windows command as a string' }).optional(),
+  command_windows: z.string({ error: 'expected the Windows command as a string' }).optional(),
+  visibilityHint: z.string({ error: 'expected a visibility hint as a string' }).optional(),
   // plinth's own, accepted on a peer hook.
   onError: z.enum(['block', 'allow'], { error: 'expected "block" or "allow"' }).optional(),
   enabled: z.boolean({ error: 'expected true or false' }).optional(),
@@ -60,13 +64,18 @@ const peerCommandSchema = z.strictObject({
 const peerGroupSchema = z.strictObject({
   matcher: z.string({ error: 'expected a matcher as a string ("Edit|Write", "mcp__github__.*", "*")' }).optional(),
   hooks: z.array(z.unknown(), { error: 'expected "hooks": a list of { "type": "command", "command": … }' }),
-  protocol: z.enum(['claude', 'gemini'], { error: 'expected "protocol": "claude" or "gemini"' }).optional(),
+  protocol: z.enum(['claude', 'gemini', 'codex'], { error: 'expected "protocol": "claude", "gemini" or "codex"' }).optional(),
   /** Gemini CLI: run this group's hooks one after the other. */
   sequential: z.boolean({ error: 'expected true or false' }).optional(),
 });
 
-/** Claude Code's own fields: a Gemini CLI hook that has one is told so, not silently accepted. */
+/** Claude Code's own fields: a Gemini CLI hook that has one is told so, not silently accepted (on a Codex CLI hook they are ignored, as Codex ignores them, with a note). */
 const CLAUDE_ONLY = ['args', 'if', 'async', 'asyncRewake', 'rewakeMessage', 'rewakeSummary', 'once', 'shell'] as const;
+/** Codex CLI's own fields: a Claude Code or Gemini CLI hook that has one is told so. */
+const CODEX_ONLY = ['commandWindows', 'command_windows', 'visibilityHint'] as const;
+
+/** Codex CLI's default time limit of one command: 600 seconds. */
+export const CODEX_DEFAULT_TIMEOUT_MS = 600_000;
 
 /** What translating one section's peer events found. */
 export interface PeerTranslation {
@@ -89,7 +98,7 @@ export function sectionPeer(section: Readonly<Record<string, unknown>>): PeerPro
     if (!Array.isArray(groups)) continue;
     for (const group of groups) {
       const said = typeof group === 'object' && group !== null ? (group as { protocol?: unknown }).protocol : undefined;
-      if (said === 'claude' || said === 'gemini') bySaying.add(said);
+      if (said === 'claude' || said === 'gemini' || said === 'codex') bySaying.add(said);
     }
   }
   // The events decide when they name one peer; only where they name none, the groups' own "protocol".
@@ -116,24 +125,29 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
       for (const issue of group.error.issues) problems.push(problem('PLN_E_HOOK_INVALID', where, issuePath(at, issue), issueMessage(issue)));
       return;
     }
+    // Codex CLI spells its events as Claude Code does: it is never inferred from a name, only said.
     const peers = peerEventsOf(key);
     const protocol = group.data.protocol ?? where.protocol ?? (peers.length === 1 ? peers[0] : undefined) ?? hint;
-    if (protocol === undefined || !peers.includes(protocol)) {
+    if (protocol === undefined || !isPeerEventOf(protocol, key)) {
       const why =
         protocol === undefined
-          ? `"${key}" is an event of both Claude Code and Gemini CLI, and nothing in ${where.origin} says which: its hooks do not run until this group says "protocol": "claude" or "gemini"`
+          ? peers.length === 0
+            ? `"${key}" is a Codex CLI event, and nothing in ${where.origin} says this group is Codex's: its hooks do not run until it says "protocol": "codex"`
+            : `"${key}" is an event of both Claude Code and Gemini CLI, and nothing in ${where.origin} says which: its hooks do not run until this group says "protocol": "claude" or "gemini"`
           : `"${key}" is not a ${peerLabel(protocol)} event (this group says "protocol": "${protocol}")`;
       // Named with its event (both peers' SessionStart is session_start): `hooks run` says why its hooks did not run.
-      problems.push(problem('PLN_E_HOOK_INVALID', where, at, why, undefined, peerEvent(peers[0]!, key)));
+      problems.push(problem('PLN_E_HOOK_INVALID', where, at, why, undefined, peerEvent(peers[0] ?? 'codex', key)));
       return;
     }
     const event = peerEvent(protocol, key);
     if (event === undefined) {
-      const why = CLAUDE_WITHOUT_COUNTERPART[key] ?? 'plinth has no counterpart';
+      const why = (protocol === 'codex' ? CODEX_WITHOUT_COUNTERPART[key] : CLAUDE_WITHOUT_COUNTERPART[key]) ?? 'plinth has no counterpart';
       problems.push(problem('PLN_E_HOOK_DIALECT_UNSUPPORTED', where, at, `${peerLabel(protocol)}'s ${key} event has no plinth counterpart (${why}); its hooks are not run`));
       return;
     }
-    const matcher = group.data.matcher === undefined || group.data.matcher === '' || group.data.matcher === '*' ? undefined : group.data.matcher;
+    // Codex CLI reads a matcher on tool events and SessionStart only; elsewhere it is ignored, even an invalid one.
+    const ignored = protocol === 'codex' && !CODEX_MATCHED_EVENTS.has(event);
+    const matcher = ignored || group.data.matcher === undefined || group.data.matcher === '' || group.data.matcher === '*' ? undefined : group.data.matcher;
     if (matcher !== undefined) {
       const compiled = compilePeerMatcher(protocol, matcher);
       if (!compiled.ok) {
@@ -157,14 +171,22 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
         for (const issue of entry.error.issues) problems.push(problem('PLN_E_HOOK_INVALID', where, issuePath(hookAt, issue), issueMessage(issue), undefined, event));
         return;
       }
+      // Codex ignores Claude Code's fields (its handler schema drops unknown keys): so does plinth, with a note (peerHookGaps).
       if (protocol === 'gemini') {
         const claudeOnly = CLAUDE_ONLY.filter((field) => entry.data[field] !== undefined);
         if (claudeOnly.length > 0) {
-          problems.push(problem('PLN_E_HOOK_INVALID', where, `${hookAt}.${claudeOnly[0]}`, `${claudeOnly.map((f) => `"${f}"`).join(', ')} ${claudeOnly.length > 1 ? 'are' : 'is'} Claude Code's, not a Gemini CLI hook field: remove ${claudeOnly.length > 1 ? 'them' : 'it'}`, undefined, event));
+          problems.push(problem('PLN_E_HOOK_INVALID', where, `${hookAt}.${claudeOnly[0]}`, `${claudeOnly.map((f) => `"${f}"`).join(', ')} ${claudeOnly.length > 1 ? 'are' : 'is'} Claude Code's, not a ${peerLabel(protocol)} hook field: remove ${claudeOnly.length > 1 ? 'them' : 'it'}`, undefined, event));
           return;
         }
       }
-      if (entry.data.if !== undefined) {
+      if (protocol !== 'codex') {
+        const codexOnly = CODEX_ONLY.filter((field) => entry.data[field] !== undefined);
+        if (codexOnly.length > 0) {
+          problems.push(problem('PLN_E_HOOK_INVALID', where, `${hookAt}.${codexOnly[0]}`, `"${codexOnly[0]}" is Codex CLI's, not a ${peerLabel(protocol)} hook field: remove it, or say "protocol": "codex" on the group`, undefined, event));
+          return;
+        }
+      }
+      if (entry.data.if !== undefined && protocol !== 'codex') {
         const rule = parsePermissionRule(entry.data.if);
         if (!rule.ok) {
           problems.push(problem('PLN_E_HOOK_INVALID', where, `${hookAt}.if`, `${rule.why}; fix: ${rule.fix}`, name, event));
@@ -179,15 +201,17 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
         hooks.push(unsupportedHook(name, key, event, hookAt, rawHook as Record<string, unknown>, unrunnable.reason, { sequential: group.data.sequential, matcher }, protocol, where));
         return;
       }
+      const claude = protocol === 'claude';
       const action =
-        entry.data.args !== undefined
+        claude && entry.data.args !== undefined
           ? execAction(entry.data.command, entry.data.args, protocol, where, defaults)
-          : commandAction(entry.data.command, protocol, where, defaults, entry.data.shell === 'bash' || entry.data.shell === 'powershell' ? entry.data.shell : 'sh');
+          : commandAction(entry.data.command, protocol, where, defaults, protocol === 'claude' && (entry.data.shell === 'bash' || entry.data.shell === 'powershell') ? entry.data.shell : 'sh');
       if (!action.ok) {
         problems.push(problem(action.code, where, `${hookAt}.command`, action.why, name, event));
         return;
       }
-      const timeoutMs = entry.data.timeout === undefined ? PEER_DEFAULT_TIMEOUT_MS : Math.round(protocol === 'claude' ? entry.data.timeout * 1000 : entry.data.timeout);
+      const timeoutMs =
+        entry.data.timeout === undefined ? (protocol === 'codex' ? CODEX_DEFAULT_TIMEOUT_MS : PEER_DEFAULT_TIMEOUT_MS) : Math.round(protocol === 'gemini' ? entry.data.timeout : entry.data.timeout * 1000);
       hooks.push({
         id: hookId(where, name),
         name,
@@ -213,7 +237,8 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
         protocol,
         ...(where.plugin !== undefined && { pluginRoot: resolve(where.baseDir) }),
         ...(gaps.length > 0 && { notYet: gaps.map((gap) => `${gap.field}: ${gap.reason}`) }),
-        ...handlerFields(entry.data),
+        // Codex CLI honours none of Claude Code's handler fields but `statusMessage` (the others are noted above).
+        ...(protocol === 'codex' ? (entry.data.statusMessage !== undefined ? { statusMessage: entry.data.statusMessage } : {}) : handlerFields(entry.data)),
       });
     });
   });
@@ -269,6 +294,11 @@ type Action =
 /** The values plinth expands in a peer command itself. */
 export function peerExpansions(protocol: PeerProtocol, where: SectionOrigin, defaults: Pick<HookDefaults, 'shellSources' | 'userHome' | 'dataHome'>): Expansions {
   const project = resolve(where.projectDir ?? where.baseDir);
+  if (protocol === 'codex') {
+    // Codex CLI sets no project variable; it puts a plugin's root into its hooks' commands.
+    const root: Record<string, string> = where.plugin === undefined ? {} : { PLUGIN_ROOT: resolve(where.baseDir), CLAUDE_PLUGIN_ROOT: resolve(where.baseDir) };
+    return { HOME: defaults.userHome ?? homedir(), ...root };
+  }
   const values: Record<string, string> = { CLAUDE_PROJECT_DIR: project, HOME: defaults.userHome ?? homedir() };
   if (protocol === 'gemini') {
     values.GEMINI_PROJECT_DIR = project;

@@ -39,9 +39,14 @@ export function hookEnvironment(
 /**
  * The variables a peer's hooks read: `CLAUDE_PROJECT_DIR` (Gemini CLI sets it too, for Claude
  * Code's scripts), `GEMINI_PROJECT_DIR`, `GEMINI_CWD` and, when the event has a session,
- * `GEMINI_SESSION_ID`, and `CLAUDE_PLUGIN_ROOT` for a plugin's hook.
+ * `GEMINI_SESSION_ID`, and `CLAUDE_PLUGIN_ROOT` for a plugin's hook; for a Codex CLI plugin's
+ * hook `PLUGIN_ROOT` and `CLAUDE_PLUGIN_ROOT` (Codex sets no project variable).
  */
 export function peerVariables(hook: Pick<HookDefinition, 'protocol' | 'pluginRoot'>, workspace: string, sessionId?: string): Record<string, string> {
+  if (hook.protocol === 'codex') {
+    // Codex CLI gives a plugin's hooks PLUGIN_ROOT, and CLAUDE_PLUGIN_ROOT for hooks written for Claude Code.
+    return hook.pluginRoot === undefined ? {} : { PLUGIN_ROOT: hook.pluginRoot, CLAUDE_PLUGIN_ROOT: hook.pluginRoot };
+  }
   if (hook.protocol !== 'claude' && hook.protocol !== 'gemini') return {};
   const env: Record<string, string> = { CLAUDE_PROJECT_DIR: workspace };
   if (hook.protocol === 'gemini') {

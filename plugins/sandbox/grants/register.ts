@@ -56,7 +56,7 @@ async function installedSince(kernel: PluginKernel, name: string, workspace: str
     const dir = join(folder.dir, name);
     const text = await readFile(join(dir, 'manifest.json'), 'utf8').catch(() => undefined);
     // A Claude Code plugin or Gemini CLI extension has no manifest.json: its manifest is made from the peer's files (with the permissions its format implies).
-    const data = text === undefined ? (await readPeerFolder(dir, { workspace }).catch(() => undefined))?.data : undefined;
+    const data = text === undefined ? (await readPeerFolder(dir, { workspace }, undefined, { layout: true }).catch(() => undefined))?.data : undefined;
     if (text === undefined && data === undefined) continue;
     const json = text === undefined ? { ok: true as const, value: data as unknown } : parseJsonText(text);
     if (!json.ok) return undefined;
