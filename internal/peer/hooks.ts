@@ -36,6 +36,15 @@ export const GEMINI_HOOK_EVENTS = [
 /** Claude Code events that exist there but have no plinth counterpart: reported, never run. */
 export const CLAUDE_UNSUPPORTED_EVENTS = ['SubagentStop', 'PermissionRequest', 'PostToolUseFailure', 'SubagentStart', 'PermissionDenied'] as const;
 
+/**
+ * The handler types plinth runs, per peer: Claude Code's five (`command`; `http`, `mcp_tool`: in
+ * plinth's process; `prompt`, `agent`: through the host's `model` service), Gemini CLI's `command`.
+ */
+export const PEER_HOOK_TYPES = {
+  claude: ['command', 'http', 'mcp_tool', 'prompt', 'agent'],
+  gemini: ['command'],
+} as const satisfies Record<PeerProtocol, readonly string[]>;
+
 /** What plinth does not do yet with one field of a peer hook, as `ext info`, `hooks validate` and the hooks plugin say it. */
 export interface PeerHookGap {
   /** The field as written: `type`, `if`, `async`, `asyncRewake`, `once`, `shell`. */
@@ -59,10 +68,10 @@ export function peerHookGaps(protocol: PeerProtocol, hook: unknown): PeerHookGap
   if (!isRecord(hook)) return [];
   const peer = protocol === 'claude' ? 'Claude Code' : 'Gemini CLI';
   const gaps: PeerHookGap[] = [];
-  if (typeof hook.type === 'string' && hook.type !== 'command') {
+  if (typeof hook.type === 'string' && !(PEER_HOOK_TYPES[protocol] as readonly string[]).includes(hook.type)) {
     gaps.push({
       field: 'type',
-      reason: `${peer} hook type "${hook.type}" not supported yet: plinth runs only "command" hooks, so this hook never runs; on a gate event (PreToolUse, BeforeTool, …) it blocks the event until it is removed or plinth supports it`,
+      reason: `${peer} hook type "${hook.type}" not supported yet: plinth runs ${PEER_HOOK_TYPES[protocol].map((t) => `"${t}"`).join(', ')} hooks of ${peer}, so this hook never runs; on a gate event (PreToolUse, BeforeTool, …) it blocks the event until it is removed or plinth supports it`,
       unrunnable: true,
     });
     return gaps;

@@ -332,7 +332,8 @@ function summary(hook: HookDefinition) {
     source: hook.source,
     origin: hook.origin,
     enabled: hook.enabled,
-    action: hook.action,
+    // An http hook's header values may hold a secret as written: their names only.
+    action: hook.action.type === 'http' ? { ...hook.action, headers: Object.fromEntries(Object.keys(hook.action.headers).map((name) => [name, '***'])) } : hook.action,
     timeoutMs: hook.timeoutMs,
     persistent: hook.persistent,
     protocol: hook.protocol ?? 'plinth',

@@ -15,6 +15,7 @@ import type { AskAgentRequest } from 'plinth/sdk';
 import { renderTemplate, templateValues } from './template.js';
 import type { Trace } from './trace.js';
 import { hookLabel, preflightHint } from './runner/outcome.js';
+import { type HandlerDeps, isHandlerHook, runHandler } from './handlers.js';
 import type { HookDefinition, HookFailure, HookRunner, PlanResult, PreflightFailure, RunResult, Strategy } from './types.js';
 
 type Context = Readonly<Record<string, unknown>>;
@@ -34,6 +35,8 @@ export interface EngineDeps {
    * plugin fires `approval_request`). Without it, or without an answer, the ask blocks.
    */
   readonly approve?: (request: ApprovalAsk) => Promise<{ readonly approved: boolean; readonly message?: string }>;
+  /** What the `http`, `mcp_tool`, `prompt` and `agent` hooks need (handlers.ts); without it they cannot run. */
+  readonly handlers?: HandlerDeps;
 }
 
 /** What a hook asks the host to approve. */
@@ -181,6 +184,16 @@ export class HookEngine {
       if (taken !== true) prompts.push(prompt);
       return { ok: true, response: { allow: true }, durationMs: performance.now() - started, stderrTail: '' };
     }
+    if (isHandlerHook(hook)) {
+      const input =
+        hook.protocol === 'claude' || hook.protocol === 'gemini'
+          ? buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace })
+          : buildInput(hook, subscribedSpelling(hook, event), context, sessionId);
+      const handled = this.deps.handlers
+        ? await runHandler(hook, event, input, this.deps.handlers)
+        : ({ ok: false, failure: 'unsupported', message: `${hookLabel(hook)} was not run: this engine runs no "${hook.action.type}" hooks`, durationMs: 0, stderrTail: '' } as const);
+      return 'ok' in handled && handled.ok && handled.response.approval ? this.askHost(hook, event, context, handled) : handled;
+    }
     const result =
       hook.protocol === 'claude' || hook.protocol === 'gemini'
         ? await this.deps.runner.run(hook, buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace }), undefined, verdict.pinned)
@@ -278,6 +291,16 @@ export function trustSubject(hook: HookDefinition): TrustSubject {
   const { origin: _origin, action, cwd, ...rest } = hook;
   // A plugin's hook: covered by the approval of an installed plugin (the trust plugin decides when).
   const declaredBy = hook.plugin !== undefined && hook.source !== 'builtin' ? { declaredBy: hook.plugin } : {};
+  if (action.type === 'http') {
+    // The URL and the headers as written (their variables unfilled: a rotated secret needs no approval) are what
+    // is approved; the trust plugin shows header names only, never their values.
+    const { url, headers, ...shape } = action;
+    return { kind: 'hook', id: hook.id, source: hook.source, ...declaredBy, definition: { ...rest, action: shape, cwd }, files: [], runs: { url, headers }, summary: `http POST ${url} (from ${hook.origin})` };
+  }
+  if (action.type === 'mcp_tool' || action.type === 'prompt' || action.type === 'agent') {
+    const what = action.type === 'mcp_tool' ? `mcp_tool ${action.server}/${action.tool}` : `${action.type}: ${action.prompt.slice(0, 200)}`;
+    return { kind: 'hook', id: hook.id, source: hook.source, ...declaredBy, definition: { ...rest, action, cwd }, files: [], summary: `${what} (from ${hook.origin})` };
+  }
   if (action.type !== 'command') {
     const what = hook.unsupported !== undefined ? 'never runs (not supported yet)' : 'askAgent';
     return { kind: 'hook', id: hook.id, source: hook.source, definition: { ...rest, action, cwd }, files: [], summary: `${what}: ${action.prompt.slice(0, 200)} (from ${hook.origin})`, ...declaredBy };

@@ -34,19 +34,38 @@ export default definePlugin({
       owner: ctx.name,
       signal: ctx.signal,
       settingsEnv: (plugin) => kernel.settingsEnv(plugin),
-      principalOf: (hook) => {
-        // Asked at every run: made again only when the definition or its plugin is another one.
-        const plugin = hook.plugin === undefined ? undefined : plugins.get(hook.plugin);
-        const known = principals.get(hook);
-        if (known !== undefined && known.plugin === plugin) return known.principal;
-        const principal = hookPrincipal(hook, plugin, ctx.paths);
-        principals.set(hook, { plugin, principal });
-        return principal;
-      },
+      // Asked at every run: made again only when the definition or its plugin is another one.
+      principalOf: (hook) => principalOf(hook),
     });
     const limiter = createRateLimiter(settings.perMinute === undefined ? {} : { globalPerMinute: settings.perMinute });
     const trace = createTrace(join(ctx.paths.home, 'hooks-trace.jsonl'), settings.traceSize, (text) => kernel.redact(text));
+    /** A service another plugin or the host provides, or undefined when none does. */
+    const optional = async <T,>(get: () => Promise<T>): Promise<T | undefined> => {
+      try {
+        return await get();
+      } catch (error) {
+        if ((error as PlinthError)?.code === 'PLN_E_SERVICE_MISSING') return undefined;
+        throw error;
+      }
+    };
+    const principalOf = (hook: HookDefinition): Principal => {
+      const plugin = hook.plugin === undefined ? undefined : plugins.get(hook.plugin);
+      const known = principals.get(hook);
+      if (known !== undefined && known.plugin === plugin) return known.principal;
+      const principal = hookPrincipal(hook, plugin, ctx.paths);
+      principals.set(hook, { plugin, principal });
+      return principal;
+    };
     const engine = new HookEngine({
+      handlers: {
+        mcp: () => optional(() => kernel.get('mcp')),
+        model: () => optional(() => kernel.get('model')),
+        capabilities: () => optional(() => kernel.get('capabilities')),
+        principalOf,
+        paths: ctx.paths,
+        maxOutputBytes: settings.maxOutputBytes,
+        signal: ctx.signal,
+      },
       runner,
       limiter,
       trace,

@@ -23,6 +23,7 @@ import type { HookDefinition } from '../types.js';
 import { type Expansions, readCommandLine } from './command-line.js';
 import { CLAUDE_WITHOUT_COUNTERPART, peerEvent, peerLabel } from './events.js';
 import { compilePeerMatcher } from './matcher.js';
+import { handlerTypeOf, translateHandlerHook } from './handler-types.js';
 
 /** The peers' default time limit of one command: 60 seconds, in both. */
 export const PEER_DEFAULT_TIMEOUT_MS = 60_000;
@@ -144,6 +145,15 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
       const unrunnable = gaps.find((gap) => gap.unrunnable);
       if (unrunnable !== undefined && unrunnable.field === 'type') {
         hooks.push(unsupportedHook(name, key, event, hookAt, rawHook as Record<string, unknown>, unrunnable.reason, { sequential: group.data.sequential, matcher }, protocol, where));
+        return;
+      }
+      // Claude Code's http, mcp_tool, prompt and agent hooks: run in plinth's process (handler-types.ts).
+      const handlerType = handlerTypeOf(rawHook);
+      if (handlerType !== undefined) {
+        const notYet = gaps.map((gap) => `${gap.field}: ${gap.reason}`);
+        const read = translateHandlerHook(rawHook, handlerType, { name, key, event, hookAt }, { sequential: group.data.sequential, matcher }, protocol, where, notYet);
+        problems.push(...read.problems);
+        if (read.hook !== undefined) hooks.push(unrunnable !== undefined ? unsupportedHook(name, key, event, hookAt, rawHook as Record<string, unknown>, unrunnable.reason, { sequential: group.data.sequential, matcher }, protocol, where) : read.hook);
         return;
       }
       const entry = peerCommandSchema.safeParse(rawHook);
