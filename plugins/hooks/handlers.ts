@@ -375,6 +375,8 @@ async function capability(hook: HookDefinition, request: CapabilityRequest, deps
 /** What grants a refused use: the error's own hint (the `plinth perms grant` command), and for a settings hook where its `permissions` go. */
 function grantFix(hook: HookDefinition, error: PlinthError, declaration: string): string {
   const command = typeof error.details?.command === 'string' ? error.details.command : undefined;
+  // Declared, not granted: the grant is what is missing.
+  if (command !== undefined) return `grant it: ${command}${hook.source === 'workspace' ? ' (after reviewing the hook at ' + hook.origin + ')' : ''}`;
   if (hook.plugin === undefined) {
     const scope = hook.source === 'workspace' ? 'workspace' : 'user';
     return `declare it on the hook (defined at ${hook.origin}): "permissions": { ${declaration} }, then grant it: ${command ?? `plinth perms grant settings:${scope}`}`;

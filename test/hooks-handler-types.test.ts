@@ -1,0 +1,376 @@
+/**
+ * Claude Code's hook handler types besides `command`, written as its hooks reference shows them,
+ * run through the real kernel and the hooks plugin:
+ *
+ * - `http`: a real HTTP server on 127.0.0.1 receives the input document; its answer blocks or
+ *   allows; a timeout and a non-2xx status are non-blocking errors; header variables are filled
+ *   only from `allowedEnvVars`; a workspace hook whose host is not granted is refused.
+ * - `mcp_tool`: a real MCP server (SDK v2, stdio) is called with `${…}` filled from the input
+ *   document; its text or structured result blocks or allows.
+ * - `prompt` / `agent`: a host plugin provides the `model` service; `ok: false` blocks; without a
+ *   provider a gate event is blocked, another event records the hook as not run.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { InlinePlugin } from '../kernel/kernel.js';
+import type { ModelAgentRequest, ModelRequest } from '../sdk/index.js';
+import { trustSubject } from '../plugins/hooks/engine.js';
+import { createTestKernel, type TestKernel } from '../testing/index.js';
+import { ensureBuilt } from './support/cli.js';
+
+const GUARD_SERVER = fileURLToPath(new URL('./fixtures/hooks-handler-types/guard-server.mjs', import.meta.url));
+
+const folders: string[] = [];
+const kernels: TestKernel[] = [];
+const servers: Server[] = [];
+const savedCI = process.env.CI;
+
+beforeAll(async () => {
+  ensureBuilt();
+  process.env.CI = '1';
+  const warm = await createTestKernel({ builtin: true });
+  await warm.dispose();
+}, 300_000);
+
+afterEach(async () => {
+  await Promise.all(kernels.splice(0).map((kernel) => kernel.dispose()));
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
+  delete process.env.HOOK_TEST_TOKEN;
+  delete process.env.HOOK_TEST_UNLISTED;
+});
+
+afterAll(async () => {
+  if (savedCI === undefined) delete process.env.CI;
+  else process.env.CI = savedCI;
+  await Promise.all(folders.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function folder(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'plinth-handler-types-'));
+  folders.push(dir);
+  return dir;
+}
+
+interface Received {
+  readonly path: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Record<string, unknown>;
+}
+
+/** A real HTTP server on 127.0.0.1: `answer` decides each response from the request it got. */
+async function policyServer(answer: (request: Received, response: ServerResponse) => void): Promise<{ url: string; received: Received[] }> {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (text += chunk));
+    req.on('end', () => {
+      const request = { path: req.url ?? '/', headers: req.headers, body: JSON.parse(text || '{}') as Record<string, unknown> };
+      received.push(request);
+      answer(request, res);
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
+}
+
+async function boot(settings: Record<string, unknown>, options: { plugins?: InlinePlugin[]; workspace?: string } = {}): Promise<TestKernel> {
+  const kernel = await createTestKernel({ builtin: true, settings, ...(options.workspace && { workspace: options.workspace }), ...(options.plugins && { plugins: options.plugins }) });
+  kernels.push(kernel);
+  expect(kernel.report.plugins.filter((p) => p.state === 'failed').map((p) => `${p.name}: ${p.error?.message}`)).toEqual([]);
+  return kernel;
+}
+
+/** `id → status[:failure]` of the last run of `event`. */
+async function outcomes(kernel: TestKernel, event: string): Promise<Record<string, string>> {
+  const last = (await kernel.get('hooks')).lastRun(event as never);
+  return Object.fromEntries((last?.outcomes ?? []).map((o) => [o.hook.id, o.status + (o.failure ? `:${o.failure}` : '')]));
+}
+
+// ── http ────────────────────────────────────────────────────────────────────
+
+describe('Claude Code "http" hooks', () => {
+  it('POSTs the input document; a JSON deny blocks, an empty 2xx allows; headers get only the variables allowedEnvVars lists', async () => {
+    process.env.HOOK_TEST_TOKEN = 'tok-5f1c9a';
+    process.env.HOOK_TEST_UNLISTED = 'must-not-be-sent';
+    const server = await policyServer(({ body }, res) => {
+      const command = String((body.tool_input as { command?: string } | undefined)?.command ?? '');
+      if (command.includes('rm -rf')) {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'destructive command blocked by policy' } }));
+        return;
+      }
+      res.end();
+    });
+    const kernel = await boot({
+      hooks: {
+        PreToolUse: [
+          {
+            matcher: 'Bash',
+            hooks: [
+              {
+                type: 'http',
+                url: `${server.url}/hooks/pre-tool-use`,
+                timeout: 30,
+                headers: { Authorization: 'Bearer $HOOK_TEST_TOKEN', 'X-Braced': '${HOOK_TEST_TOKEN}', 'X-Unlisted': 'x$HOOK_TEST_UNLISTED' },
+                allowedEnvVars: ['HOOK_TEST_TOKEN'],
+              },
+            ],
+          },
+        ],
+      },
+    });
+
+    const blocked = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf /' }, sessionId: 's-1' });
+    expect(blocked.allow).toBe(false);
+    expect(blocked.messages[0]).toBe('destructive command blocked by policy');
+
+    const allowed = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' }, sessionId: 's-1' });
+    expect(allowed.allow).toBe(true);
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.0.0': 'ran' });
+
+    expect(server.received).toHaveLength(2);
+    const first = server.received[0]!;
+    expect(first.path).toBe('/hooks/pre-tool-use');
+    expect(first.body).toMatchObject({ hook_event_name: 'PreToolUse', session_id: 's-1', tool_name: 'Bash', tool_input: { command: 'rm -rf /' } });
+    expect(first.headers['content-type']).toBe('application/json');
+    expect(first.headers.authorization).toBe('Bearer tok-5f1c9a');
+    expect(first.headers['x-braced']).toBe('tok-5f1c9a');
+    expect(first.headers['x-unlisted']).toBe('x');
+    // The filled-in secret is in no log line, and `hooks list` shows header names only.
+    expect(kernel.logs.join('\n')).not.toContain('tok-5f1c9a');
+    const { hooks } = await (await kernel.get('hooks')).definitions();
+    expect(hooks[0]!.action).toMatchObject({ type: 'http', headers: { Authorization: 'Bearer $HOOK_TEST_TOKEN' }, allowedEnvVars: ['HOOK_TEST_TOKEN'] });
+    // The URL and headers as written are what trust fingerprints (runs), never the filled-in values.
+    expect(trustSubject(hooks[0]!).runs).toEqual({ url: `${server.url}/hooks/pre-tool-use`, headers: { Authorization: 'Bearer $HOOK_TEST_TOKEN', 'X-Braced': '${HOOK_TEST_TOKEN}', 'X-Unlisted': 'x$HOOK_TEST_UNLISTED' } });
+  });
+
+  it('a timeout and a non-2xx status are non-blocking errors, as the peer says; with "onError": "block" the failure blocks', async () => {
+    const server = await policyServer(({ path }, res) => {
+      if (path === '/slow') return void setTimeout(() => res.end('{}'), 10_000).unref();
+      res.statusCode = 503;
+      res.end('policy engine down');
+    });
+    const kernel = await boot({
+      hooks: {
+        PreToolUse: [
+          { matcher: 'Bash', hooks: [{ type: 'http', url: `${server.url}/slow`, timeout: 0.3 }] },
+          { matcher: 'Write', hooks: [{ type: 'http', url: `${server.url}/error` }] },
+          { matcher: 'Edit', hooks: [{ type: 'http', url: `${server.url}/error`, onError: 'block' }] },
+        ],
+      },
+    });
+
+    const slow = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } });
+    expect(slow.allow).toBe(true);
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.0.0': 'failed:timeout' });
+
+    const down = await kernel.emit('before_tool', { tool: 'Write', args: { file_path: 'a.txt' } });
+    expect(down.allow).toBe(true);
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.1.0': 'failed:request_failed' });
+    expect(down.messages.join('\n')).toContain('answered HTTP 503 (policy engine down)');
+
+    const strict = await kernel.emit('before_tool', { tool: 'Edit', args: { file_path: 'a.txt' } });
+    expect(strict.allow).toBe(false);
+    expect(strict.blockedBy).toMatchObject({ by: 'user:PreToolUse.2.0', code: 'PLN_E_HOOK_RUN_FAILED' });
+  });
+
+  it('a plain-text 2xx body on UserPromptSubmit is context for the model; a server that is not there blocks a gate event', async () => {
+    const server = await policyServer((_request, res) => res.end('Remember: the release branch is frozen.'));
+    // A port nothing listens on: one that was just closed.
+    const gone = createServer();
+    await new Promise<void>((done) => gone.listen(0, '127.0.0.1', done));
+    const deadPort = (gone.address() as AddressInfo).port;
+    await new Promise((done) => gone.close(done));
+    const kernel = await boot({
+      hooks: {
+        UserPromptSubmit: [{ hooks: [{ type: 'http', url: `${server.url}/context` }] }],
+        PreToolUse: [{ hooks: [{ type: 'http', url: `http://127.0.0.1:${deadPort}/nothing-listens-here` }] }],
+      },
+    });
+    const prompt = await kernel.emit('before_agent', { prompt: 'ship it' });
+    expect(prompt.allow).toBe(true);
+    expect(prompt.systemMessages).toContain('Remember: the release branch is frozen.');
+    expect(server.received[0]!.body).toMatchObject({ hook_event_name: 'UserPromptSubmit', prompt: 'ship it' });
+
+    const gate = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } });
+    expect(gate.allow).toBe(false);
+    expect(gate.blockedBy).toMatchObject({ by: 'user:PreToolUse.0.0', code: 'PLN_E_HOOK_UNRUNNABLE' });
+    expect(gate.blockedBy?.reason).toContain('ECONNREFUSED');
+  });
+
+  it("a workspace's http hook whose host is not granted is refused (PLN_E_PERM_…), naming the grant; nothing is sent", async () => {
+    const server = await policyServer((_request, res) => res.end());
+    const workspace = await folder();
+    await mkdir(join(workspace, '.plinth'), { recursive: true });
+    const host = new URL(server.url).host;
+    await writeFile(
+      join(workspace, '.plinth', 'settings.json'),
+      JSON.stringify({
+        hooks: {
+          PreToolUse: [{ protocol: 'claude', hooks: [{ type: 'http', url: `${server.url}/ws`, permissions: { network: { allow: [host] } } }] }],
+          PostToolUse: [{ protocol: 'claude', hooks: [{ type: 'http', url: `${server.url}/ws-undeclared` }] }],
+        },
+      }),
+    );
+    const kernel = await boot({}, { workspace });
+    const { hooks } = await (await kernel.get('hooks')).definitions();
+    const trust = await kernel.get('trust');
+    for (const hook of hooks) await trust.approve(trustSubject(hook));
+
+    const gate = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } });
+    expect(gate.allow).toBe(false);
+    expect(gate.blockedBy?.by).toBe('workspace:PreToolUse.0.0');
+    expect(gate.blockedBy?.code).toBe('PLN_E_PERM_NOT_GRANTED');
+    expect(gate.blockedBy?.fix).toContain(`grant it: plinth perms grant settings:workspace 'network ${host}'`);
+
+    // Not even declared: refused as well (not a gate event: the hook fails, its onError lets the event go on).
+    const after = await kernel.emit('after_tool', { tool: 'Bash', args: { command: 'ls' }, result: 'ok' });
+    expect(after.allow).toBe(true);
+    expect(await outcomes(kernel, 'after_tool')).toEqual({ 'workspace:PostToolUse.0.0': 'failed:not_allowed' });
+    expect(after.messages.join('\n')).toContain(`its request to ${host} is not allowed (PLN_E_PERM_DENIED`);
+    expect(server.received).toEqual([]);
+  });
+});
+
+// ── mcp_tool ────────────────────────────────────────────────────────────────
+
+describe('Claude Code "mcp_tool" hooks', () => {
+  it("calls a configured server's tool with ${…} filled from the input document; its text or structured answer blocks or allows", async () => {
+    const dir = await folder();
+    const calls = join(dir, 'calls.jsonl');
+    const kernel = await boot({
+      mcpServers: { guard: { command: 'node', args: [GUARD_SERVER, calls] } },
+      hooks: {
+        PreToolUse: [
+          { matcher: 'Write', hooks: [{ type: 'mcp_tool', server: 'guard', tool: 'check_path', input: { path: '${tool_input.file_path}', tool: '${tool_name}' } }] },
+          { matcher: 'Edit', hooks: [{ type: 'mcp_tool', server: 'guard', tool: 'scan', input: { path: '${tool_input.file_path}' } }] },
+          { matcher: 'Read', hooks: [{ type: 'mcp_tool', server: 'guard', tool: 'broken' }] },
+        ],
+      },
+    });
+
+    const secret = await kernel.emit('before_tool', { tool: 'Write', args: { file_path: 'secrets/key.pem', content: 'x' } });
+    expect(secret.allow).toBe(false);
+    expect(secret.messages[0]).toBe('secrets/key.pem is under secrets/');
+
+    const source = await kernel.emit('before_tool', { tool: 'Write', args: { file_path: 'src/a.ts', content: 'x' } });
+    expect(source.allow).toBe(true);
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.0.0': 'ran' });
+
+    const env = await kernel.emit('before_tool', { tool: 'Edit', args: { file_path: 'config/.env' } });
+    expect(env.allow).toBe(false);
+    expect(env.messages[0]).toBe('config/.env holds credentials');
+    expect((await kernel.emit('before_tool', { tool: 'Edit', args: { file_path: 'README.md' } })).allow).toBe(true);
+
+    // The tool's error is a non-blocking error of the hook.
+    const broken = await kernel.emit('before_tool', { tool: 'Read', args: { file_path: 'a.txt' } });
+    expect(broken.allow).toBe(true);
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.2.0': 'failed:request_failed' });
+    expect(broken.messages.join('\n')).toContain('the scanner is down');
+
+    const seen = (await readFile(calls, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as unknown);
+    expect(seen).toEqual([
+      { tool: 'check_path', args: { path: 'secrets/key.pem', tool: 'Write' } },
+      { tool: 'check_path', args: { path: 'src/a.ts', tool: 'Write' } },
+      { tool: 'scan', args: { path: 'config/.env' } },
+      { tool: 'scan', args: { path: 'README.md' } },
+    ]);
+  });
+
+  it('a server that is not configured blocks a gate event (the guard cannot run)', async () => {
+    const kernel = await boot({ hooks: { PreToolUse: [{ hooks: [{ type: 'mcp_tool', server: 'nowhere', tool: 'check' }] }] } });
+    const gate = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } });
+    expect(gate.allow).toBe(false);
+    expect(gate.blockedBy).toMatchObject({ by: 'user:PreToolUse.0.0', code: 'PLN_E_HOOK_UNRUNNABLE' });
+    expect(gate.blockedBy?.reason).toContain('no MCP server "nowhere" is configured');
+  });
+});
+
+// ── prompt and agent ────────────────────────────────────────────────────────
+
+describe('Claude Code "prompt" and "agent" hooks through the host\'s model service', () => {
+  /** A host plugin lending its model: it reads the prompt it is given and answers { ok, reason }. */
+  function modelHost(asked: Array<ModelRequest | ModelAgentRequest>): InlinePlugin {
+    return {
+      manifest: { name: 'host-model', provides: ['model'] },
+      setup(kernel) {
+        kernel.provide('model', {
+          async complete(request) {
+            asked.push(request);
+            return request.prompt.includes('rm -rf') ? { ok: false, reason: 'destructive command' } : { ok: true };
+          },
+          async agent(request) {
+            asked.push(request);
+            // An agent answers after its turns, in text: plinth reads the JSON in it.
+            return JSON.stringify(request.prompt.includes('"stop_hook_active":false') ? { ok: false, reason: 'the tests were not run yet' } : { ok: true });
+          },
+        });
+      },
+    };
+  }
+
+  it('a prompt hook: $ARGUMENTS is the input document; ok: false blocks with the reason, ok: true allows', async () => {
+    const asked: Array<ModelRequest | ModelAgentRequest> = [];
+    const kernel = await boot(
+      { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'prompt', prompt: 'Is this command safe? $ARGUMENTS Costs \\$1.00.', model: 'small-fast' }] }] } },
+      { plugins: [modelHost(asked)] },
+    );
+    const blocked = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf /' } });
+    expect(blocked.allow).toBe(false);
+    expect(blocked.messages[0]).toBe('destructive command');
+    const allowed = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } });
+    expect(allowed.allow).toBe(true);
+
+    expect(asked).toHaveLength(2);
+    const request = asked[0]!;
+    expect(request.model).toBe('small-fast');
+    expect(request.schema).toMatchObject({ type: 'object', required: ['ok'] });
+    expect(request.prompt).toMatch(/^Is this command safe\? \{.*"hook_event_name":"PreToolUse".*"tool_input":\{"command":"rm -rf \/"\}.*\} Costs \$1\.00\.$/);
+    expect(request.signal).toBeInstanceOf(AbortSignal);
+  });
+
+  it('an agent hook on Stop: ok: false keeps the agent going with the reason; it gets the MCP tools and a turn limit', async () => {
+    const asked: Array<ModelRequest | ModelAgentRequest> = [];
+    const kernel = await boot({ hooks: { Stop: [{ hooks: [{ type: 'agent', prompt: 'Verify that the unit tests ran: $ARGUMENTS' }] }] } }, { plugins: [modelHost(asked)] });
+    const stop = await kernel.emit('after_agent', { stopHookActive: false });
+    expect(stop.allow).toBe(false);
+    expect(stop.messages[0]).toBe('the tests were not run yet');
+    const again = await kernel.emit('after_agent', { stopHookActive: true });
+    expect(again.allow).toBe(true);
+    const request = asked[0] as ModelAgentRequest;
+    expect(request.maxTurns).toBe(50);
+    expect(Array.isArray(request.tools)).toBe(true);
+    expect(typeof request.callTool).toBe('function');
+  });
+
+  it('without a model service: a gate event is blocked naming the missing service; another event records the hook as not run', async () => {
+    const kernel = await boot({
+      hooks: {
+        PreToolUse: [{ hooks: [{ type: 'prompt', prompt: 'Is this safe? $ARGUMENTS' }] }],
+        SessionStart: [{ protocol: 'claude', hooks: [{ type: 'agent', prompt: 'Summarise the repository' }] }],
+      },
+    });
+    const gate = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } });
+    expect(gate.allow).toBe(false);
+    expect(gate.blockedBy).toMatchObject({ by: 'user:PreToolUse.0.0', code: 'PLN_E_HOOK_UNRUNNABLE' });
+    expect(gate.blockedBy?.reason).toContain('no host or plugin provides the `model` service');
+    expect(gate.blockedBy?.fix).toContain("kernel.provide('model'");
+
+    const start = await kernel.emit('session_start', { source: 'startup' });
+    expect(start.allow).toBe(true);
+    expect(await outcomes(kernel, 'session_start')).toEqual({ 'user:SessionStart.0.0': 'skipped:unsupported' });
+    expect(start.systemMessages.join('\n')).toContain('was not run on session_start');
+    const trace = await (await kernel.get('hooks')).lastRun('session_start');
+    expect(trace?.outcomes[0]?.message).toContain('`model` service');
+  });
+});
