@@ -255,7 +255,9 @@ describe("Claude Code's current hook fields in a plugin", () => {
       const by = Object.fromEntries(ours.map((h) => [h.id, h]));
       expect(by['sec-demo/PreToolUse.0.0']?.action).toEqual({ type: 'command', command: 'python3', args: [join(home, 'plugins', 'sec-demo', 'hooks', 'guard.py')] });
       expect(by['sec-demo/PreToolUse.1.0']?.notYet).toEqual([expect.stringMatching(/^if: Claude Code field not supported yet/)]);
-      expect(by['sec-demo/PreToolUse.2.0']?.unsupported).toContain('Claude Code hook type "prompt" not supported yet');
+      // A prompt hook runs through the host's `model` service (sdk/contracts/model.ts).
+      expect(by['sec-demo/PreToolUse.2.0']?.action).toEqual({ type: 'prompt', prompt: 'Is fetching $ARGUMENTS safe?' });
+      expect(by['sec-demo/PreToolUse.2.0']?.unsupported).toBeUndefined();
       expect(by['sec-demo/PostToolUse.0.0']?.notYet).toEqual([expect.stringMatching(/^async: Claude Code field not supported yet/)]);
       expect(by['sec-demo/PostToolUse.1.0']?.notYet?.map((n) => n.slice(0, n.indexOf(':')))).toEqual(['if', 'asyncRewake']);
       expect(by['sec-demo/SessionStart.0.0']?.notYet).toEqual([expect.stringMatching(/^once: Claude Code field not supported yet/)]);
@@ -275,7 +277,6 @@ describe("Claude Code's current hook fields in a plugin", () => {
         'hooks/hooks.json: PostToolUse[1].hooks[0].if',
         'hooks/hooks.json: PostToolUse[1].hooks[0].asyncRewake',
         'hooks/hooks.json: SessionStart[0].hooks[0].once',
-        'hooks/hooks.json: PreToolUse[2].hooks[0].type',
       ]);
       expect(said.join('\n')).not.toMatch(/unknown key/i);
 
@@ -291,7 +292,9 @@ describe("Claude Code's current hook fields in a plugin", () => {
       const fetch = await kernel.emit('before_tool', { tool: 'WebFetch', args: { url: 'https://example.com' } });
       expect(fetch.allow).toBe(false);
       expect(fetch.blockedBy).toMatchObject({ by: 'sec-demo/PreToolUse.2.0', code: 'PLN_E_HOOK_UNRUNNABLE' });
-      expect(fetch.blockedBy?.fix).toContain('plinth ext disable sec-demo');
+      // No host lends a model here: the guard cannot run, so what it guards is blocked, naming the missing service.
+      expect(fetch.blockedBy?.reason).toContain('no host or plugin provides the `model` service');
+      expect(fetch.blockedBy?.fix).toContain("kernel.provide('model'");
       const start = await kernel.emit('session_start', { source: 'startup' });
       expect(start.systemMessages).toContain('sec-demo is watching');
     } finally {
@@ -312,13 +315,12 @@ describe("Claude Code's current hook fields in a plugin", () => {
     const validate = await run(b, ['hooks', 'validate']);
     expectExit(validate, 1);
     for (const field of ['if', 'async', 'asyncRewake', 'once']) expect(validate.stdout).toContain(`: ${field}: Claude Code field not supported yet`);
-    expect(validate.stdout).toContain('hook "sec-demo/PreToolUse.2.0" cannot run: Claude Code hook type "prompt" not supported yet');
     expect(validate.stdout).not.toContain('unknown key');
 
     const info = await run(b, ['ext', 'info', 'sec-demo']);
     expectExit(info, 0);
     expect(info.stdout).toContain('hooks/hooks.json: PreToolUse[1].hooks[0].if: Claude Code field not supported yet');
-    expect(info.stdout).toContain('hooks/hooks.json: PreToolUse[2].hooks[0].type: Claude Code hook type "prompt" not supported yet');
+    expect(info.stdout).not.toContain('PreToolUse[2].hooks[0].type');
 
     const session = await run(b, ['hooks', 'run', 'session_start', '--json']);
     expectExit(session, 0);
