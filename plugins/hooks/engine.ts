@@ -299,7 +299,8 @@ export function trustSubject(hook: HookDefinition): TrustSubject {
   }
   if (action.type === 'mcp_tool' || action.type === 'prompt' || action.type === 'agent') {
     const what = action.type === 'mcp_tool' ? `mcp_tool ${action.server}/${action.tool}` : `${action.type}: ${action.prompt.slice(0, 200)}`;
-    return { kind: 'hook', id: hook.id, source: hook.source, ...declaredBy, definition: { ...rest, action, cwd }, files: [], summary: `${what} (from ${hook.origin})` };
+    // Nothing local runs (`runs` is empty), but a subject with `runs` is one the trust plugin keeps between checks, as a hook is checked at every run.
+    return { kind: 'hook', id: hook.id, source: hook.source, ...declaredBy, definition: { ...rest, action, cwd }, files: [], runs: {}, summary: `${what} (from ${hook.origin})` };
   }
   if (action.type !== 'command') {
     const what = hook.unsupported !== undefined ? 'never runs (not supported yet)' : 'askAgent';

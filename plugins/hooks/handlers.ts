@@ -81,17 +81,31 @@ export async function runHandler(hook: HookDefinition & { action: HandlerAction 
     const result = isPeerInput(input) ? peerRunResult(hook, input, outcome, facts()) : toRunResult(hook, outcome, facts());
     return result;
   };
-  const signals = (): AbortSignal => AbortSignal.any([AbortSignal.timeout(Math.max(1, hook.timeoutMs)), ...(deps.signal ? [deps.signal] : [])]);
+  /** One abort for the hook's time limit and the plugin's teardown; `done` clears both (cheaper than AbortSignal.any and .timeout per run). */
+  const limit = (): Limit => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new Error(`timed out after ${hook.timeoutMs} ms`)), Math.min(Math.max(1, hook.timeoutMs), 2_147_483_647));
+    const running = inFlight(deps.signal);
+    if (running === undefined) controller.abort(new Error('the hooks plugin is closing'));
+    else running.add(controller);
+    return {
+      signal: controller.signal,
+      done: () => {
+        clearTimeout(timer);
+        running?.delete(controller);
+      },
+    };
+  };
 
   try {
     switch (hook.action.type) {
       case 'http':
-        return await runHttp(hook, hook.action, input, deps, { cannot, failed, read, signals });
+        return await runHttp(hook, hook.action, input, deps, { cannot, failed, read, limit });
       case 'mcp_tool':
-        return await runMcpTool(hook, hook.action, input, deps, { cannot, failed, read, signals });
+        return await runMcpTool(hook, hook.action, input, deps, { cannot, failed, read, limit });
       case 'prompt':
       case 'agent':
-        return await runModel(hook, hook.action, event, input, deps, { cannot, failed, read, signals, gate });
+        return await runModel(hook, hook.action, event, input, deps, { cannot, failed, read, limit, gate });
     }
   } catch (error) {
     return failed('spawn_failed', `${hookLabel(hook)} could not be run: ${error instanceof Error ? error.message : String(error)}`);
@@ -102,7 +116,35 @@ interface Steps {
   cannot(failure: HookFailure, why: string, fix: string, code?: string): Result;
   failed(failure: HookFailure, message: string): Result;
   read(outcome: Outcome): Result;
-  signals(): AbortSignal;
+  limit(): Limit;
+}
+
+/** The runs in flight per teardown signal: one listener per signal aborts them all (adding and removing a listener per run costs more than the run's own work). */
+const flights = new WeakMap<AbortSignal, Set<AbortController>>();
+const unowned = new Set<AbortController>();
+
+/** The set to put a run's controller in, or undefined when `owner` is already aborted. */
+function inFlight(owner: AbortSignal | undefined): Set<AbortController> | undefined {
+  if (owner === undefined) return unowned;
+  if (owner.aborted) return undefined;
+  let set = flights.get(owner);
+  if (set === undefined) {
+    const running = new Set<AbortController>();
+    owner.addEventListener('abort', () => {
+      for (const controller of running) controller.abort(new Error('the hooks plugin is closing'));
+      running.clear();
+    }, { once: true });
+    flights.set(owner, (set = running));
+  }
+  return set;
+}
+
+/** Each http hook's URL, parsed once (definitions do not change). */
+const parsedUrls = new WeakMap<object, URL>();
+
+interface Limit {
+  readonly signal: AbortSignal;
+  done(): void;
 }
 
 // ── http ────────────────────────────────────────────────────────────────────
@@ -130,7 +172,8 @@ export function expandHeaders(headers: Readonly<Record<string, string>>, allowed
 }
 
 async function runHttp(hook: HookDefinition, action: Extract<HandlerAction, { type: 'http' }>, input: RunInput, deps: HandlerDeps, steps: Steps): Promise<Result> {
-  const url = new URL(action.url);
+  let url = parsedUrls.get(action);
+  if (url === undefined) parsedUrls.set(action, (url = new URL(action.url)));
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   const host = url.hostname;
   const network = await capability(hook, { kind: 'network', host, port }, deps);
@@ -142,7 +185,15 @@ async function runHttp(hook: HookDefinition, action: Extract<HandlerAction, { ty
     if (env) return steps.cannot('not_allowed', `its header reads the environment variable ${name}, which it may not (${env.code}: ${env.message})`, grantFix(hook, env, `"env": ["${name}"]`), env.code);
   }
   const headers = expandHeaders(action.headers, action.allowedEnvVars, deps.env ?? process.env);
-  const signal = steps.signals();
+  const limit = steps.limit();
+  try {
+    return await postHook(hook, url, headers, input, limit.signal, deps, steps);
+  } finally {
+    limit.done();
+  }
+}
+
+async function postHook(hook: HookDefinition, url: URL, headers: Record<string, string>, input: RunInput, signal: AbortSignal, deps: HandlerDeps, steps: Steps): Promise<Result> {
   let response: Response;
   try {
     response = await fetch(url, {
@@ -258,13 +309,16 @@ async function runMcpTool(hook: HookDefinition, action: Extract<HandlerAction, {
     }
   }
   const args = fillInput(action.input, documentOf(input)) as Record<string, unknown>;
-  const signal = steps.signals();
+  const limit = steps.limit();
+  const signal = limit.signal;
   let result: Awaited<ReturnType<typeof client.callTool>>;
   try {
     result = await client.callTool({ name: action.tool, arguments: args }, { signal, timeout: hook.timeoutMs });
   } catch (error) {
     if (signal.aborted) return timedOut(hook, steps, deps);
     return steps.failed('request_failed', `${hookLabel(hook)}: the call of ${action.server}/${action.tool} failed (${error instanceof Error ? error.message : String(error)})`);
+  } finally {
+    limit.done();
   }
   const text = toolText(result);
   if (result.isError === true) return steps.failed('request_failed', `${hookLabel(hook)}: the tool ${action.server}/${action.tool} answered an error${text ? ` (${text.slice(0, 300)})` : ''}`);
@@ -307,7 +361,8 @@ async function runModel(hook: HookDefinition, action: Extract<HandlerAction, { t
     return { status: 'skipped', failure: 'unsupported', message, systemMessage: message };
   }
   const prompt = renderPrompt(action.prompt, documentOf(input));
-  const signal = steps.signals();
+  const limit = steps.limit();
+  const signal = limit.signal;
   const request = { prompt, schema: HOOK_ANSWER_SCHEMA, ...(action.model !== undefined && { model: action.model }), signal };
   let answer: unknown;
   try {
@@ -328,6 +383,8 @@ async function runModel(hook: HookDefinition, action: Extract<HandlerAction, { t
   } catch (error) {
     if (signal.aborted) return timedOut(hook, steps, deps);
     return steps.failed('request_failed', `${hookLabel(hook)}: the \`model\` service failed (${error instanceof Error ? error.message : String(error)})`);
+  } finally {
+    limit.done();
   }
   const parsed = answerSchema.safeParse(typeof answer === 'string' ? parseJson(answer) : answer);
   if (!parsed.success) {
@@ -343,6 +400,7 @@ async function runModel(hook: HookDefinition, action: Extract<HandlerAction, { t
   return steps.read({ kind: 'output', bytes: new TextEncoder().encode(JSON.stringify(output)), exitCode: 0 });
 }
 
+/** Rejects once `signal` aborts (the listener goes with the signal, which is the run's own). */
 function aborted(signal: AbortSignal): Promise<never> {
   return new Promise((_, reject) => {
     const fail = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
