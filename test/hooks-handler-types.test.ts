@@ -20,6 +20,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { InlinePlugin } from '../kernel/kernel.js';
 import type { ModelAgentRequest, ModelRequest } from '../sdk/index.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
+import { normalizeSection } from '../plugins/hooks/definition.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
 import { ensureBuilt } from './support/cli.js';
 
@@ -372,5 +373,70 @@ describe('Claude Code "prompt" and "agent" hooks through the host\'s model servi
     expect(start.systemMessages.join('\n')).toContain('was not run on session_start');
     const trace = await (await kernel.get('hooks')).lastRun('session_start');
     expect(trace?.outcomes[0]?.message).toContain('`model` service');
+  });
+});
+
+// ── plinth's own definitions ────────────────────────────────────────────────
+
+describe('the handler types in plinth\'s own definitions ("type")', () => {
+  it('an http hook speaks protocol v1.0.0: the server gets the protocol input and answers { allow, message }', async () => {
+    process.env.HOOK_TEST_TOKEN = 'tok-native';
+    const server = await policyServer(({ body }, res) => {
+      const args = (body.context as { args?: { command?: string } }).args;
+      res.end(JSON.stringify(args?.command === 'deploy' ? { allow: false, message: 'deploys wait for the release window' } : { allow: true }));
+    });
+    const kernel = await boot({
+      hooks: { before_tool: [{ name: 'release-window', type: 'http', url: `${server.url}/plinth`, headers: { 'X-Token': '${env:HOOK_TEST_TOKEN}' }, allowedEnvVars: ['HOOK_TEST_TOKEN'], timeout: 5000 }] },
+    });
+    const blocked = await kernel.emit('before_tool', { tool: 'shell', args: { command: 'deploy' } });
+    expect(blocked).toMatchObject({ allow: false, messages: ['deploys wait for the release window'] });
+    expect((await kernel.emit('before_tool', { tool: 'shell', args: { command: 'ls' } })).allow).toBe(true);
+    expect(server.received[0]!.body).toMatchObject({ version: '1.0.0', event: 'before_tool', context: { tool: 'shell', args: { command: 'deploy' } }, metadata: { hookName: 'release-window' } });
+    expect(server.received[0]!.headers['x-token']).toBe('tok-native');
+  });
+
+  it('each type needs its own fields and takes no other; "prompt" without "type" stays the askAgent prompt', () => {
+    const where = { source: 'user', origin: '/u/settings.json', baseDir: '/u' } as const;
+    const { hooks, problems } = normalizeSection(
+      {
+        before_tool: [
+          { name: 'a', type: 'http', command: 'node' },
+          { name: 'b', type: 'mcp_tool', server: 'guard' },
+          { name: 'c', type: 'http', url: 'ftp://example.com/x' },
+          { name: 'd', type: 'agent', prompt: 'Check $ARGUMENTS', maxTurns: 5 },
+          { name: 'e', prompt: 'Review {{tool}}' },
+        ],
+      },
+      where,
+      { timeoutMs: 5000, idleMs: 60_000 },
+    );
+    expect(problems.map((p) => p.message.replace('/u/settings.json: ', ''))).toEqual([
+      'hooks.before_tool[0].url: a "http" hook needs "url"',
+      'hooks.before_tool[0].command: "command" does not apply to a "http" hook',
+      'hooks.before_tool[1].tool: a "mcp_tool" hook needs "tool"',
+      'hooks.before_tool[2].url: expected an http:// or https:// URL without a user name or password (put credentials in "headers", filled from "allowedEnvVars")',
+    ]);
+    expect(hooks.map((h) => h.action)).toEqual([
+      { type: 'agent', prompt: 'Check $ARGUMENTS', maxTurns: 5 },
+      { type: 'askAgent', prompt: 'Review {{tool}}' },
+    ]);
+  });
+
+  it("a workspace hook may call only the MCP servers it declares and is granted ('mcp' permission)", async () => {
+    const dir = await folder();
+    const workspace = join(dir, 'project');
+    await mkdir(join(workspace, '.plinth'), { recursive: true });
+    await writeFile(join(workspace, '.plinth', 'settings.json'), JSON.stringify({ hooks: { PreToolUse: [{ protocol: 'claude', hooks: [{ type: 'mcp_tool', server: 'guard', tool: 'check_path', input: { path: '${tool_input.file_path}' } }] }] } }));
+    const calls = join(dir, 'calls.jsonl');
+    const kernel = await boot({ mcpServers: { guard: { command: 'node', args: [GUARD_SERVER, calls] } } }, { workspace });
+    const { hooks } = await (await kernel.get('hooks')).definitions();
+    const trust = await kernel.get('trust');
+    for (const hook of hooks) await trust.approve(trustSubject(hook));
+    const gate = await kernel.emit('before_tool', { tool: 'Write', args: { file_path: 'src/a.ts' } });
+    expect(gate.allow).toBe(false);
+    expect(gate.blockedBy).toMatchObject({ by: 'workspace:PreToolUse.0.0', code: 'PLN_E_PERM_DENIED' });
+    expect(gate.blockedBy?.reason).toContain('it may not call the MCP server "guard"');
+    expect(gate.blockedBy?.fix).toContain('"permissions": { "mcp": ["guard"] }');
+    await expect(readFile(calls, 'utf8')).rejects.toThrow();
   });
 });
