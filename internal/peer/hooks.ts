@@ -52,7 +52,7 @@ export interface PeerHookGap {
   /** Starts with "Claude Code field not supported yet" (or "… hook type …"), then what plinth does instead. */
   readonly reason: string;
   /**
-   * True when the hook cannot run at all (a `prompt`, `agent`, `http` or `mcp_tool` hook, a PowerShell
+   * True when the hook cannot run at all (a hook of a type plinth does not run, see {@link PEER_HOOK_TYPES}; a PowerShell
    * command): it never runs, and on a gate event it blocks the event until it is removed or supported.
    * False when it runs without the field (its guard is never weaker for it: it runs at least as often).
    */

@@ -136,7 +136,7 @@ export const hookEntrySchema = z
     if (entry.type === undefined && (entry.command === undefined) === (entry.prompt === undefined)) {
       ctx.addIssue({ code: 'custom', path: [], message: 'expected exactly one of "command" (run a process) or "prompt" (ask the agent), or a "type" ("http", "mcp_tool", "prompt", "agent")' });
     }
-    if (entry.prompt !== undefined) {
+    if (entry.prompt !== undefined || (entry.type !== undefined && entry.type !== 'command')) {
       for (const key of ['args', 'persistent'] as const) {
         if (entry[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `"${key}" applies only to a "command" hook` });
       }

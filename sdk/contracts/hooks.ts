@@ -89,7 +89,7 @@ export interface HookDefinition {
   /** A settings hook's own `permissions` (a manifest hook has its plugin's): what its process may reach when confined. */
   readonly permissions?: Permissions;
   /**
-   * Why plinth cannot run this hook yet (a peer's `prompt` or `agent` hook, a PowerShell command),
+   * Why plinth cannot run this hook yet (a peer's hook of a type it does not know, a PowerShell command),
    * when it cannot: it never runs; on a gate event it blocks the event (failure `unsupported`),
    * elsewhere it is skipped with this message.
    */

@@ -139,7 +139,7 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
     group.data.hooks.forEach((rawHook, h) => {
       const hookAt = `${at}.hooks[${h}]`;
       const name = `${key}.${g}.${h}`;
-      // A hook plinth cannot run yet (a prompt, agent, http or mcp_tool hook, a PowerShell command) is kept as a
+      // A hook plinth cannot run yet (a type it does not know, a PowerShell command) is kept as a
       // hook that never runs: listed, approved like any other, and blocking a gate event, never silently left out.
       const gaps = peerHookGaps(protocol, rawHook);
       const unrunnable = gaps.find((gap) => gap.unrunnable);
