@@ -9,6 +9,8 @@
  * Secrets: a header's value is filled in from the variables the definition lists
  * (`allowedEnvVars`) at each request and never appears in a message, a log or the trace.
  */
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { type CapabilityCheck, type CapabilityPlaces, type CapabilityRequest, type EventName, type HookFailure, type McpService, type ModelService, type PlinthError, type Principal, isGateEvent } from 'plinth/sdk';
@@ -194,53 +196,67 @@ async function runHttp(hook: HookDefinition, action: Extract<HandlerAction, { ty
 }
 
 async function postHook(hook: HookDefinition, url: URL, headers: Record<string, string>, input: RunInput, signal: AbortSignal, deps: HandlerDeps, steps: Steps): Promise<Result> {
-  let response: Response;
+  const payload = Buffer.from(isPeerInput(input) ? JSON.stringify(input.document) : encodeInput(input), 'utf8');
+  let answer: { status: number; body: Uint8Array };
   try {
-    response = await fetch(url, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: isPeerInput(input) ? JSON.stringify(input.document) : encodeInput(input),
-      // A redirect is not followed: it would lead past the network grant the URL was checked against.
-      redirect: 'manual',
-      signal,
-    });
-  } catch (error) {
-    if (signal.aborted) return timedOut(hook, steps, deps);
-    const why = describeFetchError(error);
-    return steps.cannot('spawn_failed', `its POST to ${url.origin}${url.pathname} failed (${why})`, `start the server at ${url.origin}, or correct the hook's "url" (defined at ${hook.origin})`);
-  }
-  let body: Uint8Array;
-  try {
-    body = await readLimited(response, deps.maxOutputBytes);
+    answer = await post(url, { ...headers, 'content-type': 'application/json', 'content-length': String(payload.byteLength) }, payload, signal, deps.maxOutputBytes);
   } catch (error) {
     if (signal.aborted) return timedOut(hook, steps, deps);
     if (error instanceof TooLarge) return steps.read({ kind: 'too_large', stream: 'stdout', limit: deps.maxOutputBytes });
-    return steps.failed('request_failed', `${hookLabel(hook)}: the response of ${url.origin}${url.pathname} could not be read (${describeFetchError(error)})`);
+    const why = describeRequestError(error);
+    if (error instanceof ResponseError) return steps.failed('request_failed', `${hookLabel(hook)}: the response of ${url.origin}${url.pathname} could not be read (${why})`);
+    return steps.cannot('spawn_failed', `its POST to ${url.origin}${url.pathname} failed (${why})`, `start the server at ${url.origin}, or correct the hook's "url" (defined at ${hook.origin})`);
   }
-  if (response.status < 200 || response.status > 299) {
-    const text = new TextDecoder().decode(body.subarray(0, 300)).trim();
-    return steps.failed('request_failed', `${hookLabel(hook)}: ${url.origin}${url.pathname} answered HTTP ${response.status}${text ? ` (${text})` : ''}`);
+  if (answer.status < 200 || answer.status > 299) {
+    const text = new TextDecoder().decode(answer.body.subarray(0, 300)).trim();
+    return steps.failed('request_failed', `${hookLabel(hook)}: ${url.origin}${url.pathname} answered HTTP ${answer.status}${text ? ` (${text})` : ''}`);
   }
-  return steps.read({ kind: 'output', bytes: body, exitCode: 0 });
+  return steps.read({ kind: 'output', bytes: answer.body, exitCode: 0 });
 }
 
 class TooLarge extends Error {}
+/** The request was sent and answered, but its body broke off. */
+class ResponseError extends Error {}
 
-async function readLimited(response: Response, limit: number): Promise<Uint8Array> {
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > limit) {
-    await response.body?.cancel();
-    throw new TooLarge();
-  }
-  if (response.body === null) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > limit) throw new TooLarge();
-    chunks.push(chunk);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+/**
+ * Connections kept open between requests (a policy server is asked at every tool call), one
+ * agent per scheme for the whole process; idle sockets do not hold the process open.
+ */
+const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+
+/**
+ * One POST with node's own client (lighter than WHATWG fetch, whose streams cost more than the
+ * request on a local server): no redirect followed (it would lead past the network grant the URL
+ * was checked against), the body cut at `limit` bytes.
+ */
+function post(url: URL, headers: Record<string, string>, payload: Buffer, signal: AbortSignal, limit: number): Promise<{ status: number; body: Uint8Array }> {
+  return new Promise((resolvePost, reject) => {
+    const secure = url.protocol === 'https:';
+    const request = (secure ? httpsRequest : httpRequest)(url, { method: 'POST', headers, agent: secure ? agents.https : agents.http, signal }, (response) => {
+      const declared = Number(response.headers['content-length']);
+      if (Number.isFinite(declared) && declared > limit) {
+        response.destroy();
+        reject(new TooLarge());
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.byteLength;
+        if (size > limit) {
+          response.destroy();
+          reject(new TooLarge());
+          return;
+        }
+        chunks.push(chunk);
+      });
+      response.on('end', () => resolvePost({ status: response.statusCode ?? 0, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
+      response.on('error', (error) => reject(new ResponseError(error.message)));
+      response.on('aborted', () => reject(new ResponseError('the connection closed before the whole answer came')));
+    });
+    request.on('error', reject);
+    request.end(payload);
+  });
 }
 
 function timedOut(hook: HookDefinition, steps: Steps, deps: HandlerDeps): Result {
@@ -248,10 +264,9 @@ function timedOut(hook: HookDefinition, steps: Steps, deps: HandlerDeps): Result
   return steps.read({ kind: 'timeout', afterMs: hook.timeoutMs });
 }
 
-function describeFetchError(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } })?.cause;
-  if (cause && typeof cause.code === 'string') return cause.code;
-  if (cause && typeof cause.message === 'string') return cause.message;
+function describeRequestError(error: unknown): string {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === 'string' && code.startsWith('E')) return code;
   return error instanceof Error ? error.message : String(error);
 }
 
