@@ -256,6 +256,7 @@ describe('Claude Code "mcp_tool" hooks', () => {
           { matcher: 'Write', hooks: [{ type: 'mcp_tool', server: 'guard', tool: 'check_path', input: { path: '${tool_input.file_path}', tool: '${tool_name}' } }] },
           { matcher: 'Edit', hooks: [{ type: 'mcp_tool', server: 'guard', tool: 'scan', input: { path: '${tool_input.file_path}' } }] },
           { matcher: 'Read', hooks: [{ type: 'mcp_tool', server: 'guard', tool: 'broken' }] },
+          { matcher: 'Grep', hooks: [{ type: 'mcp_tool', server: 'guard', tool: 'slow', timeout: 0.3 }] },
         ],
       },
     });
@@ -278,6 +279,10 @@ describe('Claude Code "mcp_tool" hooks', () => {
     expect(broken.allow).toBe(true);
     expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.2.0': 'failed:request_failed' });
     expect(broken.messages.join('\n')).toContain('the scanner is down');
+    // Its time limit (seconds, as the peer's) is a non-blocking error too.
+    const slow = await kernel.emit('before_tool', { tool: 'Grep', args: { pattern: 'x' } });
+    expect(slow.allow).toBe(true);
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.3.0': 'failed:timeout' });
 
     const seen = (await readFile(calls, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as unknown);
     expect(seen).toEqual([

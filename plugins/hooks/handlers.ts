@@ -324,16 +324,13 @@ async function runMcpTool(hook: HookDefinition, action: Extract<HandlerAction, {
     }
   }
   const args = fillInput(action.input, documentOf(input)) as Record<string, unknown>;
-  const limit = steps.limit();
-  const signal = limit.signal;
   let result: Awaited<ReturnType<typeof client.callTool>>;
   try {
-    result = await client.callTool({ name: action.tool, arguments: args }, { signal, timeout: hook.timeoutMs });
+    // The SDK keeps the time limit (its own timer per request); the plugin's teardown cancels the call.
+    result = await client.callTool({ name: action.tool, arguments: args }, { timeout: Math.min(Math.max(1, hook.timeoutMs), 2_147_483_647), ...(deps.signal && { signal: deps.signal }) });
   } catch (error) {
-    if (signal.aborted) return timedOut(hook, steps, deps);
+    if (deps.signal?.aborted || (error as { code?: unknown })?.code === 'REQUEST_TIMEOUT') return timedOut(hook, steps, deps);
     return steps.failed('request_failed', `${hookLabel(hook)}: the call of ${action.server}/${action.tool} failed (${error instanceof Error ? error.message : String(error)})`);
-  } finally {
-    limit.done();
   }
   const text = toolText(result);
   if (result.isError === true) return steps.failed('request_failed', `${hookLabel(hook)}: the tool ${action.server}/${action.tool} answered an error${text ? ` (${text.slice(0, 300)})` : ''}`);
