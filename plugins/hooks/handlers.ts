@@ -110,7 +110,9 @@ export async function runHandler(hook: HookDefinition & { action: HandlerAction 
         return await runModel(hook, hook.action, event, input, deps, { cannot, failed, read, limit, gate });
     }
   } catch (error) {
-    return failed('spawn_failed', `${hookLabel(hook)} could not be run: ${error instanceof Error ? error.message : String(error)}`);
+    // Something it needs threw (a service gone with its plugin, a grant store unreadable): a guard that could not run.
+    const why = error instanceof Error ? error.message : String(error);
+    return cannot('spawn_failed', `it could not be run (${why})`, `see \`plinth hooks validate\`; the hook is defined at ${hook.origin}`);
   }
 }
 

@@ -56,11 +56,17 @@ export default definePlugin({
       principals.set(hook, { plugin, principal });
       return principal;
     };
+    /** A service's view, kept once found: the kernel's view follows a replaced provider (one that left makes its calls throw, which blocks a gate event). */
+    const kept = <T,>(get: () => Promise<T>): (() => Promise<T | undefined>) => {
+      let found: T | undefined;
+      return async () => (found ??= await optional(get));
+    };
     const engine = new HookEngine({
       handlers: {
-        mcp: () => optional(() => kernel.get('mcp')),
+        mcp: kept(() => kernel.get('mcp')),
+        // Asked at every run: a host may provide its model after plinth started, or take it away.
         model: () => optional(() => kernel.get('model')),
-        capabilities: () => optional(() => kernel.get('capabilities')),
+        capabilities: kept(() => kernel.get('capabilities')),
         principalOf,
         paths: ctx.paths,
         maxOutputBytes: settings.maxOutputBytes,
