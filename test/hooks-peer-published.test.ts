@@ -315,6 +315,8 @@ describe("Claude Code's current hook fields in a plugin", () => {
     const validate = await run(b, ['hooks', 'validate']);
     expectExit(validate, 1);
     for (const field of ['if', 'async', 'asyncRewake', 'once']) expect(validate.stdout).toContain(`: ${field}: Claude Code field not supported yet`);
+    // No host lends a model to the CLI: the prompt hook would block what it guards, as validate says.
+    expect(validate.stdout).toContain('hook "sec-demo/PreToolUse.2.0" cannot run: it is a "prompt" hook and no host or plugin provides the `model` service');
     expect(validate.stdout).not.toContain('unknown key');
 
     const info = await run(b, ['ext', 'info', 'sec-demo']);

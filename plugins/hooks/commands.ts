@@ -140,7 +140,7 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
       name: 'hooks validate',
       async run({ json, out }) {
         const { hooks, problems } = await service.definitions();
-        const report = await validateHooks({ hooks, problems, runner, trust: await kernel.get('trust'), strategy });
+        const report = await validateHooks({ hooks, problems, runner, trust: await kernel.get('trust'), strategy, model: await provided(kernel, 'model') });
         const valid = report.problems.length === 0;
         if (json) out.json({ valid, ...report });
         else {
@@ -373,4 +373,15 @@ function unknownRunEvent(name: string, events: readonly string[]): PlinthError {
   }
   const near = closestName(name, events);
   return new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${name}"${near ? ` (did you mean "${near}"?)` : ''}`, { hint: `use one of: ${events.join(', ')}` });
+}
+
+/** Whether some plugin (or the host) provides `service` now. */
+async function provided(kernel: PluginKernel, service: 'model'): Promise<boolean> {
+  try {
+    await kernel.get(service);
+    return true;
+  } catch (error) {
+    if ((error as PlinthError)?.code === 'PLN_E_SERVICE_MISSING') return false;
+    throw error;
+  }
 }

@@ -228,7 +228,7 @@ export default definePlugin({
         const path = p.details?.path;
         check.add({ code: p.code, message: p.message, ...(p.hint && { hint: p.hint }), file: origin, ...(typeof path === 'string' && path !== '' && { path }) });
       }
-      const report = await validateHooks({ hooks, problems: [], runner, trust: await kernel.get('trust'), strategy: settings.strategy });
+      const report = await validateHooks({ hooks, problems: [], runner, trust: await kernel.get('trust'), strategy: settings.strategy, model: (await optional(() => kernel.get('model'))) !== undefined });
       // A settings hook's origin is `<file>#<JSON path>`.
       const origins = new Map(hooks.map((h) => [h.id, h.origin.split('#')] as const));
       for (const p of report.problems) {
