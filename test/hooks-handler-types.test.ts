@@ -21,6 +21,8 @@ import type { InlinePlugin } from '../kernel/kernel.js';
 import type { ModelAgentRequest, ModelRequest } from '../sdk/index.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
 import { normalizeSection } from '../plugins/hooks/definition.js';
+import { readPeerFolder } from '../internal/peer/manifest.js';
+import { parseManifest } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
 import { ensureBuilt } from './support/cli.js';
 
@@ -443,5 +445,35 @@ describe('the handler types in plinth\'s own definitions ("type")', () => {
     expect(gate.blockedBy?.reason).toContain('it may not call the MCP server "guard"');
     expect(gate.blockedBy?.fix).toContain('"permissions": { "mcp": ["guard"] }');
     await expect(readFile(calls, 'utf8')).rejects.toThrow();
+  });
+});
+
+describe('a Claude Code plugin with http and mcp_tool hooks', () => {
+  it("is given what Claude Code gives them: the hosts they post to, the variables their headers read, the servers they call (granted like declared permissions)", async () => {
+    const dir = await folder();
+    await mkdir(join(dir, '.claude-plugin'), { recursive: true });
+    await mkdir(join(dir, 'hooks'), { recursive: true });
+    await writeFile(join(dir, '.claude-plugin', 'plugin.json'), JSON.stringify({ name: 'policy-kit', version: '1.2.0' }));
+    await writeFile(
+      join(dir, 'hooks', 'hooks.json'),
+      JSON.stringify({
+        hooks: {
+          PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'http', url: 'http://127.0.0.1:8080/hooks/pre-tool-use', headers: { Authorization: 'Bearer $POLICY_TOKEN' }, allowedEnvVars: ['POLICY_TOKEN'] }] }],
+          PostToolUse: [{ matcher: 'Write|Edit', hooks: [{ type: 'mcp_tool', server: 'semgrep', tool: 'scan_file', input: { path: '${tool_input.file_path}' } }] }],
+        },
+      }),
+    );
+    const peer = await readPeerFolder(dir, { workspace: dir });
+    const parsed = parseManifest(peer?.data);
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    const manifest = parsed.manifest;
+    expect(manifest.permissions).toEqual({
+      filesystem: { read: [], write: ['${workspace}'] },
+      network: { allow: ['127.0.0.1:8080'], deny: [] },
+      env: ['POLICY_TOKEN'],
+      shell: [],
+      mcp: ['semgrep'],
+    });
+    expect(manifest.peer?.notes.find((n) => n.field === 'permissions')?.reason).toContain('the hosts its http hooks post to (network 127.0.0.1:8080)');
   });
 });
