@@ -138,10 +138,13 @@ export function peerPermissions(servers: Json, hooks: Json, settings: readonly J
   const runs = Object.keys(servers).length > 0 || Object.keys(hooks).length > 0;
   if (!runs) return {};
   const handlers = handlerReach(hooks);
-  const env = [...new Set([...settings.map((s) => s.envVar).filter((v): v is string => typeof v === 'string'), ...handlers.env])];
+  const mapped = [...new Set(settings.map((s) => s.envVar).filter((v): v is string => typeof v === 'string'))];
+  const headerEnv = handlers.env.filter((name) => !mapped.includes(name));
+  const env = [...mapped, ...headerEnv];
   const what = [
     'the project folder (filesystem.write ${workspace})',
-    ...(env.length > 0 ? [`the variables its settings map and its http hooks' headers read (env ${env.join(', ')})`] : []),
+    ...(mapped.length > 0 ? [`the variables its settings map (env ${mapped.join(', ')})`] : []),
+    ...(headerEnv.length > 0 ? [`the variables its http hooks' headers read (env ${headerEnv.join(', ')})`] : []),
     ...(handlers.network.length > 0 ? [`the hosts its http hooks post to (network ${handlers.network.join(', ')})`] : []),
     ...(handlers.mcp.length > 0 ? [`the MCP servers its mcp_tool hooks call (mcp ${handlers.mcp.join(', ')})`] : []),
   ];
