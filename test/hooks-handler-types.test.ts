@@ -361,6 +361,36 @@ describe('Claude Code "prompt" and "agent" hooks through the host\'s model servi
     expect(typeof request.callTool).toBe('function');
   });
 
+  it("a model that does not answer in the hook's time, or answers outside the schema, is the hook's failure (its onError decides)", async () => {
+    const host: InlinePlugin = {
+      manifest: { name: 'host-model', provides: ['model'] },
+      setup(kernel) {
+        kernel.provide('model', {
+          // Ignores the signal: never answers the first question, answers the second with no "ok".
+          complete: (request) => (request.prompt.includes('hang') ? new Promise(() => undefined) : Promise.resolve({ verdict: 'fine' })),
+        });
+      },
+    };
+    const kernel = await boot(
+      {
+        hooks: {
+          PreToolUse: [
+            { matcher: 'Bash', hooks: [{ type: 'prompt', prompt: 'hang $ARGUMENTS', timeout: 0.3 }] },
+            { matcher: 'Write', hooks: [{ type: 'prompt', prompt: 'judge $ARGUMENTS', onError: 'block' }] },
+          ],
+        },
+      },
+      { plugins: [host] },
+    );
+    const slow = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } });
+    expect(slow.allow).toBe(true);
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.0.0': 'failed:timeout' });
+    const odd = await kernel.emit('before_tool', { tool: 'Write', args: { file_path: 'a.txt' } });
+    expect(odd.allow).toBe(false);
+    expect(odd.blockedBy).toMatchObject({ by: 'user:PreToolUse.1.0', code: 'PLN_E_HOOK_RUN_FAILED' });
+    expect(odd.messages[0]).toContain(`the model's answer is not { "ok": true|false, "reason"?: "…" }`);
+  });
+
   it('without a model service: a gate event is blocked naming the missing service; another event records the hook as not run', async () => {
     const kernel = await boot({
       hooks: {

@@ -392,8 +392,11 @@ async function runModel(hook: HookDefinition, action: Extract<HandlerAction, { t
               maxTurns: action.maxTurns ?? DEFAULT_AGENT_TURNS,
             });
           })();
-    // A host that ignores the signal does not hold the event past the hook's time.
-    answer = await Promise.race([asking, aborted(signal)]);
+    // A host that ignores the signal does not hold the event past the hook's time (what it says after that is dropped).
+    asking.catch(() => undefined);
+    const stopped = aborted(signal);
+    stopped.catch(() => undefined);
+    answer = await Promise.race([asking, stopped]);
   } catch (error) {
     if (signal.aborted) return timedOut(hook, steps, deps);
     return steps.failed('request_failed', `${hookLabel(hook)}: the \`model\` service failed (${error instanceof Error ? error.message : String(error)})`);
