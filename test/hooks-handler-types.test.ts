@@ -24,7 +24,7 @@ import { normalizeSection } from '../plugins/hooks/definition.js';
 import { readPeerFolder } from '../internal/peer/manifest.js';
 import { parseManifest } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
-import { ensureBuilt } from './support/cli.js';
+import { ensureBuilt, run } from './support/cli.js';
 
 const GUARD_SERVER = fileURLToPath(new URL('./fixtures/hooks-handler-types/guard-server.mjs', import.meta.url));
 
@@ -242,6 +242,12 @@ describe('Claude Code "http" hooks', () => {
     expect(await outcomes(kernel, 'after_tool')).toEqual({ 'workspace:PostToolUse.0.0': 'failed:not_allowed' });
     expect(after.messages.join('\n')).toContain(`its request to ${host} is not allowed (PLN_E_PERM_DENIED`);
     expect(server.received).toEqual([]);
+
+    // The user grants it, as the fix says: the next call goes through.
+    const granted = await run({ dirs: ['--home', kernel.home, '--workspace', workspace], workspace }, ['perms', 'grant', 'settings:workspace', `network ${host}`]);
+    expect(granted.code, granted.stderr).toBe(0);
+    expect((await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } })).allow).toBe(true);
+    expect(server.received.map((r) => r.path)).toEqual(['/ws']);
   });
 });
 
