@@ -301,6 +301,20 @@ describe('Claude Code "mcp_tool" hooks', () => {
     ]);
   });
 
+  it("the server's own trust applies: a workspace server nobody approved is not started for a hook, and the gate is blocked", async () => {
+    const dir = await folder();
+    const workspace = join(dir, 'project');
+    const calls = join(dir, 'calls.jsonl');
+    await mkdir(join(workspace, '.plinth'), { recursive: true });
+    await writeFile(join(workspace, '.plinth', 'settings.json'), JSON.stringify({ mcpServers: { 'ws-guard': { command: 'node', args: [GUARD_SERVER, calls] } } }));
+    const kernel = await boot({ hooks: { PreToolUse: [{ hooks: [{ type: 'mcp_tool', server: 'ws-guard', tool: 'check_path', input: { path: '${tool_input.file_path}' } }] }] } }, { workspace });
+    const gate = await kernel.emit('before_tool', { tool: 'Write', args: { file_path: 'src/a.ts' } });
+    expect(gate.allow).toBe(false);
+    expect(gate.blockedBy).toMatchObject({ by: 'user:PreToolUse.0.0', code: 'PLN_E_HOOK_UNRUNNABLE' });
+    expect(gate.blockedBy?.reason).toContain('the MCP server "ws-guard" is not connected');
+    await expect(readFile(calls, 'utf8')).rejects.toThrow();
+  });
+
   it('a server that is not configured blocks a gate event (the guard cannot run)', async () => {
     const kernel = await boot({ hooks: { PreToolUse: [{ hooks: [{ type: 'mcp_tool', server: 'nowhere', tool: 'check' }] }] } });
     const gate = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } });
