@@ -143,6 +143,24 @@ function inFlight(owner: AbortSignal | undefined): Set<AbortController> | undefi
   return set;
 }
 
+/**
+ * A signal of our own that aborts with `owner` (the plugin's teardown signal, which many parts of
+ * plinth listen to): a request that adds and removes its listener here scans only the requests in
+ * flight, not every listener of the teardown signal.
+ */
+const twins = new WeakMap<AbortSignal, AbortSignal>();
+function twin(owner: AbortSignal | undefined): AbortSignal | undefined {
+  if (owner === undefined) return undefined;
+  let own = twins.get(owner);
+  if (own === undefined) {
+    const controller = new AbortController();
+    if (owner.aborted) controller.abort(owner.reason);
+    else owner.addEventListener('abort', () => controller.abort(owner.reason), { once: true });
+    twins.set(owner, (own = controller.signal));
+  }
+  return own;
+}
+
 /** Each http hook's URL, parsed once (definitions do not change). */
 const parsedUrls = new WeakMap<object, URL>();
 
@@ -329,7 +347,8 @@ async function runMcpTool(hook: HookDefinition, action: Extract<HandlerAction, {
   let result: Awaited<ReturnType<typeof client.callTool>>;
   try {
     // The SDK keeps the time limit (its own timer per request); the plugin's teardown cancels the call.
-    result = await client.callTool({ name: action.tool, arguments: args }, { timeout: Math.min(Math.max(1, hook.timeoutMs), 2_147_483_647), ...(deps.signal && { signal: deps.signal }) });
+    const owner = twin(deps.signal);
+    result = await client.callTool({ name: action.tool, arguments: args }, { timeout: Math.min(Math.max(1, hook.timeoutMs), 2_147_483_647), ...(owner && { signal: owner }) });
   } catch (error) {
     if (deps.signal?.aborted || (error as { code?: unknown })?.code === 'REQUEST_TIMEOUT') return timedOut(hook, steps, deps);
     return steps.failed('request_failed', `${hookLabel(hook)}: the call of ${action.server}/${action.tool} failed (${error instanceof Error ? error.message : String(error)})`);
