@@ -430,6 +430,12 @@ describe('Claude Code "prompt" and "agent" hooks through the host\'s model servi
     expect(start.systemMessages.join('\n')).toContain('was not run on session_start');
     const trace = await (await kernel.get('hooks')).lastRun('session_start');
     expect(trace?.outcomes[0]?.message).toContain('`model` service');
+
+    // The host lends its model once plinth is up (kernel.provide as the host): the next call asks it; taken back, the gate is blocked again.
+    const off = kernel.provide('model', { complete: async () => ({ ok: true }) });
+    expect((await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } })).allow).toBe(true);
+    off();
+    expect((await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } })).allow).toBe(false);
   });
 });
 
