@@ -460,7 +460,12 @@ async function capability(hook: HookDefinition, request: CapabilityRequest, deps
   const principal = deps.principalOf(hook);
   const places: CapabilityPlaces = { workspace: deps.paths.workspace, home: homedir(), plinthHome: deps.paths.home, tmp: join(deps.paths.home, 'sandbox', 'tmp', principal.id.replace(/[/:]/g, '+')) };
   const checker = await deps.capabilities();
-  if (checker?.checkFor) return checker.checkFor(principal, request, places);
+  try {
+    if (checker?.checkFor) return await checker.checkFor(principal, request, places);
+  } catch (error) {
+    // The provider left (the sandbox plugin disabled since): held to what it declares, as without one.
+    if ((error as PlinthError)?.code !== 'PLN_E_SERVICE_MISSING') throw error;
+  }
   if (principal.id === 'settings:user') return undefined;
   if (await permits(principal.declared, request, { ...places, ...(principal.dir && { pluginDir: principal.dir }) })) return undefined;
   return capabilityDenied({ name: principal.id }, request.kind, capabilityTarget(request), 'it does not declare it');
