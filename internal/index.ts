@@ -21,7 +21,7 @@ export { pluginName } from '../sdk/manifest.js';
 
 // peer: Claude Code and Gemini CLI folders and hook events, read as plinth's.
 export { PEER_MANIFEST_FILES, readPeerFolder } from './peer/manifest.js';
-export { CODEX_HOOK_EVENTS, isPeerEventOf, isPeerHookEvent, peerEventsOf, peerHookGaps, tagPeerHooks } from './peer/hooks.js';
+export { CODEX_HOOK_EVENTS, isPeerEventOf, isPeerHookEvent, PEER_HOOK_TYPES, peerEventsOf, peerHookGaps, tagPeerHooks } from './peer/hooks.js';
 export type { PeerProtocol } from './peer/hooks.js';
 
 // permissions: matching declared permissions, package runners, workspace paths.

@@ -126,6 +126,7 @@ export type {
   StartOptions,
   ToolCallResult,
 } from './contracts/mcp.js';
+export type { ModelAgentRequest, ModelRequest, ModelService } from './contracts/model.js';
 export type { HealthChange, HealthService, HealthState, ServerHealth } from './contracts/health.js';
 export type { AskAgentRequest, GlobalRateCounts, HookAction, HookDefinition, HookFailure, HookOutcome, HookProgress, HookProtocol, HookRateCounts, HookSource, HooksService, PlanResult, RewakeRequest } from './contracts/hooks.js';
 export type { AuthStatus, LoginOptions, LoginResult, LogoutResult, OAuthService, ProviderOptions, SignInChannel, SignInRequest } from './contracts/oauth.js';

@@ -374,13 +374,13 @@ describe('Claude Code hooks', () => {
     expect(decision).toMatchObject({ allow: false, messages: ["Blocked: 'rm -rf x' deletes recursively; remove the files one by one"] });
   });
 
-  it('every Claude Code event has a counterpart (SubagentStop: subagent_stop); a prompt or agent hook is listed and, until plinth runs it, blocks a gate event (never a silent allow)', async () => {
+  it('every Claude Code event has a counterpart (SubagentStop: subagent_stop); a hook of a type plinth does not know is listed and blocks a gate event (never a silent allow)', async () => {
     const workspace = await project();
     const kernel = await boot(workspace, {
       SubagentStop: [group('node record.js x')],
-      PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'prompt', prompt: 'Is this safe? $ARGUMENTS' }] }],
-      UserPromptSubmit: [{ hooks: [{ type: 'agent', prompt: 'Check the prompt', timeout: 30 }] }],
-      PostToolUse: [{ hooks: [{ type: 'prompt', prompt: 'Review the result' }] }],
+      PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'websocket', url: 'ws://127.0.0.1:1/check' }] }],
+      UserPromptSubmit: [{ hooks: [{ type: 'websocket', prompt: 'Check the prompt', timeout: 30 }] }],
+      PostToolUse: [{ hooks: [{ type: 'websocket', prompt: 'Review the result' }] }],
       SessionStart: [group('node record.js y'), group('node record.js z', { protocol: 'gemini' })],
     });
     const { problems, hooks } = await (await kernel.get('hooks')).definitions();
@@ -395,17 +395,17 @@ describe('Claude Code hooks', () => {
       'user:SubagentStop.0.0:claude',
       'user:UserPromptSubmit.0.0:claude:unsupported',
     ]);
-    expect(hooks.find((h) => h.id === 'user:PreToolUse.0.0')?.unsupported).toContain('Claude Code hook type "prompt" not supported yet');
+    expect(hooks.find((h) => h.id === 'user:PreToolUse.0.0')?.unsupported).toContain('Claude Code hook type "websocket" not supported yet');
 
-    // The prompt hook guards Bash: Bash is blocked, with the reason and the fix; other tools (its matcher) are not.
+    // The unknown hook guards Bash: Bash is blocked, with the reason and the fix; other tools (its matcher) are not.
     const bash = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'ls' } });
     expect(bash.allow).toBe(false);
     expect(bash.blockedBy).toMatchObject({ by: 'user:PreToolUse.0.0', code: 'PLN_E_HOOK_UNRUNNABLE' });
-    expect(bash.messages[0]).toContain('Claude Code hook type "prompt" not supported yet');
+    expect(bash.messages[0]).toContain('Claude Code hook type "websocket" not supported yet');
     expect(bash.blockedBy?.fix).toContain('remove the hook at');
     expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:PreToolUse.0.0': 'failed:unsupported' });
     expect((await kernel.emit('before_tool', { tool: 'Read', args: { file_path: 'a' } })).allow).toBe(true);
-    // The agent hook guards the prompt (before_agent, a gate event) the same way.
+    // The UserPromptSubmit one guards the prompt (before_agent, a gate event) the same way.
     expect((await kernel.emit('before_agent', { prompt: 'hi' })).allow).toBe(false);
     // After the call, nothing can be undone: it is skipped, and the model is told so.
     const after = await kernel.emit('after_tool', { tool: 'Bash', args: { command: 'ls' }, result: {} });

@@ -50,7 +50,8 @@ const CLAUDE_PROJECT = {
     ],
     PostToolUse: [{ matcher: 'Edit|MultiEdit|Write', hooks: [{ type: 'command', command: "jq -r '.tool_input.file_path' | xargs npx prettier --write" }] }],
     SubagentStop: [{ hooks: [{ type: 'command', command: 'echo done' }] }],
-    UserPromptSubmit: [{ hooks: [{ type: 'prompt', prompt: 'Is this prompt safe? $ARGUMENTS' }] }],
+    // A handler type plinth does not know (it runs command, http, mcp_tool, prompt and agent hooks).
+    UserPromptSubmit: [{ hooks: [{ type: 'websocket', url: 'ws://127.0.0.1:7000/prompts' }] }],
   },
 };
 
@@ -77,7 +78,7 @@ describe('plinth hooks import --from claude', () => {
     expect(plan.items[2]?.reason).toContain(`it cannot run (script_missing): its script ${join(b.workspace, '.claude', 'hooks', 'not-copied.py')} does not exist`);
     expect(plan.items[3]?.reason).toContain('the command needs a shell (the shell operator "|") and workspace hooks may not run shell commands; to allow it, add "workspace" to plugins.hooks.settings.shellCommands');
     expect(plan.items[4]?.reason).toContain('not_allowed');
-    expect(plan.items[5]?.reason).toContain('Claude Code hook type "prompt" not supported yet');
+    expect(plan.items[5]?.reason).toContain('Claude Code hook type "websocket" not supported yet');
     // Nothing of the file is left out without a word.
     const notes = (plan as unknown as { notes: string[] }).notes;
     // The hook's "if" is honoured: no note for it.

@@ -90,6 +90,17 @@ const CODEX_IGNORES = {
   asyncRewake: 'the hook runs in the foreground',
 } as const;
 
+/**
+ * The handler types plinth runs, per peer: Claude Code's five (`command`; `http`, `mcp_tool`: in
+ * plinth's process; `prompt`, `agent`: through the host's `model` service), Gemini CLI's and Codex CLI's `command`.
+ */
+export const PEER_HOOK_TYPES = {
+  claude: ['command', 'http', 'mcp_tool', 'prompt', 'agent'],
+  gemini: ['command'],
+  // Codex CLI runs command hooks only (its `prompt` and `agent` never run there either).
+  codex: ['command'],
+} as const satisfies Record<PeerProtocol, readonly string[]>;
+
 /** What plinth does not do yet with one field of a peer hook, as `ext info`, `hooks validate` and the hooks plugin say it. */
 export interface PeerHookGap {
   /** The field as written: `type`, `shell`. */
@@ -97,8 +108,8 @@ export interface PeerHookGap {
   /** Starts with "Claude Code field not supported yet" (or "… hook type …"), then what plinth does instead. */
   readonly reason: string;
   /**
-   * True when the hook cannot run at all (a `prompt`, `agent`, `http` or `mcp_tool` hook, a `shell`
-   * plinth does not know): it never runs, and on a gate event it blocks the event until it is removed or supported.
+   * True when the hook cannot run at all (a hook of a type plinth does not run, see {@link PEER_HOOK_TYPES}; a PowerShell
+   * command): it never runs, and on a gate event it blocks the event until it is removed or supported.
    * False when it runs without the field (its guard is never weaker for it: it runs at least as often).
    */
   readonly unrunnable: boolean;
@@ -113,10 +124,10 @@ export function peerHookGaps(protocol: PeerProtocol, hook: unknown): PeerHookGap
   if (!isRecord(hook)) return [];
   const peer = protocol === 'claude' ? 'Claude Code' : protocol === 'codex' ? 'Codex CLI' : 'Gemini CLI';
   const gaps: PeerHookGap[] = [];
-  if (typeof hook.type === 'string' && hook.type !== 'command') {
+  if (typeof hook.type === 'string' && !(PEER_HOOK_TYPES[protocol] as readonly string[]).includes(hook.type)) {
     gaps.push({
       field: 'type',
-      reason: `${peer} hook type "${hook.type}" not supported yet: plinth runs only "command" hooks, so this hook never runs; on a gate event (PreToolUse, BeforeTool, …) it blocks the event until it is removed or plinth supports it`,
+      reason: `${peer} hook type "${hook.type}" not supported yet: plinth runs ${PEER_HOOK_TYPES[protocol].map((t) => `"${t}"`).join(', ')} hooks of ${peer}, so this hook never runs; on a gate event (PreToolUse, BeforeTool, …) it blocks the event until it is removed or plinth supports it`,
       unrunnable: true,
     });
     return gaps;

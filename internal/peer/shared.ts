@@ -138,10 +138,55 @@ export function manifest(name: string, version: string, description: unknown, se
 export function peerPermissions(servers: Json, hooks: Json, settings: readonly Json[], peer: Report, host: string): Json {
   const runs = Object.keys(servers).length > 0 || Object.keys(hooks).length > 0;
   if (!runs) return {};
-  const env = [...new Set(settings.map((s) => s.envVar).filter((v): v is string => typeof v === 'string'))];
-  const what = ['the project folder (filesystem.write ${workspace})', ...(env.length > 0 ? [`the variables its settings map (env ${env.join(', ')})`] : [])];
+  const handlers = handlerReach(hooks);
+  const mapped = [...new Set(settings.map((s) => s.envVar).filter((v): v is string => typeof v === 'string'))];
+  const headerEnv = handlers.env.filter((name) => !mapped.includes(name));
+  const env = [...mapped, ...headerEnv];
+  const what = [
+    'the project folder (filesystem.write ${workspace})',
+    ...(mapped.length > 0 ? [`the variables its settings map (env ${mapped.join(', ')})`] : []),
+    ...(headerEnv.length > 0 ? [`the variables its http hooks' headers read (env ${headerEnv.join(', ')})`] : []),
+    ...(handlers.network.length > 0 ? [`the hosts its http hooks post to (network ${handlers.network.join(', ')})`] : []),
+    ...(handlers.mcp.length > 0 ? [`the MCP servers its mcp_tool hooks call (mcp ${handlers.mcp.join(', ')})`] : []),
+  ];
   peer.note('permissions', `derived from what ${host} gives its hooks and servers: ${what.join(' and ')}; granted like declared permissions (plinth perms grant <plugin>), and their cwd is the project`);
-  return { filesystem: { write: ['${workspace}'] }, ...(env.length > 0 && { env }) };
+  return {
+    filesystem: { write: ['${workspace}'] },
+    ...(env.length > 0 && { env }),
+    ...(handlers.network.length > 0 && { network: { allow: handlers.network } }),
+    ...(handlers.mcp.length > 0 && { mcp: handlers.mcp }),
+  };
+}
+
+/**
+ * What a peer section's `http` and `mcp_tool` hooks reach, as the peer lets them: the host and
+ * port of each `url`, the variables `allowedEnvVars` lists, the servers `mcp_tool` hooks call.
+ */
+function handlerReach(hooks: Json): { network: string[]; env: string[]; mcp: string[] } {
+  const network = new Set<string>();
+  const env = new Set<string>();
+  const mcp = new Set<string>();
+  for (const groups of Object.values(hooks)) {
+    if (!Array.isArray(groups)) continue;
+    for (const group of groups) {
+      const list = typeof group === 'object' && group !== null ? (group as { hooks?: unknown }).hooks : undefined;
+      if (!Array.isArray(list)) continue;
+      for (const hook of list as Array<Record<string, unknown> | null>) {
+        if (typeof hook !== 'object' || hook === null) continue;
+        if (hook.type === 'http' && typeof hook.url === 'string') {
+          try {
+            const url = new URL(hook.url);
+            if (url.protocol === 'http:' || url.protocol === 'https:') network.add(url.host);
+          } catch {
+            // An unreadable URL is the hooks plugin's to report; it reaches nothing.
+          }
+          if (Array.isArray(hook.allowedEnvVars)) for (const name of hook.allowedEnvVars) if (typeof name === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) env.add(name);
+        }
+        if (hook.type === 'mcp_tool' && typeof hook.server === 'string' && hook.server !== '') mcp.add(hook.server);
+      }
+    }
+  }
+  return { network: [...network], env: [...env], mcp: [...mcp] };
 }
 
 /** Collects what is ignored and what is read differently. */

@@ -144,7 +144,7 @@ export function hooksCommands({ kernel, service, trace, workspace, home, events,
       name: 'hooks validate',
       async run({ json, out }) {
         const { hooks, problems } = await service.definitions();
-        const report = await validateHooks({ hooks, problems, runner, trust: await kernel.get('trust'), strategy, ...(hostEvents !== undefined && { hostEvents }) });
+        const report = await validateHooks({ hooks, problems, runner, trust: await kernel.get('trust'), strategy, model: await provided(kernel, 'model'), ...(hostEvents !== undefined && { hostEvents }) });
         const valid = report.problems.length === 0;
         if (json) out.json({ valid, ...report });
         else {
@@ -336,7 +336,8 @@ function summary(hook: HookDefinition) {
     source: hook.source,
     origin: hook.origin,
     enabled: hook.enabled,
-    action: hook.action,
+    // An http hook's header values may hold a secret as written: their names only.
+    action: hook.action.type === 'http' ? { ...hook.action, headers: Object.fromEntries(Object.keys(hook.action.headers).map((name) => [name, '***'])) } : hook.action,
     timeoutMs: hook.timeoutMs,
     persistent: hook.persistent,
     protocol: hook.protocol ?? 'plinth',
@@ -380,4 +381,15 @@ function unknownRunEvent(name: string, events: readonly string[]): PlinthError {
   }
   const near = closestName(name, events);
   return new PlinthError('PLN_E_EVENT_UNKNOWN', `unknown event "${name}"${near ? ` (did you mean "${near}"?)` : ''}`, { hint: `use one of: ${events.join(', ')}` });
+}
+
+/** Whether some plugin (or the host) provides `service` now. */
+async function provided(kernel: PluginKernel, service: 'model'): Promise<boolean> {
+  try {
+    await kernel.get(service);
+    return true;
+  } catch (error) {
+    if ((error as PlinthError)?.code === 'PLN_E_SERVICE_MISSING') return false;
+    throw error;
+  }
 }

@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { peerNameOf, peerLabel } from './dialects/events.js';
 import { parsePermissionRule } from './dialects/permission-rule.js';
 import { sectionPeer, translatePeerEvent } from './dialects/section.js';
+import { httpUrl } from './http-url.js';
 import type { HookDefinition, HookSource } from './types.js';
 
 /** Values a definition does not set itself. */
@@ -84,6 +85,20 @@ export const hookEntrySchema = z
     command: z.string({ error: 'expected the program to run, e.g. "node"' }).min(1, { error: 'expected the program to run, e.g. "node"' }).optional(),
     args: z.array(z.string({ error: 'expected each argument as a string' }), { error: 'expected a list of arguments' }).optional(),
     prompt: z.string({ error: 'expected a prompt template' }).min(1, { error: 'expected a non-empty prompt template' }).optional(),
+    /**
+     * What runs: `command` (a process; the default with "command"), `http` ("url"), `mcp_tool`
+     * ("server", "tool", "input"), `prompt` / `agent` ("prompt" asked of the host's `model` service);
+     * a "prompt" without "type" is the legacy askAgent prompt handed to the host.
+     */
+    type: z.enum(['command', 'http', 'mcp_tool', 'prompt', 'agent'], { error: 'expected "command", "http", "mcp_tool", "prompt" or "agent"' }).optional(),
+    url: httpUrl.optional(),
+    headers: z.record(z.string(), z.string({ error: 'expected each header value as a string' }), { error: 'expected "headers" as an object of strings' }).optional(),
+    allowedEnvVars: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected a variable name (no "$")' }), { error: 'expected a list of variable names' }).optional(),
+    server: z.string({ error: 'expected the name of a configured MCP server' }).min(1).optional(),
+    tool: z.string({ error: 'expected the name of a tool of that server' }).min(1).optional(),
+    input: z.record(z.string(), z.unknown(), { error: "expected an object of the tool's arguments" }).optional(),
+    model: z.string({ error: 'expected a model name' }).optional(),
+    maxTurns: z.int({ error: 'expected a whole number of turns' }).positive({ error: 'expected at least 1 turn' }).optional(),
     matcher: z
       .union([z.string().min(1), globList('tool-name')], { error: 'expected a tool-name pattern or a list of them, e.g. "write_*"' })
       .optional(),
@@ -122,10 +137,17 @@ export const hookEntrySchema = z
     permissions: permissionsSchema.optional(),
   })
   .superRefine((entry, ctx) => {
-    if ((entry.command === undefined) === (entry.prompt === undefined)) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'expected exactly one of "command" (run a process) or "prompt" (ask the agent)' });
+    const needs = HANDLER_FIELDS[entry.type ?? (entry.prompt !== undefined && entry.command === undefined ? 'askAgent' : 'command')];
+    for (const key of needs.required) {
+      if (entry[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: `a "${entry.type ?? 'command'}" hook needs "${key}"` });
     }
-    if (entry.prompt !== undefined) {
+    for (const key of ALL_HANDLER_FIELDS) {
+      if (entry[key] !== undefined && !needs.allowed.includes(key)) ctx.addIssue({ code: 'custom', path: [key], message: `"${key}" does not apply to ${entry.type === undefined ? (entry.prompt !== undefined && entry.command === undefined ? 'a "prompt" (askAgent) hook' : 'a "command" hook') : `a "${entry.type}" hook`}` });
+    }
+    if (entry.type === undefined && (entry.command === undefined) === (entry.prompt === undefined)) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'expected exactly one of "command" (run a process) or "prompt" (ask the agent), or a "type" ("http", "mcp_tool", "prompt", "agent")' });
+    }
+    if (entry.prompt !== undefined || (entry.type !== undefined && entry.type !== 'command')) {
       for (const key of ['args', 'persistent'] as const) {
         if (entry[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `"${key}" applies only to a "command" hook` });
       }
@@ -156,6 +178,18 @@ export const hookEntrySchema = z
       ctx.addIssue({ code: 'custom', path: ['dependsOn'], message: 'a hook cannot depend on itself' });
     }
   });
+
+type HandlerField = 'command' | 'prompt' | 'url' | 'headers' | 'allowedEnvVars' | 'server' | 'tool' | 'input' | 'model' | 'maxTurns';
+const ALL_HANDLER_FIELDS: readonly HandlerField[] = ['command', 'prompt', 'url', 'headers', 'allowedEnvVars', 'server', 'tool', 'input', 'model', 'maxTurns'];
+/** Per kind of hook: the fields it needs and those it may have. */
+const HANDLER_FIELDS: Record<'command' | 'askAgent' | 'http' | 'mcp_tool' | 'prompt' | 'agent', { readonly required: readonly HandlerField[]; readonly allowed: readonly HandlerField[] }> = {
+  command: { required: ['command'], allowed: ['command'] },
+  askAgent: { required: ['prompt'], allowed: ['prompt'] },
+  http: { required: ['url'], allowed: ['url', 'headers', 'allowedEnvVars'] },
+  mcp_tool: { required: ['server', 'tool'], allowed: ['server', 'tool', 'input'] },
+  prompt: { required: ['prompt'], allowed: ['prompt', 'model'] },
+  agent: { required: ['prompt'], allowed: ['prompt', 'model', 'maxTurns'] },
+};
 
 /** A definition as written, validated. */
 export type HookEntry = z.infer<typeof hookEntrySchema>;
@@ -260,7 +294,7 @@ export function toHookDefinition(
     subscribedAs: [identity.subscribedAs],
     // `./src/*.ts` means `src/*.ts`: paths are matched relative to the workspace.
     matcher: { ...(tools && { tools }), ...(entry.files && { files: entry.files.map((f) => f.replace(/^(!?)(?:\.\/)+/, '$1')) }) },
-    action: entry.prompt !== undefined ? { type: 'askAgent', prompt: entry.prompt } : { type: 'command', command: entry.command ?? '', args: entry.args ?? [] },
+    action: actionOf(entry),
     cwd: entry.cwd === undefined ? resolve(where.baseDir) : resolve(where.baseDir, entry.cwd),
     timeoutMs: entry.timeout ?? defaults.timeoutMs,
     priority: entry.priority ?? 0,
@@ -306,6 +340,21 @@ export function handlerFields(entry: {
     ...(entry.once === true && { once: true }),
     ...(entry.statusMessage !== undefined && entry.statusMessage !== '' && { statusMessage: entry.statusMessage }),
   };
+}
+
+/** What a validated entry runs. */
+function actionOf(entry: Omit<HookEntry, 'name'>): HookDefinition['action'] {
+  switch (entry.type) {
+    case 'http':
+      return { type: 'http', url: entry.url ?? '', headers: entry.headers ?? {}, allowedEnvVars: entry.allowedEnvVars ?? [] };
+    case 'mcp_tool':
+      return { type: 'mcp_tool', server: entry.server ?? '', tool: entry.tool ?? '', input: entry.input ?? {} };
+    case 'prompt':
+    case 'agent':
+      return { type: entry.type, prompt: entry.prompt ?? '', ...(entry.model !== undefined && { model: entry.model }), ...(entry.maxTurns !== undefined && { maxTurns: entry.maxTurns }) };
+    default:
+      return entry.prompt !== undefined && entry.command === undefined ? { type: 'askAgent', prompt: entry.prompt } : { type: 'command', command: entry.command ?? '', args: entry.args ?? [] };
+  }
 }
 
 /**

@@ -19,6 +19,7 @@ import type { AskAgentRequest } from 'plinth/sdk';
 import { renderTemplate, templateValues } from './template.js';
 import type { Trace } from './trace.js';
 import { hookLabel, preflightHint } from './runner/outcome.js';
+import { type HandlerDeps, isHandlerHook, runHandler } from './handlers.js';
 import type { HookDefinition, HookFailure, HookOutcome, HookRunner, PlanResult, PreflightFailure, RunEnvironment, RunInput, RunResult, Strategy } from './types.js';
 
 type Context = Readonly<Record<string, unknown>>;
@@ -43,6 +44,8 @@ export interface EngineDeps {
    * `CLAUDE_PLUGIN_DATA` (`plugin-data/`) live. Without it, neither is given.
    */
   readonly home?: string;
+  /** What the `http`, `mcp_tool`, `prompt` and `agent` hooks need (handlers.ts); without it they cannot run. */
+  readonly handlers?: HandlerDeps;
 }
 
 /** What a hook asks the host to approve. */
@@ -247,7 +250,6 @@ export class HookEngine {
         ? buildPeerInput(hook, event, context, { ...(sessionId !== undefined && { sessionId }), workspace: this.deps.workspace })
         : buildInput(hook, subscribedSpelling(hook, event), context, sessionId);
     if (hook.once === true) this.ranOnce.add(onceKey(hook, sessionId));
-    const env = this.runEnvironment(hook, event, sessionId);
     const ref = { id: hook.id, name: hook.name, source: hook.source };
     const progress = (phase: HookProgress['phase']): void => {
       if (!this.progress.isUsed()) return;
@@ -258,6 +260,14 @@ export class HookEngine {
       }
     };
     progress('started');
+    if (isHandlerHook(hook)) {
+      const handled = this.deps.handlers
+        ? await runHandler(hook, event, input, this.deps.handlers)
+        : ({ ok: false, failure: 'unsupported', message: `${hookLabel(hook)} was not run: this engine runs no "${hook.action.type}" hooks`, durationMs: 0, stderrTail: '' } as const);
+      progress('ended');
+      return 'ok' in handled && handled.ok && handled.response.approval ? this.askHost(hook, event, context, handled) : handled;
+    }
+    const env = this.runEnvironment(hook, event, sessionId);
     const running = this.deps.runner.run(hook, input, undefined, verdict.pinned, env.run).then((result) => {
       env.after();
       return result;
@@ -439,6 +449,17 @@ export function trustSubject(hook: HookDefinition): TrustSubject {
   const { origin: _origin, action, cwd, ...rest } = hook;
   // A plugin's hook: covered by the approval of an installed plugin (the trust plugin decides when).
   const declaredBy = hook.plugin !== undefined && hook.source !== 'builtin' ? { declaredBy: hook.plugin } : {};
+  if (action.type === 'http') {
+    // The URL and the headers as written (their variables unfilled: a rotated secret needs no approval) are what
+    // is approved; the trust plugin shows header names only, never their values.
+    const { url, headers, ...shape } = action;
+    return { kind: 'hook', id: hook.id, source: hook.source, ...declaredBy, definition: { ...rest, action: shape, cwd }, files: [], runs: { url, headers }, summary: `http POST ${url} (from ${hook.origin})` };
+  }
+  if (action.type === 'mcp_tool' || action.type === 'prompt' || action.type === 'agent') {
+    const what = action.type === 'mcp_tool' ? `mcp_tool ${action.server}/${action.tool}` : `${action.type}: ${action.prompt.slice(0, 200)}`;
+    // Nothing local runs (`runs` is empty), but a subject with `runs` is one the trust plugin keeps between checks, as a hook is checked at every run.
+    return { kind: 'hook', id: hook.id, source: hook.source, ...declaredBy, definition: { ...rest, action, cwd }, files: [], runs: {}, summary: `${what} (from ${hook.origin})` };
+  }
   if (action.type !== 'command') {
     const what = hook.unsupported !== undefined ? 'never runs (not supported yet)' : 'askAgent';
     return { kind: 'hook', id: hook.id, source: hook.source, definition: { ...rest, action, cwd }, files: [], summary: `${what}: ${action.prompt.slice(0, 200)} (from ${hook.origin})`, ...declaredBy };

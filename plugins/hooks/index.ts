@@ -34,19 +34,44 @@ export default definePlugin({
       owner: ctx.name,
       signal: ctx.signal,
       settingsEnv: (plugin) => kernel.settingsEnv(plugin),
-      principalOf: (hook) => {
-        // Asked at every run: made again only when the definition or its plugin is another one.
-        const plugin = hook.plugin === undefined ? undefined : plugins.get(hook.plugin);
-        const known = principals.get(hook);
-        if (known !== undefined && known.plugin === plugin) return known.principal;
-        const principal = hookPrincipal(hook, plugin, ctx.paths);
-        principals.set(hook, { plugin, principal });
-        return principal;
-      },
+      // Asked at every run: made again only when the definition or its plugin is another one.
+      principalOf: (hook) => principalOf(hook),
     });
     const limiter = createRateLimiter(settings.perMinute === undefined ? {} : { globalPerMinute: settings.perMinute });
     const trace = createTrace(join(ctx.paths.home, 'hooks-trace.jsonl'), settings.traceSize, (text) => kernel.redact(text));
+    /** A service another plugin or the host provides, or undefined when none does. */
+    const optional = async <T,>(get: () => Promise<T>): Promise<T | undefined> => {
+      try {
+        return await get();
+      } catch (error) {
+        if ((error as PlinthError)?.code === 'PLN_E_SERVICE_MISSING') return undefined;
+        throw error;
+      }
+    };
+    const principalOf = (hook: HookDefinition): Principal => {
+      const plugin = hook.plugin === undefined ? undefined : plugins.get(hook.plugin);
+      const known = principals.get(hook);
+      if (known !== undefined && known.plugin === plugin) return known.principal;
+      const principal = hookPrincipal(hook, plugin, ctx.paths);
+      principals.set(hook, { plugin, principal });
+      return principal;
+    };
+    /** A service's view, kept once found: the kernel's view follows a replaced provider (one that left makes its calls throw, which blocks a gate event). */
+    const kept = <T,>(get: () => Promise<T>): (() => Promise<T | undefined>) => {
+      let found: T | undefined;
+      return async () => (found ??= await optional(get));
+    };
     const engine = new HookEngine({
+      handlers: {
+        mcp: kept(() => kernel.get('mcp')),
+        // Asked at every run: a host may provide its model after plinth started, or take it away.
+        model: () => optional(() => kernel.get('model')),
+        capabilities: kept(() => kernel.get('capabilities')),
+        principalOf,
+        paths: ctx.paths,
+        maxOutputBytes: settings.maxOutputBytes,
+        signal: ctx.signal,
+      },
       runner,
       limiter,
       trace,
@@ -206,7 +231,7 @@ export default definePlugin({
         const path = p.details?.path;
         check.add({ code: p.code, message: p.message, ...(p.hint && { hint: p.hint }), file: origin, ...(typeof path === 'string' && path !== '' && { path }) });
       }
-      const report = await validateHooks({ hooks, problems: [], runner, trust: await kernel.get('trust'), strategy: settings.strategy });
+      const report = await validateHooks({ hooks, problems: [], runner, trust: await kernel.get('trust'), strategy: settings.strategy, model: (await optional(() => kernel.get('model'))) !== undefined });
       // A settings hook's origin is `<file>#<JSON path>`.
       const origins = new Map(hooks.map((h) => [h.id, h.origin.split('#')] as const));
       for (const p of report.problems) {

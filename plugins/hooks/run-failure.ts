@@ -28,6 +28,8 @@ export function runFailureFix(id: string, failure: HookFailure | undefined): str
       return `make hook ${id} print less on stdout and stderr than the hooks setting maxOutputBytes allows (user settings), or raise it`;
     case 'spawn_failed':
       return `check the "command", "args" and "cwd" of hook ${id}; ${TRACE}`;
+    case 'request_failed':
+      return `hook ${id}'s request failed (the message has the status or the error): fix the server, the tool or the model service it asks; to block on purpose it answers a block in its body; ${TRACE}`;
     case 'rate_limited':
     case 'cooldown':
       return `hook ${id} ran more often than its "rateLimit" (or the hooks setting perMinute) allows: wait, or raise the limit`;

@@ -47,6 +47,8 @@ export interface ValidateInputs {
    * say, and nothing is said.
    */
   readonly hostEvents?: readonly string[];
+  /** Whether a host or plugin provides the `model` service: without it `prompt` and `agent` hooks cannot run. Unknown when absent. */
+  readonly model?: boolean;
 }
 
 /**
@@ -146,6 +148,16 @@ async function checkHook(hook: HookDefinition, inputs: ValidateInputs): Promise<
   if (hook.unsupported !== undefined) {
     // Never runs: on a gate event it blocks every call it matches, so it is a problem there, a warning elsewhere.
     const finding = { message: `${hook.origin}: hook "${hook.id}" cannot run: ${hook.unsupported}`, hook: hook.id, failure: 'unsupported', hint: unsupportedFix(hook) };
+    return hook.events.some(isGateEvent) ? { problem: { code: 'PLN_E_HOOK_UNRUNNABLE', ...finding } } : { warning: finding };
+  }
+  if ((hook.action.type === 'prompt' || hook.action.type === 'agent') && inputs.model === false) {
+    // As a run would: a gate event is blocked, elsewhere the hook is skipped.
+    const finding = {
+      message: `${hook.origin}: hook "${hook.id}" cannot run: it is ${hook.action.type === 'agent' ? 'an "agent"' : 'a "prompt"'} hook and no host or plugin provides the \`model\` service`,
+      hook: hook.id,
+      failure: 'unsupported',
+      hint: "the host provides the `model` service (sdk/contracts/model.ts: kernel.provide('model', { complete, agent })); or remove the hook, or set \"enabled\": false on it",
+    };
     return hook.events.some(isGateEvent) ? { problem: { code: 'PLN_E_HOOK_UNRUNNABLE', ...finding } } : { warning: finding };
   }
   const cannot = hook.action.type === 'command' ? await inputs.runner.check(hook) : undefined;

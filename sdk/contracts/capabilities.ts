@@ -12,6 +12,7 @@
  */
 import type { PlinthError } from '../errors.js';
 import type { PluginInfo } from '../plugin.js';
+import type { Principal } from './sandbox.js';
 
 /** One use of a capability, its target already resolved (a path is absolute and real). */
 export type CapabilityRequest =
@@ -40,6 +41,13 @@ export interface CapabilityCheck {
    * to the audit log.
    */
   check(plugin: PluginInfo, request: CapabilityRequest, places: CapabilityPlaces): Promise<PlinthError | undefined>;
+  /**
+   * The same check for a principal that is not a loaded plugin: a hook or server from settings
+   * (`settings:user`, `settings:workspace`) doing in plinth's process what it declares (an `http`
+   * hook's request, an `mcp_tool` hook's call). Optional: without it, such uses are held to what the
+   * principal declares.
+   */
+  checkFor?(principal: Principal, request: CapabilityRequest, places: CapabilityPlaces): Promise<PlinthError | undefined>;
 }
 
 declare module '../index.js' {

@@ -16,7 +16,23 @@ export type HookAction =
   /** Run a process that speaks the JSON protocol on stdin/stdout. */
   | { readonly type: 'command'; readonly command: string; readonly args: readonly string[] }
   /** Hand a rendered prompt to the host (legacy `askAgent`); no process runs. */
-  | { readonly type: 'askAgent'; readonly prompt: string };
+  | { readonly type: 'askAgent'; readonly prompt: string }
+  /**
+   * POST the hook's input document as JSON to `url`; the response body is read as a command's stdout.
+   * `headers` as written: `$VAR`, `${VAR}` and `${env:VAR}` are filled in at each request, only for the
+   * variables `allowedEnvVars` lists (others become ""). The values are never shown or logged.
+   */
+  | { readonly type: 'http'; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly allowedEnvVars: readonly string[] }
+  /**
+   * Call `tool` of the configured MCP server `server` with `input` (its strings' `${path}` filled in from
+   * the input document, `${tool_input.file_path}`); the tool's text (or structured) result is read as a command's stdout.
+   */
+  | { readonly type: 'mcp_tool'; readonly server: string; readonly tool: string; readonly input: Readonly<Record<string, unknown>> }
+  /**
+   * Ask the host's `model` service (`prompt`: one answer; `agent`: several turns with the MCP tools) the
+   * prompt, `$ARGUMENTS` replaced by the input document; the answer `{ ok, reason }` decides.
+   */
+  | { readonly type: 'prompt' | 'agent'; readonly prompt: string; readonly model?: string; readonly maxTurns?: number };
 
 /** A hook, normalised from settings, a plugin manifest or a legacy file. */
 export interface HookDefinition {
@@ -73,7 +89,7 @@ export interface HookDefinition {
   /** A settings hook's own `permissions` (a manifest hook has its plugin's): what its process may reach when confined. */
   readonly permissions?: Permissions;
   /**
-   * Why plinth cannot run this hook yet (a peer's `prompt` or `agent` hook, a PowerShell command),
+   * Why plinth cannot run this hook yet (a peer's hook of a type it does not know, a PowerShell command),
    * when it cannot: it never runs; on a gate event it blocks the event (failure `unsupported`),
    * elsewhere it is skipped with this message.
    */
@@ -142,7 +158,8 @@ export type HookFailure =
   | 'cooldown'
   | 'dependency_failed' // a hook it depends on failed or was skipped
   | 'conflict' // rewrote the same context field as a hook running in parallel
-  | 'unsupported'; // plinth cannot run this kind of hook yet (a peer's prompt or agent hook): it never runs
+  | 'unsupported' // plinth cannot run this kind of hook (a peer's unknown hook type; a prompt or agent hook without a `model` service): it never runs
+  | 'request_failed'; // an http hook's server answered a non-2xx status, an mcp_tool hook's tool answered an error, or the `model` service failed
 
 /** One hook's part in one event: what the planner reports and the trace records. */
 export interface HookOutcome {

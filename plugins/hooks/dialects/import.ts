@@ -145,6 +145,8 @@ export async function checkImport(
     await Promise.all(
       translated.hooks.map(async (hook) => {
         if (hook.unsupported !== undefined) return void found.set(hook.name, { code: 'PLN_E_HOOK_DIALECT_UNSUPPORTED', reason: hook.unsupported });
+        // An http, mcp_tool, prompt or agent hook starts no process: nothing to check before it runs.
+        if (hook.action.type !== 'command') return;
         const cannot = await check(hook);
         if (cannot) found.set(hook.name, { code: 'PLN_E_HOOK_UNRUNNABLE', reason: `it cannot run (${cannot.failure}): ${cannot.detail}` });
       }),

@@ -25,6 +25,7 @@ import type { HookDefinition } from '../types.js';
 import { type Expansions, readCommandLine } from './command-line.js';
 import { CLAUDE_WITHOUT_COUNTERPART, CODEX_WITHOUT_COUNTERPART, peerEvent, peerLabel } from './events.js';
 import { CODEX_MATCHED_EVENTS, compilePeerMatcher } from './matcher.js';
+import { handlerTypeOf, translateHandlerHook } from './handler-types.js';
 
 /** The peers' default time limit of one command: 60 seconds, in both. */
 export const PEER_DEFAULT_TIMEOUT_MS = 60_000;
@@ -158,12 +159,21 @@ export function translatePeerEvent(key: string, list: unknown, where: SectionOri
     group.data.hooks.forEach((rawHook, h) => {
       const hookAt = `${at}.hooks[${h}]`;
       const name = `${key}.${g}.${h}`;
-      // A hook plinth cannot run yet (a prompt, agent, http or mcp_tool hook, a PowerShell command) is kept as a
+      // A hook plinth cannot run yet (a type it does not know, a PowerShell command) is kept as a
       // hook that never runs: listed, approved like any other, and blocking a gate event, never silently left out.
       const gaps = peerHookGaps(protocol, rawHook);
       const unrunnable = gaps.find((gap) => gap.unrunnable);
       if (unrunnable !== undefined && unrunnable.field === 'type') {
         hooks.push(unsupportedHook(name, key, event, hookAt, rawHook as Record<string, unknown>, unrunnable.reason, { sequential: group.data.sequential, matcher }, protocol, where));
+        return;
+      }
+      // Claude Code's http, mcp_tool, prompt and agent hooks: run in plinth's process (handler-types.ts).
+      const handlerType = handlerTypeOf(rawHook);
+      if (handlerType !== undefined) {
+        const notYet = gaps.map((gap) => `${gap.field}: ${gap.reason}`);
+        const read = translateHandlerHook(rawHook, handlerType, { name, key, event, hookAt }, { sequential: group.data.sequential, matcher }, protocol, where, notYet);
+        problems.push(...read.problems);
+        if (read.hook !== undefined) hooks.push(unrunnable !== undefined ? unsupportedHook(name, key, event, hookAt, rawHook as Record<string, unknown>, unrunnable.reason, { sequential: group.data.sequential, matcher }, protocol, where) : read.hook);
         return;
       }
       const entry = peerCommandSchema.safeParse(rawHook);

@@ -20,18 +20,19 @@ export function createCapabilityCheck(options: CapabilityCheckOptions): Capabili
     await appendAudit(options.home, { plugin, permission: request.kind, target: capabilityTarget(request), reason: error.message });
     return error;
   };
+  const checkFor: NonNullable<CapabilityCheck['checkFor']> = async (principal, request, places) => {
+    // In-process checks need no OS sandbox: what the principal was granted is what it may use here.
+    const decision = await options.policy.decide(principal, { osSandbox: true });
+    if (decision.mode === 'refused') return refuse(principal.id, request, decision.error);
+    // A builtin plugin's children run open, but its capabilities are held to what it declares.
+    const builtin = decision.mode === 'open' && principal.source === 'builtin';
+    if (decision.mode === 'open' && !builtin) return undefined;
+    const granted = decision.mode === 'confined' ? decision.granted : principal.declared;
+    if (await permits(granted, request, { ...places, ...(principal.dir && { pluginDir: principal.dir }) })) return undefined;
+    return refuse(principal.id, request, capabilityDenied({ name: principal.id }, request.kind, capabilityTarget(request), builtin ? 'it does not declare it' : 'it was not granted'));
+  };
   return {
-    async check(plugin, request, places) {
-      const principal = principalOf(plugin);
-      // In-process checks need no OS sandbox: what the plugin was granted is what it may use here.
-      const decision = await options.policy.decide(principal, { osSandbox: true });
-      if (decision.mode === 'refused') return refuse(plugin.name, request, decision.error);
-      // A builtin plugin's children run open, but its capabilities are held to what it declares.
-      const builtin = decision.mode === 'open' && plugin.source === 'builtin';
-      if (decision.mode === 'open' && !builtin) return undefined;
-      const granted = decision.mode === 'confined' ? decision.granted : plugin.manifest.permissions;
-      if (await permits(granted, request, { ...places, ...(plugin.dir && { pluginDir: plugin.dir }) })) return undefined;
-      return refuse(plugin.name, request, capabilityDenied(plugin, request.kind, capabilityTarget(request), builtin ? 'it does not declare it' : 'it was not granted'));
-    },
+    check: (plugin, request, places) => checkFor(principalOf(plugin), request, places),
+    checkFor,
   };
 }
