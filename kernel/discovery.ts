@@ -13,6 +13,7 @@ import { folderFiles, type PeerContext, readPeerFolder } from '../internal/peer/
 import { describeCause, PlinthError } from '../sdk/errors.js';
 import { safeLine } from '../sdk/format.js';
 import type { Candidate, PluginSource } from './types.js';
+import { prebuiltManifest } from './builtin-manifests.js';
 
 /** One folder to scan, and the source its plugins count as. */
 export interface DiscoverySource {
@@ -150,6 +151,8 @@ async function loadPlugin(dir: string, source: PluginSource, linked: true | unde
     if (isNotFound(error)) return loadPeerPlugin(dir, source, linked, context, list);
     return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${safeLine(file)}: cannot read: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { file } });
   }
+  const prebuilt = source === 'builtin' ? prebuiltManifest(file, text) : undefined;
+  if (prebuilt !== undefined) return { manifest: prebuilt, dir, file, source, ...(linked && { linked }) };
   const json = parseJsonText(text);
   if (!json.ok) {
     const { line, column, problem } = json.error;
