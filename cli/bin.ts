@@ -23,8 +23,9 @@ if (beforeDashes.includes('--version') || beforeDashes.includes('-V')) {
   const helpCache = await import('./help-cache.js');
   const kept = helpCache.mayBeHelp(argv) ? helpCache.readHelp(helpCache.helpKey(argv)) : undefined;
   if (kept !== undefined) {
-    (await import('../internal/terminal/std-streams.js')).tolerateClosedStandardStreams();
-    process.stdout.write(kept.stdout);
+    const { tolerateClosedStandardStreams, writeStandard } = await import('../internal/terminal/std-streams.js');
+    tolerateClosedStandardStreams();
+    writeStandard(process.stdout, kept.stdout);
     process.exitCode = kept.code;
   } else {
     const [{ main }, { tolerateClosedStandardStreams }] = await Promise.all([import('./main.js'), import('../internal/terminal/std-streams.js')]);

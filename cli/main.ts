@@ -6,6 +6,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { EXIT, type CommandSpec } from '../sdk/commands.js';
 import { PlinthError, isPlinthError } from '../sdk/errors.js';
+import { safeText } from '../sdk/format.js';
 import { closestName } from '../internal/text/suggest.js';
 import { type Kernel, createKernel } from '../kernel/kernel.js';
 import { parseLogLevel } from '../internal/terminal/log.js';
@@ -111,7 +112,8 @@ class HelpRecording {
     process.on('warning', this.#warned);
     this.streams = {
       stdout: (text) => {
-        this.#stdout += text;
+        // What processStreams writes (control characters shown, not sent): the kept answer is printed as it is.
+        this.#stdout += safeText(text);
         given.stdout(text);
       },
       stderr: (text) => {

@@ -148,6 +148,17 @@ describe('the kept command table', () => {
     expect(disabled.stdout).toContain('deep thing');
   }, 120_000);
 
+  test('a summary with control characters is kept as it is printed: shown, never sent', async () => {
+    const at = await place();
+    await userPlugin(at.box, 'red', { 'red alert': 'Turns \u001b[31mred\u001b[0m' });
+    await settle();
+    const first = await at.help();
+    expect(first.stdout).toContain('red alert');
+    expect(first.stdout).not.toContain('\u001b');
+    expect((await at.kept()).get('--help')?.stdout).toBe(first.stdout);
+    expect(await at.help()).toEqual(first);
+  }, 120_000);
+
   test('an answer printed with a warning is not kept, so the warning is shown again', async () => {
     const at = await place();
     const dir = join(at.box.home, 'plugins', 'broken');
