@@ -8,8 +8,8 @@
  * (internal/fs/read-paths.ts records them), plinth's own package.json and its
  * CLI module. It is kept with:
  * - its key: the command line, the working folder, the whole environment but
- *   for the shell's bookkeeping (PWD, OLDPWD, SHLVL, `_`), whether stdout is a
- *   terminal, and the Node that runs plinth;
+ *   for the shell's bookkeeping (PWD, OLDPWD, SHLVL, `_`) as a digest (no
+ *   value is written), whether stdout is a terminal, and the Node that runs plinth;
  * - the identity of every input (device, inode, size, mtime, ctime, and the
  *   link's own when a path is a symbolic link; or that it was missing).
  * It is served only when the key is the same and every input's identity is
@@ -80,7 +80,31 @@ export function helpKey(argv: readonly string[], env: NodeJS.ProcessEnv = proces
   const kept = Object.entries(env)
     .filter(([name, value]) => value !== undefined && !SHELL_BOOKKEEPING.has(name))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return JSON.stringify({ format: FORMAT, argv, cwd, tty, node: process.execPath, version: process.version, env: kept });
+  // The environment as a digest: its values (tokens, keys) are never written to the file.
+  return JSON.stringify({ format: FORMAT, argv, cwd, tty, node: process.execPath, version: process.version, env: digest(JSON.stringify(kept)) });
+}
+
+/**
+ * A digest of `text`: four 53-bit lanes of a multiply-xorshift hash with
+ * different seeds. Not cryptographic: node:crypto alone costs more to load
+ * than a kept answer takes to print, and the environment is the user's own,
+ * so only an accidental collision could matter.
+ */
+export function digest(text: string): string {
+  const lanes: string[] = [];
+  for (const seed of [0x9e3779b9, 0x85ebca6b, 0xc2b2ae35, 0x27d4eb2f]) {
+    let h1 = 0xdeadbeef ^ seed;
+    let h2 = 0x41c6ce57 ^ seed;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 2654435761);
+      h2 = Math.imul(h2 ^ c, 1597334677);
+    }
+    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+    lanes.push((4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, '0'));
+  }
+  return lanes.join('');
 }
 
 /**

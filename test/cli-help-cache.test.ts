@@ -11,7 +11,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { identity, MAX_ENTRIES, mayBeHelp, RACY_MS, readHelp, writeHelp } from '../cli/help-cache.js';
+import { digest, identity, MAX_ENTRIES, mayBeHelp, RACY_MS, readHelp, writeHelp } from '../cli/help-cache.js';
 import { describeRun, ensureBuilt, type Result, run, sandbox, type Sandbox } from './support/cli.js';
 
 beforeAll(() => ensureBuilt(), 300_000);
@@ -172,6 +172,20 @@ describe('the kept command table', () => {
     expect(second.stderr).toBe(first.stderr);
   }, 120_000);
 
+  test('the environment is part of the call, and no value of it is written', async () => {
+    const at = await place();
+    const secret = 'tok-3f9a1c7e55d2';
+    const withSecret = (value: string) => run(at.box, ['--help'], { TMPDIR: at.tmp, SOME_TOKEN: value });
+    const made = await withSecret(secret);
+    expect(made.code, describeRun(made)).toBe(0);
+    expect((await at.kept()).get('--help')?.stdout).toBe(made.stdout);
+    expect(await readFile(at.table, 'utf8')).not.toContain(secret);
+    await at.mark();
+    expect((await withSecret(secret)).stdout).toBe(MARKER);
+    // Another value is another call: answered by the kernel.
+    expect((await withSecret(`${secret}x`)).stdout).toBe(made.stdout);
+  }, 120_000);
+
   test('a damaged table is ignored and replaced', async () => {
     const at = await place();
     const made = await at.help();
@@ -213,6 +227,14 @@ describe('the kept command table', () => {
 });
 
 describe('help-cache', () => {
+  test('digest: the same text, the same digest; any other text, another', () => {
+    const env = JSON.stringify([['HOME', '/home/a'], ['TOKEN', 'x']]);
+    expect(digest(env)).toBe(digest(env));
+    expect(digest(env)).toMatch(/^[0-9a-f]{56}$/);
+    const seen = new Set([digest(env), digest(''), digest(env.replace('x', 'y')), digest(`${env} `), digest(env.replace('/home/a', '/home/b'))]);
+    expect(seen.size).toBe(5);
+  });
+
   test('mayBeHelp: --help or -h before --, or no command word', () => {
     expect(mayBeHelp([])).toBe(true);
     expect(mayBeHelp(['--help'])).toBe(true);
