@@ -151,7 +151,6 @@ async function loadPlugin(dir: string, source: PluginSource, linked: true | unde
   const file = path.join(dir, 'manifest.json');
   let text: string;
   try {
-    noteRead(file);
     text = await readText(file);
   } catch (error) {
     if (isNotFound(error)) return loadPeerPlugin(dir, source, linked, context, list);
@@ -200,6 +199,7 @@ async function readText(file: string): Promise<string> {
   if (reading < READERS) reading++;
   else await new Promise<void>((resolve) => waiting.push(resolve));
   try {
+    noteRead(file);
     return await new Promise((resolve, reject) => readFile(file, 'utf8', (error, text) => (error ? reject(error) : resolve(text))));
   } finally {
     const next = waiting.shift();

@@ -8,11 +8,12 @@
  * table is its own. To tell a served answer from a made one, a test replaces
  * the kept text with a marker: the marker printed is the table serving.
  */
+import { readFileSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { digest, identity, MAX_ENTRIES, mayBeHelp, RACY_MS, readHelp, writeHelp } from '../cli/help-cache.js';
-import { describeRun, ensureBuilt, type Result, run, sandbox, type Sandbox } from './support/cli.js';
+import { describeRun, ensureBuilt, ROOT, type Result, run, sandbox, type Sandbox } from './support/cli.js';
 
 beforeAll(() => ensureBuilt(), 300_000);
 
@@ -290,5 +291,32 @@ describe('help-cache', () => {
       expect(entry).toMatchObject({ stdout: `answer ${i}\n`, code: i % 3 });
       expect(readHelp(entry.key, table)).toEqual({ stdout: `answer ${i}\n`, code: i % 3 });
     }
+  });
+});
+
+describe('what the kept table is made from', () => {
+  /**
+   * The modules that read what the command table is made from. Each file system
+   * call in them must note its path (internal/fs/read-paths.ts) on its line or
+   * the two before: a read that is not noted is an input the table does not
+   * check, and an answer kept from it would go stale.
+   */
+  const readers = ['kernel/discovery.ts', 'kernel/config/load.ts', ...readdirSync(join(ROOT, 'internal/peer')).map((name) => `internal/peer/${name}`)];
+
+  test.each(readers)('every file system call in %s notes its path', (file) => {
+    const source = readFileSync(join(ROOT, file), 'utf8');
+    const names = [...source.matchAll(/^import \{([^}]*)\} from 'node:fs(?:\/promises)?';$/gm)].flatMap((m) =>
+      m[1]!
+        .split(',')
+        .map((part) => part.trim())
+        .filter((part) => part !== '' && !part.startsWith('type '))
+        .map((part) => part.split(/\s+as\s+/).at(-1)!),
+    );
+    const lines = source.split('\n');
+    const unnoted = lines.flatMap((line, i) => {
+      if (line.startsWith('import ') || !names.some((name) => new RegExp(`(?<![.\\w])${name}\\(`).test(line))) return [];
+      return lines.slice(Math.max(0, i - 2), i + 1).some((l) => l.includes('noteRead(')) ? [] : [`${file}:${i + 1}: ${line.trim()}`];
+    });
+    expect(unnoted).toEqual([]);
   });
 });
