@@ -24,7 +24,8 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import { build } from 'rolldown';
 
 const ROOT = fileURLToPath(new URL('.', import.meta.url));
@@ -81,6 +82,8 @@ const distName = (file) => relative(ROOT, file).split(sep).join('/').replace(/\.
 const INPUT_DIRS = ['kernel', 'cli', 'sdk', 'internal', 'testing', 'registry', 'plugins'];
 const INPUT_FILES = ['build.mjs', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
 const STAMP = '.inputs';
+/** dist/builtin-manifests.json: kernel/builtin-manifests.ts reads it. */
+const BUILTIN_MANIFESTS = 'builtin-manifests.json';
 
 function inputsDigest() {
   const hash = createHash('sha256');
@@ -155,6 +158,22 @@ execFileSync(process.execPath, [join(dirname(require.resolve('typescript/package
 cpSync(join(ROOT, 'plugins/sandbox/network/preload.cjs'), join(OUT, 'plugins/sandbox/network/preload.cjs'));
 // The embedded default registry (dist/registry/default), built by the build's own registry tools.
 execFileSync(process.execPath, [join(OUT, 'registry/build-default.js'), join(OUT, 'registry/default')], { cwd: ROOT, stdio: 'inherit' });
+// The builtin plugins' manifests, validated now and shipped parsed (kernel/builtin-manifests.ts):
+// discovery takes the parsed one for a manifest.json whose text is the same, and parses any other.
+{
+  const { parseManifest } = await import(pathToFileURL(join(OUT, 'sdk/index.js')).href);
+  const table = {};
+  for (const entry of readdirSync(join(ROOT, 'plugins'), { withFileTypes: true })) {
+    if (!entry.isDirectory() || !existsSync(join(ROOT, 'plugins', entry.name, 'manifest.json'))) continue;
+    const text = readFileSync(join(ROOT, 'plugins', entry.name, 'manifest.json'), 'utf8');
+    const parsed = parseManifest(JSON.parse(text));
+    if (!parsed.ok) throw new Error(`plugins/${entry.name}/manifest.json is invalid: ${JSON.stringify(parsed.issues)}`);
+    const json = JSON.stringify(parsed.manifest);
+    // Only what JSON gives back as it was (no undefined fields, no Map or Date) is shipped; the rest is parsed at run time.
+    if (isDeepStrictEqual(JSON.parse(json), parsed.manifest)) table[entry.name] = { text, manifest: json };
+  }
+  writeFileSync(join(OUT, BUILTIN_MANIFESTS), `${JSON.stringify(table)}\n`);
+}
 writeFileSync(join(OUT, STAMP), `${digest}\n`);
 
 // The swap: a `plinth` started before it runs the old files, one started after it the new ones.

@@ -19,13 +19,23 @@ if (beforeDashes.includes('--version') || beforeDashes.includes('-V')) {
 } else {
   // Before the kernel's modules load: on Node ≥ 22.1 they compile from V8's cached code (cli/compile-cache.ts).
   (await import('./compile-cache.js')).enableCompileCache();
-  const [{ main }, { tolerateClosedStandardStreams }] = await Promise.all([import('./main.js'), import('../internal/terminal/std-streams.js')]);
-  // A closed terminal or pipe must not crash plinth halfway through shutdown.
-  tolerateClosedStandardStreams();
-  const code = await main(argv);
-  process.exitCode = code;
-  // Shutdown is done; a plugin that left a timer or socket open (a hung
-  // teardown) must not keep the process alive. The timer is unref'd, so a
-  // clean exit is not delayed by it.
-  setTimeout(() => process.exit(code), 1000).unref();
+  // The command table as a previous identical call printed it, when nothing it was made from changed (cli/help-cache.ts).
+  const helpCache = await import('./help-cache.js');
+  const kept = helpCache.mayBeHelp(argv) ? helpCache.readHelp(helpCache.helpKey(argv)) : undefined;
+  if (kept !== undefined) {
+    const { tolerateClosedStandardStreams, writeStandard } = await import('../internal/terminal/std-streams.js');
+    tolerateClosedStandardStreams();
+    writeStandard(process.stdout, kept.stdout);
+    process.exitCode = kept.code;
+  } else {
+    const [{ main }, { tolerateClosedStandardStreams }] = await Promise.all([import('./main.js'), import('../internal/terminal/std-streams.js')]);
+    // A closed terminal or pipe must not crash plinth halfway through shutdown.
+    tolerateClosedStandardStreams();
+    const code = await main(argv);
+    process.exitCode = code;
+    // Shutdown is done; a plugin that left a timer or socket open (a hung
+    // teardown) must not keep the process alive. The timer is unref'd, so a
+    // clean exit is not delayed by it.
+    setTimeout(() => process.exit(code), 1000).unref();
+  }
 }

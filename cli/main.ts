@@ -6,11 +6,14 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { EXIT, type CommandSpec } from '../sdk/commands.js';
 import { PlinthError, isPlinthError } from '../sdk/errors.js';
+import { safeText } from '../sdk/format.js';
 import { closestName } from '../internal/text/suggest.js';
 import { type Kernel, createKernel } from '../kernel/kernel.js';
 import { parseLogLevel } from '../internal/terminal/log.js';
 import { packageVersion } from '../kernel/paths.js';
 import { groupCommands, groupHelpText } from './group-help.js';
+import { helpKey, mayBeHelp, ownInputs, writeHelp } from './help-cache.js';
+import { startReadRecording, stopReadRecording } from '../internal/fs/read-paths.js';
 import { createOutput, formatError, printError, processStreams, reserveStdout, type Streams } from './output.js';
 import { ProblemLog } from './problems.js';
 import { REGISTRY_COMMANDS, registryCommand } from './registry.js';
@@ -50,7 +53,9 @@ export async function main(argv: readonly string[], given: Streams = processStre
   // With --json stdout carries one document: a plugin that prints must not break it. (`serve --stdio` keeps stdout for MCP itself.)
   const servesStdio = first.positionals[0] === 'serve' && globals.stdio === true;
   const reserved = globals.json === true && given === processStreams && !servesStdio ? reserveStdout() : undefined;
-  const streams = reserved?.streams ?? given;
+  // A help answer of the real process streams is kept for the next identical call (cli/help-cache.ts), with what it was made from.
+  const keep = given === processStreams && reserved === undefined && mayBeHelp(argv) ? new HelpRecording(argv, given) : undefined;
+  const streams = keep?.streams ?? reserved?.streams ?? given;
   const logLevel = globals.verbose === true ? 'debug' : parseLogLevel(process.env.PLINTH_LOG, 'warn');
   // With the log at its default, a failure the command reports itself is not also printed by the log.
   const problems = new ProblemLog(streams.stderr, { holdBack: logLevel === 'warn' || logLevel === 'error' });
@@ -75,12 +80,59 @@ export async function main(argv: readonly string[], given: Streams = processStre
     controller.abort(signal);
   };
   for (const signal of SHUTDOWN_SIGNALS) process.on(signal, onSignal);
+  let code: number | undefined;
   try {
-    return await dispatch(argv, first, kernel, controller.signal, problems.guard(streams), problems);
+    code = await dispatch(argv, first, kernel, controller.signal, problems.guard(streams), problems, keep);
+    return code;
   } finally {
     problems.live();
     for (const signal of SHUTDOWN_SIGNALS) process.off(signal, onSignal);
     reserved?.restore();
+    if (keep !== undefined) await keep.end(code);
+  }
+}
+
+/**
+ * A call that may print the command table: the paths read meanwhile, what it
+ * prints, whether it printed to stderr, and whether its answer was the table.
+ */
+class HelpRecording {
+  readonly #key: string;
+  readonly #started = Date.now();
+  readonly #reads = startReadRecording();
+  #stdout = '';
+  #stderr = false;
+  #answered = false;
+  readonly #warned = () => (this.#stderr = true);
+  readonly streams: Streams;
+
+  constructor(argv: readonly string[], given: Streams) {
+    this.#key = helpKey(argv);
+    // Node prints a process warning to stderr itself.
+    process.on('warning', this.#warned);
+    this.streams = {
+      stdout: (text) => {
+        // What processStreams writes (control characters shown, not sent): the kept answer is printed as it is.
+        this.#stdout += safeText(text);
+        given.stdout(text);
+      },
+      stderr: (text) => {
+        this.#stderr = true;
+        given.stderr(text);
+      },
+    };
+  }
+
+  /** The command table (top level or a group's) was the answer. */
+  answered(): void {
+    this.#answered = true;
+  }
+
+  async end(code: number | undefined): Promise<void> {
+    stopReadRecording();
+    process.off('warning', this.#warned);
+    if (!this.#answered || this.#stderr || code === undefined) return;
+    await writeHelp(this.#key, [...this.#reads, ...ownInputs()], { stdout: this.#stdout, code }, undefined, this.#started);
   }
 }
 
@@ -97,6 +149,7 @@ async function dispatch(
   signal: AbortSignal,
   streams: Streams,
   problems: ProblemLog,
+  keep?: HelpRecording,
 ): Promise<number> {
   const globals = first.values;
   const json = globals.json === true;
@@ -126,12 +179,14 @@ async function dispatch(
         }
       }
       streams.stdout(`${helpText(commands)}\n`);
+      keep?.answered();
       return globals.help === true ? EXIT.OK : EXIT.USAGE;
     }
     // A group's name alone (`plinth mcp`, `plinth mcp --help`): its commands.
     const group = groupCommands(commands, words);
     if (group.length > 0) {
       streams.stdout(`${groupHelpText(words.join(' '), group)}\n`);
+      keep?.answered();
       return globals.help === true ? EXIT.OK : EXIT.USAGE;
     }
     const error = unknownCommand(words, commands);

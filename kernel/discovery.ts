@@ -13,6 +13,8 @@ import { folderFiles, type PeerContext, readPeerFolder } from '../internal/peer/
 import { describeCause, PlinthError } from '../sdk/errors.js';
 import { safeLine } from '../sdk/format.js';
 import type { Candidate, PluginSource } from './types.js';
+import { prebuiltManifest } from './builtin-manifests.js';
+import { noteRead } from '../internal/fs/read-paths.js';
 
 /** One folder to scan, and the source its plugins count as. */
 export interface DiscoverySource {
@@ -81,13 +83,14 @@ interface Folder {
 
 async function scanSource({ dir, source, linked }: DiscoverySource, context: PeerContext): Promise<Found[]> {
   const given = path.resolve(dir);
+  noteRead(given);
   const real = await realpath(given).catch((error: unknown) => (isNotFound(error) ? undefined : given));
   if (real === undefined) return [];
   const root = { dir: given, real };
   const scan = async (folder: Folder): Promise<Array<[Found, string?]>> => {
     // A folder without manifest.json is listed once: to see whether it is a peer's, then to search it.
     let listing: Promise<Dirent[]> | undefined;
-    const list = () => (listing ??= readdir(folder.dir, { withFileTypes: true }));
+    const list = () => (listing ??= (noteRead(folder.dir), readdir(folder.dir, { withFileTypes: true })));
     // Claude Code's standard layout alone makes a plugin only where plugins are dropped: directly in a plugin folder plinth scans.
     // Not a linked folder (one whose manifest was removed is no plugin any more), not deeper (a project's own .mcp.json).
     const layout = !linked && folder.depth === 1;
@@ -116,12 +119,14 @@ async function listFolders(folder: Folder, root: { dir: string; real: string }, 
       const dir = path.join(folder.dir, entry.name);
       const depth = folder.depth + 1;
       if (!entry.isSymbolicLink()) return { dir, real: path.join(folder.real, entry.name), depth };
+      noteRead(dir);
       const target = await realpath(dir).catch((error: unknown) => (isNotFound(error) ? null : undefined));
       if (target === null) return brokenLink(dir);
       if (target === undefined) return undefined;
       // A link back to a folder on the way here is a loop: everything in it is found without it.
       if (inside(folder.real, target)) return undefined;
       if (inside(target, root.real)) return { dir, real: target, depth };
+      noteRead(target);
       if (!(await stat(target).catch(() => undefined))?.isDirectory()) return undefined; // a link to a file is no plugin
       return new PlinthError('PLN_E_PLUGIN_LINK_OUTSIDE', `${safeLine(dir)}: a symlink to ${safeLine(target)}, outside the plugin folder ${safeLine(root.dir)}; it is not followed`, {
         hint: `to use that folder as a plugin, remove the symlink and run \`plinth ext link ${safeLine(target)}\``,
@@ -138,6 +143,7 @@ async function listFolders(folder: Folder, root: { dir: string; real: string }, 
  * moved) would otherwise vanish from every listing without a word.
  */
 async function brokenLink(link: string): Promise<PlinthError> {
+  noteRead(link);
   const target = await readlink(link).catch(() => '?');
   const scope = path.basename(path.dirname(link));
   const name = scope.startsWith('@') ? `${scope}/${path.basename(link)}` : path.basename(link);
@@ -157,6 +163,8 @@ async function loadPlugin(dir: string, source: PluginSource, linked: true | unde
     if (isNotFound(error)) return loadPeerPlugin(dir, source, linked, context, list, layout);
     return new PlinthError('PLN_E_MANIFEST_UNREADABLE', `${safeLine(file)}: cannot read: ${describeCause(error)}`, { cause: error, hint: UNREADABLE, details: { file } });
   }
+  const prebuilt = source === 'builtin' ? prebuiltManifest(file, text) : undefined;
+  if (prebuilt !== undefined) return { manifest: prebuilt, dir, file, source, ...(linked && { linked }) };
   const json = parseJsonText(text);
   if (!json.ok) {
     const { line, column, problem } = json.error;
@@ -198,6 +206,7 @@ async function readText(file: string): Promise<string> {
   if (reading < READERS) reading++;
   else await new Promise<void>((resolve) => waiting.push(resolve));
   try {
+    noteRead(file);
     return await new Promise((resolve, reject) => readFile(file, 'utf8', (error, text) => (error ? reject(error) : resolve(text))));
   } finally {
     const next = waiting.shift();

@@ -34,6 +34,7 @@ import { safeLine } from '../../sdk/format.js';
 import { claudePlugin, isClaudeLayout } from './claude.js';
 import { codexPlugin } from './codex.js';
 import { geminiExtension } from './gemini.js';
+import { noteRead } from '../fs/read-paths.js';
 import { isMissing } from './shared.js';
 import { PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifest } from './types.js';
 
@@ -50,7 +51,7 @@ export function folderFiles(dir: string, names?: Promise<readonly string[]>): Pe
   let listing: Promise<ReadonlySet<string>> | undefined;
   const present = async (relative: string) => {
     // The caller's listing (discovery lists the folder anyway); a folder that cannot be listed holds nothing.
-    listing ??= (names ?? readdir(dir)).then((found) => new Set(found), () => new Set<string>());
+    listing ??= (names ?? (noteRead(dir), readdir(dir))).then((found) => new Set(found), () => new Set<string>());
     return (await listing).has(relative.split('/')[0] ?? '');
   };
   return {
@@ -58,6 +59,7 @@ export function folderFiles(dir: string, names?: Promise<readonly string[]>): Pe
       if (!(await present(relative))) return undefined;
       try {
         // The callback form: fs.promises.readFile goes through a FileHandle, several times slower on small files (see kernel/discovery.ts).
+        noteRead(at(relative));
         return await new Promise<string>((resolve, reject) => readFile(at(relative), 'utf8', (error, text) => (error ? reject(error) : resolve(text))));
       } catch (error) {
         if (isMissing(error)) return undefined;
@@ -68,9 +70,10 @@ export function folderFiles(dir: string, names?: Promise<readonly string[]>): Pe
         });
       }
     },
-    has: async (relative) => (await present(relative)) && (!relative.includes('/') || (await stat(at(relative)).then(() => true, () => false))),
+    has: async (relative) => (await present(relative)) && (!relative.includes('/') || (noteRead(at(relative)), await stat(at(relative)).then(() => true, () => false))),
     async list(relative) {
       if (relative !== '' && !(await present(relative))) return undefined;
+      noteRead(relative === '' ? dir : at(relative));
       const entries = await readdir(relative === '' ? dir : at(relative), { withFileTypes: true }).catch(() => undefined);
       return entries?.filter((e) => !e.name.startsWith('.')).map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
     },

@@ -4,6 +4,7 @@
  * and overlays the selected profile.
  */
 import { readFile } from 'node:fs/promises';
+import { noteRead } from '../../internal/fs/read-paths.js';
 import path from 'node:path';
 import { parseJsonText } from '../../internal/text/json.js';
 import { jsonPath } from '../../sdk/manifest.js';
@@ -162,6 +163,7 @@ export function timeouts(config: Pick<Config, 'settings'>): Timeouts {
 async function readSettingsFile(scope: ConfigScope, file: string): Promise<{ file: ConfigFile; settings: Settings }> {
   let text: string;
   try {
+    noteRead(file);
     text = await readFile(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

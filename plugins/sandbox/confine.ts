@@ -19,7 +19,7 @@ import { type BwrapPlan, RUN_INSIDE, bwrapArgs, bwrapEnvironment, exposedPaths, 
 import { explainHidden, explainLimits, explainRefused } from './explain.js';
 import { envGrantOf, formatItem } from './grants/items.js';
 import { type SandboxLimits, limitsFrom, pidsGroup } from './limits.js';
-import { type NetworkProxy, startProxy } from './network/proxy.js';
+import type { NetworkProxy } from './network/proxy.js';
 import { expandFilesystem, hostRefusal, realPath } from './policy.js';
 import { findProgram } from './probe.js';
 
@@ -162,7 +162,8 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
       return known;
     }
     const entry: ProxyEntry = { network, proxy: undefined as unknown as Promise<NetworkProxy>, refused: [], count: 0 };
-    entry.proxy = startProxy({
+    // Loaded with the first confined child that may use the network: node:http, node:net and node:dns are no part of a start.
+    entry.proxy = import('./network/proxy.js').then(({ startProxy }) => startProxy({
       socketPath: join(runDir, 'proxy.sock'),
       refusal: (host, port) => hostRefusal(entry.network, host, port),
       onRefused: (target, reason) => {
@@ -171,7 +172,7 @@ export function createSandbox(options: SandboxOptions): SandboxImpl {
         if (entry.refused.length > MAX_REFUSALS_KEPT) entry.refused.shift();
         void audit(principal, 'network', target, reason);
       },
-    });
+    }));
     proxies.set(runDir, entry);
     entry.proxy.catch(() => proxies.delete(runDir));
     return entry;
