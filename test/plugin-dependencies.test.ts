@@ -35,6 +35,10 @@ const OPTIONAL: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   gateway: {
     health: 'the health column of the status resource (healthStates); without the plugin it is left out',
   },
+  hooks: {
+    mcp: '`mcp_tool` hooks (and an `agent` hook\'s tools) call a configured server; without the plugin such a hook cannot run and blocks a gate event, naming the mcp plugin (handlers.ts, `kept`/`optional`)',
+    capabilities: "`http` and `mcp_tool` hooks' uses are checked against the sandbox's grants; without the plugin, against what the hook's principal declares (handlers.ts `capability`)",
+  },
   scaffold: {
     trust: '`plugin new` approves what it created; without the trust plugin nothing gates plugins and the command says why it could not approve',
   },
