@@ -138,6 +138,7 @@ export type {
   InstallResult,
   KeyTrustRequest,
   LockEntry,
+  LockSource,
   LockFile,
   MarketChange,
   MarketNote,
