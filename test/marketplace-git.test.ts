@@ -407,6 +407,78 @@ describe('a Gemini CLI extension repository with tags, installed by its URL', ()
   }, 120_000);
 });
 
+/**
+ * git's smart HTTP, as a forge serves it: `git http-backend` (a CGI program) behind a small node
+ * HTTP server on 127.0.0.1, serving the repositories under `root` at `/<owner>/<repo>`.
+ */
+async function httpBackend(root: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const child = spawn('git', ['http-backend'], {
+      env: {
+        ...GIT_ENV,
+        GIT_PROJECT_ROOT: root,
+        GIT_HTTP_EXPORT_ALL: '1',
+        PATH_INFO: decodeURIComponent(url.pathname),
+        QUERY_STRING: url.search.slice(1),
+        REQUEST_METHOD: req.method ?? 'GET',
+        CONTENT_TYPE: req.headers['content-type'] ?? '',
+        REMOTE_ADDR: '127.0.0.1',
+        ...(req.headers['content-encoding'] && { HTTP_CONTENT_ENCODING: String(req.headers['content-encoding']) }),
+        ...(req.headers['git-protocol'] && { GIT_PROTOCOL: String(req.headers['git-protocol']) }),
+      },
+    });
+    req.pipe(child.stdin);
+    let head: Buffer = Buffer.alloc(0);
+    let started = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (started) return void res.write(chunk);
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      let status = 200;
+      const headers: Record<string, string> = {};
+      for (const line of head.subarray(0, end).toString().split('\r\n')) {
+        const colon = line.indexOf(':');
+        const [key, value] = [line.slice(0, colon).trim(), line.slice(colon + 1).trim()];
+        if (key.toLowerCase() === 'status') status = Number.parseInt(value, 10);
+        else headers[key] = value;
+      }
+      res.writeHead(status, headers);
+      started = true;
+      res.write(head.subarray(end + 4));
+    });
+    child.stdout.on('end', () => res.end());
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((done) => server.close(() => done())) };
+}
+
+describe('a repository served over HTTP, by its URL as a forge shows it', () => {
+  it('ext install http://<host>/<owner>/<repo> installs it (once a lock-file path error); a marketplace repository is pointed to marketplace add', async () => {
+    const root = join(base, 'forge');
+    const widget = join(root, 'acme', 'widget');
+    await claudePlugin(widget, 'widget', '0.9.0');
+    const commit = await commitAll(widget, 'widget');
+    await exec('cp', ['-r', claudeMarket, join(root, 'acme', 'tools')]);
+    const forge = await httpBackend(root);
+    closers.push(forge.close);
+    const home = await box();
+    const installed = await run(home, ['ext', 'install', `${forge.url}/acme/widget`, '--yes', '--json']);
+    expectExit(installed, 0);
+    expect(json<{ changes: Array<{ name: string; to: string }> }>(installed).changes).toEqual([expect.objectContaining({ name: 'widget', to: '0.9.0' })]);
+    expect((await lock(home)).plugins.widget).toMatchObject({ resolved: `${forge.url}/acme/widget#${commit}`, source: { kind: 'git', url: `${forge.url}/acme/widget`, commit } });
+    expect(readdirSync(join(home.home, 'plugins')).filter((e) => e.startsWith('.lock'))).toEqual([]);
+
+    const market = await run(home, ['ext', 'install', `${forge.url}/acme/tools`, '--yes']);
+    expectExit(market, 1);
+    expect(market.stderr).toContain('is a plugin marketplace, not a plugin');
+    expect(market.stderr).toContain(`plinth ext marketplace add ${forge.url}/acme/tools`);
+    expectExit(await run(home, ['ext', 'marketplace', 'add', `${forge.url}/acme/tools`]), 0);
+    expectExit(await run(home, ['ext', 'install', 'relative-plugin@team-tools', '--yes']), 0);
+  }, 90_000);
+});
+
 describe('names that are not plugins', () => {
   it('a URL given to uninstall or rollback is "not installed", not a lock-file path error', async () => {
     const home = await box();

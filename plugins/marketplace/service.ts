@@ -1,5 +1,5 @@
 /** The `marketplace` service: search, install, outdated, update, rollback and uninstall. */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve as resolvePath } from 'node:path';
 import semver from 'semver';
 import { type InstallOptions, type InstallResult, type Launcher, type LockEntry, type LockFile, type Logger, type MarketChange, type MarketNote, type MarketplaceService, type OutdatedEntry, type OutdatedResult, PlinthError, type RevokedEntry, type PluginKernel, type SearchHit, isPlinthError, safeLine } from 'plinth/sdk';
@@ -9,7 +9,7 @@ import { type DocumentContext, fetchPackument, fetchSearchObjects } from './docu
 import { type InstallContext, type NpmContext, type Staged, approvalFor, approve, commit, fetchArchive, fetchFolder, fetchLocal, fetchPlanned, readManifest, step, withNpmDependencies } from './install.js';
 import { cloneAt } from './git.js';
 import { Marketplaces } from './marketplaces.js';
-import { type CatalogueEntry, GITHUB_REPO, gitUrlOf, insidePath } from './peer-catalogue.js';
+import { CATALOGUE_FILES, type CatalogueEntry, GITHUB_REPO, gitUrlOf, insidePath } from './peer-catalogue.js';
 import { NO_NPM_DEPENDENCIES, readNpmDependencies } from './npm-deps.js';
 import { type Registry, commandLineRegistry, configuredRegistries, registryFor } from './registries.js';
 import { type Planned, type Present, parseSpec, pickVersion, planInstall } from './resolve.js';
@@ -25,7 +25,7 @@ export interface MarketplaceOptions {
   readonly home: string;
   /** The workspace root: a peer plugin's manifest (Gemini's `${workspacePath}`) is made with it, as discovery makes it. */
   readonly workspace?: string;
-  readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number; readonly npmTimeoutMs: number };
+  readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number; readonly npmTimeoutMs: number; readonly gitTimeoutMs?: number };
   /** The launcher service, through which npm runs (a plugin's npm dependencies). */
   readonly launcher: () => Promise<Launcher>;
   readonly log: Logger;
@@ -49,8 +49,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override, configured)] : configured());
   const documents = (signal: AbortSignal | undefined, notes: MarketNote[], revalidate = false): DocumentContext => ({ cache, limits: { timeoutMs: limits.timeoutMs, ...(signal && { signal }) }, notes, revalidate });
   const trustState = new TrustState(options.home);
-  const marketplaces = options.marketplaces ?? new Marketplaces({ home: options.home, launcher: options.launcher, timeoutMs: options.settings.npmTimeoutMs, maxBytes: options.settings.maxDownloadBytes });
-  const gitOptions = (signal?: AbortSignal) => ({ launcher: options.launcher, timeoutMs: options.settings.npmTimeoutMs, ...(signal && { signal }) });
+  const marketplaces = options.marketplaces ?? new Marketplaces({ home: options.home, launcher: options.launcher, timeoutMs: options.settings.gitTimeoutMs ?? 300_000, maxBytes: options.settings.maxDownloadBytes });
+  const gitOptions = (signal?: AbortSignal) => ({ launcher: options.launcher, timeoutMs: options.settings.gitTimeoutMs ?? 300_000, ...(signal && { signal }) });
   /** Documents plus one operation's view of each registry's keys and index (asked once per registry). */
   const planning = (request: InstallOptions, notes: MarketNote[], revalidate = false) => ({
     ...documents(request.signal, notes, revalidate),
@@ -266,6 +266,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     return installStagedFetch(async (staging) => {
       const checkout = join(staging, 'git');
       const commitId = await step('download', source.url, request.signal, () => cloneAt(source.url, checkout, source.ref, undefined, gitOptions(request.signal)));
+      await refuseMarketplaceRepository(checkout, spec);
       return fetchFolder(installContext, checkout, join(staging, 'stage'), request, { kind: 'git', url: source.url, ...(source.ref && { ref: source.ref }), commit: commitId }, source.url);
     }, request, again, notes);
   };
@@ -449,6 +450,9 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
           return undefined;
         }
       };
+      for (const entry of Object.values(lock.plugins).filter(fetchedOutside)) {
+        notes.push({ registry: entry.registry, kind: 'unchecked', message: `${entry.name}@${entry.version} was installed from ${entry.source?.kind === 'archive' ? 'an archive' : 'git'} (${entry.resolved}): not checked for updates (ext outdated does not follow such sources yet)` });
+      }
       const checkable = Object.values(lock.plugins).filter((entry) => entry.registry !== 'file' && !fetchedOutside(entry) && registryOrSkip(entry) !== undefined);
       // Revocations first: a revoked version is never offered as an update.
       const context = reading(signal, notes);
@@ -610,5 +614,21 @@ function notUpdatable(entry: LockEntry): PlinthError {
     plugin: entry.name,
     hint: `install it again to take what its source has now: \`plinth ext install ${safeLine(from)}\``,
     details: { step: 'resolve', source: entry.source },
+  });
+}
+
+/**
+ * A repository given to `ext install` that is a marketplace (a catalogue, and no plugin manifest of
+ * plinth's or a peer's at its root): said so, with the commands that install from it.
+ */
+async function refuseMarketplaceRepository(checkout: string, spec: string): Promise<void> {
+  const has = (path: string) => stat(join(checkout, path)).then(() => true, () => false);
+  const plugin = (await Promise.all(['manifest.json', '.claude-plugin/plugin.json', 'gemini-extension.json', '.codex-plugin/plugin.json'].map(has))).some(Boolean);
+  if (plugin) return;
+  const catalogue = (await Promise.all(CATALOGUE_FILES.map((c) => has(c.path)))).some(Boolean);
+  if (!catalogue) return;
+  throw new PlinthError('PLN_E_MARKET_SOURCE', `${safeLine(spec)} is a plugin marketplace, not a plugin: nothing was installed`, {
+    hint: `add it, then install one of its plugins: \`plinth ext marketplace add ${safeLine(spec)}\`, then \`plinth ext install <plugin>@<marketplace>\` (\`plinth ext search\` lists them)`,
+    details: { step: 'validate', source: spec },
   });
 }
