@@ -239,8 +239,13 @@ describe('a Claude Code marketplace served by git daemon', () => {
     const unpinned = await run(home, ['ext', 'install', archiveUrl, '--yes']);
     expectExit(unpinned, 1);
     expect(unpinned.stderr).toContain('plinth installs one only with its SHA-256 pinned');
-    expectExit(await run(home, ['ext', 'install', archiveUrl, '--sha256', archiveSha, '--yes']), 0);
-    expect((await lock(home)).plugins.archived?.version).toBe('2.1.0');
+    // Pinned by its digest, an archive may be redirected to another origin (as release assets are).
+    const mirror = createServer((_req, res) => res.writeHead(302, { location: archiveUrl }).end());
+    await new Promise<void>((done) => mirror.listen(0, '127.0.0.1', done));
+    closers.push(() => new Promise((done) => mirror.close(done)));
+    const moved = `http://127.0.0.1:${(mirror.address() as AddressInfo).port}/releases/archived.tgz`;
+    expectExit(await run(home, ['ext', 'install', moved, '--sha256', archiveSha, '--yes']), 0);
+    expect((await lock(home)).plugins.archived).toMatchObject({ version: '2.1.0', resolved: moved });
   }, 60_000);
 
   it('refuses an entry whose folder leads outside the marketplace, and a plugin it does not list', async () => {
@@ -311,8 +316,14 @@ describe('a Codex marketplace in a folder', () => {
     await write(join(market, '.agents', 'plugins', 'marketplace.json'), {
       name: 'codex-shelf',
       interface: { displayName: 'The Codex shelf' },
-      plugins: [{ name: 'codex-helper', source: { source: 'local', path: './plugins/codex-helper' }, policy: { installation: 'AVAILABLE', authentication: 'ON_INSTALL' }, category: 'Productivity' }],
+      plugins: [
+        { name: 'codex-helper', source: { source: 'local', path: './plugins/codex-helper' }, policy: { installation: 'AVAILABLE', authentication: 'ON_INSTALL' }, category: 'Productivity' },
+        { name: 'linked-out', source: { source: 'local', path: './shelf/outside' }, policy: { installation: 'AVAILABLE', authentication: 'ON_INSTALL' }, category: 'Productivity' },
+      ],
     });
+    // `shelf` is a link of the marketplace to a folder outside it: what is under it is never taken.
+    await writePlugin(join(base, 'elsewhere'), { name: 'outside', version: '1.0.0' }).then((dir) => exec('mv', [dir, join(base, 'elsewhere', 'outside')]));
+    await symlink(join(base, 'elsewhere'), join(market, 'shelf'));
     const home = await box();
     const added = await run(home, ['ext', 'marketplace', 'add', join(market, '.agents', 'plugins', 'marketplace.json'), '--json']);
     expectExit(added, 0);
@@ -321,6 +332,10 @@ describe('a Codex marketplace in a folder', () => {
     expect(found.hits).toContainEqual(expect.objectContaining({ name: 'codex-helper', registry: 'marketplace:codex-shelf' }));
     expectExit(await run(home, ['ext', 'install', 'codex-helper@codex-shelf', '--yes']), 0);
     expect((await lock(home)).plugins['codex-helper']).toMatchObject({ version: '0.2.0', source: { kind: 'local', url: market, path: 'plugins/codex-helper', marketplace: 'codex-shelf' } });
+    const linked = await run(home, ['ext', 'install', 'linked-out@codex-shelf', '--yes']);
+    expectExit(linked, 1);
+    expect(linked.stderr).toContain('leads outside the repository through a symbolic link');
+    expect((await lock(home)).plugins.outside).toBeUndefined();
   }, 60_000);
 });
 

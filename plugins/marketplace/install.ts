@@ -114,10 +114,10 @@ export async function fetchLocal(context: InstallContext, file: string, staging:
  * (pack-folder.ts, extract.ts): the same checks, the same recorded tree. Its
  * integrity is the packed tarball's sha512; `origin` says where it came from.
  */
-export async function fetchFolder(context: InstallContext, folder: string, staging: string, options: InstallOptions, origin: LockSource, shown: string): Promise<Staged> {
+export async function fetchFolder(context: InstallContext, folder: string, staging: string, options: InstallOptions, origin: LockSource, shown: string, within?: string): Promise<Staged> {
   await step('download', shown, options.signal, () => mkdir(staging, { recursive: true }));
   const file = join(staging, 'folder.tgz');
-  await step('extract', shown, options.signal, () => packFolder(folder, file, shown));
+  await step('extract', shown, options.signal, () => packFolder(folder, file, shown, within));
   const integrity = (await ssri.fromStream(createReadStream(file), { algorithms: ['sha512'] })).toString();
   const staged = await extractAndCheck(context, file, staging, undefined, undefined, options);
   const resolved = origin.commit ? `${origin.url}#${origin.commit}${origin.path ? `:${origin.path}` : ''}` : `${origin.url}${origin.path ? `#:${origin.path}` : ''}`;
@@ -135,7 +135,7 @@ export async function fetchArchive(context: InstallContext, url: URL, sha256: st
   const expected = `sha256-${Buffer.from(sha256, 'hex').toString('base64')}`;
   const integrity = await step('verify', url.href, options.signal, async () => integrityChecker(expected, { subject: url.href }));
   await step('download', url.href, options.signal, () =>
-    download({ name: marketplace ?? 'archive', url: new URL(url.origin) }, url, file, { timeoutMs: context.limits.timeoutMs, maxBytes: context.limits.maxBytes, step: 'download', observe: integrity.update, ...(options.signal && { signal: options.signal }) }),
+    download({ name: marketplace ?? 'archive', url: new URL(url.origin) }, url, file, { timeoutMs: context.limits.timeoutMs, maxBytes: context.limits.maxBytes, step: 'download', anyOrigin: true, observe: integrity.update, ...(options.signal && { signal: options.signal }) }),
   );
   await step('verify', url.href, options.signal, async () => integrity.finish());
   const staged = await extractAndCheck(context, file, staging, undefined, undefined, options);

@@ -6,7 +6,7 @@
  * checked. `.git` is left out; a symbolic link, or anything but files and
  * folders, is refused here with the path that holds it (never followed).
  */
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat, readdir, realpath } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { PlinthError, safeLine } from 'plinth/sdk';
 import { create } from 'tar';
@@ -16,13 +16,22 @@ const MAX_ENTRIES = 10_000;
 
 /**
  * Packs the files of `folder` (not `.git`) into the gzipped tarball `file`,
- * each under `package/`. `shown` names the source in errors.
+ * each under `package/`. `shown` names the source in errors; `within`: the repository or marketplace
+ * folder that `folder` must be inside once links are resolved.
  * @throws PlinthError `PLN_E_TARBALL_UNSAFE` for a link or a special file.
  */
-export async function packFolder(folder: string, file: string, shown: string): Promise<void> {
-  const info = await lstat(folder).catch(() => undefined);
+export async function packFolder(folderIn: string, file: string, shown: string, within?: string): Promise<void> {
+  const info = await lstat(folderIn).catch(() => undefined);
   if (!info?.isDirectory()) {
     throw new PlinthError('PLN_E_MARKET_SOURCE', `${safeLine(shown)}: no such folder in the fetched content`, { hint: 'check the source\'s path (a marketplace entry\'s "source" or "path")', details: { step: 'resolve', source: shown } });
+  }
+  // A folder of a repository reached through a link of that repository (`plugins` → `/`) leads outside it: refused, never followed.
+  const folder = await realpath(folderIn);
+  if (within !== undefined) {
+    const root = await realpath(within);
+    if (folder !== root && !folder.startsWith(`${root}${sep}`)) {
+      throw new PlinthError('PLN_E_MARKET_SOURCE', `${safeLine(shown)}: its folder leads outside the repository through a symbolic link: not installed`, { hint: 'nothing was installed; ask the publisher to replace the link with the folder itself', details: { step: 'resolve', source: shown } });
+    }
   }
   const files: string[] = [];
   const walk = async (dir: string): Promise<void> => {

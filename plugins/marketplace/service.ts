@@ -287,7 +287,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       }
       if (inside === undefined) throw new PlinthError('PLN_E_MARKET_SOURCE', `${entry.name}@${market}: its source "${safeLine(local)}" leads outside the marketplace: not installed`, { hint: 'ask the marketplace\'s publisher to fix the entry', details: { step: 'resolve', marketplace: market, plugin: entry.name } });
       const folder = join(root, inside);
-      return fetchFolder(installContext, folder, staging, request, { kind: 'local', url: record.source.kind === 'git' ? record.source.url : root, ...(record.commit && { commit: record.commit }), path: inside, marketplace: market }, `${entry.name}@${market}`);
+      return fetchFolder(installContext, folder, staging, request, { kind: 'local', url: record.source.kind === 'git' ? record.source.url : root, ...(record.commit && { commit: record.commit }), path: inside, marketplace: market }, `${entry.name}@${market}`, root);
     }
     if (typeof src === 'object' && src.source === 'archive') return fetchArchive(installContext, new URL(src.url), src.sha256.toLowerCase(), staging, request, market);
     if (typeof src === 'object' && src.source === 'npm') throw new Error('npm entries are installed through the registries');
@@ -299,7 +299,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     if (sub === undefined) throw new PlinthError('PLN_E_MARKET_SOURCE', `${entry.name}@${market}: its path "${safeLine(git.path ?? '')}" leads outside the repository: not installed`, { hint: 'ask the marketplace\'s publisher to fix the entry', details: { step: 'resolve', marketplace: market, plugin: entry.name } });
     const checkout = join(staging, 'git');
     const commitId = await step('download', git.url, request.signal, () => cloneAt(git.url, checkout, ref, refOverride === undefined ? git.sha : undefined, gitOptions(request.signal)));
-    return fetchFolder(installContext, sub === '' ? checkout : join(checkout, sub), join(staging, 'stage'), request, { kind: 'git', url: git.url, ...(ref && { ref }), commit: commitId, ...(sub && { path: sub }), marketplace: market }, `${entry.name}@${market}`);
+    return fetchFolder(installContext, sub === '' ? checkout : join(checkout, sub), join(staging, 'stage'), request, { kind: 'git', url: git.url, ...(ref && { ref }), commit: commitId, ...(sub && { path: sub }), marketplace: market }, `${entry.name}@${market}`, checkout);
   };
 
   /** The path every install takes once `fetch` staged the plugin: its plugin dependencies from the registries, approval, npm, commit. */
