@@ -175,8 +175,7 @@ describe('a Claude Code marketplace served by git daemon', () => {
     expectExit(added, 0);
     expect(added.stdout).toContain('Added marketplace team-tools (Claude Code catalogue, 7 plugins)');
     // The entries plinth cannot install are named, not silently dropped.
-    expect(added.stderr).toContain('skipped someday');
-    expect(added.stderr).toContain('the source kind "hg" is not one plinth installs');
+    expect(added.stderr).toContain('team-tools: skipped someday: plugins.7.source.source: the source kind "hg" is not one plinth installs');
 
     const listed = json<{ marketplaces: Array<{ name: string; format: string; plugins: number; source: { kind: string; url: string }; commit: string }> }>(await run(home, ['ext', 'marketplace', 'list', '--json']));
     expect(listed.marketplaces).toEqual([expect.objectContaining({ name: 'team-tools', format: 'claude', plugins: 7, source: { kind: 'git', url: `${daemonUrl}/claude-market.git` }, commit: await git(claudeMarket, 'rev-parse', 'HEAD') })]);

@@ -2,7 +2,7 @@
 import { type ApprovalRequest, type CommandOutput, type CommandSpec, EXIT, type InstallResult, type KeyTrustRequest, type MarketNote, type MarketplaceService, PlinthError, type RevokedEntry, formatTable, safeLine } from 'plinth/sdk';
 import { GRANT_OPTION, type GrantsService, askYesNo, grantReviewLines, processTerminal, whyNotAsk } from 'plinth/internal';
 import { describeDeclarations } from './declared.js';
-import { type Marketplaces, describeSource } from './marketplaces.js';
+import { type Marketplaces, NOT_FOLLOWED, describeSource } from './marketplaces.js';
 import { progressBar } from './progress.js';
 
 const YES = {
@@ -116,7 +116,8 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
         for (const u of result.unchecked) out.print(`not checked: ${safeLine(u.name)}@${safeLine(u.version)} (registry ${safeLine(u.registry)}): ${safeLine(u.reason)}`);
         if (result.plugins.length > 0) out.print(formatTable(['NAME', 'CURRENT', 'WANTED', 'LATEST', 'RANGE', 'REGISTRY'], result.plugins.map((p) => [p.name, p.current, p.wanted, p.latest, p.range, p.registry])));
         else if (result.unchecked.length > 0) out.print(`No newer versions among the plugins checked; ${result.unchecked.length} could not be checked (above).`);
-        else out.print(result.revoked.length === 0 ? 'Every installed plugin is up to date.' : 'No newer versions.');
+        // Git and archive sources are not checked yet (a note names each): never called up to date.
+        else out.print(result.revoked.length === 0 && !result.notes.some((n) => n.message.endsWith(NOT_FOLLOWED)) ? 'Every installed plugin is up to date.' : 'No newer versions among the plugins checked.');
         return result.unchecked.length > 0 ? EXIT.FAILURE : EXIT.OK;
       },
     },

@@ -22,6 +22,9 @@ import { getDocument } from './fetcher.js';
 import { cloneAt } from './git.js';
 import { CATALOGUE_FILES, type Catalogue, GITHUB_REPO, gitUrlOf, parseCatalogue } from './peer-catalogue.js';
 
+/** How `ext outdated`'s note about a git or archive source ends (it does not follow them yet). */
+export const NOT_FOLLOWED = '(ext outdated does not follow such sources yet)';
+
 /** Where a marketplace comes from. */
 export const marketplaceSourceSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('git'), url: z.string(), ref: z.string().optional() }),

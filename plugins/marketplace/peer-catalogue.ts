@@ -26,17 +26,32 @@ import { z } from 'zod';
 const text = z.string().min(1);
 const optionalRef = text.optional();
 
+/** Each object source kind's fields, by the value of its `source`. */
+const objectSources = {
+  local: z.object({ source: z.literal('local'), path: text }),
+  github: z.object({ source: z.literal('github'), repo: text, ref: optionalRef, sha: optionalRef }),
+  url: z.object({ source: z.literal('url'), url: text, ref: optionalRef, sha: optionalRef, path: optionalRef }),
+  'git-subdir': z.object({ source: z.literal('git-subdir'), url: text, path: text, ref: optionalRef, sha: optionalRef }),
+  npm: z.object({ source: z.literal('npm'), package: text, version: optionalRef, registry: optionalRef }),
+  archive: z.object({ source: z.literal('archive'), url: text, sha256: z.string().regex(/^[0-9a-f]{64}$/i, 'sha256 must be 64 hex digits') }),
+} as const;
+
 /** A plugin's source, as a catalogue entry gives it. */
-export const pluginSourceSchema = z.union([
-  text,
-  z.object({ source: z.literal('local'), path: text }),
-  z.object({ source: z.literal('github'), repo: text, ref: optionalRef, sha: optionalRef }),
-  z.object({ source: z.literal('url'), url: text, ref: optionalRef, sha: optionalRef, path: optionalRef }),
-  z.object({ source: z.literal('git-subdir'), url: text, path: text, ref: optionalRef, sha: optionalRef }),
-  z.object({ source: z.literal('npm'), package: text, version: optionalRef, registry: optionalRef }),
-  z.object({ source: z.literal('archive'), url: text, sha256: z.string().regex(/^[0-9a-f]{64}$/i, 'sha256 must be 64 hex digits') }),
-]);
-export type PluginSource = z.infer<typeof pluginSourceSchema>;
+export type PluginSource = string | z.infer<(typeof objectSources)[keyof typeof objectSources]>;
+
+/** `raw` as a source, or why not (the field named, from the entry's `source`). */
+export function parseSource(raw: unknown): { ok: true; source: PluginSource } | { ok: false; why: string } {
+  if (typeof raw === 'string') return raw === '' ? { ok: false, why: 'source: an empty path' } : { ok: true, source: raw };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, why: 'source: a relative path or an object with "source" was expected' };
+  const kind = (raw as { source?: unknown }).source;
+  if (typeof kind !== 'string') return { ok: false, why: 'source.source: the kind of source is missing' };
+  const schema = (objectSources as Record<string, z.ZodType<PluginSource>>)[kind];
+  if (!schema) return { ok: false, why: `source.source: the source kind "${safeLine(kind)}" is not one plinth installs (${Object.keys(objectSources).join(', ')})` };
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return { ok: true, source: parsed.data };
+  const issue = parsed.error.issues[0]!;
+  return { ok: false, why: `source.${issue.path.join('.')}: ${issue.path.length === 1 && (raw as Record<string, unknown>)[String(issue.path[0])] === undefined ? `missing (a "${kind}" source needs it)` : issue.message}` };
+}
 
 const entrySchema = z.object({
   name: text,
@@ -103,22 +118,20 @@ export function parseCatalogue(textIn: string, file: string, format: Catalogue['
     const entry = entrySchema.safeParse(raw);
     if (!entry.success) {
       const issue = entry.error.issues[0]!;
-      skipped.push(`plugins.${index}.${issue.path.join('.')}: ${issue.message}`);
+      skipped.push(`plugins.${index}.${issue.path.join('.')}: ${issue.path.length === 1 && issue.code === 'invalid_type' && (raw as Record<string, unknown> | null)?.[String(issue.path[0])] === undefined ? 'missing' : issue.message}`);
       return;
     }
-    const source = pluginSourceSchema.safeParse(entry.data.source);
-    if (!source.success) {
-      const issue = source.error.issues[0]!;
-      const kind = typeof entry.data.source === 'object' && entry.data.source !== null ? (entry.data.source as { source?: unknown }).source : undefined;
-      skipped.push(`${safeLine(entry.data.name)} (plugins.${index}.source${issue.path.length ? `.${issue.path.join('.')}` : ''}): ${typeof kind === 'string' && !['local', 'github', 'url', 'git-subdir', 'npm', 'archive'].includes(kind) ? `the source kind "${safeLine(kind)}" is not one plinth installs` : issue.message}`);
+    const source = parseSource(entry.data.source);
+    if (!source.ok) {
+      skipped.push(`${safeLine(entry.data.name)}: plugins.${index}.${source.why}`);
       return;
     }
     if (seen.has(entry.data.name)) {
-      skipped.push(`${safeLine(entry.data.name)} (plugins.${index}): a second entry of that name`);
+      skipped.push(`${safeLine(entry.data.name)}: plugins.${index}: a second entry of that name`);
       return;
     }
     seen.add(entry.data.name);
-    plugins.push({ name: entry.data.name, description: entry.data.description ?? '', ...(entry.data.version && { version: entry.data.version }), keywords: entry.data.keywords ?? (entry.data.category ? [entry.data.category] : []), source: source.data });
+    plugins.push({ name: entry.data.name, description: entry.data.description ?? '', ...(entry.data.version && { version: entry.data.version }), keywords: entry.data.keywords ?? (entry.data.category ? [entry.data.category] : []), source: source.source });
   });
   const owner = parsed.data.owner?.name;
   const pluginRoot = parsed.data.metadata?.pluginRoot;

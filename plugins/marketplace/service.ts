@@ -8,7 +8,7 @@ import { DocumentCache } from './cache.js';
 import { type DocumentContext, fetchPackument, fetchSearchObjects } from './documents.js';
 import { type InstallContext, type NpmContext, type Staged, approvalFor, approve, commit, fetchArchive, fetchFolder, fetchLocal, fetchPlanned, readManifest, step, withNpmDependencies } from './install.js';
 import { cloneAt } from './git.js';
-import { Marketplaces } from './marketplaces.js';
+import { Marketplaces, NOT_FOLLOWED } from './marketplaces.js';
 import { CATALOGUE_FILES, type CatalogueEntry, GITHUB_REPO, gitUrlOf, insidePath } from './peer-catalogue.js';
 import { NO_NPM_DEPENDENCIES, readNpmDependencies } from './npm-deps.js';
 import { type Registry, commandLineRegistry, configuredRegistries, registryFor } from './registries.js';
@@ -246,7 +246,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       const catalogue = await marketplaces.catalogue(record);
       const entry = catalogue.plugins.find((p) => p.name === source.plugin);
       if (!entry) {
-        const skipped = catalogue.skipped.find((s) => s.startsWith(`${source.plugin} (`));
+        const skipped = catalogue.skipped.find((s) => s.startsWith(`${source.plugin}: `));
         throw new PlinthError('PLN_E_MARKETPLACE_UNKNOWN', skipped ? `marketplace "${record.name}" lists ${safeLine(source.plugin)} with a source plinth cannot install: ${skipped}` : `marketplace "${record.name}" has no plugin "${safeLine(source.plugin)}"`, {
           hint: `\`plinth ext search ${safeLine(source.plugin)}\` lists what the registries and marketplaces have; \`plinth ext marketplace update ${record.name}\` fetches its catalogue again`,
           details: { step: 'resolve', marketplace: record.name, plugin: source.plugin },
@@ -451,7 +451,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         }
       };
       for (const entry of Object.values(lock.plugins).filter(fetchedOutside)) {
-        notes.push({ registry: entry.registry, kind: 'unchecked', message: `${entry.name}@${entry.version} was installed from ${entry.source?.kind === 'archive' ? 'an archive' : 'git'} (${entry.resolved}): not checked for updates (ext outdated does not follow such sources yet)` });
+        notes.push({ registry: entry.registry, kind: 'unchecked', message: `${entry.name}@${entry.version} was installed from ${entry.source?.kind === 'archive' ? 'an archive' : 'git'} (${entry.resolved}): not checked for updates ${NOT_FOLLOWED}` });
       }
       const checkable = Object.values(lock.plugins).filter((entry) => entry.registry !== 'file' && !fetchedOutside(entry) && registryOrSkip(entry) !== undefined);
       // Revocations first: a revoked version is never offered as an update.
