@@ -303,6 +303,24 @@ describe('a Claude Code marketplace served by git daemon', () => {
   }, 30_000);
 });
 
+describe('a Claude Code marketplace in a folder, with a pluginRoot', () => {
+  it('reads it where it is; a bare folder name is below metadata.pluginRoot', async () => {
+    const market = join(base, 'rooted-market');
+    await claudePlugin(join(market, 'plugins', 'formatter'), 'formatter', '3.0.0', 'formats');
+    await write(join(market, '.claude-plugin', 'marketplace.json'), { name: 'rooted', owner: { name: 'Team' }, metadata: { pluginRoot: './plugins' }, plugins: [{ name: 'formatter', source: 'formatter' }] });
+    const home = await box();
+    const added = await run(home, ['ext', 'marketplace', 'add', market]);
+    expectExit(added, 0);
+    expect(added.stdout).toContain(`Added marketplace rooted (Claude Code catalogue, 1 plugin) from ${market}.`);
+    expectExit(await run(home, ['ext', 'install', 'formatter@rooted', '--yes']), 0);
+    expect((await lock(home)).plugins.formatter).toMatchObject({ version: '3.0.0', source: { kind: 'local', url: market, path: 'plugins/formatter', marketplace: 'rooted' } });
+    // Read where it is: nothing of it is cached but its record.
+    expect(existsSync(join(home.home, 'cache', 'marketplaces', 'rooted', 'repo'))).toBe(false);
+    const text = await run(home, ['ext', 'marketplace', 'list']);
+    expect(text.stdout).toMatch(/rooted\s+claude\s+1\s+/);
+  }, 60_000);
+});
+
 describe('a Codex marketplace in a folder', () => {
   it('is read from .agents/plugins/marketplace.json and its local entries install', async () => {
     const market = join(base, 'codex-market');

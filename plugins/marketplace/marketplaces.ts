@@ -14,9 +14,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { type Launcher, PlinthError, safeLine, withFileLock, writeFileAtomic } from 'plinth/sdk';
+import { isAlive } from 'plinth/internal';
 import { z } from 'zod';
 import { getDocument } from './fetcher.js';
 import { cloneAt } from './git.js';
@@ -163,6 +164,14 @@ export class Marketplaces {
     return record;
   }
 
+  /** Removes the temporary folders of adds and updates whose process is gone (killed before it cleaned up). */
+  private async cleanLeftovers(): Promise<void> {
+    for (const entry of await readdir(this.cacheDir).catch(() => [] as string[])) {
+      const pid = /^\.(?:fetch|old)-(\d+)-/.exec(entry)?.[1];
+      if (pid !== undefined && Number(pid) !== process.pid && !isAlive(Number(pid))) await rm(join(this.cacheDir, entry), { recursive: true, force: true });
+    }
+  }
+
   private dirOf(name: string): string {
     return join(this.cacheDir, name);
   }
@@ -178,7 +187,9 @@ export class Marketplaces {
 
   private async fetchAndRecord(source: MarketplaceSource, before: MarketplaceRecord | undefined, signal?: AbortSignal): Promise<{ record: MarketplaceRecord; catalogue: Catalogue }> {
     await mkdir(this.cacheDir, { recursive: true });
-    const temp = join(this.cacheDir, `.fetch-${randomBytes(6).toString('hex')}`);
+    await this.cleanLeftovers();
+    // Named by this process: what a killed add or update left is removed by the next one (cleanLeftovers).
+    const temp = join(this.cacheDir, `.fetch-${process.pid}-${randomBytes(6).toString('hex')}`);
     try {
       let catalogue: Catalogue;
       let commit: string | undefined;
@@ -207,7 +218,7 @@ export class Marketplaces {
       await mkdir(temp, { recursive: true });
       await writeFileAtomic(join(temp, 'catalogue.json'), `${JSON.stringify(catalogue, null, 2)}\n`);
       // The new catalogue (and checkout) replaces the old one with two renames; the record follows.
-      const old = `${dir}.old-${randomBytes(4).toString('hex')}`;
+      const old = join(this.cacheDir, `.old-${process.pid}-${randomBytes(4).toString('hex')}`);
       const had = existsSync(dir);
       if (had) await rename(dir, old);
       await rename(temp, dir);

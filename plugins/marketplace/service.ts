@@ -260,7 +260,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         if (names.has(npm.package)) await store.update((data) => void (data.plugins[npm.package] && (data.plugins[npm.package]!.source = { kind: 'npm', url: npm.registry ?? result.changes.find((c) => c.name === npm.package)!.registry, marketplace: record.name })));
         return { changes: result.changes, notes: [...notes, ...result.notes] };
       }
-      return installStagedFetch((staging) => stageEntry(entry, record.name, staging, request, source.ref), request, again, notes);
+      return installStagedFetch((staging) => stageEntry(entry, record.name, staging, request, source.ref, catalogue.pluginRoot), request, again, notes);
     }
     if (source.kind === 'archive') return installStagedFetch((staging) => fetchArchive(installContext, source.url, source.sha256, join(staging, 'archive'), request), request, again, notes);
     return installStagedFetch(async (staging) => {
@@ -272,10 +272,11 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   };
 
   /** Fetches a marketplace entry's plugin (not an npm one) into `staging`. */
-  const stageEntry = async (entry: CatalogueEntry, market: string, staging: string, request: InstallOptions, refOverride?: string): Promise<Staged> => {
+  const stageEntry = async (entry: CatalogueEntry, market: string, staging: string, request: InstallOptions, refOverride?: string, pluginRoot?: string): Promise<Staged> => {
     const record = await marketplaces.get(market);
     const src = entry.source;
-    const local = typeof src === 'string' && !(GITHUB_REPO.test(src) && !src.startsWith('.')) ? src : typeof src === 'object' && src.source === 'local' ? src.path : undefined;
+    // A relative path string is a folder of the marketplace, below Claude Code's `metadata.pluginRoot` when it sets one.
+    const local = typeof src === 'string' && !(GITHUB_REPO.test(src) && !src.startsWith('.')) ? (pluginRoot ? `${pluginRoot.replace(/\/+$/, '')}/${src}` : src) : typeof src === 'object' && src.source === 'local' ? src.path : undefined;
     if (local !== undefined) {
       const root = marketplaces.rootOf(record);
       const inside = insidePath(local);
