@@ -397,6 +397,24 @@ describe('a Gemini CLI extension repository with tags, installed by its URL', ()
     expect(update.stderr).toContain('ext update does not follow such sources yet');
   }, 90_000);
 
+  it('the same version at another commit (a branch that moved on) replaces the files in place, pinned to the new commit', async () => {
+    const home = await box();
+    expectExit(await run(home, ['ext', 'install', `file://${repo}#v2.0.0`, '--yes']), 0);
+    await git(repo, 'checkout', '-q', '-b', 'next');
+    await write(join(repo, 'GEMINI.md'), '# Two, amended\n');
+    const amended = await commitAll(repo, 'amended, same version');
+    await git(repo, 'checkout', '-q', 'main');
+    expectExit(await run(home, ['ext', 'install', `file://${repo}`, '--ref', 'next', '--yes']), 0);
+    expect((await lock(home)).plugins['gemini-tagged']).toMatchObject({ version: '2.0.0', source: { ref: 'next', commit: amended } });
+    expect(await readFile(join(home.home, 'plugins', 'gemini-tagged', 'GEMINI.md'), 'utf8')).toBe('# Two, amended\n');
+    const verified = json<{ plugins: Array<{ status: string }> }>(await run(home, ['ext', 'verify', 'gemini-tagged', '--json']));
+    expect(verified.plugins[0]?.status).toBe('ok');
+    // The same commit again changes nothing.
+    const again = await run(home, ['ext', 'install', `file://${repo}`, '--ref', 'next', '--yes']);
+    expectExit(again, 0);
+    expect(again.stdout).toContain('Nothing to do');
+  }, 60_000);
+
   it('refuses a ref that does not exist, and a symbolic link in the repository, with nothing installed', async () => {
     const home = await box();
     const noRef = await run(home, ['ext', 'install', `file://${repo}`, '--ref', 'v9.9.9', '--yes']);
@@ -432,6 +450,20 @@ describe('a Gemini CLI extension repository with tags, installed by its URL', ()
       expect((await lock(home)).plugins['gemini-tagged']).toMatchObject({ version: '1.0.0', source: { commit: v1 } });
       expect(await readFile(join(home.home, 'plugins', 'gemini-tagged', 'GEMINI.md'), 'utf8')).toBe('# One\n');
     }
+    // Killed while git clones (the checkout appearing in its staging folder).
+    const cloning = start(home, ['ext', 'install', `${daemonUrl}/gemini-ext.git#v2.0.0`, '--yes']);
+    let ended = false;
+    const cloned = new Promise((done) => cloning.once('exit', (code) => ((ended = true), done(code))));
+    const plugins = join(home.home, 'plugins');
+    for (let seen = false; !seen; ) {
+      expect(ended, 'the install ended before its clone was seen').toBe(false);
+      seen = readdirSync(plugins).some((e) => e.startsWith('.staging') && existsSync(join(plugins, e, 'fetched', 'git')));
+      if (!seen) await new Promise((done) => setImmediate(done));
+    }
+    cloning.kill('SIGKILL');
+    await cloned;
+    expect(await readlink(join(plugins, 'gemini-tagged'))).toBe(join('.versions', 'gemini-tagged@1.0.0'));
+    expect((await lock(home)).plugins['gemini-tagged']).toMatchObject({ version: '1.0.0', source: { commit: v1 } });
     expectExit(await run(home, ['ext', 'install', `${daemonUrl}/gemini-ext.git#v2.0.0`, '--yes']), 0);
     expect((await lock(home)).plugins['gemini-tagged']).toMatchObject({ version: '2.0.0', source: { commit: v2 } });
     // What the killed installs left in staging went with the retry.
