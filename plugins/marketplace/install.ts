@@ -329,7 +329,10 @@ async function reinstall(context: InstallContext, staged: Staged, before: LockEn
   });
   // A --force reinstall is always of a fresh download: what its extraction wrote is recorded.
   const tree = await recordedTree(staged, target);
-  const { revoked: _revoked, source: _source, ...kept } = before;
+  const { revoked: _revoked, source: _source, ...rest } = before;
+  // The same version from another kind of source (a registry, git, an archive) is recorded as coming from there.
+  const { registryUrl: _url, signature: _signature, ...unsigned } = rest;
+  const kept = staged.origin !== undefined || before.source !== undefined ? { ...unsigned, registry: staged.registry, range: staged.range, ...(staged.registryUrl && { registryUrl: staged.registryUrl }) } : rest;
   await step('record', staged.name, undefined, () => store.update((data) => void (data.plugins[staged.name] = { ...kept, ...(staged.origin && { source: staged.origin }), integrity: staged.integrity, resolved: staged.resolved, installedAt: new Date().toISOString(), ...(staged.signature && { signature: staged.signature }), tree })));
   await rm(aside, { recursive: true, force: true });
   const trust = await kernel.get('trust');
