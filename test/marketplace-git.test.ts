@@ -300,6 +300,14 @@ describe('a Claude Code marketplace served by git daemon', () => {
     expect(result.stderr).toContain('"plugins"');
     const none = await run(home, ['ext', 'marketplace', 'add', join(base, 'src')]);
     expect(none.stderr).toContain('holds no marketplace catalogue');
+    // A catalogue named like a version or the latest tag would take over name@latest: refused.
+    for (const name of ['latest', '2.x']) {
+      const taker = join(base, `taker-${name}`);
+      await write(join(taker, '.claude-plugin', 'marketplace.json'), { name, owner: { name: 'x' }, plugins: [] });
+      const refused = await run(home, ['ext', 'marketplace', 'add', taker]);
+      expectExit(refused, 1);
+      expect(refused.stderr).toContain('reads as a version or the latest tag');
+    }
   }, 30_000);
 });
 

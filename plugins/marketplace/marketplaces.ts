@@ -18,6 +18,7 @@ import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { type Launcher, PlinthError, safeLine, withFileLock, writeFileAtomic } from 'plinth/sdk';
 import { isAlive } from 'plinth/internal';
+import semver from 'semver';
 import { z } from 'zod';
 import { getDocument } from './fetcher.js';
 import { cloneAt } from './git.js';
@@ -202,6 +203,13 @@ export class Marketplaces {
         const url = new URL(source.url);
         const document = await getDocument({ name: 'marketplace', url: new URL(url.origin) }, url, { timeoutMs: this.options.timeoutMs, maxBytes: Math.min(this.options.maxBytes, 8 * 1024 * 1024), step: 'resolve', ...(signal && { signal }) });
         catalogue = parseCatalogue(document.body.toString('utf8'), source.url, /\.agents\/plugins\//.test(url.pathname) ? 'codex' : 'claude');
+      }
+      // `plugin@<name>` must not read as a version or the `latest` tag: a catalogue named so would take over `x@latest`.
+      if (catalogue.name === 'latest' || semver.validRange(catalogue.name) !== null) {
+        throw new PlinthError('PLN_E_MARKETPLACE_INVALID', `the marketplace calls itself "${safeLine(catalogue.name)}", which reads as a version or the latest tag in plugin@${safeLine(catalogue.name)}: not added`, {
+          hint: 'ask its publisher to give it another name',
+          details: { step: 'resolve', marketplace: catalogue.name },
+        });
       }
       const records = await this.records();
       const taken = records[catalogue.name];

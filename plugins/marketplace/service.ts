@@ -214,11 +214,12 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
    * `plugin@marketplace` (an added marketplace's entry), a git URL or GitHub's `owner/repo` (`#ref`),
    * an archive URL (`#sha256=<hex>`).
    */
-  const fetchedSource = async (spec: string): Promise<FetchedSource | undefined> => {
+  const fetchedSource = async (spec: string, registry: string | undefined): Promise<FetchedSource | undefined> => {
     const hash = spec.indexOf('#');
     const [base, fragment] = hash > 0 ? [spec.slice(0, hash), spec.slice(hash + 1)] : [spec, undefined];
     const at = base.lastIndexOf('@');
-    if (at > 0 && !base.includes('://') && !/^[\w.-]+@[\w.-]+:/.test(base)) {
+    // With --registry, name@x is always a registry's name and range or tag.
+    if (at > 0 && registry === undefined && !base.includes('://') && !/^[\w.-]+@[\w.-]+:/.test(base)) {
       const records = await marketplaces.records();
       const market = base.slice(at + 1);
       if (records[market]) return { kind: 'entry', plugin: base.slice(0, at), marketplace: market, ...(fragment && { ref: fragment }) };
@@ -385,7 +386,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
 
     async install(spec, request = {}) {
       const notes: MarketNote[] = [];
-      const fetched = await fetchedSource(spec);
+      const fetched = await fetchedSource(spec, request.registry);
       if (fetched) return installFetched(fetched, spec, request, notes);
       const local = isTarballPath(spec);
       const unsupported = unsupportedSource(spec, local);
