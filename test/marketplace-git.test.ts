@@ -280,6 +280,18 @@ describe('a Claude Code marketplace served by git daemon', () => {
     expect(updated.stdout).toContain(`Updated marketplace team-tools: 8 plugins at ${after.slice(0, 12)}`);
     expect(json<{ hits: Array<{ name: string }> }>(await run(home, ['ext', 'search', 'arrived', '--json'])).hits.map((h) => h.name)).toEqual(['newcomer']);
 
+    // An update killed between its two renames: the next command puts the catalogue back as it was.
+    const child = start(home, ['ext', 'marketplace', 'update', 'team-tools'], { PLINTH_MARKET_PAUSE_AT: 'marketplace-swap' });
+    const exited = new Promise((done) => child.once('exit', done));
+    let said = '';
+    await new Promise<void>((done) => child.stderr!.on('data', (chunk: Buffer) => ((said += chunk.toString()), said.includes('paused at marketplace-swap') && done())));
+    child.kill('SIGKILL');
+    await exited;
+    expect(existsSync(join(home.home, 'cache', 'marketplaces', 'team-tools'))).toBe(false);
+    const back = json<{ marketplaces: Array<{ name: string; plugins: number; skipped: string[] }> }>(await run(home, ['ext', 'marketplace', 'list', '--json']));
+    expect(back.marketplaces).toEqual([expect.objectContaining({ name: 'team-tools', plugins: 8 })]);
+    expect(readdirSync(join(home.home, 'cache', 'marketplaces')).filter((e) => e.startsWith('.'))).toEqual([]);
+
     const removed = await run(home, ['ext', 'marketplace', 'remove', 'team-tools', '--json']);
     expectExit(removed, 0);
     expect(json<{ removed: string }>(removed).removed).toBe('team-tools');

@@ -62,6 +62,8 @@ export interface MarketplacesOptions {
   readonly launcher: () => Promise<Launcher>;
   readonly timeoutMs: number;
   readonly maxBytes: number;
+  /** For the test hook `PLINTH_MARKET_PAUSE_AT=marketplace-swap` (default: the process's). */
+  readonly env?: Record<string, string | undefined>;
 }
 
 /** The added marketplaces and their cached catalogues. */
@@ -126,6 +128,7 @@ export class Marketplaces {
 
   /** Every added marketplace with its catalogue (one that cannot be read says so in `skipped`). */
   async list(): Promise<MarketplaceInfo[]> {
+    await this.cleanLeftovers();
     const out: MarketplaceInfo[] = [];
     for (const record of Object.values(await this.records())) {
       const root = this.rootOf(record);
@@ -165,11 +168,16 @@ export class Marketplaces {
     return record;
   }
 
-  /** Removes the temporary folders of adds and updates whose process is gone (killed before it cleaned up). */
+  /** Removes the temporary folders of adds and updates whose process is gone (killed before it cleaned up), or puts a catalogue set aside back. */
   private async cleanLeftovers(): Promise<void> {
     for (const entry of await readdir(this.cacheDir).catch(() => [] as string[])) {
-      const pid = /^\.(?:fetch|old)-(\d+)-/.exec(entry)?.[1];
-      if (pid !== undefined && Number(pid) !== process.pid && !isAlive(Number(pid))) await rm(join(this.cacheDir, entry), { recursive: true, force: true });
+      const match = /^\.(fetch|old)-(\d+)-/.exec(entry);
+      if (!match || Number(match[2]) === process.pid || isAlive(Number(match[2]))) continue;
+      const path = join(this.cacheDir, entry);
+      // Killed between the two renames of a refresh: the catalogue set aside goes back when nothing took its place.
+      const name = match[1] === 'old' ? ((JSON.parse(await readFile(join(path, 'catalogue.json'), 'utf8').catch(() => '{}')) as { name?: unknown }).name) : undefined;
+      if (typeof name === 'string' && /^[a-z0-9][a-z0-9._-]*$/i.test(name) && !existsSync(this.dirOf(name))) await rename(path, this.dirOf(name));
+      else await rm(path, { recursive: true, force: true });
     }
   }
 
@@ -229,6 +237,10 @@ export class Marketplaces {
       const old = join(this.cacheDir, `.old-${process.pid}-${randomBytes(4).toString('hex')}`);
       const had = existsSync(dir);
       if (had) await rename(dir, old);
+      if ((this.options.env ?? process.env).PLINTH_MARKET_PAUSE_AT === 'marketplace-swap') {
+        process.stderr.write('marketplace: paused at marketplace-swap\n');
+        await new Promise((done) => setTimeout(done, 60_000));
+      }
       await rename(temp, dir);
       if (had) await rm(old, { recursive: true, force: true });
       const now = new Date().toISOString();
