@@ -493,9 +493,10 @@ describe('a Gemini CLI extension repository with tags, installed by its URL', ()
 
 /**
  * git's smart HTTP, as a forge serves it: `git http-backend` (a CGI program) behind a small node
- * HTTP server on 127.0.0.1, serving the repositories under `root` at `/<owner>/<repo>`.
+ * HTTP server on 127.0.0.1, serving the repositories under `root` at `/<owner>/<repo>`; `v0`: as an
+ * old server, that does not hand out a commit by its id.
  */
-async function httpBackend(root: string): Promise<{ url: string; close: () => Promise<void> }> {
+async function httpBackend(root: string, { v0 = false }: { v0?: boolean } = {}): Promise<{ url: string; close: () => Promise<void> }> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const child = spawn('git', ['http-backend'], {
@@ -509,7 +510,8 @@ async function httpBackend(root: string): Promise<{ url: string; close: () => Pr
         CONTENT_TYPE: req.headers['content-type'] ?? '',
         REMOTE_ADDR: '127.0.0.1',
         ...(req.headers['content-encoding'] && { HTTP_CONTENT_ENCODING: String(req.headers['content-encoding']) }),
-        ...(req.headers['git-protocol'] && { GIT_PROTOCOL: String(req.headers['git-protocol']) }),
+        // Without the client's Git-Protocol header the backend speaks protocol v0 (no fetch of a commit by its id).
+        ...(!v0 && req.headers['git-protocol'] && { GIT_PROTOCOL: String(req.headers['git-protocol']) }),
       },
     });
     req.pipe(child.stdin);
@@ -560,6 +562,14 @@ describe('a repository served over HTTP, by its URL as a forge shows it', () => 
     expect(market.stderr).toContain(`plinth ext marketplace add ${forge.url}/acme/tools`);
     expectExit(await run(home, ['ext', 'marketplace', 'add', `${forge.url}/acme/tools`]), 0);
     expectExit(await run(home, ['ext', 'install', 'relative-plugin@team-tools', '--yes']), 0);
+
+    // A commit pinned on a server that does not hand out commits by id: the history is cloned, then the commit checked out.
+    await write(join(widget, 'commands', 'hello.md'), '---\ndescription: Say hello, later\n---\nSay hello.\n');
+    await commitAll(widget, 'later');
+    const oldForge = await httpBackend(root, { v0: true });
+    closers.push(oldForge.close);
+    expectExit(await run(home, ['ext', 'install', `${oldForge.url}/acme/widget`, '--ref', commit, '--yes']), 0);
+    expect((await lock(home)).plugins.widget).toMatchObject({ source: { url: `${oldForge.url}/acme/widget`, ref: commit, commit } });
   }, 90_000);
 });
 

@@ -1,14 +1,17 @@
 /**
  * Fetching a git repository at a ref, with the system `git` run through the
  * launcher service (the one door for child processes). Shallow when the ref
- * is a branch or tag (or none: the default branch), a full clone then a
- * checkout when it is a commit or a `sha` pin is given; the commit checked out
+ * is a branch or tag (or none: the default branch); for a commit (the ref, or
+ * a `sha` pin) that one commit is fetched when the server allows it (git's
+ * protocol v2 does), else the whole history is cloned and the commit checked
+ * out; the commit checked out
  * is read back and returned, so that the lock file pins what was installed.
  *
  * git is run without the user's or the system's configuration (no URL
  * rewrites, no hooks, no credential helpers, no prompts) and never recurses
  * into submodules: the repository's content is data until approved.
  */
+import { rm } from 'node:fs/promises';
 import { type Launcher, PlinthError, safeLine } from 'plinth/sdk';
 
 /** What a clone needs. */
@@ -42,7 +45,8 @@ export async function cloneAt(url: string, dir: string, ref: string | undefined,
   if (pinned === undefined) {
     // A branch, a tag, or the default branch: one commit is enough.
     await git(['clone', '--quiet', '--depth', '1', '--no-tags', '--single-branch', ...(ref ? ['--branch', ref] : []), '--', url, dir], undefined, url, options);
-  } else {
+  } else if (!(await fetchCommit(url, dir, pinned, options))) {
+    // The server does not hand out a commit by its id (protocol v0, or a config that forbids it): the whole history, then the commit.
     await git(['clone', '--quiet', '--no-checkout', ...(ref && !byCommit ? ['--branch', ref] : []), '--', url, dir], undefined, url, options);
     await git(['checkout', '--quiet', '--detach', pinned], dir, url, options);
   }
@@ -51,6 +55,23 @@ export async function cloneAt(url: string, dir: string, ref: string | undefined,
     throw new PlinthError('PLN_E_MARKET_GIT', `git: ${safeLine(url)} checked out ${head}, not the pinned commit ${pinned}`, { hint: 'nothing was installed; check the pinned sha', details: { step: 'download', url, commit: head, sha: pinned } });
   }
   return head;
+}
+
+/**
+ * Fetches only `commit` (depth 1) into a new repository at `dir`, as servers speaking git's protocol v2
+ * allow; false (and `dir` removed) when the server refuses it, so that the caller clones instead.
+ */
+async function fetchCommit(url: string, dir: string, commit: string, options: GitOptions): Promise<boolean> {
+  try {
+    await git(['init', '--quiet', '--', dir], undefined, url, options);
+    await git(['fetch', '--quiet', '--depth', '1', '--no-tags', '--', url, commit], dir, url, options);
+    await git(['checkout', '--quiet', '--detach', 'FETCH_HEAD'], dir, url, options);
+    return true;
+  } catch (error) {
+    if (options.signal?.aborted) throw error;
+    await rm(dir, { recursive: true, force: true });
+    return false;
+  }
 }
 
 /** Runs `git <args>` in `cwd` through the launcher; its stdout, or `PLN_E_MARKET_GIT`. */
@@ -63,7 +84,8 @@ async function git(args: readonly string[], cwd: string | undefined, url: string
       program: 'git',
       args: [...SAFE_CONFIG, ...args],
       ...(cwd !== undefined && { cwd }),
-      env: { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_ASKPASS: '', SSH_ASKPASS: '', GIT_LFS_SKIP_SMUDGE: '1' },
+      // No prompt of any kind (ssh included: BatchMode), none of the user's or the system's git configuration.
+      env: { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_ASKPASS: '', SSH_ASKPASS: '', GIT_SSH_COMMAND: 'ssh -o BatchMode=yes', GIT_LFS_SKIP_SMUDGE: '1' },
       timeoutMs: options.timeoutMs,
       stdin: 'ignore',
     },
