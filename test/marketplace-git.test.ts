@@ -199,7 +199,7 @@ describe('a Claude Code marketplace served by git daemon', () => {
     // Without --yes (and no terminal) nothing is installed, and what it declares is shown.
     const unapproved = await run(home, ['ext', 'install', 'relative-plugin@team-tools']);
     expectExit(unapproved, 1);
-    expect(unapproved.stderr).toContain('relative-plugin@1.0.0 declares:');
+    expect(unapproved.stderr).toContain(`relative-plugin@1.0.0 from ${daemonUrl}/claude-market.git#${marketCommit}:plugins/relative-plugin declares:`);
     expect(unapproved.stderr).toContain('PLN_E_MARKET_APPROVAL');
 
     for (const name of ['relative-plugin', 'solo', 'sub-plugin', 'archived', 'npm-plugin']) {

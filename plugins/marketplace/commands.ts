@@ -183,7 +183,7 @@ function installOptions(options: Readonly<Record<string, unknown>>, out: Command
 export function approvalLines(request: ApprovalRequest): string[] {
   const lines: string[] = [];
   for (const p of request.plugins) {
-    lines.push(`${safeLine(p.name)}@${safeLine(p.version)}${p.from ? ` (now ${safeLine(p.from)})` : ''} declares:`, ...describeDeclarations(p.declarations));
+    lines.push(`${safeLine(p.name)}@${safeLine(p.version)}${p.from ? ` (now ${safeLine(p.from)})` : ''}${p.source ? ` from ${safeLine(p.source)}` : ''} declares:`, ...describeDeclarations(p.declarations));
     if (p.changed && p.changed.length > 0) lines.push('  What changed:', ...p.changed.map((c) => `    ${c}`));
   }
   return lines;

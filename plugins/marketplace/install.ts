@@ -211,7 +211,7 @@ export async function approvalFor(staged: readonly Staged[], installed: (name: s
     const before = was?.manifest;
     const changed = was ? declarationChanges(declarationsOf(was.manifest, describeNpm(was.npm)), declarations) : undefined;
     if (!before || changed!.length > 0) unchanged = false;
-    plugins.push({ name: s.name, version: s.version, ...(before && { from: before.version }), declarations, ...(changed && { changed }) });
+    plugins.push({ name: s.name, version: s.version, ...(before && { from: before.version }), ...(s.origin && { source: s.resolved }), declarations, ...(changed && { changed }) });
   }
   return { plugins, unchanged };
 }

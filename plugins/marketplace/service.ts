@@ -365,7 +365,12 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       }
       // The added marketplaces' catalogues, beside the registries (not with --registry): each hit names its marketplace.
       if (override === undefined) {
-        for (const info of await marketplaces.list()) {
+        const added = await marketplaces.list().catch((error: unknown) => {
+          // A damaged list of marketplaces does not hide the registries' results: said in a note.
+          notes.push({ registry: 'marketplaces', kind: 'unreachable', message: (error as Error).message });
+          return [];
+        });
+        for (const info of added) {
           let catalogue;
           try {
             catalogue = await marketplaces.catalogue(info);

@@ -252,7 +252,8 @@ export interface KeyTrustRequest {
 
 /** How a caller approves what a download declares before any of it runs. */
 export interface ApprovalRequest {
-  readonly plugins: ReadonlyArray<{ name: string; version: string; from?: string; declarations: Declarations; changed?: readonly string[] }>;
+  /** `from`: the version installed now; `source`: where it is fetched from when not a registry (`<git url>#<commit>`, an archive's URL). */
+  readonly plugins: ReadonlyArray<{ name: string; version: string; from?: string; source?: string; declarations: Declarations; changed?: readonly string[] }>;
 }
 
 /** Options of install and update. */
