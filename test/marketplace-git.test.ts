@@ -334,7 +334,7 @@ describe('a Claude Code marketplace in a folder, with a pluginRoot', () => {
     expect(added.stdout).toContain(`Added marketplace rooted (Claude Code catalogue, 1 plugin) from ${market}.`);
     expectExit(await run(home, ['ext', 'install', 'formatter@rooted', '--yes']), 0);
     expect((await lock(home)).plugins.formatter).toMatchObject({ version: '3.0.0', source: { kind: 'local', url: market, path: 'plugins/formatter', marketplace: 'rooted' } });
-    // Read where it is: nothing of it is cached but its record.
+    // Read where it is: no clone of it is made.
     expect(existsSync(join(home.home, 'cache', 'marketplaces', 'rooted', 'repo'))).toBe(false);
     const text = await run(home, ['ext', 'marketplace', 'list']);
     expect(text.stdout).toMatch(/rooted\s+claude\s+1\s+/);
