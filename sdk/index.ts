@@ -139,6 +139,7 @@ export type {
   InstallResult,
   KeyTrustRequest,
   LockEntry,
+  LockSource,
   LockFile,
   MarketChange,
   MarketNote,

@@ -98,16 +98,19 @@ describe('a registry that needs a token', () => {
 });
 
 describe('what install takes', () => {
-  it('a URL, a git repository or GitHub\'s owner/repo is refused with the sources it takes, before any lock or request', async () => {
+  it('a URL it does not fetch from, an archive without its SHA-256, or no name is refused with the sources it takes, before any lock or request', async () => {
     const watcher = await recordingServer({ answer: (_req, res) => (res.writeHead(404).end(), true) });
     closers.push(() => watcher.close());
     const market = await host([{ name: 'local', url: watcher.url }]);
-    for (const spec of ['https://github.com/o/r', `${watcher.url}x/-/x-1.0.0.tgz`, 'git+ssh://git@github.com/o/r.git', 'github:o/r', 'o/r', 'Not A Name']) {
+    for (const spec of ['ftp://example.test/o/r', 'github:o/r', 'Not A Name']) {
       const error = await rejection(market.install(spec, { yes: true }));
       expect(error.code, spec).toBe('PLN_E_MARKET_SOURCE');
       expect(error.message).toContain('name@range');
       expect(error.message).toContain('.tgz');
     }
+    // An archive is fetched only with its digest pinned.
+    const unpinned = await rejection(market.install(`${watcher.url}x/-/x-1.0.0.tgz`, { yes: true }));
+    expect(unpinned).toMatchObject({ code: 'PLN_E_MARKET_SOURCE', message: expect.stringContaining('SHA-256 pinned') as unknown });
     expect(watcher.seen).toEqual([]);
   });
 });

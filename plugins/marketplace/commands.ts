@@ -2,6 +2,7 @@
 import { type ApprovalRequest, type CommandOutput, type CommandSpec, EXIT, type InstallResult, type KeyTrustRequest, type MarketNote, type MarketplaceService, PlinthError, type RevokedEntry, formatTable, safeLine } from 'plinth/sdk';
 import { GRANT_OPTION, type GrantsService, askYesNo, grantReviewLines, processTerminal, whyNotAsk } from 'plinth/internal';
 import { describeDeclarations } from './declared.js';
+import { type Marketplaces, NOT_FOLLOWED, describeSource } from './marketplaces.js';
 import { progressBar } from './progress.js';
 
 const YES = {
@@ -20,7 +21,7 @@ function positiveOption(value: unknown, name: string, fallback: number, max: num
 }
 
 /** `grants`: the sandbox's service when a plugin provides it: what an installed or updated plugin declares beyond its grant is asked about at once. */
-export function marketplaceCommands(service: () => Promise<MarketplaceService>, grants: () => Promise<GrantsService | undefined> = async () => undefined): CommandSpec[] {
+export function marketplaceCommands(service: () => Promise<MarketplaceService>, grants: () => Promise<GrantsService | undefined> = async () => undefined, marketplaces?: () => Marketplaces): CommandSpec[] {
   const review = async (result: InstallResult, out: CommandOutput, signal: AbortSignal, grant: boolean): Promise<void> => {
     for (const change of result.changes) for (const line of grantReviewLines(await (await grants())?.review(change.name, { signal, grant }))) out.note(line);
   };
@@ -53,9 +54,11 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
     },
     {
       name: 'ext install',
-      args: [{ name: 'plugin', required: true, description: 'name, name@range, name@tag, or the path of a .tgz' }],
+      args: [{ name: 'plugin', required: true, description: 'name, name@range, name@tag, plugin@marketplace, a git URL or owner/repo (#ref), an archive URL (--sha256), or the path of a .tgz' }],
       options: {
         registry: { type: 'string', value: '<url|name>', description: 'Install from this registry instead of the configured ones: a URL, a folder, or a registry\'s name (plinth: the embedded one)' },
+        ref: { type: 'string', value: '<ref>', description: 'For a git source: the branch, tag or commit to install (as <url>#<ref>)' },
+        sha256: { type: 'string', value: '<hex>', description: 'For an archive URL (.tgz): its SHA-256, required, checked before anything is extracted' },
         force: { type: 'boolean', description: 'Install the version again even when it is the one installed (restores files changed on disk), verified again' },
         'trust-key': { type: 'string', value: '<keyid>', description: 'Trust this key of the registry on first use without asking (check its fingerprint with the registry\'s operator first)' },
         ...YES,
@@ -64,11 +67,16 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
         const registry = typeof options.registry === 'string' ? options.registry : undefined;
         const trustKeyIds = typeof options['trust-key'] === 'string' ? [options['trust-key']] : undefined;
         // This process exits once installed: a new plugin loads where it runs (a running `plinth up` picks it up); an update still loads here first.
-        const result = await withProgress((progress) => service().then((s) => s.install(args[0]!, { ...(registry && { registry }), ...(options.force === true && { force: true }), ...(trustKeyIds && { trustKeyIds }), ...installOptions(options, out, signal, progress), loadNew: false })));
-        report(out, json, result, 'installed', args[0]);
+        if (typeof options.ref === 'string' && typeof options.sha256 === 'string') throw new PlinthError('PLN_E_CLI_USAGE', '--ref is for a git source and --sha256 for an archive: not both', { hint: 'usage: plinth ext install <git url> --ref <ref> | <url.tgz> --sha256 <hex>' });
+        const fragment = typeof options.ref === 'string' ? options.ref : typeof options.sha256 === 'string' ? `sha256=${options.sha256}` : undefined;
+        if (fragment !== undefined && args[0]!.includes('#')) throw new PlinthError('PLN_E_CLI_USAGE', `"${safeLine(args[0]!)}" names a ref (#…) already: --ref or --sha256 is one too many`, { hint: 'give the ref once' });
+        const spec = fragment === undefined ? args[0]! : `${args[0]!}#${fragment}`;
+        const result = await withProgress((progress) => service().then((s) => s.install(spec, { ...(registry && { registry }), ...(options.force === true && { force: true }), ...(trustKeyIds && { trustKeyIds }), ...installOptions(options, out, signal, progress), loadNew: false })));
+        report(out, json, result, 'installed', spec);
         await review(result, out, signal, options.grant === true);
       },
     },
+    ...(marketplaces ? marketplaceSourceCommands(marketplaces) : []),
     {
       name: 'ext verify',
       args: [{ name: 'name', description: 'The installed plugin to check (none: every one)' }],
@@ -108,7 +116,8 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
         for (const u of result.unchecked) out.print(`not checked: ${safeLine(u.name)}@${safeLine(u.version)} (registry ${safeLine(u.registry)}): ${safeLine(u.reason)}`);
         if (result.plugins.length > 0) out.print(formatTable(['NAME', 'CURRENT', 'WANTED', 'LATEST', 'RANGE', 'REGISTRY'], result.plugins.map((p) => [p.name, p.current, p.wanted, p.latest, p.range, p.registry])));
         else if (result.unchecked.length > 0) out.print(`No newer versions among the plugins checked; ${result.unchecked.length} could not be checked (above).`);
-        else out.print(result.revoked.length === 0 ? 'Every installed plugin is up to date.' : 'No newer versions.');
+        // Git and archive sources are not checked yet (a note names each): never called up to date.
+        else out.print(result.revoked.length === 0 && !result.notes.some((n) => n.message.endsWith(NOT_FOLLOWED)) ? 'Every installed plugin is up to date.' : 'No newer versions among the plugins checked.');
         return result.unchecked.length > 0 ? EXIT.FAILURE : EXIT.OK;
       },
     },
@@ -174,7 +183,7 @@ function installOptions(options: Readonly<Record<string, unknown>>, out: Command
 export function approvalLines(request: ApprovalRequest): string[] {
   const lines: string[] = [];
   for (const p of request.plugins) {
-    lines.push(`${safeLine(p.name)}@${safeLine(p.version)}${p.from ? ` (now ${safeLine(p.from)})` : ''} declares:`, ...describeDeclarations(p.declarations));
+    lines.push(`${safeLine(p.name)}@${safeLine(p.version)}${p.from ? ` (now ${safeLine(p.from)})` : ''}${p.source ? ` from ${safeLine(p.source)}` : ''} declares:`, ...describeDeclarations(p.declarations));
     if (p.changed && p.changed.length > 0) lines.push('  What changed:', ...p.changed.map((c) => `    ${c}`));
   }
   return lines;
@@ -205,4 +214,56 @@ function report(out: CommandOutput, json: boolean, result: InstallResult, verb: 
 
 function printNotes(out: CommandOutput, notes: readonly MarketNote[]): void {
   for (const note of notes) out.note(`plinth: warning: ${note.message}`);
+}
+
+/** `plinth ext marketplace add | list | update | remove`: the peers' marketplaces as sources beside the registries. */
+function marketplaceSourceCommands(marketplaces: () => Marketplaces): CommandSpec[] {
+  return [
+    {
+      name: 'ext marketplace add',
+      args: [{ name: 'source', required: true, description: 'A git URL or GitHub\'s owner/repo (#ref), a folder, or the URL of a marketplace.json' }],
+      async run({ args, json, out, signal }) {
+        const { record, catalogue } = await marketplaces().add(args[0]!, signal);
+        if (json) return out.json({ ...record, plugins: catalogue.plugins.map((p) => p.name), skipped: catalogue.skipped });
+        for (const s of catalogue.skipped) out.note(`plinth: warning: ${record.name}: skipped ${s}`);
+        out.print(`Added marketplace ${record.name} (${catalogue.format === 'codex' ? 'Codex' : 'Claude Code'} catalogue, ${catalogue.plugins.length} plugin${catalogue.plugins.length === 1 ? '' : 's'}) from ${safeLine(describeSource(record.source))}${record.commit ? ` at ${record.commit.slice(0, 12)}` : ''}.`);
+        out.print(`Install one with: plinth ext install <plugin>@${record.name}   (plinth ext search lists them)`);
+      },
+    },
+    {
+      name: 'ext marketplace list',
+      async run({ json, out }) {
+        const list = await marketplaces().list();
+        if (json) return out.json({ marketplaces: list });
+        if (list.length === 0) return out.print('No marketplace was added: plinth ext marketplace add <git url | owner/repo | path | url>');
+        out.print(formatTable(['NAME', 'FORMAT', 'PLUGINS', 'SOURCE', 'UPDATED'], list.map((m) => [m.name, m.format, String(m.plugins), safeLine(describeSource(m.source)), m.updatedAt])));
+        for (const m of list) for (const s of m.skipped) out.note(`plinth: warning: ${m.name}: skipped ${safeLine(s)}`);
+      },
+    },
+    {
+      name: 'ext marketplace update',
+      args: [{ name: 'name', description: 'The marketplace to fetch again (none: every one)' }],
+      async run({ args, json, out, signal }) {
+        const store = marketplaces();
+        const names = args[0] !== undefined ? [args[0]] : Object.keys(await store.records());
+        const updated = [];
+        for (const name of names) {
+          const { record, catalogue, from } = await store.update(name, signal);
+          updated.push({ ...record, plugins: catalogue.plugins.map((p) => p.name), skipped: catalogue.skipped, ...(from && { from }) });
+        }
+        if (json) return out.json({ marketplaces: updated });
+        if (updated.length === 0) return out.print('No marketplace was added.');
+        for (const m of updated) out.print(`Updated marketplace ${m.name}: ${m.plugins.length} plugin${m.plugins.length === 1 ? '' : 's'}${m.commit ? ` at ${m.commit.slice(0, 12)}${m.from && m.from !== m.commit ? ` (was ${m.from.slice(0, 12)})` : ''}` : ''}.`);
+      },
+    },
+    {
+      name: 'ext marketplace remove',
+      args: [{ name: 'name', required: true, description: 'The marketplace to forget (the plugins installed from it stay)' }],
+      async run({ args, json, out }) {
+        const record = await marketplaces().remove(args[0]!);
+        if (json) return out.json({ removed: record.name, source: record.source });
+        out.print(`Removed marketplace ${record.name}; the plugins installed from it stay installed.`);
+      },
+    },
+  ];
 }

@@ -23,6 +23,11 @@ export interface RequestOptions {
   readonly etag?: string;
   /** Which step of an install this request is, for errors (`resolve`, `download`). */
   readonly step: string;
+  /**
+   * Follow a redirect to another http(s) origin: only for a download pinned by its digest and
+   * sent without a token (an archive URL with its SHA-256: GitHub's release assets redirect so).
+   */
+  readonly anyOrigin?: boolean;
 }
 
 export interface Fetched {
@@ -137,7 +142,8 @@ async function request(registry: Registry, start: URL, options: RequestOptions, 
       response.resume();
       const location = response.headers.location;
       const next = location === undefined ? undefined : new URL(location, url);
-      if (next === undefined || next.origin !== url.origin) {
+      const elsewhere = options.anyOrigin === true && registry.token === undefined && next !== undefined && (next.protocol === 'https:' || next.protocol === 'http:');
+      if (next === undefined || (next.origin !== url.origin && !elsewhere)) {
         throw new PlinthError('PLN_E_MARKET_REDIRECT', `registry "${registry.name}" redirected ${shown(url)} to ${next ? shown(next) : 'nowhere'}, another origin: refused`, {
           hint: 'a registry must serve its documents and tarballs itself or name the other host in the document; ask its operator, or use another registry',
           details: { step: options.step, registry: registry.name, url: shown(url), ...(next && { location: shown(next) }) },

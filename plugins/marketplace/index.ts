@@ -10,16 +10,20 @@ import { defaultRegistryFolder } from 'plinth/internal';
 import { marketplaceCommands } from './commands.js';
 import { createMarketplace } from './service.js';
 import { marketplaceSettings } from './settings.js';
+import { Marketplaces } from './marketplaces.js';
 import { PluginStore } from './store.js';
 
 export default definePlugin({
   async setup(kernel, ctx) {
     // What a killed install left (a staging folder, a version set aside by --force) is settled before anything reads the store.
     await new PluginStore(ctx.paths.home).cleanLeftovers().catch((error: unknown) => ctx.log.warn('could not clean what an interrupted install left', { error: String(error) }));
-    const service = createMarketplace({ kernel, home: ctx.paths.home, workspace: ctx.paths.workspace, settings: marketplaceSettings(ctx.settings), log: ctx.log, launcher: () => kernel.get('launcher'), ...embedded() });
+    const settings = marketplaceSettings(ctx.settings);
+    const launcher = () => kernel.get('launcher');
+    const marketplaces = new Marketplaces({ home: ctx.paths.home, launcher, timeoutMs: settings.gitTimeoutMs, maxBytes: settings.maxDownloadBytes });
+    const service = createMarketplace({ kernel, home: ctx.paths.home, workspace: ctx.paths.workspace, settings, log: ctx.log, launcher, marketplaces, ...embedded() });
     kernel.provide('marketplace', service);
     kernel.hooks.commands.tap((registry) => {
-      for (const command of marketplaceCommands(async () => service, () => optionalService(kernel, 'grants'))) registry.add(command);
+      for (const command of marketplaceCommands(async () => service, () => optionalService(kernel, 'grants'), () => marketplaces)) registry.add(command);
     });
   },
 });

@@ -10,7 +10,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApprovalRequest, type InstallOptions, type LockEntry, type Manifest, type MarketChange, PlinthError, type PluginKernel, KERNEL_API_VERSION, type Launcher, describeError, isPlinthError, parseManifest } from 'plinth/sdk';
+import { type ApprovalRequest, type InstallOptions, type LockEntry, type LockSource, type Manifest, type MarketChange, PlinthError, type PluginKernel, KERNEL_API_VERSION, type Launcher, describeError, isPlinthError, parseManifest } from 'plinth/sdk';
 import { type InstalledTree, checkTree, describeTreeCheck, hashTree, readPeerFolder } from 'plinth/internal';
 import semver from 'semver';
 import ssri from 'ssri';
@@ -22,6 +22,7 @@ import type { Registry } from './registries.js';
 import type { Planned } from './resolve.js';
 import type { PluginStore } from './store.js';
 import { integrityChecker } from './verify.js';
+import { packFolder } from './pack-folder.js';
 
 /** What the steps need. */
 export interface InstallContext {
@@ -52,6 +53,8 @@ export interface Staged {
   readonly npm?: NpmDependencies;
   /** The registry it came from, which npm installs its npm dependencies from (a tarball file: the one its name goes to). */
   readonly source?: Registry;
+  /** Fetched from outside the registries (git, a marketplace's folder, an archive): recorded as the lock entry's `source`. */
+  readonly origin?: LockSource;
 }
 
 /**
@@ -103,6 +106,40 @@ export async function fetchLocal(context: InstallContext, file: string, staging:
   const integrity = (await ssri.fromStream(createReadStream(file), { algorithms: ['sha512'] })).toString();
   const staged = await extractAndCheck(context, file, staging, undefined, undefined, options);
   return { ...staged, integrity, range: file, registry: 'file', resolved: file, dependency: false };
+}
+
+/**
+ * A folder fetched from a git repository or read in a marketplace (`folder`),
+ * packed under `package/` without `.git` and extracted as a tarball would be
+ * (pack-folder.ts, extract.ts): the same checks, the same recorded tree. Its
+ * integrity is the packed tarball's sha512; `origin` says where it came from.
+ */
+export async function fetchFolder(context: InstallContext, folder: string, staging: string, options: InstallOptions, origin: LockSource, shown: string, within?: string): Promise<Staged> {
+  await step('download', shown, options.signal, () => mkdir(staging, { recursive: true }));
+  const file = join(staging, 'folder.tgz');
+  await step('extract', shown, options.signal, () => packFolder(folder, file, shown, within));
+  const integrity = (await ssri.fromStream(createReadStream(file), { algorithms: ['sha512'] })).toString();
+  const staged = await extractAndCheck(context, file, staging, undefined, undefined, options);
+  const resolved = origin.commit ? `${origin.url}#${origin.commit}${origin.path ? `:${origin.path}` : ''}` : `${origin.url}${origin.path ? `#:${origin.path}` : ''}`;
+  return { ...staged, integrity, range: origin.ref ?? '', registry: origin.marketplace ?? origin.kind, resolved, dependency: false, origin };
+}
+
+/**
+ * An archive URL pinned by its SHA-256 (`sha256`, hex): downloaded, its digest
+ * checked before a byte of it is extracted (`PLN_E_INTEGRITY_MISMATCH`,
+ * nothing installed), then extracted as a registry's tarball.
+ */
+export async function fetchArchive(context: InstallContext, url: URL, sha256: string, staging: string, options: InstallOptions, marketplace?: string): Promise<Staged> {
+  await step('download', url.href, options.signal, () => mkdir(staging, { recursive: true }));
+  const file = join(staging, 'archive.tgz');
+  const expected = `sha256-${Buffer.from(sha256, 'hex').toString('base64')}`;
+  const integrity = await step('verify', url.href, options.signal, async () => integrityChecker(expected, { subject: url.href }));
+  await step('download', url.href, options.signal, () =>
+    download({ name: marketplace ?? 'archive', url: new URL(url.origin) }, url, file, { timeoutMs: context.limits.timeoutMs, maxBytes: context.limits.maxBytes, step: 'download', anyOrigin: true, observe: integrity.update, ...(options.signal && { signal: options.signal }) }),
+  );
+  await step('verify', url.href, options.signal, async () => integrity.finish());
+  const staged = await extractAndCheck(context, file, staging, undefined, undefined, options);
+  return { ...staged, integrity: expected, range: '', registry: marketplace ?? 'archive', resolved: url.href, dependency: false, origin: { kind: 'archive', url: url.href, ...(marketplace && { marketplace }) } };
 }
 
 async function extractAndCheck(context: InstallContext, file: string, staging: string, name: string | undefined, version: string | undefined, options: InstallOptions) {
@@ -174,7 +211,7 @@ export async function approvalFor(staged: readonly Staged[], installed: (name: s
     const before = was?.manifest;
     const changed = was ? declarationChanges(declarationsOf(was.manifest, describeNpm(was.npm)), declarations) : undefined;
     if (!before || changed!.length > 0) unchanged = false;
-    plugins.push({ name: s.name, version: s.version, ...(before && { from: before.version }), declarations, ...(changed && { changed }) });
+    plugins.push({ name: s.name, version: s.version, ...(before && { from: before.version }), ...(s.origin && { source: s.resolved }), declarations, ...(changed && { changed }) });
   }
   return { plugins, unchanged };
 }
@@ -235,6 +272,7 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
     ...(staged.dependency && (before === undefined || before.dependency === true) && { dependency: true }),
     ...(staged.signature && { signature: staged.signature }),
     tree,
+    ...(staged.origin && { source: staged.origin }),
     ...(before && { previous: withoutPrevious(before) }),
   };
   await step('record', staged.name, undefined, () => store.update((data) => void (data.plugins[staged.name] = entry)));
@@ -291,8 +329,11 @@ async function reinstall(context: InstallContext, staged: Staged, before: LockEn
   });
   // A --force reinstall is always of a fresh download: what its extraction wrote is recorded.
   const tree = await recordedTree(staged, target);
-  const { revoked: _revoked, ...kept } = before;
-  await step('record', staged.name, undefined, () => store.update((data) => void (data.plugins[staged.name] = { ...kept, integrity: staged.integrity, resolved: staged.resolved, installedAt: new Date().toISOString(), ...(staged.signature && { signature: staged.signature }), tree })));
+  const { revoked: _revoked, source: _source, ...rest } = before;
+  // The same version from another kind of source (a registry, git, an archive) is recorded as coming from there.
+  const { registryUrl: _url, signature: _signature, ...unsigned } = rest;
+  const kept = staged.origin !== undefined || before.source !== undefined ? { ...unsigned, registry: staged.registry, range: staged.range, ...(staged.registryUrl && { registryUrl: staged.registryUrl }) } : rest;
+  await step('record', staged.name, undefined, () => store.update((data) => void (data.plugins[staged.name] = { ...kept, ...(staged.origin && { source: staged.origin }), integrity: staged.integrity, resolved: staged.resolved, installedAt: new Date().toISOString(), ...(staged.signature && { signature: staged.signature }), tree })));
   await rm(aside, { recursive: true, force: true });
   const trust = await kernel.get('trust');
   await trust.approve(await trust.pluginSubject({ name: staged.name, version: staged.version, dir: store.activePath(staged.name), manifest: await placedManifest(context, staged) }, 'user'));

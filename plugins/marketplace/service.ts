@@ -1,12 +1,15 @@
 /** The `marketplace` service: search, install, outdated, update, rollback and uninstall. */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve as resolvePath } from 'node:path';
 import semver from 'semver';
-import { type InstallOptions, type InstallResult, type Launcher, type LockEntry, type LockFile, type Logger, type MarketChange, type MarketNote, type MarketplaceService, type OutdatedEntry, type OutdatedResult, PlinthError, type RevokedEntry, type PluginKernel, type SearchHit, isPlinthError } from 'plinth/sdk';
+import { type InstallOptions, type InstallResult, type Launcher, type LockEntry, type LockFile, type Logger, type MarketChange, type MarketNote, type MarketplaceService, type OutdatedEntry, type OutdatedResult, PlinthError, type RevokedEntry, type PluginKernel, type SearchHit, isPlinthError, safeLine } from 'plinth/sdk';
 import { compareSearchResults, prepareQuery, prepareSearchDoc, searchPackageVersion, searchScore } from 'plinth/internal';
 import { DocumentCache } from './cache.js';
 import { type DocumentContext, fetchPackument, fetchSearchObjects } from './documents.js';
-import { type InstallContext, type NpmContext, type Staged, approvalFor, approve, commit, fetchLocal, fetchPlanned, readManifest, withNpmDependencies } from './install.js';
+import { type InstallContext, type NpmContext, type Staged, approvalFor, approve, commit, fetchArchive, fetchFolder, fetchLocal, fetchPlanned, readManifest, step, withNpmDependencies } from './install.js';
+import { cloneAt } from './git.js';
+import { Marketplaces, NOT_FOLLOWED } from './marketplaces.js';
+import { CATALOGUE_FILES, type CatalogueEntry, GITHUB_REPO, gitUrlOf, insidePath } from './peer-catalogue.js';
 import { NO_NPM_DEPENDENCIES, readNpmDependencies } from './npm-deps.js';
 import { type Registry, commandLineRegistry, configuredRegistries, registryFor } from './registries.js';
 import { type Planned, type Present, parseSpec, pickVersion, planInstall } from './resolve.js';
@@ -22,13 +25,15 @@ export interface MarketplaceOptions {
   readonly home: string;
   /** The workspace root: a peer plugin's manifest (Gemini's `${workspacePath}`) is made with it, as discovery makes it. */
   readonly workspace?: string;
-  readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number; readonly npmTimeoutMs: number };
+  readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number; readonly npmTimeoutMs: number; readonly gitTimeoutMs?: number };
   /** The launcher service, through which npm runs (a plugin's npm dependencies). */
   readonly launcher: () => Promise<Launcher>;
   readonly log: Logger;
   /** The embedded default registry's folder, used when none is configured. */
   readonly embeddedRegistry?: string;
   readonly env?: Record<string, string | undefined>;
+  /** The added marketplaces (marketplaces.ts); made from `home` when not given. */
+  readonly marketplaces?: Marketplaces;
 }
 
 export function createMarketplace(options: MarketplaceOptions): MarketplaceService {
@@ -44,6 +49,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override, configured)] : configured());
   const documents = (signal: AbortSignal | undefined, notes: MarketNote[], revalidate = false): DocumentContext => ({ cache, limits: { timeoutMs: limits.timeoutMs, ...(signal && { signal }) }, notes, revalidate });
   const trustState = new TrustState(options.home);
+  const marketplaces = options.marketplaces ?? new Marketplaces({ home: options.home, launcher: options.launcher, timeoutMs: options.settings.gitTimeoutMs ?? 300_000, maxBytes: options.settings.maxDownloadBytes });
+  const gitOptions = (signal?: AbortSignal) => ({ launcher: options.launcher, timeoutMs: options.settings.gitTimeoutMs ?? 300_000, ...(signal && { signal }) });
   /** Documents plus one operation's view of each registry's keys and index (asked once per registry). */
   const planning = (request: InstallOptions, notes: MarketNote[], revalidate = false) => ({
     ...documents(request.signal, notes, revalidate),
@@ -56,7 +63,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const revocationsFor = async (entries: readonly LockEntry[], context: ReturnType<typeof reading>): Promise<RevokedEntry[]> => {
     const byRegistry = new Map<string, { registry: Registry; entries: LockEntry[] }>();
     for (const entry of entries) {
-      if (entry.registry === 'file') continue;
+      if (entry.registry === 'file' || fetchedOutside(entry)) continue;
       let registry: Registry;
       try {
         registry = registryOf(entry);
@@ -107,7 +114,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
    * cached: a note says the revocations were not checked.
    */
   const refuseRevoked = async (entry: Omit<LockEntry, 'previous'>, context: ReturnType<typeof reading>): Promise<void> => {
-    if (entry.registry === 'file') return;
+    if (entry.registry === 'file' || fetchedOutside(entry)) return;
     const registry = registryOf(entry);
     let trust;
     try {
@@ -158,10 +165,15 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     try {
       const staged = await stage(staging);
       const changing = [];
+      const forced = new Set<string>();
+      const lockNow = await store.read();
       for (const s of staged) {
         const active = await store.activeVersion(s.name);
+        // A git source at another commit (or another archive) is the same version with other files: installed again over it.
+        const moved = active === s.version && s.origin !== undefined && (lockNow.plugins[s.name]?.source?.commit !== s.origin.commit || lockNow.plugins[s.name]?.resolved !== s.resolved);
+        if (moved) forced.add(s.name);
         // --force installs the asked-for version again over itself (dependencies that are in place stay).
-        if (active !== s.version || (request.force === true && !s.dependency)) changing.push(s);
+        if (active !== s.version || moved || (request.force === true && !s.dependency)) changing.push(s);
       }
       if (changing.length === 0) return [];
       // A peer plugin's manifest as written (the staged one is shown so), so that the same declarations compare equal.
@@ -177,7 +189,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       for (const s of changing) ready.push(await withNpmDependencies(npmContext, s, request.signal));
       const changes: MarketChange[] = [];
       for (const s of ready) {
-        const apply = () => commit(installContext, s, request.signal, { force: request.force === true && !s.dependency, loadNew: request.loadNew !== false });
+        const apply = () => commit(installContext, s, request.signal, { force: (request.force === true && !s.dependency) || forced.has(s.name), loadNew: request.loadNew !== false });
         changes.push(await (s.name === locked ? apply() : store.withPluginLock(s.name, limits.lockWaitMs, apply)));
         log.info(`installed ${s.name}@${s.version} from ${s.registry}`, { integrity: s.integrity });
       }
@@ -195,6 +207,124 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       await mkdir(dir, { recursive: true });
       return fetchPlanned(installContext, planned, dir, request);
     };
+  };
+
+  /**
+   * What `spec` names outside the registries, or undefined for a registry name or a tarball path:
+   * `plugin@marketplace` (an added marketplace's entry), a git URL or GitHub's `owner/repo` (`#ref`),
+   * an archive URL (`#sha256=<hex>`).
+   */
+  const fetchedSource = async (spec: string, registry: string | undefined): Promise<FetchedSource | undefined> => {
+    const hash = spec.indexOf('#');
+    const [base, fragment] = hash > 0 ? [spec.slice(0, hash), spec.slice(hash + 1)] : [spec, undefined];
+    const at = base.lastIndexOf('@');
+    // With --registry, name@x is always a registry's name and range or tag.
+    if (at > 0 && registry === undefined && !base.includes('://') && !/^[\w.-]+@[\w.-]+:/.test(base)) {
+      const records = await marketplaces.records();
+      const market = base.slice(at + 1);
+      if (records[market]) return { kind: 'entry', plugin: base.slice(0, at), marketplace: market, ...(fragment && { ref: fragment }) };
+    }
+    const sha = fragment?.startsWith('sha256=') ? fragment.slice('sha256='.length) : undefined;
+    if (/^https?:\/\//i.test(base) && /\.(tgz|tar\.gz)$/i.test(new URL(base).pathname)) {
+      if (!sha || !/^[0-9a-f]{64}$/i.test(sha)) {
+        throw new PlinthError('PLN_E_MARKET_SOURCE', `${safeLine(base)} is an archive: plinth installs one only with its SHA-256 pinned`, {
+          hint: `give its digest: \`plinth ext install ${safeLine(base)} --sha256 <64 hex digits>\` (\`sha256sum\` of the file its publisher names); nothing was fetched`,
+          details: { step: 'resolve', source: base },
+        });
+      }
+      return { kind: 'archive', url: new URL(base), sha256: sha.toLowerCase() };
+    }
+    const isGit = /^(https?|git|ssh|file):\/\//i.test(base) || /^git\+(https?|ssh|file):\/\//i.test(base) || /^[\w.-]+@[\w.-]+:[^/]/.test(base) || (GITHUB_REPO.test(base) && !base.startsWith('.') && !/\.(tgz|tar\.gz)$/.test(base));
+    if (!isGit) return undefined;
+    return { kind: 'git', url: gitUrlOf(base.replace(/^git\+/, '')), ...(fragment && { ref: fragment }) };
+  };
+
+  /** Installs a plugin fetched from git, a marketplace entry or an archive: fetched into staging, then the path every install takes. */
+  const installFetched = async (source: FetchedSource, spec: string, request: InstallOptions, notes: MarketNote[]): Promise<InstallResult> => {
+    const again = `plinth ext install ${spec}`;
+    if (source.kind === 'entry') {
+      const record = await marketplaces.get(source.marketplace);
+      const catalogue = await marketplaces.catalogue(record);
+      const entry = catalogue.plugins.find((p) => p.name === source.plugin);
+      if (!entry) {
+        const skipped = catalogue.skipped.find((s) => s.startsWith(`${source.plugin}: `));
+        throw new PlinthError('PLN_E_MARKETPLACE_UNKNOWN', skipped ? `marketplace "${record.name}" lists ${safeLine(source.plugin)} with a source plinth cannot install: ${skipped}` : `marketplace "${record.name}" has no plugin "${safeLine(source.plugin)}"`, {
+          hint: `\`plinth ext search ${safeLine(source.plugin)}\` lists what the registries and marketplaces have; \`plinth ext marketplace update ${record.name}\` fetches its catalogue again`,
+          details: { step: 'resolve', marketplace: record.name, plugin: source.plugin },
+        });
+      }
+      const npm = entry.source;
+      if (typeof npm === 'object' && npm.source === 'npm') {
+        // Through the registry code, from the registry the entry names (else the configured ones).
+        const result = await service.install(`${npm.package}@${npm.version ?? 'latest'}`, { ...request, ...(npm.registry && { registry: npm.registry }) });
+        const names = new Set(result.changes.map((c) => c.name));
+        if (names.has(npm.package)) await store.update((data) => void (data.plugins[npm.package] && (data.plugins[npm.package]!.source = { kind: 'npm', url: npm.registry ?? result.changes.find((c) => c.name === npm.package)!.registry, marketplace: record.name })));
+        return { changes: result.changes, notes: [...notes, ...result.notes] };
+      }
+      return installStagedFetch((staging) => stageEntry(entry, record.name, staging, request, source.ref, catalogue.pluginRoot), request, again, notes);
+    }
+    if (source.kind === 'archive') return installStagedFetch((staging) => fetchArchive(installContext, source.url, source.sha256, join(staging, 'archive'), request), request, again, notes);
+    return installStagedFetch(async (staging) => {
+      const checkout = join(staging, 'git');
+      const commitId = await step('download', source.url, request.signal, () => cloneAt(source.url, checkout, source.ref, undefined, gitOptions(request.signal)));
+      await refuseMarketplaceRepository(checkout, spec);
+      return fetchFolder(installContext, checkout, join(staging, 'stage'), request, { kind: 'git', url: source.url, ...(source.ref && { ref: source.ref }), commit: commitId }, source.url);
+    }, request, again, notes);
+  };
+
+  /** Fetches a marketplace entry's plugin (not an npm one) into `staging`. */
+  const stageEntry = async (entry: CatalogueEntry, market: string, staging: string, request: InstallOptions, refOverride?: string, pluginRoot?: string): Promise<Staged> => {
+    const record = await marketplaces.get(market);
+    const src = entry.source;
+    // A relative path string is a folder of the marketplace, below Claude Code's `metadata.pluginRoot` when it sets one.
+    const local = typeof src === 'string' && !(GITHUB_REPO.test(src) && !src.startsWith('.')) ? (pluginRoot ? `${pluginRoot.replace(/\/+$/, '')}/${src}` : src) : typeof src === 'object' && src.source === 'local' ? src.path : undefined;
+    if (local !== undefined) {
+      const root = marketplaces.rootOf(record);
+      const inside = insidePath(local);
+      if (root === undefined) {
+        throw new PlinthError('PLN_E_MARKET_SOURCE', `${entry.name}@${market}: its source is the folder "${safeLine(local)}" of the marketplace, and marketplace "${market}" was added from the URL of its marketplace.json: there is no repository to take the folder from`, {
+          hint: 'add the marketplace from its git repository instead (`plinth ext marketplace add <git url | owner/repo>`)',
+          details: { step: 'resolve', marketplace: market, plugin: entry.name },
+        });
+      }
+      if (inside === undefined) throw new PlinthError('PLN_E_MARKET_SOURCE', `${entry.name}@${market}: its source "${safeLine(local)}" leads outside the marketplace: not installed`, { hint: 'ask the marketplace\'s publisher to fix the entry', details: { step: 'resolve', marketplace: market, plugin: entry.name } });
+      const folder = join(root, inside);
+      return fetchFolder(installContext, folder, staging, request, { kind: 'local', url: record.source.kind === 'git' ? record.source.url : root, ...(record.commit && { commit: record.commit }), path: inside, marketplace: market }, `${entry.name}@${market}`, root);
+    }
+    if (typeof src === 'object' && src.source === 'archive') return fetchArchive(installContext, new URL(src.url), src.sha256.toLowerCase(), staging, request, market);
+    if (typeof src === 'object' && src.source === 'npm') throw new Error('npm entries are installed through the registries');
+    // git: GitHub's owner/repo (a string or a `github` source), a git URL, or a subfolder of one.
+    if (typeof src === 'object' && src.source === 'local') throw new Error('local entries are read in the marketplace');
+    const git = typeof src === 'string' ? { url: gitUrlOf(src) } : src.source === 'github' ? { url: gitUrlOf(src.repo), ref: src.ref, sha: src.sha } : { url: gitUrlOf(src.url), ref: src.ref, sha: src.sha, path: src.path };
+    const ref = refOverride ?? git.ref;
+    const sub = git.path === undefined ? '' : insidePath(git.path);
+    if (sub === undefined) throw new PlinthError('PLN_E_MARKET_SOURCE', `${entry.name}@${market}: its path "${safeLine(git.path ?? '')}" leads outside the repository: not installed`, { hint: 'ask the marketplace\'s publisher to fix the entry', details: { step: 'resolve', marketplace: market, plugin: entry.name } });
+    const checkout = join(staging, 'git');
+    const commitId = await step('download', git.url, request.signal, () => cloneAt(git.url, checkout, ref, refOverride === undefined ? git.sha : undefined, gitOptions(request.signal)));
+    return fetchFolder(installContext, sub === '' ? checkout : join(checkout, sub), join(staging, 'stage'), request, { kind: 'git', url: git.url, ...(ref && { ref }), commit: commitId, ...(sub && { path: sub }), marketplace: market }, `${entry.name}@${market}`, checkout);
+  };
+
+  /** The path every install takes once `fetch` staged the plugin: its plugin dependencies from the registries, approval, npm, commit. */
+  const installStagedFetch = async (fetch: (staging: string) => Promise<Staged>, request: InstallOptions, again: string, notes: MarketNote[]): Promise<InstallResult> => {
+    const changes = await installStaged(async (staging) => {
+      const fetched = await fetch(join(staging, 'fetched'));
+      const npmSource = (() => {
+        try {
+          return registryFor(registries(request.registry), fetched.name);
+        } catch {
+          return undefined;
+        }
+      })();
+      const staged: Staged = { ...fetched, ...(npmSource && { source: npmSource }) };
+      const deps: Staged[] = [];
+      const stage = stager(staging, request);
+      for (const [dep, range] of Object.entries(staged.manifest.dependencies)) {
+        const present = await presentWith(deps);
+        deps.push(...(await planInstall(planning(request, notes), registries(request.registry), { name: dep, range }, present, stage, staged)));
+      }
+      return [...deps, staged];
+    }, request, again, false);
+    return { changes, notes };
   };
 
   const service: MarketplaceService = {
@@ -233,12 +363,36 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
           hits.push({ name: pkg.name, version: searchPackageVersion(pkg) ?? '', description: pkg.description ?? '', keywords: pkg.keywords ?? [], registry: registry.name, score });
         }
       }
+      // The added marketplaces' catalogues, beside the registries (not with --registry): each hit names its marketplace.
+      if (override === undefined) {
+        const added = await marketplaces.list().catch((error: unknown) => {
+          // A damaged list of marketplaces does not hide the registries' results: said in a note.
+          notes.push({ registry: 'marketplaces', kind: 'unreachable', message: (error as Error).message });
+          return [];
+        });
+        for (const info of added) {
+          let catalogue;
+          try {
+            catalogue = await marketplaces.catalogue(info);
+          } catch (error) {
+            notes.push({ registry: `marketplace:${info.name}`, kind: 'unreachable', message: (error as Error).message });
+            continue;
+          }
+          for (const entry of catalogue.plugins) {
+            const score = searchScore(query, prepareSearchDoc({ name: entry.name, description: entry.description, keywords: [...entry.keywords] }));
+            if (score <= 0) continue;
+            hits.push({ name: entry.name, version: entry.version ?? '', description: entry.description, keywords: [...entry.keywords], registry: `marketplace:${info.name}`, score });
+          }
+        }
+      }
       hits.sort(compareSearchResults);
       return { query: text, hits: hits.slice(offset, offset + limit), more: hits.length > offset + limit, notes };
     },
 
     async install(spec, request = {}) {
       const notes: MarketNote[] = [];
+      const fetched = await fetchedSource(spec, request.registry);
+      if (fetched) return installFetched(fetched, spec, request, notes);
       const local = isTarballPath(spec);
       const unsupported = unsupportedSource(spec, local);
       if (unsupported) throw unsupported;
@@ -303,7 +457,10 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
           return undefined;
         }
       };
-      const checkable = Object.values(lock.plugins).filter((entry) => entry.registry !== 'file' && registryOrSkip(entry) !== undefined);
+      for (const entry of Object.values(lock.plugins).filter(fetchedOutside)) {
+        notes.push({ registry: entry.registry, kind: 'unchecked', message: `${entry.name}@${entry.version} was installed from ${entry.source?.kind === 'archive' ? 'an archive' : 'git'} (${entry.resolved}): not checked for updates ${NOT_FOLLOWED}` });
+      }
+      const checkable = Object.values(lock.plugins).filter((entry) => entry.registry !== 'file' && !fetchedOutside(entry) && registryOrSkip(entry) !== undefined);
       // Revocations first: a revoked version is never offered as an update.
       const context = reading(signal, notes);
       const revoked = await revocationsFor(checkable, context);
@@ -331,8 +488,9 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     async update(names, request = {}) {
       const notes: MarketNote[] = [];
       const lock = await store.read();
-      const chosen = names.length === 0 ? Object.values(lock.plugins).filter((e) => e.registry !== 'file') : names.map((name) => lock.plugins[name] ?? notInstalled(name));
+      const chosen = names.length === 0 ? Object.values(lock.plugins).filter((e) => e.registry !== 'file' && !fetchedOutside(e)) : names.map((name) => lock.plugins[name] ?? notInstalled(name));
       const changes: MarketChange[] = [];
+      for (const entry of chosen) if (fetchedOutside(entry)) throw notUpdatable(entry);
       for (const entry of chosen) {
         const range = request.latest ? 'latest' : entry.range;
         const again = `plinth ext update ${entry.name}${request.latest ? ' --latest' : ''}`;
@@ -373,7 +531,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         if (!manifest) {
           throw new PlinthError('PLN_E_MARKET_NO_PREVIOUS', `${name}@${previous.version} is recorded as the previous version, but its folder ${dir} is gone`, { plugin: name, hint: `install it again: \`plinth ext install ${name}@${previous.version}\``, details: { step: 'rollback' } });
         }
-        const staged: Staged = { name, version: previous.version, dir, manifest, integrity: previous.integrity, range: previous.range, registry: previous.registry, ...(previous.registryUrl && { registryUrl: previous.registryUrl }), resolved: previous.resolved, dependency: previous.dependency === true, ...(previous.signature && { signature: previous.signature }), tree: previous.tree ? { kind: 'recorded', tree: previous.tree } : { kind: 'unrecorded' } };
+        const staged: Staged = { name, version: previous.version, dir, manifest, integrity: previous.integrity, range: previous.range, registry: previous.registry, ...(previous.registryUrl && { registryUrl: previous.registryUrl }), resolved: previous.resolved, dependency: previous.dependency === true, ...(previous.signature && { signature: previous.signature }), ...(previous.source && { origin: previous.source }), tree: previous.tree ? { kind: 'recorded', tree: previous.tree } : { kind: 'unrecorded' } };
         // The folder is already in place: commit moves nothing and switches the link.
         const change = await commit(installContext, staged, options.signal);
         return { changes: [change], notes } satisfies InstallResult;
@@ -444,4 +602,40 @@ function notInstalled(name: string): never {
 /** `./x.tgz`, `/abs/x`, `x.tar.gz`: a file; anything else is a name (`@scope/name@range`). */
 function isTarballPath(spec: string): boolean {
   return /\.(tgz|tar\.gz)$/.test(spec) || spec.startsWith('.') || isAbsolute(spec);
+}
+
+/** What `ext install` names outside the registries. */
+type FetchedSource =
+  | { readonly kind: 'entry'; readonly plugin: string; readonly marketplace: string; readonly ref?: string }
+  | { readonly kind: 'git'; readonly url: string; readonly ref?: string }
+  | { readonly kind: 'archive'; readonly url: URL; readonly sha256: string };
+
+/** Installed from git, a marketplace's folder or an archive: not updated nor checked against a registry. */
+function fetchedOutside(entry: { source?: LockEntry['source'] }): boolean {
+  return entry.source !== undefined && entry.source.kind !== 'npm';
+}
+
+function notUpdatable(entry: LockEntry): PlinthError {
+  const from = entry.source?.marketplace ? `${entry.name}@${entry.source.marketplace}` : `${entry.source?.url ?? entry.resolved}${entry.source?.ref ? `#${entry.source.ref}` : ''}`;
+  return new PlinthError('PLN_E_MARKET_SOURCE', `${entry.name} was installed from ${entry.source?.kind === 'archive' ? 'an archive' : 'git'} (${safeLine(entry.resolved)}): ext update does not follow such sources yet`, {
+    plugin: entry.name,
+    hint: `install it again to take what its source has now: \`plinth ext install ${safeLine(from)}\``,
+    details: { step: 'resolve', source: entry.source },
+  });
+}
+
+/**
+ * A repository given to `ext install` that is a marketplace (a catalogue, and no plugin manifest of
+ * plinth's or a peer's at its root): said so, with the commands that install from it.
+ */
+async function refuseMarketplaceRepository(checkout: string, spec: string): Promise<void> {
+  const has = (path: string) => stat(join(checkout, path)).then(() => true, () => false);
+  const plugin = (await Promise.all(['manifest.json', '.claude-plugin/plugin.json', 'gemini-extension.json', '.codex-plugin/plugin.json'].map(has))).some(Boolean);
+  if (plugin) return;
+  const catalogue = (await Promise.all(CATALOGUE_FILES.map((c) => has(c.path)))).some(Boolean);
+  if (!catalogue) return;
+  throw new PlinthError('PLN_E_MARKET_SOURCE', `${safeLine(spec)} is a plugin marketplace, not a plugin: nothing was installed`, {
+    hint: `add it, then install one of its plugins: \`plinth ext marketplace add ${safeLine(spec)}\`, then \`plinth ext install <plugin>@<marketplace>\` (\`plinth ext search\` lists them)`,
+    details: { step: 'validate', source: spec },
+  });
 }

@@ -4,9 +4,11 @@ export interface MarketplaceSettings {
   readonly maxDownloadBytes: number;
   readonly lockWaitMs: number;
   readonly npmTimeoutMs: number;
+  /** A git clone (a git source, a marketplace) that takes longer is stopped. */
+  readonly gitTimeoutMs: number;
 }
 
 export function marketplaceSettings(settings: Readonly<Record<string, unknown>>): MarketplaceSettings {
   const number = (key: string, fallback: number) => (typeof settings[key] === 'number' && settings[key] > 0 ? (settings[key] as number) : fallback);
-  return { downloadTimeoutMs: number('downloadTimeoutMs', 60_000), maxDownloadBytes: number('maxDownloadBytes', 50 * 1024 * 1024), lockWaitMs: number('lockWaitMs', 60_000), npmTimeoutMs: number('npmTimeoutMs', 300_000) };
+  return { downloadTimeoutMs: number('downloadTimeoutMs', 60_000), maxDownloadBytes: number('maxDownloadBytes', 50 * 1024 * 1024), lockWaitMs: number('lockWaitMs', 60_000), npmTimeoutMs: number('npmTimeoutMs', 300_000), gitTimeoutMs: number('gitTimeoutMs', 300_000) };
 }

@@ -132,7 +132,7 @@ export class PluginStore {
   /** Serialises installs of one plugin across processes: one waits for the other, up to `waitMs`. */
   async withPluginLock<T>(name: string, waitMs: number, fn: () => Promise<T>): Promise<T> {
     await mkdir(this.pluginsDir, { recursive: true });
-    const lockFile = join(this.pluginsDir, `.lock-${name.replace('/', '+')}`);
+    const lockFile = join(this.pluginsDir, `.lock-${lockName(name)}`);
     try {
       // A lock is stale when its process is gone; an install may take minutes, so age alone does not break it.
       return await withFileLock(lockFile, fn, { timeoutMs: waitMs, staleMs: 24 * 3600_000 });
@@ -212,3 +212,14 @@ function safeParse(text: string): unknown {
 }
 
 export type { LockEntry };
+
+/**
+ * A plugin name as one file name: `@scope/name` → `@scope+name`. Anything else
+ * that is not a plugin name's character (a URL given by mistake:
+ * `https://github.com/o/r` used to make `.lock-https:+/github.com/o/r`, a path
+ * into folders that do not exist) is percent-encoded, so the lock is always one
+ * file in the plugins folder.
+ */
+export function lockName(name: string): string {
+  return name.replace(/[^\w@.-]/g, (c) => (c === '/' ? '+' : `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+}

@@ -112,6 +112,24 @@ export const declarationsSchema = z.object({
 /** What a plugin declares (code, hooks, MCP servers, commands, permissions, services, npm packages), as shown before approval. */
 export type Declarations = z.infer<typeof declarationsSchema>;
 
+/** Where a plugin installed from outside the registries came from, as the lock file records it. */
+export const lockSourceSchema = z.object({
+  /** `git` (a git URL or GitHub's owner/repo), `local` (a folder of a marketplace), `archive` (a tarball URL pinned by SHA-256), `npm` (a marketplace's npm entry). */
+  kind: z.enum(['git', 'local', 'archive', 'npm']),
+  /** The git URL, the archive URL, the folder or the npm registry. */
+  url: z.string().optional(),
+  /** The ref asked for (branch, tag or commit), when one was. */
+  ref: z.string().optional(),
+  /** The commit the ref resolved to and was installed from. */
+  commit: z.string().optional(),
+  /** The subfolder of the repository or marketplace that is the plugin. */
+  path: z.string().optional(),
+  /** The marketplace whose entry it was installed from (`plugin@marketplace`). */
+  marketplace: z.string().optional(),
+});
+/** Where a plugin installed from outside the registries came from (`LockEntry.source`). */
+export type LockSource = z.infer<typeof lockSourceSchema>;
+
 const installedVersionSchema = z.object({
   name: z.string(),
   version: z.string(),
@@ -134,6 +152,8 @@ const installedVersionSchema = z.object({
   tree: installedTreeSchema.optional(),
   /** The registry revoked this version: it does not load. */
   revoked: z.object({ reason: z.string(), use: z.string().optional() }).optional(),
+  /** Not from a registry: where it was fetched from (a git repository, a marketplace's folder, an archive), and what pinned it. */
+  source: lockSourceSchema.optional(),
 });
 
 /** One entry of `$PLINTH_HOME/plugins.lock.json`. */
@@ -232,7 +252,8 @@ export interface KeyTrustRequest {
 
 /** How a caller approves what a download declares before any of it runs. */
 export interface ApprovalRequest {
-  readonly plugins: ReadonlyArray<{ name: string; version: string; from?: string; declarations: Declarations; changed?: readonly string[] }>;
+  /** `from`: the version installed now; `source`: where it is fetched from when not a registry (`<git url>#<commit>`, an archive's URL). */
+  readonly plugins: ReadonlyArray<{ name: string; version: string; from?: string; source?: string; declarations: Declarations; changed?: readonly string[] }>;
 }
 
 /** Options of install and update. */

@@ -1,0 +1,109 @@
+/**
+ * Fetching a git repository at a ref, with the system `git` run through the
+ * launcher service (the one door for child processes). Shallow when the ref
+ * is a branch or tag (or none: the default branch); for a commit (the ref, or
+ * a `sha` pin) that one commit is fetched when the server allows it (git's
+ * protocol v2 does), else the whole history is cloned and the commit checked
+ * out; the commit checked out
+ * is read back and returned, so that the lock file pins what was installed.
+ *
+ * git is run without the user's or the system's configuration (no URL
+ * rewrites, no hooks, no credential helpers, no prompts) and never recurses
+ * into submodules: the repository's content is data until approved.
+ */
+import { rm } from 'node:fs/promises';
+import { type Launcher, PlinthError, safeLine } from 'plinth/sdk';
+
+/** What a clone needs. */
+export interface GitOptions {
+  readonly launcher: () => Promise<Launcher>;
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+}
+
+/** A commit id: 40 hex digits (sha1) or 64 (sha256 repositories). */
+export const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+/** The config every git command runs with (before the subcommand). */
+const SAFE_CONFIG = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'submodule.recurse=false', '-c', 'advice.detachedHead=false', '-c', 'credential.helper=', '-c', 'protocol.ext.allow=never'];
+
+/**
+ * Clones `url` into `dir` (which must not exist) at `ref` (a branch, tag or
+ * commit; none: the default branch), checks out `sha` when given (it must be
+ * reachable), and returns the commit checked out.
+ * @throws PlinthError `PLN_E_MARKET_GIT` naming the step and git's last words.
+ */
+export async function cloneAt(url: string, dir: string, ref: string | undefined, sha: string | undefined, options: GitOptions): Promise<string> {
+  if (ref !== undefined && (ref.startsWith('-') || /[\s\\]|\.\.|[\x00-\x1f]/.test(ref))) {
+    throw new PlinthError('PLN_E_MARKET_SOURCE', `"${safeLine(ref)}" is not a git ref`, { hint: 'give a branch, a tag or a commit id', details: { step: 'resolve', ref } });
+  }
+  if (sha !== undefined && !COMMIT.test(sha)) {
+    throw new PlinthError('PLN_E_MARKET_SOURCE', `"${safeLine(sha)}" is not a full commit id (40 hex digits)`, { hint: 'pin the full commit id that `git rev-parse HEAD` prints', details: { step: 'resolve', sha } });
+  }
+  const byCommit = ref !== undefined && COMMIT.test(ref);
+  const pinned = sha ?? (byCommit ? ref : undefined);
+  if (pinned === undefined) {
+    // A branch, a tag, or the default branch: one commit is enough.
+    await git(['clone', '--quiet', '--depth', '1', '--no-tags', '--single-branch', ...(ref ? ['--branch', ref] : []), '--', url, dir], undefined, url, options);
+  } else if (!(await fetchCommit(url, dir, pinned, options))) {
+    // The server does not hand out a commit by its id (protocol v0, or a config that forbids it): the whole history, then the commit.
+    await git(['clone', '--quiet', '--no-checkout', ...(ref && !byCommit ? ['--branch', ref] : []), '--', url, dir], undefined, url, options);
+    await git(['checkout', '--quiet', '--detach', pinned], dir, url, options);
+  }
+  const head = (await git(['rev-parse', 'HEAD'], dir, url, options)).trim();
+  if (pinned !== undefined && head !== pinned) {
+    throw new PlinthError('PLN_E_MARKET_GIT', `git: ${safeLine(url)} checked out ${head}, not the pinned commit ${pinned}`, { hint: 'nothing was installed; check the pinned sha', details: { step: 'download', url, commit: head, sha: pinned } });
+  }
+  return head;
+}
+
+/**
+ * Fetches only `commit` (depth 1) into a new repository at `dir`, as servers speaking git's protocol v2
+ * allow; false (and `dir` removed) when the server refuses it, so that the caller clones instead.
+ */
+async function fetchCommit(url: string, dir: string, commit: string, options: GitOptions): Promise<boolean> {
+  try {
+    await git(['init', '--quiet', '--', dir], undefined, url, options);
+    await git(['fetch', '--quiet', '--depth', '1', '--no-tags', '--', url, commit], dir, url, options);
+    await git(['checkout', '--quiet', '--detach', 'FETCH_HEAD'], dir, url, options);
+    return true;
+  } catch (error) {
+    if (options.signal?.aborted) throw error;
+    await rm(dir, { recursive: true, force: true });
+    return false;
+  }
+}
+
+/** Runs `git <args>` in `cwd` through the launcher; its stdout, or `PLN_E_MARKET_GIT`. */
+async function git(args: readonly string[], cwd: string | undefined, url: string, options: GitOptions): Promise<string> {
+  const launcher = await options.launcher();
+  const result = await launcher.run(
+    {
+      owner: 'marketplace',
+      purpose: `git ${args[0]} of ${url}`,
+      program: 'git',
+      args: [...SAFE_CONFIG, ...args],
+      ...(cwd !== undefined && { cwd }),
+      // No prompt of any kind (ssh included: BatchMode), none of the user's or the system's git configuration.
+      env: { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_ASKPASS: '', SSH_ASKPASS: '', GIT_SSH_COMMAND: 'ssh -o BatchMode=yes', GIT_LFS_SKIP_SMUDGE: '1' },
+      timeoutMs: options.timeoutMs,
+      stdin: 'ignore',
+    },
+    options.signal ? { signal: options.signal } : {},
+  ).catch((error: unknown) => {
+    throw new PlinthError('PLN_E_MARKET_GIT', `git could not be started to fetch ${safeLine(url)}: ${safeLine((error as Error).message ?? String(error))}`, {
+      cause: error,
+      hint: 'install git (plinth runs the system git to fetch git sources), then run the command again',
+      details: { step: 'download', url },
+    });
+  });
+  if (result.exitCode !== 0) {
+    const why = result.cancelled ? 'interrupted' : result.timedOut ? `timed out after ${Math.round(options.timeoutMs / 1000)} s` : `exit ${result.exitCode ?? result.signal ?? '?'}`;
+    const said = safeLine(result.stderr.toString('utf8').trim().split('\n').slice(-3).join(' '));
+    throw new PlinthError('PLN_E_MARKET_GIT', `git ${args[0]} of ${safeLine(url)} failed (${why})${said ? `: ${said}` : ''}`, {
+      hint: 'nothing was installed; check the URL and the ref (`git ls-remote <url>` lists them), and that the repository is reachable',
+      details: { step: 'download', url, command: args[0] },
+    });
+  }
+  return result.stdout.toString('utf8');
+}
