@@ -13,29 +13,19 @@ import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { EVENTS, GATE_EVENTS, type Decision, type EventName } from 'plinth/sdk';
 import { PEER_EVENTS } from '../plugins/hooks/dialects/events.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
-import { BIN, cleanEnv, ensureBuilt, run, sandbox } from './support/cli.js';
+import { hookSuite } from './support/hook-suite.js';
+import { BIN, cleanEnv, run, sandbox } from './support/cli.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/hooks-claude-events/', import.meta.url));
 
-const folders: string[] = [];
-const kernels: TestKernel[] = [];
-const savedCI = process.env.CI;
-
-beforeAll(async () => {
-  ensureBuilt();
-  process.env.CI = '1';
-  const warm = await createTestKernel({ builtin: true });
-  await warm.dispose();
-}, 300_000);
-
+const { kernels, folders } = hookSuite();
 const children: ChildProcess[] = [];
 
 afterEach(async () => {
-  await Promise.all(kernels.splice(0).map((kernel) => kernel.dispose()));
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
 });
 
@@ -48,12 +38,6 @@ async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T 
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
-
-afterAll(async () => {
-  if (savedCI === undefined) delete process.env.CI;
-  else process.env.CI = savedCI;
-  await Promise.all(folders.map((dir) => rm(dir, { recursive: true, force: true })));
-});
 
 /** A project with the scripts in `.claude/hooks/`, as a Claude Code user keeps them. */
 async function project(): Promise<string> {

@@ -13,40 +13,18 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tagPeerHooks } from 'plinth/internal';
 import type { InlinePlugin } from '../kernel/kernel.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
 import { readCommandLine } from '../plugins/hooks/dialects/command-line.js';
 import { compilePeerMatcher } from '../plugins/hooks/dialects/matcher.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
-import { ensureBuilt } from './support/cli.js';
+import { hookSuite } from './support/hook-suite.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/hooks-dialects/', import.meta.url));
 
-const folders: string[] = [];
-const kernels: TestKernel[] = [];
-const savedCI = process.env.CI;
-
-beforeAll(async () => {
-  ensureBuilt();
-  process.env.CI = '1';
-  // The first kernel of a worker imports every builtin plugin (a second each, several on a loaded machine):
-  // paid once here, under this hook's own limit, not by whichever test comes first.
-  const warm = await createTestKernel({ builtin: true });
-  await warm.dispose();
-}, 300_000);
-
-afterEach(async () => {
-  await Promise.all(kernels.splice(0).map((kernel) => kernel.dispose()));
-});
-
-afterAll(async () => {
-  if (savedCI === undefined) delete process.env.CI;
-  else process.env.CI = savedCI;
-  await Promise.all(folders.map((dir) => rm(dir, { recursive: true, force: true })));
-});
-
+const { kernels, folders } = hookSuite();
 /** A project holding the fixtures where each peer keeps its hooks. */
 async function project(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'plinth-dialects-'));

@@ -12,35 +12,16 @@
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { HookProgress, HooksService, RewakeRequest } from 'plinth/sdk';
 import { trustSubject } from '../plugins/hooks/engine.js';
 import { matchesPermissionRule, parsePermissionRule } from '../plugins/hooks/dialects/permission-rule.js';
 import { parseEnvFile } from '../plugins/hooks/session-env.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
-import { ensureBuilt, expectExit, json, run, sandbox } from './support/cli.js';
+import { hookSuite } from './support/hook-suite.js';
+import { expectExit, json, run, sandbox } from './support/cli.js';
 
-const folders: string[] = [];
-const kernels: TestKernel[] = [];
-const savedCI = process.env.CI;
-
-beforeAll(async () => {
-  ensureBuilt();
-  process.env.CI = '1';
-  const warm = await createTestKernel({ builtin: true });
-  await warm.dispose();
-}, 300_000);
-
-afterEach(async () => {
-  await Promise.all(kernels.splice(0).map((kernel) => kernel.dispose()));
-});
-
-afterAll(async () => {
-  if (savedCI === undefined) delete process.env.CI;
-  else process.env.CI = savedCI;
-  await Promise.all(folders.map((dir) => rm(dir, { recursive: true, force: true })));
-});
-
+const { kernels, folders } = hookSuite();
 async function write(file: string, text: string, mode = 0o755): Promise<void> {
   await mkdir(dirname(file), { recursive: true });
   await writeFile(file, text);

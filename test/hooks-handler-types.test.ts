@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { InlinePlugin } from '../kernel/kernel.js';
 import type { ModelAgentRequest, ModelRequest } from '../sdk/index.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
@@ -24,36 +24,20 @@ import { normalizeSection } from '../plugins/hooks/definition.js';
 import { readPeerFolder } from '../internal/peer/manifest.js';
 import { parseManifest } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
-import { ensureBuilt, run } from './support/cli.js';
+import { hookSuite } from './support/hook-suite.js';
+import { run } from './support/cli.js';
 
 const GUARD_SERVER = fileURLToPath(new URL('./fixtures/hooks-handler-types/guard-server.mjs', import.meta.url));
 
-const folders: string[] = [];
-const kernels: TestKernel[] = [];
+const { kernels, folders } = hookSuite();
 const servers: Server[] = [];
-const savedCI = process.env.CI;
-
-beforeAll(async () => {
-  ensureBuilt();
-  process.env.CI = '1';
-  const warm = await createTestKernel({ builtin: true });
-  await warm.dispose();
-}, 300_000);
-
 afterEach(async () => {
-  await Promise.all(kernels.splice(0).map((kernel) => kernel.dispose()));
   for (const server of servers.splice(0)) {
     server.closeAllConnections();
     server.close();
   }
   delete process.env.HOOK_TEST_TOKEN;
   delete process.env.HOOK_TEST_UNLISTED;
-});
-
-afterAll(async () => {
-  if (savedCI === undefined) delete process.env.CI;
-  else process.env.CI = savedCI;
-  await Promise.all(folders.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
 async function folder(): Promise<string> {
