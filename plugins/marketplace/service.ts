@@ -399,26 +399,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       const again = `plinth ext install ${spec}${request.registry ? ` --registry ${request.registry}` : ''}`;
       if (local) {
         const file = isAbsolute(spec) ? spec : resolvePath(spec);
-        const changes = await installStaged(async (staging) => {
-          const fetched = await fetchLocal(installContext, file, join(staging, 'local'), request);
-          // Its npm dependencies come from the registry its name goes to.
-          const source = (() => {
-            try {
-              return registryFor(registries(request.registry), fetched.name);
-            } catch {
-              return undefined;
-            }
-          })();
-          const staged: Staged = { ...fetched, ...(source && { source }) };
-          const deps: Staged[] = [];
-          const stage = stager(staging, request);
-          for (const [dep, range] of Object.entries(staged.manifest.dependencies)) {
-            const present = await presentWith(deps);
-            deps.push(...(await planInstall(planning(request, notes), registries(request.registry), { name: dep, range }, present, stage, staged)));
-          }
-          return [...deps, staged];
-        }, request, again, false);
-        return { changes, notes };
+        // Its npm dependencies come from the registry its name goes to (installStagedFetch).
+        return installStagedFetch((staging) => fetchLocal(installContext, file, staging, request), request, again, notes);
       }
       const target = parseSpec(spec);
       const changes = await store.withPluginLock(target.name, limits.lockWaitMs, async () => {
