@@ -4,6 +4,8 @@
  * SIGTERM to the whole process group, then SIGKILL; by the time `plinth call`
  * has exited no process of the server's tree is left. Real CLI runs, a real
  * SDK server that records how it was stopped (test/fixtures/mcp/servers/lifecycle-server.mjs).
+ * Nor does it open a modern server's change stream (`subscriptions/listen`): nothing stays to
+ * follow a change (test/fixtures/mcp/servers/listen-server.mjs counts the requests it got).
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,6 +14,7 @@ import { isAlive } from '../internal/process/tree.js';
 import { ROOT, type Sandbox, ensureBuilt, expectExit, run, sandbox } from './support/cli.js';
 
 const LIFECYCLE = join(ROOT, 'test', 'fixtures', 'mcp', 'servers', 'lifecycle-server.mjs');
+const LISTEN = join(ROOT, 'test', 'fixtures', 'mcp', 'servers', 'listen-server.mjs');
 const boxes: Sandbox[] = [];
 
 beforeAll(() => ensureBuilt(), 300_000);
@@ -72,3 +75,14 @@ test('plinth call: a daemon the server started (double fork: a session of its ow
   for (const pid of left) process.kill(pid, 'SIGKILL');
   expect(left, 'still running after plinth call exited').toEqual([]);
 }, 120_000);
+
+test('plinth call opens no change stream (subscriptions/listen) on a modern server: the tools are listed, nothing is followed', async () => {
+  const box = await sandbox('plinth-one-shot-listen-');
+  boxes.push(box);
+  await box.settings({ mcpServers: { listen: { command: process.execPath, args: [LISTEN] } } });
+  const result = await run(box, ['call', 'listen__hits', '--args', '{}']);
+  expectExit(result, 0);
+  const hits = JSON.parse(result.stdout) as Record<string, number>;
+  expect(hits['tools/list']).toBeGreaterThan(0);
+  expect(hits['subscriptions/listen']).toBeUndefined();
+});

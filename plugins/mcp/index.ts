@@ -45,6 +45,8 @@ export default definePlugin({
       definitions();
     });
 
+    // Set as a one-shot command begins (commands.ts): its servers are stopped promptly, and no change stream is kept.
+    let oneShot = false;
     const features = new FeatureHost({
       emit: (event, context) => kernel.emit(event, context),
       getService: (name) => optionalService(kernel, name),
@@ -54,6 +56,7 @@ export default definePlugin({
       callTimeoutMs: settings.callTimeout,
       inputRounds: settings.inputRounds,
       ...(settings.serverLogLevel !== '' && { serverLogLevel: settings.serverLogLevel }),
+      followChanges: () => !oneShot,
     });
     const responseCaches = createResponseCaches();
     const manager = new ServerManager({
@@ -95,7 +98,11 @@ export default definePlugin({
     });
 
     kernel.hooks.commands.tap((registry) => {
-      for (const command of mcpCommands({ kernel, service, oneShot: (ms) => manager.useExitGrace(ms) })) registry.add(command);
+      const startOneShot = (exitGraceMs: number): void => {
+        oneShot = true;
+        manager.useExitGrace(exitGraceMs);
+      };
+      for (const command of mcpCommands({ kernel, service, oneShot: startOneShot })) registry.add(command);
     });
 
     // Only while the host stays up; in the background, because retries with

@@ -217,7 +217,7 @@ export async function attachFeatures(client: Client, definition: McpServerDefini
     log.warn(redact(`server "${server}": its tools could not be listed (${message(error)}); it is attached without tools until it sends tools/list_changed`));
   }
   // Before the server counts as connected: a change right after the connection is not missed.
-  await stream.open();
+  if (deps.followChanges?.() !== false) await stream.open();
   return features;
 }
 

@@ -42,6 +42,13 @@ export interface FeatureDeps {
    * terminals and `CI` is not set; `null`: never ask (decline).
    */
   readonly terminal?: Terminal | null;
+  /**
+   * Whether a modern (2026-07-28) server's change stream (`subscriptions/listen`) is opened as it
+   * connects; asked at each connection. False in a one-shot command: nothing stays to follow a
+   * change, and the stream is a request and a held response per server. A resource subscription
+   * still opens one. Default: true.
+   */
+  readonly followChanges?: () => boolean;
 }
 
 /** A resource of a server, as listed. */
