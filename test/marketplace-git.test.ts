@@ -451,6 +451,27 @@ describe('a Gemini CLI extension repository with tags, installed by its URL', ()
     expect((await lock(home)).plugins).toEqual({});
   }, 60_000);
 
+  it('refuses a source URL with credentials in it, never showing them: nothing is fetched, nothing recorded', async () => {
+    const home = await box();
+    for (const url of ['https://someone:s3cret-token-value@127.0.0.1:9/acme/tools.git', 'https://s3cret-token-value@127.0.0.1:9/acme/tools.tgz']) {
+      const args = url.endsWith('.tgz') ? ['ext', 'install', url, '--sha256', 'a'.repeat(64), '--yes'] : ['ext', 'install', url, '--yes'];
+      const refused = await run(home, args);
+      expectExit(refused, 1);
+      expect(refused.stderr).toContain('PLN_E_MARKET_SOURCE');
+      expect(refused.stderr).toContain('carries credentials');
+      expect(refused.stderr + refused.stdout).not.toContain('s3cret-token-value');
+    }
+    for (const url of ['https://someone:s3cret-token-value@127.0.0.1:9/acme/market.git', 'https://someone:s3cret-token-value@127.0.0.1:9/marketplace.json']) {
+      const refused = await run(home, ['ext', 'marketplace', 'add', url]);
+      expectExit(refused, 1);
+      expect(refused.stderr).toContain('carries credentials');
+      expect(refused.stderr + refused.stdout).not.toContain('s3cret-token-value');
+    }
+    const listed = await run(home, ['ext', 'marketplace', 'list', '--json']);
+    expect(listed.stdout).not.toContain('s3cret-token-value');
+    expect((await lock(home)).plugins).toEqual({});
+  }, 60_000);
+
   it('a SIGKILL during a git install leaves the previous version in place, and a retry succeeds', async () => {
     const home = await box();
     expectExit(await run(home, ['ext', 'install', `${daemonUrl}/gemini-ext.git#v1.0.0`, '--yes']), 0);

@@ -24,6 +24,28 @@ export interface GitOptions {
 /** A commit id: 40 hex digits (sha1) or 64 (sha256 repositories). */
 export const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
+/**
+ * Refuses a source URL that carries a password or token (`https://user:token@host/…`): it would be
+ * written to the lock file and shown in every message about the source. Private sources get their
+ * own credentials later (per host, never in the URL); an SSH URL is the way until then.
+ * @throws PlinthError `PLN_E_MARKET_SOURCE`, with the URL's password masked.
+ */
+export function refuseCredentials(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return; // scp-like `git@host:owner/repo`: no password there.
+  }
+  if (parsed.password === '' && !(parsed.username !== '' && parsed.protocol.startsWith('http'))) return;
+  parsed.password = parsed.password === '' ? '' : '***';
+  if (parsed.protocol.startsWith('http')) parsed.username = '***';
+  throw new PlinthError('PLN_E_MARKET_SOURCE', `the source URL ${safeLine(parsed.href)} carries credentials: plinth keeps a source's URL in the lock file and shows it in messages, so it does not take one with a password or token in it`, {
+    hint: 'give the URL without credentials (a public repository), or an SSH URL (git@host:owner/repo.git) that your SSH agent can open',
+    details: { step: 'resolve' },
+  });
+}
+
 /** The config every git command runs with (before the subcommand). */
 const SAFE_CONFIG = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'submodule.recurse=false', '-c', 'advice.detachedHead=false', '-c', 'credential.helper=', '-c', 'protocol.ext.allow=never'];
 
@@ -34,6 +56,7 @@ const SAFE_CONFIG = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=fal
  * @throws PlinthError `PLN_E_MARKET_GIT` naming the step and git's last words.
  */
 export async function cloneAt(url: string, dir: string, ref: string | undefined, sha: string | undefined, options: GitOptions): Promise<string> {
+  refuseCredentials(url);
   if (ref !== undefined && (ref.startsWith('-') || /[\s\\]|\.\.|[\x00-\x1f]/.test(ref))) {
     throw new PlinthError('PLN_E_MARKET_SOURCE', `"${safeLine(ref)}" is not a git ref`, { hint: 'give a branch, a tag or a commit id', details: { step: 'resolve', ref } });
   }

@@ -17,6 +17,7 @@ import ssri from 'ssri';
 import { declarationChanges, declarationsOf } from './declared.js';
 import { extractSafely } from './extract.js';
 import { download } from './fetcher.js';
+import { refuseCredentials } from './git.js';
 import { type NpmDependencies, describeNpm, installNpmDependencies, readNpmDependencies } from './npm-deps.js';
 import type { Registry } from './registries.js';
 import type { Planned } from './resolve.js';
@@ -130,6 +131,7 @@ export async function fetchFolder(context: InstallContext, folder: string, stagi
  * nothing installed), then extracted as a registry's tarball.
  */
 export async function fetchArchive(context: InstallContext, url: URL, sha256: string, staging: string, options: InstallOptions, marketplace?: string): Promise<Staged> {
+  refuseCredentials(url.href);
   await step('download', url.href, options.signal, () => mkdir(staging, { recursive: true }));
   const file = join(staging, 'archive.tgz');
   const expected = `sha256-${Buffer.from(sha256, 'hex').toString('base64')}`;

@@ -21,7 +21,7 @@ import { isAlive } from 'plinth/internal';
 import semver from 'semver';
 import { z } from 'zod';
 import { getDocument } from './fetcher.js';
-import { cloneAt } from './git.js';
+import { cloneAt, refuseCredentials } from './git.js';
 import { CATALOGUE_FILES, type Catalogue, GITHUB_REPO, gitUrlOf, parseCatalogue } from './peer-catalogue.js';
 
 /** How `ext outdated`'s note about a git or archive source ends (it does not follow them yet). */
@@ -208,6 +208,7 @@ export class Marketplaces {
         commit = await cloneAt(source.url, join(temp, 'repo'), source.ref, undefined, { launcher: this.options.launcher, timeoutMs: this.options.timeoutMs, ...(signal && { signal }) });
         catalogue = (await readCatalogueIn(join(temp, 'repo'))).catalogue;
       } else {
+        refuseCredentials(source.url);
         const url = new URL(source.url);
         const document = await getDocument({ name: 'marketplace', url: new URL(url.origin) }, url, { timeoutMs: this.options.timeoutMs, maxBytes: Math.min(this.options.maxBytes, 8 * 1024 * 1024), step: 'resolve', ...(signal && { signal }) });
         catalogue = parseCatalogue(document.body.toString('utf8'), source.url, /\.agents\/plugins\//.test(url.pathname) ? 'codex' : 'claude');
