@@ -107,7 +107,9 @@ async function git(args: readonly string[], cwd: string | undefined, url: string
       program: 'git',
       args: [...SAFE_CONFIG, ...args],
       ...(cwd !== undefined && { cwd }),
-      // No prompt of any kind (ssh included: BatchMode), none of the user's or the system's git configuration.
+      // No prompt of any kind (ssh included: BatchMode), none of the user's or the system's git configuration;
+      // the user's SSH agent, so that an SSH URL of a private repository opens as it does for git itself.
+      passEnv: ['SSH_AUTH_SOCK'],
       env: { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_ASKPASS: '', SSH_ASKPASS: '', GIT_SSH_COMMAND: 'ssh -o BatchMode=yes', GIT_LFS_SKIP_SMUDGE: '1' },
       timeoutMs: options.timeoutMs,
       stdin: 'ignore',
