@@ -205,7 +205,7 @@ function report(out: CommandOutput, json: boolean, result: InstallResult, verb: 
   if (json) return out.json(result);
   printNotes(out, result.notes);
   if (result.changes.length === 0) {
-    if (verb === 'updated') return out.print('Nothing to do: up to date.');
+    if (verb === 'updated') return out.print(result.notes.some((n) => n.kind === 'held') ? 'Nothing updated: newer versions are held back by minReleaseAgeDays (above).' : 'Nothing to do: up to date.');
     return out.print(spec ? `Nothing to do: ${safeLine(spec)} is already installed (--force installs it again).` : 'Nothing to do: already installed.');
   }
   for (const c of result.changes) {
