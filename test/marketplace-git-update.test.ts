@@ -14,6 +14,8 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, ensureBuilt, expectExit, json, run, sandbox } from './support/cli.js';
 import { write } from './support/peer-folders.js';
+import { servedRegistry, writePlugin } from './support/market.js';
+import { publishPlugin } from '../registry/publish.js';
 
 const exec = promisify(execFile);
 const GIT_ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
@@ -254,5 +256,31 @@ describe('the policy of the user settings', () => {
     await release(young, 'young', '1.0.5', { tag: 'v1.0.5', date: '2024-01-01T00:00:00Z' });
     expectExit(await run(home, ['ext', 'update', 'young', '--yes']), 0);
     expect((await lock(home)).plugins.young).toMatchObject({ version: '1.0.5', source: { ref: 'v1.0.5' } });
+  }, 90_000);
+
+  it('minReleaseAgeDays holds back an npm version published too recently, taking the newest one old enough', async () => {
+    const served = await servedRegistry(base, [{ name: 'aged', version: '1.0.0' }]);
+    closers.push(() => served.server.close());
+    const home = await box();
+    const settings = (minReleaseAgeDays: number) => home.settings({ registries: [{ name: 'local', url: served.server.url }], plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false }, marketplace: { settings: { minReleaseAgeDays } } } });
+    await settings(3);
+    expectExit(await run(home, ['ext', 'install', 'aged@^1.0.0', '--yes']), 0);
+    // 1.1.0 was published long ago (its packument's time says so), 1.2.0 just now.
+    await publishPlugin(served.folder, await writePlugin(join(base, 'sources'), { name: 'aged', version: '1.1.0' }), { now: new Date('2024-02-01T00:00:00Z') });
+    await publishPlugin(served.folder, await writePlugin(join(base, 'sources'), { name: 'aged', version: '1.2.0' }));
+
+    const first = await run(home, ['ext', 'update', 'aged', '--yes', '--json']);
+    expectExit(first, 0);
+    expect(json<{ changes: Array<{ name: string; to: string }> }>(first).changes).toEqual([expect.objectContaining({ name: 'aged', to: '1.1.0' })]);
+    const second = await run(home, ['ext', 'update', 'aged', '--yes']);
+    expectExit(second, 0);
+    expect(second.stderr).toContain('aged not updated to 1.2.0: published');
+    expect(second.stdout).toContain('held back by minReleaseAgeDays');
+    expect((await lock(home)).plugins.aged).toMatchObject({ version: '1.1.0' });
+
+    // Without the policy, the newest is taken.
+    await settings(0);
+    expectExit(await run(home, ['ext', 'update', 'aged', '--yes']), 0);
+    expect((await lock(home)).plugins.aged).toMatchObject({ version: '1.2.0' });
   }, 90_000);
 });

@@ -3,7 +3,7 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve as resolvePath } from 'node:path';
 import semver from 'semver';
 import { type InstallOptions, type InstallResult, type Launcher, type LockEntry, type LockFile, type Logger, type MarketChange, type MarketNote, type MarketplaceService, type OutdatedEntry, type OutdatedResult, PlinthError, type RevokedEntry, type PluginKernel, type SearchHit, isPlinthError, safeLine } from 'plinth/sdk';
-import { compareSearchResults, prepareQuery, prepareSearchDoc, searchPackageVersion, searchScore } from 'plinth/internal';
+import { compareSearchResults, packumentUrl, prepareQuery, prepareSearchDoc, searchPackageVersion, searchScore } from 'plinth/internal';
 import { DocumentCache } from './cache.js';
 import { type DocumentContext, fetchPackument, fetchSearchObjects } from './documents.js';
 import { type InstallContext, type NpmContext, type Staged, approvalFor, approve, commit, fetchArchive, fetchFolder, fetchLocal, fetchPlanned, readManifest, step, withNpmDependencies } from './install.js';
@@ -345,6 +345,24 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     }
   };
 
+  /**
+   * Under `minReleaseAgeDays`: the version `range` picks for `entry` among those its registry says were published
+   * before `releasedBy` (its full packument's `time`; a version without one counts as too young), or undefined (and
+   * a `held` note) when that is not newer than the installed one while a younger one is.
+   */
+  const versionOldEnough = async (registry: Registry, entry: LockEntry, range: string, releasedBy: number, signal: AbortSignal | undefined, notes: MarketNote[]): Promise<string | undefined> => {
+    const context = documents(signal, notes, true);
+    const packument = await fetchPackument(context, registry, entry.name);
+    const full = JSON.parse(await cache.get(registry, packumentUrl(registry.url.href, entry.name), { ...context.limits, maxBytes: 32 * 1024 * 1024, accept: 'application/json', step: 'resolve', revalidate: true }, notes)) as { time?: Record<string, string> };
+    const young = new Set(Object.keys(packument.versions).filter((v) => !(Date.parse(full.time?.[v] ?? '') <= releasedBy)));
+    const newest = safePick(packument, range, registry, new Set());
+    if (newest === undefined || !semver.gt(newest, entry.version) || !young.has(newest)) return range;
+    const allowed = safePick(packument, semver.validRange(range) ? range : '*', registry, young);
+    if (allowed !== undefined && semver.gt(allowed, entry.version)) return allowed;
+    notes.push({ registry: registry.name, kind: 'held', message: `${entry.name} not updated to ${newest}: published ${full.time?.[newest] ?? 'at a time the registry does not give'}, younger than the ${policy.settings.minReleaseAgeDays} day(s) the setting plugins.marketplace.minReleaseAgeDays requires` });
+    return undefined;
+  };
+
   /** `ext update` of a plugin installed from git or a marketplace's folder: what followOf found, installed as any fetched source. */
   const updateGit = async (entry: LockEntry, request: InstallOptions, notes: MarketNote[]): Promise<MarketChange[]> => {
     const follow = await followOf(entry, request.signal);
@@ -551,7 +569,15 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
           changes.push(...(await updateGit(entry, request, notes)));
           continue;
         }
-        const range = request.latest ? 'latest' : entry.range;
+        let range = request.latest ? 'latest' : entry.range;
+        const releasedBy = policy.releasedBy();
+        if (releasedBy !== undefined) {
+          // A minimum release age: the newest version the range allows among those published long enough ago, else none.
+          const registry = request.registry !== undefined ? registries(request.registry)[0]! : registryOf(entry);
+          const oldEnough = await versionOldEnough(registry, entry, range, releasedBy, request.signal, notes);
+          if (oldEnough === undefined) continue;
+          range = oldEnough;
+        }
         const again = `plinth ext update ${entry.name}${request.latest ? ' --latest' : ''}`;
         const done = await store.withPluginLock(entry.name, limits.lockWaitMs, async () => {
           const list = request.registry !== undefined ? registries(request.registry) : [registryOf(entry)];
