@@ -207,6 +207,11 @@ describe('the policy of the user settings', () => {
     expectExit(install, 1);
     expect(install.stderr).toContain('marketplace "acme-tools" is blocked by the setting plugins.marketplace.blockedMarketplaces ("acme-tools")');
     expect(existsSync(join(home.home, 'plugins', 'widget'))).toBe(false);
+    // A workspace (a cloned repository) cannot lift it: the policy is read from the user's settings only.
+    await write(join(home.workspace, '.plinth', 'settings.json'), { plugins: { marketplace: { settings: { blockedMarketplaces: [], allowedMarketplaces: [] } } } });
+    const fromWorkspace = await run(home, ['ext', 'install', 'widget@acme-tools', '--yes']);
+    expectExit(fromWorkspace, 1);
+    expect(fromWorkspace.stderr).toContain('blocked by the setting plugins.marketplace.blockedMarketplaces');
   }, 90_000);
 
   it('with an allowed list, takes only what matches it', async () => {
