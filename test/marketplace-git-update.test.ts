@@ -116,6 +116,9 @@ describe('ext update of a plugin installed from a branch', () => {
     const outdated = json<Outdated>(await run(home, ['ext', 'outdated', '--json']));
     expect(outdated.plugins).toEqual([expect.objectContaining({ name: 'pushy', newCommit: rewritten, status: 'rewritten' })]);
     expect(outdated.plugins[0]!.reason).toContain('does not descend from');
+    const told = await run(home, ['ext', 'outdated']);
+    expect(told.stdout).toMatch(/pushy\s+1\.1\.0 \([0-9a-f]{12}\)\s+[0-9a-f]{12} \(rewritten\)/);
+    expect(told.stdout).toContain('`plinth ext update pushy --accept-rewrite` takes it');
 
     const refused = await run(home, ['ext', 'update', 'pushy', '--yes']);
     expectExit(refused, 1);
