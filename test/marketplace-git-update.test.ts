@@ -177,6 +177,33 @@ describe('ext update of a marketplace entry', () => {
   }, 90_000);
 });
 
+describe('ext update of a folder of a marketplace', () => {
+  it('follows the marketplace\'s commit, as ext marketplace update read it', async () => {
+    const market = join(base, 'folder-market');
+    await write(join(market, '.claude-plugin', 'marketplace.json'), { name: 'folder-tools', owner: { name: 'Team' }, plugins: [{ name: 'inside', source: './plugins/inside' }] });
+    await release(join(market, 'plugins', 'inside'), 'inside', '1.0.0');
+    // release() made plugins/inside a repository of its own: the marketplace is the outer one.
+    await rm(join(market, 'plugins', 'inside', '.git'), { recursive: true, force: true });
+    await git(market, ['init', '-q']);
+    await git(market, ['add', '-A']);
+    await git(market, ['commit', '-q', '-m', 'one'], LONG_AGO);
+    const home = await box();
+    expectExit(await run(home, ['ext', 'marketplace', 'add', `file://${market}`]), 0);
+    expectExit(await run(home, ['ext', 'install', 'inside@folder-tools', '--yes']), 0);
+    expect((await lock(home)).plugins.inside).toMatchObject({ version: '1.0.0', source: { kind: 'local', marketplace: 'folder-tools' } });
+
+    await write(join(market, 'plugins', 'inside', 'manifest.json'), { name: 'inside', version: '1.1.0', description: 'inside, from git', kernel: '^1.0.0', main: './index.ts' });
+    await git(market, ['commit', '-q', '-am', 'two'], LONG_AGO);
+    // Not before the marketplace is read again.
+    expect(json<Outdated>(await run(home, ['ext', 'outdated', '--json'])).plugins).toEqual([]);
+    expectExit(await run(home, ['ext', 'marketplace', 'update', 'folder-tools']), 0);
+    const marketCommit = await git(market, ['rev-parse', 'HEAD']);
+    expect(json<Outdated>(await run(home, ['ext', 'outdated', '--json'])).plugins).toEqual([expect.objectContaining({ name: 'inside', newCommit: marketCommit, status: 'newer' })]);
+    expectExit(await run(home, ['ext', 'update', 'inside', '--yes']), 0);
+    expect((await lock(home)).plugins.inside).toMatchObject({ version: '1.1.0', source: { kind: 'local', commit: marketCommit } });
+  }, 90_000);
+});
+
 describe('the policy of the user settings', () => {
   let market: string;
   let repo: string;
