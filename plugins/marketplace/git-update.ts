@@ -74,24 +74,28 @@ export async function followGit(entry: LockEntry, context: FollowContext): Promi
       return { status: 'newer', url: git.url, ...(git.ref && { ref: git.ref }), commit: probed.commit, date: probed.date, ...(found.version && { version: found.version }), market };
     }
     context.policy.checkPinned(false, `${entry.name}@${record.name}`, `ask the marketplace's publisher to pin a sha in its entry; the installed commit ${source.commit?.slice(0, 12) ?? '?'} stays`);
-    const followed = await followRef(git.url, git.ref, source, context, git.ref === source.ref);
+    // The catalogue's ref is followed as it says: no newer tag than the one it names.
+    const followed = await followRef(git.url, git.ref, source, context, git.ref === source.ref, false);
     return { ...followed, ...(found.version && { version: found.version }), market };
   }
   if (source.kind !== 'git' || source.url === undefined) return { status: 'unfollowed' };
   context.policy.check({ url: source.url }, `git repository ${safeLine(source.url)}`);
   if (source.ref !== undefined && COMMIT.test(source.ref)) return { status: 'pinned', reason: `installed at the commit ${source.ref.slice(0, 12)}: nothing to follow` };
   context.policy.checkPinned(false, `${entry.name} (${safeLine(source.url)}${source.ref ? `#${source.ref}` : ''})`, `install a commit id: \`plinth ext install ${safeLine(source.url)}#<commit>\``);
-  return followRef(source.url, source.ref, source, context, true);
+  return followRef(source.url, source.ref, source, context, true, true);
 }
 
-/** A branch (or the default one) or a tag of `url`: `sameRef` when it is the ref the plugin was installed at (then only a fast-forward is followed). */
-async function followRef(url: string, ref: string | undefined, installed: NonNullable<LockEntry['source']>, context: FollowContext, sameRef: boolean): Promise<GitFollow> {
+/**
+ * A branch (or the default one) or a tag of `url`: `sameRef` when it is the ref the plugin was installed at (then only a
+ * fast-forward is followed); `newerTags`: a semver tag moves on to the newest semver tag (a git URL installed at a tag).
+ */
+async function followRef(url: string, ref: string | undefined, installed: NonNullable<LockEntry['source']>, context: FollowContext, sameRef: boolean, newerTags: boolean): Promise<GitFollow> {
   const recorded = installed.commit;
   const releasedBy = context.policy.releasedBy();
   const refs = await lsRemote(url, context.git);
   if (ref !== undefined && refs.tags.has(ref)) {
     const tagged = refs.tags.get(ref)!;
-    const current = semver.clean(ref, { loose: true });
+    const current = newerTags ? semver.clean(ref, { loose: true }) : null;
     if (current !== null) {
       // The newest semver tag above it (no pre-release unless the installed one is one), old enough for the policy.
       const newer = [...refs.tags.keys()]
@@ -109,8 +113,13 @@ async function followRef(url: string, ref: string | undefined, installed: NonNul
       }
       if (youngest !== undefined) return { status: 'held', url, ref: newer[0]!.tag, reason: `${held(youngest, context.policy)}; tag ${newer[0]!.tag} and any newer one` };
     }
-    if (!sameRef || tagged === recorded) return sameRef ? { status: 'current' } : { status: 'newer', url, ref, commit: tagged };
+    if (sameRef && tagged === recorded) return { status: 'current' };
     const probed = await probe(url, context.scratch(), `refs/tags/${ref}`, undefined, context.git);
+    if (!sameRef) {
+      // Another tag than the one installed (the marketplace's entry names it now).
+      if (releasedBy !== undefined && probed.date > releasedBy) return { status: 'held', url, ref, commit: probed.commit, date: probed.date, reason: held(probed.date, context.policy) };
+      return { status: 'newer', url, ref, commit: probed.commit, date: probed.date };
+    }
     return { status: 'rewritten', url, ref, commit: probed.commit, date: probed.date, reason: `tag ${ref} now points at ${probed.commit.slice(0, 12)}, not at ${recorded?.slice(0, 12) ?? '?'} it was installed from (the tag was moved)` };
   }
   const target = ref === undefined ? refs.head : refs.heads.get(ref);
