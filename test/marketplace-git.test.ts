@@ -411,10 +411,11 @@ describe('a Gemini CLI extension repository with tags, installed by its URL', ()
     expect(await readFile(join(home.home, 'plugins', 'gemini-tagged', 'GEMINI.md'), 'utf8')).toBe('# One\n');
     const verified = json<{ plugins: Array<{ name: string; status: string }> }>(await run(home, ['ext', 'verify', 'gemini-tagged', '--json']));
     expect(verified.plugins).toEqual([expect.objectContaining({ name: 'gemini-tagged', status: 'ok' })]);
-    // Updates of git sources are not followed yet, and say how to take a newer commit.
-    const update = await run(home, ['ext', 'update', 'gemini-tagged']);
-    expectExit(update, 1);
-    expect(update.stderr).toContain('ext update does not follow such sources yet');
+    // Installed at a semver tag, an update takes the newest one (as Gemini CLI updates from tags).
+    const outdated = json<{ plugins: Array<{ name: string; current: string; wanted: string; newRef: string; status: string }> }>(await run(home, ['ext', 'outdated', '--json']));
+    expect(outdated.plugins).toEqual([expect.objectContaining({ name: 'gemini-tagged', current: '1.0.0', wanted: 'v2.0.0', newRef: 'v2.0.0', status: 'newer' })]);
+    expectExit(await run(home, ['ext', 'update', 'gemini-tagged', '--yes']), 0);
+    expect((await lock(home)).plugins['gemini-tagged']).toMatchObject({ version: '2.0.0', source: { ref: 'v2.0.0', commit: v2 } });
   }, 90_000);
 
   it('the same version at another commit (a branch that moved on) replaces the files in place, pinned to the new commit', async () => {

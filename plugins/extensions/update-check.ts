@@ -46,6 +46,8 @@ async function disableRevoked(kernel: PluginKernel, entry: RevokedEntry, print: 
 
 /** `update available: x 1.0.0 → 1.1.0 (plinth ext update x)`, and the version beyond the recorded range, if any. */
 export function updateLine(entry: OutdatedEntry): string {
+  // A git source whose branch was rewritten or whose tag moved: told, never offered as a plain update.
+  if (entry.status === 'rewritten') return `not followed: ${entry.name}: ${entry.reason ?? 'its ref was rewritten'} (plinth ext update ${entry.name} --accept-rewrite takes it)`;
   const within = entry.wanted !== entry.current ? `${entry.current} → ${entry.wanted} (plinth ext update ${entry.name})` : `${entry.current} is the newest within ${entry.range}`;
   const beyond = entry.latest !== entry.wanted ? `; ${entry.latest} is out of ${entry.range} (plinth ext update ${entry.name} --latest)` : '';
   return `update available: ${entry.name} ${within}${beyond}`;

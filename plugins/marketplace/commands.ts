@@ -114,7 +114,9 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
         for (const r of result.revoked) out.print(revokedLine(r));
         // What could not be checked is named, never counted as up to date.
         for (const u of result.unchecked) out.print(`not checked: ${safeLine(u.name)}@${safeLine(u.version)} (registry ${safeLine(u.registry)}): ${safeLine(u.reason)}`);
-        if (result.plugins.length > 0) out.print(formatTable(['NAME', 'CURRENT', 'WANTED', 'LATEST', 'RANGE', 'REGISTRY'], result.plugins.map((p) => [p.name, p.current, p.wanted, p.latest, p.range, p.registry])));
+        if (result.plugins.length > 0) out.print(formatTable(['NAME', 'CURRENT', 'WANTED', 'LATEST', 'RANGE', 'REGISTRY'], result.plugins.map((p) => [p.name, p.commit ? `${p.current} (${p.commit.slice(0, 12)})` : p.current, p.status === 'rewritten' ? `${p.wanted} (rewritten)` : p.wanted, p.latest, p.range, p.registry])));
+        // A moved tag or a rewritten branch is named with what accepts it: never taken by a plain update.
+        for (const p of result.plugins) if (p.status === 'rewritten') out.print(`${p.name}: ${safeLine(p.reason ?? 'its ref was rewritten')}; \`plinth ext update ${p.name} --accept-rewrite\` takes it`);
         else if (result.unchecked.length > 0) out.print(`No newer versions among the plugins checked; ${result.unchecked.length} could not be checked (above).`);
         // Git and archive sources are not checked yet (a note names each): never called up to date.
         else out.print(result.revoked.length === 0 && !result.notes.some((n) => n.message.endsWith(NOT_FOLLOWED)) ? 'Every installed plugin is up to date.' : 'No newer versions among the plugins checked.');
@@ -124,10 +126,10 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
     {
       name: 'ext update',
       args: [{ name: 'name', description: 'The plugin to update (none, or --all: every installed plugin)' }],
-      options: { all: { type: 'boolean', description: 'Update every installed plugin' }, latest: { type: 'boolean', description: 'Cross the recorded range: the newest version' }, ...YES },
+      options: { all: { type: 'boolean', description: 'Update every installed plugin' }, latest: { type: 'boolean', description: 'Cross the recorded range: the newest version' }, 'accept-rewrite': { type: 'boolean', description: 'Git sources: follow a ref that was force-pushed or rewritten, or a tag that was moved' }, ...YES },
       async run({ args, options, json, out, signal }) {
         if (args[0] !== undefined && options.all === true) throw new PlinthError('PLN_E_CLI_USAGE', '"ext update" takes a name or --all, not both', { hint: 'usage: plinth ext update [name|--all] [--latest]' });
-        const result = await withProgress((progress) => service().then((s) => s.update(args[0] === undefined ? [] : [args[0]], { latest: options.latest === true, ...installOptions(options, out, signal, progress) })));
+        const result = await withProgress((progress) => service().then((s) => s.update(args[0] === undefined ? [] : [args[0]], { latest: options.latest === true, acceptRewrite: options['accept-rewrite'] === true, ...installOptions(options, out, signal, progress) })));
         report(out, json, result, 'updated');
         await review(result, out, signal, options.grant === true);
       },
@@ -203,7 +205,7 @@ function report(out: CommandOutput, json: boolean, result: InstallResult, verb: 
   if (json) return out.json(result);
   printNotes(out, result.notes);
   if (result.changes.length === 0) {
-    if (verb === 'updated') return out.print('Nothing to do: up to date.');
+    if (verb === 'updated') return out.print(result.notes.some((n) => n.kind === 'held') ? 'Nothing updated: newer versions are held back by minReleaseAgeDays (above).' : 'Nothing to do: up to date.');
     return out.print(spec ? `Nothing to do: ${safeLine(spec)} is already installed (--force installs it again).` : 'Nothing to do: already installed.');
   }
   for (const c of result.changes) {

@@ -12,7 +12,7 @@
  * into submodules: the repository's content is data until approved.
  */
 import { rm } from 'node:fs/promises';
-import { type Launcher, PlinthError, safeLine } from 'plinth/sdk';
+import { type LaunchRunRequestInput, type Launcher, PlinthError, safeLine } from 'plinth/sdk';
 
 /** What a clone needs. */
 export interface GitOptions {
@@ -97,23 +97,95 @@ async function fetchCommit(url: string, dir: string, commit: string, options: Gi
   }
 }
 
+/** The branches and tags of a remote (`git ls-remote`), each with its commit (an annotated tag's peeled). */
+export interface RemoteRefs {
+  /** The default branch's commit. */
+  readonly head?: string;
+  readonly heads: ReadonlyMap<string, string>;
+  readonly tags: ReadonlyMap<string, string>;
+}
+
+/** Lists what `url` has (`git ls-remote`), through the launcher as a clone runs. */
+export async function lsRemote(url: string, options: GitOptions): Promise<RemoteRefs> {
+  const out = await git(['ls-remote', '--', url], undefined, url, options);
+  const heads = new Map<string, string>();
+  const tags = new Map<string, string>();
+  let head: string | undefined;
+  for (const line of out.split('\n')) {
+    const [id, ref] = line.trim().split(/\s+/);
+    if (!id || !ref || !COMMIT.test(id)) continue;
+    if (ref === 'HEAD') head = id;
+    else if (ref.startsWith('refs/heads/')) heads.set(ref.slice('refs/heads/'.length), id);
+    else if (ref.startsWith('refs/tags/') && ref.endsWith('^{}')) tags.set(ref.slice('refs/tags/'.length, -3), id);
+    else if (ref.startsWith('refs/tags/') && !tags.has(ref.slice('refs/tags/'.length))) tags.set(ref.slice('refs/tags/'.length), id);
+  }
+  return { ...(head && { head }), heads, tags };
+}
+
+/** What {@link probe} learnt of a commit. */
+export interface Probe {
+  readonly commit: string;
+  /** Its committer date, ms since the epoch. */
+  readonly date: number;
+  /** Whether the recorded commit is an ancestor of it (a fast-forward), when one was given. */
+  readonly descends?: boolean;
+}
+
+/**
+ * Fetches `want` (a branch, a tag or a commit id) of `url` into a new repository at `dir` and tells its
+ * commit and date; given `recorded`, the history is fetched too and whether `recorded` is an ancestor of
+ * it said (a commit id the server will not hand out alone is looked for among all its branches and tags).
+ */
+export async function probe(url: string, dir: string, want: string, recorded: string | undefined, options: GitOptions): Promise<Probe> {
+  await git(['init', '--quiet', '--', dir], undefined, url, options);
+  try {
+    await git(['fetch', '--quiet', '--no-tags', ...(recorded === undefined ? ['--depth', '1'] : []), '--', url, want], dir, url, options);
+  } catch (error) {
+    if (!COMMIT.test(want) || options.signal?.aborted) throw error;
+    await git(['fetch', '--quiet', '--', url, '+refs/heads/*:refs/remotes/origin/*', '+refs/tags/*:refs/tags/*'], dir, url, options);
+    await git(['update-ref', 'FETCH_HEAD', want], dir, url, options);
+  }
+  const commit = (await git(['rev-parse', 'FETCH_HEAD^{commit}'], dir, url, options)).trim();
+  const date = Number((await git(['log', '-1', '--format=%ct', 'FETCH_HEAD'], dir, url, options)).trim()) * 1000;
+  if (recorded === undefined) return { commit, date };
+  const status = await gitExit(['merge-base', '--is-ancestor', recorded, commit], dir, url, options);
+  return { commit, date, descends: status === 0 };
+}
+
+/** The committer date (ms) of HEAD in the checkout `dir`. */
+export async function headDate(dir: string, options: GitOptions): Promise<number> {
+  return Number((await git(['log', '-1', '--format=%ct', 'HEAD'], dir, dir, options)).trim()) * 1000;
+}
+
+/** Runs `git <args>` and gives its exit code (for the commands that answer with it). */
+async function gitExit(args: readonly string[], cwd: string, url: string, options: GitOptions): Promise<number | null> {
+  const launcher = await options.launcher();
+  const result = await launcher.run(gitRequest(args, cwd, url, options), options.signal ? { signal: options.signal } : {});
+  return result.exitCode;
+}
+
+/** One git command as the launcher runs it. */
+function gitRequest(args: readonly string[], cwd: string | undefined, url: string, options: GitOptions): LaunchRunRequestInput {
+  return {
+    owner: 'marketplace',
+    purpose: `git ${args[0]} of ${url}`,
+    program: 'git',
+    args: [...SAFE_CONFIG, ...args],
+    ...(cwd !== undefined && { cwd }),
+    // No prompt of any kind (ssh included: BatchMode), none of the user's or the system's git configuration;
+    // the user's SSH agent, so that an SSH URL of a private repository opens as it does for git itself.
+    passEnv: ['SSH_AUTH_SOCK'],
+    env: { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_ASKPASS: '', SSH_ASKPASS: '', GIT_SSH_COMMAND: 'ssh -o BatchMode=yes', GIT_LFS_SKIP_SMUDGE: '1' },
+    timeoutMs: options.timeoutMs,
+    stdin: 'ignore',
+  };
+}
+
 /** Runs `git <args>` in `cwd` through the launcher; its stdout, or `PLN_E_MARKET_GIT`. */
 async function git(args: readonly string[], cwd: string | undefined, url: string, options: GitOptions): Promise<string> {
   const launcher = await options.launcher();
   const result = await launcher.run(
-    {
-      owner: 'marketplace',
-      purpose: `git ${args[0]} of ${url}`,
-      program: 'git',
-      args: [...SAFE_CONFIG, ...args],
-      ...(cwd !== undefined && { cwd }),
-      // No prompt of any kind (ssh included: BatchMode), none of the user's or the system's git configuration;
-      // the user's SSH agent, so that an SSH URL of a private repository opens as it does for git itself.
-      passEnv: ['SSH_AUTH_SOCK'],
-      env: { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_ASKPASS: '', SSH_ASKPASS: '', GIT_SSH_COMMAND: 'ssh -o BatchMode=yes', GIT_LFS_SKIP_SMUDGE: '1' },
-      timeoutMs: options.timeoutMs,
-      stdin: 'ignore',
-    },
+    gitRequest(args, cwd, url, options),
     options.signal ? { signal: options.signal } : {},
   ).catch((error: unknown) => {
     throw new PlinthError('PLN_E_MARKET_GIT', `git could not be started to fetch ${safeLine(url)}: ${safeLine((error as Error).message ?? String(error))}`, {

@@ -22,10 +22,11 @@ import semver from 'semver';
 import { z } from 'zod';
 import { getDocument } from './fetcher.js';
 import { cloneAt, refuseCredentials } from './git.js';
+import type { MarketplacePolicy } from './policy.js';
 import { CATALOGUE_FILES, type Catalogue, GITHUB_REPO, gitUrlOf, parseCatalogue } from './peer-catalogue.js';
 
-/** How `ext outdated`'s note about a git or archive source ends (it does not follow them yet). */
-export const NOT_FOLLOWED = '(ext outdated does not follow such sources yet)';
+/** How `ext outdated`'s note about an archive source ends (an archive pinned by its digest has nothing to follow). */
+export const NOT_FOLLOWED = '(ext outdated does not follow archives)';
 
 /** Where a marketplace comes from. */
 export const marketplaceSourceSchema = z.discriminatedUnion('kind', [
@@ -64,6 +65,8 @@ export interface MarketplacesOptions {
   readonly maxBytes: number;
   /** For the test hook `PLINTH_MARKET_PAUSE_AT=marketplace-swap` (default: the process's). */
   readonly env?: Record<string, string | undefined>;
+  /** The user's allowed and blocked marketplaces (policy.ts), checked before a marketplace is fetched and once its name is known. */
+  readonly policy?: MarketplacePolicy;
 }
 
 /** The added marketplaces and their cached catalogues. */
@@ -150,6 +153,7 @@ export class Marketplaces {
    */
   async add(input: string, signal?: AbortSignal): Promise<{ record: MarketplaceRecord; catalogue: Catalogue }> {
     const source = classifyMarketplaceSource(input);
+    this.options.policy?.check({ url: source.kind === 'path' ? source.path : source.url }, `the marketplace ${safeLine(input)}`);
     return this.fetchAndRecord(source, undefined, signal);
   }
 
@@ -220,6 +224,8 @@ export class Marketplaces {
           details: { step: 'resolve', marketplace: catalogue.name },
         });
       }
+      // Its name is known now: a blocked name (or one outside the allowed ones) is not added, nor refreshed.
+      this.options.policy?.check({ name: catalogue.name, url: source.kind === 'path' ? source.path : source.url }, `marketplace "${safeLine(catalogue.name)}"`);
       const records = await this.records();
       const taken = records[catalogue.name];
       if (before && before.name !== catalogue.name) {

@@ -3,11 +3,13 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve as resolvePath } from 'node:path';
 import semver from 'semver';
 import { type InstallOptions, type InstallResult, type Launcher, type LockEntry, type LockFile, type Logger, type MarketChange, type MarketNote, type MarketplaceService, type OutdatedEntry, type OutdatedResult, PlinthError, type RevokedEntry, type PluginKernel, type SearchHit, isPlinthError, safeLine } from 'plinth/sdk';
-import { compareSearchResults, prepareQuery, prepareSearchDoc, searchPackageVersion, searchScore } from 'plinth/internal';
+import { compareSearchResults, packumentUrl, prepareQuery, prepareSearchDoc, searchPackageVersion, searchScore } from 'plinth/internal';
 import { DocumentCache } from './cache.js';
 import { type DocumentContext, fetchPackument, fetchSearchObjects } from './documents.js';
 import { type InstallContext, type NpmContext, type Staged, approvalFor, approve, commit, fetchArchive, fetchFolder, fetchLocal, fetchPlanned, readManifest, step, withNpmDependencies } from './install.js';
-import { cloneAt } from './git.js';
+import { COMMIT, cloneAt } from './git.js';
+import { type GitFollow, followGit, scratchIn } from './git-update.js';
+import { MarketplacePolicy, type PolicySettings } from './policy.js';
 import { Marketplaces, NOT_FOLLOWED } from './marketplaces.js';
 import { CATALOGUE_FILES, type CatalogueEntry, GITHUB_REPO, gitUrlOf, insidePath } from './peer-catalogue.js';
 import { NO_NPM_DEPENDENCIES, readNpmDependencies } from './npm-deps.js';
@@ -25,7 +27,7 @@ export interface MarketplaceOptions {
   readonly home: string;
   /** The workspace root: a peer plugin's manifest (Gemini's `${workspacePath}`) is made with it, as discovery makes it. */
   readonly workspace?: string;
-  readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number; readonly npmTimeoutMs: number; readonly gitTimeoutMs?: number };
+  readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number; readonly npmTimeoutMs: number; readonly gitTimeoutMs?: number } & Partial<PolicySettings>;
   /** The launcher service, through which npm runs (a plugin's npm dependencies). */
   readonly launcher: () => Promise<Launcher>;
   readonly log: Logger;
@@ -49,7 +51,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const registries = (override?: string): Registry[] => (override !== undefined ? [commandLineRegistry(override, configured)] : configured());
   const documents = (signal: AbortSignal | undefined, notes: MarketNote[], revalidate = false): DocumentContext => ({ cache, limits: { timeoutMs: limits.timeoutMs, ...(signal && { signal }) }, notes, revalidate });
   const trustState = new TrustState(options.home);
-  const marketplaces = options.marketplaces ?? new Marketplaces({ home: options.home, launcher: options.launcher, timeoutMs: options.settings.gitTimeoutMs ?? 300_000, maxBytes: options.settings.maxDownloadBytes });
+  const policy = new MarketplacePolicy({ allowedMarketplaces: options.settings.allowedMarketplaces ?? [], blockedMarketplaces: options.settings.blockedMarketplaces ?? [], requirePinnedCommit: options.settings.requirePinnedCommit === true, minReleaseAgeDays: options.settings.minReleaseAgeDays ?? 0 });
+  const marketplaces = options.marketplaces ?? new Marketplaces({ home: options.home, launcher: options.launcher, timeoutMs: options.settings.gitTimeoutMs ?? 300_000, maxBytes: options.settings.maxDownloadBytes, policy });
   const gitOptions = (signal?: AbortSignal) => ({ launcher: options.launcher, timeoutMs: options.settings.gitTimeoutMs ?? 300_000, ...(signal && { signal }) });
   /** Documents plus one operation's view of each registry's keys and index (asked once per registry). */
   const planning = (request: InstallOptions, notes: MarketNote[], revalidate = false) => ({
@@ -244,6 +247,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     const again = `plinth ext install ${spec}`;
     if (source.kind === 'entry') {
       const record = await marketplaces.get(source.marketplace);
+      policy.check({ name: record.name, url: record.source.kind === 'path' ? record.source.path : record.source.url }, `marketplace "${record.name}"`);
       const catalogue = await marketplaces.catalogue(record);
       const entry = catalogue.plugins.find((p) => p.name === source.plugin);
       if (!entry) {
@@ -264,6 +268,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       return installStagedFetch((staging) => stageEntry(entry, record.name, staging, request, source.ref, catalogue.pluginRoot), request, again, notes);
     }
     if (source.kind === 'archive') return installStagedFetch((staging) => fetchArchive(installContext, source.url, source.sha256, join(staging, 'archive'), request), request, again, notes);
+    policy.check({ url: source.url }, `git repository ${safeLine(source.url)}`);
+    policy.checkPinned(source.ref !== undefined && COMMIT.test(source.ref), `${safeLine(source.url)}${source.ref ? `#${safeLine(source.ref)}` : ''}`, `name the commit: \`plinth ext install ${safeLine(source.url)}#<40-hex commit id>\``);
     return installStagedFetch(async (staging) => {
       const checkout = join(staging, 'git');
       const commitId = await step('download', source.url, request.signal, () => cloneAt(source.url, checkout, source.ref, undefined, gitOptions(request.signal)));
@@ -273,7 +279,7 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   };
 
   /** Fetches a marketplace entry's plugin (not an npm one) into `staging`. */
-  const stageEntry = async (entry: CatalogueEntry, market: string, staging: string, request: InstallOptions, refOverride?: string, pluginRoot?: string): Promise<Staged> => {
+  const stageEntry = async (entry: CatalogueEntry, market: string, staging: string, request: InstallOptions, refOverride?: string, pluginRoot?: string, pin?: string): Promise<Staged> => {
     const record = await marketplaces.get(market);
     const src = entry.source;
     // A relative path string is a folder of the marketplace, below Claude Code's `metadata.pluginRoot` when it sets one.
@@ -297,15 +303,17 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     if (typeof src === 'object' && src.source === 'local') throw new Error('local entries are read in the marketplace');
     const git = typeof src === 'string' ? { url: gitUrlOf(src) } : src.source === 'github' ? { url: gitUrlOf(src.repo), ref: src.ref, sha: src.sha } : { url: gitUrlOf(src.url), ref: src.ref, sha: src.sha, path: src.path };
     const ref = refOverride ?? git.ref;
+    policy.check({ url: git.url }, `git repository ${safeLine(git.url)} (${entry.name}@${market})`);
+    policy.checkPinned(pin !== undefined || (refOverride === undefined ? git.sha !== undefined : COMMIT.test(refOverride)), `${entry.name}@${market}`, 'ask the marketplace\'s publisher to pin a `sha` in its entry, or install a commit: `plinth ext install <plugin>@<marketplace>#<commit id>`');
     const sub = git.path === undefined ? '' : insidePath(git.path);
     if (sub === undefined) throw new PlinthError('PLN_E_MARKET_SOURCE', `${entry.name}@${market}: its path "${safeLine(git.path ?? '')}" leads outside the repository: not installed`, { hint: 'ask the marketplace\'s publisher to fix the entry', details: { step: 'resolve', marketplace: market, plugin: entry.name } });
     const checkout = join(staging, 'git');
-    const commitId = await step('download', git.url, request.signal, () => cloneAt(git.url, checkout, ref, refOverride === undefined ? git.sha : undefined, gitOptions(request.signal)));
+    const commitId = await step('download', git.url, request.signal, () => cloneAt(git.url, checkout, ref, pin ?? (refOverride === undefined ? git.sha : undefined), gitOptions(request.signal)));
     return fetchFolder(installContext, sub === '' ? checkout : join(checkout, sub), join(staging, 'stage'), request, { kind: 'git', url: git.url, ...(ref && { ref }), commit: commitId, ...(sub && { path: sub }), marketplace: market }, `${entry.name}@${market}`, checkout);
   };
 
   /** The path every install takes once `fetch` staged the plugin: its plugin dependencies from the registries, approval, npm, commit. */
-  const installStagedFetch = async (fetch: (staging: string) => Promise<Staged>, request: InstallOptions, again: string, notes: MarketNote[]): Promise<InstallResult> => {
+  const installStagedFetch = async (fetch: (staging: string) => Promise<Staged>, request: InstallOptions, again: string, notes: MarketNote[], reapproveOnly = false): Promise<InstallResult> => {
     const changes = await installStaged(async (staging) => {
       const fetched = await fetch(join(staging, 'fetched'));
       const npmSource = (() => {
@@ -323,8 +331,65 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         deps.push(...(await planInstall(planning(request, notes), registries(request.registry), { name: dep, range }, present, stage, staged)));
       }
       return [...deps, staged];
-    }, request, again, false);
+    }, request, again, reapproveOnly);
     return { changes, notes };
+  };
+
+  /** Where a git-sourced entry would update to (git-update.ts), fetched in a staging folder removed after. */
+  const followOf = async (entry: LockEntry, signal: AbortSignal | undefined): Promise<GitFollow> => {
+    const scratch = await store.stage();
+    try {
+      return await followGit(entry, { marketplaces, policy, git: gitOptions(signal), scratch: scratchIn(scratch) });
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  };
+
+  /**
+   * Under `minReleaseAgeDays`: the version `range` picks for `entry` among those its registry says were published
+   * before `releasedBy` (its full packument's `time`; a version without one counts as too young), or undefined (and
+   * a `held` note) when that is not newer than the installed one while a younger one is.
+   */
+  const versionOldEnough = async (registry: Registry, entry: LockEntry, range: string, releasedBy: number, signal: AbortSignal | undefined, notes: MarketNote[]): Promise<string | undefined> => {
+    const context = documents(signal, notes, true);
+    const packument = await fetchPackument(context, registry, entry.name);
+    const full = JSON.parse(await cache.get(registry, packumentUrl(registry.url.href, entry.name), { ...context.limits, maxBytes: 32 * 1024 * 1024, accept: 'application/json', step: 'resolve', revalidate: true }, notes)) as { time?: Record<string, string> };
+    const young = new Set(Object.keys(packument.versions).filter((v) => !(Date.parse(full.time?.[v] ?? '') <= releasedBy)));
+    const newest = safePick(packument, range, registry, new Set());
+    if (newest === undefined || !semver.gt(newest, entry.version) || !young.has(newest)) return range;
+    const allowed = safePick(packument, semver.validRange(range) ? range : '*', registry, young);
+    if (allowed !== undefined && semver.gt(allowed, entry.version)) return allowed;
+    notes.push({ registry: registry.name, kind: 'held', message: `${entry.name} not updated to ${newest}: published ${full.time?.[newest] ?? 'at a time the registry does not give'}, younger than the ${policy.settings.minReleaseAgeDays} day(s) the setting plugins.marketplace.minReleaseAgeDays requires` });
+    return undefined;
+  };
+
+  /** `ext update` of a plugin installed from git or a marketplace's folder: what followOf found, installed as any fetched source. */
+  const updateGit = async (entry: LockEntry, request: InstallOptions, notes: MarketNote[]): Promise<MarketChange[]> => {
+    const follow = await followOf(entry, request.signal);
+    if (follow.status === 'current' || follow.status === 'pinned') return [];
+    if (follow.status === 'unfollowed') throw notUpdatable(entry);
+    if (follow.status === 'held') {
+      notes.push({ registry: entry.registry, kind: 'held', message: `${entry.name} not updated: ${follow.reason ?? ''}` });
+      return [];
+    }
+    if (follow.status === 'rewritten' && request.acceptRewrite !== true) {
+      throw new PlinthError('PLN_E_MARKET_GIT_REWRITTEN', `${entry.name}: ${follow.reason ?? 'its ref was rewritten'}: not updated`, {
+        plugin: entry.name,
+        hint: `check with the publisher why it moved; to take it anyway: \`plinth ext update ${entry.name} --accept-rewrite\` (what it declares is shown again when it changed)`,
+        details: { step: 'resolve', url: follow.url, ...(follow.ref && { ref: follow.ref }), installed: entry.source?.commit, commit: follow.commit },
+      });
+    }
+    const again = `plinth ext update ${entry.name}${follow.status === 'rewritten' ? ' --accept-rewrite' : ''}`;
+    const market = follow.market;
+    const stage = market
+      ? (staging: string) => stageEntry(market.entry, market.name, staging, request, undefined, market.catalogue.pluginRoot, follow.commit)
+      : async (staging: string) => {
+          const url = follow.url!;
+          const checkout = join(staging, 'git');
+          const commitId = await step('download', url, request.signal, () => cloneAt(url, checkout, follow.ref, follow.commit, gitOptions(request.signal)));
+          return fetchFolder(installContext, checkout, join(staging, 'stage'), request, { kind: 'git', url, ...(follow.ref && { ref: follow.ref }), commit: commitId }, url);
+        };
+    return (await installStagedFetch(stage, request, again, notes, true)).changes;
   };
 
   const service: MarketplaceService = {
@@ -440,7 +505,33 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
         }
       };
       for (const entry of Object.values(lock.plugins).filter(fetchedOutside)) {
-        notes.push({ registry: entry.registry, kind: 'unchecked', message: `${entry.name}@${entry.version} was installed from ${entry.source?.kind === 'archive' ? 'an archive' : 'git'} (${entry.resolved}): not checked for updates ${NOT_FOLLOWED}` });
+        let follow: GitFollow;
+        try {
+          follow = await followOf(entry, signal);
+        } catch (error) {
+          // Its repository or marketplace unreachable, gone, or refused by the policy: said, never counted as up to date.
+          if (!isPlinthError(error)) throw error;
+          unchecked.push({ name: entry.name, version: entry.version, registry: entry.registry, reason: error.message });
+          continue;
+        }
+        if (follow.status === 'unfollowed') notes.push({ registry: entry.registry, kind: 'unchecked', message: `${entry.name}@${entry.version} was installed from an archive (${entry.resolved}): not checked for updates ${NOT_FOLLOWED}` });
+        else if (follow.status === 'held') notes.push({ registry: entry.registry, kind: 'held', message: `${entry.name}: ${follow.reason ?? ''}` });
+        else if (follow.status === 'newer' || follow.status === 'rewritten') {
+          const label = follow.version && follow.version !== entry.version ? follow.version : follow.ref && follow.ref !== entry.source?.ref ? follow.ref : follow.commit!.slice(0, 12);
+          plugins.push({
+            name: entry.name,
+            current: entry.version,
+            wanted: label,
+            latest: label,
+            range: entry.source?.ref ?? 'HEAD',
+            registry: entry.source?.marketplace ? `marketplace:${entry.source.marketplace}` : 'git',
+            ...(entry.source?.commit && { commit: entry.source.commit }),
+            ...(follow.commit && { newCommit: follow.commit }),
+            ...(follow.ref && { newRef: follow.ref }),
+            status: follow.status,
+            ...(follow.status === 'rewritten' && follow.reason && { reason: follow.reason }),
+          });
+        }
       }
       const checkable = Object.values(lock.plugins).filter((entry) => entry.registry !== 'file' && !fetchedOutside(entry) && registryOrSkip(entry) !== undefined);
       // Revocations first: a revoked version is never offered as an update.
@@ -470,11 +561,23 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
     async update(names, request = {}) {
       const notes: MarketNote[] = [];
       const lock = await store.read();
-      const chosen = names.length === 0 ? Object.values(lock.plugins).filter((e) => e.registry !== 'file' && !fetchedOutside(e)) : names.map((name) => lock.plugins[name] ?? notInstalled(name));
+      const chosen = names.length === 0 ? Object.values(lock.plugins).filter((e) => e.registry !== 'file' && (!fetchedOutside(e) || followable(e))) : names.map((name) => lock.plugins[name] ?? notInstalled(name));
       const changes: MarketChange[] = [];
-      for (const entry of chosen) if (fetchedOutside(entry)) throw notUpdatable(entry);
+      for (const entry of chosen) if (fetchedOutside(entry) && !followable(entry)) throw notUpdatable(entry);
       for (const entry of chosen) {
-        const range = request.latest ? 'latest' : entry.range;
+        if (fetchedOutside(entry)) {
+          changes.push(...(await updateGit(entry, request, notes)));
+          continue;
+        }
+        let range = request.latest ? 'latest' : entry.range;
+        const releasedBy = policy.releasedBy();
+        if (releasedBy !== undefined) {
+          // A minimum release age: the newest version the range allows among those published long enough ago, else none.
+          const registry = request.registry !== undefined ? registries(request.registry)[0]! : registryOf(entry);
+          const oldEnough = await versionOldEnough(registry, entry, range, releasedBy, request.signal, notes);
+          if (oldEnough === undefined) continue;
+          range = oldEnough;
+        }
         const again = `plinth ext update ${entry.name}${request.latest ? ' --latest' : ''}`;
         const done = await store.withPluginLock(entry.name, limits.lockWaitMs, async () => {
           const list = request.registry !== undefined ? registries(request.registry) : [registryOf(entry)];
@@ -597,11 +700,16 @@ function fetchedOutside(entry: { source?: LockEntry['source'] }): boolean {
   return entry.source !== undefined && entry.source.kind !== 'npm';
 }
 
+/** Installed from git or a marketplace's folder: `outdated` and `update` follow it (git-update.ts). */
+function followable(entry: { source?: LockEntry['source'] }): boolean {
+  return entry.source?.kind === 'git' || entry.source?.kind === 'local';
+}
+
 function notUpdatable(entry: LockEntry): PlinthError {
   const from = entry.source?.marketplace ? `${entry.name}@${entry.source.marketplace}` : `${entry.source?.url ?? entry.resolved}${entry.source?.ref ? `#${entry.source.ref}` : ''}`;
-  return new PlinthError('PLN_E_MARKET_SOURCE', `${entry.name} was installed from ${entry.source?.kind === 'archive' ? 'an archive' : 'git'} (${safeLine(entry.resolved)}): ext update does not follow such sources yet`, {
+  return new PlinthError('PLN_E_MARKET_SOURCE', `${entry.name} was installed from an archive (${safeLine(entry.resolved)}), pinned by its digest: ext update has nothing to follow`, {
     plugin: entry.name,
-    hint: `install it again to take what its source has now: \`plinth ext install ${safeLine(from)}\``,
+    hint: `install another archive (or the marketplace's entry once it names a new one) to move: \`plinth ext install ${safeLine(from)}\``,
     details: { step: 'resolve', source: entry.source },
   });
 }

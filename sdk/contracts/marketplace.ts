@@ -51,8 +51,8 @@ export const registriesSettingSchema = z.array(registrySettingSchema);
 /** A note about where data came from: a registry served from its cache because it was unreachable. */
 export const marketNoteSchema = z.object({
   registry: z.string(),
-  /** `stale`: served from a cache older than 5 minutes because the registry did not answer; `unchecked`: signed, but the registry lists no keys (or none trusted yet); `trusted`: a key trusted on first use or moved to by a rotation. */
-  kind: z.enum(['stale', 'unreachable', 'unchecked', 'trusted']),
+  /** `stale`: served from a cache older than 5 minutes because the registry did not answer; `unchecked`: signed, but the registry lists no keys (or none trusted yet); `trusted`: a key trusted on first use or moved to by a rotation; `held`: a newer version younger than the minimum release age the user's policy sets, not updated to. */
+  kind: z.enum(['stale', 'unreachable', 'unchecked', 'trusted', 'held']),
   message: z.string(),
   /** Age of the cached document, in ms, when `stale`. */
   ageMs: z.number().optional(),
@@ -200,8 +200,18 @@ export const outdatedEntrySchema = z.object({
   latest: z.string(),
   range: z.string(),
   registry: z.string(),
+  /** A git source: the commit installed. */
+  commit: z.string().optional(),
+  /** A git source: the commit it would update to. */
+  newCommit: z.string().optional(),
+  /** A git source: the ref it would update at (the same branch, a newer tag). */
+  newRef: z.string().optional(),
+  /** A git source: `newer`, or `rewritten` (its ref moved in a way that is not a fast-forward, or its tag moved: `ext update --accept-rewrite` takes it). */
+  status: z.enum(['newer', 'rewritten']).optional(),
+  /** What happened to a rewritten ref. */
+  reason: z.string().optional(),
 });
-/** An installed plugin with a newer version in its registry. */
+/** An installed plugin with a newer version in its registry, or a git source with newer commits. */
 export type OutdatedEntry = z.infer<typeof outdatedEntrySchema>;
 
 /** An installed version its registry revoked. `use`: the version to move to (the registry's, else the newest not revoked). */
@@ -285,6 +295,8 @@ export interface InstallOptions {
    * whatever this says: the new version must load before the old one is dropped.
    */
   readonly loadNew?: boolean;
+  /** `update` of a git source: follow a ref that moved in a way that is not a fast-forward (force-push, rewrite) or a tag that now points at another commit, instead of refusing with `PLN_E_MARKET_GIT_REWRITTEN`. */
+  readonly acceptRewrite?: boolean;
 }
 
 /** The `marketplace` service. Every failure is a PlinthError with a `PLN_E_…` code and `details.step`. */
