@@ -517,3 +517,91 @@ describe('a Claude Code plugin with http and mcp_tool hooks', () => {
     expect(manifest.peer?.notes.find((n) => n.field === 'permissions')?.reason).toContain('the hosts its http hooks post to (network 127.0.0.1:8080)');
   });
 });
+
+// ── async ───────────────────────────────────────────────────────────────────
+
+describe('"async" on a hook that runs no process: in the background, as a command hook', () => {
+  /** Resolves when the hook `id` has ended `count` times (the hooks service's progress). */
+  async function endings(kernel: TestKernel, id: string): Promise<(count: number) => Promise<void>> {
+    let ended = 0;
+    const waiters: Array<{ count: number; resolve: () => void }> = [];
+    (await kernel.get('hooks')).progress.tap('test', (p) => {
+      if (p.hook.id !== id || p.phase !== 'ended') return;
+      ended += 1;
+      for (const w of waiters.filter((w) => w.count <= ended)) w.resolve();
+    });
+    return (count) => new Promise<void>((resolve) => (ended >= count ? resolve() : waiters.push({ count, resolve })));
+  }
+
+  it("an async http hook: the event does not wait for the server's answer, its block counts for nothing, its systemMessage reaches the next event", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const server = await policyServer((_request, res) => {
+      void held.then(() => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ allow: false, message: 'too late to block', systemMessage: 'the audit server saw rm -rf' }));
+      });
+    });
+    // A plinth definition (Claude Code's settings give "async" to command hooks only, and so does its shape here).
+    const kernel = await boot({ hooks: { before_tool: [{ name: 'audit', type: 'http', url: `${server.url}/audit`, matcher: 'Bash', async: true, statusMessage: 'Auditing' }] } });
+    const ended = await endings(kernel, 'user:audit');
+
+    // The server holds its answer until released: were the event waiting for it, this would never return.
+    const first = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf /' }, sessionId: 's-1' });
+    expect(first.messages).toEqual([]);
+    expect(first.allow).toBe(true);
+    expect(first.systemMessages).toEqual([]);
+    release();
+    await ended(1);
+    expect(server.received.map((r) => (r.body.context as { args?: unknown }).args)).toEqual([{ command: 'rm -rf /' }]);
+
+    const next = await kernel.emit('before_tool', { tool: 'Read', args: {}, sessionId: 's-1' });
+    expect(next.allow).toBe(true);
+    expect(next.systemMessages).toEqual(['the audit server saw rm -rf']);
+    // Delivered once.
+    expect((await kernel.emit('before_tool', { tool: 'Read', args: {}, sessionId: 's-1' })).systemMessages).toEqual([]);
+  });
+
+  it("an async prompt hook (a plinth definition): the model's ok: false blocks nothing; a missing server of an async mcp_tool hook is its failure in the background, not a block", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const asked: ModelRequest[] = [];
+    const model: InlinePlugin = {
+      manifest: { name: 'host-model', provides: ['model'] },
+      setup(kernel) {
+        kernel.provide('model', {
+          async complete(request) {
+            asked.push(request);
+            await held;
+            return { ok: false, reason: 'the judge says no' };
+          },
+          async agent() {
+            return '{"ok":true}';
+          },
+        });
+      },
+    };
+    const kernel = await boot(
+      {
+        hooks: {
+          before_tool: [
+            { name: 'judge', type: 'prompt', prompt: 'Judge $ARGUMENTS', async: true },
+            { name: 'scan', type: 'mcp_tool', server: 'not-configured', tool: 'scan', async: true },
+          ],
+        },
+      },
+      { plugins: [model] },
+    );
+    const judged = await endings(kernel, 'user:judge');
+    const scanned = await endings(kernel, 'user:scan');
+    const decision = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf /' } });
+    expect(decision.allow).toBe(true);
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:judge': 'ran', 'user:scan': 'ran' });
+    release();
+    await judged(1);
+    await scanned(1);
+    expect(asked).toHaveLength(1);
+    expect(kernel.logs.join('\n')).toMatch(/scan.*failed in the background on before_tool/);
+    expect((await kernel.emit('before_tool', { tool: 'Read', args: {} })).systemMessages).toEqual([]);
+  });
+});
