@@ -486,6 +486,35 @@ describe('the handler types in plinth\'s own definitions ("type")', () => {
     expect(gate.blockedBy?.fix).toContain('"permissions": { "mcp": ["guard"] }');
     await expect(readFile(calls, 'utf8')).rejects.toThrow();
   });
+
+  it('a grant given, revoked and given again is seen at the very next event (nothing about it is kept between events)', async () => {
+    const dir = await folder();
+    const workspace = join(dir, 'project');
+    await mkdir(join(workspace, '.plinth'), { recursive: true });
+    const hook = { type: 'mcp_tool', server: 'guard', tool: 'check_path', input: { path: '${tool_input.file_path}' }, permissions: { mcp: ['guard'] } };
+    await writeFile(join(workspace, '.plinth', 'settings.json'), JSON.stringify({ hooks: { PreToolUse: [{ protocol: 'claude', hooks: [hook] }] } }));
+    const calls = join(dir, 'calls.jsonl');
+    const kernel = await boot({ mcpServers: { guard: { command: 'node', args: [GUARD_SERVER, calls] } } }, { workspace });
+    const { hooks } = await (await kernel.get('hooks')).definitions();
+    const trust = await kernel.get('trust');
+    for (const h of hooks) await trust.approve(trustSubject(h));
+    const perms = (verb: string) => run({ dirs: ['--home', kernel.home, '--workspace', workspace], workspace }, ['perms', verb, 'settings:workspace', 'mcp guard']);
+    const write = () => kernel.emit('before_tool', { tool: 'Write', args: { file_path: 'src/a.ts' } });
+
+    expect((await write()).blockedBy?.code).toBe('PLN_E_PERM_NOT_GRANTED');
+    expect((await perms('grant')).code).toBe(0);
+    expect((await write()).allow).toBe(true);
+    expect((await write()).allow).toBe(true);
+    const revoked = await perms('revoke');
+    expect(revoked.code, revoked.stderr).toBe(0);
+    const refused = await write();
+    expect(refused.allow).toBe(false);
+    // A revoke is the user's refusal (PLN_E_PERM_DENIED): seen at once, no grant kept from the calls before.
+    expect(refused.blockedBy).toMatchObject({ by: 'workspace:PreToolUse.0.0', code: 'PLN_E_PERM_DENIED' });
+    expect((await perms('grant')).code).toBe(0);
+    expect((await write()).allow).toBe(true);
+    expect((await readFile(calls, 'utf8')).trim().split('\n')).toHaveLength(3);
+  });
 });
 
 describe('a Claude Code plugin with http and mcp_tool hooks', () => {

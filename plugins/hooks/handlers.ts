@@ -458,10 +458,12 @@ function parseJson(text: string): unknown {
 /** Whether the hook's principal may do `request` in plinth's process: the sandbox's grants, else what it declares (the user's own settings may). */
 async function capability(hook: HookDefinition, request: CapabilityRequest, deps: HandlerDeps): Promise<PlinthError | undefined> {
   const principal = deps.principalOf(hook);
-  const places: CapabilityPlaces = { workspace: deps.paths.workspace, home: homedir(), plinthHome: deps.paths.home, tmp: join(deps.paths.home, 'sandbox', 'tmp', principal.id.replace(/[/:]/g, '+')) };
+  const places = placesOf(principal, deps.paths);
   const checker = await deps.capabilities();
   try {
-    if (checker?.checkFor) return await checker.checkFor(principal, request, places);
+    // Read once: each read of a service's method goes through its view.
+    const checkFor = checker?.checkFor;
+    if (checkFor) return await checkFor(principal, request, places);
   } catch (error) {
     // The provider left (the sandbox plugin disabled since): held to what it declares, as without one.
     if ((error as PlinthError)?.code !== 'PLN_E_SERVICE_MISSING') throw error;
@@ -469,6 +471,18 @@ async function capability(hook: HookDefinition, request: CapabilityRequest, deps
   if (principal.id === 'settings:user') return undefined;
   if (await permits(principal.declared, request, { ...places, ...(principal.dir && { pluginDir: principal.dir }) })) return undefined;
   return capabilityDenied({ name: principal.id }, request.kind, capabilityTarget(request), 'it does not declare it');
+}
+
+/** The places a principal's grants are read against, kept per principal (and paths and home folder: made again when one changes). */
+const placesMemo = new WeakMap<Principal, CapabilityPlaces>();
+
+function placesOf(principal: Principal, paths: HandlerDeps['paths']): CapabilityPlaces {
+  const home = homedir();
+  const known = placesMemo.get(principal);
+  if (known !== undefined && known.workspace === paths.workspace && known.plinthHome === paths.home && known.home === home) return known;
+  const places: CapabilityPlaces = Object.freeze({ workspace: paths.workspace, home, plinthHome: paths.home, tmp: join(paths.home, 'sandbox', 'tmp', principal.id.replace(/[/:]/g, '+')) });
+  placesMemo.set(principal, places);
+  return places;
 }
 
 /** What grants a refused use: the error's own hint (the `plinth perms grant` command), and for a settings hook where its `permissions` go. */

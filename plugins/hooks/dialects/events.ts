@@ -170,9 +170,22 @@ export function peerEvent(protocol: PeerProtocol, name: string): EventName | und
   return Object.hasOwn(PEER_EVENTS[protocol], name) ? PEER_EVENTS[protocol][name] : undefined;
 }
 
+/** Per peer, plinth's event → the peer's name (the first name listed for it), made once: asked at every run of a peer hook. */
+const PEER_NAMES: Readonly<Record<PeerProtocol, ReadonlyMap<EventName, string>>> = {
+  claude: namesOf('claude'),
+  gemini: namesOf('gemini'),
+  codex: namesOf('codex'),
+};
+
+function namesOf(protocol: PeerProtocol): ReadonlyMap<EventName, string> {
+  const names = new Map<EventName, string>();
+  for (const [name, event] of Object.entries(PEER_EVENTS[protocol])) if (!names.has(event)) names.set(event, name);
+  return names;
+}
+
 /** The name `protocol` gives plinth's `event`, when it has one. */
 export function peerNameOf(protocol: PeerProtocol, event: EventName): string | undefined {
-  return Object.entries(PEER_EVENTS[protocol]).find(([, e]) => e === event)?.[0];
+  return PEER_NAMES[protocol].get(event);
 }
 
 /** The peer's own name, for messages. */
