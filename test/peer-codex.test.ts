@@ -6,7 +6,9 @@
  *   in the user's plugins folder: its hooks load and decide as in Codex (exit 2 blocks; a
  *   `permissionDecision: "deny"` blocks; `allow` with `updatedInput` rewrites the call; `ask`, which
  *   Codex refuses, fails the hook and the call goes on; `apply_patch` gets its patch as
- *   `tool_input.command`; every shell tool is `Bash`; a Stop hook's block and a PostCompact hook);
+ *   `tool_input.command`; every shell tool is `Bash`; a Stop hook's block and a PostCompact hook;
+ *   PermissionRequest as Codex reads it (`decision.behavior`, exit 2 with a reason, reserved fields
+ *   fail the hook); SubagentStart's context and SubagentStop's block, matched on the agent type);
  *   its server is read from `.mcp.json` with `${PLUGIN_ROOT}` put in;
  * - a Claude Code plugin in the standard layout alone (no `.claude-plugin/plugin.json`): it loads
  *   where a plugin is meant to be (directly in a plugins folder), not deeper;
