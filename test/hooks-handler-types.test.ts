@@ -20,6 +20,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { InlinePlugin } from '../kernel/kernel.js';
 import type { ModelAgentRequest, ModelRequest } from '../sdk/index.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
+import { fillInput } from '../plugins/hooks/handlers.js';
 import { normalizeSection } from '../plugins/hooks/definition.js';
 import { readPeerFolder } from '../internal/peer/manifest.js';
 import { parseManifest } from '../sdk/index.js';
@@ -283,6 +284,13 @@ describe('Claude Code "mcp_tool" hooks', () => {
       { tool: 'scan', args: { path: 'config/.env' } },
       { tool: 'scan', args: { path: 'README.md' } },
     ]);
+  });
+
+  it('fills ${…} from each run\'s document: a whole reference keeps its value, one inside text is text (JSON for an object), a path that leads nowhere is ""', () => {
+    const input = { path: '${tool_input.file_path}', o: '${tool_input.o}', line: '${tool_name} ${tool_input.file_path} (${tool_input.n}) ${tool_input.o} [${no.such}]', list: ['${tool_input.n}', 'plain'], n: 3 };
+    expect(fillInput(input, { tool_name: 'Write', tool_input: { file_path: 'a.ts', n: 2, o: { x: 1 } } })).toEqual({ path: 'a.ts', o: { x: 1 }, line: 'Write a.ts (2) {"x":1} []', list: [2, 'plain'], n: 3 });
+    // The same definition with another run's document: nothing of the first run is kept.
+    expect(fillInput(input, { tool_name: 'Edit' })).toEqual({ path: '', o: '', line: 'Edit  ()  []', list: ['', 'plain'], n: 3 });
   });
 
   it("the server's own trust applies: a workspace server nobody approved is not started for a hook, and the gate is blocked", async () => {
