@@ -20,6 +20,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { InlinePlugin } from '../kernel/kernel.js';
 import type { ModelAgentRequest, ModelRequest } from '../sdk/index.js';
 import { trustSubject } from '../plugins/hooks/engine.js';
+import { fillInput } from '../plugins/hooks/handlers.js';
 import { normalizeSection } from '../plugins/hooks/definition.js';
 import { readPeerFolder } from '../internal/peer/manifest.js';
 import { parseManifest } from '../sdk/index.js';
@@ -285,6 +286,13 @@ describe('Claude Code "mcp_tool" hooks', () => {
     ]);
   });
 
+  it('fills ${…} from each run\'s document: a whole reference keeps its value, one inside text is text (JSON for an object), a path that leads nowhere is ""', () => {
+    const input = { path: '${tool_input.file_path}', o: '${tool_input.o}', line: '${tool_name} ${tool_input.file_path} (${tool_input.n}) ${tool_input.o} [${no.such}]', list: ['${tool_input.n}', 'plain'], n: 3 };
+    expect(fillInput(input, { tool_name: 'Write', tool_input: { file_path: 'a.ts', n: 2, o: { x: 1 } } })).toEqual({ path: 'a.ts', o: { x: 1 }, line: 'Write a.ts (2) {"x":1} []', list: [2, 'plain'], n: 3 });
+    // The same definition with another run's document: nothing of the first run is kept.
+    expect(fillInput(input, { tool_name: 'Edit' })).toEqual({ path: '', o: '', line: 'Edit  ()  []', list: ['', 'plain'], n: 3 });
+  });
+
   it("the server's own trust applies: a workspace server nobody approved is not started for a hook, and the gate is blocked", async () => {
     const dir = await folder();
     const workspace = join(dir, 'project');
@@ -486,6 +494,35 @@ describe('the handler types in plinth\'s own definitions ("type")', () => {
     expect(gate.blockedBy?.fix).toContain('"permissions": { "mcp": ["guard"] }');
     await expect(readFile(calls, 'utf8')).rejects.toThrow();
   });
+
+  it('a grant given, revoked and given again is seen at the very next event (nothing about it is kept between events)', async () => {
+    const dir = await folder();
+    const workspace = join(dir, 'project');
+    await mkdir(join(workspace, '.plinth'), { recursive: true });
+    const hook = { type: 'mcp_tool', server: 'guard', tool: 'check_path', input: { path: '${tool_input.file_path}' }, permissions: { mcp: ['guard'] } };
+    await writeFile(join(workspace, '.plinth', 'settings.json'), JSON.stringify({ hooks: { PreToolUse: [{ protocol: 'claude', hooks: [hook] }] } }));
+    const calls = join(dir, 'calls.jsonl');
+    const kernel = await boot({ mcpServers: { guard: { command: 'node', args: [GUARD_SERVER, calls] } } }, { workspace });
+    const { hooks } = await (await kernel.get('hooks')).definitions();
+    const trust = await kernel.get('trust');
+    for (const h of hooks) await trust.approve(trustSubject(h));
+    const perms = (verb: string) => run({ dirs: ['--home', kernel.home, '--workspace', workspace], workspace }, ['perms', verb, 'settings:workspace', 'mcp guard']);
+    const write = () => kernel.emit('before_tool', { tool: 'Write', args: { file_path: 'src/a.ts' } });
+
+    expect((await write()).blockedBy?.code).toBe('PLN_E_PERM_NOT_GRANTED');
+    expect((await perms('grant')).code).toBe(0);
+    expect((await write()).allow).toBe(true);
+    expect((await write()).allow).toBe(true);
+    const revoked = await perms('revoke');
+    expect(revoked.code, revoked.stderr).toBe(0);
+    const refused = await write();
+    expect(refused.allow).toBe(false);
+    // A revoke is the user's refusal (PLN_E_PERM_DENIED): seen at once, no grant kept from the calls before.
+    expect(refused.blockedBy).toMatchObject({ by: 'workspace:PreToolUse.0.0', code: 'PLN_E_PERM_DENIED' });
+    expect((await perms('grant')).code).toBe(0);
+    expect((await write()).allow).toBe(true);
+    expect((await readFile(calls, 'utf8')).trim().split('\n')).toHaveLength(3);
+  });
 });
 
 describe('a Claude Code plugin with http and mcp_tool hooks', () => {
@@ -515,5 +552,93 @@ describe('a Claude Code plugin with http and mcp_tool hooks', () => {
       mcp: ['semgrep'],
     });
     expect(manifest.peer?.notes.find((n) => n.field === 'permissions')?.reason).toContain('the hosts its http hooks post to (network 127.0.0.1:8080)');
+  });
+});
+
+// ── async ───────────────────────────────────────────────────────────────────
+
+describe('"async" on a hook that runs no process: in the background, as a command hook', () => {
+  /** Resolves when the hook `id` has ended `count` times (the hooks service's progress). */
+  async function endings(kernel: TestKernel, id: string): Promise<(count: number) => Promise<void>> {
+    let ended = 0;
+    const waiters: Array<{ count: number; resolve: () => void }> = [];
+    (await kernel.get('hooks')).progress.tap('test', (p) => {
+      if (p.hook.id !== id || p.phase !== 'ended') return;
+      ended += 1;
+      for (const w of waiters.filter((w) => w.count <= ended)) w.resolve();
+    });
+    return (count) => new Promise<void>((resolve) => (ended >= count ? resolve() : waiters.push({ count, resolve })));
+  }
+
+  it("an async http hook: the event does not wait for the server's answer, its block counts for nothing, its systemMessage reaches the next event", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const server = await policyServer((_request, res) => {
+      void held.then(() => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ allow: false, message: 'too late to block', systemMessage: 'the audit server saw rm -rf' }));
+      });
+    });
+    // A plinth definition (Claude Code's settings give "async" to command hooks only, and so does its shape here).
+    const kernel = await boot({ hooks: { before_tool: [{ name: 'audit', type: 'http', url: `${server.url}/audit`, matcher: 'Bash', async: true, statusMessage: 'Auditing' }] } });
+    const ended = await endings(kernel, 'user:audit');
+
+    // The server holds its answer until released: were the event waiting for it, this would never return.
+    const first = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf /' }, sessionId: 's-1' });
+    expect(first.messages).toEqual([]);
+    expect(first.allow).toBe(true);
+    expect(first.systemMessages).toEqual([]);
+    release();
+    await ended(1);
+    expect(server.received.map((r) => (r.body.context as { args?: unknown }).args)).toEqual([{ command: 'rm -rf /' }]);
+
+    const next = await kernel.emit('before_tool', { tool: 'Read', args: {}, sessionId: 's-1' });
+    expect(next.allow).toBe(true);
+    expect(next.systemMessages).toEqual(['the audit server saw rm -rf']);
+    // Delivered once.
+    expect((await kernel.emit('before_tool', { tool: 'Read', args: {}, sessionId: 's-1' })).systemMessages).toEqual([]);
+  });
+
+  it("an async prompt hook (a plinth definition): the model's ok: false blocks nothing; a missing server of an async mcp_tool hook is its failure in the background, not a block", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const asked: ModelRequest[] = [];
+    const model: InlinePlugin = {
+      manifest: { name: 'host-model', provides: ['model'] },
+      setup(kernel) {
+        kernel.provide('model', {
+          async complete(request) {
+            asked.push(request);
+            await held;
+            return { ok: false, reason: 'the judge says no' };
+          },
+          async agent() {
+            return '{"ok":true}';
+          },
+        });
+      },
+    };
+    const kernel = await boot(
+      {
+        hooks: {
+          before_tool: [
+            { name: 'judge', type: 'prompt', prompt: 'Judge $ARGUMENTS', async: true },
+            { name: 'scan', type: 'mcp_tool', server: 'not-configured', tool: 'scan', async: true },
+          ],
+        },
+      },
+      { plugins: [model] },
+    );
+    const judged = await endings(kernel, 'user:judge');
+    const scanned = await endings(kernel, 'user:scan');
+    const decision = await kernel.emit('before_tool', { tool: 'Bash', args: { command: 'rm -rf /' } });
+    expect(decision.allow).toBe(true);
+    expect(await outcomes(kernel, 'before_tool')).toEqual({ 'user:judge': 'ran', 'user:scan': 'ran' });
+    release();
+    await judged(1);
+    await scanned(1);
+    expect(asked).toHaveLength(1);
+    expect(kernel.logs.join('\n')).toMatch(/scan.*failed in the background on before_tool/);
+    expect((await kernel.emit('before_tool', { tool: 'Read', args: {} })).systemMessages).toEqual([]);
   });
 });

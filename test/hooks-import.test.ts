@@ -259,9 +259,9 @@ describe('plinth hooks import --from codex', () => {
     const toml = await run(b, ['hooks', 'import', '--from', 'codex', join(codex, 'config.toml'), '--yes', '--json'], env);
     expectExit(toml, 0);
     const plan = json<{ scope: string; written: boolean; added: string[]; notes: string[]; items: Array<{ action: string; event: string; code?: string; reason?: string; plinthEvent?: string }> }>(toml);
-    expect(plan).toMatchObject({ scope: 'user', written: true, added: ['user:PreToolUse.0.0'] });
-    expect(plan.items.map((i) => `${i.action} ${i.event}${i.code ? ` ${i.code}` : ''}`)).toEqual(['add PreToolUse', 'refused PermissionRequest PLN_E_HOOK_DIALECT_UNSUPPORTED']);
-    expect(plan.items[1]?.reason).toContain("Codex CLI's PermissionRequest event has no plinth counterpart");
+    // Codex's PermissionRequest is plinth's approval_request.
+    expect(plan).toMatchObject({ scope: 'user', written: true, added: ['user:PreToolUse.0.0', 'user:PermissionRequest.0.0'] });
+    expect(plan.items.map((i) => `${i.action} ${i.event}${i.code ? ` ${i.code}` : ''} ${i.plinthEvent}`)).toEqual(['add PreToolUse before_tool', 'add PermissionRequest approval_request']);
     expect(plan.notes.map((n) => n.slice(0, n.indexOf(':')))).toEqual(['"model"', '"features"', '"mcp_servers"', '"mcp_servers"', '"hooks.state"']);
     expect(plan.notes[2]).toContain('plinth mcp add');
     // Each server as a ready `plinth mcp add` line; a variable's value (maybe a secret) is never copied, only referenced.

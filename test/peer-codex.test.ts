@@ -6,7 +6,9 @@
  *   in the user's plugins folder: its hooks load and decide as in Codex (exit 2 blocks; a
  *   `permissionDecision: "deny"` blocks; `allow` with `updatedInput` rewrites the call; `ask`, which
  *   Codex refuses, fails the hook and the call goes on; `apply_patch` gets its patch as
- *   `tool_input.command`; every shell tool is `Bash`; a Stop hook's block and a PostCompact hook);
+ *   `tool_input.command`; every shell tool is `Bash`; a Stop hook's block and a PostCompact hook;
+ *   PermissionRequest as Codex reads it (`decision.behavior`, exit 2 with a reason, reserved fields
+ *   fail the hook); SubagentStart's context and SubagentStop's block, matched on the agent type);
  *   its server is read from `.mcp.json` with `${PLUGIN_ROOT}` put in;
  * - a Claude Code plugin in the standard layout alone (no `.claude-plugin/plugin.json`): it loads
  *   where a plugin is meant to be (directly in a plugins folder), not deeper;
@@ -61,6 +63,31 @@ async function codexPlugin(dir: string): Promise<void> {
   await write(join(dir, 'hooks', 'prompt.py'), py('if "sk-" in data["prompt"]:\n    print(json.dumps({"decision": "block", "reason": "codex-guard: that looks like an API key"}))\nelse:\n    print("Prompt checked for turn " + str(data.get("turn_id")))'));
   await write(join(dir, 'hooks', 'start.py'), py('print("fresh session after /clear (" + data["source"] + ")")'));
   await write(join(dir, 'hooks', 'compact.py'), py('print(json.dumps({"systemMessage": "compacted (" + data["trigger"] + ")"}))'));
+  // PermissionRequest as Codex's hooks docs show it: hookSpecificOutput.decision.behavior, exit 2 with the reason on stderr.
+  await write(join(dir, 'hooks', 'permission.py'), py(
+    [
+      'open(data["cwd"] + "/codex-permission.jsonl", "a").write(json.dumps(data) + "\\n")',
+      'command = data["tool_input"].get("command", "")',
+      'if command.startswith("git status"):',
+      '    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}))',
+      'elif command.startswith("git push"):',
+      '    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny", "message": "codex-guard: no pushes"}}}))',
+      'elif command.startswith("dd"):',
+      '    print("codex-guard: no raw disk writes", file=sys.stderr)',
+      '    sys.exit(2)',
+      'elif command.startswith("chmod"):',
+      // Reserved by Codex: the hook fails and the normal approval goes on.
+      '    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow", "updatedInput": {"command": "true"}}}}))',
+    ].join('\n'),
+  ));
+  await write(join(dir, 'hooks', 'subagent.py'), py(
+    [
+      'if data["hook_event_name"] == "SubagentStart":',
+      '    print(json.dumps({"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "review agent " + data["agent_id"] + ": stay read-only"}}))',
+      'elif not data["stop_hook_active"] and "LGTM" not in (data.get("last_assistant_message") or ""):',
+      '    print(json.dumps({"decision": "block", "reason": "end the review with LGTM or a list of findings"}))',
+    ].join('\n'),
+  ));
   await write(join(dir, 'hooks', 'hooks.json'), {
     hooks: {
       PreToolUse: [{ matcher: '^Bash$|^apply_patch$', hooks: [{ type: 'command', command: 'python3 "${PLUGIN_ROOT}/hooks/guard.py"', statusMessage: 'Checking', timeout: 30, if: 'Bash(rm *)' }] }],
@@ -68,7 +95,9 @@ async function codexPlugin(dir: string): Promise<void> {
       SessionStart: [{ matcher: 'clear', hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/start.py' }] }],
       Stop: [{ matcher: 'ignored [', hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/stop.py' }] }],
       PostCompact: [{ hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/compact.py' }] }],
-      PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/stop.py' }] }],
+      PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/permission.py' }] }],
+      SubagentStart: [{ matcher: 'reviewer', hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/subagent.py' }] }],
+      SubagentStop: [{ matcher: 'reviewer', hooks: [{ type: 'command', command: 'python3 ${PLUGIN_ROOT}/hooks/subagent.py' }] }],
     },
   });
 }
@@ -142,9 +171,12 @@ describe('a Codex plugin folder', () => {
       'codex-guard/SessionStart.0.0 codex session_start 600000',
       'codex-guard/Stop.0.0 codex after_agent 600000',
       'codex-guard/PostCompact.0.0 codex post_compress 600000',
+      'codex-guard/PermissionRequest.0.0 codex approval_request 600000',
+      'codex-guard/SubagentStart.0.0 codex subagent_start 600000',
+      'codex-guard/SubagentStop.0.0 codex subagent_stop 600000',
     ]);
-    // Codex's PermissionRequest has no plinth event yet: said, not dropped.
-    expect(problems.map((p) => `${p.code} ${p.message}`)).toEqual([expect.stringMatching(/PLN_E_HOOK_DIALECT_UNSUPPORTED .*Codex CLI's PermissionRequest event has no plinth counterpart/)]);
+    // Every event of Codex's hooks docs has a plinth event: nothing is left out.
+    expect(problems).toEqual([]);
     // Claude Code's `if` in a Codex hooks file: Codex ignores it, so does plinth (the curl call below still reaches the hook).
     expect(ours[0]?.notYet).toEqual([expect.stringContaining('Claude Code\'s "if" is not a Codex CLI hook field: Codex ignores it, and so does plinth')]);
     expect(ours[0]?.action).toEqual({ type: 'command', command: 'python3', args: [join(home, 'plugins', 'codex-guard', 'hooks', 'guard.py')] });
@@ -187,6 +219,49 @@ describe('a Codex plugin folder', () => {
     expect((await kernel.emit('after_agent', { response: 'All done' })).allow).toBe(true);
     const compact = await kernel.emit('post_compress', { trigger: 'manual' });
     expect(compact.messages).toContain('compacted (manual)');
+  });
+
+  it("PermissionRequest decides as Codex: behavior allow approves, deny and exit 2 deny with the reason, a reserved field fails the hook; the matcher is the tool's", async () => {
+    const status = await kernel.emit('approval_request', { tool: 'exec_command', args: { command: 'git status' }, turnId: 'turn-7', model: 'gpt-5-codex' });
+    expect(status.allow).toBe(true);
+    expect(status.context.approved).toBe(true);
+    expect(status.host?.permission).toEqual({ behavior: 'allow' });
+
+    const push = await kernel.emit('approval_request', { tool: 'Bash', args: { command: 'git push origin main' } });
+    expect(push.allow).toBe(false);
+    expect(push.messages[0]).toBe('codex-guard: no pushes');
+    expect(push.host?.permission).toEqual({ behavior: 'deny', message: 'codex-guard: no pushes' });
+
+    const dd = await kernel.emit('approval_request', { tool: 'shell', args: { command: 'dd if=/dev/zero of=/dev/sda' } });
+    expect(dd.allow).toBe(false);
+    expect(dd.messages[0]).toBe('codex-guard: no raw disk writes');
+
+    // updatedInput is reserved in Codex's PermissionRequest: the hook fails (onError allow), no decision, the host asks as usual.
+    const chmod = await kernel.emit('approval_request', { tool: 'Bash', args: { command: 'chmod 777 x' } });
+    expect(chmod.allow).toBe(true);
+    expect(chmod.context.approved).toBeUndefined();
+    expect(chmod.host?.permission).toBeUndefined();
+    // Another tool: the matcher (Bash) does not match, the hook does not run.
+    expect((await kernel.emit('approval_request', { tool: 'apply_patch', args: { input: 'git push' } })).allow).toBe(true);
+
+    const seen = (await readFile(join(workspace, 'codex-permission.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(seen).toHaveLength(4);
+    expect(seen[0]).toMatchObject({ hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'git status' }, turn_id: 'turn-7', model: 'gpt-5-codex', transcript_path: null });
+    expect(seen[0]).not.toHaveProperty('permission_suggestions');
+  });
+
+  it('SubagentStart adds context for the sub-agent (advisory); SubagentStop blocks to keep it working; both match the agent type', async () => {
+    const start = await kernel.emit('subagent_start', { agentId: 'thread-42', agentType: 'reviewer' });
+    expect(start.allow).toBe(true);
+    expect(start.systemMessages).toContain('review agent thread-42: stay read-only');
+    expect((await kernel.emit('subagent_start', { agentId: 'thread-43', agentType: 'worker' })).systemMessages).toEqual([]);
+
+    const stop = await kernel.emit('subagent_stop', { agentId: 'thread-42', agentType: 'reviewer', response: 'looked at it', stopHookActive: false });
+    expect(stop.allow).toBe(false);
+    expect(stop.messages).toContain('end the review with LGTM or a list of findings');
+    expect((await kernel.emit('subagent_stop', { agentId: 'thread-42', agentType: 'reviewer', response: 'LGTM', stopHookActive: false })).allow).toBe(true);
+    expect((await kernel.emit('subagent_stop', { agentId: 'thread-42', agentType: 'reviewer', response: 'looked', stopHookActive: true })).allow).toBe(true);
+    expect((await kernel.emit('subagent_stop', { agentId: 'thread-44', agentType: 'worker', response: 'done' })).allow).toBe(true);
   });
 
   it('UserPromptSubmit: a block refuses the prompt, plain stdout is context; SessionStart matches its source', async () => {

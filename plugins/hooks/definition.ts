@@ -179,8 +179,8 @@ export const hookEntrySchema = z
       const rule = parsePermissionRule(entry.if);
       if (!rule.ok) ctx.addIssue({ code: 'custom', path: ['if'], message: `${rule.why}; fix: ${rule.fix}` });
     }
-    if (entry.prompt !== undefined && (entry.async !== undefined || entry.asyncRewake !== undefined)) {
-      ctx.addIssue({ code: 'custom', path: [entry.async !== undefined ? 'async' : 'asyncRewake'], message: 'a background run applies only to a "command" hook' });
+    if (entry.type === undefined && entry.prompt !== undefined && (entry.async !== undefined || entry.asyncRewake !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: [entry.async !== undefined ? 'async' : 'asyncRewake'], message: 'a background run does not apply to an askAgent "prompt" hook (it runs no process: the agent is asked)' });
     }
     if ((entry.asyncRewake !== undefined || entry.rewakeMessage !== undefined || entry.rewakeSummary !== undefined) && entry.protocol !== 'claude') {
       ctx.addIssue({ code: 'custom', path: [entry.asyncRewake !== undefined ? 'asyncRewake' : entry.rewakeMessage !== undefined ? 'rewakeMessage' : 'rewakeSummary'], message: 'a rewake is an exit code 2 of a Claude Code hook: it applies only with "protocol": "claude" (use "async" for a background run)' });

@@ -261,9 +261,17 @@ export class HookEngine {
     };
     progress('started');
     if (isHandlerHook(hook)) {
-      const handled = this.deps.handlers
-        ? await runHandler(hook, event, input, this.deps.handlers)
-        : ({ ok: false, failure: 'unsupported', message: `${hookLabel(hook)} was not run: this engine runs no "${hook.action.type}" hooks`, durationMs: 0, stderrTail: '' } as const);
+      const handlers = this.deps.handlers;
+      const handling = handlers
+        ? runHandler(hook, event, input, handlers)
+        : Promise.resolve({ ok: false, failure: 'unsupported', message: `${hookLabel(hook)} was not run: this engine runs no "${hook.action.type}" hooks`, durationMs: 0, stderrTail: '' } as const);
+      if (hook.async !== undefined) {
+        // In the background, as a command hook: a handler that cannot run (no server, no grant) is its failure there, never a block of this event.
+        const running = handling.then((handled): RunResult => ('ok' in handled ? handled : { ok: false, failure: handled.failure ?? 'unsupported', message: handled.message ?? `${hookLabel(hook)} was not run`, durationMs: 0, stderrTail: '' }));
+        this.inBackground(hook, event, running, sessionId, () => progress('ended'));
+        return { ok: true, response: { allow: true, metadata: { background: true } }, durationMs: 0, stderrTail: '' };
+      }
+      const handled = await handling;
       progress('ended');
       return 'ok' in handled && handled.ok && handled.response.approval ? this.askHost(hook, event, context, handled) : handled;
     }

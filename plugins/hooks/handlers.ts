@@ -161,6 +161,8 @@ function twin(owner: AbortSignal | undefined): AbortSignal | undefined {
   return own;
 }
 
+const utf8 = new TextEncoder();
+
 /** Each http hook's URL, parsed once (definitions do not change). */
 const parsedUrls = new WeakMap<object, URL>();
 
@@ -299,22 +301,65 @@ function describeRequestError(error: unknown): string {
  * leads nowhere is `""`.
  */
 export function fillInput(value: unknown, document: Readonly<Record<string, unknown>>): unknown {
-  if (typeof value === 'string') {
-    const whole = /^\$\{([A-Za-z0-9_.-]+)\}$/.exec(value);
-    if (whole) return lookup(document, whole[1]!) ?? '';
-    return value.replace(/\$\{([A-Za-z0-9_.-]+)\}/g, (_all, path: string) => {
-      const found = lookup(document, path);
-      return found === undefined ? '' : typeof found === 'string' ? found : JSON.stringify(found);
-    });
-  }
-  if (Array.isArray(value)) return value.map((item) => fillInput(item, document));
-  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillInput(v, document)]));
-  return value;
+  return compiledInput(value)(document);
 }
 
-function lookup(document: Readonly<Record<string, unknown>>, path: string): unknown {
+type Filler = (document: Readonly<Record<string, unknown>>) => unknown;
+
+/** Each mcp_tool hook's `input`, compiled once (definitions do not change): what is filled in is read from each run's document. */
+const compiledInputs = new WeakMap<object, Filler>();
+
+function compiledInput(value: unknown): Filler {
+  if (typeof value !== 'object' || value === null) return compileInput(value);
+  let filler = compiledInputs.get(value);
+  if (filler === undefined) compiledInputs.set(value, (filler = compileInput(value)));
+  return filler;
+}
+
+const REFERENCE = /\$\{([A-Za-z0-9_.-]+)\}/g;
+
+function compileInput(value: unknown): Filler {
+  if (typeof value === 'string') {
+    const whole = /^\$\{([A-Za-z0-9_.-]+)\}$/.exec(value);
+    if (whole) {
+      const keys = whole[1]!.split('.');
+      return (document) => lookup(document, keys) ?? '';
+    }
+    // Literal text and references, alternating: ["text", keys, "text", …].
+    const parts: Array<string | readonly string[]> = [];
+    let at = 0;
+    for (const match of value.matchAll(REFERENCE)) {
+      parts.push(value.slice(at, match.index), match[1]!.split('.'));
+      at = match.index + match[0].length;
+    }
+    if (parts.length === 0) return () => value;
+    parts.push(value.slice(at));
+    return (document) => {
+      let text = '';
+      for (const part of parts) {
+        if (typeof part === 'string') text += part;
+        else {
+          const found = lookup(document, part);
+          text += found === undefined ? '' : typeof found === 'string' ? found : JSON.stringify(found);
+        }
+      }
+      return text;
+    };
+  }
+  if (Array.isArray(value)) {
+    const items = value.map(compileInput);
+    return (document) => items.map((fill) => fill(document));
+  }
+  if (isPlainObject(value)) {
+    const entries = Object.entries(value).map(([k, v]) => [k, compileInput(v)] as const);
+    return (document) => Object.fromEntries(entries.map(([k, fill]) => [k, fill(document)]));
+  }
+  return () => value;
+}
+
+function lookup(document: Readonly<Record<string, unknown>>, keys: readonly string[]): unknown {
   let current: unknown = document;
-  for (const key of path.split('.')) {
+  for (const key of keys) {
     if (typeof current !== 'object' || current === null || !Object.hasOwn(current, key)) return undefined;
     current = (current as Record<string, unknown>)[key];
   }
@@ -343,7 +388,7 @@ async function runMcpTool(hook: HookDefinition, action: Extract<HandlerAction, {
       return steps.cannot('spawn_failed', `the MCP server "${action.server}" is not connected (${status.state}${status.error ? `: ${status.error.message}` : ''})`, `\`plinth mcp get ${action.server}\` says why; approve or correct the server`);
     }
   }
-  const args = fillInput(action.input, documentOf(input)) as Record<string, unknown>;
+  const args = compiledInput(action.input)(documentOf(input)) as Record<string, unknown>;
   let result: Awaited<ReturnType<typeof client.callTool>>;
   try {
     // The SDK keeps the time limit (its own timer per request); the plugin's teardown cancels the call.
@@ -355,7 +400,7 @@ async function runMcpTool(hook: HookDefinition, action: Extract<HandlerAction, {
   }
   const text = toolText(result);
   if (result.isError === true) return steps.failed('request_failed', `${hookLabel(hook)}: the tool ${action.server}/${action.tool} answered an error${text ? ` (${text.slice(0, 300)})` : ''}`);
-  return steps.read({ kind: 'output', bytes: new TextEncoder().encode(text), exitCode: 0 });
+  return steps.read({ kind: 'output', bytes: utf8.encode(text), exitCode: 0 });
 }
 
 /** A tool result as a command's stdout: its text content, else its structured content as JSON. */
@@ -433,7 +478,7 @@ async function runModel(hook: HookDefinition, action: Extract<HandlerAction, { t
       ? {}
       : { decision: 'block', reason: reason ?? `the ${action.type} hook's condition was not met` }
     : { allow: ok, ...(reason !== undefined && { message: reason }) };
-  return steps.read({ kind: 'output', bytes: new TextEncoder().encode(JSON.stringify(output)), exitCode: 0 });
+  return steps.read({ kind: 'output', bytes: utf8.encode(JSON.stringify(output)), exitCode: 0 });
 }
 
 /** Rejects once `signal` aborts (the listener goes with the signal, which is the run's own). */
@@ -458,10 +503,12 @@ function parseJson(text: string): unknown {
 /** Whether the hook's principal may do `request` in plinth's process: the sandbox's grants, else what it declares (the user's own settings may). */
 async function capability(hook: HookDefinition, request: CapabilityRequest, deps: HandlerDeps): Promise<PlinthError | undefined> {
   const principal = deps.principalOf(hook);
-  const places: CapabilityPlaces = { workspace: deps.paths.workspace, home: homedir(), plinthHome: deps.paths.home, tmp: join(deps.paths.home, 'sandbox', 'tmp', principal.id.replace(/[/:]/g, '+')) };
+  const places = placesOf(principal, deps.paths);
   const checker = await deps.capabilities();
   try {
-    if (checker?.checkFor) return await checker.checkFor(principal, request, places);
+    // Read once: each read of a service's method goes through its view.
+    const checkFor = checker?.checkFor;
+    if (checkFor) return await checkFor(principal, request, places);
   } catch (error) {
     // The provider left (the sandbox plugin disabled since): held to what it declares, as without one.
     if ((error as PlinthError)?.code !== 'PLN_E_SERVICE_MISSING') throw error;
@@ -469,6 +516,18 @@ async function capability(hook: HookDefinition, request: CapabilityRequest, deps
   if (principal.id === 'settings:user') return undefined;
   if (await permits(principal.declared, request, { ...places, ...(principal.dir && { pluginDir: principal.dir }) })) return undefined;
   return capabilityDenied({ name: principal.id }, request.kind, capabilityTarget(request), 'it does not declare it');
+}
+
+/** The places a principal's grants are read against, kept per principal (and paths and home folder: made again when one changes). */
+const placesMemo = new WeakMap<Principal, CapabilityPlaces>();
+
+function placesOf(principal: Principal, paths: HandlerDeps['paths']): CapabilityPlaces {
+  const home = homedir();
+  const known = placesMemo.get(principal);
+  if (known !== undefined && known.workspace === paths.workspace && known.plinthHome === paths.home && known.home === home) return known;
+  const places: CapabilityPlaces = Object.freeze({ workspace: paths.workspace, home, plinthHome: paths.home, tmp: join(paths.home, 'sandbox', 'tmp', principal.id.replace(/[/:]/g, '+')) });
+  placesMemo.set(principal, places);
+  return places;
 }
 
 /** What grants a refused use: the error's own hint (the `plinth perms grant` command), and for a settings hook where its `permissions` go. */

@@ -144,7 +144,7 @@ export function matches(
  * the other events the peers ignore matchers, and so does plinth.
  */
 function matchesPeer(protocol: PeerProtocol, pattern: string, event: EventName, context: Readonly<Record<string, unknown>>): boolean {
-  // Codex CLI ignores a matcher on events other than tool events and SessionStart.
+  // Codex CLI ignores a matcher on events other than tool events, SessionStart and the sub-agent events.
   if (protocol === 'codex' && !CODEX_MATCHED_EVENTS.has(event)) return true;
   const matcher = compilePeerMatcher(protocol, pattern, protocol === 'claude' && (event === 'file_change' || event === 'after_agent_failure'));
   if (!matcher.ok) return false;

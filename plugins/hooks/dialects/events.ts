@@ -57,24 +57,23 @@ export const PEER_EVENTS: Readonly<Record<PeerProtocol, Readonly<Record<string, 
     PreCompress: 'pre_compress',
     Notification: 'notification',
   },
-  // Codex CLI: Claude Code's names, plus PostCompact; its PermissionRequest and subagent events have no plinth event yet.
+  // Codex CLI: Claude Code's names for the events it has (its PermissionRequest, SubagentStart and SubagentStop read as Codex reads them: output.ts).
   codex: {
     PreToolUse: 'before_tool',
+    PermissionRequest: 'approval_request',
     PostToolUse: 'after_tool',
     UserPromptSubmit: 'before_agent',
     Stop: 'after_agent',
+    SubagentStart: 'subagent_start',
+    SubagentStop: 'subagent_stop',
     SessionStart: 'session_start',
     PreCompact: 'pre_compress',
     PostCompact: 'post_compress',
   },
 };
 
-/** Codex CLI events plinth has no event for, and why each is left out. */
-export const CODEX_WITHOUT_COUNTERPART: Readonly<Record<string, string>> = {
-  PermissionRequest: "plinth's approval_request is answered by the host; a PreToolUse hook's deny reaches it",
-  SubagentStart: 'plinth has no sub-agent events',
-  SubagentStop: 'plinth has no sub-agent events',
-};
+/** Codex CLI events plinth has no event for, and why each is left out (none today: every event of its hooks docs has one). */
+export const CODEX_WITHOUT_COUNTERPART: Readonly<Record<string, string>> = {};
 
 /** Claude Code events plinth has no event for, and why each is left out (none today: every event of its hooks reference has one). */
 export const CLAUDE_WITHOUT_COUNTERPART: Readonly<Record<string, string>> = {};
@@ -102,17 +101,18 @@ export const ADVISORY: Readonly<Record<PeerProtocol, ReadonlySet<EventName>>> = 
     'after_model_switch',
   ]),
   gemini: new Set<EventName>(['session_start', 'session_end', 'pre_compress', 'notification']),
-  codex: new Set<EventName>(['session_start', 'pre_compress', 'post_compress']),
+  codex: new Set<EventName>(['session_start', 'subagent_start', 'pre_compress', 'post_compress']),
 };
 
 /**
  * What exit 2 means where it does not simply block (Claude Code's "exit code 2 behavior per event"):
  * `feedback`, the event is allowed and stderr goes to the model (the tool already ran); `ignored`,
  * nothing (the peer drops the exit code and stderr, and reads only the JSON a hook prints);
- * `message`, stderr is said to the user. Any event not named here and not advisory: a block.
- * On advisory events not named here: a message.
+ * `message`, stderr is said to the user; `failure`, a failed run like any other non-zero exit (its
+ * `onError` decides). Any event not named here and not advisory: a block. On advisory events not
+ * named here: a message.
  */
-export const EXIT_2: Readonly<Record<PeerProtocol, Readonly<Partial<Record<EventName, 'feedback' | 'ignored' | 'message'>>>>> = {
+export const EXIT_2: Readonly<Record<PeerProtocol, Readonly<Partial<Record<EventName, 'feedback' | 'ignored' | 'message' | 'failure'>>>>> = {
   claude: {
     after_tool: 'feedback',
     after_tool_failure: 'feedback',
@@ -126,8 +126,10 @@ export const EXIT_2: Readonly<Record<PeerProtocol, Readonly<Partial<Record<Event
     directory_added: 'ignored',
   },
   gemini: {},
-  // Codex CLI: exit 2 blocks, except on PostToolUse, where the call already ran and stderr goes to the model.
-  codex: { after_tool: 'feedback' },
+  // Codex CLI: exit 2 blocks, except on PostToolUse, where the call already ran and stderr goes to the model, and on
+  // SubagentStart, where it is a failed run ("hook exited with code 2"). On PermissionRequest it denies with stderr
+  // the reason, and with an empty stderr the run fails (output.ts).
+  codex: { after_tool: 'feedback', subagent_start: 'failure' },
 };
 
 /**
@@ -156,7 +158,8 @@ export const CONTINUE_IGNORED: Readonly<Record<PeerProtocol, ReadonlySet<EventNa
   ]),
   gemini: new Set<EventName>(['session_start', 'session_end', 'pre_compress', 'notification']),
   // Codex CLI: as Claude Code on the events it shares (its PreToolUse refuses `continue: false` outright: output.ts `codexRefusal`).
-  codex: new Set<EventName>(['pre_compress', 'post_compress']),
+  // Its SubagentStart reads no flow control at all; SubagentStop's `continue: false` stops the sub-agent's turn, as Stop's.
+  codex: new Set<EventName>(['pre_compress', 'post_compress', 'subagent_start']),
 };
 
 /** Events on which Claude Code adds a hook's plain-text stdout to the model's context. */
@@ -167,9 +170,22 @@ export function peerEvent(protocol: PeerProtocol, name: string): EventName | und
   return Object.hasOwn(PEER_EVENTS[protocol], name) ? PEER_EVENTS[protocol][name] : undefined;
 }
 
+/** Per peer, plinth's event → the peer's name (the first name listed for it), made once: asked at every run of a peer hook. */
+const PEER_NAMES: Readonly<Record<PeerProtocol, ReadonlyMap<EventName, string>>> = {
+  claude: namesOf('claude'),
+  gemini: namesOf('gemini'),
+  codex: namesOf('codex'),
+};
+
+function namesOf(protocol: PeerProtocol): ReadonlyMap<EventName, string> {
+  const names = new Map<EventName, string>();
+  for (const [name, event] of Object.entries(PEER_EVENTS[protocol])) if (!names.has(event)) names.set(event, name);
+  return names;
+}
+
 /** The name `protocol` gives plinth's `event`, when it has one. */
 export function peerNameOf(protocol: PeerProtocol, event: EventName): string | undefined {
-  return Object.entries(PEER_EVENTS[protocol]).find(([, e]) => e === event)?.[0];
+  return PEER_NAMES[protocol].get(event);
 }
 
 /** The peer's own name, for messages. */

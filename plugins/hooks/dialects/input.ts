@@ -71,7 +71,8 @@ export function buildPeerInput(
       const mcp = typeof tool === 'string' ? mcpToolOf(tool, call) : undefined;
       if (protocol === 'gemini' && mcp !== undefined) document.mcp_context = { server_name: mcp.server, tool_name: mcp.tool };
       if (event === 'after_tool') document.tool_response = pick('result', 'response', 'tool_response') ?? {};
-      if (event === 'approval_request') set('permission_suggestions', 'permissionSuggestions', 'permission_suggestions');
+      // Codex CLI's PermissionRequest input has no suggestions.
+      if (event === 'approval_request' && protocol !== 'codex') set('permission_suggestions', 'permissionSuggestions', 'permission_suggestions');
       if (event === 'permission_denied') document.reason = pick('reason') ?? '';
       if (event === 'after_tool_failure') {
         const error = pick('error');
@@ -119,6 +120,11 @@ export function buildPeerInput(
         document.stop_hook_active = pick('stopHookActive', 'stop_hook_active') ?? false;
         set('agent_transcript_path', 'agentTranscriptPath', 'agent_transcript_path');
         document.last_assistant_message = pick('response', 'last_assistant_message') ?? '';
+        if (protocol === 'codex') {
+          // Codex CLI: null where there is none.
+          document.agent_transcript_path = pick('agentTranscriptPath', 'agent_transcript_path') ?? null;
+          document.last_assistant_message = pick('response', 'last_assistant_message') ?? null;
+        }
       }
       break;
     case 'task_created':

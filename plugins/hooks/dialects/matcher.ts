@@ -6,7 +6,8 @@
  * - Gemini CLI: a regular expression; one that is not valid falls back to an exact comparison.
  *   On lifecycle events (a session's source, a compression's trigger) it compares exactly.
  * - Codex CLI: as Claude Code, but only letters, digits, `_` and `|` make exact names; it reads a
- *   matcher on tool events and `SessionStart` only (on `PreCompact`, `PostCompact`,
+ *   matcher on tool events (`PermissionRequest` too), `SessionStart` and the sub-agent events (their
+ *   `agent_type`) only (on `PreCompact`, `PostCompact`,
  *   `UserPromptSubmit` and `Stop` it is ignored, even one that is not a valid expression). Codex
  *   calls every shell tool `Bash` and its file edits `apply_patch` (see {@link peerToolName}).
  *
@@ -127,4 +128,4 @@ export function codexToolName(tool: string): string {
 }
 
 /** Codex CLI's events that read a matcher; on the others it is ignored. */
-export const CODEX_MATCHED_EVENTS: ReadonlySet<EventName> = new Set<EventName>(['before_tool', 'after_tool', 'session_start']);
+export const CODEX_MATCHED_EVENTS: ReadonlySet<EventName> = new Set<EventName>(['before_tool', 'approval_request', 'after_tool', 'session_start', 'subagent_start', 'subagent_stop']);

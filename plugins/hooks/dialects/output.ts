@@ -107,6 +107,10 @@ export function peerRunResult(
     return { ok: true, response: { allow: false, message: `${hookLabel(hook)} did not answer within ${outcome.afterMs} ms: the model switch is blocked` }, durationMs: facts.durationMs, stderrTail: facts.stderrTail };
   }
   if (outcome.kind === 'exit' && outcome.code === 2) {
+    // Codex CLI's PermissionRequest: exit 2 denies with stderr the reason; with nothing on stderr the run fails.
+    if (input.protocol === 'codex' && event === 'approval_request' && facts.stderrTail.trim() === '') {
+      return { ok: false, failure: 'exit_nonzero', message: `${hookLabel(hook)} exited with code 2 but wrote no denial reason to stderr (Codex CLI's PermissionRequest needs one)`, durationMs: facts.durationMs, stderrTail: facts.stderrTail, exitCode: 2 };
+    }
     const reason = facts.stderrTail.trim() || `${hookLabel(hook)} exited with code 2`;
     // Kept for an asyncRewake hook, whose message is its stdout when stderr is empty (Claude Code's rule).
     const stdout = outcome.stdoutTail?.trim();
@@ -115,6 +119,7 @@ export function peerRunResult(
       return ran.ok ? { ...ran, response: { ...ran.response, metadata: { ...ran.response.metadata, stdout } } } : ran;
     }
     const rule = EXIT_2[input.protocol][event] ?? (advisory ? 'message' : 'block');
+    if (rule === 'failure') return toRunResult(hook, outcome, facts);
     if (rule === 'ignored') return ok({ allow: true }, 2);
     if (rule === 'message') return ok({ allow: true, message: reason }, 2);
     if (rule === 'feedback') return ok({ allow: true, systemMessage: reason }, 2);
@@ -129,7 +134,12 @@ export function peerRunResult(
   if (claude && event === 'worktree_create' && !trimmed.startsWith('{')) return ok(worktreePathOf(hook, trimmed), 0);
   if (trimmed === '') return ok({ allow: true }, 0);
   const parsed = parseObject(trimmed);
-  if (parsed === undefined) return ok(plainText(input, trimmed), 0);
+  if (parsed === undefined) {
+    // Codex CLI fails a hook whose stdout is not JSON where it reads only JSON (SubagentStart), or looks like JSON but is not (PermissionRequest).
+    const codexJsonOnly = input.protocol === 'codex' && (event === 'subagent_start' || (event === 'approval_request' && /^[{[]/.test(trimmed)));
+    if (codexJsonOnly) return { ok: false, failure: 'invalid_output', message: `${hookLabel(hook)} answered with an invalid ${peerLabel(input.protocol)} ${input.event} hook output: not a JSON object`, durationMs: facts.durationMs, stderrTail: facts.stderrTail, exitCode: 0 };
+    return ok(plainText(input, trimmed), 0);
+  }
   const output = peerOutputSchema.safeParse(parsed);
   const problems = output.success ? (input.protocol === 'codex' ? codexRefusal(input, output.data) : undefined) : output.error.issues.map((i) => `"${i.path.join('.')}": ${i.message}`).join('; ');
   if (!output.success || problems !== undefined) {
@@ -181,6 +191,17 @@ function codexRefusal(input: PeerHookInput, out: PeerOutput): string | undefined
     if (out.decision === 'approve' || out.decision === 'allow') return `${event} hook returned unsupported decision:${out.decision}`;
     if (out.decision === undefined && out.reason !== undefined) return `${event} hook returned reason without decision`;
   }
+  if (input.canonical === 'approval_request') {
+    // PermissionRequest: no flow control, and only `behavior` and `message` in the decision (the rest is reserved: Codex fails the hook).
+    if (out.continue === false) return `${event} hook returned unsupported continue:false`;
+    if (out.stopReason !== undefined) return `${event} hook returned unsupported stopReason`;
+    if (out.suppressOutput === true) return `${event} hook returned unsupported suppressOutput`;
+    const decision = specific?.decision;
+    if (decision?.updatedInput !== undefined) return `${event} hook returned unsupported updatedInput`;
+    if (decision?.updatedPermissions !== undefined) return `${event} hook returned unsupported updatedPermissions`;
+    if (decision?.interrupt === true) return `${event} hook returned unsupported interrupt:true`;
+    return undefined;
+  }
   if (input.canonical === 'after_tool' && out.suppressOutput === true) return `${event} hook returned unsupported suppressOutput`;
   if ((out.decision === 'block' || out.decision === 'deny') && blank(out.reason)) return `${event} hook returned decision:block without a non-empty reason`;
   return undefined;
@@ -207,13 +228,14 @@ function plainText(input: PeerHookInput, text: string): HookResponse {
 function interpret(input: PeerHookInput, out: PeerOutput, advisory: boolean): HookResponse {
   const specific = out.hookSpecificOutput ?? {};
   const event = input.canonical;
-  const claude = input.protocol === 'claude';
+  // Claude Code's and Codex CLI's PermissionRequest.
+  const permissionEvent = input.protocol !== 'gemini' && event === 'approval_request';
   // The hook-specific permission decision wins over the older top-level `decision`; PermissionRequest's is an object.
-  const permission = claude && event === 'approval_request' ? specific.decision : undefined;
+  const permission = permissionEvent ? specific.decision : undefined;
   const [decision, why] =
-    claude && event === 'approval_request'
-      ? // PermissionRequest: only the decision object grants or denies (a top-level "block" is no answer).
-        [permission?.behavior, permission?.message ?? out.reason]
+    permissionEvent
+      ? // PermissionRequest: only the decision object grants or denies (a top-level "block" is no answer); Codex's deny has a default message.
+        [permission?.behavior, permission?.message ?? (input.protocol === 'codex' ? 'PermissionRequest hook denied approval' : out.reason)]
       : specific.permissionDecision !== undefined
         ? [specific.permissionDecision, specific.permissionDecisionReason ?? out.reason]
         : [out.decision, out.reason];
@@ -262,15 +284,15 @@ function directives(input: PeerHookInput, out: PeerOutput, read: { stop: boolean
   const host: HostDirectives = {};
   if (read.stop) host.stop = out.stopReason === undefined ? {} : { reason: out.stopReason };
   if (read.defer) host.defer = specific.permissionDecisionReason === undefined ? {} : { reason: specific.permissionDecisionReason };
+  const p = read.permission;
+  if (p !== undefined) {
+    host.permission = { behavior: p.behavior };
+    // updatedPermissions is read with "allow" only, message and interrupt with "deny" (Claude Code's reference; Codex refuses updatedPermissions and interrupt).
+    if (p.behavior === 'allow' && p.updatedPermissions !== undefined) host.permission.updatedPermissions = p.updatedPermissions;
+    if (p.behavior === 'deny' && p.message !== undefined) host.permission.message = p.message;
+    if (p.behavior === 'deny' && p.interrupt !== undefined) host.permission.interrupt = p.interrupt;
+  }
   if (input.protocol === 'claude') {
-    const p = read.permission;
-    if (p !== undefined) {
-      host.permission = { behavior: p.behavior };
-      // updatedPermissions is read with "allow" only, message and interrupt with "deny" (Claude Code's reference).
-      if (p.behavior === 'allow' && p.updatedPermissions !== undefined) host.permission.updatedPermissions = p.updatedPermissions;
-      if (p.behavior === 'deny' && p.message !== undefined) host.permission.message = p.message;
-      if (p.behavior === 'deny' && p.interrupt !== undefined) host.permission.interrupt = p.interrupt;
-    }
     if (event === 'permission_denied' && specific.retry === true) host.retry = true;
     if (event === 'after_tool') {
       const replaced = specific.updatedToolOutput ?? specific.updatedMCPToolOutput;
@@ -283,7 +305,7 @@ function directives(input: PeerHookInput, out: PeerOutput, read: { stop: boolean
     }
     if (event === 'message_display' && specific.displayContent !== undefined) host.displayContent = specific.displayContent;
     if ((event === 'session_start' || event === 'cwd_change' || event === 'file_change') && specific.watchPaths !== undefined) host.watchPaths = specific.watchPaths;
-  } else {
+  } else if (input.protocol === 'gemini') {
     if (event === 'after_tool' && specific.tailToolCallRequest !== undefined) host.tailToolCall = { name: specific.tailToolCallRequest.name, args: specific.tailToolCallRequest.args ?? {} };
     if (event === 'after_agent' && specific.clearContext === true) host.clearContext = true;
   }
