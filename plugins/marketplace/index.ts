@@ -24,7 +24,7 @@ export default definePlugin({
     const service = createMarketplace({ kernel, home: ctx.paths.home, workspace: ctx.paths.workspace, settings, log: ctx.log, launcher, marketplaces, ...embedded() });
     kernel.provide('marketplace', service);
     kernel.hooks.commands.tap((registry) => {
-      for (const command of marketplaceCommands(async () => service, () => optionalService(kernel, 'grants'), () => marketplaces)) registry.add(command);
+      for (const command of marketplaceCommands(async () => service, () => optionalService(kernel, 'grants'), () => marketplaces, ctx.paths.workspace)) registry.add(command);
     });
   },
 });
