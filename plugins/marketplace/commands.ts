@@ -309,7 +309,8 @@ function importCommand(service: () => Promise<MarketplaceService>, marketplaces:
         }
       }
       const addedNow: string[] = [];
-      const failed: { item: string; code: string; message: string }[] = [];
+      const failed: { item: string; code?: string; message: string }[] = [];
+      const failure = (item: string, error: unknown) => failed.push({ item, ...(error instanceof PlinthError && { code: error.code }), message: (error as Error).message ?? String(error) });
       for (const m of toAdd) {
         try {
           const { record } = await store.add(m.source, signal);
@@ -317,7 +318,7 @@ function importCommand(service: () => Promise<MarketplaceService>, marketplaces:
           if (record.name !== m.name) out.note(`plinth: warning: marketplace ${m.name} of ${m.file} is named ${record.name} by its catalogue: its plugins are <plugin>@${record.name} in plinth`);
           else if (!json) out.print(`Added marketplace ${record.name} from ${safeLine(describeSource(record.source))}.`);
         } catch (error) {
-          failed.push({ item: `marketplace ${m.name}`, code: (error as PlinthError).code ?? 'PLN_E_INTERNAL', message: (error as Error).message });
+          failure(`marketplace ${m.name}`, error);
         }
       }
       const installed: string[] = [];
@@ -328,11 +329,11 @@ function importCommand(service: () => Promise<MarketplaceService>, marketplaces:
           installed.push(...result.changes.map((c) => `${c.name}@${c.to}`));
           await review(result, out, signal, options.grant === true);
         } catch (error) {
-          failed.push({ item: p.spec, code: (error as PlinthError).code ?? 'PLN_E_INTERNAL', message: (error as Error).message });
+          failure(p.spec, error);
         }
       }
       if (json) out.json({ ...plan, done: true, added: addedNow, installed, failed });
-      else for (const f of failed) out.print(`not imported: ${safeLine(f.item)}: ${f.code}: ${safeLine(f.message)}`);
+      else for (const f of failed) out.print(`not imported: ${safeLine(f.item)}: ${f.code ? `${f.code}: ` : ''}${safeLine(f.message)}`);
       return failed.length > 0 ? EXIT.FAILURE : EXIT.OK;
     },
   };
