@@ -83,7 +83,9 @@ describe('plinth hooks import --from claude', () => {
     const notes = (plan as unknown as { notes: string[] }).notes;
     // The hook's "if" is honoured: no note for it.
     expect(notes.map((n) => n.slice(0, n.indexOf(':')))).toEqual(['"permissions"', '"enabledPlugins"', '"extraKnownMarketplaces"', '"statusLine"']);
-    expect(notes[1]).toContain('plinth ext install');
+    // Plugins and marketplaces are plinth import's: the notes say so.
+    expect(notes[1]).toContain('`plinth import --from claude` shows them and installs them once confirmed');
+    expect(notes[2]).toContain('`plinth import --from claude` adds them once confirmed');
     await expect(readFile(join(b.workspace, '.plinth', 'settings.json'), 'utf8')).rejects.toThrow();
 
     const human = await run(b, ['hooks', 'import', '--from', 'claude'], env);

@@ -3,6 +3,7 @@ import { type ApprovalRequest, type CommandOutput, type CommandSpec, EXIT, type 
 import { GRANT_OPTION, type GrantsService, askYesNo, grantReviewLines, processTerminal, whyNotAsk } from 'plinth/internal';
 import { describeDeclarations } from './declared.js';
 import { type Marketplaces, NOT_FOLLOWED, describeSource } from './marketplaces.js';
+import { type ImportPlan, type ImportScope, type PeerName, peerFiles, planPeerImport } from './peer-import.js';
 import { progressBar } from './progress.js';
 
 const YES = {
@@ -21,7 +22,7 @@ function positiveOption(value: unknown, name: string, fallback: number, max: num
 }
 
 /** `grants`: the sandbox's service when a plugin provides it: what an installed or updated plugin declares beyond its grant is asked about at once. */
-export function marketplaceCommands(service: () => Promise<MarketplaceService>, grants: () => Promise<GrantsService | undefined> = async () => undefined, marketplaces?: () => Marketplaces): CommandSpec[] {
+export function marketplaceCommands(service: () => Promise<MarketplaceService>, grants: () => Promise<GrantsService | undefined> = async () => undefined, marketplaces?: () => Marketplaces, workspace = process.cwd()): CommandSpec[] {
   const review = async (result: InstallResult, out: CommandOutput, signal: AbortSignal, grant: boolean): Promise<void> => {
     for (const change of result.changes) for (const line of grantReviewLines(await (await grants())?.review(change.name, { signal, grant }))) out.note(line);
   };
@@ -77,6 +78,7 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
       },
     },
     ...(marketplaces ? marketplaceSourceCommands(marketplaces) : []),
+    ...(marketplaces ? [importCommand(service, marketplaces, workspace, review)] : []),
     {
       name: 'ext verify',
       args: [{ name: 'name', description: 'The installed plugin to check (none: every one)' }],
@@ -268,4 +270,78 @@ function marketplaceSourceCommands(marketplaces: () => Marketplaces): CommandSpe
       },
     },
   ];
+}
+
+/** `plinth import --from claude|gemini|codex`: the peer's marketplaces and enabled plugins, shown, then added and installed once confirmed. */
+function importCommand(service: () => Promise<MarketplaceService>, marketplaces: () => Marketplaces, workspace: string, review: (result: InstallResult, out: CommandOutput, signal: AbortSignal, grant: boolean) => Promise<void>): CommandSpec {
+  return {
+    name: 'import',
+    args: [{ name: 'file', description: "The peer's file (default: Claude Code's settings files, Codex CLI's config.toml, Gemini CLI's extensions folder; the workspace's, then the user's)" }],
+    options: {
+      from: { type: 'string', value: '<claude|gemini|codex>', description: 'Whose plugins: claude (Claude Code), gemini (Gemini CLI) or codex (Codex CLI)' },
+      scope: { type: 'string', value: '<user|workspace>', description: "Read only the user's or only the workspace's files (default: both)" },
+      ...YES,
+    },
+    async run({ args, options, json, out, signal }) {
+      const from = options.from;
+      if (from !== 'claude' && from !== 'gemini' && from !== 'codex') throw new PlinthError('PLN_E_CLI_USAGE', `--from must be claude, gemini or codex, got ${from === undefined ? 'nothing' : `"${safeLine(String(from))}"`}`, { hint: 'plinth import --from claude [.claude/settings.json]' });
+      const scope = options.scope;
+      if (scope !== undefined && scope !== 'user' && scope !== 'workspace') throw new PlinthError('PLN_E_CLI_USAGE', `--scope must be user or workspace, got "${safeLine(String(scope))}"`, { hint: 'plinth import --from claude --scope user' });
+      const store = marketplaces();
+      const added = new Set(Object.keys(await store.records()));
+      const plan = await planPeerImport(from as PeerName, peerFiles(from as PeerName, workspace, scope as ImportScope | undefined, args[0]), added, workspace);
+      const toAdd = plan.marketplaces.filter((m) => !m.added);
+      const nothing = toAdd.length === 0 && plan.plugins.length === 0;
+      if (!json) showImportPlan(plan, out);
+      if (nothing) {
+        if (json) return out.json({ ...plan, done: false, added: [], installed: [] });
+        return out.print(plan.files.length === 0 ? `No ${from} file was found (${peerFiles(from as PeerName, workspace, scope as ImportScope | undefined, args[0]).join(', ')}).` : 'Nothing to import.');
+      }
+      if (options.yes !== true) {
+        const terminal = processTerminal();
+        const why = json ? 'of --json' : whyNotAsk(terminal);
+        const yes = why === undefined && (await askYesNo(`Add ${toAdd.length} marketplace(s) and install ${plan.plugins.length} plugin(s)? [y/N] `, terminal, signal));
+        if (!yes) {
+          const reason = why === undefined ? 'not confirmed' : `nothing was asked because ${why}; run again with --yes to import`;
+          if (json) out.json({ ...plan, done: false, added: [], installed: [], reason });
+          else out.print(`Nothing added or installed: ${reason}.`);
+          return EXIT.FAILURE;
+        }
+      }
+      const addedNow: string[] = [];
+      const failed: { item: string; code?: string; message: string }[] = [];
+      const failure = (item: string, error: unknown) => failed.push({ item, ...(error instanceof PlinthError && { code: error.code }), message: (error as Error).message ?? String(error) });
+      for (const m of toAdd) {
+        try {
+          const { record } = await store.add(m.source, signal);
+          addedNow.push(record.name);
+          if (record.name !== m.name) out.note(`plinth: warning: marketplace ${m.name} of ${m.file} is named ${record.name} by its catalogue: its plugins are <plugin>@${record.name} in plinth`);
+          else if (!json) out.print(`Added marketplace ${record.name} from ${safeLine(describeSource(record.source))}.`);
+        } catch (error) {
+          failure(`marketplace ${m.name}`, error);
+        }
+      }
+      const installed: string[] = [];
+      for (const p of plan.plugins) {
+        try {
+          const result = await withProgress((progress) => service().then((s) => s.install(p.spec, { ...installOptions(options, out, signal, progress), loadNew: false })));
+          if (!json) report(out, false, result, 'installed', p.spec);
+          installed.push(...result.changes.map((c) => `${c.name}@${c.to}`));
+          await review(result, out, signal, options.grant === true);
+        } catch (error) {
+          failure(p.spec, error);
+        }
+      }
+      if (json) out.json({ ...plan, done: true, added: addedNow, installed, failed });
+      else for (const f of failed) out.print(`not imported: ${safeLine(f.item)}: ${f.code ? `${f.code}: ` : ''}${safeLine(f.message)}`);
+      return failed.length > 0 ? EXIT.FAILURE : EXIT.OK;
+    },
+  };
+}
+
+function showImportPlan(plan: ImportPlan, out: CommandOutput): void {
+  out.print(plan.files.length > 0 ? `From ${plan.files.join(', ')}:` : 'No file to read.');
+  for (const m of plan.marketplaces) out.print(m.added ? `  marketplace ${m.name}: already added` : `  add marketplace ${m.name} from ${safeLine(m.source)}`);
+  for (const p of plan.plugins) out.print(`  install ${safeLine(p.spec)}`);
+  for (const s of plan.skipped) out.print(`  skipped: ${s}`);
 }

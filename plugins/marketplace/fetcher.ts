@@ -24,8 +24,8 @@ export interface RequestOptions {
   /** Which step of an install this request is, for errors (`resolve`, `download`). */
   readonly step: string;
   /**
-   * Follow a redirect to another http(s) origin: only for a download pinned by its digest and
-   * sent without a token (an archive URL with its SHA-256: GitHub's release assets redirect so).
+   * Follow a redirect to another http(s) origin: only for a download pinned by its digest (an archive
+   * URL with its SHA-256: GitHub's release assets redirect so); a token goes to its own origin only.
    */
   readonly anyOrigin?: boolean;
 }
@@ -142,7 +142,7 @@ async function request(registry: Registry, start: URL, options: RequestOptions, 
       response.resume();
       const location = response.headers.location;
       const next = location === undefined ? undefined : new URL(location, url);
-      const elsewhere = options.anyOrigin === true && registry.token === undefined && next !== undefined && (next.protocol === 'https:' || next.protocol === 'http:');
+      const elsewhere = options.anyOrigin === true && next !== undefined && (next.protocol === 'https:' || next.protocol === 'http:');
       if (next === undefined || (next.origin !== url.origin && !elsewhere)) {
         throw new PlinthError('PLN_E_MARKET_REDIRECT', `registry "${registry.name}" redirected ${shown(url)} to ${next ? shown(next) : 'nowhere'}, another origin: refused`, {
           hint: 'a registry must serve its documents and tarballs itself or name the other host in the document; ask its operator, or use another registry',

@@ -13,12 +13,15 @@
  */
 import { rm } from 'node:fs/promises';
 import { type LaunchRunRequestInput, type Launcher, PlinthError, safeLine } from 'plinth/sdk';
+import type { HostTokens } from './host-tokens.js';
 
 /** What a clone needs. */
 export interface GitOptions {
   readonly launcher: () => Promise<Launcher>;
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
+  /** Tokens per host: an http(s) URL's host gets its own as an extra header (host-tokens.ts). */
+  readonly tokens?: HostTokens;
 }
 
 /** A commit id: 40 hex digits (sha1) or 64 (sha256 repositories). */
@@ -166,6 +169,10 @@ async function gitExit(args: readonly string[], cwd: string, url: string, option
 
 /** One git command as the launcher runs it. */
 function gitRequest(args: readonly string[], cwd: string | undefined, url: string, options: GitOptions): LaunchRunRequestInput {
+  const token = options.tokens?.for(url);
+  // The token reaches git through its environment (never its arguments, which a process list shows), for this URL's origin
+  // only; a redirect is not followed, so that it cannot lead the header to another host.
+  const auth: Record<string, string> = token === undefined ? {} : { GIT_CONFIG_COUNT: '2', GIT_CONFIG_KEY_0: `http.${new URL(url).origin}/.extraHeader`, GIT_CONFIG_VALUE_0: `Authorization: Bearer ${token}`, GIT_CONFIG_KEY_1: 'http.followRedirects', GIT_CONFIG_VALUE_1: 'false' };
   return {
     owner: 'marketplace',
     purpose: `git ${args[0]} of ${url}`,
@@ -175,7 +182,7 @@ function gitRequest(args: readonly string[], cwd: string | undefined, url: strin
     // No prompt of any kind (ssh included: BatchMode), none of the user's or the system's git configuration;
     // the user's SSH agent, so that an SSH URL of a private repository opens as it does for git itself.
     passEnv: ['SSH_AUTH_SOCK'],
-    env: { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_ASKPASS: '', SSH_ASKPASS: '', GIT_SSH_COMMAND: 'ssh -o BatchMode=yes', GIT_LFS_SKIP_SMUDGE: '1' },
+    env: { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_ASKPASS: '', SSH_ASKPASS: '', GIT_SSH_COMMAND: 'ssh -o BatchMode=yes', GIT_LFS_SKIP_SMUDGE: '1', ...auth },
     timeoutMs: options.timeoutMs,
     stdin: 'ignore',
   };

@@ -11,6 +11,7 @@ import { marketplaceCommands } from './commands.js';
 import { createMarketplace } from './service.js';
 import { marketplaceSettings } from './settings.js';
 import { Marketplaces } from './marketplaces.js';
+import { HostTokens } from './host-tokens.js';
 import { MarketplacePolicy } from './policy.js';
 import { PluginStore } from './store.js';
 
@@ -20,11 +21,11 @@ export default definePlugin({
     await new PluginStore(ctx.paths.home).cleanLeftovers().catch((error: unknown) => ctx.log.warn('could not clean what an interrupted install left', { error: String(error) }));
     const settings = marketplaceSettings(ctx.settings);
     const launcher = () => kernel.get('launcher');
-    const marketplaces = new Marketplaces({ home: ctx.paths.home, launcher, timeoutMs: settings.gitTimeoutMs, maxBytes: settings.maxDownloadBytes, policy: new MarketplacePolicy(settings) });
+    const marketplaces = new Marketplaces({ home: ctx.paths.home, launcher, timeoutMs: settings.gitTimeoutMs, maxBytes: settings.maxDownloadBytes, policy: new MarketplacePolicy(settings), tokens: new HostTokens(settings.hostTokens ?? []) });
     const service = createMarketplace({ kernel, home: ctx.paths.home, workspace: ctx.paths.workspace, settings, log: ctx.log, launcher, marketplaces, ...embedded() });
     kernel.provide('marketplace', service);
     kernel.hooks.commands.tap((registry) => {
-      for (const command of marketplaceCommands(async () => service, () => optionalService(kernel, 'grants'), () => marketplaces)) registry.add(command);
+      for (const command of marketplaceCommands(async () => service, () => optionalService(kernel, 'grants'), () => marketplaces, ctx.paths.workspace)) registry.add(command);
     });
   },
 });

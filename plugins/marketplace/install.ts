@@ -16,6 +16,7 @@ import semver from 'semver';
 import ssri from 'ssri';
 import { declarationChanges, declarationsOf } from './declared.js';
 import { extractSafely } from './extract.js';
+import type { HostTokens } from './host-tokens.js';
 import { download } from './fetcher.js';
 import { refuseCredentials } from './git.js';
 import { type NpmDependencies, describeNpm, installNpmDependencies, readNpmDependencies } from './npm-deps.js';
@@ -26,7 +27,14 @@ import { integrityChecker } from './verify.js';
 import { packFolder } from './pack-folder.js';
 
 /** What the steps need. */
+/** `{ token }` when there is one (a Registry's optional field). */
+function tokenOf(token: string | undefined): { token?: string } {
+  return token === undefined ? {} : { token };
+}
+
 export interface InstallContext {
+  /** Tokens per host for archives (host-tokens.ts). */
+  readonly tokens?: HostTokens;
   readonly kernel: PluginKernel;
   readonly store: PluginStore;
   readonly limits: { readonly timeoutMs: number; readonly maxBytes: number; readonly lockWaitMs: number };
@@ -137,7 +145,7 @@ export async function fetchArchive(context: InstallContext, url: URL, sha256: st
   const expected = `sha256-${Buffer.from(sha256, 'hex').toString('base64')}`;
   const integrity = await step('verify', url.href, options.signal, async () => integrityChecker(expected, { subject: url.href }));
   await step('download', url.href, options.signal, () =>
-    download({ name: marketplace ?? 'archive', url: new URL(url.origin) }, url, file, { timeoutMs: context.limits.timeoutMs, maxBytes: context.limits.maxBytes, step: 'download', anyOrigin: true, observe: integrity.update, ...(options.signal && { signal: options.signal }) }),
+    download({ name: marketplace ?? 'archive', url: new URL(url.origin), ...tokenOf(context.tokens?.for(url)) }, url, file, { timeoutMs: context.limits.timeoutMs, maxBytes: context.limits.maxBytes, step: 'download', anyOrigin: true, observe: integrity.update, ...(options.signal && { signal: options.signal }) }),
   );
   await step('verify', url.href, options.signal, async () => integrity.finish());
   const staged = await extractAndCheck(context, file, staging, undefined, undefined, options);

@@ -22,6 +22,7 @@ import semver from 'semver';
 import { z } from 'zod';
 import { getDocument } from './fetcher.js';
 import { cloneAt, refuseCredentials } from './git.js';
+import type { HostTokens } from './host-tokens.js';
 import type { MarketplacePolicy } from './policy.js';
 import { CATALOGUE_FILES, type Catalogue, GITHUB_REPO, gitUrlOf, parseCatalogue } from './peer-catalogue.js';
 
@@ -67,6 +68,8 @@ export interface MarketplacesOptions {
   readonly env?: Record<string, string | undefined>;
   /** The user's allowed and blocked marketplaces (policy.ts), checked before a marketplace is fetched and once its name is known. */
   readonly policy?: MarketplacePolicy;
+  /** Tokens per host for a private marketplace (host-tokens.ts). */
+  readonly tokens?: HostTokens;
 }
 
 /** The added marketplaces and their cached catalogues. */
@@ -209,12 +212,13 @@ export class Marketplaces {
       if (source.kind === 'path') {
         catalogue = (await readCatalogueIn(source.path)).catalogue;
       } else if (source.kind === 'git') {
-        commit = await cloneAt(source.url, join(temp, 'repo'), source.ref, undefined, { launcher: this.options.launcher, timeoutMs: this.options.timeoutMs, ...(signal && { signal }) });
+        commit = await cloneAt(source.url, join(temp, 'repo'), source.ref, undefined, { launcher: this.options.launcher, timeoutMs: this.options.timeoutMs, ...(this.options.tokens && { tokens: this.options.tokens }), ...(signal && { signal }) });
         catalogue = (await readCatalogueIn(join(temp, 'repo'))).catalogue;
       } else {
         refuseCredentials(source.url);
         const url = new URL(source.url);
-        const document = await getDocument({ name: 'marketplace', url: new URL(url.origin) }, url, { timeoutMs: this.options.timeoutMs, maxBytes: Math.min(this.options.maxBytes, 8 * 1024 * 1024), step: 'resolve', ...(signal && { signal }) });
+        const token = this.options.tokens?.for(url);
+        const document = await getDocument({ name: 'marketplace', url: new URL(url.origin), ...(token !== undefined && { token }) }, url, { timeoutMs: this.options.timeoutMs, maxBytes: Math.min(this.options.maxBytes, 8 * 1024 * 1024), step: 'resolve', ...(signal && { signal }) });
         catalogue = parseCatalogue(document.body.toString('utf8'), source.url, /\.agents\/plugins\//.test(url.pathname) ? 'codex' : 'claude');
       }
       // `plugin@<name>` must not read as a version or the `latest` tag: a catalogue named so would take over `x@latest`.

@@ -8,6 +8,7 @@ import { DocumentCache } from './cache.js';
 import { type DocumentContext, fetchPackument, fetchSearchObjects } from './documents.js';
 import { type InstallContext, type NpmContext, type Staged, approvalFor, approve, commit, fetchArchive, fetchFolder, fetchLocal, fetchPlanned, readManifest, step, withNpmDependencies } from './install.js';
 import { COMMIT, cloneAt } from './git.js';
+import { type HostTokenSetting, HostTokens } from './host-tokens.js';
 import { type GitFollow, followGit, scratchIn } from './git-update.js';
 import { MarketplacePolicy, type PolicySettings } from './policy.js';
 import { Marketplaces, NOT_FOLLOWED } from './marketplaces.js';
@@ -27,7 +28,7 @@ export interface MarketplaceOptions {
   readonly home: string;
   /** The workspace root: a peer plugin's manifest (Gemini's `${workspacePath}`) is made with it, as discovery makes it. */
   readonly workspace?: string;
-  readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number; readonly npmTimeoutMs: number; readonly gitTimeoutMs?: number } & Partial<PolicySettings>;
+  readonly settings: { readonly downloadTimeoutMs: number; readonly maxDownloadBytes: number; readonly lockWaitMs: number; readonly npmTimeoutMs: number; readonly gitTimeoutMs?: number; readonly hostTokens?: readonly HostTokenSetting[] } & Partial<PolicySettings>;
   /** The launcher service, through which npm runs (a plugin's npm dependencies). */
   readonly launcher: () => Promise<Launcher>;
   readonly log: Logger;
@@ -44,7 +45,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const store = new PluginStore(options.home);
   const cache = new DocumentCache(join(options.home, 'cache', 'registry'));
   const limits = { timeoutMs: options.settings.downloadTimeoutMs, maxBytes: options.settings.maxDownloadBytes, lockWaitMs: options.settings.lockWaitMs };
-  const installContext: InstallContext = { kernel, store, limits, env, ...(options.workspace !== undefined && { workspace: options.workspace }) };
+  const tokens = new HostTokens(options.settings.hostTokens ?? [], env);
+  const installContext: InstallContext = { kernel, store, limits, env, tokens, ...(options.workspace !== undefined && { workspace: options.workspace }) };
   const npmContext: NpmContext = { launcher: options.launcher, cache: join(options.home, 'cache', 'npm'), timeoutMs: options.settings.npmTimeoutMs };
   const configured = (): Registry[] => configuredRegistries(kernel.configLayers, env, options.embeddedRegistry === undefined ? {} : { embedded: options.embeddedRegistry });
   /** `--registry` (a URL, a folder, or a registry's name), else the configured ones (the embedded one among them, `namedOnly` once others are set). */
@@ -52,8 +54,8 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
   const documents = (signal: AbortSignal | undefined, notes: MarketNote[], revalidate = false): DocumentContext => ({ cache, limits: { timeoutMs: limits.timeoutMs, ...(signal && { signal }) }, notes, revalidate });
   const trustState = new TrustState(options.home);
   const policy = new MarketplacePolicy({ allowedMarketplaces: options.settings.allowedMarketplaces ?? [], blockedMarketplaces: options.settings.blockedMarketplaces ?? [], requirePinnedCommit: options.settings.requirePinnedCommit === true, minReleaseAgeDays: options.settings.minReleaseAgeDays ?? 0 });
-  const marketplaces = options.marketplaces ?? new Marketplaces({ home: options.home, launcher: options.launcher, timeoutMs: options.settings.gitTimeoutMs ?? 300_000, maxBytes: options.settings.maxDownloadBytes, policy });
-  const gitOptions = (signal?: AbortSignal) => ({ launcher: options.launcher, timeoutMs: options.settings.gitTimeoutMs ?? 300_000, ...(signal && { signal }) });
+  const marketplaces = options.marketplaces ?? new Marketplaces({ home: options.home, launcher: options.launcher, timeoutMs: options.settings.gitTimeoutMs ?? 300_000, maxBytes: options.settings.maxDownloadBytes, policy, tokens });
+  const gitOptions = (signal?: AbortSignal) => ({ launcher: options.launcher, timeoutMs: options.settings.gitTimeoutMs ?? 300_000, tokens, ...(signal && { signal }) });
   /** Documents plus one operation's view of each registry's keys and index (asked once per registry). */
   const planning = (request: InstallOptions, notes: MarketNote[], revalidate = false) => ({
     ...documents(request.signal, notes, revalidate),

@@ -1,3 +1,4 @@
+import { type HostTokenSetting, hostTokenSettings } from './host-tokens.js';
 import type { PolicySettings } from './policy.js';
 
 /** The plugin's own settings, as the kernel validated them (defaults from the manifest). */
@@ -8,6 +9,8 @@ export interface MarketplaceSettings extends PolicySettings {
   readonly npmTimeoutMs: number;
   /** A git clone (a git source, a marketplace) that takes longer is stopped. */
   readonly gitTimeoutMs: number;
+  /** Tokens for private sources, per host (host-tokens.ts). */
+  readonly hostTokens?: readonly HostTokenSetting[];
 }
 
 export function marketplaceSettings(settings: Readonly<Record<string, unknown>>): MarketplaceSettings {
@@ -23,5 +26,6 @@ export function marketplaceSettings(settings: Readonly<Record<string, unknown>>)
     blockedMarketplaces: strings('blockedMarketplaces'),
     requirePinnedCommit: settings.requirePinnedCommit === true,
     minReleaseAgeDays: number('minReleaseAgeDays', 0),
+    hostTokens: hostTokenSettings(settings.hostTokens),
   };
 }

@@ -76,8 +76,8 @@ export function scopeOfFile(file: string, workspace: string): 'user' | 'workspac
 const SKIPPED: Readonly<Record<PeerProtocol, Readonly<Record<string, string>>>> = {
   claude: {
     permissions: "Claude Code's permission rules are not imported: what a hook or server may reach is plinth's trust and sandbox (`plinth perms status`)",
-    enabledPlugins: 'Claude Code plugins are not imported here: install each with `plinth ext install`, or put its folder in plinth\'s plugins folder (a Claude Code plugin folder is read as a plinth plugin)',
-    extraKnownMarketplaces: "Claude Code's marketplaces are not read: plinth's registries are set with the `registries` setting",
+    enabledPlugins: 'Claude Code plugins are not imported by `hooks import`: `plinth import --from claude` shows them and installs them once confirmed (`plinth ext install <plugin>@<marketplace>`)',
+    extraKnownMarketplaces: "Claude Code's marketplaces are not imported by `hooks import`: `plinth import --from claude` adds them once confirmed (`plinth ext marketplace add`)",
     statusLine: 'plinth has no status line: it is not imported',
     env: "Claude Code's session environment is not imported: a hook sees only the variables the hooks setting `env` names",
     mcpServers: 'MCP servers are not imported by `hooks import`: add each with `plinth mcp add`',
