@@ -6,7 +6,8 @@
  * 204 tools with overlapping names (`search`, `get_issue`, `create_branch`,
  * `list_reminders` on several servers), all started from user settings by
  * the builtin mcp plugin over stdio. Also the tokenizer, and the index
- * following `tools/list_changed` and a disconnect.
+ * following `tools/list_changed` and a disconnect; and `plinth mcp tools
+ * --search` as a person runs it.
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpService } from 'plinth/sdk';
 import { normalizeTerm, oneLineDescription, tokenizeTool } from '../plugins/mcp/features/index.js';
 import { createTestKernel, type TestKernel } from '../testing/index.js';
+import { ensureBuilt, expectExit, json, run, sandbox } from './support/cli.js';
 import { CATALOGS } from './fixtures/mcp/catalog/catalogs.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -167,4 +169,38 @@ describe('the index follows the servers', () => {
     expect(status.state).toBe('connected');
     expect(names('sql execution plan', { limit: 3 })).toContain('postgres__explain_query');
   }, 30_000);
+});
+
+describe('plinth mcp tools --search', () => {
+  it('prints the best matches of the servers, and --json gives them with their scores', async () => {
+    ensureBuilt();
+    const box = await sandbox('plinth-tool-search-');
+    try {
+      await box.settings({
+        mcpServers: {
+          github: { command: process.execPath, args: [CATALOG_SERVER, 'github'] },
+          gitlab: { command: process.execPath, args: [CATALOG_SERVER, 'gitlab'] },
+        },
+        plugins: { health: { enabled: false }, 'mcp-demo': { enabled: false } },
+      });
+      const text = await run(box, ['mcp', 'tools', '--search', 'merge request diffs', '--limit', '2']);
+      expectExit(text, 0);
+      const rows = text.stdout.trim().split('\n').slice(1);
+      expect(rows).toHaveLength(2);
+      expect(rows[0]).toMatch(/^gitlab__get_merge_request_diffs\s+Get the changes/);
+
+      const answer = await run(box, ['mcp', 'tools', 'github', '--search', 'pull request', '--json']);
+      expectExit(answer, 0);
+      const found = json<{ query: string; tools: Array<{ name: string; score: number }> }>(answer);
+      expect(found.query).toBe('pull request');
+      expect(found.tools.length).toBeGreaterThan(3);
+      expect(found.tools.every((t) => t.name.startsWith('github__') && t.score > 0)).toBe(true);
+
+      const usage = await run(box, ['mcp', 'tools', '--limit', '3']);
+      expect(usage.code).not.toBe(0);
+      expect(usage.stderr).toContain('--limit goes with --search');
+    } finally {
+      await box.remove();
+    }
+  }, 120_000);
 });
