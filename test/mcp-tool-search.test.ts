@@ -52,8 +52,8 @@ describe('the tokenizer', () => {
     ]);
   });
 
-  it('lowercases, strips plurals and drops one-letter words', () => {
-    expect(['Issues', 'repositories', 'class', 'status', 'a', 'ID'].map(normalizeTerm)).toEqual(['issue', 'repository', 'class', 'status', null, 'id']);
+  it('lowercases, strips plurals and drops one-letter and stop words', () => {
+    expect(['Issues', 'repositories', 'class', 'status', 'a', 'the', 'ID'].map(normalizeTerm)).toEqual(['issue', 'repository', 'class', 'status', null, null, 'id']);
   });
 
   it('keeps the first sentence of a description for the compact listing', () => {

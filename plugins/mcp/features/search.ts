@@ -56,10 +56,15 @@ export function tokenizeTool(text: string): string[] {
   return words;
 }
 
-/** Lowercases and strips a plural (issues → issue, repositories → repository); drops one-letter words. */
+/** Words too common to tell tools apart; as query prefixes they would also match hundreds of words (`to` → `topic`, `token`…). */
+const STOP_WORDS = new Set(
+  'a an and are as at be by can do for from how i in into is it me my of on or our so that the this to use using via we what when which with you your'.split(' '),
+);
+
+/** Lowercases and strips a plural (issues → issue, repositories → repository); drops one-letter words and {@link STOP_WORDS}. */
 export function normalizeTerm(term: string): string | null {
   const word = term.toLowerCase();
-  if (word.length < 2) return null;
+  if (word.length < 2 || STOP_WORDS.has(word)) return null;
   if (word.length > 4 && word.endsWith('ies')) return `${word.slice(0, -3)}y`;
   if (word.length > 3 && word.endsWith('s') && !/(ss|us|is)$/.test(word)) return word.slice(0, -1);
   return word;
@@ -177,7 +182,7 @@ export function createToolSearch(registry: SearchableRegistry): ToolSearch {
       const only = options.servers && options.servers.length > 0 ? new Set(options.servers) : undefined;
       const results = current().search(query, {
         boost: BOOST,
-        prefix: (term) => term.length >= 2,
+        prefix: (term) => term.length >= 3,
         fuzzy: (term) => (term.length >= 5 ? 0.2 : term.length >= 4 ? 1 : false),
         combineWith: 'OR',
         ...(only && { filter: (result) => only.has(byName.get(result.id as string)?.server ?? '') }),
