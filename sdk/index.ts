@@ -113,6 +113,7 @@ export { remoteRequestInit, remoteServerUrl } from './remote-transport.js';
 export { fetchWithOwnSignals } from './request-signals.js';
 export type {
   CallOptions,
+  CompactTool,
   ElicitationContent,
   ElicitationHandler,
   InputRequiredAnswer,
@@ -125,6 +126,8 @@ export type {
   ServerStatus,
   StartOptions,
   ToolCallResult,
+  ToolSearchHit,
+  ToolSearchOptions,
 } from './contracts/mcp.js';
 export type { ModelAgentRequest, ModelRequest, ModelService } from './contracts/model.js';
 export type { HealthChange, HealthService, HealthState, ServerHealth } from './contracts/health.js';

@@ -144,8 +144,23 @@ export function mcpCommands({ kernel, service, oneShot }: McpCommandDeps): Comma
     {
       name: 'mcp tools',
       args: SERVER_ARG,
-      async run({ args, json, out, signal }) {
+      options: {
+        search: { type: 'string', description: 'Only the tools matching this text, best first (name, title, description, parameters; prefix and fuzzy)' },
+        limit: { type: 'string', description: 'With --search: the most tools shown (default 10)' },
+      },
+      async run({ args, options, json, out, signal }) {
+        const limit = options.limit === undefined ? undefined : Number(options.limit);
+        if (limit !== undefined && (typeof options.search !== 'string' || !Number.isInteger(limit) || limit < 1)) {
+          throw usage(typeof options.search === 'string' ? `--limit must be a whole number of at least 1, not "${String(options.limit)}"` : '--limit goes with --search: plinth mcp tools --search <text> --limit <n>');
+        }
         const ok = reportFailures(await startServers(args[0], { json, out, signal }), out);
+        if (typeof options.search === 'string') {
+          const hits = service.searchTools?.(options.search, { limit: limit ?? 10, ...(args[0] !== undefined && { servers: [args[0]] }) }) ?? [];
+          if (json) return emitJson(out, { query: options.search, tools: hits.map((h) => ({ ...h.tool, score: h.score, terms: h.terms })) }, ok);
+          if (hits.length === 0) out.print(`No tool matches "${options.search}".`);
+          else out.print(table(['TOOL', 'DESCRIPTION'], hits.map((h) => [h.tool.name, oneLine(h.tool.description ?? h.tool.title ?? '', 90)])));
+          return ok ? EXIT.OK : EXIT.FAILURE;
+        }
         const tools = service.tools().filter((t) => args[0] === undefined || t.server === args[0]);
         if (json) return emitJson(out, { tools }, ok);
         if (tools.length === 0) out.print('No tools.');

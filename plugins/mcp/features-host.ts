@@ -19,11 +19,14 @@ import { PlinthError, describeError } from 'plinth/sdk';
 import type { FeatureSession } from './connect.js';
 
 import type { FeatureDeps, ServerFeatures, ToolRegistry } from './features/types.js';
+import type { ToolSearch } from './features/search.js';
 import type { McpServerDefinition } from 'plinth/sdk';
 
 /** What the core calls in `./features/index.ts`. */
 export interface FeaturesModule {
   createToolRegistry(): ToolRegistry;
+  /** The search index over a registry (absent in a test's stand-in module). */
+  createToolSearch?(registry: ToolRegistry): ToolSearch;
   prepareClient(client: Client, definition: McpServerDefinition, deps: Omit<FeatureDeps, 'registry' | 'emit'>): void;
   attachFeatures(client: Client, definition: McpServerDefinition, deps: FeatureDeps): ServerFeatures | Promise<ServerFeatures>;
 }
@@ -34,6 +37,7 @@ export class FeatureHost {
   readonly #load: () => Promise<FeaturesModule>;
   #loading: Promise<{ module: FeaturesModule; deps: FeatureDeps }> | undefined;
   #registry: ToolRegistry | undefined;
+  #search: ToolSearch | undefined;
 
   /** `load` is the module import; tests may pass another. */
   constructor(deps: Omit<FeatureDeps, 'registry'>, load: () => Promise<FeaturesModule> = loadFeatures) {
@@ -46,6 +50,11 @@ export class FeatureHost {
     return this.#registry;
   }
 
+  /** The tool search index, once the module is loaded; it indexes nothing before its first search. */
+  get search(): ToolSearch | undefined {
+    return this.#search;
+  }
+
   /**
    * The module and the deps it is given, loading it on first use.
    * @throws PlinthError PLN_E_MCP_FEATURES_UNAVAILABLE when the module cannot be imported.
@@ -54,6 +63,7 @@ export class FeatureHost {
     this.#loading ??= this.#load().then(
       (module) => {
         this.#registry = module.createToolRegistry();
+        this.#search = module.createToolSearch?.(this.#registry);
         return { module, deps: { ...this.#deps, registry: this.#registry } };
       },
       (error: unknown) => {

@@ -27,6 +27,8 @@ export function createMcpService(manager: ServerManager, features: FeatureHost, 
 
     tools: () => features.registry?.tools() ?? [],
     listedTool: (name) => features.registry?.listed(name),
+    searchTools: (query, options) => features.search?.search(query, options) ?? [],
+    compactTools: (options) => features.search?.compact(options) ?? [],
     onListChanged(listener) {
       // The registry comes with the features module; a listener subscribed before it loads is attached once it has.
       let off: (() => void) | undefined;

@@ -49,6 +49,32 @@ export interface McpTool {
   readonly annotations?: Readonly<Record<string, unknown>>;
 }
 
+/** Options of {@link McpService.searchTools}. */
+export interface ToolSearchOptions {
+  /** The most hits returned (default 10). */
+  readonly limit?: number;
+  /** Only these servers' tools (all connected servers when absent or empty). */
+  readonly servers?: readonly string[];
+}
+
+/** One tool {@link McpService.searchTools} found, best first. */
+export interface ToolSearchHit {
+  readonly tool: McpTool;
+  /** The relevance (BM25+ with field boosts); only comparable within one search. */
+  readonly score: number;
+  /** The indexed words that matched (after camelCase/snake_case splitting, prefix and fuzzy matching). */
+  readonly terms: readonly string[];
+}
+
+/** A tool in one line, for hosts that build their own prompts: {@link McpService.compactTools}. */
+export interface CompactTool {
+  /** `<server>__<tool>`. */
+  readonly name: string;
+  readonly server: string;
+  /** The description's first sentence, at most 120 characters (the title when there is no description; `''` when neither). */
+  readonly description: string;
+}
+
 /** What a tool call gives the caller: never an exception. */
 export interface ToolCallResult {
   /** False when the call did not produce a server result (invalid arguments, timeout, disconnect, blocked by a hook). */
@@ -215,6 +241,32 @@ export interface McpService {
 
   /** The tools of every connected server, under their namespaced names (`<server>__<tool>`). */
   tools(): readonly McpTool[];
+  /**
+   * The connected servers' tools that best match `query`, best first: a
+   * full-text search (BM25+ ranking, prefix and fuzzy matching) over each
+   * tool's name, title, description, server and input-schema property names
+   * and descriptions, with identifiers split at camelCase and snake_case
+   * (`search_issues`, `searchIssues` and "search issues" meet). The index is
+   * built at the first search and then follows the servers' tool lists
+   * (connect, `tools/list_changed`, disconnect) server by server. An empty
+   * query finds nothing. Optional so that test doubles need not implement it.
+   *
+   * @example
+   * const hits = mcp.searchTools?.('open pull request', { limit: 5, servers: ['github'] }) ?? [];
+   * for (const { tool } of hits) console.log(tool.name, tool.description);
+   */
+  searchTools?(query: string, options?: ToolSearchOptions): readonly ToolSearchHit[];
+  /**
+   * Every connected server's tool in one line (namespaced name, server, the
+   * description's first sentence): a listing far smaller than the tools'
+   * definitions, for hosts that build their own prompts and fetch a
+   * definition (`tools()`, `listedTool`) only for the tools the model picks.
+   * Optional so that test doubles need not implement it.
+   *
+   * @example
+   * const lines = (mcp.compactTools?.() ?? []).map((t) => `${t.name}: ${t.description}`);
+   */
+  compactTools?(options?: { readonly servers?: readonly string[] }): readonly CompactTool[];
   /** Runs one call through `before_tool`/`after_tool`, argument validation and the per-call timeout. */
   callTool(name: string, args: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<ToolCallResult>;
   /** The resources of connected servers (of `server` only, when given). */

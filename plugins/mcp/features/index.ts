@@ -18,6 +18,8 @@ export { logServerMessage } from './notifications.js';
 export { keepNotificationsBeforeResponses } from './ordering.js';
 export { complete, getPrompt, listPrompts } from './prompts.js';
 export { createToolRegistry } from './registry.js';
+export { createToolSearch, normalizeTerm, oneLineDescription, tokenizeTool } from './search.js';
+export type { SearchableRegistry, ToolSearch } from './search.js';
 export { CLIENT_CAPABILITIES, prepareClient, terminalOf } from './requests.js';
 export { createSubscriptions, listResourceTemplates, listResources, readResource } from './resources.js';
 export { MCP_CODES, failedResult } from './result.js';
