@@ -14,9 +14,9 @@
  * `_meta["io.modelcontextprotocol.registry/official"]`. A published version's
  * `server.json` never changes; its status may (`--status deprecated`).
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import semver from 'semver';
 import { PlinthError } from '../sdk/errors.js';
 import { writeFileAtomic } from '../sdk/files.js';
@@ -83,6 +83,7 @@ export async function publishServer(root: string, file: string, options: { statu
       return { name: server.name, version: server.version, status, outcome: 'status', file: target };
     }
     const status = options.status ?? 'active';
+    await mkdir(dirname(target), { recursive: true });
     const doc = { server, _meta: { [MCP_REGISTRY_OFFICIAL_META]: { status, publishedAt: now, updatedAt: now } } };
     await writeFileAtomic(target, `${JSON.stringify(doc, null, 2)}\n`);
     return { name: server.name, version: server.version, status, outcome: 'published', file: target };

@@ -1,0 +1,205 @@
+/**
+ * MCP servers from MCP registries (issue 31, first slice), through the real CLI: server.json
+ * documents published with `plinth registry publish-server` into a registry folder, served by
+ * `plinth registry serve` on 127.0.0.1 (the MCP Registry's API v0.1), configured as a
+ * subregistry in `mcpRegistries`, and found with `plinth mcp search` and `plinth mcp info`
+ * (which registry each result comes from; deprecated warned, deleted marked); the client's
+ * errors against what is not a registry, and paging through cursors.
+ */
+import { type ChildProcess } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type Sandbox, ensureBuilt, expectExit, json, run, sandbox, start } from './support/cli.js';
+import { publishServer } from '../registry/mcp-servers.js';
+import { listAll, listServers, serverVersion } from '../plugins/mcp/registry/client.js';
+
+const TIMEOUT = 120_000;
+const SCHEMA = 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json';
+
+/** An npm server with a secret and a plain environment variable and a positional argument. */
+const weather = (version: string) => ({
+  $schema: SCHEMA,
+  name: 'io.github.acme/weather',
+  title: 'Acme Weather',
+  description: 'Forecasts and alerts for any city',
+  version,
+  packages: [
+    {
+      registryType: 'npm',
+      identifier: '@acme/weather-mcp',
+      version,
+      transport: { type: 'stdio' },
+      packageArguments: [{ type: 'positional', valueHint: 'city', description: 'Default city', isRequired: true }],
+      environmentVariables: [
+        { name: 'WEATHER_API_KEY', description: 'API key', isRequired: true, isSecret: true },
+        { name: 'WEATHER_UNITS', description: 'metric or imperial', default: 'metric' },
+      ],
+    },
+  ],
+});
+const analytics = {
+  $schema: SCHEMA,
+  name: 'com.example/analytics',
+  description: 'Business analytics over a tenant URL',
+  version: '2.0.0',
+  remotes: [{ type: 'streamable-http', url: 'https://{tenant}.analytics.example.com/mcp', variables: { tenant: { description: 'Your tenant', isRequired: true } } }],
+};
+const oldWeather = { $schema: SCHEMA, name: 'io.github.acme/old-weather', description: 'The first weather server', version: '0.9.0', packages: [{ registryType: 'npm', identifier: 'old-weather-mcp', version: '0.9.0', transport: { type: 'stdio' } }] };
+const gone = { $schema: SCHEMA, name: 'io.github.acme/gone-weather', description: 'Weather, withdrawn', version: '1.0.0', packages: [{ registryType: 'npm', identifier: 'gone-weather-mcp', version: '1.0.0', transport: { type: 'stdio' } }] };
+
+let b: Sandbox;
+let folder: string;
+let serve: ChildProcess;
+let url: string;
+
+async function publish(doc: object, status?: string) {
+  const file = join(b.base, `${(doc as { name: string }).name.replace('/', '_')}-${(doc as { version: string }).version}.json`);
+  await writeFile(file, JSON.stringify(doc, null, 2));
+  return run(b, ['registry', 'publish-server', file, '--to', folder, ...(status ? ['--status', status] : [])]);
+}
+
+beforeAll(async () => {
+  ensureBuilt();
+  b = await sandbox('plinth-mcp-registry-');
+  folder = join(b.base, 'registry');
+  for (const [doc, status] of [[weather('1.0.0')], [weather('1.1.0')], [analytics], [oldWeather, 'deprecated'], [gone, 'deleted']] as [object, string?][]) {
+    expectExit(await publish(doc, status), 0);
+  }
+  // Many servers, for paging (published through the same code the command runs).
+  for (let i = 0; i < 12; i++) {
+    const file = join(b.base, `bulk-${i}.json`);
+    await writeFile(file, JSON.stringify({ name: `io.github.bulk/server-${String(i).padStart(2, '0')}`, description: 'bulk', version: '1.0.0', remotes: [{ type: 'sse', url: `https://bulk${i}.example.com/sse` }] }));
+    await publishServer(folder, file);
+  }
+  serve = start(b, ['registry', 'serve', folder, '--json']);
+  url = await new Promise<string>((resolve, reject) => {
+    serve.once('exit', (code) => reject(new Error(`registry serve exited with ${code}`)));
+    createInterface({ input: serve.stdout! }).on('line', (line) => {
+      const match = /"url":\s*"([^"]+)"/.exec(line);
+      if (match) resolve(match[1]!);
+    });
+  });
+  await b.settings({ mcpRegistries: [{ name: 'acme', url }] });
+}, 300_000);
+
+afterAll(async () => {
+  if (serve && serve.exitCode === null) {
+    const exited = new Promise((resolve) => serve.once('exit', resolve));
+    serve.kill('SIGTERM');
+    await exited;
+  }
+  await b?.remove();
+});
+
+describe('plinth registry publish-server and registry serve', () => {
+  test('the folder answers /v0.1/servers/{name}/versions and /versions/latest, newest first, with status', async () => {
+    const versions = await (await fetch(`${url}v0.1/servers/${encodeURIComponent('io.github.acme/weather')}/versions`)).json();
+    expect(versions.servers.map((s: any) => s.server.version)).toEqual(['1.1.0', '1.0.0']);
+    const latest = await (await fetch(`${url}v0.1/servers/${encodeURIComponent('io.github.acme/weather')}/versions/latest`)).json();
+    expect(latest.server.version).toBe('1.1.0');
+    expect(latest._meta['io.modelcontextprotocol.registry/official']).toMatchObject({ status: 'active', isLatest: true });
+    const missing = await fetch(`${url}v0.1/servers/${encodeURIComponent('io.github.acme/nothing')}/versions/latest`);
+    expect(missing.status).toBe(404);
+  }, TIMEOUT);
+
+  test('a published version never changes; its status may', async () => {
+    const changed = await publish({ ...weather('1.0.0'), description: 'other' });
+    expectExit(changed, 1);
+    expect(changed.stderr).toContain('PLN_E_REGISTRY_VERSION_EXISTS');
+    expectExit(await publish(weather('1.0.0')), 0);
+    const file = join(b.base, 'bad.json');
+    await writeFile(file, JSON.stringify({ name: 'io.github.acme/bad', version: '1.0.0', packages: [{ registryType: 'npm', transport: { type: 'stdio' } }] }));
+    const bad = await run(b, ['registry', 'publish-server', file, '--to', folder]);
+    expectExit(bad, 1);
+    expect(bad.stderr).toContain('PLN_E_REGISTRY_SERVER_JSON');
+    expect(bad.stderr).toContain('packages[0].identifier');
+  }, TIMEOUT);
+});
+
+describe('plinth mcp search and mcp info', () => {
+  test('search finds the latest of each matching server, says which registry, marks deprecated and deleted', async () => {
+    const found = await run(b, ['mcp', 'search', 'weather', '--json']);
+    expectExit(found, 0);
+    const results = json(found).results as { name: string; version: string; status: string; registry: string }[];
+    expect(results.map((r) => [r.name, r.version, r.status, r.registry]).sort()).toEqual([
+      ['io.github.acme/gone-weather', '1.0.0', 'deleted', 'acme'],
+      ['io.github.acme/old-weather', '0.9.0', 'deprecated', 'acme'],
+      ['io.github.acme/weather', '1.1.0', 'active', 'acme'],
+    ]);
+    const text = await run(b, ['mcp', 'search', 'weather']);
+    expectExit(text, 0);
+    expect(text.stdout).toMatch(/io\.github\.acme\/gone-weather\s+1\.0\.0\s+DELETED\s+acme/);
+    expect(text.stdout).toMatch(/io\.github\.acme\/old-weather\s+0\.9\.0\s+DEPRECATED\s+acme/);
+  }, TIMEOUT);
+
+  test('search follows the cursor through every page', async () => {
+    const all = await listAll({ name: 'acme', url: new URL(url) }, { search: 'bulk', version: 'latest', limit: 5 });
+    expect(all.map((s) => s.server.name)).toEqual(Array.from({ length: 12 }, (_, i) => `io.github.bulk/server-${String(i).padStart(2, '0')}`));
+    const first = await listServers({ name: 'acme', url: new URL(url) }, { search: 'bulk', limit: 5 });
+    expect(first.servers).toHaveLength(5);
+    expect(first.metadata?.nextCursor).toBeTruthy();
+  }, TIMEOUT);
+
+  test('info shows packages, inputs, remotes and versions; an older version by @version; deprecated warns, deleted is marked', async () => {
+    const info = await run(b, ['mcp', 'info', 'io.github.acme/weather']);
+    expectExit(info, 0);
+    expect(info.stdout).toContain('io.github.acme/weather@1.1.0');
+    expect(info.stdout).toContain('registry:  acme');
+    expect(info.stdout).toContain('package:   npm @acme/weather-mcp@1.1.0 (stdio); env: WEATHER_API_KEY (secret) (required), WEATHER_UNITS');
+    expect(info.stdout).toContain('versions:  1.1.0 (latest), 1.0.0');
+    const older = json(await run(b, ['mcp', 'info', 'io.github.acme/weather@1.0.0', '--json']));
+    expect(older).toMatchObject({ registry: 'acme', name: 'io.github.acme/weather', version: '1.0.0', status: 'active' });
+    const remote = await run(b, ['mcp', 'info', 'com.example/analytics']);
+    expect(remote.stdout).toContain('remote:    streamable-http https://{tenant}.analytics.example.com/mcp; variables: tenant');
+    const deprecated = await run(b, ['mcp', 'info', 'io.github.acme/old-weather']);
+    expectExit(deprecated, 0);
+    expect(deprecated.stderr).toContain('is deprecated in registry "acme"');
+    const deleted = await run(b, ['mcp', 'info', 'io.github.acme/gone-weather']);
+    expect(deleted.stderr).toContain('is DELETED from registry "acme"');
+    const none = await run(b, ['mcp', 'info', 'io.github.acme/nothing']);
+    expectExit(none, 1);
+    expect(none.stderr).toContain('PLN_E_MCP_REGISTRY_NOT_FOUND');
+  }, TIMEOUT);
+});
+
+describe('the registry client says what is wrong', () => {
+  test('nothing listening: unreachable; a web page: not a registry; a wrong document: the field', async () => {
+    const page = createServer((req, res) => {
+      if (req.url?.startsWith('/v0.1/servers/')) {
+        res.setHeader('content-type', 'application/json');
+        return res.end(JSON.stringify({ server: { name: 'io.github.x/y' } }));
+      }
+      res.setHeader('content-type', 'text/html');
+      res.end('<html>hello</html>');
+    });
+    await new Promise<void>((done) => page.listen(0, '127.0.0.1', done));
+    const port = (page.address() as AddressInfo).port;
+    try {
+      const web = { name: 'web', url: new URL(`http://127.0.0.1:${port}/`) };
+      await expect(listServers(web, {})).rejects.toMatchObject({ code: 'PLN_E_MCP_REGISTRY_NOT_A_REGISTRY' });
+      await expect(serverVersion(web, 'io.github.x/y', 'latest')).rejects.toMatchObject({ code: 'PLN_E_MCP_REGISTRY_DOCUMENT', message: expect.stringContaining('server.version') });
+    } finally {
+      await new Promise<void>((done) => page.close(() => done()));
+    }
+    await expect(listServers({ name: 'closed', url: new URL(`http://127.0.0.1:${port}/`) }, {})).rejects.toMatchObject({ code: 'PLN_E_MCP_REGISTRY_UNREACHABLE' });
+    // From the command line, with the registry named in the message.
+    const other = await sandbox('plinth-mcp-registry-');
+    try {
+      await other.settings({ mcpRegistries: [{ name: 'closed', url: `http://127.0.0.1:${port}` }] });
+      const result = await run(other, ['mcp', 'search', 'x']);
+      expectExit(result, 1);
+      expect(result.stderr).toContain('PLN_E_MCP_REGISTRY_UNREACHABLE');
+      expect(result.stderr).toContain('"closed"');
+      await other.settings({ mcpRegistries: [{ name: 'bad', url: 'ftp://x' }] });
+      const config = await run(other, ['mcp', 'search', 'x']);
+      expect(config.stderr).toContain('PLN_E_MCP_REGISTRY_CONFIG');
+      expect(config.stderr).toContain('mcpRegistries[0].url');
+    } finally {
+      await other.remove();
+    }
+  }, TIMEOUT);
+});
