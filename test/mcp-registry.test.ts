@@ -97,9 +97,9 @@ afterAll(async () => {
 
 describe('plinth registry publish-server and registry serve', () => {
   test('the folder answers /v0.1/servers/{name}/versions and /versions/latest, newest first, with status', async () => {
-    const versions = await (await fetch(`${url}v0.1/servers/${encodeURIComponent('io.github.acme/weather')}/versions`)).json();
+    const versions = await (await fetch(`${url}v0.1/servers/${encodeURIComponent('io.github.acme/weather')}/versions`)).json() as any;
     expect(versions.servers.map((s: any) => s.server.version)).toEqual(['1.1.0', '1.0.0']);
-    const latest = await (await fetch(`${url}v0.1/servers/${encodeURIComponent('io.github.acme/weather')}/versions/latest`)).json();
+    const latest = await (await fetch(`${url}v0.1/servers/${encodeURIComponent('io.github.acme/weather')}/versions/latest`)).json() as any;
     expect(latest.server.version).toBe('1.1.0');
     expect(latest._meta['io.modelcontextprotocol.registry/official']).toMatchObject({ status: 'active', isLatest: true });
     const missing = await fetch(`${url}v0.1/servers/${encodeURIComponent('io.github.acme/nothing')}/versions/latest`);

@@ -76,6 +76,13 @@ export default definePlugin({
       eras: new EraVerdicts(join(ctx.paths.home, 'mcp-eras.json'), { onError: (message) => log.debug(message) }),
       firstStarts: new FirstStarts(join(ctx.paths.home, 'mcp-runners.json'), settings.firstStartTimeout, (message) => log.debug(message)),
       ...(process.stderr.isTTY && { progress: process.stderr }),
+      secrets: {
+        get: async (key) => {
+          const store = await optionalService(kernel, 'secrets');
+          return store?.get(key);
+        },
+        learn: (values) => redactor.add(values),
+      },
       trust: () => kernel.get('trust'),
       grants: () => optionalService(kernel, 'grants'),
       records: () => definitions()?.servers,
