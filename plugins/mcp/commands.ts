@@ -89,7 +89,7 @@ export function mcpCommands({ kernel, service, oneShot }: McpCommandDeps): Comma
 
   const commands: CommandSpec[] = [
     ...settingsCommands({ kernel, service }),
-    ...registryCommands({ kernel }),
+    ...registryCommands({ kernel, service }),
     getCommand({ service, known, start: async (name, io) => (await startServers(name, io))[0]! }),
     {
       name: 'mcp status',

@@ -3,8 +3,13 @@
  * servers in the registries of `mcpRegistries`, each result saying which
  * registry it comes from; `deprecated` ones warn, `deleted` ones are marked.
  */
-import { type CommandSpec, EXIT, PlinthError, type PluginKernel, formatTable as table } from 'plinth/sdk';
-import { type McpServerResponse, MCP_REGISTRY_OFFICIAL_META, statusOf } from 'plinth/internal';
+import { type CommandSpec, EXIT, type McpService, PlinthError, type PluginKernel, formatTable as table, optionalService } from 'plinth/sdk';
+import { type McpServerResponse, MCP_REGISTRY_OFFICIAL_META, askYesNo, processTerminal, statusOf, whyNotAsk } from 'plinth/internal';
+import { checkServerName, headerPairs, pairs } from '../cli-input.js';
+import { editServers } from '../cli-settings.js';
+import { sameFile, scopeOption, settingsFile, shownEntry } from '../cli-config.js';
+import { commandLine } from '../cli-view.js';
+import { planInstall } from './install.js';
 import { type McpRegistry, configuredMcpRegistries, listAll, parseServerSpec, serverVersion, serverVersions } from './client.js';
 
 /** A server found in a registry. */
@@ -66,8 +71,80 @@ function summary(found: Found): Record<string, unknown> {
   };
 }
 
-export function registryCommands({ kernel }: { readonly kernel: PluginKernel }): CommandSpec[] {
+export function registryCommands({ kernel, service }: { readonly kernel: PluginKernel; readonly service: McpService }): CommandSpec[] {
   return [
+    {
+      name: 'mcp install',
+      args: [{ name: 'server', required: true, description: 'A server\'s registry name, optionally @version (default: latest)' }],
+      options: {
+        scope: { type: 'string', short: 's', value: '<scope>', description: 'user ($PLINTH_HOME/settings.json, the default) or workspace (.plinth/settings.json: approved before its first start)' },
+        name: { type: 'string', value: '<local-name>', description: 'The name in your settings (default: the last part of the registry name)' },
+        arg: { type: 'string', multiple: true, value: '<NAME=VALUE>', description: 'A declared argument: a named one by its name (--port), a positional one by its value hint' },
+        env: { type: 'string', short: 'e', multiple: true, value: '<NAME=VALUE>', description: 'A declared environment variable; secret ones go to the secret store' },
+        var: { type: 'string', multiple: true, value: '<NAME=VALUE>', description: 'A remote\'s URL variable' },
+        header: { type: 'string', short: 'H', multiple: true, value: '<"Name: value">', description: 'A remote\'s declared header; secret ones go to the secret store' },
+        registry: REGISTRY_OPTION,
+        yes: { type: 'boolean', short: 'y', description: 'Do not ask for confirmation on a terminal' },
+        force: { type: 'boolean', description: 'Replace a server of the same name' },
+      },
+      async run({ args, options, json, out, signal }) {
+        const registries = registriesToAsk(kernel, options.registry);
+        const found = await findServer(registries, args[0]!, signal);
+        const server = found.response.server;
+        const id = `${server.name}@${server.version}`;
+        const status = statusOf(found.response);
+        if (status === 'deleted') {
+          throw new PlinthError('PLN_E_MCP_SERVER_DELETED', `${id} is deleted from MCP registry "${found.registry}": plinth does not install it`, {
+            plugin: 'mcp',
+            hint: `see its other versions with \`plinth mcp info ${server.name}\`, or look for another server with \`plinth mcp search\``,
+          });
+        }
+        const local = typeof options.name === 'string' ? options.name : defaultLocalName(server.name);
+        checkServerName(local);
+        const plan = planInstall(server, local, {
+          args: pairs(list(options.arg), '--arg'),
+          env: pairs(list(options.env), '--env'),
+          vars: pairs(list(options.var), '--var'),
+          headers: headerPairs(list(options.header)),
+        });
+        const ref = settingsFile(kernel, scopeOption(options.scope) ?? 'user');
+        const force = options.force === true;
+        const existing = service.definition(local);
+        if (existing && !force) {
+          throw new PlinthError('PLN_E_MCP_SERVER_EXISTS', `an MCP server named "${local}" is already defined in ${existing.origin}`, { plugin: 'mcp', hint: `choose another name with --name, or pass --force to replace it${sameFile(existing.origin, ref.file) ? '' : ` (it would be added to ${ref.scope} settings anyway)`}` });
+        }
+        const warning = statusWarning(found);
+        if (warning && !json) out.note(warning);
+        const shown = plan.entry.command !== undefined ? commandLine(plan.entry.command, plan.entry.args ?? []) : plan.entry.url!;
+        if (options.yes !== true && whyNotAsk(processTerminal()) === undefined) {
+          const ok = await askYesNo(`Install ${id} from "${found.registry}" as "${local}" in ${ref.scope} settings: ${shown}? [y/N] `, processTerminal(), signal);
+          if (!ok) {
+            out.note('Not installed.');
+            return EXIT.FAILURE;
+          }
+        }
+        if (plan.secrets.size > 0) {
+          const store = await optionalService(kernel, 'secrets');
+          if (!store) throw new PlinthError('PLN_E_MCP_SECRET_MISSING', `${id} needs a secret and no plugin provides the secret store`, { plugin: 'mcp', hint: 'enable the oauth plugin (it provides the "secrets" service)' });
+          for (const [key, value] of plan.secrets) await store.set(key, value);
+        }
+        await editServers(ref, (servers) => {
+          if (Object.hasOwn(servers, local) && !force) {
+            throw new PlinthError('PLN_E_MCP_SERVER_EXISTS', `${ref.scope} settings ${ref.file} already has an MCP server named "${local}"`, { plugin: 'mcp', hint: 'choose another name with --name, or pass --force to replace it' });
+          }
+          Object.defineProperty(servers, local, { value: plan.entry, enumerable: true, writable: true, configurable: true });
+          return { changed: true, result: undefined };
+        });
+        const from = { registry: found.registry, name: server.name, version: server.version, status };
+        if (json) return out.json({ installed: local, from, scope: ref.scope, file: ref.file, server: shownEntry(plan.entry), secrets: [...plan.secrets.keys()] });
+        out.print(`Installed ${id} from "${found.registry}" as MCP server "${local}" in ${ref.scope} settings ${ref.file}: ${shown}`);
+        if (plan.secrets.size > 0) out.print(`Secrets kept in the secret store, referenced from settings: ${[...plan.secrets.keys()].join(', ')}`);
+        if (plan.kind === 'npm') out.print('Its first start downloads the package from the npm registry (network, the npm cache).');
+        if (ref.scope === 'workspace') out.print(`Workspace servers start once approved: the first start asks. Check it with \`plinth mcp status ${local}\`.`);
+        else out.print(`Start it with \`plinth mcp status ${local}\`.`);
+        return EXIT.OK;
+      },
+    },
     {
       name: 'mcp search',
       args: [{ name: 'text', description: 'Part of a server\'s name, title or description (nothing: every server)' }],
@@ -141,6 +218,16 @@ export function registryCommands({ kernel }: { readonly kernel: PluginKernel }):
       },
     },
   ];
+}
+
+/** `io.github.acme/weather` → `weather`, fitted to the settings' rule for server names. */
+function defaultLocalName(name: string): string {
+  const last = name.slice(name.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9_-]+/g, '-').replace(/_{2,}/g, '_').replace(/^[^A-Za-z0-9]+/, '');
+  return (last || 'server').slice(0, 64);
+}
+
+function list(value: unknown): string[] {
+  return Array.isArray(value) ? (value as string[]) : typeof value === 'string' ? [value] : [];
 }
 
 function oneLine(text: string): string {
