@@ -4,16 +4,20 @@
  * `plinth registry serve` on 127.0.0.1 (the MCP Registry's API v0.1), configured as a
  * subregistry in `mcpRegistries`, and found with `plinth mcp search` and `plinth mcp info`
  * (which registry each result comes from; deprecated warned, deleted marked); the client's
- * errors against what is not a registry, and paging through cursors.
+ * errors against what is not a registry, and paging through cursors; `plinth mcp install` of an
+ * npm server (pinned to the exact version, its secret in the secret store and only referenced from
+ * settings) and of a remote with URL variables and a secret header (started against a real MCP server
+ * on 127.0.0.1, the header read from the store); a deleted server refused.
  */
-import { type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFile, readdir } from 'node:fs/promises';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type Sandbox, ensureBuilt, expectExit, json, run, sandbox, start } from './support/cli.js';
+import { ROOT, type Sandbox, ensureBuilt, expectExit, json, run, sandbox, start } from './support/cli.js';
 import { publishServer } from '../registry/mcp-servers.js';
 import { listAll, listServers, serverVersion } from '../plugins/mcp/registry/client.js';
 
@@ -50,6 +54,11 @@ const analytics = {
 };
 const oldWeather = { $schema: SCHEMA, name: 'io.github.acme/old-weather', description: 'The first weather server', version: '0.9.0', packages: [{ registryType: 'npm', identifier: 'old-weather-mcp', version: '0.9.0', transport: { type: 'stdio' } }] };
 const gone = { $schema: SCHEMA, name: 'io.github.acme/gone-weather', description: 'Weather, withdrawn', version: '1.0.0', packages: [{ registryType: 'npm', identifier: 'gone-weather-mcp', version: '1.0.0', transport: { type: 'stdio' } }] };
+
+const SECRET = 'sk-weather-do-not-leak-5150';
+const HEADER_SECRET = 'tok-analytics-do-not-leak-8080';
+/** The secret store as a file under the sandbox's home (no keychain on a test machine). */
+const FILE_STORE = { PLINTH_OAUTH_STORAGE: 'file' };
 
 let b: Sandbox;
 let folder: string;
@@ -200,6 +209,92 @@ describe('the registry client says what is wrong', () => {
       expect(config.stderr).toContain('mcpRegistries[0].url');
     } finally {
       await other.remove();
+    }
+  }, TIMEOUT);
+});
+
+describe('plinth mcp install', () => {
+  /** Every file under the sandbox's home and workspace but the encrypted store, as text. */
+  async function settingsText(box: Sandbox): Promise<string> {
+    const files = [join(box.home, 'settings.json'), join(box.workspace, '.plinth', 'settings.json')];
+    return (await Promise.all(files.map((f) => readFile(f, 'utf8').catch(() => '')))).join('\n');
+  }
+
+  test('an npm server: npx -y pinned to the exact version, arguments and plain variables written, the secret stored and referenced', async () => {
+    const result = await run(b, ['mcp', 'install', 'io.github.acme/weather@1.0.0', '--arg', 'city=Lyon', '--env', `WEATHER_API_KEY=${SECRET}`, '--yes', '--json'], FILE_STORE);
+    expectExit(result, 0);
+    expect(json(result)).toMatchObject({ installed: 'weather', from: { registry: 'acme', name: 'io.github.acme/weather', version: '1.0.0', status: 'active' }, scope: 'user', secrets: ['mcp-install:weather:WEATHER_API_KEY'] });
+    const settings = JSON.parse(await readFile(join(b.home, 'settings.json'), 'utf8'));
+    expect(settings.mcpServers.weather).toEqual({
+      command: 'npx',
+      args: ['-y', '@acme/weather-mcp@1.0.0', 'Lyon'],
+      env: { WEATHER_API_KEY: '${secret:mcp-install:weather:WEATHER_API_KEY}', WEATHER_UNITS: 'metric' },
+    });
+    expect(await settingsText(b)).not.toContain(SECRET);
+    expect(result.stdout + result.stderr).not.toContain(SECRET);
+    // The value is in the store's encrypted file, not in any plain file of the home.
+    const secretsFolder = await readdir(join(b.home, 'secrets'));
+    expect(secretsFolder).toContain('secrets.enc');
+    for (const f of secretsFolder) expect(await readFile(join(b.home, 'secrets', f), 'utf8').catch(() => '')).not.toContain(SECRET);
+    // `mcp get` shows the reference, never the value.
+    const get = await run(b, ['mcp', 'get', 'weather'], FILE_STORE);
+    expect(get.stdout + get.stderr).not.toContain(SECRET);
+    expect(get.stdout).toContain('@acme/weather-mcp@1.0.0');
+  }, TIMEOUT);
+
+  test('latest by default; a required input missing names its flag; a name taken is refused', async () => {
+    const missing = await run(b, ['mcp', 'install', 'io.github.acme/weather', '--name', 'weather2', '--yes'], FILE_STORE);
+    expectExit(missing, 1);
+    expect(missing.stderr).toContain('PLN_E_MCP_INSTALL_INPUT');
+    expect(missing.stderr).toContain('--arg city=<value>');
+    const taken = await run(b, ['mcp', 'install', 'io.github.acme/weather', '--arg', 'city=Oslo', '--env', `WEATHER_API_KEY=${SECRET}`, '--yes'], FILE_STORE);
+    expectExit(taken, 1);
+    expect(taken.stderr).toContain('PLN_E_MCP_SERVER_EXISTS');
+    const latest = await run(b, ['mcp', 'install', 'io.github.acme/weather', '--name', 'weather-latest', '--arg', 'city=Oslo', '--env', `WEATHER_API_KEY=${SECRET}`, '--scope', 'workspace', '--yes'], FILE_STORE);
+    expectExit(latest, 0);
+    const workspace = JSON.parse(await readFile(join(b.workspace, '.plinth', 'settings.json'), 'utf8'));
+    expect(workspace.mcpServers['weather-latest'].args).toEqual(['-y', '@acme/weather-mcp@1.1.0', 'Oslo']);
+    expect(await settingsText(b)).not.toContain(SECRET);
+  }, TIMEOUT);
+
+  test('a deleted server is refused with the fix; a deprecated one installs with a warning', async () => {
+    const deleted = await run(b, ['mcp', 'install', 'io.github.acme/gone-weather', '--yes'], FILE_STORE);
+    expectExit(deleted, 1);
+    expect(deleted.stderr).toContain('PLN_E_MCP_SERVER_DELETED');
+    expect(deleted.stderr).toContain('plinth mcp info io.github.acme/gone-weather');
+    expect(JSON.parse(await readFile(join(b.home, 'settings.json'), 'utf8')).mcpServers['gone-weather']).toBeUndefined();
+    const deprecated = await run(b, ['mcp', 'install', 'io.github.acme/old-weather', '--yes'], FILE_STORE);
+    expectExit(deprecated, 0);
+    expect(deprecated.stderr).toContain('is deprecated in registry "acme"');
+  }, TIMEOUT);
+
+  test('a remote: its URL variable filled in, its secret header stored; it starts against a real server with the header read from the store', async () => {
+    const http = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'mcp', 'servers', 'http-server.mjs'), '--port', '0'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        http.once('exit', (code) => reject(new Error(`http fixture exited with ${code}`)));
+        createInterface({ input: http.stdout! }).on('line', (line) => {
+          if (line.startsWith('{')) resolve((JSON.parse(line) as { port: number }).port);
+        });
+      });
+      const doc = {
+        name: 'io.github.acme/local-remote',
+        version: '1.0.0',
+        remotes: [{ type: 'streamable-http', url: 'http://127.0.0.1:{port}/mcp', variables: { port: { description: 'The port', isRequired: true } }, headers: [{ name: 'Authorization', isSecret: true, isRequired: true }] }],
+      };
+      expectExit(await publish(doc), 0);
+      const installed = await run(b, ['mcp', 'install', 'io.github.acme/local-remote', '--var', `port=${port}`, '--header', `Authorization: Bearer ${HEADER_SECRET}`, '--yes'], FILE_STORE);
+      expectExit(installed, 0);
+      const entry = JSON.parse(await readFile(join(b.home, 'settings.json'), 'utf8')).mcpServers['local-remote'];
+      expect(entry).toEqual({ url: `http://127.0.0.1:${port}/mcp`, transport: 'http', headers: { Authorization: '${secret:mcp-install:local-remote:Authorization}' } });
+      const status = await run(b, ['mcp', 'status', 'local-remote', '--json'], FILE_STORE);
+      expect(JSON.stringify(json(status))).toContain('"connected"');
+      expect(status.stdout + status.stderr + installed.stdout + installed.stderr).not.toContain(HEADER_SECRET);
+      expect(await settingsText(b)).not.toContain(HEADER_SECRET);
+    } finally {
+      const exited = new Promise((resolve) => http.once('exit', resolve));
+      http.kill('SIGTERM');
+      await exited;
     }
   }, TIMEOUT);
 });
