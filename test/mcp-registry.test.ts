@@ -207,6 +207,14 @@ describe('the registry client says what is wrong', () => {
       const config = await run(other, ['mcp', 'search', 'x']);
       expect(config.stderr).toContain('PLN_E_MCP_REGISTRY_CONFIG');
       expect(config.stderr).toContain('mcpRegistries[0].url');
+      // A workspace file cannot choose where servers come from: its mcpRegistries are ignored.
+      await other.settings({});
+      await mkdir(join(other.workspace, '.plinth'), { recursive: true });
+      await writeFile(join(other.workspace, '.plinth', 'settings.json'), JSON.stringify({ mcpRegistries: [{ name: 'project', url }] }));
+      const fromWorkspace = await run(other, ['mcp', 'search', 'weather']);
+      expectExit(fromWorkspace, 1);
+      expect(fromWorkspace.stderr).toContain('PLN_E_MCP_REGISTRY_CONFIG');
+      expect(fromWorkspace.stderr).toContain('no MCP registry is configured');
     } finally {
       await other.remove();
     }
