@@ -207,6 +207,9 @@ describe('the registry client says what is wrong', () => {
       const config = await run(other, ['mcp', 'search', 'x']);
       expect(config.stderr).toContain('PLN_E_MCP_REGISTRY_CONFIG');
       expect(config.stderr).toContain('mcpRegistries[0].url');
+      const validate = await run(other, ['config', 'validate']);
+      expectExit(validate, 3);
+      expect(validate.stdout + validate.stderr).toContain('PLN_E_MCP_REGISTRY_CONFIG: mcpRegistries[0].url');
       // A workspace file cannot choose where servers come from: its mcpRegistries are ignored.
       await other.settings({});
       await mkdir(join(other.workspace, '.plinth'), { recursive: true });

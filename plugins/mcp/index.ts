@@ -9,6 +9,7 @@
 import { join } from 'node:path';
 import { type Logger, type PlinthError, type PluginInfo, type PluginKernel, type PluginStatus, type StatusSection, definePlugin, optionalService } from 'plinth/sdk';
 import { mcpCommands } from './commands.js';
+import { configuredMcpRegistries } from './registry/client.js';
 import { type DefinitionSet, collectServers } from './definitions.js';
 import { FeatureHost } from './features-host.js';
 import { createResponseCaches } from './features/cache.js';
@@ -101,6 +102,17 @@ export default definePlugin({
         if (typeof origin !== 'string' || !files.has(origin)) continue;
         const path = p.details?.path;
         check.add({ code: p.code, message: p.message, ...(p.hint && { hint: p.hint }), file: origin, ...(typeof path === 'string' && path !== '' && { path }) });
+      }
+      // `mcpRegistries` of the user files (registry/client.ts); an unset token variable is not the file's fault.
+      for (const layer of kernel.configLayers) {
+        if (layer.scope !== 'user' || layer.settings.mcpRegistries === undefined || !files.has(layer.file)) continue;
+        try {
+          configuredMcpRegistries([layer], new Proxy({}, { get: () => 'set' }));
+        } catch (error) {
+          const p = error as PlinthError;
+          const path = p.details?.path;
+          check.add({ code: p.code, message: p.message, ...(p.hint && { hint: p.hint }), file: layer.file, ...(typeof path === 'string' && { path }) });
+        }
       }
     });
 
