@@ -97,7 +97,7 @@ export type { SettingsData, SettingsEdit, SettingsFileOwner, SettingsFileRef } f
 export { isStoredSettingRef, storedSettingKey, storedSettingRef } from './settings/stored.js';
 
 // terminal: questions asked on a terminal.
-export { askChoice, askYesNo, processTerminal, whyNotAsk } from './terminal/prompt.js';
+export { askChoice, askText, askYesNo, processTerminal, whyNotAsk } from './terminal/prompt.js';
 export type { PromptIO } from './terminal/prompt.js';
 
 // text: JSON with positions, names, globs, redaction.

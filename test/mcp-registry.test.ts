@@ -9,7 +9,7 @@
  * settings) and of a remote with URL variables and a secret header (started against a real MCP server
  * on 127.0.0.1, the header read from the store); a deleted server refused.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ROOT, type Sandbox, ensureBuilt, expectExit, json, run, sandbox, start } from './support/cli.js';
+import { BIN, ROOT, type Sandbox, cleanEnv, ensureBuilt, expectExit, json, run, sandbox, start } from './support/cli.js';
 import { publishServer } from '../registry/mcp-servers.js';
 import { listAll, listServers, serverVersion } from '../plugins/mcp/registry/client.js';
 
@@ -266,6 +266,20 @@ describe('plinth mcp install', () => {
     const workspace = JSON.parse(await readFile(join(b.workspace, '.plinth', 'settings.json'), 'utf8'));
     expect(workspace.mcpServers['weather-latest'].args).toEqual(['-y', '@acme/weather-mcp@1.1.0', 'Oslo']);
     expect(await settingsText(b)).not.toContain(SECRET);
+  }, TIMEOUT);
+
+  test('on a terminal, a required secret without a flag is asked, not echoed, and stored', async () => {
+    const argv = [process.execPath, BIN, ...b.dirs, 'mcp', 'install', 'io.github.acme/weather@1.0.0', '--name', 'weather-tty', '--arg', 'city=Paris', '--yes'];
+    const screen = await new Promise<{ code: number; screen: string }>((resolve) => {
+      execFile('python3', [join(ROOT, 'test', 'support', 'on-terminal.py'), JSON.stringify(argv), JSON.stringify(cleanEnv(FILE_STORE, { ci: false })), SECRET, '(secret, not shown): '], { cwd: b.workspace, timeout: 60_000 }, (error, stdout) => {
+        resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, screen: stdout });
+      });
+    });
+    expect(screen.screen).toContain('The environment variable "WEATHER_API_KEY" (API key) (secret, not shown): ');
+    expect(screen.code, screen.screen).toBe(0);
+    expect(screen.screen).not.toContain(SECRET);
+    const entry = JSON.parse(await readFile(join(b.home, 'settings.json'), 'utf8')).mcpServers['weather-tty'];
+    expect(entry.env).toEqual({ WEATHER_API_KEY: '${secret:mcp-install:weather-tty:WEATHER_API_KEY}', WEATHER_UNITS: 'metric' });
   }, TIMEOUT);
 
   test('a deleted server is refused with the fix; a deprecated one installs with a warning', async () => {

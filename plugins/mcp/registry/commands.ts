@@ -4,7 +4,7 @@
  * registry it comes from; `deprecated` ones warn, `deleted` ones are marked.
  */
 import { type CommandSpec, EXIT, type McpService, PlinthError, type PluginKernel, formatTable as table, optionalService } from 'plinth/sdk';
-import { type McpServerResponse, MCP_REGISTRY_OFFICIAL_META, askYesNo, processTerminal, statusOf, whyNotAsk } from 'plinth/internal';
+import { type McpServerResponse, MCP_REGISTRY_OFFICIAL_META, askText, askYesNo, processTerminal, statusOf, whyNotAsk } from 'plinth/internal';
 import { checkServerName, headerPairs, pairs } from '../cli-input.js';
 import { editServers } from '../cli-settings.js';
 import { sameFile, scopeOption, settingsFile, shownEntry } from '../cli-config.js';
@@ -101,12 +101,18 @@ export function registryCommands({ kernel, service }: { readonly kernel: PluginK
         }
         const local = typeof options.name === 'string' ? options.name : defaultLocalName(server.name);
         checkServerName(local);
-        const plan = planInstall(server, local, {
-          args: pairs(list(options.arg), '--arg'),
-          env: pairs(list(options.env), '--env'),
-          vars: pairs(list(options.var), '--var'),
-          headers: headerPairs(list(options.header)),
-        });
+        const terminal = processTerminal();
+        const canAsk = whyNotAsk(terminal) === undefined;
+        const plan = await planInstall(
+          server,
+          local,
+          { args: pairs(list(options.arg), '--arg'), env: pairs(list(options.env), '--env'), vars: pairs(list(options.var), '--var'), headers: headerPairs(list(options.header)) },
+          async ({ label, secret }) => {
+            if (!canAsk) return undefined;
+            const typed = await askText(`${label[0]!.toUpperCase()}${label.slice(1)}${secret ? ' (secret, not shown)' : ''}: `, terminal, { hidden: secret }, signal);
+            return typed === undefined || typed === '' ? undefined : typed;
+          },
+        );
         const ref = settingsFile(kernel, scopeOption(options.scope) ?? 'user');
         const force = options.force === true;
         const existing = service.definition(local);
@@ -116,8 +122,8 @@ export function registryCommands({ kernel, service }: { readonly kernel: PluginK
         const warning = statusWarning(found);
         if (warning && !json) out.note(warning);
         const shown = plan.entry.command !== undefined ? commandLine(plan.entry.command, plan.entry.args ?? []) : plan.entry.url!;
-        if (options.yes !== true && whyNotAsk(processTerminal()) === undefined) {
-          const ok = await askYesNo(`Install ${id} from "${found.registry}" as "${local}" in ${ref.scope} settings: ${shown}? [y/N] `, processTerminal(), signal);
+        if (options.yes !== true && canAsk) {
+          const ok = await askYesNo(`Install ${id} from "${found.registry}" as "${local}" in ${ref.scope} settings: ${shown}? [y/N] `, terminal, signal);
           if (!ok) {
             out.note('Not installed.');
             return EXIT.FAILURE;
