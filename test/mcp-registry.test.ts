@@ -178,6 +178,10 @@ describe('plinth mcp search and mcp info', () => {
 describe('the registry client says what is wrong', () => {
   test('nothing listening: unreachable; a web page: not a registry; a wrong document: the field', async () => {
     const page = createServer((req, res) => {
+      if (req.url?.startsWith('/v0.1/servers?search=mixed')) {
+        res.setHeader('content-type', 'application/json');
+        return res.end(JSON.stringify({ servers: [{ server: { name: 'io.github.x/good', version: '1.0.0' } }, { server: { name: 'io.github.x/bad' } }], metadata: { count: 2 } }));
+      }
       if (req.url?.startsWith('/v0.1/servers/')) {
         res.setHeader('content-type', 'application/json');
         return res.end(JSON.stringify({ server: { name: 'io.github.x/y' } }));
@@ -190,6 +194,10 @@ describe('the registry client says what is wrong', () => {
     try {
       const web = { name: 'web', url: new URL(`http://127.0.0.1:${port}/`) };
       await expect(listServers(web, {})).rejects.toMatchObject({ code: 'PLN_E_MCP_REGISTRY_NOT_A_REGISTRY' });
+      // One bad entry in a list is left out and said, not the whole page.
+      const mixed = await listServers(web, { search: 'mixed' });
+      expect(mixed.servers.map((s) => s.server.name)).toEqual(['io.github.x/good']);
+      expect(mixed.skipped).toEqual([{ registry: 'web', index: 1, problem: expect.stringContaining('servers[1].server.version') }]);
       await expect(serverVersion(web, 'io.github.x/y', 'latest')).rejects.toMatchObject({ code: 'PLN_E_MCP_REGISTRY_DOCUMENT', message: expect.stringContaining('server.version') });
     } finally {
       await new Promise<void>((done) => page.close(() => done()));

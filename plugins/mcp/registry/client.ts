@@ -142,25 +142,47 @@ export interface ListQuery {
   readonly version?: 'latest';
 }
 
-/** One page of `GET /v0.1/servers`. */
-export async function listServers(registry: McpRegistry, query: ListQuery, options: RequestOptions = {}): Promise<McpServerList> {
+/** A list whose entries are checked one by one: an invalid entry is left out, not the whole page. */
+const lenientListSchema = mcpServerListSchema.extend({ servers: z.array(z.unknown()) });
+
+/** An entry of a list left out, and why (the field). */
+export interface SkippedEntry {
+  readonly registry: string;
+  readonly index: number;
+  readonly problem: string;
+}
+
+/** One page of `GET /v0.1/servers`; entries that are not valid documents are in `skipped`. */
+export async function listServers(registry: McpRegistry, query: ListQuery, options: RequestOptions = {}): Promise<McpServerList & { skipped: SkippedEntry[] }> {
   const params = new URLSearchParams();
   if (query.search) params.set('search', query.search);
   if (query.cursor) params.set('cursor', query.cursor);
   if (query.limit !== undefined) params.set('limit', String(query.limit));
   if (query.version) params.set('version', query.version);
   const qs = params.toString();
-  return (await get(registry, `servers${qs ? `?${qs}` : ''}`, mcpServerListSchema, options, 'list'))!;
+  const page = (await get(registry, `servers${qs ? `?${qs}` : ''}`, lenientListSchema, options, 'list'))!;
+  const servers: McpServerResponse[] = [];
+  const skipped: SkippedEntry[] = [];
+  page.servers.forEach((entry, index) => {
+    const parsed = mcpServerResponseSchema.safeParse(entry);
+    if (parsed.success) servers.push(parsed.data);
+    else {
+      const issue = parsed.error.issues[0]!;
+      skipped.push({ registry: registry.name, index, problem: `servers[${index}].${issuePath(issue.path)}: ${issue.message}` });
+    }
+  });
+  return { ...page, servers, skipped };
 }
 
 /** Every page of a query (at most `maxPages`, default 20): follows `nextCursor`. */
-export async function listAll(registry: McpRegistry, query: Omit<ListQuery, 'cursor'>, options: RequestOptions & { maxPages?: number } = {}): Promise<McpServerResponse[]> {
+export async function listAll(registry: McpRegistry, query: Omit<ListQuery, 'cursor'>, options: RequestOptions & { maxPages?: number; skipped?: SkippedEntry[] } = {}): Promise<McpServerResponse[]> {
   const out: McpServerResponse[] = [];
   let cursor: string | undefined;
   const seen = new Set<string>();
   for (let page = 0; page < (options.maxPages ?? 20); page++) {
     const answer = await listServers(registry, { ...query, ...(cursor !== undefined && { cursor }) }, options);
     out.push(...answer.servers);
+    options.skipped?.push(...answer.skipped);
     const next = answer.metadata?.nextCursor ?? undefined;
     if (!next || seen.has(next)) break;
     seen.add(next);

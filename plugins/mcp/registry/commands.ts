@@ -10,7 +10,7 @@ import { editServers } from '../cli-settings.js';
 import { sameFile, scopeOption, settingsFile, shownEntry } from '../cli-config.js';
 import { commandLine } from '../cli-view.js';
 import { planInstall } from './install.js';
-import { type McpRegistry, configuredMcpRegistries, listAll, parseServerSpec, serverVersion, serverVersions } from './client.js';
+import { type McpRegistry, type SkippedEntry, configuredMcpRegistries, listAll, parseServerSpec, serverVersion, serverVersions } from './client.js';
 
 /** A server found in a registry. */
 export interface Found {
@@ -160,9 +160,10 @@ export function registryCommands({ kernel, service }: { readonly kernel: PluginK
         const text = args.join(' ').trim();
         const found: Found[] = [];
         const problems: { registry: string; code: string; message: string }[] = [];
+        const skipped: SkippedEntry[] = [];
         for (const registry of registries) {
           try {
-            for (const response of await listAll(registry, { ...(text && { search: text }), version: 'latest', limit: 100 }, { signal })) found.push({ registry: registry.name, response });
+            for (const response of await listAll(registry, { ...(text && { search: text }), version: 'latest', limit: 100 }, { signal, skipped })) found.push({ registry: registry.name, response });
           } catch (error) {
             if (!(error instanceof PlinthError) || signal.aborted) throw error;
             problems.push({ registry: registry.name, code: error.code, message: error.message });
@@ -173,10 +174,11 @@ export function registryCommands({ kernel, service }: { readonly kernel: PluginK
           throw new PlinthError(first.code as 'PLN_E_MCP_REGISTRY_UNREACHABLE', problems.map((p) => p.message).join('; '), { plugin: 'mcp', hint: 'check "mcpRegistries" in your user settings.json' });
         }
         if (json) {
-          out.json({ results: found.map(summary), problems });
+          out.json({ results: found.map(summary), problems, skipped });
           return problems.length > 0 ? EXIT.FAILURE : EXIT.OK;
         }
         for (const p of problems) out.note(`warning: ${p.message} (${p.code})`);
+        for (const s of skipped) out.note(`warning: MCP registry "${s.registry}" sent an entry plinth cannot use, left out: ${s.problem}`);
         if (found.length === 0) {
           out.print(`No MCP server matches "${text}" in ${registries.map((r) => r.name).join(', ')}.`);
           return problems.length > 0 ? EXIT.FAILURE : EXIT.OK;
