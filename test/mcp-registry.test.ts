@@ -19,7 +19,8 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN, ROOT, type Sandbox, cleanEnv, ensureBuilt, expectExit, json, run, sandbox, start } from './support/cli.js';
 import { publishServer } from '../registry/mcp-servers.js';
-import { listAll, listServers, serverVersion } from '../plugins/mcp/registry/client.js';
+import { serveRegistry } from '../registry/server.js';
+import { configuredMcpRegistries, listAll, listServers, serverVersion } from '../plugins/mcp/registry/client.js';
 
 const TIMEOUT = 120_000;
 const SCHEMA = 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json';
@@ -172,6 +173,34 @@ describe('plinth mcp search and mcp info', () => {
     const none = await run(b, ['mcp', 'info', 'io.github.acme/nothing']);
     expectExit(none, 1);
     expect(none.stderr).toContain('PLN_E_MCP_REGISTRY_NOT_FOUND');
+  }, TIMEOUT);
+});
+
+describe('a subregistry that needs a token', () => {
+  test('without it: refused, with the fix; with "token": "${env:…}": answered; the token is in no message', async () => {
+    const token = 'reg-token-do-not-leak-77';
+    const served = await serveRegistry(folder, { token });
+    try {
+      const bare = { name: 'private', url: new URL(served.url) };
+      const refused = await listServers(bare, {}).catch((error: unknown) => error as Error & { code: string; hint?: string });
+      expect(refused).toMatchObject({ code: 'PLN_E_MCP_REGISTRY_UNREACHABLE', message: expect.stringContaining('HTTP 401') });
+      expect((refused as { hint?: string }).hint).toContain('"token": "${env:NAME}"');
+      const layers = [{ scope: 'user' as const, file: 'settings.json', settings: { mcpRegistries: [{ name: 'private', url: served.url, token: '${env:ACME_MCP_TOKEN}' }] } }];
+      const [registry] = configuredMcpRegistries(layers, { ACME_MCP_TOKEN: token });
+      const latest = await serverVersion(registry!, 'io.github.acme/weather', 'latest');
+      expect(latest?.server.version).toBe('1.1.0');
+      const unset = (() => {
+        try {
+          configuredMcpRegistries(layers, {});
+        } catch (error) {
+          return error as Error & { code: string };
+        }
+      })();
+      expect(unset).toMatchObject({ code: 'PLN_E_MCP_REGISTRY_CONFIG', message: expect.stringContaining('ACME_MCP_TOKEN, which is not set') });
+      expect(JSON.stringify(refused) + String((refused as Error).message)).not.toContain(token);
+    } finally {
+      await served.close();
+    }
   }, TIMEOUT);
 });
 
