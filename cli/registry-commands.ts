@@ -7,11 +7,13 @@ import { writeFileAtomic } from '../sdk/files.js';
 import { packPlugin } from '../registry/pack.js';
 import { publishPlugin, withPublishLock } from '../registry/publish.js';
 import { serveRegistry } from '../registry/server.js';
+import { publishServer } from '../registry/mcp-servers.js';
+import { mcpServerStatusSchema } from '../internal/mcp-registry/server-json.js';
 import { type SigningKey, generateSigningKey, readSigningKey } from '../registry/signing.js';
 import { rebuildIndex, revokeVersion, rotateKey } from '../registry/trust-documents.js';
 
 export function registryCommands(): CommandSpec[] {
-  return [packCommand, publishCommand, serveCommand, keygenCommand, indexCommand, revokeCommand, rotateCommand];
+  return [packCommand, publishCommand, publishServerCommand, serveCommand, keygenCommand, indexCommand, revokeCommand, rotateCommand];
 }
 
 const keygenCommand: CommandSpec = {
@@ -188,6 +190,36 @@ const publishCommand: CommandSpec = {
           : `${id} is already in ${folder} with the same content; nothing changed`,
     );
     return EXIT.OK;
+  },
+};
+
+const publishServerCommand: CommandSpec = {
+  name: 'registry publish-server',
+  args: [{ name: 'file', required: true, description: 'A server.json document (the MCP Registry\'s format)' }],
+  options: {
+    to: { type: 'string', description: 'The registry folder (created when missing)', value: '<folder>' },
+    status: { type: 'string', description: 'active (default for a new version), deprecated or deleted; given for a published version, it changes only the status', value: '<status>' },
+  },
+  async run({ args, options, json, out }) {
+    const usage = 'registry publish-server <server.json> --to <folder> [--status active|deprecated|deleted]';
+    const folder = requiredFolder(options, usage);
+    let status;
+    if (options.status !== undefined) {
+      const parsed = mcpServerStatusSchema.safeParse(options.status);
+      if (!parsed.success) throw new PlinthError('PLN_E_CLI_USAGE', `--status must be active, deprecated or deleted, got "${String(options.status)}"`, { hint: `usage: plinth ${usage}` });
+      status = parsed.data;
+    }
+    await mkdir(folder, { recursive: true });
+    const result = await publishServer(folder, resolve(args[0]!), status === undefined ? {} : { status });
+    if (json) return out.json({ ...result, folder });
+    const id = `${result.name}@${result.version}`;
+    out.print(
+      result.outcome === 'published'
+        ? `published MCP server ${id} (${result.status}) to ${folder}; \`plinth registry serve ${folder}\` answers /v0.1/servers`
+        : result.outcome === 'status'
+          ? `${id} in ${folder} is now ${result.status}`
+          : `${id} is already in ${folder} as it is; nothing changed`,
+    );
   },
 };
 

@@ -97,7 +97,7 @@ export type { SettingsData, SettingsEdit, SettingsFileOwner, SettingsFileRef } f
 export { isStoredSettingRef, storedSettingKey, storedSettingRef } from './settings/stored.js';
 
 // terminal: questions asked on a terminal.
-export { askChoice, askYesNo, processTerminal, whyNotAsk } from './terminal/prompt.js';
+export { askChoice, askText, askYesNo, processTerminal, whyNotAsk } from './terminal/prompt.js';
 export type { PromptIO } from './terminal/prompt.js';
 
 // text: JSON with positions, names, globs, redaction.
@@ -106,3 +106,16 @@ export { closestName } from './text/suggest.js';
 export { globTest } from '../sdk/globs.js';
 export type { GlobOptions, GlobTest } from '../sdk/globs.js';
 export { REDACTED, Redactor, SECRET_NAME } from './text/redact.js';
+
+// mcp-registry: the MCP Registry's server.json and API v0.1 documents (registry serve, the mcp plugin's client).
+export {
+  MCP_REGISTRY_API,
+  MCP_REGISTRY_OFFICIAL_META,
+  issuePath,
+  mcpServerJsonSchema,
+  mcpServerListSchema,
+  mcpServerResponseSchema,
+  mcpServerStatusSchema,
+  statusOf,
+} from './mcp-registry/server-json.js';
+export type { McpArgument, McpKeyValueInput, McpPackage, McpRemote, McpServerJson, McpServerList, McpServerResponse, McpServerStatus } from './mcp-registry/server-json.js';

@@ -10,7 +10,9 @@
  * - `GET /-/v1/search?text=&size=&from=`: ranked by the sdk's `searchScore`;
  * - `GET /-/npm/v1/keys`: the public keys of `dist.signatures`, when versions are signed;
  * - `GET /-/plinth/index.json`, `revocations.json`, `rotations.json`: the signed documents;
- * - `GET /-/ping`: `{}`.
+ * - `GET /-/ping`: `{}`;
+ * - `GET /v0.1/servers…`: the MCP Registry's API over the MCP servers published with
+ *   `plinth registry publish-server` (mcp-servers.ts).
  *
  * Every answer has an `ETag` and `Last-Modified`; `If-None-Match` (or
  * `If-Modified-Since` without it) gets a 304. Errors are JSON `{ error }`.
@@ -39,6 +41,7 @@ import {
 } from '../internal/registry/packument.js';
 import { clampInt, decodePackagePath, decodeTarballPath, etagOf, notFound, notModified, parseJson, sendDocument, sendJson } from './http.js';
 import { SearchIndex } from './search-index.js';
+import { McpServersHandler } from './mcp-servers.js';
 import { REGISTRY_KEYS_PATH } from '../internal/registry/signatures.js';
 import { REGISTRY_INDEX_PATH, REGISTRY_REVOCATIONS_PATH, REGISTRY_ROTATIONS_PATH } from '../internal/registry/trust.js';
 
@@ -133,11 +136,14 @@ class RegistryHandler {
   origin = '';
   private readonly packuments = new Map<string, Cached<ServedPackument>>();
   private index: Cached<SearchIndex> | undefined;
+  private readonly mcpServers: McpServersHandler;
 
   constructor(
     private readonly root: string,
     private readonly token: string | undefined,
-  ) {}
+  ) {
+    this.mcpServers = new McpServersHandler(root);
+  }
 
   async preload(): Promise<void> {
     await this.searchIndex();
@@ -154,6 +160,7 @@ class RegistryHandler {
       res.setHeader('WWW-Authenticate', 'Bearer realm="plinth registry"');
       return sendJson(res, 401, { error: 'this registry needs a token: send Authorization: Bearer <token>' });
     }
+    if (McpServersHandler.handles(url.pathname)) return this.mcpServers.handle(req, res, url);
     if (url.pathname === `/${REGISTRY_SEARCH_INDEX}`) return this.search(req, res, url.searchParams);
     if (url.pathname === `/${REGISTRY_KEYS_PATH}`) return this.keys(req, res);
     if (TRUST_DOCUMENTS.has(url.pathname.slice(1))) return this.trustDocument(req, res, url.pathname.slice(1));

@@ -1,5 +1,6 @@
 /** Asking a person on the terminal: one yes/no question, "no" unless they type yes. */
 import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
 import { safeText } from '../../sdk/format.js';
 
 /** Where to ask: the question goes to `output`, the answer comes from `input`. */
@@ -46,8 +47,21 @@ export async function askChoice<C extends string>(question: string, choices: rea
   return choices.find((choice) => choice.toLowerCase() === word || choice[0]?.toLowerCase() === word) ?? fallback;
 }
 
+/**
+ * One line typed after `question` (undefined on end of input, Ctrl-C or `signal`). `hidden`: what
+ * is typed is not echoed (a secret), and a newline is written after it.
+ */
+export async function askText(question: string, io: PromptIO, options: { hidden?: boolean } = {}, signal?: AbortSignal): Promise<string | undefined> {
+  if (!options.hidden) return askLine(question, io, signal);
+  // Readline echoes to `mute`; the question goes out once the terminal is in raw mode (no echo of its own).
+  const mute = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const typed = await askLine('', { input: io.input, output: Object.assign(mute, { isTTY: true }) }, signal, () => io.output.write(safeText(question)));
+  io.output.write('\n');
+  return typed;
+}
+
 /** One line typed after `question`; undefined on end of input, Ctrl-C (passed on afterwards) or `signal`. */
-function askLine(question: string, io: PromptIO, signal?: AbortSignal): Promise<string | undefined> {
+function askLine(question: string, io: PromptIO, signal?: AbortSignal, ready?: () => void): Promise<string | undefined> {
   if (signal?.aborted) return Promise.resolve(undefined);
   return new Promise((resolve) => {
     const rl = createInterface({ input: io.input, output: io.output, terminal: Boolean(io.input.isTTY) });
@@ -74,5 +88,6 @@ function askLine(question: string, io: PromptIO, signal?: AbortSignal): Promise<
     rl.on('close', () => finish(undefined)); // end of input (Ctrl-D)
     // The question quotes what asks for approval (a workspace server's command, a hook's script): shown, never sent to the terminal.
     rl.question(safeText(question), (typed) => finish(typed));
+    ready?.();
   });
 }

@@ -30,6 +30,7 @@ export const USER_ONLY_KEYS: Readonly<Record<string, string>> = Object.freeze({
   timeouts: 'the time limits decide whether guard plugins get to load and answer',
   links: 'a linked folder loads as the user\'s own plugin, which trust does not check',
   registries: 'a cloned repository must not choose where plugins are downloaded from',
+  mcpRegistries: 'a cloned repository must not choose where MCP servers are installed from',
 });
 
 /**

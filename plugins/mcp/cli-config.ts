@@ -177,7 +177,7 @@ export async function trustStates(service: TrustAware, names: readonly string[])
   return states;
 }
 
-function scopeOption(value: unknown): 'user' | 'workspace' | undefined {
+export function scopeOption(value: unknown): 'user' | 'workspace' | undefined {
   if (value === undefined) return undefined;
   if (value === 'user' || value === 'workspace') return value;
   // Claude Code's and Gemini CLI's name for the settings that travel with the project.
@@ -186,14 +186,14 @@ function scopeOption(value: unknown): 'user' | 'workspace' | undefined {
 }
 
 /** The settings file of a scope, as the kernel looked for it (so --home and --workspace apply). */
-function settingsFile(kernel: PluginKernel, scope: 'user' | 'workspace'): SettingsFileRef {
+export function settingsFile(kernel: PluginKernel, scope: 'user' | 'workspace'): SettingsFileRef {
   const file = kernel.inspect().config.files.find((f) => f.scope === scope);
   if (!file) throw new PlinthError('PLN_E_MCP_SETTINGS_WRITE', `the kernel reports no ${scope} settings file`, { plugin: 'mcp' });
   return { scope, file: file.file };
 }
 
 /** Whether a definition's origin (`file#json.path`) is that file. */
-function sameFile(origin: string, file: string): boolean {
+export function sameFile(origin: string, file: string): boolean {
   return origin === file || origin.startsWith(`${file}#`);
 }
 
@@ -202,7 +202,7 @@ function providerExists(kernel: PluginKernel, service: string): boolean {
 }
 
 /** The entry as `--json` shows it: env and header names only. */
-function shownEntry(entry: ReturnType<typeof serverEntry>): Record<string, unknown> {
+export function shownEntry(entry: ReturnType<typeof serverEntry>): Record<string, unknown> {
   const { env, headers, args, url, ...rest } = entry;
   return {
     ...rest,

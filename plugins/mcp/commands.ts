@@ -8,6 +8,7 @@
  */
 import { type CommandOutput, type CommandSpec, EXIT, formatTable as table, PlinthError, type PluginKernel } from 'plinth/sdk';
 import { settingsCommands } from './cli-config.js';
+import { registryCommands } from './registry/commands.js';
 import { milliseconds, pairs, splitToolName, toolArguments, usage } from './cli-input.js';
 import { getCommand } from './cli-get.js';
 import { healthOf, healthService } from './cli-health.js';
@@ -88,6 +89,7 @@ export function mcpCommands({ kernel, service, oneShot }: McpCommandDeps): Comma
 
   const commands: CommandSpec[] = [
     ...settingsCommands({ kernel, service }),
+    ...registryCommands({ kernel, service }),
     getCommand({ service, known, start: async (name, io) => (await startServers(name, io))[0]! }),
     {
       name: 'mcp status',

@@ -20,6 +20,7 @@ import { mcpError } from './errors.js';
 import { httpAnswer, looksLikeSseServer, supportedVersions, type HttpAnswer } from './http-answer.js';
 import { outsideCalls } from './origin.js';
 import { type FirstStarts, packageRunner } from './package-runner.js';
+import { hasSecretReference, resolveSecretReferences } from './references.js';
 import type { McpProtocolSetting, McpServerDefinition, TransportConnection, TransportContext, TransportFactory } from 'plinth/sdk';
 
 /** What an attempt needs from the plugin. */
@@ -44,6 +45,8 @@ export interface ConnectDeps {
   readonly protocol?: McpProtocolSetting;
   /** The era verdicts of `auto` servers across runs (./era-cache.ts); without it, `auto` asks each time. */
   readonly eras?: EraVerdicts;
+  /** The secret store `${secret:key}` references are read from (the `secrets` service), and where the values read are learnt for masking. */
+  readonly secrets?: { readonly get: (key: string) => Promise<string | undefined>; readonly learn: (values: readonly string[]) => void };
 }
 
 /**
@@ -93,7 +96,7 @@ export function connectOnce(declared: McpServerDefinition, deps: ConnectDeps, si
 }
 
 async function connectAttempt(declared: McpServerDefinition, deps: ConnectDeps, signal: AbortSignal, opened?: (connection: TransportConnection) => void): Promise<Connected> {
-  const definition = withPluginSettings(declared, deps.kernel);
+  const definition = await withSecrets(withPluginSettings(declared, deps.kernel), deps);
   const runner = deps.firstStarts && packageRunner(definition);
   const first = runner !== undefined && !(await deps.firstStarts!.known(definition));
   const timeoutMs = first ? Math.max(definition.connectTimeoutMs, deps.firstStarts!.timeoutMs) : definition.connectTimeoutMs;
@@ -260,6 +263,30 @@ function withPluginSettings(definition: McpServerDefinition, kernel: Pick<Plugin
   const settings = kernel.settingsEnv(definition.plugin);
   if (Object.keys(settings).length === 0) return definition;
   return { ...definition, env: { ...settings, ...definition.env } };
+}
+
+/** `${secret:key}` in env and header values, read from the secret store at each start (references.ts). */
+async function withSecrets(definition: McpServerDefinition, deps: ConnectDeps): Promise<McpServerDefinition> {
+  const env = definition.env ?? {};
+  const headers = definition.headers ?? {};
+  if (![...Object.values(env), ...Object.values(headers)].some(hasSecretReference)) return definition;
+  if (!deps.secrets) {
+    throw new PlinthError('PLN_E_MCP_SECRET_MISSING', `MCP server "${definition.name}" references the secret store, and no plugin provides it`, { plugin: 'mcp', hint: 'enable the oauth plugin (it provides the "secrets" service), or write the value as ${env:NAME}' });
+  }
+  const found: string[] = [];
+  const resolveAll = async (values: Readonly<Record<string, string>>) => {
+    const out: Record<string, string> = {};
+    for (const [key, value] of Object.entries(values)) out[key] = hasSecretReference(value) ? await resolveSecretReferences(value, deps.secrets!.get, found) : value;
+    return out;
+  };
+  try {
+    const resolved = { ...definition, ...(definition.env && { env: await resolveAll(env) }), ...(definition.headers && { headers: await resolveAll(headers) }) };
+    return resolved;
+  } catch (cause) {
+    throw new PlinthError('PLN_E_MCP_SECRET_MISSING', `MCP server "${definition.name}": ${(cause as Error).message}`, { plugin: 'mcp', hint: `install it again (\`plinth mcp install … --name ${definition.name}\`) to store the secret, or edit its entry` });
+  } finally {
+    deps.secrets.learn(found);
+  }
 }
 
 /**

@@ -9,6 +9,7 @@
 import { join } from 'node:path';
 import { type Logger, type PlinthError, type PluginInfo, type PluginKernel, type PluginStatus, type StatusSection, definePlugin, optionalService } from 'plinth/sdk';
 import { mcpCommands } from './commands.js';
+import { configuredMcpRegistries } from './registry/client.js';
 import { type DefinitionSet, collectServers } from './definitions.js';
 import { FeatureHost } from './features-host.js';
 import { createResponseCaches } from './features/cache.js';
@@ -76,6 +77,13 @@ export default definePlugin({
       eras: new EraVerdicts(join(ctx.paths.home, 'mcp-eras.json'), { onError: (message) => log.debug(message) }),
       firstStarts: new FirstStarts(join(ctx.paths.home, 'mcp-runners.json'), settings.firstStartTimeout, (message) => log.debug(message)),
       ...(process.stderr.isTTY && { progress: process.stderr }),
+      secrets: {
+        get: async (key) => {
+          const store = await optionalService(kernel, 'secrets');
+          return store?.get(key);
+        },
+        learn: (values) => redactor.add(values),
+      },
       trust: () => kernel.get('trust'),
       grants: () => optionalService(kernel, 'grants'),
       records: () => definitions()?.servers,
@@ -94,6 +102,17 @@ export default definePlugin({
         if (typeof origin !== 'string' || !files.has(origin)) continue;
         const path = p.details?.path;
         check.add({ code: p.code, message: p.message, ...(p.hint && { hint: p.hint }), file: origin, ...(typeof path === 'string' && path !== '' && { path }) });
+      }
+      // `mcpRegistries` of the user files (registry/client.ts); an unset token variable is not the file's fault.
+      for (const layer of kernel.configLayers) {
+        if (layer.scope !== 'user' || layer.settings.mcpRegistries === undefined || !files.has(layer.file)) continue;
+        try {
+          configuredMcpRegistries([layer], new Proxy({}, { get: () => 'set' }));
+        } catch (error) {
+          const p = error as PlinthError;
+          const path = p.details?.path;
+          check.add({ code: p.code, message: p.message, ...(p.hint && { hint: p.hint }), file: layer.file, ...(typeof path === 'string' && { path }) });
+        }
       }
     });
 
