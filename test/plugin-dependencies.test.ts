@@ -20,6 +20,7 @@ const OPTIONAL: Readonly<Record<string, Readonly<Record<string, string>>>> = {
     health: 'the HEALTH column and health-aware restarts; without the plugin they are left out (cli-health.ts, optionalHealth)',
     oauth: 'a provider for remote servers that use OAuth, and the sign-in offer; without the plugin, none (optionalService, PLN_E_SERVICE_MISSING)',
     grants: "an untrusted server's hint also names what its confined start will need granted; without the sandbox plugin the hint is the approval alone (optionalService)",
+    secrets: '`${secret:…}` references (written by `mcp install` for a registry server\'s secret inputs) are read from it at start; without a provider such a server fails to start with PLN_E_MCP_SECRET_MISSING, and `mcp install` refuses a secret input naming the oauth plugin (optionalService)',
   },
   extensions: {
     marketplace: 'the optional update check under plinth up (updateCheck, off by default); without the plugin it says it was skipped and why',
