@@ -115,7 +115,7 @@ describe('plinth serve --stdio with toolMode "search"', () => {
     expect(text(await direct.callTool({ name: 'fx__echo', arguments: { text: 'original' } }))).toBe('rewritten: original');
   }, TEST_TIMEOUT);
 
-  test('a pinned tool that appears upstream is announced with list_changed and listed', async () => {
+  test('a pinned tool that appears or goes upstream is announced with list_changed', async () => {
     // A tool nobody pinned comes and is not listed; then one matching "fx__pin_*" does.
     await client.callTool({ name: 'call_tool', arguments: { name: 'fx__add_tool', arguments: { name: 'other' } } });
     const before = toolChanges;
@@ -127,5 +127,11 @@ describe('plinth serve --stdio with toolMode "search"', () => {
     const found = (await client.callTool({ name: 'search_tools', arguments: { query: 'Added at run time other' } })) as CallToolResult;
     expect((found.structuredContent as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain('fx__other');
     expect(text(await client.callTool({ name: 'call_tool', arguments: { name: 'fx__other', arguments: { text: 'hi' } } }))).toBe('other: hi');
+
+    // And when it goes.
+    const listed = toolChanges;
+    await client.callTool({ name: 'call_tool', arguments: { name: 'fx__remove_tool', arguments: { name: 'pin_me' } } });
+    await until('list_changed for the pinned tool gone', () => toolChanges > listed);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['fx__echo', 'search_tools', 'call_tool']);
   }, TEST_TIMEOUT);
 });
