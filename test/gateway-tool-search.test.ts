@@ -9,9 +9,11 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CallToolResult, Client } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type Sandbox, ensureBuilt, sandbox } from './support/cli.js';
+import { BIN, type Sandbox, cleanEnv, ensureBuilt, sandbox } from './support/cli.js';
 import { baseSettings, everything, fixtureStdio, stdioGateway, until } from './support/gateway.js';
 
 const TEST_TIMEOUT = 120_000;
@@ -133,5 +135,24 @@ describe('plinth serve --stdio with toolMode "search"', () => {
     await client.callTool({ name: 'call_tool', arguments: { name: 'fx__remove_tool', arguments: { name: 'pin_me' } } });
     await until('list_changed for the pinned tool gone', () => toolChanges > listed);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['fx__echo', 'search_tools', 'call_tool']);
+  }, TEST_TIMEOUT);
+});
+
+describe('a modern (2026-07-28) client in search mode', () => {
+  test('the same list; call_tool goes through the hooks, and an upstream elicitation during it comes back as input_required and is answered', async () => {
+    const modern = new Client({ name: 'modern-host', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { elicitation: {} } });
+    await modern.connect(
+      new StdioClientTransport({ command: process.execPath, args: [BIN, ...box.dirs, 'serve', '--stdio'], cwd: box.workspace, env: cleanEnv({}, { ci: true }) as Record<string, string>, stderr: 'pipe' }),
+    );
+    try {
+      expect((await modern.listTools()).tools.map((t) => t.name)).toEqual(['fx__echo', 'search_tools', 'call_tool']);
+      const blocked = (await modern.callTool({ name: 'call_tool', arguments: { name: 'fx__fail', arguments: {} } })) as CallToolResult;
+      expect(text(blocked)).toContain('PLN_E_MCP_BLOCKED');
+      modern.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { name: 'Ada', age: 36, colour: 'green', subscribe: false } }));
+      const answer = JSON.parse(text(await modern.callTool({ name: 'call_tool', arguments: { name: 'fx__ask', arguments: { message: 'Who?' } } })));
+      expect(answer).toMatchObject({ action: 'accept', content: { name: 'Ada' } });
+    } finally {
+      await modern.close().catch(() => undefined);
+    }
   }, TEST_TIMEOUT);
 });
