@@ -20,6 +20,7 @@ import type { GatewaySettings } from './settings.js';
 import { listenedUris } from './listen.js';
 import { RoundTrips } from './rounds.js';
 import { statusDocument } from './status.js';
+import { pinnedNames, pinnedTest } from './tool-mode.js';
 
 export interface GatewayDeps {
   readonly mcp: McpService;
@@ -44,6 +45,17 @@ function collisionFix(collisions: readonly Collision[]): string {
 export function createGateway(deps: GatewayDeps): Gateway {
   const { mcp, settings, log } = deps;
   const catalog = new Catalog(mcp);
+  // Search mode: hosts list the pinned tools and the gateway's two (tool-mode.ts); a tools
+  // list_changed goes out only when the pinned set changes.
+  const pinned = settings.toolMode === 'search' ? pinnedTest(settings.pinnedTools) : undefined;
+  let pinnedNow = '';
+  const pinnedChanged = (): boolean => {
+    if (!pinned) return true;
+    const now = JSON.stringify(pinnedNames(catalog.tools().tools, pinned));
+    const changed = now !== pinnedNow;
+    pinnedNow = now;
+    return changed;
+  };
   const sessions = new Set<GatewaySession>();
   const rounds = new RoundTrips(settings.instance);
   const endpoints = new Set<GatewayEndpoint>();
@@ -72,6 +84,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       onLogLevel: () => void applyLevel(mcp, sessions, log),
       rounds,
       clientTimeout: settings.clientTimeout,
+      ...(pinned && { pinned }),
     });
     if (kept) sessions.add(session);
     return session;
@@ -128,9 +141,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     return { ready, off };
   };
 
-  const announce = (lists: ReadonlyArray<'tools' | 'resources' | 'prompts'>) => {
-    for (const list of lists) catalog.invalidate(list);
-    if (lists.includes('tools')) warnCollisions();
+  const announce = (all: ReadonlyArray<'tools' | 'resources' | 'prompts'>) => {
+    for (const list of all) catalog.invalidate(list);
+    if (all.includes('tools')) warnCollisions();
+    const lists = all.includes('tools') && !pinnedChanged() ? all.filter((l) => l !== 'tools') : all;
     if (modernHttp) {
       if (lists.includes('tools')) modernHttp.notify.toolsChanged();
       if (lists.includes('resources')) modernHttp.notify.resourcesChanged();
@@ -190,6 +204,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         clearTimeout(timer);
         catalog.invalidate('tools');
         catalog.invalidate('prompts');
+        pinnedChanged();
         const collisions = [...catalog.tools().collisions, ...(await catalog.prompts().then((t) => t.collisions, () => []))];
         if (collisions.length > 0) {
           throw new PlinthError('PLN_E_GATEWAY_NAME_COLLISION', `the gateway cannot serve every name: ${describeCollisions(collisions)}`, {

@@ -13,6 +13,7 @@ import { STATUS_URI, servedTool, serverOfName } from './catalog.js';
 import type { Catalog } from './gateway-catalog.js';
 import { type RoundTrip, type RoundTrips, STATE_PREFIX } from './rounds.js';
 import { unavailableText } from './status.js';
+import { CALL_TOOL, SEARCH_TOOL, errorResult, searchModeList, searchToolsResult, unwrapCall } from './tool-mode.js';
 
 /** The context of one downstream request: `ctx.mcpReq.send` sends along it. */
 export type DownstreamContext = ServerContext;
@@ -59,6 +60,8 @@ export interface SessionDeps {
   readonly rounds: RoundTrips;
   /** How long a modern client has to retry a call that got `input_required`. */
   readonly clientTimeout: number;
+  /** Search mode (setting `toolMode: "search"`): which served names are pinned; undefined in `all` mode. */
+  readonly pinned?: (name: string) => boolean;
 }
 
 const CAPABILITIES = {
@@ -144,20 +147,29 @@ export function createSession(deps: SessionDeps): GatewaySession {
   server.setRequestHandler('tools/list', () => {
     touch();
     const { tools } = catalog.tools();
+    if (deps.pinned) return { tools: searchModeList(mcp, tools, deps.pinned) as never };
     return { tools: [...tools].map(([name, tool]) => servedTool(mcp, name, tool)) as never };
   });
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     touch();
-    const { name } = request.params;
-    if (modern) return modernCall(request.params, ctx);
+    let params: { name: string; arguments?: Record<string, unknown> } = request.params;
+    if (deps.pinned && params.name === SEARCH_TOOL) return searchToolsResult(mcp, catalog.tools().tools, params.arguments ?? {}) as CallToolResult;
+    if (deps.pinned && params.name === CALL_TOOL) {
+      // The tool it names is called exactly as a direct call is: the same path below.
+      const unwrapped = unwrapCall(params.arguments);
+      if ('error' in unwrapped) return errorResult(unwrapped.error) as CallToolResult;
+      params = unwrapped;
+    }
+    const { name } = params;
+    if (modern) return modernCall(params, ctx);
     const tool = catalog.tools().tools.get(name);
     if (!tool) return notServed(mcp, name);
     const call: InFlightCall = { server: tool.server, ctx };
     session.calls.add(call);
     try {
       const token = ctx.mcpReq._meta?.progressToken;
-      const result = await mcp.callTool(tool.name, request.params.arguments ?? {}, {
+      const result = await mcp.callTool(tool.name, params.arguments ?? {}, {
         signal: ctx.mcpReq.signal,
         // What the server sends along this call comes back with it (forward.ts routes it to this session).
         origin: call,

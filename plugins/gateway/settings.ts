@@ -17,6 +17,8 @@ const settingsSchema = z.object({
   maxBufferedBytes: z.number().int().positive().max(1 << 30),
   startWait: z.number().int().nonnegative().max(MAX_TIMER_MS),
   clientTimeout: ms,
+  toolMode: z.enum(['all', 'search']),
+  pinnedTools: z.array(z.string().min(1)),
   instance: z
     .string()
     .regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, "_" and "-", at most 40')

@@ -21,8 +21,8 @@
  *   says); target ≥ 0.9 for the index;
  * - the size of `tools/list` in tokens (gpt-tokenizer, o200k_base) for the ten
  *   servers as `plinth serve` lists them today (`toolMode: all`), against what
- *   a `search` mode would list (the pinned tools + the two gateway tools'
- *   definitions, GATEWAY_TOOLS below; the mode itself is not built yet), and
+ *   `search` mode lists (the pinned tools + the two gateway tools'
+ *   definitions, GATEWAY_TOOLS of plugins/gateway/gateway-tools.ts), and
  *   the compact listing (`compactTools`) for comparison.
  *
  * Nothing is asserted. `--json` prints one JSON document on stdout; progress
@@ -104,35 +104,8 @@ const LABELLED = [
   ['print environment variables', 'everything__get-env'],
 ];
 
-/** What a gateway in `toolMode: search` would add to its `tools/list`: the two gateway tools (not built yet). */
-const GATEWAY_TOOLS = [
-  {
-    name: 'search_tools',
-    description:
-      'Search the tools of every connected MCP server by what you want to do. Returns the best matching tools with their full definitions (name, description, input schema); call one with call_tool.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        query: { type: 'string', description: 'What you want to do, in a few words, e.g. "open a pull request"' },
-        limit: { type: 'integer', minimum: 1, maximum: 20, description: 'Most tools returned (default 5)' },
-        servers: { type: 'array', items: { type: 'string' }, description: 'Only these servers' },
-      },
-      required: ['query'],
-    },
-  },
-  {
-    name: 'call_tool',
-    description: 'Call a tool found with search_tools, by its name, with arguments matching its input schema.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        name: { type: 'string', description: 'The tool name search_tools returned, e.g. github__create_issue' },
-        arguments: { type: 'object', description: 'The arguments, as the tool\'s input schema describes' },
-      },
-      required: ['name'],
-    },
-  },
-];
+/** What a gateway in `toolMode: search` adds to its `tools/list`: its two tools, as the gateway defines them. */
+const { GATEWAY_TOOLS } = await jiti.import(path.join(ROOT, 'plugins/gateway/gateway-tools.ts'));
 
 /** Tools a user would pin in search mode (always listed). */
 const PINNED = ['files__read_file', 'files__edit_file', 'github__search_issues'];
