@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, ensureBuilt, expectExit, json, run, sandbox } from './support/cli.js';
+import { createInterface } from 'node:readline';
+import { type Sandbox, ensureBuilt, expectExit, json, run, sandbox, start } from './support/cli.js';
 import { write } from './support/peer-folders.js';
 
 const exec = promisify(execFile);
@@ -104,6 +105,31 @@ describe('auto-update under plinth up', () => {
     expectExit(await run(home, ['ext', 'auto-update', 'follows', 'on']), 0);
     expect(json<UpJson>(await run(home, ['up', '--once', '--json'])).autoUpdate?.applied).toEqual([{ name: 'follows', from: '1.1.0', to: '1.2.0' }]);
   });
+
+  it('runs again on the schedule while plinth up stays up, taking a commit made after it started', async () => {
+    const repo = join(base, 'later');
+    await release(repo, 'later', '1.0.0');
+    // About every 2 s: a schedule short enough for a test.
+    const home = await box(0.0005);
+    expectExit(await run(home, ['ext', 'install', `file://${repo}#main`, '--auto-update', '--yes']), 0);
+    const host = start(home, ['up']);
+    const lines: string[] = [];
+    createInterface({ input: host.stderr! }).on('line', (line) => void lines.push(line));
+    host.stdout!.resume();
+    const seen = async (part: string): Promise<void> => {
+      for (let i = 0; i < 1200 && !lines.some((l) => l.includes(part)); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(lines.join('\n')).toContain(part);
+    };
+    try {
+      await seen('auto-update: later up to date');
+      await release(repo, 'later', '1.1.0');
+      await seen('auto-updated later 1.0.0 → 1.1.0');
+    } finally {
+      host.kill('SIGTERM');
+      await new Promise((resolve) => host.once('close', resolve));
+    }
+    expect((await lock(home)).plugins.later).toMatchObject({ version: '1.1.0', autoUpdate: true });
+  }, 120_000);
 
   it('holds an update that declares new permissions and reports the command that takes it', async () => {
     const repo = join(base, 'asks');
