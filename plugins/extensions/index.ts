@@ -9,13 +9,18 @@ import { z } from 'zod';
 import { type PluginKernel, definePlugin, optionalService, parseSettings, safeText } from 'plinth/sdk';
 import { extensionCommands } from './commands.js';
 import type { HotReload } from './reload.js';
+import type { scheduleAutoUpdates } from './auto-update.js';
 import { createExtensionsService, declaredSetting } from './service.js';
 
 const settingsSchema = z.looseObject({
   reloadDebounceMs: z.int({ error: 'expected a whole number of milliseconds' }).min(0, { error: 'expected 0 or more milliseconds' }),
   hotReload: z.boolean(),
   updateCheck: z.boolean(),
+  autoUpdateInterval: z.number({ error: 'expected a number of hours' }).min(0, { error: 'expected 0 (off) or more hours' }),
 });
+
+/** How long `up`'s status waits for the first automatic update pass before saying it is under way. */
+const STATUS_WAIT_MS = 8_000;
 
 export default definePlugin({
   setup(kernel, ctx) {
@@ -33,7 +38,13 @@ export default definePlugin({
     // Only while the host stays up: a one-shot command never watches anything.
     let reload: HotReload | undefined;
     let checking: Promise<void> | undefined;
+    let autoUpdates: ReturnType<typeof scheduleAutoUpdates> | undefined;
     kernel.hooks.serve.tap(async () => {
+      if (settings.autoUpdateInterval > 0) {
+        // Updates of the plugins with auto-update on, through the marketplace's `update`: in the background, as the update check.
+        const { scheduleAutoUpdates } = await import('./auto-update.js');
+        autoUpdates = scheduleAutoUpdates(kernel, settings.autoUpdateInterval, print, ctx.signal);
+      }
       if (settings.updateCheck) {
         // In the background: registries may be slow, and the host must not wait for them to serve.
         checking = import('./update-check.js').then(({ checkForUpdates }) => checkForUpdates(kernel, print, ctx.signal));
@@ -52,7 +63,21 @@ export default definePlugin({
       await reload.ready;
     });
 
+    // `up`'s status (and `up --json`): what the first automatic update pass did, when it finishes in time.
+    kernel.hooks.status.tap(async (board) => {
+      if (!autoUpdates) return;
+      const { passLines } = await import('./auto-update.js');
+      let timer: NodeJS.Timeout | undefined;
+      const pass = await Promise.race([autoUpdates.first.catch(() => undefined), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), STATUS_WAIT_MS)))]).finally(() => clearTimeout(timer));
+      const last = autoUpdates.last() ?? pass;
+      const every = `every ${settings.autoUpdateInterval} h`;
+      if (!last) return board.add({ key: 'autoUpdate', title: 'Auto-update', head: [], rows: [], json: { intervalHours: settings.autoUpdateInterval, running: true }, line: `Auto-update (${every}): checking; what it does is printed when done` });
+      const lines = passLines(last);
+      board.add({ key: 'autoUpdate', title: `Auto-update (${every})`, head: ['RESULT'], rows: lines.map((l) => [l]), json: { intervalHours: settings.autoUpdateInterval, ...last } });
+    });
+
     return async () => {
+      await autoUpdates?.stop();
       await reload?.close();
       await checking;
     };

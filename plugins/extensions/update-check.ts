@@ -4,7 +4,8 @@
  * plugins have newer versions and print one line each, and stop any installed
  * version its registry revoked (with the reason and the version to move to). It only tells; updating
  * stays the user's decision (`plinth ext update`), since an update may declare
- * new hooks or servers that need approval. Without a marketplace plugin, or
+ * new hooks or servers that need approval; the plugins the user marked for
+ * auto-update are updated by auto-update.ts, through that same `update`. Without a marketplace plugin, or
  * with every registry unreachable, it says so once and the host goes on.
  */
 import { type LiveReport, type OutdatedEntry, type PluginKernel, type RevokedEntry, isPlinthError } from 'plinth/sdk';

@@ -61,6 +61,7 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
         ref: { type: 'string', value: '<ref>', description: 'For a git source: the branch, tag or commit to install (as <url>#<ref>)' },
         sha256: { type: 'string', value: '<hex>', description: 'For an archive URL (.tgz): its SHA-256, required, checked before anything is extracted' },
         force: { type: 'boolean', description: 'Install the version again even when it is the one installed (restores files changed on disk), verified again' },
+        'auto-update': { type: 'boolean', description: 'Let plinth up apply its updates on the schedule of the setting autoUpdateInterval (never one that declares something new); `plinth ext auto-update <name> off` stops it' },
         'trust-key': { type: 'string', value: '<keyid>', description: 'Trust this key of the registry on first use without asking (check its fingerprint with the registry\'s operator first)' },
         ...YES,
       },
@@ -73,8 +74,23 @@ export function marketplaceCommands(service: () => Promise<MarketplaceService>, 
         if (fragment !== undefined && args[0]!.includes('#')) throw new PlinthError('PLN_E_CLI_USAGE', `"${safeLine(args[0]!)}" names a ref (#…) already: --ref or --sha256 is one too many`, { hint: 'give the ref once' });
         const spec = fragment === undefined ? args[0]! : `${args[0]!}#${fragment}`;
         const result = await withProgress((progress) => service().then((s) => s.install(spec, { ...(registry && { registry }), ...(options.force === true && { force: true }), ...(trustKeyIds && { trustKeyIds }), ...installOptions(options, out, signal, progress), loadNew: false })));
+        if (options['auto-update'] === true) await recordAutoUpdate(await service(), result, spec, out);
         report(out, json, result, 'installed', spec);
         await review(result, out, signal, options.grant === true);
+      },
+    },
+    {
+      name: 'ext auto-update',
+      args: [
+        { name: 'name', required: true, description: 'The installed plugin' },
+        { name: 'state', required: true, description: 'on: plinth up applies its updates on the schedule of the setting autoUpdateInterval; off: only `plinth ext update` does' },
+      ],
+      async run({ args, json, out }) {
+        const state = args[1];
+        if (state !== 'on' && state !== 'off') throw new PlinthError('PLN_E_CLI_USAGE', `"ext auto-update" takes on or off, not "${safeLine(state ?? '')}"`, { hint: `usage: plinth ext auto-update ${safeLine(args[0]!)} on|off` });
+        const entry = await (await service()).setAutoUpdate(args[0]!, state === 'on');
+        if (json) return out.json({ name: entry.name, version: entry.version, autoUpdate: entry.autoUpdate === true });
+        out.print(state === 'on' ? `${entry.name}: plinth up applies its updates (every autoUpdateInterval hours; an update that declares something new is held for \`plinth ext update ${entry.name}\`).` : `${entry.name}: updated only by \`plinth ext update ${entry.name}\`.`);
       },
     },
     ...(marketplaces ? marketplaceSourceCommands(marketplaces) : []),
@@ -181,6 +197,14 @@ function installOptions(options: Readonly<Record<string, unknown>>, out: Command
       return askYesNo(`Install ${request.plugins.map((p) => `${p.name}@${p.version}`).join(', ')}? [y/N] `, terminal, signal);
     },
   };
+}
+
+/** `ext install --auto-update`: the plugins asked for (not those installed as their dependencies) are recorded for `plinth up` to update. */
+async function recordAutoUpdate(market: MarketplaceService, result: InstallResult, spec: string, out: CommandOutput): Promise<void> {
+  const lock = await market.installed();
+  const asked = result.changes.filter((c) => lock.plugins[c.name] !== undefined && lock.plugins[c.name]!.dependency !== true);
+  for (const change of asked) await market.setAutoUpdate(change.name, true);
+  if (asked.length === 0) out.note(`nothing was installed from ${safeLine(spec)}, so auto-update was not recorded: \`plinth ext auto-update <name> on\` turns it on for an installed plugin`);
 }
 
 /** What the user approves: each plugin's declarations, and for an update what changed. */

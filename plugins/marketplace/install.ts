@@ -283,6 +283,8 @@ export async function commit(context: InstallContext, staged: Staged, signal?: A
     ...(staged.signature && { signature: staged.signature }),
     tree,
     ...(staged.origin && { source: staged.origin }),
+    // `plinth up`'s automatic updates stay on through updates and rollbacks, until `ext auto-update <name> off`.
+    ...(before?.autoUpdate === true && { autoUpdate: true }),
     ...(before && { previous: withoutPrevious(before) }),
   };
   await step('record', staged.name, undefined, () => store.update((data) => void (data.plugins[staged.name] = entry)));

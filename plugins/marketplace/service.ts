@@ -654,6 +654,15 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
 
     installed: (): Promise<LockFile> => store.read(),
 
+    async setAutoUpdate(name, on) {
+      const data = await store.update((lock) => {
+        const entry = lock.plugins[name] ?? notInstalled(name);
+        if (on) entry.autoUpdate = true;
+        else delete entry.autoUpdate;
+      });
+      return data.plugins[name]!;
+    },
+
     async verify(names, { signal } = {}) {
       const notes: MarketNote[] = [];
       const lock = await store.read();

@@ -154,6 +154,8 @@ const installedVersionSchema = z.object({
   revoked: z.object({ reason: z.string(), use: z.string().optional() }).optional(),
   /** Not from a registry: where it was fetched from (a git repository, a marketplace's folder, an archive), and what pinned it. */
   source: lockSourceSchema.optional(),
+  /** `ext install --auto-update` or `ext auto-update <name> on`: `plinth up` applies its updates on the user's schedule (`autoUpdateInterval`), never one that declares something new. */
+  autoUpdate: z.boolean().optional(),
 });
 
 /** One entry of `$PLINTH_HOME/plugins.lock.json`. */
@@ -313,6 +315,8 @@ export interface MarketplaceService {
   rollback(name: string, options?: Pick<InstallOptions, 'signal'>): Promise<InstallResult>;
   /** Removes an installed plugin, its folder and its lock entry. */
   uninstall(name: string): Promise<UninstallResult>;
+  /** Turns `plinth up`'s automatic updates of `name` on or off (`LockEntry.autoUpdate`); its lock entry as it is now. */
+  setAutoUpdate(name: string, on: boolean): Promise<LockEntry>;
   /** The lock file as it is now. */
   installed(): Promise<LockFile>;
   /** Checks installed plugins' files against the lock file (and their registries' revocations). `names` empty: all. */
