@@ -42,7 +42,7 @@ export async function autoUpdatePass(kernel: PluginKernel, signal: AbortSignal):
   try {
     names = Object.values((await market.installed()).plugins).filter((e) => e.autoUpdate === true).map((e) => e.name).sort();
   } catch (error) {
-    return { ...pass, skipped: `${isPlinthError(error) ? error.code : 'PLN_E_MARKET_LOCK'}: the lock file could not be read: ${firstLine(error)}` };
+    return { ...pass, skipped: `${isPlinthError(error) ? error.code : 'PLN_E_MARKET_LOCK_INVALID'}: the lock file could not be read: ${firstLine(error)}` };
   }
   for (const name of names) {
     if (signal.aborted) break;
@@ -64,7 +64,7 @@ async function updateOne(market: MarketplaceService, name: string, signal: Abort
       },
     });
   } catch (error) {
-    const code = isPlinthError(error) ? error.code : 'PLN_E_MARKET_UPDATE';
+    const code = isPlinthError(error) ? error.code : 'PLN_E_AUTO_UPDATE_FAILED';
     if (code === 'PLN_E_MARKET_APPROVAL') {
       pass.held.push({ name, reason: `the update declares something new, which needs your approval${declared.length ? ` (${declared.map(safeLine).join('; ')})` : ''}`, command: `plinth ext update ${name}` });
     } else if (code === 'PLN_E_MARKET_GIT_REWRITTEN') {
