@@ -131,6 +131,25 @@ describe('ext update of a plugin installed from a branch', () => {
     expect((await lock(home)).plugins.pushy).toMatchObject({ version: '1.2.0', source: { ref: 'main', commit: rewritten } });
   }, 90_000);
 
+  it('ext update of everything says which source was rewritten and still updates the others', async () => {
+    const pushy = join(base, 'pushy-all');
+    const steady = join(base, 'steady-all');
+    await release(pushy, 'pushyall', '1.0.0');
+    const installed = await release(pushy, 'pushyall', '1.1.0');
+    await release(steady, 'steadyall', '1.0.0');
+    const home = await box();
+    expectExit(await run(home, ['ext', 'install', `file://${pushy}#main`, '--yes']), 0);
+    expectExit(await run(home, ['ext', 'install', `file://${steady}#main`, '--yes']), 0);
+    await release(pushy, 'pushyall', '1.2.0', { amend: true });
+    const next = await release(steady, 'steadyall', '1.1.0');
+
+    const all = json<{ changes: Array<{ name: string; to: string }>; notes: Array<{ kind: string; message: string }> }>(await run(home, ['ext', 'update', '--yes', '--json']));
+    expect(all.changes).toEqual([expect.objectContaining({ name: 'steadyall', to: '1.1.0' })]);
+    expect(all.notes).toEqual([expect.objectContaining({ kind: 'held', message: expect.stringContaining('pushyall not updated') })]);
+    expect(all.notes[0]!.message).toContain('plinth ext update pushyall --accept-rewrite');
+    expect((await lock(home)).plugins).toMatchObject({ pushyall: { version: '1.1.0', source: { commit: installed } }, steadyall: { version: '1.1.0', source: { commit: next } } });
+  }, 90_000);
+
   it('reports a tag that was moved to another commit', async () => {
     const repo = join(base, 'taggy');
     const tagged = await release(repo, 'taggy', '1.0.0', { tag: 'v1.0.0' });

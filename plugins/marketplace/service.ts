@@ -23,6 +23,9 @@ import { PluginStore } from './store.js';
 import { TrustState } from './trust-state.js';
 import { verifyInstalled } from './verify-installed.js';
 
+/** The errors of one git source that `ext update` of everything notes and goes past (see `update`). */
+const UNFOLLOWED_NOW: ReadonlySet<string> = new Set(['PLN_E_MARKET_GIT_REWRITTEN', 'PLN_E_MARKET_GIT', 'PLN_E_MARKET_POLICY']);
+
 export interface MarketplaceOptions {
   readonly kernel: PluginKernel;
   readonly home: string;
@@ -568,7 +571,14 @@ export function createMarketplace(options: MarketplaceOptions): MarketplaceServi
       for (const entry of chosen) if (fetchedOutside(entry) && !followable(entry)) throw notUpdatable(entry);
       for (const entry of chosen) {
         if (fetchedOutside(entry)) {
-          changes.push(...(await updateGit(entry, request, notes)));
+          try {
+            changes.push(...(await updateGit(entry, request, notes)));
+          } catch (error) {
+            // Updating everything: a source that cannot be followed now (rewritten, unreachable, refused by the policy)
+            // is said with its fix, and the others are still updated. Named on the command line, it fails the command.
+            if (names.length > 0 || !isPlinthError(error) || !UNFOLLOWED_NOW.has(error.code)) throw error;
+            notes.push({ registry: entry.registry, kind: error.code === 'PLN_E_MARKET_GIT' ? 'unreachable' : 'held', message: `${entry.name} not updated: ${error.message}${error.hint ? `; ${error.hint}` : ''}` });
+          }
           continue;
         }
         let range = request.latest ? 'latest' : entry.range;
