@@ -68,6 +68,23 @@ describe('plinth serve --stdio with toolMode "search"', () => {
     expect(tools[2]!.inputSchema).toMatchObject({ required: ['name'] });
   }, TEST_TIMEOUT);
 
+  test('a host that defers tool definitions itself still lists everything: asked in _meta, the unpinned ones marked deferred', async () => {
+    const { tools } = await client.listTools({ _meta: { 'io.plinth/tools': 'all' } });
+    const all = (await direct.listTools()).tools;
+    expect(tools.map((t) => t.name)).toEqual([...all.map((t) => t.name), 'search_tools', 'call_tool']);
+    const echo = tools.find((t) => t.name === 'fx__echo')!;
+    expect(echo).toEqual(all.find((t) => t.name === 'fx__echo'));
+    const others = tools.filter((t) => t.name !== 'fx__echo' && t.name !== 'search_tools' && t.name !== 'call_tool');
+    expect(others.length).toBeGreaterThan(20);
+    for (const tool of others) {
+      expect(tool._meta?.['io.plinth/deferred']).toBe(true);
+      const { _meta, ...rest } = tool;
+      const { _meta: upstreamMeta, ...upstream } = all.find((t) => t.name === tool.name)!;
+      expect(rest).toEqual(upstream);
+      expect({ ..._meta, 'io.plinth/deferred': undefined }).toEqual({ ...upstreamMeta, 'io.plinth/deferred': undefined });
+    }
+  }, TEST_TIMEOUT);
+
   test('search_tools answers with the full definitions of the matching tools, as all mode lists them', async () => {
     const all = new Map((await direct.listTools()).tools.map((t) => [t.name, t]));
     const result = (await client.callTool({ name: 'search_tools', arguments: { query: 'add two numbers sum', limit: 3 } })) as CallToolResult;

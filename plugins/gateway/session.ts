@@ -13,7 +13,7 @@ import { STATUS_URI, servedTool, serverOfName } from './catalog.js';
 import type { Catalog } from './gateway-catalog.js';
 import { type RoundTrip, type RoundTrips, STATE_PREFIX } from './rounds.js';
 import { unavailableText } from './status.js';
-import { CALL_TOOL, SEARCH_TOOL, errorResult, searchModeList, searchToolsResult, unwrapCall } from './tool-mode.js';
+import { CALL_TOOL, LIST_ALL_META, SEARCH_TOOL, errorResult, searchModeList, searchToolsResult, unwrapCall } from './tool-mode.js';
 
 /** The context of one downstream request: `ctx.mcpReq.send` sends along it. */
 export type DownstreamContext = ServerContext;
@@ -144,10 +144,10 @@ export function createSession(deps: SessionDeps): GatewaySession {
     });
   }
 
-  server.setRequestHandler('tools/list', () => {
+  server.setRequestHandler('tools/list', (request) => {
     touch();
     const { tools } = catalog.tools();
-    if (deps.pinned) return { tools: searchModeList(mcp, tools, deps.pinned) as never };
+    if (deps.pinned) return { tools: searchModeList(mcp, tools, deps.pinned, request.params?._meta?.[LIST_ALL_META] === 'all') as never };
     return { tools: [...tools].map(([name, tool]) => servedTool(mcp, name, tool)) as never };
   });
 

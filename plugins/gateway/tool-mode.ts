@@ -68,7 +68,27 @@ export function unwrapCall(args: Record<string, unknown> | undefined): { name: s
 /** The text result of an error, for the session. */
 export const errorResult = (text: string) => textResult(text, true);
 
-/** What `tools/list` lists in search mode: the pinned tools, then the gateway's two. */
-export function searchModeList(mcp: McpService, tools: ReadonlyMap<string, McpTool>, pinned: (name: string) => boolean): Record<string, unknown>[] {
-  return [...[...tools].filter(([name]) => pinned(name)).map(([name, tool]) => servedTool(mcp, name, tool)), ...GATEWAY_TOOLS.map((t) => ({ ...t }))];
+/**
+ * What a host that defers tool definitions itself puts in `tools/list`'s `_meta` to have every tool in
+ * search mode: `{ "io.plinth/tools": "all" }`. The tools nobody pinned then carry
+ * `_meta["io.plinth/deferred"]: true`, for the host to load on demand.
+ */
+export const LIST_ALL_META = 'io.plinth/tools';
+/** Marks, in a `tools/list` that asked for everything, a tool that search mode would not list. */
+export const DEFERRED_META = 'io.plinth/deferred';
+
+/**
+ * What `tools/list` lists in search mode: the pinned tools, then the gateway's two; with `everything`
+ * (the request's `_meta` asked, see {@link LIST_ALL_META}), every served tool, the unpinned ones marked deferred.
+ */
+export function searchModeList(mcp: McpService, tools: ReadonlyMap<string, McpTool>, pinned: (name: string) => boolean, everything = false): Record<string, unknown>[] {
+  const listed = everything
+    ? [...tools].map(([name, tool]) => {
+        const served = servedTool(mcp, name, tool);
+        if (pinned(name)) return served;
+        const meta = (served._meta ?? {}) as Record<string, unknown>;
+        return { ...served, _meta: { ...meta, [DEFERRED_META]: true } };
+      })
+    : [...tools].filter(([name]) => pinned(name)).map(([name, tool]) => servedTool(mcp, name, tool));
+  return [...listed, ...GATEWAY_TOOLS.map((t) => ({ ...t }))];
 }
