@@ -1,7 +1,7 @@
 /** A Claude Code plugin folder (`.claude-plugin/plugin.json`, `.mcp.json`, `hooks/hooks.json`) as a plinth manifest: see internal/peer/manifest.ts. */
 import path from 'node:path';
 import { readContributions } from './contributions.js';
-import { addHooks, peerPermissions, addServers, isObject, manifest, objectOf, parse, pathList, peerName, peerVersion, readJsonFile, Report } from './shared.js';
+import { addHookFiles, addHooks, addServerFiles, addServers, isObject, manifest, objectOf, parse, pathList, peerName, peerPermissions, peerVersion, Report } from './shared.js';
 import { type Json, PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifest, UNVERSIONED } from './types.js';
 
 /** What the report says of the parts a host may offer. */
@@ -58,27 +58,13 @@ export async function claudePlugin(root: string, text: string | undefined, files
   const inline = raw.mcpServers;
   const serverFiles = typeof inline === 'string' || Array.isArray(inline) ? pathList(inline, 'mcpServers', peer) : [];
   if (await files.has('.mcp.json')) serverFiles.unshift('.mcp.json');
-  for (const relative of [...new Set(serverFiles)]) {
-    const found = await readJsonFile(root, relative, files);
-    if (found === undefined) peer.ignore('mcpServers', `${relative} does not exist`);
-    else {
-      // A servers file is `{ "mcpServers": { … } }`, as .mcp.json is, or the map itself.
-      const wrapped = isObject(found) && isObject(found.mcpServers);
-      addServers(servers, wrapped ? found.mcpServers : found, { file: relative, at: wrapped ? 'mcpServers' : '' }, { vars, toRef, peer, kind: 'claude' });
-    }
-  }
+  await addServerFiles(servers, serverFiles, root, files, { vars, toRef, peer, kind: 'claude' });
   if (isObject(inline)) addServers(servers, inline, { file: PEER_MANIFEST_FILES.claude, at: 'mcpServers' }, { vars, toRef, peer, kind: 'claude' });
 
   const hooks: Json = {};
   const hookFiles = typeof raw.hooks === 'string' || Array.isArray(raw.hooks) ? pathList(raw.hooks, 'hooks', peer) : [];
   if (await files.has('hooks')) hookFiles.unshift('hooks/hooks.json');
-  for (const relative of [...new Set(hookFiles.map((f) => path.posix.normalize(f)))]) {
-    const found = await readJsonFile(root, relative, files);
-    // The standard file is optional (a hooks/ folder may hold only scripts); a file plugin.json names is not.
-    if (found === undefined) {
-      if (relative !== 'hooks/hooks.json') peer.ignore('hooks', `${relative} does not exist`);
-    } else addHooks(hooks, found, relative, peer, (s) => s, 'claude');
-  }
+  await addHookFiles(hooks, hookFiles, root, files, peer, 'claude');
   if (isObject(raw.hooks)) addHooks(hooks, isObject(raw.hooks.hooks) ? raw.hooks : { hooks: raw.hooks }, 'plugin.json hooks', peer, (s) => s, 'claude');
 
   for (const key of CLAUDE_METADATA) if (raw[key] !== undefined) peer.ignore(key, 'metadata: plinth shows the name, version and description only');

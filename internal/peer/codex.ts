@@ -12,7 +12,7 @@
  */
 import path from 'node:path';
 import { readContributions } from './contributions.js';
-import { addHooks, addServers, isObject, manifest, objectOf, parse, pathList, peerName, peerPermissions, peerVersion, readJsonFile, Report } from './shared.js';
+import { addHookFiles, addHooks, addServerFiles, addServers, isObject, manifest, objectOf, parse, pathList, peerName, peerPermissions, peerVersion, Report } from './shared.js';
 import { type Json, PEER_MANIFEST_FILES, type PeerContext, type PeerFiles, type PeerManifest, UNVERSIONED } from './types.js';
 
 /** plugin.json fields that are metadata only (shown in Codex's plugin directory). */
@@ -38,26 +38,14 @@ export async function codexPlugin(root: string, text: string, files: PeerFiles, 
   const inline = raw.mcpServers;
   const serverFiles = typeof inline === 'string' || Array.isArray(inline) ? pathList(inline, 'mcpServers', peer) : [];
   if (serverFiles.length === 0 && !isObject(inline) && (await files.has('.mcp.json'))) serverFiles.push('.mcp.json');
-  for (const relative of [...new Set(serverFiles)]) {
-    const found = await readJsonFile(root, relative, files);
-    if (found === undefined) peer.ignore('mcpServers', `${relative} does not exist`);
-    else {
-      const wrapped = isObject(found) && isObject(found.mcpServers);
-      addServers(servers, wrapped ? found.mcpServers : found, { file: relative, at: wrapped ? 'mcpServers' : '' }, { vars, toRef, peer, kind: 'claude' });
-    }
-  }
+  await addServerFiles(servers, serverFiles, root, files, { vars, toRef, peer, kind: 'claude' });
   if (isObject(inline)) addServers(servers, inline, { file: PEER_MANIFEST_FILES.codex, at: 'mcpServers' }, { vars, toRef, peer, kind: 'claude' });
 
   const hooks: Json = {};
   const hookFiles = typeof raw.hooks === 'string' || Array.isArray(raw.hooks) ? pathList(raw.hooks, 'hooks', peer) : [];
   // Codex reads the default hooks/hooks.json when plugin.json names no hooks.
   if (raw.hooks === undefined && (await files.has('hooks'))) hookFiles.push('hooks/hooks.json');
-  for (const relative of [...new Set(hookFiles.map((f) => path.posix.normalize(f)))]) {
-    const found = await readJsonFile(root, relative, files);
-    if (found === undefined) {
-      if (relative !== 'hooks/hooks.json') peer.ignore('hooks', `${relative} does not exist`);
-    } else addHooks(hooks, found, relative, peer, (s) => s, 'codex');
-  }
+  await addHookFiles(hooks, hookFiles, root, files, peer, 'codex');
   if (isObject(raw.hooks)) addHooks(hooks, isObject(raw.hooks.hooks) ? raw.hooks : { hooks: raw.hooks }, 'plugin.json hooks', peer, (s) => s, 'codex');
 
   for (const key of CODEX_METADATA) if (raw[key] !== undefined) peer.ignore(key, 'metadata: plinth shows the name, version and description only');

@@ -93,6 +93,34 @@ function references(values: unknown, options: ServerOptions, server: string, key
 }
 
 /**
+ * Adds the servers of the files `relatives` names (each `{ "mcpServers": { … } }` as `.mcp.json` is,
+ * or the map itself); a file that does not exist is reported.
+ */
+export async function addServerFiles(into: Json, relatives: readonly string[], root: string, files: PeerFiles, options: ServerOptions): Promise<void> {
+  for (const relative of new Set(relatives)) {
+    const found = await readJsonFile(root, relative, files);
+    if (found === undefined) options.peer.ignore('mcpServers', `${relative} does not exist`);
+    else {
+      const wrapped = isObject(found) && isObject(found.mcpServers);
+      addServers(into, wrapped ? found.mcpServers : found, { file: relative, at: wrapped ? 'mcpServers' : '' }, options);
+    }
+  }
+}
+
+/**
+ * Merges the hooks files `relatives` names. The standard `hooks/hooks.json` is optional (a hooks/
+ * folder may hold only scripts); a file the manifest names and that does not exist is reported.
+ */
+export async function addHookFiles(into: Json, relatives: readonly string[], root: string, files: PeerFiles, peer: Report, format: PeerProtocol): Promise<void> {
+  for (const relative of new Set(relatives.map((f) => path.posix.normalize(f)))) {
+    const found = await readJsonFile(root, relative, files);
+    if (found === undefined) {
+      if (relative !== 'hooks/hooks.json') peer.ignore('hooks', `${relative} does not exist`);
+    } else addHooks(into, found, relative, peer, (s) => s, format);
+  }
+}
+
+/**
  * Merges one hooks file (`{ "hooks": { "<Event>": [...] } }`) into `into`, event lists concatenated.
  * What plinth does not do yet with a hook ({@link peerHookGaps}) is reported: a hook that never runs
  * as ignored, a field it runs without as read differently.
