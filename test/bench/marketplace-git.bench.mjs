@@ -16,13 +16,13 @@
  * No target is set: the ratio is reported. Nothing is asserted; the exit code is 0 unless the
  * benchmark itself breaks.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchOptions, median } from './support.mjs';
+import { benchOptions, median, timeProcess } from './support.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
@@ -35,16 +35,7 @@ const GIT_ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '
 const round1 = (x) => Math.round(x * 10) / 10;
 const round2 = (x) => Math.round(x * 100) / 100;
 
-function run(command, args, options = {}) {
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const child = spawn(command, args, { ...options, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (chunk) => (err += chunk));
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(performance.now() - start) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${err.slice(0, 400)}`))));
-  });
-}
+const run = timeProcess;
 
 /** The marketplace repository: the plugin under plugins/big, the catalogue naming it as a git-subdir of this repository. */
 function makeMarketplace() {

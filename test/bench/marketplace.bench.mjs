@@ -28,7 +28,6 @@
  *
  * Nothing is asserted; the exit code is 0 unless the benchmark itself breaks.
  */
-import { spawn } from 'node:child_process';
 import { x as tarExtract } from 'tar';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,7 +38,7 @@ import { Kernel } from '../../dist/kernel/index.js';
 import { extractSafely } from '../../dist/plugins/marketplace/extract.js';
 import { publishPlugin } from '../../dist/registry/publish.js';
 import { serveRegistry } from '../../dist/registry/server.js';
-import { benchOptions, median, quantile } from './support.mjs';
+import { benchOptions, median, quantile, timeProcess } from './support.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
@@ -65,16 +64,7 @@ const BARE = [
   'await tar.x({ file, cwd: dir, strip: 1 });',
 ].join('\n');
 
-function run(command, args, options) {
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const child = spawn(command, args, { ...options, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (chunk) => (err += chunk));
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(performance.now() - start) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${err.slice(0, 400)}`))));
-  });
-}
+const run = timeProcess;
 
 function freshHome(registryUrl) {
   const home = mkdtempSync(path.join(base, 'home-'));

@@ -1,4 +1,5 @@
 /** What every benchmark here shares: its two options and the order statistics it reports. */
+import { spawn } from 'node:child_process';
 
 /** `--json` (one JSON document on stdout) and `--quick` (a smoke run; its figures mean nothing); anything else exits 2. */
 export function benchOptions(name) {
@@ -63,5 +64,17 @@ export function printed(child, pick, what) {
       clearTimeout(timer);
       reject(new Error(`${what} exited with ${code}: ${stderr}`));
     });
+  });
+}
+
+/** Runs `command args` as a whole process (stdout ignored); resolves with ms from spawn to exit, rejects on a non-zero exit with the end of its stderr. */
+export function timeProcess(command, args, options = {}) {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (chunk) => (err += chunk));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(performance.now() - start) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${err.slice(0, 400)}`))));
   });
 }
