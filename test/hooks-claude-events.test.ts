@@ -21,6 +21,14 @@ import { hookSuite } from './support/hook-suite.js';
 import { BIN, cleanEnv, run, sandbox } from './support/cli.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/hooks-claude-events/', import.meta.url));
+/** The recorder is shared with the dialect suite: one script that appends what any peer's hook is given. */
+const RECORDER = fileURLToPath(new URL('./fixtures/hooks-dialects/record.js', import.meta.url));
+
+/** The event scripts and the recorder in `<dir>/.claude/hooks/`, as a Claude Code user keeps them. */
+async function copyHooks(dir: string): Promise<void> {
+  await cp(FIXTURES, join(dir, '.claude', 'hooks'), { recursive: true });
+  await cp(RECORDER, join(dir, '.claude', 'hooks', 'record.js'));
+}
 
 const { kernels, folders } = hookSuite();
 const children: ChildProcess[] = [];
@@ -43,7 +51,7 @@ async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T 
 async function project(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'plinth-claude-events-'));
   folders.push(dir);
-  await cp(FIXTURES, join(dir, '.claude', 'hooks'), { recursive: true });
+  await copyHooks(dir);
   return dir;
 }
 
@@ -493,7 +501,7 @@ describe('plinth hooks validate: hooks the host never fires', () => {
   it('plinth hooks run prints what the hooks asked the host', async () => {
     const box = await sandbox('plinth-host-run-');
     folders.push(box.base);
-    await cp(FIXTURES, join(box.workspace, '.claude', 'hooks'), { recursive: true });
+    await copyHooks(box.workspace);
     await box.settings({ hooks: { Stop: [group('stop-build.sh')] } });
     const ran = await run(box, ['hooks', 'run', 'after_agent']);
     expect(ran.code).toBe(5);
@@ -506,7 +514,7 @@ describe('FileChanged while plinth up runs', () => {
   it("the matcher is the watch list (literal names in the project) and the filter: .envrc is seen, other files are not", async () => {
     const box = await sandbox('plinth-file-changed-');
     folders.push(box.base);
-    await cp(FIXTURES, join(box.workspace, '.claude', 'hooks'), { recursive: true });
+    await copyHooks(box.workspace);
     const log = join(box.base, 'changed.jsonl'); // outside the project: writing it is no change there
     await box.settings({
       hooks: { FileChanged: [{ matcher: '.envrc|.env', hooks: [{ type: 'command', command: `node "$CLAUDE_PROJECT_DIR/.claude/hooks/record.js" ${log}` }] }] },
